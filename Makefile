@@ -1,0 +1,44 @@
+# trainwire entry points. `make demo` is the main job; `make test` runs every test.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+NODE_MODULES := typescript/node_modules/.package-lock.json
+SETUP := $(VENV)/.setup-done $(NODE_MODULES)
+
+.PHONY: setup generate check test demo bench fuzz clean
+
+setup: $(SETUP)
+
+# Re-installs only when the pins change; an unchanged tree makes `make setup` a no-op.
+$(VENV)/.setup-done: python/pyproject.toml python/constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c python/constraints.txt -e 'python[dev,transformers]'
+	touch $@
+
+$(NODE_MODULES): typescript/package.json typescript/package-lock.json
+	cd typescript && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+generate: setup
+	$(PY) tools/generate.py
+
+check: setup
+	$(PY) tools/check.py
+
+test: setup check
+	cd typescript && npm run --silent build && npm test --silent
+	$(PY) -m pytest
+
+demo: setup
+	$(PY) -m trainwire demo run
+
+bench: setup
+	cd typescript && npm run --silent build
+	$(PY) -m trainwire.bench
+
+fuzz: setup
+	TRAINWIRE_FUZZ_PROFILE=long $(PY) -m pytest conformance/tests -k fuzz
+
+clean:
+	rm -rf $(VENV) typescript/node_modules typescript/dist

@@ -1,0 +1,5 @@
+"""trainwire: a versioned NDJSON contract for machine-learning training progress."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,118 @@
+"""The typed events of the v1 contract: the one public door to the generated models.
+
+Generated code lives in `trainwire._generated` and is rewritten by `make generate`;
+everything hand-written imports models from here, never from there.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Union, get_args
+
+from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter
+
+from trainwire._generated.events import (
+    BestTrial,
+    CheckpointSaved,
+    Envelope,
+    ErrorInfo,
+    EvalCompleted,
+    PhaseEnded,
+    PhaseStarted,
+    Producer,
+    Provenance,
+    ResumedFrom,
+    RunFinished,
+    RunHeartbeat,
+    RunStarted,
+    Stage,
+    StopRequested,
+    TrainEpoch,
+    TrainRestarted,
+    TrainStep,
+    TrialEnded,
+    TrialStarted,
+)
+from trainwire._generated.events import Line as _GeneratedLine
+
+SCHEMA_VERSION = 1
+
+KnownEvent = Union[
+    RunStarted,
+    RunHeartbeat,
+    PhaseStarted,
+    PhaseEnded,
+    TrainStep,
+    TrainEpoch,
+    TrainRestarted,
+    EvalCompleted,
+    CheckpointSaved,
+    TrialStarted,
+    TrialEnded,
+    StopRequested,
+    RunFinished,
+]
+
+#: event name -> model class, in the order of the contract
+EVENT_MODELS: dict[str, type[Envelope]] = {
+    model.model_fields["event"].annotation.__args__[0]: model  # type: ignore[union-attr]
+    for model in get_args(KnownEvent)
+}
+EVENT_NAMES: frozenset[str] = frozenset(EVENT_MODELS)
+
+
+class UnknownEvent(Envelope):
+    """A line whose envelope is valid but whose event name this version does not know.
+
+    Forward compatibility: a newer minor version may add events; they are delivered,
+    with all their fields, instead of being rejected.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=False)
+
+
+def _event_tag(value: Any) -> str:
+    name = value.get("event") if isinstance(value, dict) else getattr(value, "event", None)
+    return name if name in EVENT_NAMES else "unknown"
+
+
+Event = Annotated[
+    Union[tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items()) + (Annotated[UnknownEvent, Tag("unknown")],)],  # type: ignore[misc]
+    Discriminator(_event_tag),
+]
+"""Any line: a known event model, or `UnknownEvent` for an event name not in v1."""
+
+#: validates one line (JSON bytes or a parsed object) into a typed event
+EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+#: validates against the contract's union only (an unknown event name is an error)
+LINE_ADAPTER: TypeAdapter[Any] = TypeAdapter(_GeneratedLine)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BestTrial",
+    "CheckpointSaved",
+    "Envelope",
+    "ErrorInfo",
+    "EvalCompleted",
+    "Event",
+    "EVENT_ADAPTER",
+    "EVENT_MODELS",
+    "EVENT_NAMES",
+    "KnownEvent",
+    "LINE_ADAPTER",
+    "PhaseEnded",
+    "PhaseStarted",
+    "Producer",
+    "Provenance",
+    "ResumedFrom",
+    "RunFinished",
+    "RunHeartbeat",
+    "RunStarted",
+    "Stage",
+    "StopRequested",
+    "TrainEpoch",
+    "TrainRestarted",
+    "TrainStep",
+    "TrialEnded",
+    "TrialStarted",
+    "UnknownEvent",
+]
