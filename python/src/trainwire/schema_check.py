@@ -1,0 +1,77 @@
+"""Validate lines with `jsonschema` against the packaged bundle: the slow, independent check.
+
+The readers validate with the generated models (fast); conformance tests and fuzzing
+cross-check them with this module. Two gaps of plain jsonschema are closed here:
+`format: date-time` is only checked with a format checker (and rfc3339-validator), and
+Python's `re` lets `$` match before a final newline, which ECMA-262 (the dialect JSON
+Schema patterns are written in) does not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Literal
+
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError
+
+Verdict = Literal["valid", "unknown", "invalid"]
+
+
+def load_bundle(family: str = "trainwire-v1") -> dict[str, Any]:
+    text = resources.files("trainwire._generated").joinpath("schemas", f"{family}.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+@lru_cache(maxsize=64)
+def _ecma_pattern(pattern: str) -> re.Pattern[str]:
+    # `$` at the very end means end of input in ECMA-262 (no multiline flag); `\Z` in Python.
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Any:
+    if validator.is_type(instance, "string") and not _ecma_pattern(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_Validator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+
+
+@lru_cache(maxsize=8)
+def validator_for(family: str = "trainwire-v1", definition: str | None = None) -> Any:
+    """A validator for a bundle, or for one of its `$defs` (e.g. `Envelope`)."""
+    bundle = load_bundle(family)
+    if definition is not None:
+        bundle = {"$schema": bundle["$schema"], "$defs": bundle["$defs"], "$ref": f"#/$defs/{definition}"}
+    return _Validator(bundle, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_strict(text: str) -> Any:
+    """`json.loads` without the NaN/Infinity extension Python accepts by default."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def line_verdict(text: str) -> Verdict:
+    """What a reader must do with one line: deliver it (valid/unknown) or skip it (invalid)."""
+    try:
+        value = parse_strict(text)
+    except ValueError:
+        return "invalid"
+    if not isinstance(value, dict):
+        return "invalid"
+    if validator_for().is_valid(value):
+        return "valid"
+    from trainwire.models import EVENT_NAMES
+
+    if value.get("event") not in EVENT_NAMES and validator_for(definition="Envelope").is_valid(value):
+        return "unknown"
+    return "invalid"

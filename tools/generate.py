@@ -1,0 +1,36 @@
+"""`make generate`: everything derived from the schemas, in dependency order.
+
+With an argument, writes into that directory instead of the repository (the drift
+check generates into a temporary tree and compares).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import bundle
+import gen_docs
+import gen_python
+from _common import ROOT
+
+#: every path `generate` writes, relative to the root; the drift check compares exactly these
+GENERATED = (
+    "schemas/bundled",
+    "python/src/trainwire/_generated",
+    "typescript/src/generated",
+    "docs/reference/events.md",
+)
+
+
+def generate(out_root: Path) -> None:
+    bundles = out_root / "schemas" / "bundled"
+    bundle.main(bundles)
+    gen_python.generate(out_root, bundles)
+    subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
+    gen_docs.generate(out_root, bundles)
+
+
+if __name__ == "__main__":
+    generate(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else ROOT)
