@@ -4,11 +4,14 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 NODE_MODULES := typescript/node_modules/.package-lock.json
-SETUP := $(VENV)/.setup-done $(NODE_MODULES)
+SETUP := system $(VENV)/.setup-done $(NODE_MODULES)
 
-.PHONY: setup generate check test demo bench fuzz clean
+.PHONY: setup system generate check test demo bench fuzz clean
 
 setup: $(SETUP)
+
+system:
+	@tools/setup-system.sh
 
 # Re-installs only when the pins change; an unchanged tree makes `make setup` a no-op.
 $(VENV)/.setup-done: python/pyproject.toml python/constraints.txt
@@ -35,7 +38,7 @@ demo: setup
 
 bench: setup
 	cd typescript && npm run --silent build
-	$(PY) -m trainwire.bench
+	$(PY) tools/bench/run.py
 
 fuzz: setup
 	TRAINWIRE_FUZZ_PROFILE=long $(PY) -m pytest conformance/tests -k fuzz

@@ -16,7 +16,7 @@ import { isDeepStrictEqual } from "node:util";
 const require = createRequire(new URL("../typescript/package.json", import.meta.url));
 const { compile } = require("json-schema-to-typescript");
 const Ajv2020 = require("ajv/dist/2020").default;
-const addFormats = require("ajv-formats").default;
+const { _ } = require("ajv");
 const standaloneCode = require("ajv/dist/standalone").default;
 const esbuild = require("esbuild");
 
@@ -59,6 +59,8 @@ function mergeForTypes(bundles) {
   return defs;
 }
 
+const CONSTRAINING = new Set(["type", "const", "enum", "$ref", "properties", "allOf", "anyOf", "oneOf", "items", "tsType"]);
+
 const isNamedObject = (schema) => schema.type === "object" || "oneOf" in schema || "anyOf" in schema || "allOf" in schema;
 
 /**
@@ -87,9 +89,17 @@ function shapeForTypes(defs) {
     }
     const out = {};
     for (const [key, value] of Object.entries(node)) out[key] = rewrite(value);
-    if (out.type === "object" && out.properties && !("additionalProperties" in out)) {
+    // Conditional requirements (`allOf` of if/then) mean the properties listed are not all.
+    if (out.type === "object" && out.properties && !("additionalProperties" in out) && !out.allOf) {
       out.additionalProperties = false;
     }
+    // The generator predates 2020-12 tuples: spell `prefixItems` the draft-07 way.
+    if (Array.isArray(out.prefixItems)) {
+      const { prefixItems, items, ...rest } = out;
+      return { ...rest, items: prefixItems, additionalItems: items ?? true };
+    }
+    // A schema that constrains nothing (the harness's opaque `seq`) admits any value.
+    if (!Object.keys(out).some((key) => CONSTRAINING.has(key))) return { ...out, tsType: "unknown" };
     return out;
   };
 
@@ -122,7 +132,8 @@ function shapeForTypes(defs) {
 async function generateTypes(bundles) {
   const defs = shapeForTypes(mergeForTypes(bundles));
   const sortedDefs = Object.fromEntries(Object.keys(defs).sort().map((name) => [name, defs[name]]));
-  const root = { title: "TrainwireSchemas", $defs: sortedDefs, type: "null" };
+  // An empty closed object whose $defs are all emitted (`unreachableDefinitions`).
+  const root = { title: "TrainwireSchemas", type: "object", additionalProperties: false, $defs: sortedDefs };
   const source = await compile(root, "TrainwireSchemas", {
     bannerComment: "",
     additionalProperties: true, // only free-form maps (config, finished, ...) stay open
@@ -133,9 +144,12 @@ async function generateTypes(bundles) {
     format: true,
     style: { printWidth: 100, singleQuote: false, trailingComma: "all" },
   });
-  // The placeholder root carries no information; every real type comes from $defs.
-  const body = source.replace(/^export type TrainwireSchemas = null;\n/m, "");
-  if (body === source) throw new Error("unexpected json-schema-to-typescript output: no placeholder root");
+  // The placeholder root and the generator's "referenced by" notes carry no information.
+  const body = source
+    .replace(/^export interface TrainwireSchemas \{\}\n/m, "")
+    .replace(/\n *\*\n *\* This interface was referenced by `TrainwireSchemas`'s JSON-Schema\n *\* via the `definition` "[^"]*"\./g, "")
+    .replace(/\/\*\*\n *\* This interface was referenced by `TrainwireSchemas`'s JSON-Schema\n *\* via the `definition` "[^"]*"\.\n *\*\/\n/g, "");
+  if (body.includes("TrainwireSchemas")) throw new Error("unexpected json-schema-to-typescript output around the placeholder root");
   return HEADER + "\n" + body;
 }
 
@@ -156,9 +170,49 @@ function eventNames(lineBundle) {
   });
 }
 
+/**
+ * RFC 3339 `date-time` with the semantics of ajv-formats' full mode (a time zone is
+ * required; a leap second only at 23:59 UTC), in one regular expression: ajv-formats'
+ * version splits and matches three times, and the format check dominated the reader's
+ * validation time. This module source is embedded in the generated validators.
+ */
+const FORMATS_SOURCE = String.raw`"use strict";
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt\s](\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(?:[Zz]|([+-])(\d{2})(?::?(\d{2}))?)$/;
+const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+function dateTime(text) {
+  const match = DATE_TIME.exec(text);
+  if (match === null) return false;
+  const year = +match[1];
+  const month = +match[2];
+  const day = +match[3];
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (month < 1 || month > 12 || day < 1 || day > (leap ? 29 : DAYS[month])) return false;
+  const hour = +match[4];
+  const minute = +match[5];
+  const second = +match[6];
+  const sign = match[7] === "-" ? -1 : 1;
+  const zoneHour = +(match[8] || 0);
+  const zoneMinute = +(match[9] || 0);
+  if (zoneHour > 23 || zoneMinute > 59) return false;
+  if (hour <= 23 && minute <= 59 && second < 60) return true;
+  const utcMinute = minute - zoneMinute * sign;
+  const utcHour = hour - zoneHour * sign - (utcMinute < 0 ? 1 : 0);
+  return (utcHour === 23 || utcHour === -1) && (utcMinute === 59 || utcMinute === -1) && second < 61;
+}
+module.exports = { "date-time": dateTime };
+`;
+const FORMATS_MODULE = "trainwire-formats";
+
+/** The formats module, evaluated here for ajv's compile-time checks. */
+function loadFormats() {
+  const module = { exports: {} };
+  new Function("module", FORMATS_SOURCE)(module);
+  return module.exports;
+}
+
 function createAjv() {
   const ajv = new Ajv2020({
-    code: { source: true, esm: true, lines: true },
+    code: { source: true, esm: true, lines: true, formats: _`require(${FORMATS_MODULE})` },
     discriminator: true,
     allErrors: false,
     strict: true,
@@ -168,45 +222,49 @@ function createAjv() {
     allowUnionTypes: true,
     validateFormats: true,
   });
-  addFormats(ajv, { mode: "full", formats: ["date-time"] });
+  ajv.addFormat("date-time", loadFormats()["date-time"]);
   return ajv;
 }
 
-function validatorExports(bundles) {
-  const id = (bundle) => bundles[bundle].$id;
-  const def = (bundle, name) => `${id(bundle)}#/$defs/${name}`;
+/** The validators of each generated module: export name -> schema reference. */
+function validatorModules(bundles) {
+  const def = (bundle, name) => `${bundles[bundle].$id}#/$defs/${name}`;
   const events = eventNames(bundles["trainwire-v1"]);
-  const exports = {
-    validateLine: id("trainwire-v1"),
-    validateEnvelope: def("trainwire-v1", "Envelope"),
-    validateReaderState: id("reader-state-v1"),
+  const line = { validateLine: bundles["trainwire-v1"].$id, validateEnvelope: def("trainwire-v1", "Envelope") };
+  for (const { def: name } of events) line[`validate${name}`] = def("trainwire-v1", name);
+  const state = {
+    validateReaderState: bundles["reader-state-v1"].$id,
     validateRunState: def("reader-state-v1", "RunState"),
     validateDiagnostic: def("reader-state-v1", "Diagnostic"),
-    validateHarnessMessage: id("harness-v1"),
   };
-  for (const { def: name } of events) exports[`validate${name}`] = def("trainwire-v1", name);
-  const harness = bundles["harness-v1"].anyOf.map(({ $ref }) => $ref.replace(/^#\/\$defs\//, ""));
-  for (const name of [...harness, "Scenario"]) exports[`validate${name}`] = def("harness-v1", name);
-  return { exports, events };
+  const harness = { validateHarnessMessage: bundles["harness-v1"].$id };
+  const messages = bundles["harness-v1"].anyOf.map(({ $ref }) => $ref.replace(/^#\/\$defs\//, ""));
+  for (const name of [...messages, "Scenario"]) harness[`validate${name}`] = def("harness-v1", name);
+  // One module per bundle, so that a browser bundle carries only the line validators.
+  return [
+    { file: "validate-line", bundle: "trainwire-v1", exports: line, events },
+    { file: "validate-reader-state", bundle: "reader-state-v1", exports: state, events: [] },
+    { file: "validate-harness", bundle: "harness-v1", exports: harness, events: [] },
+  ];
 }
 
-async function generateValidators(bundles) {
+async function generateValidators(bundles, { file, bundle, exports, events }) {
   const ajv = createAjv();
-  for (const name of BUNDLES) ajv.addSchema(bundles[name]);
-  const { exports, events } = validatorExports(bundles);
+  ajv.addSchema(bundles[bundle]);
   const standalone = standaloneCode(ajv, exports);
 
-  const eventMap = events.map(({ def, event }) => `  ${JSON.stringify(event)}: validate${def},`).join("\n");
-  const entry = [
-    `export * from "./standalone.js";`,
-    `import { ${events.map(({ def }) => `validate${def}`).join(", ")} } from "./standalone.js";`,
-    `export const validateEvent = Object.freeze({\n${eventMap}\n});`,
-    `export const EVENT_NAMES = Object.freeze(${JSON.stringify(events.map(({ event }) => event))});`,
-  ].join("\n");
-
+  const entry = [`export * from "./standalone.js";`];
+  if (events.length > 0) {
+    const eventMap = events.map(({ def, event }) => `  ${JSON.stringify(event)}: validate${def},`).join("\n");
+    entry.push(
+      `import { ${events.map(({ def }) => `validate${def}`).join(", ")} } from "./standalone.js";`,
+      `export const validateEvent = Object.freeze({\n${eventMap}\n});`,
+      `export const EVENT_NAMES = Object.freeze(${JSON.stringify(events.map(({ event }) => event))});`,
+    );
+  }
   const built = await esbuild.build({
-    stdin: { contents: entry, resolveDir: path.join(REPO_ROOT, "typescript"), loader: "js" },
-    plugins: [inlineModule("./standalone.js", standalone)],
+    stdin: { contents: entry.join("\n"), resolveDir: path.join(REPO_ROOT, "typescript"), loader: "js" },
+    plugins: [inlineModules({ "./standalone.js": standalone, [FORMATS_MODULE]: FORMATS_SOURCE })],
     bundle: true,
     write: false,
     format: "esm",
@@ -216,19 +274,22 @@ async function generateValidators(bundles) {
     charset: "utf8",
     mainFields: ["main", "module"],
   });
-  const js = HEADER + built.outputFiles[0].text;
-  const dts = HEADER + declarations(Object.keys(exports), events);
-  return { js, dts };
+  return {
+    [`${file}.js`]: HEADER + built.outputFiles[0].text,
+    [`${file}.d.ts`]: HEADER + declarations(Object.keys(exports), events),
+  };
 }
 
-/** An esbuild plugin that serves one in-memory module. */
-function inlineModule(specifier, contents) {
+/** An esbuild plugin that serves in-memory modules by their import specifier. */
+function inlineModules(modules) {
+  const names = Object.keys(modules);
+  const filter = new RegExp(`^(${names.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|")})$`);
   return {
-    name: "inline-module",
+    name: "inline-modules",
     setup(build) {
-      build.onResolve({ filter: /^\.\/standalone\.js$/ }, () => ({ path: specifier, namespace: "inline" }));
-      build.onLoad({ filter: /.*/, namespace: "inline" }, () => ({
-        contents,
+      build.onResolve({ filter }, ({ path: specifier }) => ({ path: specifier, namespace: "inline" }));
+      build.onLoad({ filter: /.*/, namespace: "inline" }, ({ path: specifier }) => ({
+        contents: modules[specifier],
         loader: "js",
         resolveDir: path.join(REPO_ROOT, "typescript"),
       }));
@@ -250,46 +311,46 @@ function declarations(exportNames, events) {
   const types = [...new Set(exportNames.map(typeOf))].sort();
   const lines = [
     `import type { ${types.join(", ")} } from "./types.js";`,
-    "",
-    "/** One error of an ajv validator (allErrors is off: at most one). */",
-    "export interface ValidationError {",
-    "  instancePath: string;",
-    "  schemaPath: string;",
-    "  keyword: string;",
-    "  params: Record<string, unknown>;",
-    "  message?: string;",
-    "}",
-    "",
-    "/** A standalone ajv validator: a type guard that leaves its error in `errors`. */",
-    "export interface Validator<T> {",
-    "  (data: unknown): data is T;",
-    "  errors?: ValidationError[] | null;",
-    "}",
+    `import type { Validator } from "./validator.js";`,
     "",
   ];
   for (const name of exportNames) lines.push(`export declare const ${name}: Validator<${typeOf(name)}>;`);
-  lines.push("");
-  lines.push("/** The validator of each v1 event, by event name. */");
-  lines.push("export declare const validateEvent: Readonly<{");
-  for (const { def, event } of events) lines.push(`  ${JSON.stringify(event)}: Validator<${def}>;`);
-  lines.push("}>;");
-  lines.push("");
-  lines.push("/** The v1 event names, in the order of the contract. */");
-  lines.push(`export declare const EVENT_NAMES: readonly [${events.map(({ event }) => JSON.stringify(event)).join(", ")}];`);
-  lines.push("");
-  return lines.join("\n");
+  if (events.length > 0) {
+    lines.push("", "/** The validator of each v1 event, by event name. */", "export declare const validateEvent: Readonly<{");
+    for (const { def, event } of events) lines.push(`  ${JSON.stringify(event)}: Validator<${def}>;`);
+    lines.push("}>;", "", "/** The v1 event names, in the order of the contract. */");
+    lines.push(`export declare const EVENT_NAMES: readonly [${events.map(({ event }) => JSON.stringify(event)).join(", ")}];`);
+  }
+  return lines.join("\n") + "\n";
 }
+
+const VALIDATOR_TYPE = `/** One error of an ajv validator (allErrors is off: at most one). */
+export interface ValidationError {
+  instancePath: string;
+  schemaPath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** A standalone ajv validator: a type guard that leaves its error in \`errors\`. */
+export interface Validator<T> {
+  (data: unknown): data is T;
+  errors?: ValidationError[] | null;
+}
+`;
 
 async function main() {
   const outRoot = path.resolve(process.argv[2] ?? REPO_ROOT);
   const outDir = path.join(outRoot, "typescript", "src", "generated");
   const bundles = await loadBundles();
-  const types = await generateTypes(bundles);
-  const { js, dts } = await generateValidators(bundles);
+  const files = {
+    "types.ts": await generateTypes(bundles),
+    "validator.ts": HEADER + "\n" + VALIDATOR_TYPE,
+  };
+  for (const module of validatorModules(bundles)) Object.assign(files, await generateValidators(bundles, module));
   await mkdir(outDir, { recursive: true });
-  await writeFile(path.join(outDir, "types.ts"), types);
-  await writeFile(path.join(outDir, "validators.js"), js);
-  await writeFile(path.join(outDir, "validators.d.ts"), dts);
+  for (const [name, text] of Object.entries(files)) await writeFile(path.join(outDir, name), text);
 }
 
 await main();

@@ -17,12 +17,12 @@ import signal
 import stat
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable, Literal, Union
 
+from trainwire.clock import Clock, SystemClock
 from trainwire.errors import RunInterrupted
 
 if TYPE_CHECKING:
@@ -102,7 +102,8 @@ class StopControl:
     Poll `check()` at step ends and phase boundaries: it reads the control file at most once
     per `check_interval_s` and returns the honoured `StopRequest` (the same one on every
     later call), or None. With a `run` attached, the first honoured request is written as
-    `stop.requested` exactly once. `output_dir=None` watches no file (signals and `request()`
+    `stop.requested` exactly once. `clock` is a `trainwire.clock.Clock` (its monotonic
+    reading paces the file checks). `output_dir=None` watches no file (signals and `request()`
     only), e.g. on the non-zero ranks of a distributed job.
     """
 
@@ -112,12 +113,12 @@ class StopControl:
         *,
         run: Run | None = None,
         check_interval_s: float = 1.0,
-        clock: Callable[[], float] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.path: Path | None = Path(output_dir) / STOP_FILE if output_dir is not None else None
         self.run = run
         self.check_interval_s = check_interval_s
-        self._clock = clock or time.monotonic
+        self._clock = clock or SystemClock()
         self._next_file_check: float | None = None
         self._request: StopRequest | None = None
         self._lock = threading.Lock()
@@ -135,7 +136,7 @@ class StopControl:
         return self._request is not None or self._signal_name is not None
 
     @property
-    def request_info(self) -> StopRequest | None:
+    def honoured(self) -> StopRequest | None:
         """The honoured request, if any (does not poll)."""
         return self._request
 
@@ -185,7 +186,7 @@ class StopControl:
     # -- control file -------------------------------------------------------------------
 
     def _file_check_due(self) -> bool:
-        now = self._clock()
+        now = self._clock.monotonic()
         if self._next_file_check is not None and now < self._next_file_check:
             return False
         self._next_file_check = now + self.check_interval_s

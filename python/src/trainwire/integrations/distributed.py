@@ -6,7 +6,7 @@ every rank must call these functions at the same point, the same number of times
 
 from __future__ import annotations
 
-__all__ = ["all_ranks_agree", "all_ranks_max", "is_distributed", "global_rank"]
+__all__ = ["all_ranks_agree", "all_ranks_max", "is_distributed"]
 
 
 def is_distributed() -> bool:
@@ -16,15 +16,6 @@ def is_distributed() -> bool:
     except ImportError:
         return False
     return dist.is_available() and dist.is_initialized()
-
-
-def global_rank() -> int:
-    """This process's global rank (0 when not distributed)."""
-    if not is_distributed():
-        return 0
-    import torch.distributed as dist
-
-    return dist.get_rank()
 
 
 def all_ranks_max(value: int) -> int:

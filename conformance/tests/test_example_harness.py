@@ -1,0 +1,53 @@
+"""The guide's minimal reader harness passes the cases it claims and reports its skips."""
+
+from __future__ import annotations
+
+from conformance_support import EXAMPLE, conformance, outcomes, python_command, report_of
+
+from trainwire.conformance.cases import load_cases
+from trainwire.conformance.paths import cases_dir
+
+# Streams with invalid lines, blank lines, a BOM, seq irregularities or unknown events,
+# and liveness requests: what the example says it cannot judge.
+CLAIMED_SKIPS = {
+    "alive-within-heartbeats",
+    "crash-stale-heartbeat",
+    "crash-stale-timeout",
+    "crlf-bom-blank-lines",
+    "event-name-not-a-string",
+    "garbage-between-lines",
+    "line-after-finished",
+    "line-over-limit",
+    "schema-version-2",
+    "seq-gap",
+    "seq-repeated",
+    "unknown-event-and-fields",
+}
+
+
+def test_example_is_short_and_stands_alone():
+    source = EXAMPLE.read_text(encoding="utf-8")
+    assert len(source.splitlines()) < 60
+    assert "trainwire" not in "".join(line for line in source.splitlines() if line.startswith(("import", "from")))
+
+
+def test_example_passes_what_it_claims_and_reports_skips(root):
+    completed = conformance("run", "--harness", python_command(EXAMPLE), "--json")
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    (harness,) = report_of(completed)["harnesses"]
+    assert harness["roles"] == ["reader"]
+    results = outcomes(harness)
+    reader_cases = {case.id for case in load_cases(cases_dir(root)) if "reader" in case.roles}
+    assert {case for case, _ in results} == reader_cases
+    skipped = {case for (case, _), result in results.items() if result["outcome"] == "skipped"}
+    assert skipped == CLAIMED_SKIPS
+    assert all("only clean streams" in results[(case, "reader")]["message"] for case in skipped)
+    passed = {case for (case, _), result in results.items() if result["outcome"] == "passed"}
+    assert passed == reader_cases - CLAIMED_SKIPS
+
+
+def test_text_report_shows_skips_with_their_reason():
+    completed = conformance("run", "--harness", python_command(EXAMPLE), "--case", "seq-gap", "minimal-run")
+    assert completed.returncode == 0
+    assert "SKIPPED  reader seq-gap: only clean streams of known events, without liveness" in completed.stdout
+    assert "1 passed, 0 failed, 1 skipped, 0 errored" in completed.stdout

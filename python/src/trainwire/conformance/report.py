@@ -1,0 +1,116 @@
+"""Results of a run of the suite, as text for people and as JSON for tools."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from trainwire.conformance.diff import Difference
+
+Outcome = Literal["passed", "failed", "skipped", "errored"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "skipped", "errored")
+
+
+@dataclass
+class CaseResult:
+    """The outcome of one case in one role for one harness."""
+
+    case: str
+    role: str
+    outcome: Outcome
+    message: str = ""
+    plan: str | None = None
+    difference: Difference | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"case": self.case, "role": self.role, "outcome": self.outcome}
+        if self.message:
+            data["message"] = self.message
+        if self.plan:
+            data["plan"] = self.plan
+        if self.difference is not None:
+            data["difference"] = self.difference.to_json()
+        return data
+
+    def describe(self) -> str:
+        head = f"{self.outcome.upper():8} {self.role:6} {self.case}"
+        if self.outcome == "skipped":
+            return f"{head}: {self.message}"
+        details = []
+        if self.plan:
+            details.append(f"chunks: {self.plan}")
+        if self.message:
+            details.append(self.message)
+        if self.difference is not None:
+            details.append(f"first difference: {self.difference.describe()}")
+        return "\n".join([head, *(f"         {line}" for line in details)])
+
+
+@dataclass
+class HarnessReport:
+    """Everything one harness did: its introduction, results and restarts."""
+
+    argv: list[str]
+    implementation: dict[str, Any] = field(default_factory=dict)
+    roles: list[str] = field(default_factory=list)
+    results: list[CaseResult] = field(default_factory=list)
+    restarts: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(result.outcome in ("passed", "skipped") for result in self.results)
+
+    def counts(self) -> dict[str, int]:
+        counted = Counter(result.outcome for result in self.results)
+        return {outcome: counted[outcome] for outcome in OUTCOMES}
+
+    @property
+    def name(self) -> str:
+        impl = self.implementation
+        return f"{impl['name']} {impl.get('version', '')} ({impl.get('language', '?')})" if impl else " ".join(self.argv)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "argv": self.argv,
+            "implementation": self.implementation,
+            "roles": self.roles,
+            "ok": self.ok,
+            "counts": self.counts(),
+            "restarts": self.restarts,
+            "error": self.error,
+            "results": [result.to_json() for result in self.results],
+        }
+
+    def to_text(self, *, verbose: bool = False) -> str:
+        roles = self.implementation and f" [{', '.join(self.roles)}]"
+        lines = [f"harness: {self.name}{roles or ''}"]
+        if self.error:
+            lines.append(f"  ERROR: {self.error}")
+        for note in self.restarts:
+            lines.append(f"  restarted: {note}")
+        for result in self.results:
+            if verbose or result.outcome != "passed":
+                lines.extend(f"  {line}" for line in result.describe().splitlines())
+        summary = ", ".join(f"{count} {outcome}" for outcome, count in self.counts().items())
+        lines.append(f"  {summary}")
+        return "\n".join(lines)
+
+
+@dataclass
+class Report:
+    harnesses: list[HarnessReport] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(harness.ok for harness in self.harnesses)
+
+    def to_json(self) -> str:
+        return json.dumps({"ok": self.ok, "harnesses": [h.to_json() for h in self.harnesses]}, indent=2, ensure_ascii=False)
+
+    def to_text(self, *, verbose: bool = False) -> str:
+        blocks = [harness.to_text(verbose=verbose) for harness in self.harnesses]
+        blocks.append("conformance: " + ("OK" if self.ok else "FAILED"))
+        return "\n\n".join(blocks)

@@ -1,0 +1,498 @@
+"""Incremental decoding of a trainwire stream: bytes in, typed events out (reader rules 1-2).
+
+Bytes arrive in chunks split anywhere; complete lines are validated, the partial tail
+is kept. A bad line is skipped with a `Diagnostic` and never stops the decoder (strict
+mode raises instead). Checks 7-9 of the rules (after_finished, seq) need the runs and
+belong to `trainwire.state`.
+
+The hot path is one `EVENT_ADAPTER.validate_json(line, strict=True)` per line. pydantic
+is more lenient than the JSON Schema in a few places (bare NaN/Infinity, `true` for
+`schema_version: 1`, an explicit `null` for an optional field that is not nullable,
+`format: date-time`); cheap byte checks route those lines to a slow path that decides
+exactly, so this reader agrees with a JSON Schema validator byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, get_args
+
+from pydantic import BaseModel, ValidationError
+
+from trainwire.canonical import format_number
+from trainwire.errors import StreamError
+from trainwire.models import EVENT_ADAPTER, EVENT_MODELS, Envelope, UnknownEvent
+
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "Decoder",
+    "Diagnostic",
+    "Record",
+    "valid_timestamp",
+]
+
+logger = logging.getLogger("trainwire.decoder")
+
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+_BOM = b"\xef\xbb\xbf"
+_PREVIEW_CHARS = 80
+#: enough bytes for 80 characters of UTF-8
+_PREVIEW_BYTES = 4 * _PREVIEW_CHARS
+
+#: (line number, event): what the decoder hands to the run-state fold
+Record = tuple[int, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A problem with one line: its number (from 1), a code, a readable message."""
+
+    line: int
+    code: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "code": self.code, "message": self.message}
+
+
+class _Skip(Exception):
+    """Internal: the line is skipped with this code and message."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class Decoder:
+    """Turns chunks of bytes into typed events, one complete line at a time.
+
+    `offset` and `line_number` resume a stream read earlier: pass the `consumed_bytes`
+    and `lines` it reported and feed the bytes from that offset on.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        strict: bool = False,
+        offset: int = 0,
+        line_number: int = 0,
+        diagnostics: list[Diagnostic] | None = None,
+    ) -> None:
+        if max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be at least 1")
+        self.max_line_bytes = max_line_bytes
+        self.strict = strict
+        #: every problem found, in stream order (a list the caller may share)
+        self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
+        #: the offset just after the last complete line: where to resume
+        self.consumed_bytes = offset
+        #: complete lines seen, blank and skipped ones included
+        self.lines = line_number
+        self._parts: list[bytes] = []  # the partial line's content so far
+        self._partial_len = 0  # its length, discarded bytes of an overlong line included
+        self._tail_bytes = 0  # raw bytes after the last newline (a BOM included)
+        self._overlong_head: bytes | None = None  # start of a line over the limit, kept for the message
+        self._bom_probe: bytes | None = b"" if offset == 0 else None
+        self._finished = False
+
+    @property
+    def partial_tail_bytes(self) -> int:
+        """Bytes after the last newline: a line still being written, or torn."""
+        return self._tail_bytes
+
+    def feed(self, chunk: bytes) -> list[Any]:
+        """Decode a chunk; return the events of the lines it completed."""
+        return [event for _, event in self.records(chunk)]
+
+    def finish(self) -> list[Any]:
+        """Mark the end of the stream. A partial tail is not an error: it stays counted, unparsed."""
+        self._finished = True
+        if self._tail_bytes:
+            logger.debug("stream ended with a partial line of %d bytes", self._tail_bytes)
+        return []
+
+    close = finish
+
+    def records(self, chunk: bytes) -> Iterator[Record]:
+        """Decode a chunk lazily, yielding `(line_number, event)`; consume it fully.
+
+        Diagnostics are appended as lines are reached, so a consumer that appends its own
+        diagnostics to the same list between items keeps them in stream order.
+        """
+        if self._finished:
+            raise ValueError("the decoder was finished; create a new one to read more")
+        if self._bom_probe is not None:
+            chunk = self._strip_bom(chunk)
+            if not chunk:
+                return
+        first_newline = chunk.find(b"\n")
+        if first_newline < 0:
+            self._extend_partial(chunk)
+            return
+        yield from self._complete_partial(chunk[:first_newline])
+        last_newline = chunk.rfind(b"\n")
+        if last_newline > first_newline:
+            yield from self._complete_lines(chunk[first_newline + 1 : last_newline])
+        self._extend_partial(chunk[last_newline + 1 :])
+
+    def _complete_lines(self, body: bytes) -> Iterator[Record]:
+        """The hot loop: lines entirely inside one chunk (the common case)."""
+        validate = EVENT_ADAPTER.validate_json
+        limit = self.max_line_bytes
+        may_exceed_limit = len(body) > limit
+        valid_hours = _VALID_HOURS
+        valid_minutes_seconds = _VALID_MINUTES_SECONDS
+        number = self.lines
+        for content in body.split(b"\n"):
+            number += 1
+            # A trailing `\r` is JSON whitespace to pydantic: no need to strip it here.
+            if not (may_exceed_limit and len(content) > limit):
+                try:
+                    event = validate(content, strict=True)
+                except (ValidationError, TypeError):
+                    pass
+                else:
+                    ts = event.ts
+                    if ts[:13] in valid_hours and ts[14:19] in valid_minutes_seconds:
+                        # Every valid line has one `u` in its `run_id` key; a `true` or `null`
+                        # token adds another. Counting one byte is cheaper than two searches.
+                        if b"N" not in content and b"I" not in content and content.count(b"u") == 1:
+                            yield number, event
+                            continue
+                        if _trusted(content, event):
+                            yield number, event
+                            continue
+            # anything unusual: a blank or bad line, a lenient pydantic answer, a new hour
+            self.lines = number
+            event = self._decode(content)
+            if event is not None:
+                yield number, event
+        self.lines = number
+        self.consumed_bytes += len(body) + 1
+
+    # framing
+
+    def _strip_bom(self, chunk: bytes) -> bytes:
+        probe = self._bom_probe + chunk  # type: ignore[operator]
+        if len(probe) < len(_BOM) and _BOM.startswith(probe):
+            self._bom_probe = probe
+            self._tail_bytes += len(chunk)
+            return b""
+        self._bom_probe = None
+        self._tail_bytes -= len(probe) - len(chunk)  # the probe's bytes are counted again below
+        if probe.startswith(_BOM):
+            self._tail_bytes += len(_BOM)  # part of the first line's bytes, not of its content
+            return probe[len(_BOM) :]
+        return probe
+
+    def _extend_partial(self, data: bytes) -> None:
+        if not data:
+            return
+        self._tail_bytes += len(data)
+        self._partial_len += len(data)
+        if self._overlong_head is not None:
+            return
+        self._parts.append(data)
+        if self._partial_len > self.max_line_bytes:
+            # Never hold a line over the limit: keep its start for the message only.
+            self._overlong_head = b"".join(self._parts)[:_PREVIEW_BYTES]
+            self._parts = []
+
+    def _complete_partial(self, segment: bytes) -> Iterator[Record]:
+        self.lines += 1
+        self.consumed_bytes += self._tail_bytes + len(segment) + 1
+        length = self._partial_len + len(segment)
+        head = self._overlong_head
+        if head is None and length <= self.max_line_bytes:
+            content = b"".join(self._parts) + segment if self._parts else segment
+        else:
+            content = None
+            if head is None:
+                head = (b"".join(self._parts) + segment)[:_PREVIEW_BYTES]
+        self._parts = []
+        self._partial_len = 0
+        self._tail_bytes = 0
+        self._overlong_head = None
+        if content is None:
+            self._report("line_too_long", f"the line is {length} bytes, over the limit of {self.max_line_bytes}: {_preview(head)}")  # type: ignore[arg-type]
+            return
+        event = self._decode(content)
+        if event is not None:
+            yield self.lines, event
+
+    # checks
+
+    def _decode(self, content: bytes) -> Any | None:
+        """Check one complete line (without its newline); None when it is blank or skipped."""
+        if len(content) > self.max_line_bytes:
+            self._report("line_too_long", f"the line is {len(content)} bytes, over the limit of {self.max_line_bytes}: {_preview(content)}")
+            return None
+        if content[-1:] == b"\r":
+            content = content[:-1]
+        try:
+            event = EVENT_ADAPTER.validate_json(content, strict=True)
+        except (ValidationError, TypeError):
+            event = None
+        if event is None:
+            try:
+                return self._decode_exactly(content)
+            except _Skip as skip:
+                self._report(skip.code, skip.message)
+                return None
+        if _trusted(content, event):
+            return event
+        try:
+            return self._decode_exactly(content)
+        except _Skip as skip:
+            self._report(skip.code, skip.message)
+            return None
+
+    def _decode_exactly(self, content: bytes) -> Any | None:
+        """The slow path: find out exactly why pydantic's fast answer cannot be trusted."""
+        if not content.strip(b" \t"):
+            return None  # blank: counted, otherwise ignored
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise _Skip("invalid_utf8", f"invalid UTF-8 at byte {error.start}: {_preview(content)}") from None
+        try:
+            value = json.loads(text, parse_constant=_reject_constant)
+        except ValueError as error:
+            raise _Skip("invalid_json", f"not JSON ({error}): {_preview(content)}") from None
+        except RecursionError:
+            raise _Skip("invalid_json", f"JSON nested too deeply for this reader: {_preview(content)}") from None
+        if not isinstance(value, dict):
+            raise _Skip("schema_violation", f"the line is a JSON {_json_type(value)}, not an object: {_preview(content)}")
+        version = value.get("schema_version")
+        if _is_integer(version) and version > 1:
+            raise _Skip("unsupported_version", f"schema_version {format_number(version)} is newer than 1: {_preview(content)}")
+        if version is True:
+            raise _Skip("schema_violation", f"schema_version must be the integer 1, not true: {_preview(content)}")
+        try:
+            event = EVENT_ADAPTER.validate_python(_integral_floats_to_int(value), strict=True)
+        except ValidationError as error:
+            raise _Skip("schema_violation", f"{_first_error(error)}: {_preview(content)}") from None
+        except (TypeError, RecursionError):
+            # the models' discriminator cannot hash an `event` that is an object or array
+            raise _Skip("schema_violation", f"event must be a string: {_preview(content)}") from None
+        problem = _contract_gap(event, check_nulls=True)
+        if problem is not None:
+            raise _Skip("schema_violation", f"{problem}: {_preview(content)}")
+        return event
+
+    def _report(self, code: str, message: str) -> None:
+        if self.strict:
+            raise StreamError(self.lines, code, message)
+        self.diagnostics.append(Diagnostic(self.lines, code, message))
+
+
+# helpers of the slow path
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _is_integer(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array"
+
+
+def _integral_floats_to_int(value: Any) -> Any:
+    """`5.0` is the integer 5 (JSON Schema's rule, the only one JavaScript can apply)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {key: _integral_floats_to_int(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_integral_floats_to_int(item) for item in value]
+    return value
+
+
+def _first_error(error: ValidationError) -> str:
+    first = error.errors(include_url=False)[0]
+    location = [str(part) for part in first["loc"]]
+    if location and location[0] == "unknown":
+        location[0] = "envelope"
+    where = ".".join(location) or "line"
+    more = error.error_count() - 1
+    return f"{where}: {first['msg']}" + (f" (and {more} more)" if more else "")
+
+
+def _preview(content: bytes) -> str:
+    """The start of the offending text (at most 80 characters) as a JSON string."""
+    text = content[:_PREVIEW_BYTES].decode("utf-8", "replace")
+    cut = len(text) > _PREVIEW_CHARS or len(content) > _PREVIEW_BYTES
+    return json.dumps(text[:_PREVIEW_CHARS], ensure_ascii=False) + ("..." if cut else "")
+
+
+# where pydantic accepts what the JSON Schema rejects
+
+
+def _trusted(content: bytes, event: Any) -> bool:
+    """Whether pydantic's acceptance of the line stands as the JSON Schema's answer."""
+    if b"NaN" in content or b"Infinity" in content or b"true" in content:
+        return False  # bare non-finite tokens; `true` taken for `schema_version: 1`
+    return _contract_gap(event, check_nulls=True) is None
+
+
+def _contract_gap(event: Any, *, check_nulls: bool) -> str | None:
+    if not valid_timestamp(event.ts):
+        return f"ts {event.ts!r} is not a valid RFC 3339 date-time"
+    if check_nulls:
+        return _explicit_null(event, "")
+    return None
+
+
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+#: `YYYY-MM-DDTHH` prefixes seen valid, so the hot loop checks a timestamp with two lookups
+_VALID_HOURS: set[str] = set()
+_VALID_MINUTES_SECONDS = frozenset(f"{minute:02d}:{second:02d}" for minute in range(60) for second in range(60))
+
+
+def valid_timestamp(ts: str) -> bool:
+    """`format: date-time` for a string that already matches the contract's timestamp pattern.
+
+    As ajv-formats checks it: a real calendar date, hours to 23, minutes and seconds to 59,
+    and a leap second (`:60`) only at 23:59 UTC.
+    """
+    if not _valid_date(ts[:10]):
+        return False
+    hours, minutes, seconds = ts[11:13], ts[14:16], ts[17:19]
+    if hours <= "23" and minutes <= "59" and seconds <= "59":
+        if len(_VALID_HOURS) < 65536:
+            _VALID_HOURS.add(ts[:13])
+        return True
+    return hours == "23" and minutes == "59" and seconds == "60"
+
+
+def _valid_date(date: str) -> bool:
+    year, month, day = int(date[0:4]), int(date[5:7]), int(date[8:10])
+    if not 1 <= month <= 12:
+        return False
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = 29 if month == 2 and leap else _DAYS_IN_MONTH[month - 1]
+    return 1 <= day <= days
+
+
+@dataclass(frozen=True, slots=True)
+class _NullRule:
+    not_nullable: tuple[str, ...]  # optional fields the schema does not let be null
+    nested: tuple[str, ...]  # fields holding a model that has rules of its own
+
+
+def _explicit_null(model: BaseModel, prefix: str) -> str | None:
+    rule = _NULL_RULES.get(type(model))
+    if rule is None:
+        return None
+    given = model.model_fields_set
+    for name in rule.not_nullable:
+        if name in given and getattr(model, name) is None:
+            return f"{prefix}{name} may be absent but not null"
+    for name in rule.nested:
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            problem = _explicit_null(value, f"{prefix}{name}.")
+            if problem is not None:
+                return problem
+    return None
+
+
+def _derive_null_rules() -> dict[type[BaseModel], _NullRule]:
+    """Which optional fields of which models the bundled JSON Schema forbids to be null.
+
+    The generated models type an optional field as `X | None = None`, so pydantic takes
+    an explicit `null` that the schema (and every JSON Schema reader) rejects.
+    """
+    bundle_file = resources.files("trainwire._generated").joinpath("schemas/trainwire-v1.schema.json")
+    definitions = json.loads(bundle_file.read_text("utf-8"))["$defs"]
+    rules: dict[type[BaseModel], _NullRule] = {}
+
+    def deref(node: Any) -> Any:
+        while isinstance(node, dict) and "$ref" in node and len(node) == 1:
+            node = definitions[node["$ref"].rsplit("/", 1)[-1]]
+        return node
+
+    def allows_null(node: Any) -> bool:
+        if not isinstance(node, dict):
+            return node is not False
+        if "$ref" in node and not allows_null(definitions[node["$ref"].rsplit("/", 1)[-1]]):
+            return False
+        kinds = node.get("type")
+        if kinds is not None and "null" not in (kinds if isinstance(kinds, list) else [kinds]):
+            return False
+        if "const" in node and node["const"] is not None:
+            return False
+        if "enum" in node and None not in node["enum"]:
+            return False
+        for key in ("anyOf", "oneOf"):
+            if key in node and not any(allows_null(branch) for branch in node[key]):
+                return False
+        return all(allows_null(part) for part in node.get("allOf", []))
+
+    def properties(node: Any) -> dict[str, Any]:
+        node = deref(node)
+        found: dict[str, Any] = {}
+        if not isinstance(node, dict):
+            return found
+        if "$ref" in node:
+            found.update(properties(definitions[node["$ref"].rsplit("/", 1)[-1]]))
+        for key in ("allOf", "anyOf", "oneOf"):
+            for part in node.get(key, []):
+                found.update(properties(part))
+        found.update(node.get("properties", {}))
+        return found
+
+    def walk(model: type[BaseModel], schema: Any) -> None:
+        if model in rules:
+            return
+        props = properties(schema)
+        not_nullable: list[str] = []
+        nested: list[str] = []
+        rules[model] = _NullRule((), ())  # guards against cycles while walking
+        for name, field in model.model_fields.items():
+            prop = props.get(name)
+            if prop is None:
+                continue
+            if not field.is_required() and not allows_null(prop):
+                not_nullable.append(name)
+            for candidate in _model_types(field.annotation):
+                walk(candidate, prop)
+                if rules[candidate].not_nullable or rules[candidate].nested:
+                    nested.append(name)
+        rules[model] = _NullRule(tuple(not_nullable), tuple(dict.fromkeys(nested)))
+
+    for model in EVENT_MODELS.values():
+        walk(model, definitions[model.__name__])
+    walk(UnknownEvent, definitions[Envelope.__name__])
+    return {model: rule for model, rule in rules.items() if rule.not_nullable or rule.nested}
+
+
+def _model_types(annotation: Any) -> list[type[BaseModel]]:
+    """The model classes a field holds directly (`Model` or `Model | None`)."""
+    candidates = get_args(annotation) if get_args(annotation) else (annotation,)
+    return [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel) and c.model_fields and "root" not in c.model_fields]
+
+
+_NULL_RULES = _derive_null_rules()

@@ -1,0 +1,96 @@
+"""Where a run came from: code version, runtime, packages, machine (best effort, never fails)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import os
+import platform
+import subprocess
+import sys
+from typing import Any
+
+__all__ = ["KEY_PACKAGES", "collect_provenance"]
+
+logger = logging.getLogger("trainwire.provenance")
+
+#: packages whose versions are recorded when installed
+KEY_PACKAGES = ("trainwire", "torch", "transformers", "accelerate", "pydantic", "numpy")
+_GIT_TIMEOUT_S = 2.0
+
+
+def collect_provenance(seed: int | None = None, cwd: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The `provenance` object of `run.started`; a part that cannot be found is left out.
+
+    git is asked about `cwd` (default: the working directory); outside a work tree
+    `git_sha` and `git_dirty` are null. The accelerator is read from torch only when
+    the program already imported it.
+    """
+    provenance: dict[str, Any] = {}
+    provenance.update(_git(cwd))
+    if seed is not None:
+        provenance["seed"] = seed
+    provenance["python"] = platform.python_version()
+    provenance["packages"] = _package_versions()
+    provenance["platform"] = platform.platform()
+    accelerator = _accelerator()
+    if accelerator is not None:
+        provenance["accelerator"] = accelerator
+    return provenance
+
+
+def _git(cwd: str | os.PathLike[str] | None) -> dict[str, Any]:
+    sha = _run_git(["rev-parse", "--verify", "HEAD"], cwd)
+    if sha is None:
+        return {}
+    if sha.returncode != 0:  # git works, but this is not a work tree (or has no commit)
+        return {"git_sha": None, "git_dirty": None}
+    status = _run_git(["status", "--porcelain", "--untracked-files=no"], cwd)
+    dirty = None if status is None or status.returncode != 0 else bool(status.stdout.strip())
+    return {"git_sha": sha.stdout.strip(), "git_dirty": dirty}
+
+
+def _run_git(args: list[str], cwd: str | os.PathLike[str] | None) -> subprocess.CompletedProcess[str] | None:
+    """git's answer, or None when git is missing, hangs or fails to start."""
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        logger.debug("git %s: %s", " ".join(args), exc)
+        return None
+
+
+def _package_versions() -> dict[str, str]:
+    versions = {}
+    for name in KEY_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except Exception:  # not installed, or broken metadata
+            continue
+    return versions
+
+
+def _accelerator() -> dict[str, Any] | None:
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:
+        if torch.cuda.is_available():
+            return {"kind": "cuda", "count": torch.cuda.device_count(), "name": torch.cuda.get_device_name(0)}
+        xpu = getattr(torch, "xpu", None)
+        if xpu is not None and xpu.is_available():
+            return {"kind": "xpu", "count": xpu.device_count(), "name": xpu.get_device_name(0)}
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return {"kind": "mps", "count": 1, "name": None}
+        return {"kind": "cpu", "count": os.cpu_count() or 1, "name": platform.processor() or None}
+    except Exception:
+        logger.debug("could not read the accelerator from torch", exc_info=True)
+        return None

@@ -1,0 +1,178 @@
+"""Where lines go: a file, stdout, callbacks, memory; and the dispatcher that shields training from them."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from types import MappingProxyType
+from typing import Any, BinaryIO, Callable, Iterable, Protocol, runtime_checkable
+
+from pydantic_core import from_json
+
+__all__ = ["CallbackSink", "Dispatcher", "FileSink", "MemorySink", "Sink", "StdoutSink"]
+
+logger = logging.getLogger("trainwire.sinks")
+
+
+@runtime_checkable
+class Sink(Protocol):
+    """Receives every line of a run.
+
+    `line` is the encoded line (UTF-8 JSON ending in `\\n`); `event` is the dict it was
+    encoded from, which a sink must not change. A sink may raise: the run's dispatcher
+    logs it once and disables the sink.
+    """
+
+    def write(self, line: bytes, event: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class FileSink:
+    """Appends lines to a file, one `write()` per line, with no buffering in between.
+
+    The file is opened with `O_APPEND`, so several processes may append to one file
+    without tearing or interleaving lines. `fsync=True` also forces each line to disk.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+        self.path = os.fspath(path)
+        self.fsync = fsync
+        # The file object owns the descriptor (closed by close() or when collected); lines
+        # go straight to os.write on it: one write(2) per line, no buffer in between.
+        self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115
+        self._fd = self._file.fileno()
+
+    def write(self, line: bytes, event: dict[str, Any]) -> None:
+        written = os.write(self._fd, line)
+        if written < len(line):
+            # A short write (disk nearly full, signal): finish the line rather than tear it.
+            self._write_rest(memoryview(line)[written:])
+        if self.fsync:
+            os.fsync(self._fd)
+
+    def _write_rest(self, rest: memoryview) -> None:
+        while rest:
+            written = os.write(self._fd, rest)
+            if not written:
+                raise OSError(f"could not finish a line in {self.path}")
+            rest = rest[written:]
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __repr__(self) -> str:
+        return f"FileSink({self.path!r})"
+
+
+class StdoutSink:
+    """Writes NDJSON to standard output (its binary buffer), flushed per line.
+
+    The stream is looked up when the sink is made; pass `stream` to write elsewhere.
+    """
+
+    def __init__(self, stream: BinaryIO | None = None) -> None:
+        self._stream: Any = stream if stream is not None else getattr(sys.stdout, "buffer", sys.stdout)
+        self._binary = not hasattr(self._stream, "encoding")
+
+    def write(self, line: bytes, event: dict[str, Any]) -> None:
+        self._stream.write(line if self._binary else line.decode("utf-8"))
+        self._stream.flush()
+
+    def close(self) -> None:
+        """Flushes; standard output itself stays open."""
+        self._stream.flush()
+
+    def __repr__(self) -> str:
+        return "StdoutSink()"
+
+
+class CallbackSink:
+    """Calls `fn(event)` for each line.
+
+    Each call gets its own read-only mapping decoded from the written line, so it sees
+    exactly what a reader of the stream would (non-finite numbers are `None`), and
+    nothing one callback does can change what another callback or sink receives.
+    """
+
+    def __init__(self, fn: Callable[[Any], object]) -> None:
+        self.fn = fn
+
+    def write(self, line: bytes, event: dict[str, Any]) -> None:
+        self.fn(MappingProxyType(from_json(line)))
+
+    def close(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"CallbackSink({getattr(self.fn, '__qualname__', self.fn)!r})"
+
+
+class MemorySink:
+    """Keeps every line in memory (for tests and scenarios)."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.events: list[dict[str, Any]] = []
+
+    def write(self, line: bytes, event: dict[str, Any]) -> None:
+        self.lines.append(line)
+        self.events.append(from_json(line))
+
+    def write_raw(self, data: bytes) -> None:
+        """Appends bytes as they are (not necessarily one line): for streams about bad input."""
+        self.lines.append(data)
+
+    def getvalue(self) -> bytes:
+        """Everything written, as one byte string."""
+        return b"".join(self.lines)
+
+    def close(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"MemorySink(<{len(self.lines)} lines>)"
+
+
+class Dispatcher:
+    """Hands each line to every sink; a sink that raises is logged once and disabled.
+
+    Nothing a sink does ever raises into the caller: training goes on with the others.
+    """
+
+    def __init__(self, sinks: Iterable[Sink] = ()) -> None:
+        # a tuple, replaced whole when a sink is dropped, so a dispatch in progress is unaffected
+        self.sinks: tuple[Sink, ...] = tuple(sinks)
+
+    def dispatch(self, line: bytes, event: dict[str, Any]) -> None:
+        for sink in self.sinks:
+            try:
+                sink.write(line, event)
+            except Exception as exc:
+                self._disable(sink, exc)
+
+    def _disable(self, sink: Sink, exc: BaseException) -> None:
+        self.sinks = tuple(other for other in self.sinks if other is not sink)
+        logger.warning(
+            "trainwire: %r failed (%s: %s); it gets no more lines from this run",
+            sink,
+            type(exc).__name__,
+            exc,
+        )
+        try:
+            sink.close()
+        except Exception:
+            logger.debug("closing the failed sink %r raised too", sink, exc_info=True)
+
+    def close(self) -> None:
+        """Closes every sink, never raising."""
+        sinks, self.sinks = self.sinks, ()
+        for sink in sinks:
+            try:
+                sink.close()
+            except Exception:
+                logger.debug("closing %r raised", sink, exc_info=True)

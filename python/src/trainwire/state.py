@@ -1,0 +1,404 @@
+"""Run state: fold decoded lines into one state per run (reader rules 3-5).
+
+The state is the conformance reference: `StreamReader.to_json()` is byte-identical to
+what the TypeScript reader produces for the same bytes (apart from diagnostic texts).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+from trainwire import canonical
+from trainwire.decoder import DEFAULT_MAX_LINE_BYTES, Decoder, Diagnostic, Record
+from trainwire.errors import StreamError
+from trainwire.models import (
+    CheckpointSaved,
+    EvalCompleted,
+    PhaseEnded,
+    PhaseStarted,
+    RunFinished,
+    RunStarted,
+    StopRequested,
+    TrainEpoch,
+    TrainRestarted,
+    TrainStep,
+    TrialEnded,
+    TrialStarted,
+    UnknownEvent,
+)
+
+__all__ = [
+    "EXIT_CODES",
+    "RunState",
+    "RunStateFold",
+    "StreamReader",
+    "parse_timestamp_us",
+    "read_state",
+]
+
+#: the process exit code of a run that ends in each status
+EXIT_CODES: dict[str, int] = {"succeeded": 0, "failed": 1, "interrupted": 2, "reverted": 3, "awaiting_approval": 4}
+
+_ENVELOPE_FIELDS = frozenset({"schema_version", "seq", "ts", "run_id", "event", "stage"})
+_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?([Zz]|[+-][0-9]{2}:[0-9]{2})")
+
+Now = str | datetime | None
+
+
+class RunState:
+    """What a reader knows about one run; `to_dict` is its reader-state form."""
+
+    __slots__ = (
+        "run_id",
+        "status",
+        "events",
+        "last_seq",
+        "last_ts",
+        "seq_gaps",
+        "heartbeat_interval_s",
+        "phase",
+        "step",
+        "total_steps",
+        "epoch",
+        "loss",
+        "learning_rate",
+        "eta_s",
+        "progress",
+        "attempt",
+        "restarts",
+        "stop_requested",
+        "last_eval",
+        "last_checkpoint",
+        "trials",
+        "stage",
+        "finished",
+    )
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.status = "running"
+        self.events = 0
+        self.last_seq = 0
+        self.last_ts: str | None = None
+        self.seq_gaps: list[list[int]] = []
+        self.heartbeat_interval_s: float | None = None
+        self.phase: str | None = None
+        self.step: int | None = None
+        self.total_steps: int | None = None
+        self.epoch: float | None = None
+        self.loss: float | None = None
+        self.learning_rate: float | None = None
+        self.eta_s: float | None = None
+        self.progress: float | None = None
+        self.attempt = 1
+        self.restarts: list[dict[str, Any]] = []
+        self.stop_requested = False
+        self.last_eval: dict[str, Any] | None = None
+        self.last_checkpoint: dict[str, Any] | None = None
+        self.trials: dict[str, Any] = {"count": 0, "best": None}
+        self.stage: dict[str, Any] | None = None
+        self.finished: dict[str, Any] | None = None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The documented exit code of the run's final status; None while it runs."""
+        return EXIT_CODES.get(self.status)
+
+    def status_at(self, now_us: int | None, stale_after_s: float | None = None) -> str:
+        """`stale` when a running run has been silent too long at `now_us` (rule 4)."""
+        if self.status != "running" or now_us is None or self.last_ts is None:
+            return self.status
+        limit_s = stale_after_s if stale_after_s is not None else self._heartbeat_timeout_s()
+        if limit_s is None:
+            return self.status
+        silence_us = now_us - parse_timestamp_us(self.last_ts)
+        # integer microseconds on both sides, rounded as JavaScript's Math.round: every reader alike
+        return "stale" if silence_us > _round_half_up(limit_s * 1_000_000) else self.status
+
+    def _heartbeat_timeout_s(self) -> float | None:
+        return None if self.heartbeat_interval_s is None else 3 * self.heartbeat_interval_s
+
+    def to_dict(self, now_us: int | None = None, stale_after_s: float | None = None) -> dict[str, Any]:
+        state = copy.deepcopy({name: getattr(self, name) for name in self.__slots__})
+        state["status"] = self.status_at(now_us, stale_after_s)
+        return state
+
+
+class RunStateFold:
+    """Folds `(line, event)` records into runs, with checks 7-9 of the reader rules.
+
+    `diagnostics` may be a list shared with the decoder, so that both add to it in
+    stream order.
+    """
+
+    def __init__(self, *, strict: bool = False, diagnostics: list[Diagnostic] | None = None) -> None:
+        self.strict = strict
+        self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
+        #: runs by id, in order of first appearance
+        self.runs: dict[str, RunState] = {}
+        #: lines applied whose event name this reader does not know
+        self.unknown_events = 0
+
+    def apply(self, line: int, event: Any) -> bool:
+        """Fold one decoded line; False when it is dropped (after_finished, seq_not_increasing)."""
+        run = self.runs.get(event.run_id)
+        seq = event.seq
+        if run is not None:
+            if run.finished is not None:
+                self._report(line, "after_finished", f"run {run.run_id} already finished; {event.event} seq {seq} dropped")
+                return False
+            if seq <= run.last_seq:
+                self._report(line, "seq_not_increasing", f"run {run.run_id}: seq {seq} after seq {run.last_seq}; line dropped")
+                return False
+        else:
+            run = self.runs[event.run_id] = RunState(event.run_id)
+        if seq > run.last_seq + 1:
+            run.seq_gaps.append([run.last_seq + 1, seq])
+            self._report(line, "seq_gap", f"run {run.run_id}: expected seq {run.last_seq + 1}, got {seq}; line applied")
+        run.events += 1
+        run.last_seq = seq
+        run.last_ts = event.ts
+        if event.stage is not None:
+            run.stage = event.stage.model_dump(exclude_unset=True)
+        effect = _EFFECTS.get(type(event))
+        if effect is not None:
+            effect(run, event)
+        elif isinstance(event, UnknownEvent):
+            self.unknown_events += 1
+        return True
+
+    def extend(self, records: Iterable[Record]) -> list[Any]:
+        """Fold records in order; return the events applied."""
+        apply = self.apply
+        return [event for line, event in records if apply(line, event)]
+
+    def _report(self, line: int, code: str, message: str) -> None:
+        if self.strict:
+            raise StreamError(line, code, message)
+        self.diagnostics.append(Diagnostic(line, code, message))
+
+
+# effects of each event on its run (reader rules, section 3)
+
+
+def _run_started(run: RunState, event: RunStarted) -> None:
+    run.total_steps = event.total_steps
+    if "heartbeat_interval_s" in event.model_fields_set:
+        run.heartbeat_interval_s = event.heartbeat_interval_s
+
+
+def _phase_started(run: RunState, event: PhaseStarted) -> None:
+    run.phase = event.phase
+
+
+def _phase_ended(run: RunState, event: PhaseEnded) -> None:
+    if event.phase == run.phase:
+        run.phase = None
+
+
+def _train_step(run: RunState, event: TrainStep) -> None:
+    run.step = event.step
+    run.total_steps = event.total_steps
+    run.epoch = event.epoch
+    run.loss = event.loss
+    run.learning_rate = event.learning_rate
+    run.eta_s = event.eta_s
+    run.progress = event.progress
+
+
+def _train_epoch(run: RunState, event: TrainEpoch) -> None:
+    run.epoch = event.epoch
+    run.step = event.step
+
+
+def _train_restarted(run: RunState, event: TrainRestarted) -> None:
+    run.attempt = event.attempt
+    run.restarts.append({"reason": event.reason, "previous_step": event.previous_step, "step": event.step})
+    run.step = event.step
+    run.eta_s = None
+    run.progress = None
+    if "total_steps" in event.model_fields_set:
+        run.total_steps = event.total_steps
+
+
+def _eval_completed(run: RunState, event: EvalCompleted) -> None:
+    run.last_eval = {"step": event.step, "epoch": event.epoch, "split": event.split, "metrics": dict(event.metrics)}
+
+
+def _checkpoint_saved(run: RunState, event: CheckpointSaved) -> None:
+    run.last_checkpoint = {"step": event.step, "path": event.path, "reason": event.reason}
+
+
+def _trial_started(run: RunState, event: TrialStarted) -> None:
+    run.trials["count"] = max(run.trials["count"], event.trial)
+
+
+def _trial_ended(run: RunState, event: TrialEnded) -> None:
+    run.trials["count"] = max(run.trials["count"], event.trial)
+    if "best" in event.model_fields_set and event.best is not None:
+        best = event.best
+        run.trials["best"] = {"trial": best.trial, "metric": best.metric, "value": best.value}
+
+
+def _stop_requested(run: RunState, event: StopRequested) -> None:
+    run.stop_requested = True
+
+
+def _run_finished(run: RunState, event: RunFinished) -> None:
+    run.status = event.status
+    payload = event.model_dump(exclude_unset=True)
+    run.finished = {key: value for key, value in payload.items() if key not in _ENVELOPE_FIELDS}
+
+
+_EFFECTS: dict[type, Any] = {
+    RunStarted: _run_started,
+    PhaseStarted: _phase_started,
+    PhaseEnded: _phase_ended,
+    TrainStep: _train_step,
+    TrainEpoch: _train_epoch,
+    TrainRestarted: _train_restarted,
+    EvalCompleted: _eval_completed,
+    CheckpointSaved: _checkpoint_saved,
+    TrialStarted: _trial_started,
+    TrialEnded: _trial_ended,
+    StopRequested: _stop_requested,
+    RunFinished: _run_finished,
+}
+
+
+class StreamReader:
+    """A decoder and a run-state fold together: feed bytes, read the state.
+
+    ```python
+    reader = StreamReader()
+    for chunk in chunks:
+        reader.feed(chunk)
+    print(reader.to_json(now="2026-11-29T10:00:00Z"))
+    ```
+    """
+
+    def __init__(
+        self,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        strict: bool = False,
+        offset: int = 0,
+        line_number: int = 0,
+    ) -> None:
+        self.diagnostics: list[Diagnostic] = []
+        self.decoder = Decoder(
+            max_line_bytes=max_line_bytes,
+            strict=strict,
+            offset=offset,
+            line_number=line_number,
+            diagnostics=self.diagnostics,
+        )
+        self.fold = RunStateFold(strict=strict, diagnostics=self.diagnostics)
+
+    def feed(self, chunk: bytes) -> list[Any]:
+        """Decode and fold a chunk; return the events applied to runs."""
+        return self.fold.extend(self.decoder.records(chunk))
+
+    def finish(self) -> None:
+        """The stream ended; a partial tail stays counted and unparsed."""
+        self.decoder.finish()
+
+    @property
+    def runs(self) -> list[RunState]:
+        return list(self.fold.runs.values())
+
+    def run(self, run_id: str) -> RunState | None:
+        return self.fold.runs.get(run_id)
+
+    @property
+    def lines(self) -> int:
+        return self.decoder.lines
+
+    @property
+    def consumed_bytes(self) -> int:
+        return self.decoder.consumed_bytes
+
+    @property
+    def partial_tail_bytes(self) -> int:
+        return self.decoder.partial_tail_bytes
+
+    def to_dict(self, now: Now = None, stale_after_s: float | None = None) -> dict[str, Any]:
+        """The reader state (schemas/reader-state/v1); `now` turns silent runs `stale`."""
+        now_us = None if now is None else to_timestamp_us(now)
+        return {
+            "runs": [run.to_dict(now_us, stale_after_s) for run in self.fold.runs.values()],
+            "lines": self.decoder.lines,
+            "consumed_bytes": self.decoder.consumed_bytes,
+            "partial_tail_bytes": self.decoder.partial_tail_bytes,
+            "unknown_events": self.fold.unknown_events,
+            "diagnostics": [diagnostic.to_dict() for diagnostic in self.diagnostics],
+        }
+
+    def to_json(self, now: Now = None, stale_after_s: float | None = None) -> str:
+        """The state as canonical (RFC 8785) JSON."""
+        return canonical.dumps(self.to_dict(now, stale_after_s))
+
+
+def read_state(
+    data: bytes,
+    *,
+    now: Now = None,
+    stale_after_s: float | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> dict[str, Any]:
+    """The reader state of a whole stream given as bytes."""
+    reader = StreamReader(max_line_bytes=max_line_bytes)
+    reader.feed(data)
+    reader.finish()
+    return reader.to_dict(now, stale_after_s)
+
+
+# time
+
+
+def parse_timestamp_us(value: str) -> int:
+    """Microseconds since the Unix epoch of an RFC 3339 time (fraction truncated to microseconds)."""
+    match = _TIMESTAMP.fullmatch(value)
+    if match is None:
+        raise ValueError(f"not an RFC 3339 time: {value!r}")
+    year, month, day, hour, minute, second = (int(part) for part in match.groups()[:6])
+    micros = int((match.group(7) or "").ljust(6, "0")[:6])
+    offset = match.group(8)
+    offset_s = 0
+    if offset not in ("Z", "z"):
+        sign = -1 if offset[0] == "-" else 1
+        offset_s = sign * (int(offset[1:3]) * 3600 + int(offset[4:6]) * 60)
+    seconds = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_s
+    return seconds * 1_000_000 + micros
+
+
+def to_timestamp_us(now: str | datetime) -> int:
+    """`now` as microseconds since the epoch; a naive datetime is taken as UTC."""
+    if isinstance(now, str):
+        return parse_timestamp_us(now)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    now = now.astimezone(timezone.utc)
+    seconds = _days_from_civil(now.year, now.month, now.day) * 86400 + now.hour * 3600 + now.minute * 60 + now.second
+    return seconds * 1_000_000 + now.microsecond
+
+
+def _round_half_up(value: float) -> int:
+    """JavaScript's `Math.round`: to the nearest integer, halves toward +infinity."""
+    floor = math.floor(value)
+    return floor + 1 if value - floor >= 0.5 else floor
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    # Howard Hinnant's algorithm: exact for any proleptic Gregorian date, year 0 included.
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468

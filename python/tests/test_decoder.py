@@ -1,0 +1,237 @@
+"""trainwire.decoder: framing and the per-line checks of docs/reader-rules.md, sections 1-2."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from trainwire.decoder import Decoder
+from trainwire.errors import StreamError
+from trainwire.models import RunFinished, TrainStep, UnknownEvent
+
+BUNDLE = Path(__file__).resolve().parents[2] / "schemas" / "bundled" / "trainwire-v1.schema.json"
+
+STARTED = {
+    "schema_version": 1, "seq": 1, "ts": "2026-11-29T10:00:00.000000Z", "run_id": "r1", "event": "run.started",
+    "producer": {"name": "t", "version": "1"}, "total_steps": 10, "heartbeat_interval_s": 5,
+}
+STEP = {
+    "schema_version": 1, "seq": 2, "ts": "2026-11-29T10:00:01.000000Z", "run_id": "r1", "event": "train.step",
+    "step": 5, "total_steps": 10, "epoch": 0.5, "loss": 1.25, "learning_rate": 1e-4, "elapsed_s": 1.5,
+    "eta_s": 1.5, "progress": 0.5,
+}
+FINISHED = {
+    "schema_version": 1, "seq": 3, "ts": "2026-11-29T10:00:02.000000Z", "run_id": "r1", "event": "run.finished",
+    "status": "succeeded", "exit_code": 0, "error": None, "reason": None, "step": 10, "checkpoint": None,
+    "duration_s": 2.0, "metrics": {"loss": 0.5}, "artifacts": {"model": "model/weights.bin"},
+}
+
+
+def line(obj: dict[str, Any], **changes: Any) -> bytes:
+    return json.dumps({**obj, **changes}, separators=(",", ":")).encode() + b"\n"
+
+
+def decode(data: bytes, **options: Any) -> tuple[list[Any], Decoder]:
+    decoder = Decoder(**options)
+    events = decoder.feed(data)
+    decoder.finish()
+    return events, decoder
+
+
+def codes(decoder: Decoder) -> list[tuple[int, str]]:
+    return [(d.line, d.code) for d in decoder.diagnostics]
+
+
+def test_valid_lines_become_typed_events() -> None:
+    events, decoder = decode(line(STARTED) + line(STEP) + line(FINISHED))
+    assert [e.event for e in events] == ["run.started", "train.step", "run.finished"]
+    assert isinstance(events[1], TrainStep) and events[1].loss == 1.25
+    assert isinstance(events[2], RunFinished)
+    assert decoder.diagnostics == [] and decoder.lines == 3 and decoder.partial_tail_bytes == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (b'{"a":\xff}', "invalid_utf8"),
+        (b"\xed\xa0\x80", "invalid_utf8"),  # an encoded surrogate is not UTF-8
+        (b"not json", "invalid_json"),
+        (line(STEP)[:-1].replace(b'"loss":1.25', b'"loss":NaN'), "invalid_json"),
+        (line(STEP)[:-1].replace(b'"loss":1.25', b'"loss":-Infinity'), "invalid_json"),
+        (b'{"a":1,}', "invalid_json"),
+        (b"{'a':1}", "invalid_json"),
+        (b'{"a":1} // comment', "invalid_json"),
+        (b'{"a":"tab\there"}', "invalid_json"),
+        (b"[1,2]", "schema_violation"),
+        (b'"text"', "schema_violation"),
+        (b"null", "schema_violation"),
+        (line(STEP, schema_version=2)[:-1], "unsupported_version"),
+        (line(STEP, schema_version=2.0, loss="bad")[:-1], "unsupported_version"),
+        (b'{"schema_version":7}', "unsupported_version"),
+        (line(STEP, schema_version=True)[:-1], "schema_violation"),
+        (line(STEP, loss="1.5")[:-1], "schema_violation"),
+        (line(STEP, step=True)[:-1], "schema_violation"),
+        (line(STEP, progress=1.5)[:-1], "schema_violation"),
+        (line(STEP, stage=None)[:-1], "schema_violation"),
+        (line(STEP, metrics=None)[:-1], "schema_violation"),
+        (line(STEP, ts="2026-02-30T10:00:00Z")[:-1], "schema_violation"),
+        (line(STEP, ts="2026-11-29T24:00:00Z")[:-1], "schema_violation"),
+        (line(STEP, ts="2026-11-29 10:00:00Z")[:-1], "schema_violation"),
+        (line(STEP, run_id="has space")[:-1], "schema_violation"),
+        (line(STEP, event={})[:-1], "schema_violation"),
+        (line(STEP, event=["train.step"])[:-1], "schema_violation"),
+        (line(STEP, event="NotAnEvent")[:-1], "schema_violation"),
+        (line({k: v for k, v in STEP.items() if k != "loss"})[:-1], "schema_violation"),
+    ],
+)
+def test_a_bad_line_is_skipped_with_the_first_failing_check(text: bytes, code: str) -> None:
+    events, decoder = decode(line(STARTED) + text + b"\n" + line(FINISHED))
+    assert [e.event for e in events] == ["run.started", "run.finished"]  # the valid line after it survives
+    assert codes(decoder) == [(2, code)]
+    assert decoder.diagnostics[0].message  # says what, quotes the start of the text
+
+
+def test_messages_quote_at_most_80_characters_of_the_line() -> None:
+    _, decoder = decode(b"x" * 500 + b"\n")
+    message = decoder.diagnostics[0].message
+    assert '"' + "x" * 80 + '"...' in message and "x" * 81 not in message
+
+
+def test_integer_valued_numbers_are_integers() -> None:
+    events, decoder = decode(line(STEP, step=5.0, seq=2.0, schema_version=1.0, total_steps=1e1))
+    assert decoder.diagnostics == []
+    assert (events[0].step, events[0].seq, events[0].total_steps) == (5, 2, 10)
+
+
+def test_unknown_events_are_delivered_with_their_fields() -> None:
+    events, decoder = decode(line(STEP, event="model.exported", x_path="a/b", x_nested={"k": [1, 2.5]}))
+    (event,) = events
+    assert isinstance(event, UnknownEvent) and event.event == "model.exported"
+    assert event.model_extra == {"step": 5, "total_steps": 10, "epoch": 0.5, "loss": 1.25, "learning_rate": 1e-4,
+                                 "elapsed_s": 1.5, "eta_s": 1.5, "progress": 0.5, "x_path": "a/b", "x_nested": {"k": [1, 2.5]}}
+    assert decoder.diagnostics == []
+
+
+def test_json_that_pydantic_cannot_parse_but_javascript_can_is_still_valid() -> None:
+    deep = json.loads("[" * 300 + "]" * 300)
+    text = line(STEP, event="x.y").replace(b'"x.y"', b'"x.y","x_lone":"\\ud800"')
+    events, decoder = decode(text + line(STEP, event="x.y", seq=3, x_deep=deep))
+    assert decoder.diagnostics == [] and len(events) == 2
+    assert events[0].model_extra["x_lone"] == "\ud800"
+
+
+def test_blank_lines_crlf_and_a_leading_bom_are_accepted() -> None:
+    data = b"\xef\xbb\xbf" + line(STARTED)[:-1] + b"\r\n" + b"\n  \t\r\n" + line(STEP)
+    events, decoder = decode(data)
+    assert [e.event for e in events] == ["run.started", "train.step"]
+    assert decoder.diagnostics == [] and decoder.lines == 4 and decoder.consumed_bytes == len(data)
+
+
+def test_a_bom_split_across_chunks_is_still_skipped_but_not_one_later_in_the_stream() -> None:
+    decoder = Decoder()
+    events = []
+    for piece in (b"\xef", b"\xbb", b"\xbf" + line(STARTED), b"\xef\xbb\xbf" + line(STEP)):
+        events += decoder.feed(piece)
+    assert [e.event for e in events] == ["run.started"]
+    assert codes(decoder) == [(2, "invalid_json")]
+
+
+def test_no_bom_is_skipped_when_resuming_at_an_offset() -> None:
+    events, decoder = decode(b"\xef\xbb\xbf" + line(STEP), offset=100)
+    assert events == [] and codes(decoder) == [(1, "invalid_json")]
+
+
+def test_the_partial_tail_is_kept_and_not_an_error() -> None:
+    data = line(STARTED) + line(STEP)[:40]
+    events, decoder = decode(data)
+    assert len(events) == 1 and decoder.diagnostics == []
+    assert decoder.consumed_bytes == len(line(STARTED)) and decoder.partial_tail_bytes == 40
+
+
+def test_feeding_one_byte_at_a_time_gives_what_feeding_everything_gives() -> None:
+    data = (
+        b"\xef\xbb\xbf" + line(STARTED) + b"\r\n" + "é".encode() + b"\n" + b"x" * 300 + b"\n"
+        + line(STEP, x_text="日本語 😀") + b'{"schema_version":3}\n' + line(FINISHED) + b'{"torn'
+    )
+    whole_events, whole = decode(data, max_line_bytes=299)
+    decoder = Decoder(max_line_bytes=299)
+    events = [event for byte in data for event in decoder.feed(bytes([byte]))]
+    assert events == whole_events
+    assert decoder.diagnostics == whole.diagnostics
+    assert (decoder.lines, decoder.consumed_bytes, decoder.partial_tail_bytes) == (whole.lines, whole.consumed_bytes, whole.partial_tail_bytes)
+    assert codes(decoder) == [(3, "invalid_json"), (4, "line_too_long"), (6, "unsupported_version")]
+
+
+def test_resuming_at_consumed_bytes_reads_only_the_rest_and_gives_the_same_lines() -> None:
+    data = line(STARTED) + b"garbage\n" + line(STEP) + line(FINISHED)
+    first = Decoder()
+    first_events = first.feed(data[:150])
+    resumed = Decoder(offset=first.consumed_bytes, line_number=first.lines)
+    resumed_events = resumed.feed(data[first.consumed_bytes :])
+    whole_events, whole = decode(data)
+    assert first_events + resumed_events == whole_events
+    assert first.diagnostics + resumed.diagnostics == whole.diagnostics
+    assert (resumed.consumed_bytes, resumed.lines) == (len(data), 4)
+
+
+def test_a_line_over_the_limit_is_reported_and_never_held_whole() -> None:
+    limit = 1000
+    decoder = Decoder(max_line_bytes=limit)
+    tracemalloc.start()
+    try:
+        decoder.feed(line(STARTED))
+        for _ in range(64):  # 4 MiB in one line, 64 KiB at a time
+            decoder.feed(b"y" * 65536)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000  # the limit plus a chunk or two, not 4 MiB
+    assert decoder.partial_tail_bytes == 64 * 65536
+    events = decoder.feed(b"\n" + line(STEP))
+    assert [e.event for e in events] == ["train.step"]
+    assert codes(decoder) == [(2, "line_too_long")]
+    assert "yyyy" in decoder.diagnostics[0].message
+
+
+def test_the_limit_counts_a_carriage_return_but_not_the_newline() -> None:
+    text = line(STEP)[:-1]
+    _, exact = decode(text + b"\n", max_line_bytes=len(text))
+    _, with_cr = decode(text + b"\r\n", max_line_bytes=len(text))
+    assert exact.diagnostics == []
+    assert codes(with_cr) == [(1, "line_too_long")]
+
+
+def test_strict_mode_raises_at_the_first_problem() -> None:
+    decoder = Decoder(strict=True)
+    with pytest.raises(StreamError) as raised:
+        decoder.feed(line(STARTED) + b"{oops\n")
+    assert (raised.value.line, raised.value.code) == (2, "invalid_json")
+
+
+MUTATIONS: list[tuple[str, Any]] = [
+    (field, value)
+    for field in ("seq", "step", "total_steps", "epoch", "loss", "eta_s", "progress", "stage", "metrics", "grad_norm", "tokens_seen", "schema_version", "x_extra")
+    for value in (None, True, 0, -1, 2.0, 0.5, "1", [], {}, {"name": "s", "index": 1, "count": 1}, 1e300, -0.0)
+]
+
+
+def test_the_decoder_agrees_with_a_json_schema_validator_on_every_mutation() -> None:
+    """A differential test: pydantic's fast path must not accept what the JSON Schema rejects."""
+    validator = jsonschema.Draft202012Validator(json.loads(BUNDLE.read_text()), format_checker=jsonschema.FormatChecker())
+    disagreements = []
+    for base in (STARTED, STEP, FINISHED):
+        for field, value in MUTATIONS:
+            mutated = copy.deepcopy(base)
+            mutated[field] = value
+            if isinstance(mutated.get("schema_version"), (int, float)) and not isinstance(mutated["schema_version"], bool) and mutated["schema_version"] > 1:
+                continue  # unsupported_version, not a schema question
+            events, _ = decode(line(mutated))
+            if bool(events) != validator.is_valid(mutated):
+                disagreements.append((base["event"], field, value))
+    assert disagreements == []

@@ -1,0 +1,75 @@
+"""trainwire.invariants: what `trainwire validate` holds a writer's stream to."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from trainwire.invariants import Violation, check_stream
+
+
+def event(seq: int, name: str, run_id: str = "r1", second: int = 0, **payload: Any) -> bytes:
+    envelope = {"schema_version": 1, "seq": seq, "ts": f"2026-11-29T10:00:{second:02d}.000000Z", "run_id": run_id, "event": name}
+    return json.dumps({**envelope, **payload}).encode() + b"\n"
+
+
+def started(seq: int = 1, run_id: str = "r1", second: int = 0) -> bytes:
+    return event(seq, "run.started", run_id, second, producer={"name": "t", "version": "1"}, total_steps=None)
+
+
+def heartbeat(seq: int, run_id: str = "r1", second: int = 0) -> bytes:
+    return event(seq, "run.heartbeat", run_id, second)
+
+
+def finished(seq: int, run_id: str = "r1", second: int = 0) -> bytes:
+    return event(seq, "run.finished", run_id, second, status="succeeded", exit_code=0, error=None, reason=None, step=None,
+                 checkpoint=None, duration_s=1.0, metrics={}, artifacts={})
+
+
+def rules(violations: list[Violation]) -> list[tuple[int, str | None, str]]:
+    return [(v.line, v.run_id, v.rule) for v in violations]
+
+
+def test_a_clean_stream_with_two_runs_and_an_unknown_event_has_no_violation() -> None:
+    data = started() + started(run_id="r2") + event(2, "x.custom") + heartbeat(2, "r2") + finished(3) + finished(3, "r2")
+    assert check_stream(data) == []
+
+
+def test_every_conformance_golden_that_follows_the_writer_rules_is_clean() -> None:
+    cases = Path(__file__).resolve().parents[2] / "conformance" / "cases"
+    clean = ["full-run", "minimal-run", "oom-restart", "hyperparameter-search", "stop-sigterm"]
+    for case in clean:
+        assert check_stream((cases / case / "stream.ndjson").read_bytes()) == [], case
+
+
+def test_seq_gaps_repeats_and_a_wrong_first_seq() -> None:
+    data = started(2) + heartbeat(3) + heartbeat(5) + heartbeat(5) + finished(6)
+    assert rules(check_stream(data)) == [(1, "r1", "seq_gap"), (3, "r1", "seq_gap"), (4, "r1", "seq_not_increasing")]
+
+
+def test_run_started_must_come_first_and_only_once() -> None:
+    data = heartbeat(1) + started(2) + finished(3)
+    assert rules(check_stream(data)) == [(1, "r1", "started_first"), (2, "r1", "started_first")]
+
+
+def test_exactly_one_run_finished_as_the_last_line_of_its_run() -> None:
+    data = started() + finished(2) + heartbeat(3) + finished(4) + started(run_id="r2")
+    assert rules(check_stream(data)) == [(3, "r1", "after_finished"), (4, "r1", "after_finished"), (5, "r2", "not_finished")]
+    message = check_stream(data)[1].message
+    assert "second run.finished" in message and "line 2" in message
+
+
+def test_ts_must_not_go_backwards_within_a_run() -> None:
+    data = started(second=5) + heartbeat(2, second=4) + heartbeat(1, "r2", second=1) + finished(3, second=6)
+    violations = check_stream(data)
+    assert rules(violations)[0] == (2, "r1", "ts_backwards")
+    assert "10:00:04" in violations[0].message and "10:00:05" in violations[0].message
+
+
+def test_bad_lines_and_a_torn_last_line_are_violations() -> None:
+    data = started() + b"{not json}\n" + b'{"schema_version":2}\n' + finished(2) + b'{"torn'
+    violations = check_stream(data)
+    assert rules(violations) == [(2, None, "invalid_json"), (3, None, "unsupported_version"), (5, None, "unterminated_line")]
+    assert str(violations[0]).startswith("line 2: invalid_json: ")
+    assert violations[2].to_dict()["rule"] == "unterminated_line"

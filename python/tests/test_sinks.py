@@ -1,0 +1,116 @@
+"""Sinks and the dispatcher: real files, a real stdout, callbacks that misbehave."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trainwire.models import EVENT_ADAPTER
+from trainwire.run import Run
+from trainwire.sinks import CallbackSink, Dispatcher, FileSink, MemorySink, Sink, StdoutSink
+
+LINE = b'{"a":1}\n'
+
+
+def test_file_sink_appends_and_each_line_is_on_disk_when_write_returns(tmp_path: Path) -> None:
+    path = tmp_path / "progress.jsonl"
+    path.write_bytes(b'{"earlier":true}\n')
+    sink = FileSink(path, fsync=True)
+    sink.write(LINE, {})
+    # no buffer in between: another reader sees the line at once
+    assert path.read_bytes() == b'{"earlier":true}\n' + LINE
+    sink.write(b'{"b":"\xc3\xa9"}\n', {})
+    sink.close()
+    assert path.read_bytes().splitlines() == [b'{"earlier":true}', b'{"a":1}', b'{"b":"\xc3\xa9"}']
+
+
+def test_every_sink_satisfies_the_protocol(tmp_path: Path) -> None:
+    sinks = [FileSink(tmp_path / "f"), StdoutSink(io.BytesIO()), CallbackSink(print), MemorySink()]
+    assert all(isinstance(sink, Sink) for sink in sinks)
+
+
+def test_stdout_sink_writes_bytes_or_text_and_flushes() -> None:
+    binary, text = io.BytesIO(), io.StringIO()
+    StdoutSink(binary).write(LINE, {})
+    StdoutSink(text).write(LINE, {})
+    assert binary.getvalue() == LINE and text.getvalue() == LINE.decode()
+
+
+def test_stdout_sink_in_a_process_gives_ndjson_on_stdout_and_logs_on_stderr(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """
+        from trainwire.run import Run
+        with Run(stdout=True, run_id="stdout-run", heartbeat_interval_s=None, step_interval_s=0) as run:
+            run.start(total_steps=3, provenance=False)
+            for step in (1, 2, 3):
+                run.step(step, loss=float("nan"), metrics={"note": 1.0})
+            run.checkpoint(3, "/somewhere/else")  # outside: a WARNING on stderr
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120, cwd=tmp_path, check=True)
+    lines = done.stdout.splitlines(keepends=True)
+    assert [json.loads(line)["event"] for line in lines] == ["run.started", *["train.step"] * 3, "run.finished"]
+    for line in lines:
+        EVENT_ADAPTER.validate_json(line, strict=True)
+    assert b"outside the output directory" in done.stderr
+    assert b"outside" not in done.stdout
+
+
+def test_each_callback_gets_its_own_read_only_copy(caplog: pytest.LogCaptureFixture) -> None:
+    received: list[Any] = []
+
+    def vandal(event: Any) -> None:
+        event["metrics"]["acc"] = -1.0  # nested values are its own copy
+        event["event"] = "changed"  # the top level is read-only: raises, and the callback is dropped
+
+    caplog.set_level(logging.WARNING, logger="trainwire")
+    memory = MemorySink()
+    run = Run(run_id="copies", callbacks=[vandal, received.append], sinks=[memory], heartbeat_interval_s=None, rank=0)
+    run.eval(1, {"acc": 0.5, "bad": float("nan")})
+    run.eval(2, {"acc": 0.75})
+    assert [event["metrics"] for event in received] == [{"acc": 0.5, "bad": None}, {"acc": 0.75}]
+    assert [event["metrics"] for event in memory.events] == [{"acc": 0.5, "bad": None}, {"acc": 0.75}]
+    assert len([record for record in caplog.records if record.levelno == logging.WARNING]) == 1
+
+
+def test_memory_sink_keeps_lines_events_and_raw_bytes() -> None:
+    sink = MemorySink()
+    sink.write(LINE, {"a": 1})
+    sink.write_raw(b"torn")
+    assert sink.lines == [LINE, b"torn"] and sink.events == [{"a": 1}]
+    assert sink.getvalue() == LINE + b"torn"
+
+
+class Exploding:
+    """A sink whose every method raises."""
+
+    def __init__(self) -> None:
+        self.writes = 0
+
+    def write(self, line: bytes, event: dict[str, Any]) -> None:
+        self.writes += 1
+        raise OSError("device gone")
+
+    def close(self) -> None:
+        raise OSError("cannot close either")
+
+
+def test_the_dispatcher_disables_a_failing_sink_once_and_never_raises(caplog: pytest.LogCaptureFixture) -> None:
+    exploding, memory = Exploding(), MemorySink()
+    dispatcher = Dispatcher([exploding, memory])
+    caplog.set_level(logging.DEBUG, logger="trainwire")
+    for _ in range(3):
+        dispatcher.dispatch(LINE, {})
+    dispatcher.close()
+    assert exploding.writes == 1 and len(memory.lines) == 3
+    warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "device gone" in warnings[0].getMessage()
+    Dispatcher([Exploding()]).close()  # a close that raises is swallowed too

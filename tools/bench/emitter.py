@@ -1,0 +1,135 @@
+"""Emitter figures: the cost of writing one event, against a bare `json.dumps` writer.
+
+Every round times each contender once, in a rotating order, on a fresh file; the figures
+are medians over rounds. The baseline writes the very dicts our emitter wrote (read back
+from its file), so it does none of the stamping work (seq, ts, derived fields) ours does.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from context import Context
+from records import Figure, Measurement, Target, median
+
+__all__ = ["FIGURES"]
+
+_STREAM = "progress.jsonl"
+
+
+def _losses(count: int) -> list[tuple[float, float]]:
+    return [(2.5 / (1 + step / 300), 5e-5 * (1 - step / count)) for step in range(1, count + 1)]
+
+
+def _discard(*_: Any) -> None:
+    """The second sink: a callback that does nothing, so only the emitter's fan-out is timed."""
+
+
+def _time_ours(directory: Path, values: list[tuple[float, float]], callbacks: tuple[Callable[..., Any], ...]) -> float:
+    from trainwire.run import Run
+
+    run = Run(directory, step_interval_s=0, heartbeat_interval_s=None, callbacks=callbacks)
+    run.start(total_steps=len(values))
+    gc.collect()
+    started = time.perf_counter()
+    for step, (loss, learning_rate) in enumerate(values, start=1):
+        run.step(step, loss=loss, learning_rate=learning_rate)
+    elapsed = time.perf_counter() - started
+    run.finish()
+    return elapsed / len(values)
+
+
+def _time_json_dumps(directory: Path, lines: list[dict[str, Any]]) -> float:
+    gc.collect()
+    started = time.perf_counter()
+    with open(directory / _STREAM, "a", encoding="utf-8") as stream:
+        for line in lines:
+            stream.write(json.dumps(line, ensure_ascii=False) + "\n")
+            stream.flush()
+    return (time.perf_counter() - started) / len(lines)
+
+
+def _time_llama_factory(directory: Path, lines: list[dict[str, Any]]) -> float:
+    """LLaMA-Factory's LogCallback: open, append, close for every line."""
+    path = directory / _STREAM
+    gc.collect()
+    started = time.perf_counter()
+    for line in lines:
+        with open(path, "a", encoding="utf-8") as stream:
+            stream.write(json.dumps(line) + "\n")
+    return (time.perf_counter() - started) / len(lines)
+
+
+def _step_lines(path: Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as stream:
+        lines = [json.loads(text) for text in stream]
+    return [line for line in lines if line.get("event") == "train.step"]
+
+
+@dataclass(frozen=True)
+class EmitterTimes:
+    """Seconds per event, one entry per round."""
+
+    ours: list[float]
+    ours_with_callback: list[float]
+    json_dumps: list[float]
+    llama_factory: list[float]
+
+
+def _measure(ctx: Context) -> EmitterTimes:
+    values = _losses(ctx.scale.emitter_events)
+    warm_up = ctx.scratch_dir("emitter-warm-up")
+    _time_ours(warm_up, values, ())
+    lines = _step_lines(warm_up / _STREAM)
+    if len(lines) != len(values):
+        raise RuntimeError(f"the emitter wrote {len(lines)} train.step lines for {len(values)} steps (throttled?)")
+    contenders: dict[str, Callable[[Path], float]] = {
+        "ours": lambda directory: _time_ours(directory, values, ()),
+        "ours_with_callback": lambda directory: _time_ours(directory, values, (_discard,)),
+        "json_dumps": lambda directory: _time_json_dumps(directory, lines),
+        "llama_factory": lambda directory: _time_llama_factory(directory, lines),
+    }
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    names = list(contenders)
+    for round_ in range(ctx.scale.emitter_rounds):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            times[name].append(contenders[name](ctx.scratch_dir(f"emitter-{name}")))
+    return EmitterTimes(**times)
+
+
+def _times(ctx: Context) -> EmitterTimes:
+    return ctx.once("emitter", lambda: _measure(ctx))
+
+
+_MICRO = 1e6
+
+
+def _file_sink(ctx: Context) -> Measurement:
+    times = _times(ctx)
+    return Measurement(median(times.ours) * _MICRO, median(times.json_dumps) * _MICRO,
+                       notes=f"{ctx.scale.emitter_events} train.step events x {len(times.ours)} rounds")
+
+
+def _second_sink(ctx: Context) -> Measurement:
+    times = _times(ctx)
+    return Measurement(median(times.ours_with_callback) * _MICRO, median(times.json_dumps) * _MICRO,
+                       notes="file sink + a no-op callback sink")
+
+
+def _llama_factory(ctx: Context) -> Measurement:
+    times = _times(ctx)
+    return Measurement(median(times.llama_factory) * _MICRO, median(times.ours) * _MICRO,
+                       notes="value: open/append/close per line; baseline: our emitter; ratio = how many times slower")
+
+
+FIGURES = [
+    Figure("emitter, file sink", "us/event", Target("<= 1.0x json.dumps+write+flush", "ratio_at_most", 1.0), _file_sink),
+    Figure("emitter, file + callback sinks", "us/event", Target("<= 1.3x json.dumps+write+flush", "ratio_at_most", 1.3), _second_sink),
+    Figure("LLaMA-Factory-style writer vs ours", "us/event", Target("report (expected several x)"), _llama_factory),
+]

@@ -1,0 +1,118 @@
+"""Python reader figures: validated throughput, the run-state fold's memory, re-attach by offset."""
+
+from __future__ import annotations
+
+import gc
+import json
+import time
+from pathlib import Path
+from typing import Callable
+
+from context import BENCH_DIR, PYTHON, Context, run_child
+from reattach import TimeReattach, measure_reattach
+from records import Figure, Measurement, Target, median
+from scale import MB
+
+__all__ = ["CHUNK_BYTES", "FIGURES"]
+
+#: how much a reader is fed at a time (a front-end reading a file does about this)
+CHUNK_BYTES = 1 << 20
+
+
+def _decode_file(path: Path) -> int:
+    """Events out of our incremental decoder, fed the file in chunks."""
+    from trainwire.decoder import Decoder
+
+    decoder = Decoder()
+    events = 0
+    with open(path, "rb") as stream:
+        while chunk := stream.read(CHUNK_BYTES):
+            events += len(decoder.feed(chunk))
+    return events
+
+
+def _json_loads_file(path: Path) -> int:
+    """The baseline: `json.loads` on every line, nothing checked."""
+    events = 0
+    with open(path, "rb") as stream:
+        for line in stream:
+            if line.strip():
+                json.loads(line)
+                events += 1
+    return events
+
+
+def _timed(read: Callable[[Path], int], path: Path, times: list[float]) -> int:
+    gc.collect()
+    started = time.perf_counter()
+    events = read(path)
+    times.append(time.perf_counter() - started)
+    return events
+
+
+def _throughput(ctx: Context) -> Measurement:
+    path = ctx.stream(ctx.scale.reader_bytes)
+    size = path.stat().st_size
+    ours: list[float] = []
+    baseline: list[float] = []
+    lines = _json_loads_file(path)  # also puts the file in the page cache for both
+    for round_ in range(ctx.scale.reader_rounds):
+        if round_ % 2:
+            _timed(_json_loads_file, path, baseline)
+        events = _timed(_decode_file, path, ours)
+        if round_ % 2 == 0:
+            _timed(_json_loads_file, path, baseline)
+        if events != lines:
+            raise RuntimeError(f"the decoder gave {events} events for {lines} valid lines")
+    return Measurement(
+        size / MB / median(ours), size / MB / median(baseline),
+        notes=f"{size / MB:.0f} MB stream, {CHUNK_BYTES >> 10} KiB chunks, {len(ours)} rounds",
+    )
+
+
+def _fold_memory(ctx: Context) -> Measurement:
+    path = ctx.stream(ctx.scale.large_bytes)
+    done = run_child([PYTHON, str(BENCH_DIR / "fold_child.py"), str(path), str(CHUNK_BYTES)], timeout=600)
+    report = json.loads(done.stdout)
+    return Measurement(
+        (report["peak_bytes"] - report["start_bytes"]) / MB,
+        notes=(f"{report['bytes'] / MB:.0f} MB stream, {report['runs']} runs, "
+               f"{report['bytes'] / MB / report['seconds']:.1f} MB/s; RSS after imports {report['start_bytes'] / MB:.0f} MB"),
+    )
+
+
+def _reattach_once(path: Path, offset: int) -> int:
+    """A fresh reader resuming at `offset`: open, seek, read what follows, fold it."""
+    from trainwire.state import StreamReader
+
+    reader = StreamReader(offset=offset)
+    with open(path, "rb") as stream:
+        stream.seek(offset)
+        while chunk := stream.read(CHUNK_BYTES):
+            reader.feed(chunk)
+    return reader.to_dict()["consumed_bytes"]
+
+
+def _time_reattach(repeats: int) -> TimeReattach:
+    def time_reattach(path: Path, offset: int) -> list[float]:
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            consumed = _reattach_once(path, offset)
+            times.append(time.perf_counter() - started)
+            if consumed != path.stat().st_size:
+                raise RuntimeError(f"re-attached at {offset}, the reader consumed up to {consumed}")
+        return times
+
+    return time_reattach
+
+
+def _reattach(ctx: Context) -> Measurement:
+    return measure_reattach(ctx, _time_reattach(ctx.scale.reattach_repeats))
+
+
+FIGURES = [
+    Figure("Python reader, validated events", "MB/s", Target(">= 1.0x json.loads per line", "ratio_at_least", 1.0), _throughput),
+    Figure("Python run-state fold, peak RSS", "MB", Target("<= 100 MB above start", "value_at_most", 100), _fold_memory),
+    Figure("Python re-attach near the end", "ms", Target("<= 2x the same on 1 MB", "ratio_at_most", 2.0), _reattach),
+]

@@ -1,0 +1,50 @@
+"""TypeScript reader figures, measured by the Node scripts in typescript/bench/ on the compiled package."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from context import ROOT, Context, run_child
+from reattach import measure_reattach
+from records import Figure, Measurement, Target, median
+from scale import MB
+
+__all__ = ["FIGURES"]
+
+_PACKAGE = ROOT / "typescript"
+
+
+def _node(script: str, *args: object, timeout: float = 600) -> dict[str, Any]:
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is not on PATH")
+    if not (_PACKAGE / "dist").is_dir():
+        raise RuntimeError("typescript/dist is missing: run `npm run build` in typescript/")
+    done = run_child([node, "--expose-gc", f"bench/{script}", *map(str, args)], timeout=timeout, cwd=_PACKAGE)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _throughput(ctx: Context) -> Measurement:
+    path = ctx.stream(ctx.scale.reader_bytes)
+    size = path.stat().st_size
+    result = _node("reader-throughput.mjs", path, ctx.scale.reader_rounds)
+    return Measurement(
+        size / MB / median(result["ours"]), size / MB / median(result["baseline"]),
+        notes=f"{size / MB:.0f} MB stream, {len(result['ours'])} rounds; baseline reads the whole file, then splits",
+    )
+
+
+def _reattach(ctx: Context) -> Measurement:
+    def time_reattach(path: Path, offset: int) -> list[float]:
+        return _node("reattach.mjs", path, offset, ctx.scale.reattach_repeats)["seconds"]
+
+    return measure_reattach(ctx, time_reattach)
+
+
+FIGURES = [
+    Figure("TypeScript reader, validated events", "MB/s", Target(">= 0.5x split + JSON.parse", "ratio_at_least", 0.5), _throughput),
+    Figure("TypeScript re-attach near the end", "ms", Target("<= 2x the same on 1 MB", "ratio_at_most", 2.0), _reattach),
+]

@@ -1,0 +1,2 @@
+// trainwire/browser: follow a stream over HTTP. No Node API.
+export { fromFetch, type FromFetchOptions } from "./fetch-source.js";

@@ -1,0 +1,20 @@
+// trainwire: read training progress streams. Browser-safe: no Node API in this entry.
+export { canonicalStringify } from "./canonical.js";
+export {
+  DEFAULT_MAX_LINE_BYTES,
+  Decoder,
+  type DecodedDiagnostic,
+  type DecodedEvent,
+  type DecodedLine,
+  type DecodedUnknown,
+  type DecoderOptions,
+} from "./decoder.js";
+export { StreamError, TrainwireError } from "./errors.js";
+export { RunStateFold, type FoldOptions, type FramingCounts, type StateOptions } from "./fold.js";
+export { StreamReader, type StreamReaderOptions } from "./reader.js";
+export type * from "./types.js";
+export * from "./validators.js";
+export { VERSION } from "./version.js";
+
+/** The contract's MAJOR version this package reads. */
+export const SCHEMA_VERSION = 1;
