@@ -157,12 +157,6 @@ async function generateTypes(bundles) {
 // Validators (ajv standalone, bundled by esbuild into one module with no imports)
 // ---------------------------------------------------------------------------------------
 
-const toPascal = (eventName) =>
-  eventName
-    .split(/[._]/)
-    .map((part) => part[0].toUpperCase() + part.slice(1))
-    .join("");
-
 function eventNames(lineBundle) {
   return lineBundle.oneOf.map(({ $ref }) => {
     const name = $ref.replace(/^#\/\$defs\//, "");

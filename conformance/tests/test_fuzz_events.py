@@ -21,6 +21,7 @@ from trainwire.schema_check import load_bundle, validator_for
 
 EVENTS = sorted(EVENT_MODELS)
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+RELATIVE_PATHS = ["checkpoints/checkpoint-1", "a", ".hidden/x", "..a/b", "étape/🚀", "model.safetensors"]
 
 
 @lru_cache(maxsize=None)
@@ -36,6 +37,9 @@ def event_strategy(event: str) -> st.SearchStrategy[dict[str, Any]]:
     defs = json.loads(json.dumps(load_bundle()["$defs"]))
     defs["Timestamp"] = {"const": "2026-11-29T10:00:00.000000Z"}
     defs["RunId"] = {"const": "run"}
+    # Drawing from these patterns is slow and, with Python's `$`, often invalid: valid samples instead.
+    defs["RelativePath"] = {"enum": RELATIVE_PATHS}
+    defs["PhaseName"] = {"enum": ["train", "model_load", "x", "phase_2", "a" * 64]}
     schema = {"$defs": defs, "$ref": f"#/$defs/{_definition_of(event)}"}
     timestamps = st.integers(0, 40 * 365 * 86400 * 10**6).map(
         lambda us: (EPOCH + timedelta(microseconds=us)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

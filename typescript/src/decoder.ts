@@ -126,17 +126,17 @@ export class Decoder {
   #keepTail(bytes: Uint8Array): void {
     const length = this.#tailLength + bytes.length;
     if (length <= this.maxLineBytes) {
-      this.#tail.push(bytes.slice()); // a copy: the caller may reuse its buffer
+      this.#tail.push(copy(bytes, 0, bytes.length)); // the caller may reuse its buffer
       this.#tailHeld += bytes.length;
     } else {
       // Over the limit: only the first bytes are kept (for the message); the rest is counted.
       if (this.#tailHeld > KEPT_PREFIX_BYTES) {
-        this.#tail = [concat(this.#tail, this.#tailHeld).slice(0, KEPT_PREFIX_BYTES)];
+        this.#tail = [copy(concat(this.#tail, this.#tailHeld), 0, KEPT_PREFIX_BYTES)];
         this.#tailHeld = KEPT_PREFIX_BYTES;
       }
       const room = KEPT_PREFIX_BYTES - this.#tailHeld;
       if (room > 0 && bytes.length > 0) {
-        const kept = bytes.slice(0, room);
+        const kept = copy(bytes, 0, room);
         this.#tail.push(kept);
         this.#tailHeld += kept.length;
       }
@@ -258,6 +258,11 @@ export class Decoder {
 
 function hasBom(bytes: Uint8Array, start: number, end: number): boolean {
   return end - start >= BOM.length && bytes[start] === BOM[0] && bytes[start + 1] === BOM[1] && bytes[start + 2] === BOM[2];
+}
+
+/** A copy, also of a Node Buffer (whose own `slice` returns a view). */
+function copy(bytes: Uint8Array, start: number, end: number): Uint8Array {
+  return Uint8Array.prototype.slice.call(bytes, start, end);
 }
 
 function concat(parts: readonly Uint8Array[], length: number): Uint8Array {

@@ -130,6 +130,15 @@ describe("Decoder: framing", () => {
     assert.equal(decoder.partialTailBytes, 0);
   });
 
+  it("copies the tail it keeps: a caller may reuse its buffer (a Node Buffer's slice is a view)", () => {
+    const decoder = new Decoder();
+    const text = JSON.stringify(known("phase.started", 1));
+    const buffer = Buffer.from(text.slice(0, 20));
+    assert.deepEqual(decoder.feed(buffer), []);
+    buffer.fill(0x78);
+    assert.deepEqual(kinds(decoder.feed(text.slice(20) + "\n")), ["event"]);
+  });
+
   it("gives the same result for a stream split at every byte, or fed byte by byte", () => {
     const text =
       "\uFEFF" +

@@ -1,6 +1,7 @@
 // bin/harness.js: the conformance harness protocol over a real child process's stdin/stdout.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
@@ -8,6 +9,11 @@ import { canonicalStringify, StreamReader, validateErroredResponse, validateRead
 import { known, ndjson, PACKAGE_DIR } from "./helpers.js";
 
 describe("the harness", () => {
+  it("reports the package's version", () => {
+    const manifest = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")) as { version: string };
+    assert.equal(VERSION, manifest.version);
+  });
+
   it("answers start, read, write and errors, one line each, and exits on stop", async () => {
     const child = spawn(process.execPath, [path.join(PACKAGE_DIR, "dist/bin/harness.js")], { stdio: ["pipe", "pipe", "inherit"] });
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));

@@ -239,13 +239,7 @@ class Decoder:
             event = EVENT_ADAPTER.validate_json(content, strict=True)
         except (ValidationError, TypeError):
             event = None
-        if event is None:
-            try:
-                return self._decode_exactly(content)
-            except _Skip as skip:
-                self._report(skip.code, skip.message)
-                return None
-        if _trusted(content, event):
+        if event is not None and _trusted(content, event):
             return event
         try:
             return self._decode_exactly(content)

@@ -112,7 +112,7 @@ class StopControl:
         output_dir: str | os.PathLike[str] | None,
         *,
         run: Run | None = None,
-        check_interval_s: float = 1.0,
+        check_interval_s: float = 0.25,
         clock: Clock | None = None,
     ) -> None:
         self.path: Path | None = Path(output_dir) / STOP_FILE if output_dir is not None else None

@@ -436,7 +436,7 @@ def attach(
     output_dir: str | os.PathLike[str] | None = None,
     stop: bool | StopControl = True,
     signals: bool = False,
-    check_interval_s: float = 1.0,
+    check_interval_s: float = 0.25,
     sync_every_steps: int = 1,
     callback: TrainwireCallback | None = None,
     **run_options: Any,
