@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -276,6 +278,9 @@ class Decoder:
             # the models' discriminator cannot hash an `event` that is an object or array
             raise _Skip("schema_violation", f"event must be a string: {_preview(content)}") from None
         problem = _contract_gap(event, check_nulls=True)
+        if problem is None and not isinstance(event, UnknownEvent):
+            field = _non_finite_field(event, "")
+            problem = f"{field} is not a finite number" if field else None
         if problem is not None:
             raise _Skip("schema_violation", f"{problem}: {_preview(content)}")
         return event
@@ -342,11 +347,42 @@ def _preview(content: bytes) -> str:
 # where pydantic accepts what the JSON Schema rejects
 
 
+#: an exponent that may overflow a double (`1e400` parses as infinity, which the schema refuses)
+_MAYBE_HUGE_EXPONENT = re.compile(rb"e[+0-9]")
+
+
 def _trusted(content: bytes, event: Any) -> bool:
     """Whether pydantic's acceptance of the line stands as the JSON Schema's answer."""
     if b"NaN" in content or b"Infinity" in content or b"true" in content:
         return False  # bare non-finite tokens; `true` taken for `schema_version: 1`
+    if b"E" in content or _MAYBE_HUGE_EXPONENT.search(content):
+        return False
     return _contract_gap(event, check_nulls=True) is None
+
+
+def _non_finite_field(value: Any, path: str) -> str | None:
+    """The first declared field holding an infinite number (an overflowing literal), if any.
+
+    Unknown fields are left alone: they are kept as they are, as a JavaScript reader keeps them.
+    """
+    if isinstance(value, float):
+        return path if not math.isfinite(value) else None
+    if isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            found = _non_finite_field(getattr(value, name), f"{path}/{name}")
+            if found:
+                return found
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            found = _non_finite_field(item, f"{path}/{key}")
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _non_finite_field(item, f"{path}/{index}")
+            if found:
+                return found
+    return None
 
 
 def _contract_gap(event: Any, *, check_nulls: bool) -> str | None:

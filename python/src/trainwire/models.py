@@ -33,6 +33,7 @@ from trainwire._generated.events import (
     TrialStarted,
 )
 from trainwire._generated.events import Line as _GeneratedLine
+from trainwire._generated.reader_state import Diagnostic, ReaderState, RunState
 
 SCHEMA_VERSION = 1
 
@@ -72,7 +73,7 @@ class UnknownEvent(Envelope):
 
 def _event_tag(value: Any) -> str:
     name = value.get("event") if isinstance(value, dict) else getattr(value, "event", None)
-    return name if name in EVENT_NAMES else "unknown"
+    return name if isinstance(name, str) and name in EVENT_NAMES else "unknown"
 
 
 Event = Annotated[
@@ -90,6 +91,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "BestTrial",
     "CheckpointSaved",
+    "Diagnostic",
     "Envelope",
     "ErrorInfo",
     "EvalCompleted",
@@ -103,10 +105,12 @@ __all__ = [
     "PhaseStarted",
     "Producer",
     "Provenance",
+    "ReaderState",
     "ResumedFrom",
     "RunFinished",
     "RunHeartbeat",
     "RunStarted",
+    "RunState",
     "Stage",
     "StopRequested",
     "TrainEpoch",

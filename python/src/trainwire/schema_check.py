@@ -10,6 +10,7 @@ Schema patterns are written in) does not.
 from __future__ import annotations
 
 import json
+import math
 import re
 from functools import lru_cache
 from importlib import resources
@@ -39,7 +40,17 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Any:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-_Validator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+def _is_finite_number(checker: Any, instance: Any) -> bool:
+    # JSON has no infinities: an overflowing literal such as 1e400 is not a number here,
+    # as it is not for ajv (Python's json module turns it into inf).
+    return Draft202012Validator.TYPE_CHECKER.is_type(instance, "number") and math.isfinite(instance)
+
+
+_Validator = validators.extend(
+    Draft202012Validator,
+    {"pattern": _pattern},
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("number", _is_finite_number),
+)
 
 
 @lru_cache(maxsize=8)
