@@ -149,3 +149,14 @@ def test_rank_of_a_real_process_group_wins_over_the_environment(tmp_path: Path, 
         assert global_rank() == 0
     finally:
         dist.destroy_process_group()
+
+
+def test_prefetched_provenance_equals_collected_and_places_the_seed_after_git(tmp_path) -> None:
+    from trainwire.provenance import ProvenancePrefetch, collect_provenance
+
+    prefetch = ProvenancePrefetch(cwd=tmp_path)
+    found = prefetch.result(seed=7)
+    assert found == collect_provenance(seed=7, cwd=tmp_path)
+    keys = list(found)
+    assert keys.index("seed") == sum(1 for key in keys if key.startswith("git_"))
+    assert "seed" not in prefetch.result()

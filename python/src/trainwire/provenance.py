@@ -8,9 +8,10 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 from typing import Any
 
-__all__ = ["KEY_PACKAGES", "collect_provenance"]
+__all__ = ["KEY_PACKAGES", "ProvenancePrefetch", "collect_provenance"]
 
 logger = logging.getLogger("trainwire.provenance")
 
@@ -37,6 +38,39 @@ def collect_provenance(seed: int | None = None, cwd: str | os.PathLike[str] | No
     if accelerator is not None:
         provenance["accelerator"] = accelerator
     return provenance
+
+
+class ProvenancePrefetch:
+    """Collects provenance in a background thread, so that starting a run does not wait for git.
+
+    An integration creates it when it is set up (say, when a callback is attached) and asks
+    for the `result` when the run starts, usually long after the thread has finished.
+    """
+
+    def __init__(self, cwd: str | os.PathLike[str] | None = None) -> None:
+        self._cwd = cwd
+        self._found: dict[str, Any] | None = None
+        self._thread = threading.Thread(target=self._collect, name="trainwire-provenance", daemon=True)
+        self._thread.start()
+
+    def _collect(self) -> None:
+        try:
+            self._found = collect_provenance(cwd=self._cwd)
+        except Exception:  # best effort, like collect_provenance itself
+            logger.debug("provenance not collected", exc_info=True)
+
+    def result(self, seed: int | None = None, timeout_s: float = _GIT_TIMEOUT_S) -> dict[str, Any] | None:
+        """The provenance with `seed`, or None when it is not ready in `timeout_s`."""
+        self._thread.join(timeout_s)
+        if self._found is None:
+            return None
+        if seed is None:
+            return dict(self._found)
+        # keep the schema's field order: seed comes after the git fields
+        ordered = {key: value for key, value in self._found.items() if key.startswith("git_")}
+        ordered["seed"] = seed
+        ordered.update((key, value) for key, value in self._found.items() if not key.startswith("git_"))
+        return ordered
 
 
 def _git(cwd: str | os.PathLike[str] | None) -> dict[str, Any]:

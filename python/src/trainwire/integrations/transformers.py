@@ -33,6 +33,7 @@ from transformers import TrainerCallback
 from trainwire._encode import to_scalar
 from trainwire.errors import RunInterrupted
 from trainwire.integrations.distributed import all_ranks_max, is_distributed
+from trainwire.provenance import ProvenancePrefetch
 from trainwire.run import UNSET, Run
 from trainwire.stop import StopControl, StopRequest
 
@@ -152,6 +153,8 @@ class TrainwireCallback(TrainerCallback):
         self._run_started = False
         self._failed_hooks: set[str] = set()
         self._owns_signals = False
+        # git and package versions, gathered while the trainer sets up rather than in train()
+        self._provenance = ProvenancePrefetch() if owns_run and run is not None else None
 
     # -- public -------------------------------------------------------------------------
 
@@ -347,6 +350,7 @@ class TrainwireCallback(TrainerCallback):
             seed=args.seed,
             world_size=args.world_size,
             resumed_from=resumed_from,
+            provenance=(self._provenance and self._provenance.result(args.seed)) or True,
         )
 
     def _close_train_phase(self, status: str) -> None:
