@@ -21,6 +21,19 @@ def test_public_names_resolve_to_their_modules() -> None:
     assert set(trainwire.__all__) <= set(dir(trainwire)) | {"__version__"}
 
 
+def test_every_event_has_a_typed_model_and_lines_validate_through_the_union() -> None:
+    from trainwire import EVENT_ADAPTER, EVENT_NAMES, TrainStep, UnknownEvent
+
+    assert len(EVENT_NAMES) == 13
+    line = (
+        b'{"schema_version":1,"seq":1,"ts":"2026-11-29T10:00:00Z","run_id":"r1","event":"train.step",'
+        b'"step":1,"total_steps":2,"epoch":null,"loss":1.5,"learning_rate":null,"elapsed_s":0.5,"eta_s":null,"progress":0.5}'
+    )
+    assert isinstance(EVENT_ADAPTER.validate_json(line, strict=True), TrainStep)
+    unknown = line.replace(b'"train.step"', b'"model.exported"')
+    assert isinstance(EVENT_ADAPTER.validate_json(unknown, strict=True), UnknownEvent)
+
+
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'Runner'"):
         trainwire.Runner  # noqa: B018

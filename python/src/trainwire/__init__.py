@@ -24,10 +24,39 @@ _EXPORTS = {
     "StreamError": "trainwire.errors",
     "TrainwireError": "trainwire.errors",
 }
+# the typed events and the union over lines (generated models, through trainwire.models)
+_MODEL_NAMES = (
+    "Event", "EVENT_ADAPTER", "EVENT_NAMES", "UnknownEvent", "Envelope",
+    "RunStarted", "RunHeartbeat", "PhaseStarted", "PhaseEnded", "TrainStep", "TrainEpoch",
+    "TrainRestarted", "EvalCompleted", "CheckpointSaved", "TrialStarted", "TrialEnded",
+    "StopRequested", "RunFinished", "ReaderState",
+)
+_EXPORTS.update(dict.fromkeys(_MODEL_NAMES, "trainwire.models"))
 
 if TYPE_CHECKING:
     from trainwire.decoder import Decoder
     from trainwire.errors import RunInterrupted, StreamError, TrainwireError
+    from trainwire.models import (
+        EVENT_ADAPTER,
+        EVENT_NAMES,
+        CheckpointSaved,
+        Envelope,
+        EvalCompleted,
+        Event,
+        PhaseEnded,
+        PhaseStarted,
+        ReaderState,
+        RunFinished,
+        RunHeartbeat,
+        RunStarted,
+        StopRequested,
+        TrainEpoch,
+        TrainRestarted,
+        TrainStep,
+        TrialEnded,
+        TrialStarted,
+        UnknownEvent,
+    )
     from trainwire.run import EXIT_CODES, Run
     from trainwire.state import StreamReader, read_state
     from trainwire.stop import StopControl, request_stop
