@@ -150,6 +150,18 @@ def test_a_training_that_raises_inside_the_callers_run(tmp_path: Path) -> None:
     assert len(of(stream, "run.started")) == 1  # the caller's run is not started twice
 
 
+def test_a_callers_run_that_was_not_started_is_started_by_the_callback(tmp_path: Path) -> None:
+    with Run(tmp_path, step_interval_s=0, heartbeat_interval_s=None) as run:
+        trainer = build_trainer(tmp_path, max_steps=6)
+        attach(trainer, run)
+        trainer.train()
+        assert run.status is None  # the caller's run: the callback does not finish it
+    stream = events(tmp_path / "progress.jsonl")
+    assert [line["event"] for line in stream[:2]] == ["run.started", "phase.started"]
+    assert stream[0]["total_steps"] == 6
+    assert stream[-1]["event"] == "run.finished" and stream[-1]["status"] == "succeeded"
+
+
 def test_reattach_after_a_reset_and_a_rebuilt_trainer(tmp_path: Path) -> None:
     with Run(tmp_path, step_interval_s=0) as run:
         run.start(total_steps=None, provenance=False)

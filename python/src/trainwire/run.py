@@ -190,6 +190,11 @@ class Run:
         return self._last_step
 
     @property
+    def started(self) -> bool:
+        """Whether `run.started` was written (always False on a rank that does not write)."""
+        return self._started
+
+    @property
     def closed(self) -> bool:
         return self._closed
 

@@ -150,7 +150,6 @@ class TrainwireCallback(TrainerCallback):
         self._batch_size: int | None = None
         self._last_loss: float | None = None
         self._resume_checkpoint: str | None = None
-        self._run_started = False
         self._failed_hooks: set[str] = set()
         self._owns_signals = False
         # git and package versions, gathered while the trainer sets up rather than in train()
@@ -197,9 +196,10 @@ class TrainwireCallback(TrainerCallback):
         if run is None:
             self._batch_size = state.train_batch_size
             return
-        if self.owns_run and not self._run_started:
+        if not run.started:
+            # An owned run starts here; so does a caller's run that was not started yet, so
+            # that the stream always opens with run.started.
             self._start_run(run, args, state)
-            self._run_started = True
         elif restarted_in_place or (run.last_step is not None and state.global_step < run.last_step):
             # An OOM batch-size retry (no on_train_end in between) or a new train() from an
             # earlier step: announce it before the step counter goes back.
