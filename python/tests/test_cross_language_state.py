@@ -39,7 +39,7 @@ def test_every_conformance_stream_gives_the_same_canonical_bytes_in_both_languag
         ["node", str(ROOT / "python" / "tests" / "scripts" / "ts_canonical_states.mjs")],
         input=json.dumps(request), capture_output=True, text=True, check=True, cwd=ROOT,
     )  # fmt: skip
-    typescript = result.stdout.splitlines()
+    typescript = result.stdout.split("\n")[:-1]  # not splitlines(): U+2028 may stand in a state
     assert len(typescript) == len(CASES) >= 24
     assert len(set(typescript)) == len(CASES)  # every case is a different state: nothing trivial compared
     for case, stream, ts_state in zip(cases, streams, typescript):
