@@ -27,17 +27,28 @@ def collect_provenance(seed: int | None = None, cwd: str | os.PathLike[str] | No
     `git_sha` and `git_dirty` are null. The accelerator is read from torch only when
     the program already imported it.
     """
-    provenance: dict[str, Any] = {}
-    provenance.update(_git(cwd))
+    return _assemble(_git(cwd), seed, _runtime())
+
+
+def _assemble(git: dict[str, Any], seed: int | None, runtime: dict[str, Any]) -> dict[str, Any]:
+    """The parts in the schema's order: git, seed, then the runtime."""
+    provenance = dict(git)
     if seed is not None:
         provenance["seed"] = seed
-    provenance["python"] = platform.python_version()
-    provenance["packages"] = _package_versions()
-    provenance["platform"] = platform.platform()
+    provenance.update(runtime)
+    return provenance
+
+
+def _runtime() -> dict[str, Any]:
+    runtime: dict[str, Any] = {
+        "python": platform.python_version(),
+        "packages": _package_versions(),
+        "platform": platform.platform(),
+    }
     accelerator = _accelerator()
     if accelerator is not None:
-        provenance["accelerator"] = accelerator
-    return provenance
+        runtime["accelerator"] = accelerator
+    return runtime
 
 
 class ProvenancePrefetch:
@@ -49,13 +60,13 @@ class ProvenancePrefetch:
 
     def __init__(self, cwd: str | os.PathLike[str] | None = None) -> None:
         self._cwd = cwd
-        self._found: dict[str, Any] | None = None
+        self._found: tuple[dict[str, Any], dict[str, Any]] | None = None  # git, runtime
         self._thread = threading.Thread(target=self._collect, name="trainwire-provenance", daemon=True)
         self._thread.start()
 
     def _collect(self) -> None:
         try:
-            self._found = collect_provenance(cwd=self._cwd)
+            self._found = (_git(self._cwd), _runtime())
         except Exception:  # best effort, like collect_provenance itself
             logger.debug("provenance not collected", exc_info=True)
 
@@ -64,13 +75,8 @@ class ProvenancePrefetch:
         self._thread.join(timeout_s)
         if self._found is None:
             return None
-        if seed is None:
-            return dict(self._found)
-        # keep the schema's field order: seed comes after the git fields
-        ordered = {key: value for key, value in self._found.items() if key.startswith("git_")}
-        ordered["seed"] = seed
-        ordered.update((key, value) for key, value in self._found.items() if not key.startswith("git_"))
-        return ordered
+        git, runtime = self._found
+        return _assemble(git, seed, runtime)
 
 
 def _git(cwd: str | os.PathLike[str] | None) -> dict[str, Any]:
