@@ -17,7 +17,8 @@ import pytest
 from trainwire.clock import FakeClock, SystemClock, format_ts
 from trainwire.errors import RunInterrupted
 from trainwire.models import EVENT_ADAPTER, EVENT_NAMES
-from trainwire.run import EXIT_CODES, Run
+from trainwire.run import Run
+from trainwire.status import EXIT_CODES
 from trainwire.schema_check import load_bundle, validator_for
 from trainwire.sinks import FileSink, MemorySink
 

@@ -16,8 +16,9 @@ import jsonschema
 import pytest
 
 from trainwire import canonical
+from trainwire.clock import parse_timestamp_us
 from trainwire.errors import StreamError
-from trainwire.state import StreamReader, parse_timestamp_us, read_state
+from trainwire.state import StreamReader, read_state
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "bundled"
 STATE_VALIDATOR = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "reader-state-v1.schema.json").read_text()))

@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 # public name -> the module that defines it
 _EXPORTS = {
     "Run": "trainwire.run",
-    "EXIT_CODES": "trainwire.run",
+    "EXIT_CODES": "trainwire.status",
     "Decoder": "trainwire.decoder",
     "StreamReader": "trainwire.state",
     "read_state": "trainwire.state",
@@ -57,8 +57,9 @@ if TYPE_CHECKING:
         TrialStarted,
         UnknownEvent,
     )
-    from trainwire.run import EXIT_CODES, Run
+    from trainwire.run import Run
     from trainwire.state import StreamReader, read_state
+    from trainwire.status import EXIT_CODES
     from trainwire.stop import StopControl, request_stop
 
 __all__ = ["__version__", *_EXPORTS]

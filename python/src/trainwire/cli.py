@@ -126,7 +126,8 @@ def _tail(options: argparse.Namespace) -> int:
 
 
 def _state(options: argparse.Namespace) -> int:
-    from trainwire.state import StreamReader, parse_timestamp_us
+    from trainwire.clock import parse_timestamp_us
+    from trainwire.state import StreamReader
 
     if options.stale_after is not None and options.now is None:
         raise _UsageError("--stale-after needs --now")

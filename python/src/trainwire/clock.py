@@ -1,13 +1,13 @@
-"""Clocks: the real one, a fake one for tests and scenarios, and the `ts` formatter."""
+"""Clocks (the real one, a fake one for tests and scenarios) and the timestamps they write and read."""
 
 from __future__ import annotations
 
-import calendar
 import re
 import time
+from datetime import datetime, timezone
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "FakeClock", "SystemClock", "format_ts", "parse_ts"]
+__all__ = ["Clock", "FakeClock", "SystemClock", "format_ts", "parse_timestamp_us", "to_timestamp_us"]
 
 
 @runtime_checkable
@@ -41,7 +41,9 @@ class FakeClock:
     """
 
     def __init__(self, start: str | float = 0.0) -> None:
-        self._start_us = parse_ts(start) if isinstance(start, str) else round(start * 1_000_000)
+        if isinstance(start, str) and not _CONTRACT_TIMESTAMP.fullmatch(start):
+            raise ValueError(f"not a trainwire timestamp (YYYY-MM-DDTHH:MM:SS[.f]Z): {start!r}")
+        self._start_us = parse_timestamp_us(start) if isinstance(start, str) else round(start * 1_000_000)
         self._elapsed_us = 0
 
     def now(self) -> float:
@@ -60,17 +62,47 @@ class FakeClock:
         return f"FakeClock({format_ts(self.now())!r})"
 
 
-_TS_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z")
+#: the contract's `ts` form: `T`, up to nine fraction digits, `Z`
+_CONTRACT_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z")
+#: an RFC 3339 time; `T` or a space, any fraction, `Z` or an offset (what a caller may pass as "now")
+_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?([Zz]|[+-][0-9]{2}:[0-9]{2})")
 
 
-def parse_ts(text: str) -> int:
-    """Microseconds since the epoch of a contract timestamp (`...T...Z`); digits past 6 are cut."""
-    match = _TS_RE.fullmatch(text)
+def parse_timestamp_us(value: str) -> int:
+    """Microseconds since the Unix epoch of an RFC 3339 time (fraction truncated to microseconds)."""
+    match = _TIMESTAMP.fullmatch(value)
     if match is None:
-        raise ValueError(f"not a trainwire timestamp (YYYY-MM-DDTHH:MM:SS[.f]Z): {text!r}")
-    *fields, fraction = match.groups()
-    seconds = calendar.timegm(tuple(int(field) for field in fields) + (0, 0, 0))  # type: ignore[arg-type]
-    return seconds * 1_000_000 + int((fraction or "0").ljust(6, "0")[:6])
+        raise ValueError(f"not an RFC 3339 time: {value!r}")
+    year, month, day, hour, minute, second = (int(part) for part in match.groups()[:6])
+    micros = int((match.group(7) or "").ljust(6, "0")[:6])
+    offset = match.group(8)
+    offset_s = 0
+    if offset not in ("Z", "z"):
+        sign = -1 if offset[0] == "-" else 1
+        offset_s = sign * (int(offset[1:3]) * 3600 + int(offset[4:6]) * 60)
+    seconds = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_s
+    return seconds * 1_000_000 + micros
+
+
+def to_timestamp_us(now: str | datetime) -> int:
+    """`now` as microseconds since the epoch; a naive datetime is taken as UTC."""
+    if isinstance(now, str):
+        return parse_timestamp_us(now)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    now = now.astimezone(timezone.utc)
+    seconds = _days_from_civil(now.year, now.month, now.day) * 86400 + now.hour * 3600 + now.minute * 60 + now.second
+    return seconds * 1_000_000 + now.microsecond
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    # Howard Hinnant's algorithm: exact for any proleptic Gregorian date, year 0 included.
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
 
 
 # The seconds part changes at most once a second: keep the last one formatted.

@@ -34,6 +34,7 @@ __all__ = [
     "Decoder",
     "Diagnostic",
     "Record",
+    "parse_strict",
     "valid_timestamp",
 ]
 
@@ -264,7 +265,7 @@ class Decoder:
         except UnicodeDecodeError as error:
             raise _Skip("invalid_utf8", f"invalid UTF-8 at byte {error.start}: {_preview(content)}") from None
         try:
-            value = json.loads(text, parse_constant=_reject_constant)
+            value = parse_strict(text)
         except ValueError as error:
             raise _Skip("invalid_json", f"not JSON ({error}): {_preview(content)}") from None
         except RecursionError:
@@ -302,6 +303,11 @@ class Decoder:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def parse_strict(text: str) -> Any:
+    """`json.loads` without the NaN/Infinity extension Python accepts by default."""
+    return json.loads(text, parse_constant=_reject_constant)
 
 
 def _is_integer(value: Any) -> bool:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from trainwire.clock import parse_timestamp_us
 from trainwire.decoder import Decoder
-from trainwire.state import parse_timestamp_us
 
 __all__ = ["Violation", "check_stream"]
 

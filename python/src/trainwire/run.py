@@ -22,8 +22,9 @@ from trainwire.provenance import collect_provenance
 from trainwire.rank import global_rank
 from trainwire.redact import redact_config
 from trainwire.sinks import CallbackSink, Dispatcher, FileSink, Sink, StdoutSink
+from trainwire.status import EXIT_CODES, stop_reason
 
-__all__ = ["EXIT_CODES", "STOP_REASONS", "UNSET", "ErrorLike", "Run", "clean_metrics", "error_info", "new_run_id"]
+__all__ = ["UNSET", "ErrorLike", "Run", "clean_metrics", "error_info", "new_run_id"]
 
 logger = logging.getLogger("trainwire.run")
 
@@ -38,22 +39,6 @@ class _Unset(enum.Enum):
 #: default of optional fields: left out of the line unless given (`None` writes `null`)
 UNSET = _Unset.UNSET
 
-#: the process exit code a run ends with, by `run.finished` status
-EXIT_CODES: dict[str, int] = {
-    "succeeded": 0,
-    "failed": 1,
-    "interrupted": 2,
-    "reverted": 3,
-    "awaiting_approval": 4,
-}
-#: `run.finished.reason` of an interrupted run, by `stop.requested` source (and signal)
-STOP_REASONS: dict[str, str] = {
-    "control_file": "control_file",
-    "api": "api",
-    "SIGINT": "sigint",
-    "SIGTERM": "sigterm",
-    "SIGBREAK": "sigbreak",
-}
 
 _RUN_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _EVENT_RE = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
@@ -471,7 +456,7 @@ class Run:
         if not self._active:
             return
         with self._lock:
-            self.stop_reason = STOP_REASONS.get(signal if source == "signal" and signal else source)
+            self.stop_reason = stop_reason(source, signal)
             self._emit(
                 "stop.requested",
                 {

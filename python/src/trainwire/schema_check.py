@@ -19,6 +19,8 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
+from trainwire.decoder import parse_strict
+
 Verdict = Literal["valid", "unknown", "invalid"]
 
 
@@ -60,15 +62,6 @@ def validator_for(family: str = "trainwire-v1", definition: str | None = None) -
     if definition is not None:
         bundle = {"$schema": bundle["$schema"], "$defs": bundle["$defs"], "$ref": f"#/$defs/{definition}"}
     return _Validator(bundle, format_checker=Draft202012Validator.FORMAT_CHECKER)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_strict(text: str) -> Any:
-    """`json.loads` without the NaN/Infinity extension Python accepts by default."""
-    return json.loads(text, parse_constant=_reject_constant)
 
 
 def line_verdict(text: str) -> Verdict:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import copy
 import math
-import re
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from trainwire import canonical
+from trainwire.clock import parse_timestamp_us, to_timestamp_us
 from trainwire.decoder import DEFAULT_MAX_LINE_BYTES, Decoder, Diagnostic, Record
 from trainwire.errors import StreamError
 from trainwire.models import (
@@ -31,21 +31,16 @@ from trainwire.models import (
     TrialStarted,
     UnknownEvent,
 )
+from trainwire.status import EXIT_CODES
 
 __all__ = [
-    "EXIT_CODES",
     "RunState",
     "RunStateFold",
     "StreamReader",
-    "parse_timestamp_us",
     "read_state",
 ]
 
-#: the process exit code of a run that ends in each status
-EXIT_CODES: dict[str, int] = {"succeeded": 0, "failed": 1, "interrupted": 2, "reverted": 3, "awaiting_approval": 4}
-
 _ENVELOPE_FIELDS = frozenset({"schema_version", "seq", "ts", "run_id", "event", "stage"})
-_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?([Zz]|[+-][0-9]{2}:[0-9]{2})")
 
 Now = str | datetime | None
 
@@ -358,47 +353,7 @@ def read_state(
     return reader.to_dict(now, stale_after_s)
 
 
-# time
-
-
-def parse_timestamp_us(value: str) -> int:
-    """Microseconds since the Unix epoch of an RFC 3339 time (fraction truncated to microseconds)."""
-    match = _TIMESTAMP.fullmatch(value)
-    if match is None:
-        raise ValueError(f"not an RFC 3339 time: {value!r}")
-    year, month, day, hour, minute, second = (int(part) for part in match.groups()[:6])
-    micros = int((match.group(7) or "").ljust(6, "0")[:6])
-    offset = match.group(8)
-    offset_s = 0
-    if offset not in ("Z", "z"):
-        sign = -1 if offset[0] == "-" else 1
-        offset_s = sign * (int(offset[1:3]) * 3600 + int(offset[4:6]) * 60)
-    seconds = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_s
-    return seconds * 1_000_000 + micros
-
-
-def to_timestamp_us(now: str | datetime) -> int:
-    """`now` as microseconds since the epoch; a naive datetime is taken as UTC."""
-    if isinstance(now, str):
-        return parse_timestamp_us(now)
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=timezone.utc)
-    now = now.astimezone(timezone.utc)
-    seconds = _days_from_civil(now.year, now.month, now.day) * 86400 + now.hour * 3600 + now.minute * 60 + now.second
-    return seconds * 1_000_000 + now.microsecond
-
-
 def _round_half_up(value: float) -> int:
     """JavaScript's `Math.round`: to the nearest integer, halves toward +infinity."""
     floor = math.floor(value)
     return floor + 1 if value - floor >= 0.5 else floor
-
-
-def _days_from_civil(year: int, month: int, day: int) -> int:
-    # Howard Hinnant's algorithm: exact for any proleptic Gregorian date, year 0 included.
-    year -= month <= 2
-    era = year // 400
-    year_of_era = year - era * 400
-    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
-    return era * 146097 + day_of_era - 719468

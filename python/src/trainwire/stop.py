@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Union
 
 from trainwire.clock import Clock, SystemClock
 from trainwire.errors import RunInterrupted
+from trainwire.status import stop_reason
 
 if TYPE_CHECKING:
     from trainwire.run import Run
@@ -63,9 +64,7 @@ class StopRequest:
     @property
     def finish_reason(self) -> str:
         """The `run.finished.reason` it leads to: `control_file`, `sigint`, `sigterm`, `sigbreak` or `api`."""
-        if self.source == "signal" and self.signal:
-            return self.signal.lower()
-        return self.source
+        return stop_reason(self.source, self.signal) or self.source
 
 
 def _clip(value: Any) -> str | None:

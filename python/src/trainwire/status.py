@@ -1,0 +1,31 @@
+"""How a run ends: the exit code of each `run.finished` status, and the reason of a stop.
+
+Shared by the writer (which ends runs), the reader (which reports them) and the stop
+control (which interrupts them), so that all three speak the contract's values.
+"""
+
+from __future__ import annotations
+
+__all__ = ["EXIT_CODES", "STOP_REASONS", "stop_reason"]
+
+#: the process exit code a run ends with, by `run.finished` status
+EXIT_CODES: dict[str, int] = {
+    "succeeded": 0,
+    "failed": 1,
+    "interrupted": 2,
+    "reverted": 3,
+    "awaiting_approval": 4,
+}
+#: `run.finished.reason` of an interrupted run, by `stop.requested` source (and signal)
+STOP_REASONS: dict[str, str] = {
+    "control_file": "control_file",
+    "api": "api",
+    "SIGINT": "sigint",
+    "SIGTERM": "sigterm",
+    "SIGBREAK": "sigbreak",
+}
+
+
+def stop_reason(source: str, signal: str | None) -> str | None:
+    """The `run.finished.reason` a stop from `source` (and `signal`) leads to, if known."""
+    return STOP_REASONS.get(signal if source == "signal" and signal else source)
