@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from pydantic import ValidationError
 
-from trainwire.models import EVENT_ADAPTER, EVENT_MODELS
-from trainwire.schema_check import load_bundle, validator_for
+from trainwire.contract.models import EVENT_ADAPTER, EVENT_MODELS
+from trainwire.conformance.schema_check import load_bundle, validator_for
 
 EVENTS = sorted(EVENT_MODELS)
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)

@@ -10,10 +10,10 @@ from fuzz_strategies import scenarios
 from hypothesis import HealthCheck, given, settings
 
 from trainwire.conformance.diff import first_difference
-from trainwire.decoder import Decoder
-from trainwire.invariants import check_stream
-from trainwire.scenario import play
-from trainwire.state import read_state
+from trainwire.reader.decoder import Decoder
+from trainwire.reader.invariants import check_stream
+from trainwire.conformance.scenario import play
+from trainwire.reader.state import read_state
 
 
 @settings(FUZZ, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

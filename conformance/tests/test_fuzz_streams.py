@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from trainwire.conformance.diff import first_difference
 from trainwire.conformance.runner import comparable_state
-from trainwire.decoder import parse_strict
-from trainwire.scenario import play
-from trainwire.schema_check import line_verdict
-from trainwire.state import StreamReader, read_state
+from trainwire.reader.decoder import parse_strict
+from trainwire.conformance.scenario import play
+from trainwire.conformance.schema_check import line_verdict
+from trainwire.reader.state import StreamReader, read_state
 
 FUZZ_SETTINGS = settings(FUZZ, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 BOM = b"\xef\xbb\xbf"

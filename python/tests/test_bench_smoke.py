@@ -18,7 +18,7 @@ sys.path.insert(0, str(BENCH))
 
 from streams import write_stream  # noqa: E402  (tools/bench is a folder of scripts, not a package)
 
-from trainwire.models import LINE_ADAPTER  # noqa: E402
+from trainwire.contract.models import LINE_ADAPTER  # noqa: E402
 
 RECORD_KEYS = {"name", "value", "baseline", "ratio", "target", "pass", "unit", "notes"}
 

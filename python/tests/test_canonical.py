@@ -1,4 +1,4 @@
-"""trainwire.canonical: RFC 8785 output, checked against fixed values and against node itself."""
+"""trainwire.contract.canonical: RFC 8785 output, checked against fixed values and against node itself."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from trainwire.canonical import dumps, format_number
+from trainwire.contract.canonical import dumps, format_number
 
 ECMASCRIPT_NUMBERS = [
     (5.0, "5"),

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from trainwire import canonical
-from trainwire.state import read_state
-from trainwire.tail import NOT_FINISHED_EXIT_CODE, tail
+from trainwire.contract import canonical
+from trainwire.reader.state import read_state
+from trainwire.cli.tail import NOT_FINISHED_EXIT_CODE, tail
 
 ROOT = Path(__file__).resolve().parents[2]
 

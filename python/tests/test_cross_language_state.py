@@ -10,7 +10,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from trainwire.state import StreamReader
+from trainwire.reader.state import StreamReader
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted((ROOT / "conformance" / "cases").iterdir())
@@ -23,7 +23,7 @@ def _python_state(case: dict, stream: Path) -> str:
     state = reader.to_dict(case.get("now"), case.get("stale_after_s"))
     for diagnostic in state["diagnostics"]:
         diagnostic["message"] = ""
-    from trainwire import canonical
+    from trainwire.contract import canonical
 
     return canonical.dumps(state)
 

@@ -1,4 +1,4 @@
-"""trainwire.decoder: framing and the per-line checks of docs/reader-rules.md, sections 1-2."""
+"""trainwire.reader.decoder: framing and the per-line checks of docs/reader-rules.md, sections 1-2."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from trainwire.decoder import Decoder
-from trainwire.errors import StreamError
-from trainwire.models import RunFinished, TrainStep, UnknownEvent
+from trainwire.reader.decoder import Decoder
+from trainwire.contract.errors import StreamError
+from trainwire.contract.models import RunFinished, TrainStep, UnknownEvent
 
 BUNDLE = Path(__file__).resolve().parents[2] / "schemas" / "bundled" / "trainwire-v1.schema.json"
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from trainwire import demo
-from trainwire.models import EVENT_ADAPTER
+from trainwire.cli import demo
+from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.stop import request_stop
 
 TIMEOUT_S = 240
@@ -63,7 +63,7 @@ def test_demo_train_resume_without_a_checkpoint_starts_fresh(tmp_path: Path) -> 
 
 
 def demo_run(output_dir: Path, *options: str) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "trainwire.demo", "run", "--output-dir", str(output_dir), *options]
+    command = [sys.executable, "-m", "trainwire.cli.demo", "run", "--output-dir", str(output_dir), *options]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

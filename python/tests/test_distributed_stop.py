@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.integrations.distributed import all_ranks_agree, all_ranks_max
-from trainwire.models import EVENT_ADAPTER
+from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.stop import request_stop
 
 SCRIPT = Path(__file__).parent / "scripts" / "ddp_rank.py"

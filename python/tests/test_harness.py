@@ -11,8 +11,8 @@ from typing import Any
 
 import jsonschema
 
-from trainwire import canonical
-from trainwire.state import read_state
+from trainwire.contract import canonical
+from trainwire.reader.state import read_state
 
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGE = jsonschema.Draft202012Validator(json.loads((ROOT / "schemas" / "bundled" / "harness-v1.schema.json").read_text()))

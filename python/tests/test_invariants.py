@@ -1,4 +1,4 @@
-"""trainwire.invariants: what `trainwire validate` holds a writer's stream to."""
+"""trainwire.reader.invariants: what `trainwire validate` holds a writer's stream to."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trainwire.invariants import Violation, check_stream
+from trainwire.reader.invariants import Violation, check_stream
 
 
 def event(seq: int, name: str, run_id: str = "r1", second: int = 0, **payload: Any) -> bytes:

@@ -8,13 +8,13 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from trainwire.models import EVENT_ADAPTER
+from trainwire.contract.models import EVENT_ADAPTER
 
 EVENTS_PER_PROCESS = 4000
 
 WRITER = """
 import sys
-from trainwire.run import Run
+from trainwire.writer.run import Run
 
 output_dir, run_id, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 # long lines (about 1.5 KB), so that a write split in two would show

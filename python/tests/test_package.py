@@ -11,8 +11,8 @@ import trainwire
 
 
 def test_public_names_resolve_to_their_modules() -> None:
-    from trainwire.run import Run
-    from trainwire.state import read_state
+    from trainwire.writer.run import Run
+    from trainwire.reader.state import read_state
     from trainwire.stop import request_stop
 
     assert trainwire.Run is Run

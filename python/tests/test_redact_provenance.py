@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from trainwire.models import Provenance
-from trainwire.provenance import collect_provenance
-from trainwire.rank import global_rank
-from trainwire.redact import REDACTED, redact_config
+from trainwire.contract.models import Provenance
+from trainwire.writer.provenance import collect_provenance
+from trainwire.writer.rank import global_rank
+from trainwire.writer.redaction import REDACTED, redact_config
 
 
 class Unprintable:
@@ -101,8 +101,8 @@ def test_provenance_outside_a_work_tree_and_without_git(tmp_path: Path, monkeypa
 def test_provenance_reads_no_accelerator_and_imports_no_torch_when_torch_is_not_loaded(tmp_path: Path) -> None:
     script = (
         "import json, sys\n"
-        "from trainwire.run import Run\n"
-        "from trainwire.provenance import collect_provenance\n"
+        "from trainwire.writer.run import Run\n"
+        "from trainwire.writer.provenance import collect_provenance\n"
         "provenance = collect_provenance()\n"
         "print(json.dumps({'provenance': provenance, 'torch': 'torch' in sys.modules}))\n"
     )
@@ -152,7 +152,7 @@ def test_rank_of_a_real_process_group_wins_over_the_environment(tmp_path: Path, 
 
 
 def test_prefetched_provenance_equals_collected_and_places_the_seed_after_git(tmp_path) -> None:
-    from trainwire.provenance import ProvenancePrefetch, collect_provenance
+    from trainwire.writer.provenance import ProvenancePrefetch, collect_provenance
 
     prefetch = ProvenancePrefetch(cwd=tmp_path)
     found = prefetch.result(seed=7)

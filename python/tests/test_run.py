@@ -1,4 +1,4 @@
-"""The emitter (`trainwire.run.Run`) against docs/writer-rules.md, on real files."""
+"""The emitter (`trainwire.writer.run.Run`) against docs/writer-rules.md, on real files."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from trainwire.clock import FakeClock, SystemClock, format_ts
-from trainwire.errors import RunInterrupted
-from trainwire.models import EVENT_ADAPTER, EVENT_NAMES
-from trainwire.run import Run
-from trainwire.status import EXIT_CODES
-from trainwire.schema_check import load_bundle, validator_for
-from trainwire.sinks import FileSink, MemorySink
+from trainwire.contract.clock import FakeClock, SystemClock, format_ts
+from trainwire.contract.errors import RunInterrupted
+from trainwire.contract.models import EVENT_ADAPTER, EVENT_NAMES
+from trainwire.writer.run import Run
+from trainwire.contract.status import EXIT_CODES
+from trainwire.conformance.schema_check import load_bundle, validator_for
+from trainwire.writer.sinks import FileSink, MemorySink
 
 START = "2026-11-29T10:00:00Z"
 ENVELOPE = ["schema_version", "seq", "ts", "run_id", "event"]
@@ -334,7 +334,7 @@ def test_a_sink_whose_file_was_closed_underneath_is_disabled(tmp_path: Path, cap
     memory = MemorySink()
     run = Run(tmp_path, run_id="closed-fd", sinks=[memory], heartbeat_interval_s=None)
     run.start(total_steps=None, provenance=False)
-    file_sink = run._dispatcher.sinks[0]
+    file_sink = run._lines._dispatcher.sinks[0]
     assert isinstance(file_sink, FileSink)
     os.close(file_sink.fileno())
     caplog.set_level(logging.WARNING, logger="trainwire")

@@ -1,4 +1,4 @@
-"""Writer scenarios played through the real emitter (`trainwire.scenario.play`)."""
+"""Writer scenarios played through the real emitter (`trainwire.conformance.scenario.play`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from trainwire.models import EVENT_ADAPTER
-from trainwire.scenario import play
-from trainwire.schema_check import validator_for
+from trainwire.contract.models import EVENT_ADAPTER
+from trainwire.conformance.scenario import play
+from trainwire.conformance.schema_check import validator_for
 
 CASES = Path(__file__).resolve().parents[2] / "conformance" / "cases"
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from trainwire.models import EVENT_ADAPTER
-from trainwire.run import Run
-from trainwire.sinks import CallbackSink, Dispatcher, FileSink, MemorySink, Sink, StdoutSink
+from trainwire.contract.models import EVENT_ADAPTER
+from trainwire.writer.run import Run
+from trainwire.writer.sinks import CallbackSink, Dispatcher, FileSink, MemorySink, Sink, StdoutSink
 
 LINE = b'{"a":1}\n'
 
@@ -47,7 +47,7 @@ def test_stdout_sink_writes_bytes_or_text_and_flushes() -> None:
 def test_stdout_sink_in_a_process_gives_ndjson_on_stdout_and_logs_on_stderr(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
-        from trainwire.run import Run
+        from trainwire.writer.run import Run
         with Run(stdout=True, run_id="stdout-run", heartbeat_interval_s=None, step_interval_s=0) as run:
             run.start(total_steps=3, provenance=False)
             for step in (1, 2, 3):

@@ -1,4 +1,4 @@
-"""trainwire.sources: following a growing file and reading a process's output."""
+"""trainwire.reader.sources: following a growing file and reading a process's output."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from trainwire.sources import FileFollower, read_process
+from trainwire.reader.sources import FileFollower, read_process
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:

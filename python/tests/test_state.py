@@ -1,4 +1,4 @@
-"""trainwire.state: the fold of docs/reader-rules.md sections 3-5, and the reader state it gives."""
+"""trainwire.reader.state: the fold of docs/reader-rules.md sections 3-5, and the reader state it gives."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from trainwire import canonical
-from trainwire.clock import parse_timestamp_us
-from trainwire.errors import StreamError
-from trainwire.state import StreamReader, read_state
+from trainwire.contract import canonical
+from trainwire.contract.clock import parse_timestamp_us
+from trainwire.contract.errors import StreamError
+from trainwire.reader.state import StreamReader, read_state
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "bundled"
 STATE_VALIDATOR = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "reader-state-v1.schema.json").read_text()))
@@ -166,7 +166,7 @@ def test_strict_mode_raises_on_a_fold_diagnostic() -> None:
 WRITER = textwrap.dedent(
     """
     import sys
-    from trainwire.run import Run
+    from trainwire.writer.run import Run
     run = Run(sys.argv[1], run_id="killed-run", step_interval_s=0, heartbeat_interval_s=2, heartbeat_thread=False)
     run.start(total_steps=100000, provenance=False)
     step = 0

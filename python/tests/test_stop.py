@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from trainwire.clock import FakeClock
-from trainwire.errors import RunInterrupted
-from trainwire.models import EVENT_ADAPTER
-from trainwire.run import Run
+from trainwire.contract.clock import FakeClock
+from trainwire.contract.errors import RunInterrupted
+from trainwire.contract.models import EVENT_ADAPTER
+from trainwire.writer.run import Run
 from trainwire.stop import MAX_BODY_BYTES, STOP_FILE, StopControl, StopRequest, request_stop
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -242,7 +242,7 @@ def test_a_second_signal_kills_the_hard_way(tmp_path: Path, count: int, expected
 def test_the_core_and_the_demo_entry_do_not_import_torch() -> None:
     # A dashboard that only reads, or a controller that only stops, must not pay for torch.
     code = (
-        "import sys, trainwire.stop, trainwire.demo, trainwire.integrations, trainwire.integrations.distributed;"
+        "import sys, trainwire.stop, trainwire.cli.demo, trainwire.integrations, trainwire.integrations.distributed;"
         "heavy = [name for name in ('torch', 'transformers') if name in sys.modules];"
         "sys.exit(', '.join(heavy) or None)"
     )

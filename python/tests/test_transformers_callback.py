@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from transformers import TrainerCallback
 
-from trainwire._demo_model import build_trainer
+from trainwire.cli.demo_model import build_trainer
 from trainwire.integrations.transformers import CHECKPOINT_ORIGIN_FILE, TrainwireCallback, attach, checkpoint_origin
-from trainwire.models import EVENT_ADAPTER
-from trainwire.run import Run
+from trainwire.contract.models import EVENT_ADAPTER
+from trainwire.writer.run import Run
 
 
 def events(path: Path) -> list[dict[str, Any]]:

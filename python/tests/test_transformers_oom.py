@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trainwire._demo_model import build_model, build_trainer
+from trainwire.cli.demo_model import build_model, build_trainer
 from trainwire.integrations.transformers import attach
-from trainwire.models import EVENT_ADAPTER
+from trainwire.contract.models import EVENT_ADAPTER
 
 
 def oom_above(batch_size: int, *, after_forwards: int):

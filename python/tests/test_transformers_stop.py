@@ -14,10 +14,10 @@ from typing import Any, Callable, Iterator
 import pytest
 from transformers import TrainerCallback
 
-from trainwire._demo_model import build_trainer
-from trainwire.errors import RunInterrupted
+from trainwire.cli.demo_model import build_trainer
+from trainwire.contract.errors import RunInterrupted
 from trainwire.integrations.transformers import attach
-from trainwire.models import EVENT_ADAPTER
+from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.stop import STOP_FILE, request_stop
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -171,7 +171,7 @@ def spawn() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
 def demo_train(
     spawn: Callable[..., subprocess.Popen[bytes]], output_dir: Path, *options: str
 ) -> subprocess.Popen[bytes]:
-    return spawn("-m", "trainwire.demo", "train", "--output-dir", str(output_dir), *options)
+    return spawn("-m", "trainwire.cli.demo", "train", "--output-dir", str(output_dir), *options)
 
 
 def finish(process: subprocess.Popen[bytes]) -> int:

@@ -31,7 +31,7 @@ def _discard(*_: Any) -> None:
 
 
 def _time_ours(directory: Path, values: list[tuple[float, float]], callbacks: tuple[Callable[..., Any], ...]) -> float:
-    from trainwire.run import Run
+    from trainwire.writer.run import Run
 
     run = Run(directory, step_interval_s=0, heartbeat_interval_s=None, callbacks=callbacks)
     run.start(total_steps=len(values))

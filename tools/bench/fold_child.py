@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from trainwire.state import StreamReader
+from trainwire.reader.state import StreamReader
 
 
 def _status_bytes(field: str) -> int | None:

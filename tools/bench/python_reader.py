@@ -21,7 +21,7 @@ CHUNK_BYTES = 1 << 20
 
 def _decode_file(path: Path) -> int:
     """Events out of our incremental decoder, fed the file in chunks."""
-    from trainwire.decoder import Decoder
+    from trainwire.reader.decoder import Decoder
 
     decoder = Decoder()
     events = 0
@@ -83,7 +83,7 @@ def _fold_memory(ctx: Context) -> Measurement:
 
 def _reattach_once(path: Path, offset: int) -> int:
     """A fresh reader resuming at `offset`: open, seek, read what follows, fold it."""
-    from trainwire.state import StreamReader
+    from trainwire.reader.state import StreamReader
 
     reader = StreamReader(offset=offset)
     with open(path, "rb") as stream:

@@ -20,7 +20,7 @@ from typing import Any
 import transformers
 from transformers import Trainer, TrainerCallback
 
-from trainwire._demo_model import build_trainer
+from trainwire.cli.demo_model import build_trainer
 from trainwire.integrations.transformers import attach
 from trainwire.stop import request_stop
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from trainwire.decoder import Decoder
-from trainwire.models import EVENT_ADAPTER, LINE_ADAPTER, UnknownEvent
-from trainwire.schema_check import line_verdict
+from trainwire.reader.decoder import Decoder
+from trainwire.contract.models import EVENT_ADAPTER, LINE_ADAPTER, UnknownEvent
+from trainwire.conformance.schema_check import line_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = json.loads((ROOT / "conformance" / "validation-cases.json").read_text(encoding="utf-8"))["cases"]

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from trainwire.state import read_state
+from trainwire.reader.state import read_state
 
 Reader = Callable[[bytes, dict[str, Any]], Any]
 Writer = Callable[[dict[str, Any]], bytes]

@@ -8,7 +8,7 @@ from typing import Any
 
 from _serve import serve
 
-from trainwire.scenario import play
+from trainwire.conformance.scenario import play
 
 MODE = sys.argv[1]
 _MICROS = re.compile(rb'("ts":"[^"]*\.\d{3})\d{3}Z"')

@@ -13,30 +13,30 @@ __version__ = "0.1.0"
 
 # public name -> the module that defines it
 _EXPORTS = {
-    "Run": "trainwire.run",
-    "EXIT_CODES": "trainwire.status",
-    "Decoder": "trainwire.decoder",
-    "StreamReader": "trainwire.state",
-    "read_state": "trainwire.state",
+    "Run": "trainwire.writer.run",
+    "EXIT_CODES": "trainwire.contract.status",
+    "Decoder": "trainwire.reader.decoder",
+    "StreamReader": "trainwire.reader.state",
+    "read_state": "trainwire.reader.state",
     "request_stop": "trainwire.stop",
     "StopControl": "trainwire.stop",
-    "RunInterrupted": "trainwire.errors",
-    "StreamError": "trainwire.errors",
-    "TrainwireError": "trainwire.errors",
+    "RunInterrupted": "trainwire.contract.errors",
+    "StreamError": "trainwire.contract.errors",
+    "TrainwireError": "trainwire.contract.errors",
 }
-# the typed events and the union over lines (generated models, through trainwire.models)
+# the typed events and the union over lines (generated models, through trainwire.contract.models)
 _MODEL_NAMES = (
     "Event", "EVENT_ADAPTER", "EVENT_NAMES", "UnknownEvent", "Envelope",
     "RunStarted", "RunHeartbeat", "PhaseStarted", "PhaseEnded", "TrainStep", "TrainEpoch",
     "TrainRestarted", "EvalCompleted", "CheckpointSaved", "TrialStarted", "TrialEnded",
     "StopRequested", "RunFinished", "ReaderState",
 )
-_EXPORTS.update(dict.fromkeys(_MODEL_NAMES, "trainwire.models"))
+_EXPORTS.update(dict.fromkeys(_MODEL_NAMES, "trainwire.contract.models"))
 
 if TYPE_CHECKING:
-    from trainwire.decoder import Decoder
-    from trainwire.errors import RunInterrupted, StreamError, TrainwireError
-    from trainwire.models import (
+    from trainwire.reader.decoder import Decoder
+    from trainwire.contract.errors import RunInterrupted, StreamError, TrainwireError
+    from trainwire.contract.models import (
         EVENT_ADAPTER,
         EVENT_NAMES,
         CheckpointSaved,
@@ -57,9 +57,9 @@ if TYPE_CHECKING:
         TrialStarted,
         UnknownEvent,
     )
-    from trainwire.run import Run
-    from trainwire.state import StreamReader, read_state
-    from trainwire.status import EXIT_CODES
+    from trainwire.writer.run import Run
+    from trainwire.reader.state import StreamReader, read_state
+    from trainwire.contract.status import EXIT_CODES
     from trainwire.stop import StopControl, request_stop
 
 __all__ = ["__version__", *_EXPORTS]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from trainwire.cli import main
+from trainwire.cli.commands import main
 
 if __name__ == "__main__":
     sys.exit(main())

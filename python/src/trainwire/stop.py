@@ -22,12 +22,13 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable, Literal, Union
 
-from trainwire.clock import Clock, SystemClock
-from trainwire.errors import RunInterrupted
-from trainwire.status import stop_reason
+from trainwire.contract.clock import Clock, SystemClock
+from trainwire.contract.errors import RunInterrupted
+from trainwire.contract.limits import clip
+from trainwire.contract.status import stop_reason
 
 if TYPE_CHECKING:
-    from trainwire.run import Run
+    from trainwire.writer.run import Run
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -44,8 +45,6 @@ logger = logging.getLogger("trainwire.stop")
 STOP_FILE = ".trainwire-stop"
 #: a larger body is ignored (the stop still counts)
 MAX_BODY_BYTES = 4096
-#: `stop.requested.reason` and `requested_by` are at most this long in the schema
-_MAX_TEXT = 200
 
 StopSource = Literal["control_file", "signal", "api"]
 _HANDLED_SIGNALS = ("SIGINT", "SIGTERM", "SIGBREAK")
@@ -67,10 +66,6 @@ class StopRequest:
         return stop_reason(self.source, self.signal) or self.source
 
 
-def _clip(value: Any) -> str | None:
-    return value[:_MAX_TEXT] if isinstance(value, str) else None
-
-
 def request_stop(
     output_dir: str | os.PathLike[str], *, reason: str | None = None, requested_by: str | None = None
 ) -> Path:
@@ -82,7 +77,7 @@ def request_stop(
     directory = Path(output_dir)
     if not directory.is_dir():
         raise FileNotFoundError(f"not a directory: {directory}")
-    body = {key: value for key, value in (("reason", _clip(reason)), ("requested_by", _clip(requested_by))) if value}
+    body = {key: value for key, value in (("reason", clip(reason)), ("requested_by", clip(requested_by))) if value}
     target = directory / STOP_FILE
     fd, temp_name = tempfile.mkstemp(dir=directory, prefix=f"{STOP_FILE}.", suffix=".tmp")
     try:
@@ -101,7 +96,7 @@ class StopControl:
     Poll `check()` at step ends and phase boundaries: it reads the control file at most once
     per `check_interval_s` and returns the honoured `StopRequest` (the same one on every
     later call), or None. With a `run` attached, the first honoured request is written as
-    `stop.requested` exactly once. `clock` is a `trainwire.clock.Clock` (its monotonic
+    `stop.requested` exactly once. `clock` is a `trainwire.contract.clock.Clock` (its monotonic
     reading paces the file checks). `output_dir=None` watches no file (signals and `request()`
     only), e.g. on the non-zero ranks of a distributed job.
     """
@@ -161,7 +156,7 @@ class StopControl:
     ) -> StopRequest:
         """Ask for a stop from code (source `api`); returns the honoured request."""
         return self._honour(
-            StopRequest(source=source, signal=signal, reason=_clip(reason), requested_by=_clip(requested_by))
+            StopRequest(source=source, signal=signal, reason=clip(reason), requested_by=clip(requested_by))
         )
 
     def raise_if_stopped(self) -> None:
@@ -227,7 +222,7 @@ class StopControl:
         except OSError as error:
             logger.warning("could not remove the honoured stop file %s: %s", self.path, error)
         return StopRequest(
-            source="control_file", reason=_clip(body.get("reason")), requested_by=_clip(body.get("requested_by"))
+            source="control_file", reason=clip(body.get("reason")), requested_by=clip(body.get("requested_by"))
         )
 
     def _read_body(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 import torch.distributed as dist
 
-from trainwire._demo_model import StepDelay, build_trainer
+from trainwire.cli.demo_model import StepDelay, build_trainer
 from trainwire.integrations.transformers import attach
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
-from trainwire.run import Run
+from trainwire.writer.run import Run
 from trainwire.stop import StopControl
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from trainwire._demo_model import StepDelay, build_trainer
-from trainwire.errors import RunInterrupted
+from trainwire.cli.demo_model import StepDelay, build_trainer
+from trainwire.contract.errors import RunInterrupted
 from trainwire.integrations.transformers import attach
-from trainwire.run import Run
+from trainwire.writer.run import Run
 from trainwire.stop import StopControl
 
 

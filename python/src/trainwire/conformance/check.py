@@ -20,7 +20,7 @@ from trainwire.conformance.diff import first_difference
 from trainwire.conformance.generate import Generator
 from trainwire.conformance.runner import comparable_state
 from trainwire.conformance.streams import invariant_problems, parse_lines, reader_framing
-from trainwire.schema_check import validator_for
+from trainwire.conformance.schema_check import validator_for
 
 _NEEDS = {"reader": (STREAM_FILE, STATE_FILE), "writer": (SCENARIO_FILE, STREAM_FILE, STATE_FILE)}
 

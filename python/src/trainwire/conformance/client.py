@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from trainwire.schema_check import validator_for
+from trainwire.conformance.schema_check import validator_for
 
 logger = logging.getLogger("trainwire.conformance")
 

@@ -15,15 +15,15 @@ from trainwire.conformance.transforms import derive
 
 
 def play_scenario(scenario: dict[str, Any]) -> bytes:
-    from trainwire.scenario import play
+    from trainwire.conformance.scenario import play
 
     return play(scenario)
 
 
 def reference_state(case: Case, stream: bytes) -> dict[str, Any]:
     """The state the Python reader folds from `stream` with the case's liveness inputs."""
-    from trainwire.canonical import dumps
-    from trainwire.state import read_state
+    from trainwire.contract.canonical import dumps
+    from trainwire.reader.state import read_state
 
     limit = {} if case.max_line_bytes is None else {"max_line_bytes": case.max_line_bytes}
     state = read_state(stream, now=case.now, stale_after_s=case.stale_after_s, **limit)

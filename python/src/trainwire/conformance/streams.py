@@ -29,8 +29,8 @@ def reader_framing(data: bytes) -> bytes:
 
 def parse_lines(data: bytes) -> tuple[list[Any], list[Difference]]:
     """Each line as JSON, and every line that a writer must not have written."""
-    from trainwire.decoder import parse_strict
-    from trainwire.schema_check import line_verdict, validator_for
+    from trainwire.reader.decoder import parse_strict
+    from trainwire.conformance.schema_check import line_verdict, validator_for
 
     lines, tail = split_lines(data)
     parsed: list[Any] = []
@@ -54,7 +54,7 @@ def parse_lines(data: bytes) -> tuple[list[Any], list[Difference]]:
 def _schema_problem(value: Any, number: int, validator: Any) -> Difference:
     from jsonschema.exceptions import best_match
 
-    from trainwire.schema_check import validator_for
+    from trainwire.conformance.schema_check import validator_for
 
     # Against the line's own event when it names one: far better messages than the union's.
     definition = _definitions().get(value.get("event")) if isinstance(value, dict) else None
@@ -69,7 +69,7 @@ def _schema_problem(value: Any, number: int, validator: Any) -> Difference:
 @lru_cache(maxsize=1)
 def _definitions() -> dict[str, str]:
     """Event name -> the bundle definition that describes it."""
-    from trainwire.schema_check import load_bundle
+    from trainwire.conformance.schema_check import load_bundle
 
     return {
         schema["properties"]["event"]["const"]: name
@@ -85,7 +85,7 @@ def _excerpt(value: Any) -> str:
 
 def invariant_problems(data: bytes) -> list[str]:
     """The stream invariants `trainwire validate` checks, as readable lines."""
-    from trainwire.invariants import check_stream
+    from trainwire.reader.invariants import check_stream
 
     return [_describe_violation(violation) for violation in check_stream(data)]
 

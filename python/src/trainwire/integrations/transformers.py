@@ -30,11 +30,13 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from transformers import TrainerCallback
 
-from trainwire._encode import to_scalar
-from trainwire.errors import RunInterrupted
+from trainwire.writer.encoding import to_scalar
+from trainwire.contract.errors import RunInterrupted
+from trainwire.contract.status import status_for_exception
 from trainwire.integrations.distributed import all_ranks_max, is_distributed
-from trainwire.provenance import ProvenancePrefetch
-from trainwire.run import UNSET, Run
+from trainwire.writer.provenance import ProvenancePrefetch
+from trainwire.writer.fields import UNSET
+from trainwire.writer.run import Run
 from trainwire.stop import StopControl, StopRequest
 
 if TYPE_CHECKING:
@@ -313,16 +315,11 @@ class TrainwireCallback(TrainerCallback):
         run = self.run
         if run is None or run.status is not None:
             return
-        interrupted = isinstance(error, (KeyboardInterrupt, RunInterrupted))
+        interrupted = status_for_exception(error) == "interrupted"
         self._close_train_phase("interrupted" if interrupted else "failed")
         if not self.owns_run:
             return  # the caller's Run (or its `with` block) records how the run ended
-        if isinstance(error, RunInterrupted):
-            run.finish("interrupted", reason=error.reason)
-        elif isinstance(error, KeyboardInterrupt):
-            run.finish("interrupted", reason="sigint")
-        else:
-            run.finish("failed", error=error)
+        run.finish_for(error)
 
     def _release_signals(self) -> None:
         # Handlers installed by attach() for an owned run end with it: a later Ctrl+C

@@ -1,4 +1,4 @@
-"""The Python harness of the conformance suite (`python -m trainwire.harness`).
+"""The Python harness of the conformance suite (`python -m trainwire.conformance.harness`).
 
 Speaks the harness protocol (schemas/harness/v1) on stdin/stdout, one JSON object per
 line: `start`, `read` (reader role), `write` (writer role), `stop`. Nothing else is ever
@@ -13,8 +13,9 @@ import sys
 import traceback
 from typing import Any, TextIO
 
-from trainwire import __version__, canonical
-from trainwire.state import StreamReader
+from trainwire import __version__
+from trainwire.contract import canonical
+from trainwire.reader.state import StreamReader
 
 __all__ = ["PROTOCOL_VERSION", "handle", "main", "serve"]
 
@@ -58,7 +59,7 @@ def _read(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write(scenario: dict[str, Any]) -> str:
-    from trainwire.scenario import play  # the writer role needs the emitter; reading does not
+    from trainwire.conformance.scenario import play  # the writer role needs the emitter; reading does not
 
     return base64.b64encode(play(scenario)).decode("ascii")
 

@@ -1,55 +1,52 @@
-"""The emitter: `Run` writes one run's events to its sinks, following docs/writer-rules.md."""
+"""The emitter: `Run` writes one run's events to its sinks, following docs/writer-rules.md.
+
+`Run` is the public face; the work is done by the parts beside it: `LineWriter` (envelope
+and sequencing), `StepProgress` (throttle, ETA, attempts), `Heartbeat` (liveness), and the
+field helpers of `fields` and `paths`.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import enum
 import logging
 import os
 import re
-import secrets
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from types import TracebackType
-from typing import Any, Callable, Iterable, Literal, Union
+from typing import Any, Callable, Iterable, Literal
 
 from trainwire import __version__
-from trainwire._encode import encode_line, safe_str, to_scalar
-from trainwire.clock import Clock, SystemClock, format_ts
-from trainwire.errors import RunInterrupted
-from trainwire.provenance import collect_provenance
-from trainwire.rank import global_rank
-from trainwire.redact import redact_config
-from trainwire.sinks import CallbackSink, Dispatcher, FileSink, Sink, StdoutSink
-from trainwire.status import EXIT_CODES, stop_reason
+from trainwire.contract.clock import Clock, SystemClock
+from trainwire.contract.errors import RunInterrupted
+from trainwire.contract.limits import clip
+from trainwire.contract.status import EXIT_CODES, status_for_exception, stop_reason
+from trainwire.writer.fields import (
+    UNSET,
+    ErrorLike,
+    Unset,
+    clean_metrics,
+    error_info,
+    microseconds,
+    new_run_id,
+    param_value,
+)
+from trainwire.writer.heartbeat import Heartbeat
+from trainwire.writer.lines import LineWriter
+from trainwire.writer.paths import PathLike, relative_path
+from trainwire.writer.provenance import collect_provenance
+from trainwire.writer.rank import global_rank
+from trainwire.writer.redaction import redact_config
+from trainwire.writer.sinks import CallbackSink, Dispatcher, FileSink, Sink, StdoutSink
+from trainwire.writer.step_progress import StepProgress
 
-__all__ = ["UNSET", "ErrorLike", "Run", "clean_metrics", "error_info", "new_run_id"]
+__all__ = ["UNSET", "ErrorLike", "Run", "Unset", "clean_metrics", "error_info", "new_run_id"]
 
-logger = logging.getLogger("trainwire.run")
-
-
-class _Unset(enum.Enum):
-    UNSET = "UNSET"
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-#: default of optional fields: left out of the line unless given (`None` writes `null`)
-UNSET = _Unset.UNSET
-
+logger = logging.getLogger("trainwire.writer")
 
 _RUN_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _EVENT_RE = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
-_SEGMENT = r"(?:[^/\\:.][^/\\:]*|\.(?:[^/\\:.][^/\\:]*)?|\.\.[^/\\:]+)"
-_RELATIVE_PATH_RE = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT})*")
 _ENVELOPE_KEYS = frozenset({"schema_version", "seq", "ts", "run_id", "event", "stage"})
-_MESSAGE_LIMIT = 200
-
-PathLike = Union[str, os.PathLike[str]]
-#: what `error=` accepts: an exception, a `(type, message)` pair, a `{type, message}` mapping
-ErrorLike = Union[BaseException, tuple[Any, Any], Mapping[str, Any], str, None]
 
 
 class Run:
@@ -96,41 +93,25 @@ class Run:
         self.output_dir = os.path.abspath(output_dir) if output_dir is not None else None
         self._producer = dict(producer) if producer is not None else {"name": "trainwire", "version": __version__}
         self._stage = dict(stage) if stage is not None else None
-        # Every line starts as a copy of this: key order is the envelope's, seq and ts are
-        # filled in when the line is written (a pending step gets them late).
-        self._envelope: dict[str, Any] = {"schema_version": 1, "seq": 0, "ts": "", "run_id": run_id, "event": ""}
-        if self._stage is not None:
-            self._envelope["stage"] = self._stage
         self._now = self._clock.now
         self._monotonic = self._clock.monotonic
-        self._step_interval_s = step_interval_s
         self._heartbeat_interval_s = heartbeat_interval_s if heartbeat_interval_s and heartbeat_interval_s > 0 else None
         self._heartbeat_thread_enabled = heartbeat_thread
 
         # Reentrant: a callback sink may itself call back into the run.
         self._lock = threading.RLock()
-        self._seq = 0
         self._started = False
         self._finished = False
         self._closed = False
         self._status: str | None = None
         self._run_start = self._monotonic()
-        self._last_write = self._run_start
         self._open_phases: list[tuple[str, float]] = []
         self._trial_starts: dict[tuple[int, int], float] = {}
         self.stop_reason: str | None = None
-        # train.step state (writer rules 5 and 6)
-        self._total_steps: int | None = None
-        self._last_step: int | None = None
-        self._attempt = 1
-        self._attempt_start: float | None = None  # monotonic time of the attempt's first step
-        self._attempt_start_step = 0
-        self._last_step_written = 0.0
-        self._pending_step: tuple[dict[str, Any], float, float] | None = None  # line, now(), monotonic()
-        self._heartbeat_stop = threading.Event()
-        self._heartbeat: threading.Thread | None = None
-
-        self._dispatcher = Dispatcher(self._make_sinks(sinks, stdout, callbacks, file_name, fsync) if self._active else ())
+        self._steps = StepProgress(step_interval_s)  # train.step state (writer rules 5 and 6)
+        self._heartbeat: Heartbeat | None = None
+        dispatcher = Dispatcher(self._make_sinks(sinks, stdout, callbacks, file_name, fsync) if self._active else ())
+        self._lines = LineWriter(run_id, self._stage, dispatcher, self._now, self._monotonic)
 
     def _make_sinks(
         self,
@@ -172,7 +153,7 @@ class Run:
     @property
     def last_step(self) -> int | None:
         """The last step reported (written or not), or None before the first."""
-        return self._last_step
+        return self._steps.last_step
 
     @property
     def started(self) -> bool:
@@ -194,11 +175,11 @@ class Run:
         self,
         *,
         total_steps: int | None = None,
-        total_epochs: float | None | _Unset = UNSET,
+        total_epochs: float | None | Unset = UNSET,
         config: Any = None,
         seed: int | None = None,
         world_size: int | None = None,
-        resumed_from: Mapping[str, Any] | None | _Unset = UNSET,
+        resumed_from: Mapping[str, Any] | None | Unset = UNSET,
         provenance: bool | Mapping[str, Any] = True,
     ) -> None:
         """Writes `run.started` and starts the heartbeat thread.
@@ -217,7 +198,7 @@ class Run:
                 return
             self._started = True
             self._run_start = self._monotonic()
-            self._total_steps = total_steps
+            self._steps.total_steps = total_steps
             payload: dict[str, Any] = {"producer": self._producer, "total_steps": total_steps}
             if total_epochs is not UNSET:
                 payload["total_epochs"] = total_epochs
@@ -262,11 +243,9 @@ class Run:
         self.phase_started(name)
         try:
             yield self
-        except (RunInterrupted, KeyboardInterrupt):
-            self.phase_ended(name, "interrupted")
-            raise
-        except BaseException:
-            self.phase_ended(name, "failed")
+        except BaseException as error:
+            status = status_for_exception(error)
+            self.phase_ended(name, "interrupted" if status == "interrupted" else "failed")
             raise
         self.phase_ended(name, "ok")
 
@@ -274,14 +253,14 @@ class Run:
         self,
         step: int,
         *,
-        total_steps: int | None | _Unset = UNSET,
+        total_steps: int | None | Unset = UNSET,
         epoch: float | None = None,
         loss: float | None = None,
         learning_rate: float | None = None,
-        grad_norm: float | None | _Unset = UNSET,
-        samples_per_s: float | None | _Unset = UNSET,
-        tokens_per_s: float | None | _Unset = UNSET,
-        tokens_seen: int | None | _Unset = UNSET,
+        grad_norm: float | None | Unset = UNSET,
+        samples_per_s: float | None | Unset = UNSET,
+        tokens_per_s: float | None | Unset = UNSET,
+        tokens_seen: int | None | Unset = UNSET,
         metrics: Mapping[str, Any] | None = None,
     ) -> None:
         """Reports a training step; writes `train.step` unless throttled (writer rule 5).
@@ -296,23 +275,13 @@ class Run:
             if self._finished:
                 return
             now = self._monotonic()
+            steps = self._steps
             if total_steps is not UNSET:
-                self._total_steps = total_steps
-            total = self._total_steps
-            first_of_attempt = self._attempt_start is None
-            if first_of_attempt:
-                self._attempt_start = now
-                self._attempt_start_step = step
-            elapsed = _microseconds(now - self._attempt_start)  # type: ignore[operator]
-            done = step - self._attempt_start_step
-            # clamped (by _microseconds and min): a step past the planned total must not
-            # give a negative ETA or a progress above 1
-            eta = _microseconds(elapsed * (total - step) / done) if total is not None and done > 0 else None
-            progress = min(step / total, 1.0) if total else None
-            line = self._envelope.copy()
-            line["event"] = "train.step"
+                steps.total_steps = total_steps
+            elapsed, eta, progress, first_of_attempt = steps.report(step, now)
+            line = self._lines.new_line("train.step")
             line["step"] = step
-            line["total_steps"] = total
+            line["total_steps"] = steps.total_steps
             line["epoch"] = epoch
             line["loss"] = loss
             line["learning_rate"] = learning_rate
@@ -329,15 +298,12 @@ class Run:
                 line["tokens_seen"] = tokens_seen
             if metrics is not None:
                 line["metrics"] = clean_metrics(metrics)
-            self._last_step = step
-
-            if first_of_attempt or step == total or now - self._last_step_written >= self._step_interval_s:
-                self._pending_step = None
-                self._last_step_written = now
-                self._write(line)
+            if steps.due(step, now, first_of_attempt):
+                self._lines.drop_pending()
+                steps.last_written = now
+                self._lines.write(line)
             else:
-                # kept with the time it was reported; any later event writes it first
-                self._pending_step = (line, self._now(), now)
+                self._lines.hold(line, now)
 
     def epoch(self, epoch: int, step: int, metrics: Mapping[str, Any] | None = None) -> None:
         """Writes `train.epoch`: epoch `epoch` (from 1) was completed at `step`."""
@@ -348,9 +314,9 @@ class Run:
         reason: str = "oom",
         *,
         step: int = 0,
-        batch_size_from: int | None | _Unset = UNSET,
-        batch_size_to: int | None | _Unset = UNSET,
-        total_steps: int | None | _Unset = UNSET,
+        batch_size_from: int | None | Unset = UNSET,
+        batch_size_to: int | None | Unset = UNSET,
+        total_steps: int | None | Unset = UNSET,
     ) -> None:
         """Writes `train.restarted` (the attempt is counted here) and starts a new attempt:
         the next step is written at once and the ETA starts over from it."""
@@ -360,22 +326,15 @@ class Run:
             if self._finished:
                 return
             self._flush_pending_step()
-            self._attempt += 1
-            payload: dict[str, Any] = {
-                "reason": reason,
-                "attempt": self._attempt,
-                "previous_step": self._last_step if self._last_step is not None else 0,
-                "step": step,
-            }
+            attempt, previous_step = self._steps.restart(step)
+            payload: dict[str, Any] = {"reason": reason, "attempt": attempt, "previous_step": previous_step, "step": step}
             if batch_size_from is not UNSET:
                 payload["batch_size_from"] = batch_size_from
             if batch_size_to is not UNSET:
                 payload["batch_size_to"] = batch_size_to
             if total_steps is not UNSET:
                 payload["total_steps"] = total_steps
-                self._total_steps = total_steps
-            self._last_step = step
-            self._attempt_start = None
+                self._steps.total_steps = total_steps
             self._emit("train.restarted", payload)
 
     def eval(
@@ -412,7 +371,7 @@ class Run:
             return
         with self._lock:
             self._trial_starts[(trial, attempt)] = self._monotonic()
-            clean = {str(name): _param_value(value) for name, value in (params or {}).items()}
+            clean = {str(name): param_value(value) for name, value in (params or {}).items()}
             self._emit("trial.started", {"trial": trial, "attempt": attempt, "params": clean})
 
     def trial_ended(
@@ -462,8 +421,8 @@ class Run:
                 {
                     "source": source,
                     "signal": signal,
-                    "reason": _cut(reason),
-                    "requested_by": _cut(requested_by),
+                    "reason": clip(reason),
+                    "requested_by": clip(requested_by),
                 },
             )
 
@@ -473,7 +432,7 @@ class Run:
             return
         with self._lock:
             phase = self._open_phases[-1][0] if self._open_phases else None
-            self._emit("run.heartbeat", {"phase": phase, "step": self._last_step})
+            self._emit("run.heartbeat", {"phase": phase, "step": self._steps.last_step})
 
     def emit(self, event: str, **fields: Any) -> None:
         """Writes any event as given: extensions (`x_...` fields, new event names).
@@ -528,7 +487,7 @@ class Run:
                 "exit_code": EXIT_CODES.get(status),
                 "error": error_info(error),
                 "reason": reason,
-                "step": self._last_step,
+                "step": self._steps.last_step,
                 "checkpoint": self._checkpoint_field(checkpoint),
                 "duration_s": self._since(self._run_start),
                 "metrics": clean_metrics(metrics),
@@ -538,6 +497,18 @@ class Run:
             self._mark_finished(status)
         self.close()
 
+    def finish_for(self, error: BaseException | None) -> None:
+        """Finishes as a block that ended with `error` does (`status_for_exception`): an
+        interrupted run takes the stop's reason, a failed one the error."""
+        status = status_for_exception(error)
+        if status == "interrupted":
+            reason = error.reason if isinstance(error, RunInterrupted) else (self.stop_reason or "sigint")
+            self.finish("interrupted", reason=reason)
+        elif status == "failed":
+            self.finish("failed", error=error)
+        else:
+            self.finish("succeeded")
+
     def close(self) -> None:
         """Stops the heartbeat and closes the sinks (without writing `run.finished`)."""
         self._stop_heartbeat()
@@ -545,7 +516,7 @@ class Run:
             if self._closed:
                 return
             self._closed = True
-            self._dispatcher.close()
+            self._lines.close()
 
     def __enter__(self) -> Run:
         return self
@@ -556,14 +527,7 @@ class Run:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> Literal[False]:
-        if exc is None or (isinstance(exc, SystemExit) and exc.code in (None, 0)):
-            self.finish("succeeded")
-        elif isinstance(exc, RunInterrupted):
-            self.finish("interrupted", reason=exc.reason)
-        elif isinstance(exc, KeyboardInterrupt):
-            self.finish("interrupted", reason=self.stop_reason or "sigint")
-        else:
-            self.finish("failed", error=exc)
+        self.finish_for(exc)
         self.close()
         return False
 
@@ -574,26 +538,8 @@ class Run:
 
     def relative_path(self, path: PathLike) -> str | None:
         """`path` relative to the output directory with `/` separators, or None when it is
-        outside (or cannot be written as a contract path).
-
-        An absolute path, or a path relative to the working directory that lies inside
-        the output directory, is made relative to it; any other relative path is taken
-        as relative to the output directory already.
-        """
-        try:
-            text = os.fspath(path)
-            candidates = []
-            if self.output_dir is not None:
-                candidates.append(os.path.relpath(os.path.abspath(text), self.output_dir))
-            if not os.path.isabs(text):
-                candidates.append(text)
-            for candidate in candidates:
-                relative = os.path.normpath(candidate).replace(os.sep, "/")
-                if relative != ".." and not relative.startswith("../") and _RELATIVE_PATH_RE.fullmatch(relative):
-                    return relative
-        except (TypeError, ValueError):  # not a path, or on another drive (Windows)
-            pass
-        return None
+        outside (or cannot be written as a contract path); see `paths.relative_path`."""
+        return relative_path(path, self.output_dir)
 
     # -- internals ------------------------------------------------------------------------
 
@@ -611,40 +557,24 @@ class Run:
             logger.debug("trainwire: run %s already finished; %s not written", self._run_id, event)
             return
         self._flush_pending_step()
-        line = self._envelope.copy()
-        line["event"] = event
+        line = self._lines.new_line(event)
         line.update(payload)
-        self._write(line)
+        self._lines.write(line)
 
     def _flush_pending_step(self) -> None:
-        if self._pending_step is not None:
-            line, reported_at, reported_mono = self._pending_step
-            self._pending_step = None
-            self._last_step_written = reported_mono
-            self._write(line, reported_at)
-
-    def _write(self, line: dict[str, Any], at: float | None = None) -> None:
-        """Stamps `seq` and `ts` (now, or `at`) into an envelope copy and hands it to the sinks."""
-        self._seq += 1
-        line["seq"] = self._seq
-        line["ts"] = format_ts(self._now() if at is None else at)
-        try:
-            encoded = encode_line(line)
-        except Exception:
-            self._seq -= 1  # nothing was written: keep seq gap-free
-            logger.warning("trainwire: %s could not be encoded; not written", line["event"], exc_info=True)
-            return
-        self._dispatcher.dispatch(encoded, line)
-        self._last_write = self._monotonic()
+        reported = self._lines.flush_pending()
+        if reported is not None:
+            self._steps.last_written = reported
 
     def _mark_finished(self, status: str) -> None:
         self._finished = True
         self._status = status
-        self._heartbeat_stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.stop(join=False)
 
     def _since(self, start: float) -> float:
         # rounded to the microsecond, the precision of `ts`
-        return _microseconds(self._monotonic() - start)
+        return microseconds(self._monotonic() - start)
 
     def _close_phase(self, name: str) -> float | None:
         for index in range(len(self._open_phases) - 1, -1, -1):
@@ -692,88 +622,16 @@ class Run:
     # -- heartbeat ---------------------------------------------------------------------
 
     def _start_heartbeat(self) -> None:
-        if self._heartbeat is not None or self._finished:
+        if self._heartbeat is not None or self._finished or self._heartbeat_interval_s is None:
             return
-        self._heartbeat = threading.Thread(target=self._beat, name=f"trainwire-heartbeat-{self._run_id}", daemon=True)
+        self._heartbeat = Heartbeat(
+            self._heartbeat_interval_s,
+            idle_s=lambda: self._monotonic() - self._lines.last_write,
+            beat=self.heartbeat,
+            name=f"trainwire-heartbeat-{self._run_id}",
+        )
         self._heartbeat.start()
 
-    def _beat(self) -> None:
-        interval = self._heartbeat_interval_s
-        assert interval is not None
-        wait = interval
-        while not self._heartbeat_stop.wait(wait):
-            idle = self._monotonic() - self._last_write
-            if idle >= interval:
-                self.heartbeat()
-                wait = interval
-            else:
-                wait = interval - idle
-
     def _stop_heartbeat(self) -> None:
-        self._heartbeat_stop.set()
-        thread = self._heartbeat
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=5.0)
-
-
-def new_run_id(epoch_seconds: float | None = None) -> str:
-    """A fresh run id: `<UTC yyyymmddTHHMMSS>-<6 hex digits>`."""
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(time.time() if epoch_seconds is None else epoch_seconds))
-    return f"{stamp}-{secrets.token_hex(3)}"
-
-
-def error_info(error: ErrorLike) -> dict[str, str] | None:
-    """`{type, message}` (both cut to 200 characters) from an exception, a `(type, message)`
-    pair or a mapping; None stays None."""
-    if error is None:
-        return None
-    if isinstance(error, BaseException):
-        kind: Any = type(error).__name__
-        message: Any = safe_str(error)
-    elif isinstance(error, tuple) and len(error) == 2:
-        kind, message = error
-        kind = getattr(kind, "__name__", kind)
-    elif isinstance(error, Mapping):
-        kind, message = error.get("type"), error.get("message", "")
-    else:
-        kind, message = "Error", error
-    return {"type": safe_str(kind)[:_MESSAGE_LIMIT] or "Error", "message": safe_str(message)[:_MESSAGE_LIMIT]}
-
-
-def clean_metrics(metrics: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A metrics map the contract accepts: numbers and None kept, numpy/tensor scalars made
-    numbers, other values and bad names left out."""
-    if not metrics:
-        return {}
-    clean: dict[str, Any] = {}
-    for name, value in metrics.items():
-        key = str(name)
-        if not 1 <= len(key) <= 256:
-            continue
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            value = to_scalar(value)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                logger.debug("trainwire: metric %r is not a number (%r); left out", key, value)
-                continue
-        clean[key] = value
-    return clean
-
-
-def _microseconds(seconds: float) -> float:
-    """Seconds rounded to the microsecond (the precision of `ts`), never negative.
-
-    Keeps fake-clock durations exact (0.3, not 0.30000000000000004); cheaper than round().
-    """
-    return int(seconds * 1_000_000 + 0.5) / 1_000_000 if seconds > 0 else 0.0
-
-
-def _param_value(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    scalar = to_scalar(value)
-    return scalar if isinstance(scalar, (bool, int, float)) else safe_str(value)
-
-
-def _cut(text: str | None) -> str | None:
-    return None if text is None else text[:_MESSAGE_LIMIT]
-
+        if self._heartbeat is not None:
+            self._heartbeat.stop()

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainwire.clock import parse_timestamp_us
-from trainwire.decoder import Decoder
+from trainwire.contract.clock import parse_timestamp_us
+from trainwire.reader.decoder import Decoder
 
 __all__ = ["Violation", "check_stream"]
 

@@ -22,8 +22,9 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from trainwire.errors import RunInterrupted
-from trainwire.run import UNSET, Run
+from trainwire.contract.errors import RunInterrupted
+from trainwire.writer.fields import UNSET
+from trainwire.writer.run import Run
 from trainwire.stop import StopControl
 
 __all__ = ["main"]
@@ -114,7 +115,7 @@ def _train_phases(
     with run.phase("model_load"):
         stop.raise_if_stopped()
         # Imported here so that run.started reaches the stream before torch loads.
-        from trainwire import _demo_model
+        from trainwire.cli import demo_model as _demo_model
 
         model = _demo_model.build_model()
     with run.phase("data_prepare"):
@@ -169,7 +170,7 @@ def _version() -> str:
 
 def run_demo(output_dir: Path | None, *, steps: int = 150, step_delay: float = 0.1) -> int:
     """Train in a child process, follow its stream live, then validate it."""
-    from trainwire.tail import tail
+    from trainwire.cli.tail import tail
 
     directory = output_dir or Path(tempfile.mkdtemp(prefix="trainwire-demo-"))
     directory.mkdir(parents=True, exist_ok=True)
@@ -177,7 +178,7 @@ def run_demo(output_dir: Path | None, *, steps: int = 150, step_delay: float = 0
     _say(f"trainwire demo: training into {directory} (Ctrl+C stops cleanly, twice kills)")
     with open(directory / "demo-train.log", "ab") as log:
         child = _spawn(
-            ["trainwire.demo", "train", "--output-dir", str(directory), "--steps", str(steps)]
+            ["trainwire.cli.demo", "train", "--output-dir", str(directory), "--steps", str(steps)]
             + ["--step-delay", str(step_delay)],
             stdout=log,
             stderr=log,

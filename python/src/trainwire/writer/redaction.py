@@ -6,11 +6,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from trainwire._encode import safe_str, to_scalar
+from trainwire.writer.encoding import safe_str, to_scalar
 
 __all__ = ["REDACTED", "SECRET_MARKERS", "is_secret_key", "redact_config"]
 
-logger = logging.getLogger("trainwire.redact")
+logger = logging.getLogger("trainwire.writer.redaction")
 
 REDACTED = "<redacted>"
 #: a key whose lower-cased name contains one of these has its value replaced

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
-from trainwire.decoder import parse_strict
+from trainwire.reader.decoder import parse_strict
 
 Verdict = Literal["valid", "unknown", "invalid"]
 
@@ -74,7 +74,7 @@ def line_verdict(text: str) -> Verdict:
         return "invalid"
     if validator_for().is_valid(value):
         return "valid"
-    from trainwire.models import EVENT_NAMES
+    from trainwire.contract.models import EVENT_NAMES
 
     if value.get("event") not in EVENT_NAMES and validator_for(definition="Envelope").is_valid(value):
         return "unknown"

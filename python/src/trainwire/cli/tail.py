@@ -18,9 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
-from trainwire.clock import to_timestamp_us
-from trainwire.sources import FileFollower
-from trainwire.state import RunState, StreamReader
+from trainwire.contract.clock import to_timestamp_us
+from trainwire.reader.sources import FileFollower
+from trainwire.reader.state import RunState, StreamReader
 
 __all__ = ["NOT_FINISHED_EXIT_CODE", "TailView", "tail"]
 

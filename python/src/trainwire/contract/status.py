@@ -6,7 +6,7 @@ control (which interrupts them), so that all three speak the contract's values.
 
 from __future__ import annotations
 
-__all__ = ["EXIT_CODES", "STOP_REASONS", "stop_reason"]
+__all__ = ["EXIT_CODES", "STOP_REASONS", "status_for_exception", "stop_reason"]
 
 #: the process exit code a run ends with, by `run.finished` status
 EXIT_CODES: dict[str, int] = {
@@ -29,3 +29,16 @@ STOP_REASONS: dict[str, str] = {
 def stop_reason(source: str, signal: str | None) -> str | None:
     """The `run.finished.reason` a stop from `source` (and `signal`) leads to, if known."""
     return STOP_REASONS.get(signal if source == "signal" and signal else source)
+
+
+def status_for_exception(error: BaseException | None) -> str:
+    """The `run.finished` (and `phase.ended`) status of a block that ended with `error`:
+    `succeeded` for none or a clean `SystemExit`, `interrupted` for a honoured stop or
+    Ctrl+C, `failed` for anything else."""
+    from trainwire.contract.errors import RunInterrupted
+
+    if error is None or (isinstance(error, SystemExit) and error.code in (None, 0)):
+        return "succeeded"
+    if isinstance(error, (RunInterrupted, KeyboardInterrupt)):
+        return "interrupted"
+    return "failed"

@@ -3,7 +3,7 @@
 Bytes arrive in chunks split anywhere; complete lines are validated, the partial tail
 is kept. A bad line is skipped with a `Diagnostic` and never stops the decoder (strict
 mode raises instead). Checks 7-9 of the rules (after_finished, seq) need the runs and
-belong to `trainwire.state`.
+belong to `trainwire.reader.state`.
 
 The hot path is one `EVENT_ADAPTER.validate_json(line, strict=True)` per line. pydantic
 is more lenient than the JSON Schema in a few places (bare NaN/Infinity, `true` for
@@ -25,9 +25,9 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from trainwire.canonical import format_number
-from trainwire.errors import StreamError
-from trainwire.models import EVENT_ADAPTER, EVENT_MODELS, KNOWN_EVENT_ADAPTER, Envelope, TrainStep, UnknownEvent
+from trainwire.contract.canonical import format_number
+from trainwire.contract.errors import StreamError
+from trainwire.contract.models import EVENT_ADAPTER, EVENT_MODELS, KNOWN_EVENT_ADAPTER, Envelope, TrainStep, UnknownEvent
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -38,7 +38,7 @@ __all__ = [
     "valid_timestamp",
 ]
 
-logger = logging.getLogger("trainwire.decoder")
+logger = logging.getLogger("trainwire.reader.decoder")
 
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 _BOM = b"\xef\xbb\xbf"

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from trainwire import canonical
-from trainwire.clock import parse_timestamp_us, to_timestamp_us
-from trainwire.decoder import DEFAULT_MAX_LINE_BYTES, Decoder, Diagnostic, Record
-from trainwire.errors import StreamError
-from trainwire.models import (
+from trainwire.contract import canonical
+from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
+from trainwire.reader.decoder import DEFAULT_MAX_LINE_BYTES, Decoder, Diagnostic, Record
+from trainwire.contract.errors import StreamError
+from trainwire.contract.models import (
     CheckpointSaved,
     EvalCompleted,
     PhaseEnded,
@@ -31,7 +31,7 @@ from trainwire.models import (
     TrialStarted,
     UnknownEvent,
 )
-from trainwire.status import EXIT_CODES
+from trainwire.contract.status import EXIT_CODES
 
 __all__ = [
     "RunState",

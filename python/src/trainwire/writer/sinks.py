@@ -12,7 +12,7 @@ from pydantic_core import from_json
 
 __all__ = ["CallbackSink", "Dispatcher", "FileSink", "MemorySink", "Sink", "StdoutSink"]
 
-logger = logging.getLogger("trainwire.sinks")
+logger = logging.getLogger("trainwire.writer.sinks")
 
 
 @runtime_checkable

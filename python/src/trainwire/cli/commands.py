@@ -23,7 +23,7 @@ ERROR_EXIT_CODE = 1
 SCHEMA_FAMILIES = ("trainwire-v1", "reader-state-v1", "harness-v1")
 #: subcommands whose arguments belong to another module's own parser
 FORWARDED = {
-    "demo": ("trainwire.demo", "run a small training with a live view of its stream"),
+    "demo": ("trainwire.cli.demo", "run a small training with a live view of its stream"),
     "conformance": ("trainwire.conformance", "run the conformance suite against harnesses"),
 }
 
@@ -116,7 +116,7 @@ def _positive_float(text: str) -> float:
 
 
 def _tail(options: argparse.Namespace) -> int:
-    from trainwire.tail import tail
+    from trainwire.cli.tail import tail
 
     if not options.follow:
         _check_readable(options.file)
@@ -126,8 +126,8 @@ def _tail(options: argparse.Namespace) -> int:
 
 
 def _state(options: argparse.Namespace) -> int:
-    from trainwire.clock import parse_timestamp_us
-    from trainwire.state import StreamReader
+    from trainwire.contract.clock import parse_timestamp_us
+    from trainwire.reader.state import StreamReader
 
     if options.stale_after is not None and options.now is None:
         raise _UsageError("--stale-after needs --now")
@@ -145,7 +145,7 @@ def _state(options: argparse.Namespace) -> int:
 
 
 def _validate(options: argparse.Namespace) -> int:
-    from trainwire.invariants import check_stream
+    from trainwire.reader.invariants import check_stream
 
     _check_readable(options.file)
     violations = check_stream(options.file.read_bytes())

@@ -12,7 +12,7 @@ from typing import IO, Any
 
 __all__ = ["FileFollower", "follow_file", "read_process"]
 
-logger = logging.getLogger("trainwire.sources")
+logger = logging.getLogger("trainwire.reader.sources")
 
 _CHUNK_BYTES = 1 << 16
 

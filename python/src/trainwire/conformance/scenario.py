@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Callable
 
-from trainwire.clock import FakeClock
-from trainwire.run import Run
-from trainwire.sinks import MemorySink
+from trainwire.contract.clock import FakeClock
+from trainwire.writer.run import Run
+from trainwire.writer.sinks import MemorySink
 
 __all__ = ["play"]
 

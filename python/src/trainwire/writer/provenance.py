@@ -13,7 +13,7 @@ from typing import Any
 
 __all__ = ["KEY_PACKAGES", "ProvenancePrefetch", "collect_provenance"]
 
-logger = logging.getLogger("trainwire.provenance")
+logger = logging.getLogger("trainwire.writer.provenance")
 
 #: packages whose versions are recorded when installed
 KEY_PACKAGES = ("trainwire", "torch", "transformers", "accelerate", "pydantic", "numpy")
