@@ -16,6 +16,7 @@ MODULES = {
     "trainwire-v1": "events",
     "reader-state-v1": "reader_state",
     "harness-v1": "harness",
+    "summary-v1": "summary",
 }
 
 DCG_FLAGS = [

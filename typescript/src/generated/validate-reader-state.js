@@ -9,9 +9,9 @@ var __commonJS = (cb, mod) => function __require() {
   }
 };
 
-// typescript/node_modules/ajv/dist/runtime/ucs2length.js
+// ../../main/typescript/node_modules/ajv/dist/runtime/ucs2length.js
 var require_ucs2length = __commonJS({
-  "typescript/node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
+  "../../main/typescript/node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     function ucs2length(str) {

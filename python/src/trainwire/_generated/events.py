@@ -61,44 +61,6 @@ class Accelerator(BaseModel):
     )
 
 
-class Provenance(BaseModel):
-    git_sha: Annotated[
-        str | None,
-        Field(
-            description='The commit of the code that ran, or null outside a git work tree.'
-        ),
-    ] = None
-    git_dirty: Annotated[
-        bool | None,
-        Field(
-            description='Whether the work tree had uncommitted changes when the run started.'
-        ),
-    ] = None
-    seed: Annotated[
-        int | None,
-        Field(
-            description='The random seed, when one was given.',
-            ge=-9007199254740991,
-            le=9007199254740991,
-        ),
-    ] = None
-    python: Annotated[
-        str | None, Field(description='The Python (or other runtime) version.')
-    ] = None
-    packages: Annotated[
-        dict[str, str] | None,
-        Field(description='Versions of key packages, by package name.'),
-    ] = None
-    platform: Annotated[
-        str | None,
-        Field(description='The operating system and machine, e.g. `Linux-6.1-x86_64`.'),
-    ] = None
-    accelerator: Annotated[
-        Accelerator | None,
-        Field(description='The accelerators the run could use.', title='Accelerator'),
-    ] = None
-
-
 class RelativePath(RootModel[str]):
     root: Annotated[
         str,
@@ -183,6 +145,26 @@ class BestTrial(BaseModel):
     ]
     value: Annotated[
         float | None, Field(description="That trial's value of the metric.")
+    ]
+
+
+class DirtyDiff(BaseModel):
+    path: Annotated[
+        str,
+        Field(
+            description='The diff file, relative to the output directory (`git_dirty.diff`).',
+            max_length=4096,
+            min_length=1,
+            pattern='^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$',
+            title='RelativePath',
+        ),
+    ]
+    sha256: Annotated[
+        str,
+        Field(
+            description="The SHA-256 of the file's bytes, in lowercase hex.",
+            pattern='^[0-9a-f]{64}$',
+        ),
     ]
 
 
@@ -294,6 +276,50 @@ class PhaseStarted(Envelope):
             title='PhaseName',
         ),
     ]
+
+
+class Provenance(BaseModel):
+    git_sha: Annotated[
+        str | None,
+        Field(
+            description='The commit of the code that ran, or null outside a git work tree.'
+        ),
+    ] = None
+    git_dirty: Annotated[
+        bool | None,
+        Field(
+            description='Whether the work tree had uncommitted changes when the run started.'
+        ),
+    ] = None
+    dirty_diff: Annotated[
+        DirtyDiff | None,
+        Field(
+            description='Where the journal kept the uncommitted changes, when the tree was dirty and a journal was written.'
+        ),
+    ] = None
+    seed: Annotated[
+        int | None,
+        Field(
+            description='The random seed, when one was given.',
+            ge=-9007199254740991,
+            le=9007199254740991,
+        ),
+    ] = None
+    python: Annotated[
+        str | None, Field(description='The Python (or other runtime) version.')
+    ] = None
+    packages: Annotated[
+        dict[str, str] | None,
+        Field(description='Versions of key packages, by package name.'),
+    ] = None
+    platform: Annotated[
+        str | None,
+        Field(description='The operating system and machine, e.g. `Linux-6.1-x86_64`.'),
+    ] = None
+    accelerator: Annotated[
+        Accelerator | None,
+        Field(description='The accelerators the run could use.', title='Accelerator'),
+    ] = None
 
 
 class RunFinished(Envelope):

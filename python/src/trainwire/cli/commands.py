@@ -20,7 +20,7 @@ __all__ = ["main"]
 
 USAGE_EXIT_CODE = 2
 ERROR_EXIT_CODE = 1
-SCHEMA_FAMILIES = ("trainwire-v1", "reader-state-v1", "harness-v1")
+SCHEMA_FAMILIES = ("trainwire-v1", "reader-state-v1", "harness-v1", "summary-v1")
 #: subcommands whose arguments belong to another module's own parser
 FORWARDED = {
     "demo": ("trainwire.cli.demo", "run a small training with a live view of its stream"),
@@ -95,6 +95,10 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--bundle", action="store_true", help="print the bundled schema (default family trainwire-v1)")
     schema.add_argument("--family", choices=SCHEMA_FAMILIES, help="which schema family")
     schema.set_defaults(command=_schema)
+
+    from trainwire.cli import runs as journal_commands
+
+    journal_commands.register(commands)
 
     for name, (_, summary) in FORWARDED.items():
         forwarded = commands.add_parser(name, help=summary, add_help=False)

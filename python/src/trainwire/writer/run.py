@@ -32,6 +32,7 @@ from trainwire.writer.fields import (
     param_value,
 )
 from trainwire.writer.heartbeat import Heartbeat
+from trainwire.writer.journal import Journal
 from trainwire.writer.lines import LineWriter
 from trainwire.writer.paths import PathLike, relative_path
 from trainwire.writer.provenance import collect_provenance
@@ -63,6 +64,8 @@ class Run:
     `run.heartbeat` when idle; `heartbeat_thread=False` announces it without the thread
     (for a fake clock: the caller writes `heartbeat()` itself). `rank` defaults to
     `global_rank()`; `clock` to the system clock. A bad `run_id` raises `ValueError`.
+    With an output directory, `journal` (on by default) keeps the run journal beside the
+    stream: config, dirty diff, notes and summary (docs/journal.md).
     """
 
     def __init__(
@@ -82,6 +85,7 @@ class Run:
         clock: Clock | None = None,
         rank: int | None = None,
         stage: Mapping[str, Any] | None = None,
+        journal: bool = True,
     ) -> None:
         self._clock: Clock = clock if clock is not None else SystemClock()
         if run_id is None:
@@ -108,9 +112,10 @@ class Run:
         self._open_phases: list[tuple[str, float]] = []
         self._trial_starts: dict[tuple[int, int], float] = {}
         self.stop_reason: str | None = None
+        self._journal: Journal | None = None
         self._steps = StepProgress(step_interval_s)  # train.step state (writer rules 5 and 6)
         self._heartbeat: Heartbeat | None = None
-        dispatcher = Dispatcher(self._make_sinks(sinks, stdout, callbacks, file_name, fsync) if self._active else ())
+        dispatcher = Dispatcher(self._make_sinks(sinks, stdout, callbacks, file_name, fsync, journal) if self._active else ())
         self._lines = LineWriter(run_id, self._stage, dispatcher, self._now, self._monotonic)
 
     def _make_sinks(
@@ -120,12 +125,16 @@ class Run:
         callbacks: Iterable[Callable[[Any], object]],
         file_name: str,
         fsync: bool,
+        journal: bool,
     ) -> list[Sink]:
         made: list[Sink] = []
         if self.output_dir is not None:
             try:
                 os.makedirs(self.output_dir, exist_ok=True)
                 made.append(FileSink(os.path.join(self.output_dir, file_name), fsync=fsync))
+                if journal:
+                    self._journal = Journal(self.output_dir)
+                    made.append(self._journal)
             except OSError as exc:
                 logger.warning("trainwire: cannot open %s in %s (%s); no progress file", file_name, self.output_dir, exc)
         if stdout:
@@ -192,6 +201,10 @@ class Run:
         # collected before taking the lock: git may take a moment, the heartbeat must not wait
         redacted = redact_config(config) if config is not None else None
         provenance_fields = self._provenance(provenance, seed)
+        if self._journal is not None:
+            diff = self._journal.begin(redacted, provenance_fields)
+            if diff is not None and provenance_fields is not None:
+                provenance_fields["dirty_diff"] = diff
         with self._lock:
             if self._started:
                 logger.debug("trainwire: start() called twice; ignored")
