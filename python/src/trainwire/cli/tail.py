@@ -35,10 +35,11 @@ _READ_BYTES = 1 << 20
 def stream_files(path: Path) -> list[Path]:
     """The streams `path` names: a file; a run directory's progress.jsonl; or every run's in a directory of runs.
 
-    A directory with no stream yet names its own progress.jsonl, to be waited for.
+    A directory with no stream yet names its own progress.jsonl, to be waited for; so does a
+    path that does not exist yet and has no suffix (`out`, not `out.jsonl`).
     """
     if not path.is_dir():
-        return [path]
+        return [path / PROGRESS_FILE] if not path.exists() and not path.suffix else [path]
     own = path / PROGRESS_FILE
     if own.exists():
         return [own]
