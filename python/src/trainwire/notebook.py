@@ -21,7 +21,7 @@ from typing import Any
 
 from trainwire.cli.plot import RunSeries, SeriesCollector
 from trainwire.cli.status_line import format_duration, now_us
-from trainwire.cli.tail import stream_files
+from trainwire.cli.tail import stream_files, target_run
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import RunState, StreamReader
 
@@ -112,10 +112,7 @@ class FollowedRun:
 
     @property
     def run(self) -> RunState | None:
-        if self.run_id is not None:
-            return self._reader.run(self.run_id)
-        runs = self._reader.runs
-        return runs[-1] if runs else None
+        return target_run(self._reader, self.run_id)
 
     @property
     def series(self) -> RunSeries | None:

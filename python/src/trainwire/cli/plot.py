@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.tail import stream_files
+from trainwire.cli.tail import read_chunks, stream_files
 from trainwire.reader.state import StreamReader
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
 FORMATS = (".html", ".png", ".svg")
 #: points kept per curve; past it, every other point is dropped (the last one stays)
 MAX_POINTS = 2000
-_READ_BYTES = 1 << 20
 
 
 class PlotUnavailable(Exception):
@@ -101,9 +100,8 @@ def load_series(path: str | Path) -> list[RunSeries]:
     """The series of every run in the stream file at `path`."""
     reader = StreamReader()
     collector = SeriesCollector()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_READ_BYTES):
-            collector.add(reader.feed(chunk))
+    for chunk in read_chunks(Path(path)):
+        collector.add(reader.feed(chunk))
     reader.finish()
     return list(collector.runs.values())
 

@@ -23,7 +23,7 @@ from trainwire.cli.status_line import RunTrend, format_duration, now_us, printab
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import RunState, StreamReader
 
-__all__ = ["NOT_FINISHED_EXIT_CODE", "PROGRESS_FILE", "StreamTail", "TailView", "stream_files", "tail"]
+__all__ = ["NOT_FINISHED_EXIT_CODE", "PROGRESS_FILE", "StreamTail", "TailView", "stream_files", "read_chunks", "tail", "target_run"]
 
 #: the exit code when the run has not finished (still running, stale, or not there yet)
 NOT_FINISHED_EXIT_CODE = 5
@@ -71,7 +71,7 @@ def tail(
         _follow(streams, view, poll_interval_s, timeout_s, stop or threading.Event())
     else:
         for stream in streams:
-            for chunk in _read_file(stream.path):
+            for chunk in read_chunks(stream.path):
                 stream.feed(chunk)
         view.refresh(streams, timeout_s)
     for stream in streams:
@@ -124,7 +124,16 @@ def _read_until_over(
         stop.wait(poll_interval_s)
 
 
-def _read_file(path: Path) -> Iterator[bytes]:
+def target_run(reader: StreamReader, run_id: str | None) -> RunState | None:
+    """The run to show: `run_id`, else the last one in the stream."""
+    if run_id is not None:
+        return reader.run(run_id)
+    runs = reader.runs
+    return runs[-1] if runs else None
+
+
+def read_chunks(path: Path) -> Iterator[bytes]:
+    """A whole file, in large chunks."""
     with open(path, "rb") as handle:
         while chunk := handle.read(_READ_BYTES):
             yield chunk
@@ -161,11 +170,7 @@ class StreamTail:
 
     @property
     def run(self) -> RunState | None:
-        """The run shown: `run_id`, else the last one in the stream."""
-        if self.run_id is not None:
-            return self.reader.run(self.run_id)
-        runs = self.reader.runs
-        return runs[-1] if runs else None
+        return target_run(self.reader, self.run_id)
 
     def status(self, now_us: int, timeout_s: float | None) -> str | None:
         run = self.run
