@@ -12,6 +12,7 @@ from pathlib import Path
 
 import bundle
 import gen_docs
+import gen_plot_assets
 import gen_python
 from _common import ROOT
 
@@ -21,6 +22,7 @@ GENERATED = (
     "python/src/trainwire/_generated",
     "typescript/src/generated",
     "docs/reference/events.md",
+    "python/src/trainwire/cli/assets/vendor",
 )
 
 
@@ -30,6 +32,7 @@ def generate(out_root: Path) -> None:
     gen_python.generate(out_root, bundles)
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
+    gen_plot_assets.generate(out_root)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from trainwire.cli.arguments import output_directory
 from trainwire.contract.errors import RunInterrupted
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -37,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainwire demo", description="A tiny real training that writes the stream.")
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train", help="train the demo model (writes DIR/progress.jsonl)")
-    train.add_argument("--output-dir", required=True, type=Path)
+    train.add_argument("--output-dir", required=True, type=output_directory)
     train.add_argument("--steps", type=int, default=150, help="optimisation steps (default 150)")
     train.add_argument("--eval-every", type=int, default=25, help="evaluate every K steps (0: never; default 25)")
     train.add_argument("--save-every", type=int, default=50, help="checkpoint every K steps (0: never; default 50)")
@@ -46,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         "--step-delay", type=float, default=0.1, help="seconds to sleep per step, to watch (default 0.1)"
     )
     run = commands.add_parser("run", help="train in the background, follow the stream live, validate it")
-    run.add_argument("--output-dir", type=Path, help="default: a new temporary directory")
+    run.add_argument("--output-dir", type=output_directory, help="default: a new temporary directory")
     run.add_argument("--steps", type=int, default=150)
     run.add_argument("--step-delay", type=float, default=0.1)
     return parser

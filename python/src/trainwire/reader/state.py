@@ -118,6 +118,12 @@ class RunState:
     def _heartbeat_timeout_s(self) -> float | None:
         return None if self.heartbeat_interval_s is None else 3 * self.heartbeat_interval_s
 
+    def _repr_html_(self) -> str:
+        """In Jupyter: a small table of the run, a snapshot at display time."""
+        from trainwire.notebook import run_html  # only where something displays it
+
+        return run_html(self)
+
     def to_dict(self, now_us: int | None = None, stale_after_s: float | None = None) -> dict[str, Any]:
         state = copy.deepcopy({name: getattr(self, name) for name in self.__slots__})
         state["status"] = self.status_at(now_us, stale_after_s)
