@@ -9,9 +9,9 @@ var __commonJS = (cb, mod) => function __require() {
   }
 };
 
-// ../../main/typescript/node_modules/ajv/dist/runtime/ucs2length.js
+// typescript/node_modules/ajv/dist/runtime/ucs2length.js
 var require_ucs2length = __commonJS({
-  "../../main/typescript/node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
+  "typescript/node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     function ucs2length(str) {
@@ -35,9 +35,9 @@ var require_ucs2length = __commonJS({
   }
 });
 
-// ../../main/typescript/node_modules/fast-deep-equal/index.js
+// typescript/node_modules/fast-deep-equal/index.js
 var require_fast_deep_equal = __commonJS({
-  "../../main/typescript/node_modules/fast-deep-equal/index.js"(exports, module) {
+  "typescript/node_modules/fast-deep-equal/index.js"(exports, module) {
     "use strict";
     module.exports = function equal(a, b) {
       if (a === b) return true;
@@ -70,9 +70,9 @@ var require_fast_deep_equal = __commonJS({
   }
 });
 
-// ../../main/typescript/node_modules/ajv/dist/runtime/equal.js
+// typescript/node_modules/ajv/dist/runtime/equal.js
 var require_equal = __commonJS({
-  "../../main/typescript/node_modules/ajv/dist/runtime/equal.js"(exports) {
+  "typescript/node_modules/ajv/dist/runtime/equal.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var equal = require_fast_deep_equal();

@@ -39,9 +39,9 @@ var require_trainwire_formats = __commonJS({
   }
 });
 
-// ../../main/typescript/node_modules/ajv/dist/runtime/ucs2length.js
+// typescript/node_modules/ajv/dist/runtime/ucs2length.js
 var require_ucs2length = __commonJS({
-  "../../main/typescript/node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
+  "typescript/node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     function ucs2length(str) {

@@ -9,9 +9,9 @@ var __commonJS = (cb, mod) => function __require() {
   }
 };
 
-// ../../main/typescript/node_modules/ajv/dist/runtime/ucs2length.js
+// typescript/node_modules/ajv/dist/runtime/ucs2length.js
 var require_ucs2length = __commonJS({
-  "../../main/typescript/node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
+  "typescript/node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     function ucs2length(str) {
