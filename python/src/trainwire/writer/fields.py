@@ -12,6 +12,7 @@ from typing import Any, Callable, Union
 
 from trainwire.contract.limits import MESSAGE_LIMIT
 from trainwire.writer.encoding import safe_str, to_scalar
+from trainwire.writer.redaction import redact_text
 from trainwire.writer.values import BAD, number
 
 __all__ = [
@@ -44,8 +45,8 @@ ErrorLike = Union[BaseException, tuple[Any, Any], Mapping[str, Any], str, None]
 
 
 def error_info(error: ErrorLike) -> dict[str, str] | None:
-    """`{type, message}` (both cut to 200 characters) from an exception, a `(type, message)`
-    pair or a mapping; None stays None."""
+    """`{type, message}` (both cut to 200 characters, secrets in the message masked) from an
+    exception, a `(type, message)` pair or a mapping; None stays None."""
     if error is None:
         return None
     if isinstance(error, BaseException):
@@ -58,7 +59,8 @@ def error_info(error: ErrorLike) -> dict[str, str] | None:
         kind, message = error.get("type"), error.get("message", "")
     else:
         kind, message = "Error", error
-    return {"type": safe_str(kind)[:MESSAGE_LIMIT] or "Error", "message": safe_str(message)[:MESSAGE_LIMIT]}
+    # secrets masked before the cut, so that a cut cannot leave half a secret unmasked
+    return {"type": safe_str(kind)[:MESSAGE_LIMIT] or "Error", "message": redact_text(safe_str(message))[:MESSAGE_LIMIT]}
 
 
 def clean_metrics(metrics: Mapping[str, Any] | None, complain: Callable[[str, str], None] | None = None) -> dict[str, Any]:
