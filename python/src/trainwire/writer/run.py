@@ -326,13 +326,14 @@ class Run:
         if not self._active:
             return
         with self._lock:
-            if not self._ready("train.step"):
+            if (self._finished or not self._started) and not self._ready("train.step"):
                 return
-            checked_step = integer(step)
-            if not isinstance(checked_step, int):
-                self._complain("train.step.step", f"step {step!r} is not an integer >= 0; train.step not written")
-                return
-            step = checked_step
+            if type(step) is not int or step < 0:  # the common case costs one check
+                checked_step = integer(step)
+                if not isinstance(checked_step, int):
+                    self._complain("train.step.step", f"step {step!r} is not an integer >= 0; train.step not written")
+                    return
+                step = checked_step
             now = self._monotonic()
             steps = self._steps
             if total_steps is not UNSET:
@@ -345,9 +346,14 @@ class Run:
             line = self._lines.new_line("train.step")
             line["step"] = step
             line["total_steps"] = steps.total_steps
-            line["epoch"] = self._number("train.step", "epoch", epoch, 0)
-            line["loss"] = self._number("train.step", "loss", loss)
-            line["learning_rate"] = self._number("train.step", "learning_rate", learning_rate)
+            # plain floats and None (the common case) go straight in
+            line["epoch"] = epoch if epoch is None else self._number("train.step", "epoch", epoch, 0)
+            line["loss"] = loss if loss is None or type(loss) is float else self._number("train.step", "loss", loss)
+            line["learning_rate"] = (
+                learning_rate
+                if learning_rate is None or type(learning_rate) is float
+                else self._number("train.step", "learning_rate", learning_rate)
+            )
             if grad_norm is not UNSET:
                 line["grad_norm"] = self._number("train.step", "grad_norm", grad_norm)
             line["elapsed_s"] = elapsed
