@@ -376,8 +376,9 @@ class Run:
 
     def epoch(self, epoch: int, step: int, metrics: Mapping[str, Any] | None = None) -> None:
         """Writes `train.epoch`: epoch `epoch` (from 1) was completed at `step`."""
-        if self._counts("train.epoch", epoch=(epoch, 1), step=(step, 0)):
-            self._emit_active("train.epoch", {"epoch": integer(epoch), "step": integer(step), "metrics": clean_metrics(metrics, self._complain)})
+        counted = self._counts("train.epoch", epoch=(epoch, 1), step=(step, 0))
+        if counted is not None:
+            self._emit_active("train.epoch", {**counted, "metrics": clean_metrics(metrics, self._complain)})
 
     def restarted(
         self,
@@ -393,12 +394,13 @@ class Run:
         if not self._active:
             return
         with self._lock:
-            if not self._ready("train.restarted") or not self._counts("train.restarted", step=(step, 0)):
+            counted = self._ready("train.restarted") and self._counts("train.restarted", step=(step, 0))
+            if not counted:
                 return
             if reason not in _RESTART_REASONS:
                 self._complain("train.restarted.reason", f"restart reason {reason!r} is not 'oom' or 'other'; written as 'other'")
                 reason = "other"
-            step = integer(step)
+            step = counted["step"]
             self._flush_pending_step()
             attempt, previous_step = self._steps.restart(step)
             payload: dict[str, Any] = {"reason": reason, "attempt": attempt, "previous_step": previous_step, "step": step}
@@ -419,13 +421,14 @@ class Run:
         split: str = "eval",
     ) -> None:
         """Writes `eval.completed`."""
-        if not self._counts("eval.completed", step=(step, 0)):
+        counted = self._counts("eval.completed", step=(step, 0))
+        if counted is None:
             return
         if not isinstance(split, str) or not 1 <= len(split) <= 128:
             self._complain("eval.completed.split", f"split {split!r} is not a name of 1 to 128 characters; eval.completed not written")
             return
         payload = {
-            "step": integer(step),
+            "step": counted["step"],
             "epoch": self._number("eval.completed", "epoch", epoch, 0),
             "split": split,
             "metrics": clean_metrics(metrics, self._complain),
@@ -438,7 +441,8 @@ class Run:
         A path outside the output directory is not written: the event is dropped with
         a WARNING (writer rule 9).
         """
-        if not self._active or not self._counts("checkpoint.saved", step=(step, 0)):
+        counted = self._counts("checkpoint.saved", step=(step, 0)) if self._active else None
+        if counted is None:
             return
         if reason not in _CHECKPOINT_REASONS:
             self._complain("checkpoint.saved.reason", f"checkpoint reason {reason!r} is not one of {sorted(_CHECKPOINT_REASONS)}; checkpoint.saved not written")
@@ -447,14 +451,15 @@ class Run:
         if relative is None:
             logger.warning("trainwire: checkpoint %s is outside the output directory; not written", path)
             return
-        self._emit_active("checkpoint.saved", {"step": integer(step), "path": relative, "reason": reason})
+        self._emit_active("checkpoint.saved", {"step": counted["step"], "path": relative, "reason": reason})
 
     def trial_started(self, trial: int, params: Mapping[str, Any] | None = None, attempt: int = 1) -> None:
         """Writes `trial.started`; parameter values that are not numbers, strings, booleans
         or None are written as their string form."""
-        if not self._active or not self._counts("trial.started", trial=(trial, 1), attempt=(attempt, 1)):
+        counted = self._counts("trial.started", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
+        if counted is None:
             return
-        trial, attempt = integer(trial), integer(attempt)
+        trial, attempt = counted["trial"], counted["attempt"]
         with self._lock:
             self._trial_starts[(trial, attempt)] = self._monotonic()
             clean = {str(name): param_value(value) for name, value in (params or {}).items()}
@@ -472,12 +477,13 @@ class Run:
     ) -> None:
         """Writes `trial.ended` (`succeeded`, `failed`, `pruned`) with the time since
         `trial_started`; `best` is the running best `{trial, metric, value}`."""
-        if not self._active or not self._counts("trial.ended", trial=(trial, 1), attempt=(attempt, 1)):
+        counted = self._counts("trial.ended", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
+        if counted is None:
             return
         if status not in _TRIAL_STATUSES:
             self._complain("trial.ended.status", f"trial status {status!r} is not one of {sorted(_TRIAL_STATUSES)}; trial.ended not written")
             return
-        trial, attempt = integer(trial), integer(attempt)
+        trial, attempt = counted["trial"], counted["attempt"]
         with self._lock:
             started = self._trial_starts.pop((trial, attempt), None)
             payload: dict[str, Any] = {
@@ -699,14 +705,17 @@ class Run:
             return None
         return checked
 
-    def _counts(self, event: str, **fields: tuple[Any, int]) -> bool:
-        """Whether every required integer field is an integer >= its minimum; the event is
-        not written otherwise (the complaint says which)."""
+    def _counts(self, event: str, **fields: tuple[Any, int]) -> dict[str, int] | None:
+        """The required integer fields as integers, or None (the event is not written, the
+        complaint says why) when one is not an integer >= its minimum."""
+        counted = {}
         for field, (value, minimum) in fields.items():
-            if not isinstance(integer(value, minimum), int):
+            checked = integer(value, minimum)
+            if not isinstance(checked, int):
                 self._complain(f"{event}.{field}", f"{event}: {field}={value!r} is not an integer >= {minimum}; {event} not written")
-                return False
-        return True
+                return None
+            counted[field] = checked
+        return counted
 
     def _valid_phase(self, event: str, name: Any) -> bool:
         if isinstance(name, str) and _PHASE_RE.fullmatch(name):
