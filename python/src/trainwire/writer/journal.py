@@ -9,7 +9,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE, write_atomically
 from trainwire.reader.summary import SummaryBuilder, write_summary
 from trainwire.writer.provenance import run_git
+from trainwire.writer.redaction import redact_text
 
 __all__ = ["DIFF_LIMIT_BYTES", "SECRET_FILE_PATTERNS", "Journal", "dirty_diff"]
 
@@ -98,30 +98,13 @@ def dirty_diff(cwd: str | os.PathLike[str] | None = None, limit_bytes: int = DIF
         diff = run_git(["diff", "HEAD", "--no-color", "--no-ext-diff", "--", *kept], cwd)
         if diff is None or diff.returncode != 0:
             return None
-        body = "".join(_mask_line(line) for line in diff.stdout.splitlines(keepends=True))
+        body = "".join(redact_text(line) for line in diff.stdout.splitlines(keepends=True))
     return _cut(header + body, limit_bytes)
 
 
 def _looks_secret(name: str) -> bool:
     base = name.rsplit("/", 1)[-1].lower()
     return any(fnmatch.fnmatchcase(base, pattern) for pattern in SECRET_FILE_PATTERNS)
-
-
-# Values that are secrets wherever they stand (the redaction's value rules).
-_URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)(?P<secret>[^@\s/]+)(?=@)")
-_BEARER = re.compile(r"(?P<head>\b[Bb]earer\s+)(?P<secret>[A-Za-z0-9._~+/=-]{8,})")
-_NAMED = re.compile(
-    r"(?P<head>\b[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)"
-    r"[A-Za-z0-9_]*\s*[=:]\s*[\"']?)(?P<secret>[^\s\"']{4,})",
-    re.IGNORECASE,
-)
-_MASK = "<redacted>"
-
-
-def _mask_line(line: str) -> str:
-    for pattern in (_URL_PASSWORD, _BEARER, _NAMED):
-        line = pattern.sub(lambda match: match.group("head") + _MASK, line)
-    return line
 
 
 def _cut(text: str, limit_bytes: int) -> str:

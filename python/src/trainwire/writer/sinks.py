@@ -34,21 +34,32 @@ class FileSink:
 
     The file is opened with `O_APPEND`, so several processes may append to one file
     without tearing or interleaving lines. `fsync=True` also forces each line to disk.
+    When the file does not end with `\\n` (a writer killed mid-line) or a write of this
+    sink failed part way, the next line starts with `\\n`: the fragment stays one bad
+    line of its own instead of swallowing the next good one.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
         self.path = os.fspath(path)
         self.fsync = fsync
+        self._needs_newline = _ends_mid_line(self.path)
         # The file object owns the descriptor (closed by close() or when collected); lines
         # go straight to os.write on it: one write(2) per line, no buffer in between.
         self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115
         self._fd = self._file.fileno()
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
-        written = os.write(self._fd, line)
-        if written < len(line):
-            # A short write (disk nearly full, signal): finish the line rather than tear it.
-            self._write_rest(memoryview(line)[written:])
+        if self._needs_newline:
+            line = b"\n" + line
+        try:
+            written = os.write(self._fd, line)
+            if written < len(line):
+                # A short write (disk nearly full, signal): finish the line rather than tear it.
+                self._write_rest(memoryview(line)[written:])
+        except BaseException:
+            self._needs_newline = True  # part of the line may be in the file
+            raise
+        self._needs_newline = False
         if self.fsync:
             os.fsync(self._fd)
 
@@ -67,6 +78,18 @@ class FileSink:
 
     def __repr__(self) -> str:
         return f"FileSink({self.path!r})"
+
+
+def _ends_mid_line(path: str) -> bool:
+    """Whether the file exists, is not empty and its last byte is not `\\n`."""
+    try:
+        with open(path, "rb") as existing:
+            if existing.seek(0, os.SEEK_END) == 0:
+                return False
+            existing.seek(-1, os.SEEK_END)
+            return existing.read(1) != b"\n"
+    except OSError:
+        return False
 
 
 class StdoutSink:
