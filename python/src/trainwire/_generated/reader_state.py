@@ -146,7 +146,7 @@ class Stage(BaseModel):
     ]
 
 
-class Diagnostic(BaseModel):
+class DiagnosticRecord(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -173,7 +173,7 @@ class Diagnostic(BaseModel):
     ]
 
 
-class RunState(BaseModel):
+class RunStateRecord(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -292,7 +292,7 @@ class ReaderState(BaseModel):
         extra='forbid',
     )
     runs: Annotated[
-        list[RunState],
+        list[RunStateRecord],
         Field(description='One entry per run id, in order of first appearance.'),
     ]
     lines: Annotated[
@@ -332,5 +332,6 @@ class ReaderState(BaseModel):
         ),
     ]
     diagnostics: Annotated[
-        list[Diagnostic], Field(description='Every problem found, in stream order.')
+        list[DiagnosticRecord],
+        Field(description='Every problem found, in stream order.'),
     ]

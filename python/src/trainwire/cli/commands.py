@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import NoReturn
 
 from trainwire import __version__
+from trainwire._generated.contract import SCHEMA_FAMILIES
 
 __all__ = ["main"]
 
 USAGE_EXIT_CODE = 2
 ERROR_EXIT_CODE = 1
-SCHEMA_FAMILIES = ("trainwire-v1", "reader-state-v1", "harness-v1")
 #: subcommands whose arguments belong to another module's own parser
 FORWARDED = {
     "demo": ("trainwire.cli.demo", "run a small training with a live view of its stream"),

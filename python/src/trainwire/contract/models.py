@@ -33,7 +33,7 @@ from trainwire._generated.events import (
     TrialStarted,
 )
 from trainwire._generated.events import Line as _GeneratedLine
-from trainwire._generated.reader_state import Diagnostic, ReaderState, RunState
+from trainwire._generated.reader_state import DiagnosticRecord, ReaderState, RunStateRecord
 
 SCHEMA_VERSION = 1
 
@@ -94,7 +94,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "BestTrial",
     "CheckpointSaved",
-    "Diagnostic",
+    "DiagnosticRecord",
     "Envelope",
     "ErrorInfo",
     "EvalCompleted",
@@ -114,7 +114,7 @@ __all__ = [
     "RunFinished",
     "RunHeartbeat",
     "RunStarted",
-    "RunState",
+    "RunStateRecord",
     "Stage",
     "StopRequested",
     "TrainEpoch",

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any, Callable, Iterable, Literal
 
 from trainwire import __version__
+from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN, RUN_ID_PATTERN
 from trainwire.contract.clock import Clock, SystemClock
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.limits import clip
@@ -44,9 +45,9 @@ __all__ = ["UNSET", "ErrorLike", "Run", "Unset", "clean_metrics", "error_info", 
 
 logger = logging.getLogger("trainwire.writer")
 
-_RUN_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-_EVENT_RE = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
-_ENVELOPE_KEYS = frozenset({"schema_version", "seq", "ts", "run_id", "event", "stage"})
+_RUN_ID_RE = re.compile(RUN_ID_PATTERN)
+_EVENT_RE = re.compile(EVENT_NAME_PATTERN)
+_ENVELOPE_KEYS = frozenset(ENVELOPE_FIELDS)
 
 
 class Run:
@@ -87,7 +88,7 @@ class Run:
         if run_id is None:
             run_id = new_run_id(self._clock.now())
         elif not isinstance(run_id, str) or _RUN_ID_RE.fullmatch(run_id) is None:
-            raise ValueError(f"run_id must match [A-Za-z0-9][A-Za-z0-9._:-]{{0,127}}, got {run_id!r}")
+            raise ValueError(f"run_id must match {RUN_ID_PATTERN}, got {run_id!r}")
         self._run_id = run_id
         self._active = (global_rank() if rank is None else rank) == 0
         self.output_dir = os.path.abspath(output_dir) if output_dir is not None else None
