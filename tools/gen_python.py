@@ -31,6 +31,7 @@ DCG_FLAGS = [
     "--formatters", "builtin",
     "--disable-timestamp",
     "--use-annotated",
+    "--use-schema-description",
     "--field-constraints",
     "--use-union-operator",
     "--use-title-as-name",

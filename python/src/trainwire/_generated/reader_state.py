@@ -57,6 +57,10 @@ class Restart(BaseModel):
 
 
 class LastEval(BaseModel):
+    """
+    The last `eval.completed`.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -75,6 +79,10 @@ class LastEval(BaseModel):
 
 
 class LastCheckpoint(BaseModel):
+    """
+    The last `checkpoint.saved`.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -87,6 +95,10 @@ class LastCheckpoint(BaseModel):
 
 
 class TrialsBest(BaseModel):
+    """
+    The `best` of the last `trial.ended` that carried one.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -99,6 +111,10 @@ class TrialsBest(BaseModel):
 
 
 class Trials(BaseModel):
+    """
+    Hyperparameter search progress.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -118,6 +134,10 @@ class Trials(BaseModel):
 
 
 class Stage(BaseModel):
+    """
+    The stage of a multi-stage pipeline that wrote the line; every line of a stage carries it.
+    """
+
     name: Annotated[
         str,
         Field(
@@ -147,6 +167,10 @@ class Stage(BaseModel):
 
 
 class DiagnosticRecord(BaseModel):
+    """
+    A problem with one line of the stream.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -174,6 +198,10 @@ class DiagnosticRecord(BaseModel):
 
 
 class RunStateRecord(BaseModel):
+    """
+    The state of one run, folded from its lines.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -288,6 +316,10 @@ class RunStateRecord(BaseModel):
 
 
 class ReaderState(BaseModel):
+    """
+    What a reader reconstructs from a stream: the conformance reference. Serialised canonically (RFC 8785).
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
