@@ -22,6 +22,7 @@ GENERATED = (
     "python/src/trainwire/_generated",
     "typescript/src/generated",
     "docs/reference/events.md",
+    "docs/reference/codes.md",
 )
 
 

@@ -130,7 +130,7 @@ class RelativePath(RootModel[str]):
 
 class ResumedFrom(BaseModel):
     """
-    Set when the run resumes from a checkpoint of an earlier run.
+    The checkpoint a resumed run starts from. Each field is null when the writer does not know it; `step` is the step the checkpoint holds, from which the new run's `train.step` counts on.
     """
 
     run_id: Annotated[
@@ -610,7 +610,7 @@ class TrainStep(Envelope):
     step: Annotated[
         int,
         Field(
-            description='The optimisation steps completed in this attempt.',
+            description="The trainer's step counter: a resumed run continues from the step of its checkpoint; an attempt after `train.restarted` continues from that event's `step`.",
             ge=0,
             le=9007199254740991,
             title='Count',
