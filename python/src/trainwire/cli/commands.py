@@ -49,7 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     options = parser.parse_args(arguments)
     try:
-        return options.command(options)
+        command: Callable[[argparse.Namespace], int] = options.command
+        return command(options)
     except _UsageError as error:
         return _fail(str(error), USAGE_EXIT_CODE)
     except CommandError as error:

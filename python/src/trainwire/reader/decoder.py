@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ValidationError
 
@@ -310,7 +310,7 @@ def parse_strict(text: str) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
-def _is_integer(value: Any) -> bool:
+def _is_integer(value: Any) -> TypeGuard[int | float]:
     if isinstance(value, bool):
         return False
     return isinstance(value, int) or (isinstance(value, float) and value.is_integer())

@@ -59,7 +59,7 @@ class _RunCheck:
         elif self.last_line and event.event == "run.started":
             violation("started_first", "run.started again in the middle of the run")
         if event.seq != self.expected_seq:
-            rule = "seq_gap" if event.seq > self.expected_seq else "seq_not_increasing"
+            rule: ValidateRule = "seq_gap" if event.seq > self.expected_seq else "seq_not_increasing"
             violation(rule, f"seq {event.seq}, expected {self.expected_seq}")
         ts_us = parse_timestamp_us(event.ts)
         if self.last_ts_us is not None and ts_us < self.last_ts_us:
