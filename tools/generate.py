@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import bundle
+import gen_contract
 import gen_docs
 import gen_plot_assets
 import gen_python
@@ -23,6 +24,7 @@ GENERATED = (
     "typescript/src/generated",
     "docs/reference/events.md",
     "python/src/trainwire/cli/assets/vendor",
+    "docs/reference/codes.md",
 )
 
 
@@ -30,6 +32,7 @@ def generate(out_root: Path) -> None:
     bundles = out_root / "schemas" / "bundled"
     bundle.main(bundles)
     gen_python.generate(out_root, bundles)
+    gen_contract.generate(out_root, bundles)
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
     gen_plot_assets.generate(out_root)

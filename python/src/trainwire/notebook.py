@@ -152,10 +152,10 @@ def watch(
 
     followed = FollowedRun(path, run_id=run_id, stale_after_s=stale_after_s)
     try:
-        handle: Any = display(HTML(followed._repr_html_()), display_id=True)
+        handle: Any = display(HTML(followed._repr_html_()), display_id=True)  # type: ignore[no-untyped-call]
         while followed.status() in (None, "running"):
             time.sleep(interval_s)
-            handle.update(HTML(followed._repr_html_()))
+            handle.update(HTML(followed._repr_html_()))  # type: ignore[no-untyped-call]
     except KeyboardInterrupt:
         pass  # the user stopped watching; the run is not affected
     finally:

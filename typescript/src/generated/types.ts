@@ -586,7 +586,7 @@ export interface Scenario {
    */
   start_time: string;
   /**
-   * The writer's `train.step` throttle; default 1.
+   * The writer's `train.step` throttle.
    */
   step_interval_s?: number;
   /**
@@ -758,6 +758,9 @@ export interface Accelerator {
   name?: string | null;
   tsType?: "unknown";
 }
+/**
+ * The checkpoint a resumed run starts from. Each field is null when the writer does not know it; `step` is the step the checkpoint holds, from which the new run's `train.step` counts on.
+ */
 export interface ResumedFrom {
   /**
    * The run id of the run that wrote the checkpoint, when known.
@@ -904,7 +907,7 @@ export interface TrainStep {
   event: "train.step";
   stage?: Stage;
   /**
-   * The optimisation steps completed in this attempt.
+   * The trainer's step counter: a resumed run continues from the step of its checkpoint; an attempt after `train.restarted` continues from that event's `step`.
    */
   step: number;
   /**

@@ -70,6 +70,10 @@ class Timestamp(RootModel[str]):
 
 
 class DirtyDiff(BaseModel):
+    """
+    The journal's copy of the work tree's uncommitted changes when the run started.
+    """
+
     path: Annotated[
         str,
         Field(
@@ -90,6 +94,10 @@ class DirtyDiff(BaseModel):
 
 
 class RunSummary(BaseModel):
+    """
+    The journal's summary of the latest run of a stream (`summary.json` beside `progress.jsonl`). Written atomically when the run starts and when it finishes; `trainwire journal rebuild` derives the same document from the stream, which stays the source of truth.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )

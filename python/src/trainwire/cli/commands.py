@@ -16,12 +16,12 @@ from typing import NoReturn
 
 from trainwire import __version__
 from trainwire.cli.arguments import positive_seconds, rfc3339_time
+from trainwire._generated.contract import SCHEMA_FAMILIES
 
 __all__ = ["main"]
 
 USAGE_EXIT_CODE = 2
 ERROR_EXIT_CODE = 1
-SCHEMA_FAMILIES = ("trainwire-v1", "reader-state-v1", "harness-v1", "summary-v1")
 #: subcommands whose arguments belong to another module's own parser
 FORWARDED = {
     "demo": ("trainwire.cli.demo", "run a small training with a live view of its stream"),
@@ -50,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     options = parser.parse_args(arguments)
     try:
-        return options.command(options)
+        command: Callable[[argparse.Namespace], int] = options.command
+        return command(options)
     except _UsageError as error:
         return _fail(str(error), USAGE_EXIT_CODE)
     except CommandError as error:

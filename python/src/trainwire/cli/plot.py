@@ -155,8 +155,8 @@ def render_html(runs: Sequence[RunSeries], *, title: str = "trainwire plot") -> 
     data = {"runs": [{"run_id": run.run_id, "status": run.status} for run in runs], "charts": chart_specs(runs)}
     parts = {
         "title": html.escape(title),
-        "uplot_css": assets.joinpath("vendor", "uPlot.min.css").read_text("utf-8"),
-        "uplot_js": _inline_script(assets.joinpath("vendor", "uPlot.iife.min.js").read_text("utf-8")),
+        "uplot_css": assets.joinpath("vendor").joinpath("uPlot.min.css").read_text("utf-8"),
+        "uplot_js": _inline_script(assets.joinpath("vendor").joinpath("uPlot.iife.min.js").read_text("utf-8")),
         "plot_js": _inline_script(assets.joinpath("plot.js").read_text("utf-8")),
         "data": _inline_script(json.dumps(data, ensure_ascii=False, allow_nan=False)),
     }

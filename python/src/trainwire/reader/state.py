@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
 from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
 from trainwire.reader.decoder import DEFAULT_MAX_LINE_BYTES, Decoder, Diagnostic, Record
@@ -40,7 +41,7 @@ __all__ = [
     "read_state",
 ]
 
-_ENVELOPE_FIELDS = frozenset({"schema_version", "seq", "ts", "run_id", "event", "stage"})
+_ENVELOPE_FIELDS = frozenset(ENVELOPE_FIELDS)
 
 Now = str | datetime | None
 
@@ -178,7 +179,7 @@ class RunStateFold:
         apply = self.apply
         return [event for line, event in records if apply(line, event)]
 
-    def _report(self, line: int, code: str, message: str) -> None:
+    def _report(self, line: int, code: DiagnosticCode, message: str) -> None:
         if self.strict:
             raise StreamError(line, code, message)
         self.diagnostics.append(Diagnostic(line, code, message))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
+from trainwire._generated.contract import ENVELOPE_FIELDS
 from trainwire.contract.clock import format_ts
 from trainwire.writer.checks import Complaints
 from trainwire.writer.encoding import encode_line
@@ -35,10 +36,10 @@ class LineWriter:
         monotonic: Callable[[], float],
         complaints: Complaints | None = None,
     ) -> None:
-        # key order is the envelope's; seq and ts are filled in when the line is written
-        self._envelope: dict[str, Any] = {"schema_version": 1, "seq": 0, "ts": "", "run_id": run_id, "event": ""}
-        if stage is not None:
-            self._envelope["stage"] = stage
+        # seq, ts and event are filled in when the line is written
+        values = {"schema_version": 1, "seq": 0, "ts": "", "run_id": run_id, "event": "", "stage": stage}
+        # key order is the schema's; an absent stage is left out, never written as null
+        self._envelope: dict[str, Any] = {key: values[key] for key in ENVELOPE_FIELDS if values[key] is not None}
         self._dispatcher = dispatcher
         self._now = now
         self._monotonic = monotonic

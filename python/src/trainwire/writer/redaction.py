@@ -110,7 +110,8 @@ def _as_mapping(config: Any) -> Mapping[Any, Any]:
     to_dict = getattr(config, "to_dict", None)
     if callable(to_dict):
         return to_dict()  # type: ignore[no-any-return]
-    return vars(config)
+    attributes: dict[str, Any] = vars(config)
+    return attributes
 
 
 def _redact_mapping(mapping: Mapping[Any, Any], parent: object, depth: int) -> dict[str, Any]:

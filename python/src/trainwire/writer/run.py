@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any, Callable, Iterable, Literal
 
 from trainwire import __version__
+from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN, RUN_ID_PATTERN
 from trainwire.contract.clock import Clock, SystemClock
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.limits import clip
@@ -42,23 +43,34 @@ from trainwire.writer.redaction import redact_config
 from trainwire.writer.sinks import CallbackSink, Dispatcher, FileSink, Sink, StdoutSink
 from trainwire.writer.step_progress import StepProgress
 from trainwire.writer.values import BAD, MAX_SAFE_INTEGER, integer, number
+from trainwire.contract.models import (
+    CheckpointSaved,
+    PhaseEnded,
+    PhaseStarted,
+    RunFinished,
+    StopRequested,
+    TrainRestarted,
+    TrialEnded,
+    field_pattern,
+    field_values,
+)
 
 __all__ = ["UNSET", "ErrorLike", "RejectedInput", "Run", "Unset", "clean_metrics", "error_info", "new_run_id"]
 
 logger = logging.getLogger("trainwire.writer")
 
-_RUN_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-_EVENT_RE = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
-_ENVELOPE_KEYS = frozenset({"schema_version", "seq", "ts", "run_id", "event", "stage"})
-_PHASE_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
-# the contract's enums (schemas/v1/events)
-_PHASE_STATUSES = frozenset({"ok", "failed", "skipped", "interrupted"})
-_RESTART_REASONS = frozenset({"oom", "other"})
-_CHECKPOINT_REASONS = frozenset({"periodic", "stop", "best", "final"})
-_TRIAL_STATUSES = frozenset({"succeeded", "failed", "pruned"})
-_STOP_SOURCES = frozenset({"control_file", "signal", "api"})
-_STOP_SIGNALS = frozenset({"SIGINT", "SIGTERM", "SIGBREAK"})
-_FINISH_REASONS = frozenset({"control_file", "sigint", "sigterm", "sigbreak", "api"})
+_RUN_ID_RE = re.compile(RUN_ID_PATTERN)
+_EVENT_RE = re.compile(EVENT_NAME_PATTERN)
+_ENVELOPE_KEYS = frozenset(ENVELOPE_FIELDS)
+_PHASE_RE = re.compile(field_pattern(PhaseStarted, "phase"))
+# the contract's enums, read from the generated models
+_PHASE_STATUSES = field_values(PhaseEnded, "status")
+_RESTART_REASONS = field_values(TrainRestarted, "reason")
+_CHECKPOINT_REASONS = field_values(CheckpointSaved, "reason")
+_TRIAL_STATUSES = field_values(TrialEnded, "status")
+_STOP_SOURCES = field_values(StopRequested, "source")
+_STOP_SIGNALS = field_values(StopRequested, "signal")
+_FINISH_REASONS = field_values(RunFinished, "reason")
 
 
 class Run:
@@ -110,7 +122,7 @@ class Run:
         if run_id is None:
             run_id = new_run_id(self._clock.now())
         elif not isinstance(run_id, str) or _RUN_ID_RE.fullmatch(run_id) is None:
-            raise ValueError(f"run_id must match [A-Za-z0-9][A-Za-z0-9._:-]{{0,127}}, got {run_id!r}")
+            raise ValueError(f"run_id must match {RUN_ID_PATTERN}, got {run_id!r}")
         self._run_id = run_id
         self._active = (global_rank() if rank is None else rank) == 0
         self.output_dir = os.path.abspath(output_dir) if output_dir is not None else None

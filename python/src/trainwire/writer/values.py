@@ -35,7 +35,7 @@ def number(value: Any, minimum: float | None = None) -> Number | None | Bad:
         if type(value) is not int:
             value = _plain_number(value)
             if value is BAD:
-                return BAD
+                return BAD  # type: ignore[no-any-return]
         if type(value) is int and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
             try:  # as a JavaScript reader reads it: the double it rounds to
                 value = float(value)
@@ -43,7 +43,7 @@ def number(value: Any, minimum: float | None = None) -> Number | None | Bad:
                 return BAD
     if minimum is not None and value < minimum:  # NaN compares False: kept, written null
         return BAD
-    return value
+    return value  # type: ignore[no-any-return]
 
 
 def integer(value: Any, minimum: int = 0) -> int | None | Bad:
@@ -53,14 +53,14 @@ def integer(value: Any, minimum: int = 0) -> int | None | Bad:
             return None
         value = _plain_number(value)
         if value is BAD:
-            return BAD
+            return BAD  # type: ignore[no-any-return]
         if isinstance(value, float):
             if not value.is_integer():
                 return BAD
             value = int(value)
     if not minimum <= value <= MAX_SAFE_INTEGER:
         return BAD
-    return value
+    return value  # type: ignore[no-any-return]
 
 
 def _plain_number(value: Any) -> Number | Bad:
