@@ -1,9 +1,10 @@
 """One `train.step` per trainer step, with its loss when the trainer logs one.
 
 transformers calls `on_step_end` before it logs the step (`on_log`), and with the `epoch`
-logging strategy the step's log even comes after `on_epoch_end`. A step that may still get
-a log is held here and written once: by the log (with its loss) or, when no log came, before
-whatever the trainer reports next. A `train.epoch` that falls on a held step waits behind it.
+logging strategy the step's log even comes after `on_epoch_end` (and after the step's
+evaluation and checkpoint). A step that may still get a log is held here and written once:
+by the log (with its loss) or, when no log came, at the next step or epoch begin or the end
+of training. A `train.epoch` that falls on a held step waits behind it.
 """
 
 from __future__ import annotations

@@ -348,7 +348,6 @@ class TrainwireCallback(TrainerCallback):
             return
         run = self._writer(state)
         if run is not None and metrics is not None:
-            self._held.write(run, loss=self._last_loss)
             if not run.started:
                 self._start_run(run, args, state)
             run.eval(state.global_step, _metrics(metrics, skip=_NOT_METRICS, prefix="eval_"), epoch=state.epoch)
@@ -362,7 +361,6 @@ class TrainwireCallback(TrainerCallback):
         run = self._writer(state)
         if run is None:
             return
-        self._held.write(run, loss=self._last_loss)
         self._write_origin(run, directory, state.global_step)
         run.checkpoint(state.global_step, str(directory), "stop" if self.stopped else "periodic")
 
