@@ -93,30 +93,28 @@ def test_with_the_stream_on_stdout_stdout_carries_ndjson_only(tmp_path: Path) ->
     assert result.stdout == (tmp_path / "progress.jsonl").read_bytes()
 
 
-def test_a_keyboard_interrupt_inside_a_sink_writes_one_run_finished(tmp_path: Path) -> None:
-    def interrupt_at_the_end(event: Any) -> None:
-        if event["event"] == "run.finished":
-            raise KeyboardInterrupt
-
-    trainer = build_trainer(tmp_path, max_steps=3)
-    attach(trainer, step_interval_s=0, callbacks=[interrupt_at_the_end])
-    with pytest.raises(KeyboardInterrupt):
-        trainer.train()
-    stream = events(tmp_path / "progress.jsonl")
-    assert [line["status"] for line in of(stream, "run.finished")] == ["succeeded"]
-
-
-def test_a_keyboard_interrupt_inside_a_sink_mid_training_ends_the_run_once(tmp_path: Path) -> None:
-    def interrupt_at_step_two(event: Any) -> None:
-        if event["event"] == "train.step" and event["step"] == 2:
+@pytest.mark.parametrize(
+    ("event", "step", "finished"),
+    [
+        # while run.finished itself is written: the run is over, no second line
+        ("run.finished", None, ("succeeded", None)),
+        # while a step is written: Ctrl-C ends the run interrupted, once
+        ("train.step", 2, ("interrupted", "sigint")),
+    ],
+)
+def test_a_keyboard_interrupt_inside_a_sink_writes_one_run_finished(
+    tmp_path: Path, event: str, step: int | None, finished: tuple[str, str | None]
+) -> None:
+    def interrupt(line: Any) -> None:
+        if line["event"] == event and step in (None, line.get("step")):
             raise KeyboardInterrupt
 
     trainer = build_trainer(tmp_path, max_steps=5)
-    attach(trainer, step_interval_s=0, callbacks=[interrupt_at_step_two])
+    attach(trainer, step_interval_s=0, callbacks=[interrupt])
     with pytest.raises(KeyboardInterrupt):
         trainer.train()
     stream = events(tmp_path / "progress.jsonl")
-    assert [(line["status"], line["reason"]) for line in of(stream, "run.finished")] == [("interrupted", "sigint")]
+    assert [(line["status"], line["reason"]) for line in of(stream, "run.finished")] == [finished]
 
 
 def test_a_hook_that_failed_is_disabled(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -110,7 +110,7 @@ def process_start_time() -> float:
     except (OSError, ValueError, IndexError, StopIteration, AttributeError):
         pass
     try:
-        import psutil
+        import psutil  # type: ignore[import-untyped]
 
         return float(psutil.Process().create_time())
     except Exception:  # not installed, or no access: the import time is the next best

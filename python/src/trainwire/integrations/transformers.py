@@ -483,7 +483,7 @@ class TrainwireCallback(TrainerCallback):
         if run is None:
             return
         self._held.write(run, loss=self._last_loss)
-        fields = {
+        fields: dict[str, Any] = {
             "step": state.global_step,
             "total_steps": state.max_steps,
             "epoch": _number(state.epoch),
