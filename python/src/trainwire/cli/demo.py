@@ -141,6 +141,8 @@ def _train_phases(
         trainer.add_callback(_demo_model.StepDelay(step_delay))
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     # A stopped training returns normally: nothing after this line may promote the model.
+    if callback.stopped:
+        run.finish("interrupted", checkpoint=callback.stop_checkpoint)
     callback.raise_if_stopped()
 
     with run.phase("save"):

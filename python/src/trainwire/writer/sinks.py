@@ -5,14 +5,23 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import weakref
 from types import MappingProxyType
 from typing import Any, BinaryIO, Callable, Iterable, Protocol, runtime_checkable
 
 from pydantic_core import from_json
 
-__all__ = ["CallbackSink", "Dispatcher", "FileSink", "MemorySink", "Sink", "StdoutSink"]
+__all__ = ["CallbackSink", "Dispatcher", "FileSink", "MemorySink", "Sink", "StdoutSink", "stdout_carries_stream"]
 
 logger = logging.getLogger("trainwire.writer.sinks")
+
+# The open sinks writing NDJSON to the process's standard output.
+_STDOUT_STREAMS: weakref.WeakSet[StdoutSink] = weakref.WeakSet()
+
+
+def stdout_carries_stream() -> bool:
+    """True while an open `StdoutSink` writes to standard output: nothing else may print there."""
+    return len(_STDOUT_STREAMS) > 0
 
 
 @runtime_checkable
@@ -101,6 +110,8 @@ class StdoutSink:
     def __init__(self, stream: BinaryIO | None = None) -> None:
         self._stream: Any = stream if stream is not None else getattr(sys.stdout, "buffer", sys.stdout)
         self._binary = not hasattr(self._stream, "encoding")
+        if stream is None:
+            _STDOUT_STREAMS.add(self)
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
         self._stream.write(line if self._binary else line.decode("utf-8"))
@@ -108,6 +119,7 @@ class StdoutSink:
 
     def close(self) -> None:
         """Flushes; standard output itself stays open."""
+        _STDOUT_STREAMS.discard(self)
         self._stream.flush()
 
     def __repr__(self) -> str:
@@ -165,13 +177,18 @@ class Dispatcher:
     """Hands each line to every sink; a sink that raises is logged once and disabled.
 
     Nothing a sink does ever raises into the caller: training goes on with the others.
+    A forked child (a DataLoader worker, a multiprocessing fork) inherits the sinks but
+    never writes to them: the stream belongs to the process that made the dispatcher.
     """
 
     def __init__(self, sinks: Iterable[Sink] = ()) -> None:
         # a tuple, replaced whole when a sink is dropped, so a dispatch in progress is unaffected
         self.sinks: tuple[Sink, ...] = tuple(sinks)
+        self._owner_pid = os.getpid()
 
     def dispatch(self, line: bytes, event: dict[str, Any]) -> None:
+        if os.getpid() != self._owner_pid:
+            return
         for sink in self.sinks:
             try:
                 sink.write(line, event)
@@ -194,6 +211,8 @@ class Dispatcher:
     def close(self) -> None:
         """Closes every sink, never raising."""
         sinks, self.sinks = self.sinks, ()
+        if os.getpid() != self._owner_pid:
+            return  # the parent's sinks: a forked child leaves them (and their buffers) alone
         for sink in sinks:
             try:
                 sink.close()
