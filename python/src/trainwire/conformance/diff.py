@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
+
+#: a surrogate left alone in a string (a pair was joined into one character when parsed)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """`json.dumps` with UTF-8 as is, but lone surrogates escaped, so the text can be written out."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
@@ -41,7 +52,7 @@ def _plain(value: Any) -> Any:
 def _show(value: Any, limit: int = 120) -> str:
     if value is MISSING:
         return "<missing>"
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = json_text(value, sort_keys=True)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

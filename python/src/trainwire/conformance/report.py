@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from trainwire.conformance.diff import Difference
+from trainwire.conformance.diff import Difference, json_text
 
 Outcome = Literal["passed", "failed", "skipped", "errored"]
 OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "skipped", "errored")
@@ -108,7 +108,7 @@ class Report:
         return all(harness.ok for harness in self.harnesses)
 
     def to_json(self) -> str:
-        return json.dumps({"ok": self.ok, "harnesses": [h.to_json() for h in self.harnesses]}, indent=2, ensure_ascii=False)
+        return json_text({"ok": self.ok, "harnesses": [h.to_json() for h in self.harnesses]}, indent=2)
 
     def to_text(self, *, verbose: bool = False) -> str:
         blocks = [harness.to_text(verbose=verbose) for harness in self.harnesses]
