@@ -20,7 +20,8 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from functools import lru_cache
+from typing import Any, TypeGuard, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -32,6 +33,7 @@ from trainwire.contract.models import EVENT_ADAPTER, KNOWN_EVENT_ADAPTER, Envelo
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
+    "MAX_NESTING",
     "Decoder",
     "Diagnostic",
     "Record",
@@ -42,6 +44,8 @@ __all__ = [
 logger = logging.getLogger("trainwire.reader.decoder")
 
 DEFAULT_MAX_LINE_BYTES = 1 << 20
+#: the deepest a line may nest (its object is level 1): deeper is `invalid_json` (reader rule 2.3)
+MAX_NESTING = 128
 _BOM = b"\xef\xbb\xbf"
 _PREVIEW_CHARS = 80
 #: enough bytes for 80 characters of UTF-8
@@ -166,7 +170,8 @@ class Decoder:
                         # Every valid line has one `u` in its `run_id` key; a `true` or `null`
                         # token adds another. Counting one byte is cheaper than two searches.
                         if (
-                            b"N" not in content
+                            _shallow(content)
+                            and b"N" not in content
                             and b"I" not in content
                             and content.count(b"u") == 1
                             and type(event) is TrainStep
@@ -269,7 +274,9 @@ class Decoder:
         except ValueError as error:
             raise _Skip("invalid_json", f"not JSON ({error}): {_preview(content)}") from None
         except RecursionError:
-            raise _Skip("invalid_json", f"JSON nested too deeply for this reader: {_preview(content)}") from None
+            raise _Skip("invalid_json", f"JSON nested deeper than {MAX_NESTING} levels: {_preview(content)}") from None
+        if not _shallow(content) and nesting_depth(value) > MAX_NESTING:
+            raise _Skip("invalid_json", f"JSON nested deeper than {MAX_NESTING} levels: {_preview(content)}")
         if not isinstance(value, dict):
             raise _Skip("schema_violation", f"the line is a JSON {_json_type(value)}, not an object: {_preview(content)}")
         version = value.get("schema_version")
@@ -277,8 +284,14 @@ class Decoder:
             raise _Skip("unsupported_version", f"schema_version {format_number(version)} is newer than 1: {_preview(content)}")
         if version is True:
             raise _Skip("schema_violation", f"schema_version must be the integer 1, not true: {_preview(content)}")
+        value = _integral_floats_to_int(value)
+        lone_surrogates = _LONE_SURROGATE.search(text) is not None
         try:
-            event = EVENT_ADAPTER.validate_python(_integral_floats_to_int(value), strict=True)
+            if lone_surrogates:
+                # pydantic cannot hold a lone surrogate in a typed string; the schema allows it.
+                event = _restore_strings(EVENT_ADAPTER.validate_python(_replace_lone_surrogates(value), strict=True), value)
+            else:
+                event = EVENT_ADAPTER.validate_python(value, strict=True)
         except ValidationError as error:
             raise _Skip("schema_violation", f"{_first_error(error)}: {_preview(content)}") from None
         except (TypeError, RecursionError):
@@ -310,6 +323,25 @@ def parse_strict(text: str) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
+def _shallow(content: bytes) -> bool:
+    """Too few brackets to nest past the limit: the cheap test that spares most lines a walk."""
+    return content.count(b"{") + content.count(b"[") <= MAX_NESTING
+
+
+def nesting_depth(value: Any) -> int:
+    """How deep a parsed JSON value nests: 0 for a scalar, 1 for a flat object or array."""
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def _is_integer(value: Any) -> TypeGuard[int | float]:
     if isinstance(value, bool):
         return False
@@ -337,6 +369,35 @@ def _integral_floats_to_int(value: Any) -> Any:
     if isinstance(value, list):
         return [_integral_floats_to_int(item) for item in value]
     return value
+
+
+#: a `\\uD800`-`\\uDFFF` escape: the text may hold a lone surrogate once parsed
+_LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_CHARACTER = re.compile("[\ud800-\udfff]")
+
+
+def _replace_lone_surrogates(value: Any) -> Any:
+    """The value with each lone surrogate replaced by U+FFFD: one code point for one, as the schema counts."""
+    if isinstance(value, str):
+        return _SURROGATE_CHARACTER.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_lone_surrogates(key): _replace_lone_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_lone_surrogates(item) for item in value]
+    return value
+
+
+def _restore_strings(model: Any, original: dict[str, Any]) -> Any:
+    """Puts the original values (lone surrogates and all) back into the validated model."""
+    for name in [*type(model).model_fields, *(model.model_extra or ())]:
+        if name not in original or _replace_lone_surrogates(original[name]) == original[name]:
+            continue
+        current = getattr(model, name)
+        if isinstance(current, BaseModel) and isinstance(original[name], dict):
+            _restore_strings(current, original[name])
+        else:
+            setattr(model, name, original[name])
+    return model
 
 
 def _first_error(error: ValidationError) -> str:
@@ -367,6 +428,8 @@ def _trusted(content: bytes, event: Any) -> bool:
     """Whether pydantic's acceptance of the line stands as the JSON Schema's answer."""
     if b"NaN" in content or b"Infinity" in content or b"true" in content:
         return False  # bare non-finite tokens; `true` taken for `schema_version: 1`
+    if not _shallow(content):
+        return False
     if b"E" in content or _MAYBE_HUGE_EXPONENT.search(content):
         return False
     return _contract_gap(event) is None
@@ -386,14 +449,15 @@ def _finite_step(event: TrainStep) -> bool:
 
 
 def _non_finite_field(value: Any, path: str) -> str | None:
-    """The first declared field holding an infinite number (an overflowing literal), if any.
+    """The first declared number holding an infinite value (an overflowing literal), if any.
 
-    Unknown fields are left alone: they are kept as they are, as a JavaScript reader keeps them.
+    Unknown fields and free-form objects (`config`) are left alone: the schema says nothing
+    of their values, so they are kept as they are, as a JavaScript reader keeps them.
     """
     if isinstance(value, float):
         return path if not math.isfinite(value) else None
     if isinstance(value, BaseModel):
-        for name in type(value).model_fields:
+        for name in _typed_fields(type(value)):
             found = _non_finite_field(getattr(value, name), f"{path}/{name}")
             if found:
                 return found
@@ -408,6 +472,16 @@ def _non_finite_field(value: Any, path: str) -> str | None:
             if found:
                 return found
     return None
+
+
+@lru_cache(maxsize=None)
+def _typed_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields whose schema types their values (not `Any` anywhere in the annotation)."""
+    return tuple(name for name, field in model.model_fields.items() if not _holds_any(field.annotation))
+
+
+def _holds_any(annotation: Any) -> bool:
+    return annotation is Any or any(_holds_any(argument) for argument in get_args(annotation))
 
 
 def _contract_gap(event: Any) -> str | None:
