@@ -48,7 +48,12 @@ interface Position {
   lastByte: number | undefined;
   /** `ETag` (or `Last-Modified`) and size at the last answer: a new one at the same size is a replacement. */
   validator: { tag: string; size: number } | undefined;
+  /** The resource's first bytes as delivered (unknown after a resume): checked again when it grows. */
+  head: Uint8Array | undefined;
 }
+
+/** How many first bytes identify a stream: its first line names the run and its start time. */
+const HEAD_BYTES = 256;
 
 /**
  * Yields the bytes of the resource at `url` as it grows.
@@ -70,10 +75,15 @@ export async function* fromFetch(url: string | URL, options: FromFetchOptions = 
   const signal = options.signal;
   const start = options.offset ?? 0;
   // A resume offset is a reader's consumedBytes: the byte before it ends a line.
-  const position: Position = { offset: start, lastByte: start > 0 ? NEWLINE : undefined, validator: undefined };
+  const position: Position = { offset: start, lastByte: start > 0 ? NEWLINE : undefined, validator: undefined, head: start > 0 ? undefined : new Uint8Array(0) };
   const reset = (): void => {
     options.onReset?.();
-    Object.assign(position, { offset: 0, lastByte: undefined, validator: undefined });
+    Object.assign(position, { offset: 0, lastByte: undefined, validator: undefined, head: new Uint8Array(0) });
+  };
+  const request = (range: string): Promise<Response> => {
+    const headers = new Headers(options.headers);
+    headers.set("Range", range);
+    return fetchImpl(href, { ...options.init, headers, cache: "no-store", signal: signal ?? null });
   };
   let failures = 0;
   /** Reports a failure; rejects when it is permanent or one too many, else waits. False: aborted. */
@@ -90,11 +100,9 @@ export async function* fromFetch(url: string | URL, options: FromFetchOptions = 
     while (!isAborted(signal)) {
       if (options.pauseWhenHidden === true && !(await whenVisible(signal))) return;
       const from = position.lastByte === undefined ? position.offset : position.offset - 1;
-      const headers = new Headers(options.headers);
-      headers.set("Range", `bytes=${from}-`);
       let response: Response;
       try {
-        response = await fetchImpl(href, { ...options.init, headers, cache: "no-store", signal: signal ?? null });
+        response = await request(`bytes=${from}-`);
       } catch (error) {
         if (isAborted(signal)) return;
         if (!(error instanceof TypeError)) throw error; // fetch's network failure is a TypeError
@@ -124,6 +132,11 @@ export async function* fromFetch(url: string | URL, options: FromFetchOptions = 
           continue;
         }
       } else {
+        if (status === 206 && grew(response, position) && (await headDiffers(request, position.head))) {
+          await discard(response); // grown, but from another first line: a new file of the same name
+          reset();
+          continue;
+        }
         const outcome = status === 206 ? partialBody(response, from, position, href) : wholeBody(response, position);
         for await (const chunk of outcome.chunks) {
           received += chunk.length;
@@ -211,8 +224,34 @@ function wholeBody(response: Response, position: Position): BodyOutcome {
 }
 
 function advance(position: Position, chunk: Uint8Array): void {
+  const head = position.head;
+  if (head !== undefined && head.length < HEAD_BYTES) {
+    const more = chunk.subarray(0, HEAD_BYTES - head.length);
+    position.head = new Uint8Array(head.length + more.length);
+    position.head.set(head);
+    position.head.set(more, head.length);
+  }
   position.offset += chunk.length;
   position.lastByte = chunk[chunk.length - 1];
+}
+
+/** A 206 that brings bytes past the offset. */
+function grew(response: Response, position: Position): boolean {
+  const { total } = parseContentRange(response.headers.get("Content-Range"));
+  return position.offset > 0 && total !== undefined && total > position.offset;
+}
+
+/**
+ * Asks for the first bytes again and compares them with those delivered: a file replaced
+ * by a larger one may by chance have a `\n` at the same place, never the same first line.
+ * One small request each time the resource grows; none while it is idle.
+ */
+async function headDiffers(request: (range: string) => Promise<Response>, head: Uint8Array | undefined): Promise<boolean> {
+  if (head === undefined || head.length === 0) return false;
+  const response = await request(`bytes=0-${head.length - 1}`);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const same = (response.status === 206 || response.status === 200) && bytes.length >= head.length && head.every((byte, index) => bytes[index] === byte);
+  return !same;
 }
 
 /**

@@ -60,12 +60,13 @@ function answer(stream: RangeResource, request: IncomingMessage, response: Serve
   if (body === undefined) return send(response, 404, {}, "");
   const headers: Record<string, string> = { "Content-Type": "application/x-ndjson", "Accept-Ranges": "bytes" };
   if (stream.etag) headers["ETag"] = `"${stream.version}-${body.length}"`;
-  const match = range === undefined || !stream.ranges ? null : /^bytes=(\d+)-$/.exec(range);
+  const match = range === undefined || !stream.ranges ? null : /^bytes=(\d+)-(\d*)$/.exec(range);
   if (match === null) return deliver(stream, response, 200, headers, body);
   const start = Number(match[1]);
+  const end = Math.min(body.length - 1, match[2] === "" ? Number.POSITIVE_INFINITY : Number(match[2]));
   if (start >= body.length) return send(response, 416, { "Content-Range": `bytes */${body.length}` }, "");
-  headers["Content-Range"] = `bytes ${start}-${body.length - 1}/${body.length}`;
-  deliver(stream, response, 206, headers, body.subarray(start));
+  headers["Content-Range"] = `bytes ${start}-${end}/${body.length}`;
+  deliver(stream, response, 206, headers, body.subarray(start, end + 1));
 }
 
 function deliver(stream: RangeResource, response: ServerResponse, status: number, headers: Record<string, string>, bytes: Uint8Array): void {
