@@ -125,6 +125,16 @@ class RunState:
 
         return run_html(self)
 
+    @classmethod
+    def from_dict(cls, saved: dict[str, Any]) -> RunState:
+        """A run as a saved reader state holds it (`to_dict`'s output), to go on from."""
+        run = cls(saved["run_id"])
+        for name in cls.__slots__:
+            setattr(run, name, copy.deepcopy(saved[name]))
+        if run.status == "stale":  # decided when a state is read, never kept: the run was running
+            run.status = "running"
+        return run
+
     def to_dict(self, now_us: int | None = None, stale_after_s: float | None = None) -> dict[str, Any]:
         state = copy.deepcopy({name: getattr(self, name) for name in self.__slots__})
         state["status"] = self.status_at(now_us, stale_after_s)
@@ -138,13 +148,24 @@ class RunStateFold:
     stream order.
     """
 
-    def __init__(self, *, strict: bool = False, diagnostics: list[Diagnostic] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        strict: bool = False,
+        diagnostics: list[Diagnostic] | None = None,
+        resume: dict[str, Any] | None = None,
+    ) -> None:
         self.strict = strict
         self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
         #: runs by id, in order of first appearance
         self.runs: dict[str, RunState] = {}
         #: lines applied whose event name this reader does not know
         self.unknown_events = 0
+        if resume is not None:
+            # a saved reader state: its runs keep their last seq and ts, so gaps and silence are still seen
+            self.runs = {saved["run_id"]: RunState.from_dict(saved) for saved in resume["runs"]}
+            self.unknown_events = resume["unknown_events"]
+            self.diagnostics.extend(Diagnostic(d["line"], d["code"], d["message"]) for d in resume["diagnostics"])
 
     def apply(self, line: int, event: Any) -> bool:
         """Fold one decoded line; False when it is dropped (after_finished, seq_not_increasing)."""
@@ -291,16 +312,19 @@ class StreamReader:
         strict: bool = False,
         offset: int = 0,
         line_number: int = 0,
+        resume: dict[str, Any] | None = None,
     ) -> None:
+        """`resume`: a saved `to_dict()`; reading goes on at its `consumed_bytes` with its runs
+        (overriding `offset` and `line_number`), so sequence gaps and staleness are still detected."""
         self.diagnostics: list[Diagnostic] = []
         self.decoder = Decoder(
             max_line_bytes=max_line_bytes,
             strict=strict,
-            offset=offset,
-            line_number=line_number,
+            offset=offset if resume is None else resume["consumed_bytes"],
+            line_number=line_number if resume is None else resume["lines"],
             diagnostics=self.diagnostics,
         )
-        self.fold = RunStateFold(strict=strict, diagnostics=self.diagnostics)
+        self.fold = RunStateFold(strict=strict, diagnostics=self.diagnostics, resume=resume)
 
     def feed(self, chunk: bytes) -> list[Any]:
         """Decode and fold a chunk; return the events applied to runs."""
@@ -316,6 +340,10 @@ class StreamReader:
 
     def run(self, run_id: str) -> RunState | None:
         return self.fold.runs.get(run_id)
+
+    def latest_run(self) -> RunState | None:
+        """The run whose first line came last (in a file holding several runs, the newest)."""
+        return next(reversed(self.fold.runs.values()), None)
 
     @property
     def lines(self) -> int:
