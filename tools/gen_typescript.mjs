@@ -274,6 +274,10 @@ async function generateValidators(bundles, { file, bundle, exports, events }) {
     legalComments: "none",
     charset: "utf8",
     mainFields: ["main", "module"],
+    // The module paths esbuild writes into comments must not depend on where node_modules
+    // really lives (a symlinked install): the drift check compares the output byte for byte.
+    absWorkingDir: REPO_ROOT,
+    preserveSymlinks: true,
   });
   return {
     [`${file}.js`]: HEADER + built.outputFiles[0].text,

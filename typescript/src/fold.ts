@@ -8,9 +8,14 @@ import type { Diagnostic, Line, ReaderState, RunState, UnknownEvent } from "./ty
 /** The fields of `run.finished` that are not its payload. */
 const NOT_PAYLOAD: ReadonlySet<string> = new Set(ENVELOPE_FIELDS);
 
+/** The default number of diagnostics a reader lists; the others are counted in `diagnostics_dropped`. */
+export const DEFAULT_MAX_DIAGNOSTICS = 1000;
+
 export interface FoldOptions {
   /** Throw a `StreamError` at the first diagnostic instead of recording it. */
   strict?: boolean | undefined;
+  /** List at most this many diagnostics (the first ones) and count the rest. Default 1000. */
+  maxDiagnostics?: number | undefined;
   /**
    * Go on from a saved reader state: its runs (with their last `seq` and `ts`, so that
    * sequence gaps and liveness are still detected), unknown-event count and diagnostics.
@@ -35,7 +40,10 @@ export interface FramingCounts {
 /** Folds decoded lines into the state of each run, keyed by `run_id`. */
 export class RunStateFold {
   readonly strict: boolean;
+  readonly maxDiagnostics: number;
+  /** The first diagnostics, up to `maxDiagnostics`: a stream of bad lines cannot exhaust memory. */
   readonly diagnostics: Diagnostic[] = [];
+  #diagnosticsDropped = 0;
   #runs = new Map<string, RunState>(); // a Map keeps the order of first appearance
   // Frozen copies handed out by runs(): a run that did not change is not copied again.
   #copies = new Map<string, Readonly<RunState>>();
@@ -43,6 +51,7 @@ export class RunStateFold {
 
   constructor(options: FoldOptions = {}) {
     this.strict = options.strict ?? false;
+    this.maxDiagnostics = options.maxDiagnostics ?? DEFAULT_MAX_DIAGNOSTICS;
     const resume = options.resume;
     if (resume !== undefined) {
       for (const saved of resume.runs) {
@@ -52,8 +61,14 @@ export class RunStateFold {
         this.#runs.set(run.run_id, run);
       }
       this.#unknownEvents = resume.unknown_events;
-      this.diagnostics.push(...structuredClone(resume.diagnostics));
+      for (const diagnostic of resume.diagnostics) this.#keep({ ...diagnostic });
+      this.#diagnosticsDropped += resume.diagnostics_dropped ?? 0;
     }
+  }
+
+  /** Diagnostics counted beyond `maxDiagnostics`. */
+  get diagnosticsDropped(): number {
+    return this.#diagnosticsDropped;
   }
 
   /** Lines applied whose event name this reader does not know. */
@@ -137,12 +152,19 @@ export class RunStateFold {
       partial_tail_bytes: framing.partialTailBytes,
       unknown_events: this.#unknownEvents,
       diagnostics: this.diagnostics.map((diagnostic) => ({ ...diagnostic })),
+      // Only when some were dropped: a state within the limit is unchanged by the bound.
+      ...(this.#diagnosticsDropped > 0 ? { diagnostics_dropped: this.#diagnosticsDropped } : {}),
     };
   }
 
   #record(diagnostic: Diagnostic): void {
     if (this.strict) throw new StreamError(diagnostic);
-    this.diagnostics.push(diagnostic);
+    this.#keep(diagnostic);
+  }
+
+  #keep(diagnostic: Diagnostic): void {
+    if (this.diagnostics.length < this.maxDiagnostics) this.diagnostics.push(diagnostic);
+    else this.#diagnosticsDropped += 1;
   }
 
   #create(runId: string): RunState {

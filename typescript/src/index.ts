@@ -10,7 +10,7 @@ export {
   type DecoderOptions,
 } from "./decoder.js";
 export { FetchError, StreamError, TrainwireError, type FetchErrorCode } from "./errors.js";
-export { RunStateFold, type FoldOptions, type FramingCounts, type StateOptions } from "./fold.js";
+export { DEFAULT_MAX_DIAGNOSTICS, RunStateFold, type FoldOptions, type FramingCounts, type StateOptions } from "./fold.js";
 export { StreamReader, type StreamReaderOptions } from "./reader.js";
 export {
   DEFAULT_MAX_MARKERS,

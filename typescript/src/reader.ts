@@ -14,6 +14,8 @@ export interface StreamReaderOptions extends Omit<DecoderOptions, "offset" | "li
    * kept, so sequence gaps and staleness are still detected. Overrides `offset` and `lines`.
    */
   resume?: ReaderState | undefined;
+  /** List at most this many diagnostics in the state (the first ones) and count the rest. Default 1000. */
+  maxDiagnostics?: number | undefined;
   /** Keep each run's step-indexed history in `series` (`true` for the default bounds). */
   series?: SeriesOptions | boolean | undefined;
 }
@@ -37,7 +39,7 @@ export class StreamReader {
       offset: resume?.consumed_bytes ?? options.offset,
       lines: resume?.lines ?? options.lines,
     });
-    this.fold = new RunStateFold({ strict: options.strict, resume });
+    this.fold = new RunStateFold({ strict: options.strict, maxDiagnostics: options.maxDiagnostics, resume });
     const series = options.series ?? false;
     this.series = series === false ? undefined : new SeriesStore(series === true ? {} : series);
   }

@@ -148,7 +148,6 @@ export interface DirtyDiff {
    * The SHA-256 of the file's bytes, in lowercase hex.
    */
   sha256: string;
-  tsType?: "unknown";
 }
 /**
  * The fields every line carries. Payload fields sit beside them; a producer's own fields start with `x_`.
@@ -371,9 +370,13 @@ export interface ReaderState {
    */
   unknown_events: number;
   /**
-   * Every problem found, in stream order.
+   * The problems found, in stream order: the first ones up to the reader's limit (1000 by default), so that a stream of bad lines cannot exhaust memory.
    */
   diagnostics: Diagnostic[];
+  /**
+   * Problems found beyond the reader's limit, counted but not listed; absent when none were.
+   */
+  diagnostics_dropped?: number;
 }
 /**
  * The state of one run, folded from its lines.
@@ -1313,10 +1316,8 @@ export interface RunSummary {
    * Items: Identifies one process invocation of a run; every line that process writes carries it.
    */
   earlier_runs: string[];
-  tsType?: "unknown";
 }
 export interface BestValue {
   value: number;
   step: number | null;
-  tsType?: "unknown";
 }

@@ -15,7 +15,7 @@ from typing import Any
 from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
 from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
-from trainwire.reader.decoder import DEFAULT_MAX_LINE_BYTES, Decoder, Diagnostic, Record
+from trainwire.reader.decoder import DEFAULT_MAX_DIAGNOSTICS, DEFAULT_MAX_LINE_BYTES, Decoder, Diagnostic, DiagnosticLog, Record
 from trainwire.contract.errors import StreamError
 from trainwire.contract.models import (
     CheckpointSaved,
@@ -166,6 +166,8 @@ class RunStateFold:
             self.runs = {saved["run_id"]: RunState.from_dict(saved) for saved in resume["runs"]}
             self.unknown_events = resume["unknown_events"]
             self.diagnostics.extend(Diagnostic(d["line"], d["code"], d["message"]) for d in resume["diagnostics"])
+            if isinstance(self.diagnostics, DiagnosticLog):
+                self.diagnostics.dropped += resume.get("diagnostics_dropped", 0)
 
     def apply(self, line: int, event: Any) -> bool:
         """Fold one decoded line; False when it is dropped (after_finished, seq_not_increasing)."""
@@ -313,10 +315,12 @@ class StreamReader:
         offset: int = 0,
         line_number: int = 0,
         resume: dict[str, Any] | None = None,
+        max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
     ) -> None:
         """`resume`: a saved `to_dict()`; reading goes on at its `consumed_bytes` with its runs
-        (overriding `offset` and `line_number`), so sequence gaps and staleness are still detected."""
-        self.diagnostics: list[Diagnostic] = []
+        (overriding `offset` and `line_number`), so sequence gaps and staleness are still detected.
+        `max_diagnostics`: the state lists the first ones and counts the rest."""
+        self.diagnostics = DiagnosticLog(max_diagnostics)
         self.decoder = Decoder(
             max_line_bytes=max_line_bytes,
             strict=strict,
@@ -367,6 +371,8 @@ class StreamReader:
             "partial_tail_bytes": self.decoder.partial_tail_bytes,
             "unknown_events": self.fold.unknown_events,
             "diagnostics": [diagnostic.to_dict() for diagnostic in self.diagnostics],
+            # only when some were dropped: a state within the limit is unchanged by the bound
+            **({"diagnostics_dropped": self.diagnostics.dropped} if self.diagnostics.dropped else {}),
         }
 
     def to_json(self, now: Now = None, stale_after_s: float | None = None) -> str:
