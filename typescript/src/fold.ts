@@ -1,8 +1,8 @@
 // Decoded lines to run state, following docs/reader-rules.md sections 2 (checks 7-9), 3 and 4.
 import type { DecodedLine } from "./decoder.js";
 import { StreamError } from "./errors.js";
+import { toTimestampUs } from "./clock.js";
 import { ENVELOPE_FIELDS } from "./generated/contract.js";
-import { toEpochMicros } from "./time.js";
 import type { Diagnostic, Line, ReaderState, RunState, UnknownEvent } from "./types.js";
 
 /** The fields of `run.finished` that are not its payload. */
@@ -114,13 +114,13 @@ export class RunStateFold {
    * and a UI can compare them by identity).
    */
   runs(options: StateOptions = {}): Readonly<RunState>[] {
-    const now = options.now === undefined ? undefined : toEpochMicros(options.now);
+    const now = options.now === undefined ? undefined : toTimestampUs(options.now);
     return [...this.#runs.keys()].map((runId) => this.#copyAt(runId, now, options.staleAfterS) as Readonly<RunState>);
   }
 
   /** One run by id (a frozen copy, as in `runs()`), or undefined. */
   run(runId: string, options: StateOptions = {}): Readonly<RunState> | undefined {
-    const now = options.now === undefined ? undefined : toEpochMicros(options.now);
+    const now = options.now === undefined ? undefined : toTimestampUs(options.now);
     return this.#copyAt(runId, now, options.staleAfterS);
   }
 
@@ -273,7 +273,7 @@ function isStale(run: RunState, nowMicros: number, staleAfterS: number | undefin
   const timeout = staleAfterS ?? (run.heartbeat_interval_s === null ? undefined : 3 * run.heartbeat_interval_s);
   if (timeout === undefined) return false;
   // Integer microseconds on both sides: the comparison every reader makes alike.
-  return nowMicros - toEpochMicros(run.last_ts) > Math.round(timeout * 1e6);
+  return nowMicros - toTimestampUs(run.last_ts) > Math.round(timeout * 1e6);
 }
 
 function deepFreeze<T>(value: T): Readonly<T> {
