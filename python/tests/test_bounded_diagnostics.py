@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import jsonschema
 
 from trainwire.contract import canonical
 from trainwire.reader.state import StreamReader
+from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE_SCHEMA = json.loads((ROOT / "schemas" / "bundled" / "reader-state-v1.schema.json").read_text(encoding="utf-8"))
@@ -44,11 +44,7 @@ def test_python_and_typescript_bound_diagnostics_alike_also_across_a_resume(tmp_
         {"path": str(stream), "max_diagnostics": 25, "resume_at": middle},
         {"path": str(stream), "max_diagnostics": 60, "resume_at": middle},
     ]
-    result = subprocess.run(
-        ["node", str(ROOT / "python" / "tests" / "scripts" / "ts_canonical_states.mjs")],
-        input=json.dumps(request), capture_output=True, text=True, check=True, cwd=ROOT,
-    )  # fmt: skip
-    typescript = result.stdout.split("\n")[:-1]
+    typescript = typescript_lines("ts_canonical_states.mjs", request)
     assert len(typescript) == len(request)
     for case, ts_state in zip(request, typescript):
         reader = StreamReader(max_diagnostics=case["max_diagnostics"])

@@ -4,11 +4,11 @@ still detected, with the same state as an uninterrupted read, in Python and Type
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from trainwire.contract import canonical
 from trainwire.reader.state import StreamReader
+from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted((ROOT / "conformance" / "cases").iterdir())
@@ -57,11 +57,7 @@ def test_resuming_mid_stream_gives_the_uninterrupted_state_in_both_languages() -
         {"path": str(case / "stream.ndjson"), "now": spec.get("now"), "stale_after_s": spec.get("stale_after_s"), "resume_at": _split(data)}
         for case, spec, data in zip(CASES, cases, streams)
     ]
-    result = subprocess.run(
-        ["node", str(ROOT / "python" / "tests" / "scripts" / "ts_canonical_states.mjs")],
-        input=json.dumps(request), capture_output=True, text=True, check=True, cwd=ROOT,
-    )  # fmt: skip
-    typescript = result.stdout.split("\n")[:-1]
+    typescript = typescript_lines("ts_canonical_states.mjs", request)
     assert len(typescript) == len(CASES)
     assert sum(1 for item in request if item["resume_at"] > 0) >= 20
     for spec, data, item, ts_state in zip(cases, streams, request, typescript):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 from pathlib import Path
 
 from trainwire.contract import canonical
 from trainwire.reader.series import SeriesStore
 from trainwire.reader.state import StreamReader
+from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted((ROOT / "conformance" / "cases").iterdir())
@@ -107,11 +107,7 @@ def test_python_and_typescript_series_stores_give_the_same_snapshot(tmp_path: Pa
         path.write_text(_random_stream(seed, 4000), encoding="utf-8")
         streams.append(path)
     request = [{"path": str(stream), "max_points": 48 + 8 * index % 40, "max_markers": 30} for index, stream in enumerate(streams)]
-    result = subprocess.run(
-        ["node", str(ROOT / "python" / "tests" / "scripts" / "ts_series_snapshots.mjs")],
-        input=json.dumps(request), capture_output=True, text=True, check=True, cwd=ROOT,
-    )  # fmt: skip
-    typescript = result.stdout.split("\n")[:-1]
+    typescript = typescript_lines("ts_series_snapshots.mjs", request)
     assert len(typescript) == len(streams)
     compacted = 0
     for case, ts_snapshot in zip(request, typescript):
