@@ -47,6 +47,10 @@ export class RunStateFold {
   #runs = new Map<string, RunState>(); // a Map keeps the order of first appearance
   // Frozen copies handed out by runs(): a run that did not change is not copied again.
   #copies = new Map<string, Readonly<RunState>>();
+  // The copies of all runs in order, refreshed only where a run changed: runs() is a slice.
+  #list: Readonly<RunState>[] = [];
+  #position = new Map<string, number>();
+  #changed = new Set<string>();
   #unknownEvents = 0;
 
   constructor(options: FoldOptions = {}) {
@@ -59,6 +63,7 @@ export class RunStateFold {
         const run = structuredClone(saved);
         if (run.status === "stale") run.status = "running";
         this.#runs.set(run.run_id, run);
+        this.#changed.add(run.run_id);
       }
       this.#unknownEvents = resume.unknown_events;
       for (const diagnostic of resume.diagnostics) this.#keep({ ...diagnostic });
@@ -98,6 +103,7 @@ export class RunStateFold {
     }
     const run = known ?? this.#create(event.run_id);
     this.#copies.delete(run.run_id);
+    this.#changed.add(run.run_id);
     if (event.seq > lastSeq + 1) run.seq_gaps.push([lastSeq + 1, event.seq]);
     run.events += 1;
     run.last_seq = event.seq;
@@ -114,8 +120,18 @@ export class RunStateFold {
    * and a UI can compare them by identity).
    */
   runs(options: StateOptions = {}): Readonly<RunState>[] {
-    const now = options.now === undefined ? undefined : toTimestampUs(options.now);
-    return [...this.#runs.keys()].map((runId) => this.#copyAt(runId, now, options.staleAfterS) as Readonly<RunState>);
+    for (const runId of this.#changed) {
+      let position = this.#position.get(runId);
+      if (position === undefined) {
+        position = this.#list.length;
+        this.#position.set(runId, position);
+      }
+      this.#list[position] = this.#copyAt(runId, undefined, undefined) as Readonly<RunState>;
+    }
+    this.#changed.clear();
+    if (options.now === undefined) return this.#list.slice();
+    const now = toTimestampUs(options.now);
+    return this.#list.map((copy) => this.#copyAt(copy.run_id, now, options.staleAfterS) as Readonly<RunState>);
   }
 
   /** One run by id (a frozen copy, as in `runs()`), or undefined. */
