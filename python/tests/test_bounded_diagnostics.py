@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -19,12 +21,12 @@ GOOD = b'{"schema_version":1,"seq":1,"ts":"2026-11-29T10:00:00Z","run_id":"r1","
 
 def test_a_flood_of_bad_lines_keeps_the_first_diagnostics_and_counts_the_rest() -> None:
     reader = StreamReader()
-    reader.feed(GOOD + b"not json\n" * 200_000 + GOOD)
+    reader.feed(GOOD + b"not json\n" * 20_000 + GOOD)
     state = reader.to_dict()
     assert len(state["diagnostics"]) == 1000
     assert state["diagnostics"][0]["line"] == 2 and state["diagnostics"][-1]["line"] == 1001
     # the repeated seq 1 is a seq_not_increasing diagnostic: counted too
-    assert state["diagnostics_dropped"] == 200_000 - 1000 + 1
+    assert state["diagnostics_dropped"] == 20_000 - 1000 + 1
     jsonschema.Draft202012Validator(STATE_SCHEMA).validate(state)
 
 
@@ -61,3 +63,14 @@ def test_python_and_typescript_bound_diagnostics_alike_also_across_a_resume(tmp_
         for diagnostic in state["diagnostics"]:
             diagnostic["message"] = ""
         assert canonical.dumps(state) == ts_state, case
+
+
+def test_tail_lists_the_first_diagnostics_and_says_how_many_more_there_were(tmp_path: Path) -> None:
+    path = tmp_path / "progress.jsonl"
+    path.write_bytes(GOOD + b"not json\n" * 1005)
+    result = subprocess.run(
+        [sys.executable, "-m", "trainwire", "tail", str(path)], capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )  # fmt: skip
+    problems = result.stderr.splitlines()
+    assert sum(1 for line in problems if ": invalid_json: " in line) == 1000
+    assert f"{path}: 5 more bad lines (only the first 1000 are listed)" in problems
