@@ -80,8 +80,9 @@ export async function* fromFetch(url: string | URL, options: FromFetchOptions = 
     options.onReset?.();
     Object.assign(position, { offset: 0, lastByte: undefined, validator: undefined, head: new Uint8Array(0) });
   };
+  const baseHeaders = new Headers(options.headers); // a malformed header fails here, once
   const request = (range: string): Promise<Response> => {
-    const headers = new Headers(options.headers);
+    const headers = new Headers(baseHeaders);
     headers.set("Range", range);
     return fetchImpl(href, { ...options.init, headers, cache: "no-store", signal: signal ?? null });
   };
@@ -96,19 +97,12 @@ export async function* fromFetch(url: string | URL, options: FromFetchOptions = 
     return sleep(waitingForFile ? pollMs : backoffMs(failures, pollMs, options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS), signal);
   };
 
-  try {
-    while (!isAborted(signal)) {
-      if (options.pauseWhenHidden === true && !(await whenVisible(signal))) return;
+  while (!isAborted(signal)) {
+    if (options.pauseWhenHidden === true && !(await whenVisible(signal))) return;
+    let received = 0;
+    try {
       const from = position.lastByte === undefined ? position.offset : position.offset - 1;
-      let response: Response;
-      try {
-        response = await request(`bytes=${from}-`);
-      } catch (error) {
-        if (isAborted(signal)) return;
-        if (!(error instanceof TypeError)) throw error; // fetch's network failure is a TypeError
-        if (!(await failed(new FetchError("network", href, error.message, { permanent: false, cause: error })))) return;
-        continue;
-      }
+      const response = await request(`bytes=${from}-`);
       const status = response.status;
       if (status !== 200 && status !== 206 && status !== 416) {
         await discard(response);
@@ -123,7 +117,6 @@ export async function* fromFetch(url: string | URL, options: FromFetchOptions = 
         const message = `the body is compressed (Content-Encoding: ${encoding}), so its bytes are not the file's and offsets cannot be trusted: serve the stream without compression`;
         throw new FetchError("content_encoding", href, message, { status, permanent: true });
       }
-      let received = 0;
       if (status === 416) {
         await discard(response);
         const { total } = parseContentRange(response.headers.get("Content-Range"));
@@ -147,13 +140,16 @@ export async function* fromFetch(url: string | URL, options: FromFetchOptions = 
           continue;
         }
       }
-      if (received > 0) continue; // more may be waiting: ask again before sleeping
-      if (options.untilEnd === true) return;
-      if (!(await sleep(pollMs, signal))) return;
+    } catch (error) {
+      if (isAborted(signal)) return; // an abort, also in the middle of a body, ends the stream quietly
+      if (!(error instanceof TypeError)) throw error; // fetch's network failure is a TypeError
+      // Refused, reset, or cut in the middle of a body: go on from the bytes delivered.
+      if (!(await failed(new FetchError("network", href, error.message, { permanent: false, cause: error })))) return;
+      continue;
     }
-  } catch (error) {
-    if (isAborted(signal)) return; // an abort in the middle of a body ends the stream quietly
-    throw error;
+    if (received > 0) continue; // more may be waiting: ask again before sleeping
+    if (options.untilEnd === true) return;
+    if (!(await sleep(pollMs, signal))) return;
   }
 }
 

@@ -19,6 +19,8 @@ export interface RangeResource {
   gzip: boolean;
   /** Send only this many bytes of the next body, then keep the connection open (a stalled transfer). */
   stallAfter?: number | undefined;
+  /** Send only this many bytes of the next body, then drop the connection (a transfer cut short). */
+  cutAfter?: number | undefined;
   /** `Range` header of every request for the resource ("none" without one). */
   seen: string[];
   /** Body bytes sent in each answer. */
@@ -72,11 +74,15 @@ function answer(stream: RangeResource, request: IncomingMessage, response: Serve
 function deliver(stream: RangeResource, response: ServerResponse, status: number, headers: Record<string, string>, bytes: Uint8Array): void {
   stream.sent.push(bytes.length);
   if (stream.gzip) return send(response, status, { ...headers, "Content-Encoding": "gzip" }, gzipSync(bytes));
-  const stall = stream.stallAfter;
-  if (stall === undefined) return send(response, status, { ...headers, "Content-Length": String(bytes.length) }, bytes);
-  stream.stallAfter = undefined;
+  const partial = stream.stallAfter ?? stream.cutAfter;
+  if (partial === undefined) return send(response, status, { ...headers, "Content-Length": String(bytes.length) }, bytes);
+  const cut = stream.cutAfter !== undefined;
+  stream.stallAfter = stream.cutAfter = undefined;
   response.writeHead(status, { "Cache-Control": "no-store", ...headers, "Content-Length": String(bytes.length) });
-  response.write(bytes.subarray(0, stall)); // and never the rest
+  // Never the rest: the connection stays open (a stall) or is dropped once the part is out (a cut).
+  response.write(bytes.subarray(0, partial), () => {
+    if (cut) setTimeout(() => response.destroy(), 20);
+  });
 }
 
 function send(response: ServerResponse, status: number, headers: Record<string, string>, body: string | Uint8Array): void {
