@@ -39,7 +39,7 @@ export type WatchSource =
   | ReadableStream<Uint8Array>
   | ((hooks: SourceHooks) => AsyncIterable<Uint8Array | string>);
 
-export interface WatchRunOptions extends StateOptions {
+export interface WatchRunOptions {
   /** The run to follow; default the latest: the run whose first line came last. */
   runId?: string | undefined;
   /** Go on from a saved reader state (`update.reader.toState()`): read from its offset, keep its runs. */
@@ -48,6 +48,8 @@ export interface WatchRunOptions extends StateOptions {
   series?: SeriesOptions | boolean | undefined;
   /** Ends the iteration quietly. */
   signal?: AbortSignal | undefined;
+  /** The silence (seconds) after which a running run is `stale`, instead of 3 heartbeat intervals. */
+  staleAfterS?: number | undefined;
   /** Passed to the reader: line limit, strict mode. */
   maxLineBytes?: number | undefined;
   strict?: boolean | undefined;
@@ -57,7 +59,7 @@ export interface WatchRunOptions extends StateOptions {
 export interface RunUpdate {
   /** The watched run's events and unknown events from this chunk, and every diagnostic. */
   events: DecodedLine[];
-  /** The watched run (a frozen copy), undefined until it has a line. */
+  /** The watched run (a frozen copy; `stale` decided at the update's time), undefined until it has a line. */
   state: Readonly<RunState> | undefined;
   /** Its history, with the `series` option. */
   series: RunSeries | undefined;
@@ -90,7 +92,10 @@ export async function* watchRun(source: WatchSource, options: WatchRunOptions = 
       if (isAborted(options.signal)) return;
       const decoded = reader.feed(chunk);
       if (decoded.length === 0) continue;
-      const state = options.runId === undefined ? reader.latestRun(options) : reader.run(options.runId, options);
+      // Liveness at the time of the update. A run that falls silent brings no update: a
+      // dashboard asks `update.reader.run(id, { now: new Date() })` on a timer for that.
+      const now: StateOptions = { now: new Date(), staleAfterS: options.staleAfterS };
+      const state = options.runId === undefined ? reader.latestRun(now) : reader.run(options.runId, now);
       const runId = state?.run_id;
       yield {
         events: decoded.filter((item) => item.kind === "diagnostic" || item.event.run_id === runId),
