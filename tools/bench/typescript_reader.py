@@ -44,7 +44,17 @@ def _reattach(ctx: Context) -> Measurement:
     return measure_reattach(ctx, time_reattach)
 
 
+def _runs_reuse(ctx: Context) -> Measurement:
+    runs = 20_000
+    result = _node("runs-reuse.mjs", runs, ctx.scale.reattach_repeats)
+    return Measurement(
+        median(result["ours"]) * 1000, median(result["baseline"]) * 1000,
+        notes=f"{runs} runs, one changed between calls; baseline copies every run at each call",
+    )
+
+
 FIGURES = [
     Figure("TypeScript reader, validated events", "MB/s", Target(">= 0.5x split + JSON.parse", "ratio_at_least", 0.5), _throughput),
     Figure("TypeScript re-attach near the end", "ms", Target("<= 2x the same on 1 MB", "ratio_at_most", 2.0), _reattach),
+    Figure("TypeScript runs() with one run changed", "ms", Target("<= 0.1x copying every run", "ratio_at_most", 0.1), _runs_reuse),
 ]

@@ -18,7 +18,7 @@ import json
 import logging
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeGuard, get_args
@@ -32,10 +32,12 @@ from trainwire.contract.errors import StreamError
 from trainwire.contract.models import EVENT_ADAPTER, KNOWN_EVENT_ADAPTER, Envelope, TrainStep, UnknownEvent
 
 __all__ = [
+    "DEFAULT_MAX_DIAGNOSTICS",
     "DEFAULT_MAX_LINE_BYTES",
     "MAX_NESTING",
     "Decoder",
     "Diagnostic",
+    "DiagnosticLog",
     "Record",
     "parse_strict",
     "valid_timestamp",
@@ -46,6 +48,8 @@ logger = logging.getLogger("trainwire.reader.decoder")
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 #: the deepest a line may nest (its object is level 1): deeper is `invalid_json` (reader rule 2.3)
 MAX_NESTING = 128
+#: the diagnostics a reader lists; the others are counted in `diagnostics_dropped`
+DEFAULT_MAX_DIAGNOSTICS = 1000
 _BOM = b"\xef\xbb\xbf"
 _PREVIEW_CHARS = 80
 #: enough bytes for 80 characters of UTF-8
@@ -65,6 +69,29 @@ class Diagnostic:
 
     def to_dict(self) -> dict[str, Any]:
         return {"line": self.line, "code": self.code, "message": self.message}
+
+
+class DiagnosticLog(list[Diagnostic]):
+    """The first `limit` diagnostics, the others counted: a stream of bad lines cannot exhaust memory.
+
+    A list, so that the decoder and the fold share it as they shared a plain one.
+    """
+
+    def __init__(self, limit: int = DEFAULT_MAX_DIAGNOSTICS) -> None:
+        super().__init__()
+        self.limit = limit
+        #: diagnostics found beyond `limit`
+        self.dropped = 0
+
+    def append(self, diagnostic: Diagnostic) -> None:
+        if len(self) < self.limit:
+            super().append(diagnostic)
+        else:
+            self.dropped += 1
+
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
+        for diagnostic in diagnostics:
+            self.append(diagnostic)
 
 
 class _Skip(Exception):
