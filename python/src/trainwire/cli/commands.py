@@ -105,9 +105,10 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--family", choices=SCHEMA_FAMILIES, help="which schema family")
     schema.set_defaults(command=_schema)
 
-    from trainwire.cli import runs as journal_commands
+    from trainwire.cli import runs as journal_commands, serve as serve_command
 
     journal_commands.register(commands)
+    serve_command.register(commands)
 
     for name, (_, summary) in FORWARDED.items():
         forwarded = commands.add_parser(name, help=summary, add_help=False)

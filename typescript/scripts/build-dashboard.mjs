@@ -1,0 +1,22 @@
+// Builds the `trainwire serve` page into the Python package (python/src/trainwire/serve/static/):
+// one bundled script (the package's reader + uPlot) and one stylesheet, no CDN, no runtime fetches.
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { build } from "esbuild";
+
+const here = new URL("../dashboard/", import.meta.url);
+const out = new URL("../../python/src/trainwire/serve/static/", import.meta.url);
+await mkdir(out, { recursive: true });
+await build({
+  entryPoints: [new URL("main.ts", here).pathname],
+  bundle: true,
+  format: "esm",
+  target: "es2022",
+  minify: true,
+  legalComments: "eof",
+  outfile: new URL("dashboard.js", out).pathname,
+  logLevel: "warning",
+});
+const uplotCss = await readFile(new URL("../node_modules/uplot/dist/uPlot.min.css", import.meta.url), "utf8");
+const ownCss = await readFile(new URL("dashboard.css", here), "utf8");
+await writeFile(new URL("dashboard.css", out), `${uplotCss}\n${ownCss}`);
+await copyFile(new URL("index.html", here), new URL("index.html", out));
