@@ -49,7 +49,9 @@ def serve(*arguments: str) -> Iterator[Server]:
     try:
         assert process.stdout is not None
         line = process.stdout.readline()  # the server prints its URL before it listens for requests
-        assert line.startswith("trainwire serve: http://"), (line, process.stderr.read() if process.poll() is not None else "")
+        if not line.startswith("trainwire serve: http://"):
+            process.wait(timeout=30)
+            raise AssertionError(f"serve printed {line!r}; stderr: {process.stderr.read() if process.stderr else ''}")
         yield Server(process, line.split()[2])
     finally:
         process.terminate()
@@ -139,3 +141,30 @@ def test_bad_arguments_get_one_line_and_the_usage_code(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "not a directory" in missing.stderr and "Traceback" not in missing.stderr
     port = subprocess.run([sys.executable, "-m", "trainwire", "serve", "--port", "70000"], capture_output=True, text=True, env=env, timeout=60)
     assert port.returncode == 2 and "port" in port.stderr
+
+
+def test_the_page_follows_a_live_run_and_stops_it_in_a_real_browser(tmp_path: Path) -> None:
+    screenshots = Path(os.environ.get("TRAINWIRE_SCREENSHOTS", tmp_path / "screenshots"))
+    screenshots.mkdir(parents=True, exist_ok=True)
+    run_dir = tmp_path / "runs" / "live"
+    run_dir.parent.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
+    training = subprocess.Popen([sys.executable, str(ROOT / "python" / "tests" / "scripts" / "live_run.py"), str(run_dir)], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        with serve(str(tmp_path / "runs")) as server:
+            browser = subprocess.run(["node", str(ROOT / "python" / "tests" / "scripts" / "dashboard_browser.mjs"), f"{server.base}/?token={server.token}", str(screenshots)], capture_output=True, text=True, timeout=240)
+            assert browser.returncode == 0, browser.stdout + browser.stderr
+            checks = [json.loads(line)["check"] for line in browser.stdout.splitlines()]
+            assert checks == ["runs list", "progress and curve advance", "restart marker", "stopped"]
+        assert training.wait(timeout=60) == 2, training.stderr.read() if training.stderr else ""
+    finally:
+        if training.poll() is None:
+            training.kill()
+    lines = [json.loads(line) for line in (run_dir / "progress.jsonl").read_text().splitlines()]
+    finished = lines[-1]
+    assert finished["event"] == "run.finished" and finished["status"] == "interrupted" and finished["exit_code"] == 2
+    assert finished["checkpoint"] and (run_dir / finished["checkpoint"]).is_dir()
+    stop = next(line for line in lines if line["event"] == "stop.requested")
+    assert stop["source"] == "control_file" and stop["requested_by"] == "dashboard" and stop["reason"] == "enough from the browser test"
+    for name in ("dashboard-runs.png", "dashboard-run.png", "dashboard-stopped.png"):
+        assert (screenshots / name).read_bytes().startswith(b"\x89PNG")

@@ -179,7 +179,7 @@ function smooth(values: (number | null | undefined)[], weight: number): (number 
   });
 }
 
-function markerPlugin(markers: () => Marker[]): uPlot.Plugin {
+function markerPlugin(markers: () => readonly Marker[]): uPlot.Plugin {
   return {
     hooks: {
       draw: [
@@ -212,7 +212,7 @@ class Chart {
   #plot: uPlot | undefined;
   #names: string[] = [];
   #log = false;
-  #markers: Marker[] = [];
+  #markers: readonly Marker[] = [];
 
   constructor(readonly title: string, container: HTMLElement) {
     this.root = element("div", undefined, "chart");
@@ -221,7 +221,7 @@ class Chart {
     container.append(this.root);
   }
 
-  update(series: Map<string, uPlot.AlignedData>, markers: Marker[], smoothing: number, log: boolean): void {
+  update(series: Map<string, uPlot.AlignedData>, markers: readonly Marker[], smoothing: number, log: boolean): void {
     this.#markers = markers;
     const names = [...series.keys()];
     const tables = names.map((name) => series.get(name) as uPlot.AlignedData);
@@ -239,8 +239,8 @@ class Chart {
         width: Math.max(320, this.root.clientWidth || 460),
         height: 240,
         scales: { x: { time: false }, y: log ? { distr: 3 } : {} },
-        axes: [{ label: "step" }, {}],
-        series: [{ label: "step" }, ...names.map((name, index) => ({ label: name, stroke: SERIES_COLOURS[index % SERIES_COLOURS.length] as string, width: 1.5, spanGaps: !name.startsWith("loss") && name !== "learning_rate" }))],
+        axes: [{ label: "step" }, { values: (_plot: uPlot, splits: number[]) => splits.map(axisNumber), size: 60 }],
+        series: [{ label: "step" }, ...names.map((name, index) => ({ label: seriesLabel(name), stroke: SERIES_COLOURS[index % SERIES_COLOURS.length] as string, width: 1.5, spanGaps: !name.startsWith("loss") && name !== "learning_rate" }))],
         plugins: [markerPlugin(() => this.#markers)],
       }, data, this.root);
     } else {
@@ -254,6 +254,18 @@ class Chart {
   }
 }
 
+/** `eval/<split>/<metric>` as people read it: `eval loss`, `test accuracy`. */
+function seriesLabel(name: string): string {
+  const parts = name.split("/");
+  return parts.length === 3 && parts[0] === "eval" ? `${parts[1]} ${parts[2]}` : name;
+}
+
+function axisNumber(value: number | null): string {
+  if (value === null) return "";
+  if (value !== 0 && Math.abs(value) < 0.01) return value.toExponential(1);
+  return String(Number(value.toPrecision(4)));
+}
+
 function chartGroups(series: RunSeries): Map<string, Map<string, uPlot.AlignedData>> {
   const groups = new Map<string, Map<string, uPlot.AlignedData>>();
   const add = (group: string, name: string): void => {
@@ -265,7 +277,7 @@ function chartGroups(series: RunSeries): Map<string, Map<string, uPlot.AlignedDa
   for (const name of series.names()) {
     if (name === "loss" || name.endsWith("/loss")) add("loss", name);
     else if (name === "learning_rate") add("learning rate", name);
-    else add(name, name);
+    else add(seriesLabel(name), name);
   }
   return groups;
 }
@@ -377,7 +389,7 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
 
 function renderCharts(runView: RunView): void {
   if (runView.series === undefined) return;
-  const markers = runView.series.markers() as Marker[];
+  const markers: readonly Marker[] = runView.series.markers();
   const smoothing = Number(($("smoothing") as HTMLInputElement).value);
   const log = ($("log-scale") as HTMLInputElement).checked;
   for (const [group, series] of chartGroups(runView.series)) {
