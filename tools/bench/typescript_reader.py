@@ -17,7 +17,7 @@ __all__ = ["FIGURES"]
 _PACKAGE = ROOT / "typescript"
 
 
-def _node(script: str, *args: object, timeout: float = 600) -> dict[str, Any]:
+def node_script(script: str, *args: object, timeout: float = 600) -> dict[str, Any]:
     node = shutil.which("node")
     if node is None:
         raise RuntimeError("node is not on PATH")
@@ -30,7 +30,7 @@ def _node(script: str, *args: object, timeout: float = 600) -> dict[str, Any]:
 def _throughput(ctx: Context) -> Measurement:
     path = ctx.stream(ctx.scale.reader_bytes)
     size = path.stat().st_size
-    result = _node("reader-throughput.mjs", path, ctx.scale.reader_rounds)
+    result = node_script("reader-throughput.mjs", path, ctx.scale.reader_rounds)
     return Measurement(
         size / MB / median(result["ours"]), size / MB / median(result["baseline"]),
         notes=f"{size / MB:.0f} MB stream, {len(result['ours'])} rounds; baseline reads the whole file, then splits",
@@ -39,7 +39,7 @@ def _throughput(ctx: Context) -> Measurement:
 
 def _reattach(ctx: Context) -> Measurement:
     def time_reattach(path: Path, offset: int) -> list[float]:
-        return _node("reattach.mjs", path, offset, ctx.scale.reattach_repeats)["seconds"]
+        return node_script("reattach.mjs", path, offset, ctx.scale.reattach_repeats)["seconds"]
 
     return measure_reattach(ctx, time_reattach)
 
