@@ -10,10 +10,11 @@ import json
 import subprocess
 from pathlib import Path
 
+from trainwire.conformance.paths import cases_dir
 from trainwire.reader.state import StreamReader
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = sorted((ROOT / "conformance" / "cases").iterdir())
+CASES = sorted(cases_dir().iterdir())
 
 
 def _python_state(case: dict, stream: Path) -> str:

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from trainwire.conformance.paths import SUITE_DIR
 from trainwire.reader.decoder import Decoder
 from trainwire.contract.models import EVENT_ADAPTER, LINE_ADAPTER, UnknownEvent
 from trainwire.conformance.schema_check import line_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = json.loads((ROOT / "conformance" / "validation-cases.json").read_text(encoding="utf-8"))["cases"]
+CASES = json.loads((SUITE_DIR / "validation-cases.json").read_text(encoding="utf-8"))["cases"]
 IDS = [case["id"] for case in CASES]
 
 

@@ -102,15 +102,16 @@ class HarnessReport:
 @dataclass
 class Report:
     harnesses: list[HarnessReport] = field(default_factory=list)
+    suite_version: str = ""
 
     @property
     def ok(self) -> bool:
         return all(harness.ok for harness in self.harnesses)
 
     def to_json(self) -> str:
-        return json.dumps({"ok": self.ok, "harnesses": [h.to_json() for h in self.harnesses]}, indent=2, ensure_ascii=False)
+        return json.dumps({"ok": self.ok, "suite_version": self.suite_version, "harnesses": [h.to_json() for h in self.harnesses]}, indent=2, ensure_ascii=False)
 
     def to_text(self, *, verbose: bool = False) -> str:
-        blocks = [harness.to_text(verbose=verbose) for harness in self.harnesses]
+        blocks = [f"conformance suite {self.suite_version}", *(harness.to_text(verbose=verbose) for harness in self.harnesses)]
         blocks.append("conformance: " + ("OK" if self.ok else "FAILED"))
         return "\n\n".join(blocks)
