@@ -6,7 +6,7 @@ import io
 import json
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -101,30 +101,60 @@ def test_tail_prints_plain_lines_and_exits_with_the_run_exit_code(tmp_path: Path
     assert lines[-1].startswith("[r1] interrupted: step 0/100")
 
 
+class _WatchedStop(threading.Event):
+    """The follower's stop event, telling the test each time the follower goes idle (waits for bytes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.idle = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.idle.set()
+        return super().wait(timeout)
+
+    def next_idle(self) -> None:
+        """Wait until the follower has read everything there is and waits again."""
+        self.idle.clear()
+        assert self.idle.wait(timeout=30), "the follower never went idle"
+        self.idle.clear()
+        assert self.idle.wait(timeout=30), "the follower never went idle"
+
+
 def test_tail_follow_waits_for_the_file_and_follows_until_the_run_finishes(tmp_path: Path) -> None:
     path = tmp_path / "later" / "progress.jsonl"
-    child = subprocess.Popen(
-        [sys.executable, "-m", "trainwire", "tail", "--follow", "--poll", "0.02", str(path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    out, err, stop = io.StringIO(), io.StringIO(), _WatchedStop()
+    exit_codes: list[int] = []
+    follower = threading.Thread(
+        target=lambda: exit_codes.append(tail(path, follow=True, poll_interval_s=0.01, out=out, err=err, tty=False, stop=stop))
     )
+    follower.start()
     try:
-        time.sleep(0.2)  # the file does not exist yet
+        stop.next_idle()  # it looked for the file, found none, and waits
+        assert follower.is_alive()
         path.parent.mkdir()
         data = stream("succeeded")
         half = data.index(b"train.step")
         path.write_bytes(data[:half])
-        time.sleep(0.1)
-        assert child.poll() is None  # still following: the run has not finished
+        stop.next_idle()
+        assert follower.is_alive()  # still following: the run has not finished
+        assert out.getvalue().splitlines()[0] == "[r1] run started by t 1, total steps 100"
         with open(path, "ab") as handle:
             handle.write(data[half:])
-        out, err = child.communicate(timeout=30)
+        follower.join(timeout=30)
+        assert not follower.is_alive()
     finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    assert child.returncode == 0, err
-    assert out.splitlines()[-1].startswith("[r1] succeeded")
-    assert "run finished: succeeded" in out
+        stop.set()
+        follower.join(timeout=30)
+    assert exit_codes == [0], err.getvalue()
+    assert out.getvalue().splitlines()[-1].startswith("[r1] succeeded")
+
+
+def test_tail_follow_from_the_command_line_ends_with_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "progress.jsonl"
+    path.write_bytes(stream("succeeded"))
+    result = trainwire("tail", "--follow", "--poll", "0.02", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "run finished: succeeded" in result.stdout
 
 
 def test_stop_creates_the_control_file(tmp_path: Path) -> None:
