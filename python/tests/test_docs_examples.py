@@ -133,3 +133,26 @@ def test_a_block_is_left_out_only_with_a_visible_reason(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert [(block.language, block.code) for block in blocks_of(page)] == [("python", "print(1)\n"), ("ts", "console.log(1);\n")]
+
+
+def _tracked_text_files() -> list[Path]:
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    suffixes = {".md", ".py", ".ts", ".mjs", ".json", ".toml", ".txt", ".sh", ".yml", ".yaml", ".html", ".css", ""}
+    return [ROOT / name.decode() for name in listed if name and Path(name.decode()).suffix in suffixes and (ROOT / name.decode()).is_file()]
+
+
+def test_no_file_cites_a_document_outside_the_tree() -> None:
+    citing = [
+        str(path.relative_to(ROOT))
+        for path in _tracked_text_files()
+        if path != Path(__file__).resolve() and re.search(r"\bDESIGN\b", path.read_text(encoding="utf-8", errors="replace"))
+    ]
+    assert citing == [], "the writer and reader rules are the normative text; these files cite a document not in the tree"
+
+
+@pytest.mark.parametrize("page", sorted({p.relative_to(ROOT).as_posix() for p in [*PAGES, *ROOT.glob("*.md"), *(ROOT / "conformance").glob("*.md")]}))
+def test_relative_links_of_the_pages_resolve(page: str) -> None:
+    path = ROOT / page
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8"))
+    missing = [target for target in targets if "://" not in target and not (path.parent / target).exists()]
+    assert missing == [], f"{page} links to missing files"
