@@ -1,6 +1,6 @@
 """Three validators, one verdict: jsonschema, the generated pydantic models, and ajv.
 
-`conformance/validation-cases.json` holds single lines with the verdict every reader must
+The suite's `validation-cases.json` holds single lines with the verdict every reader must
 reach. Where the validators differ by nature (Python's `json.loads` accepts `NaN`; lax
 pydantic turns "5" into 5; pydantic strict refuses 5.0 for an integer while JSON Schema
 and JavaScript accept it), the project's readers close the gap, and these tests show how.

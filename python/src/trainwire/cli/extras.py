@@ -11,6 +11,8 @@ EXTRA_OF_MODULE = {
     "torch": "transformers",
     "jsonschema": "conformance",
     "rfc3339_validator": "conformance",
+    "matplotlib": "plot",
+    "IPython": "notebook",
 }
 
 
