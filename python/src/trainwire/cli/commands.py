@@ -17,6 +17,7 @@ from typing import NoReturn
 from trainwire import __version__
 from trainwire.cli.arguments import positive_seconds, rfc3339_time
 from trainwire._generated.contract import SCHEMA_FAMILIES
+from trainwire.cli.extras import MissingExtra, missing_extra
 
 __all__ = ["main"]
 
@@ -215,7 +216,16 @@ def _forward(name: str, arguments: list[str]) -> int:
     except ImportError as error:
         return _fail(f"{name}: unavailable ({error})")
     entry: Callable[[list[str]], int | None] = module.main
-    return entry(arguments) or 0
+    try:
+        return entry(arguments) or 0
+    except MissingExtra as error:
+        return _fail(f"{name}: {error}")
+    except ModuleNotFoundError as error:
+        # an optional dependency imported deep inside the command: name the extra, no traceback
+        missing = missing_extra(error)
+        if missing is None:
+            raise
+        return _fail(f"{name}: {missing}")
 
 
 # helpers

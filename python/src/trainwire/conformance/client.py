@@ -18,7 +18,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from trainwire.conformance.schema_check import validator_for
 from trainwire.reader.decoder import parse_strict
 
 logger = logging.getLogger("trainwire.conformance")
@@ -40,7 +39,10 @@ class ProtocolViolation(Exception):
 
 @lru_cache(maxsize=None)
 def _protocol_validator(definition: str) -> Any:
-    # Our own cache: `validator_for`'s is small and shared with line validation.
+    # Our own cache: `validator_for`'s is small and shared with line validation. Imported
+    # here so that `trainwire conformance --help` works without the [conformance] extra.
+    from trainwire.conformance.schema_check import validator_for
+
     return validator_for("harness-v1", definition)
 
 
