@@ -178,8 +178,8 @@ class Harness:
 
     def stderr_excerpt(self, lines: int = 5) -> str:
         """The last lines the harness wrote to stderr, for a report ("" when none)."""
-        if self._stderr_thread is not None and self._process is not None and self._process.poll() is not None:
-            self._stderr_thread.join(timeout=1)  # the process is gone: its stderr ends soon
+        if self._stderr_thread is not None and (self._process is None or self._process.poll() is not None):
+            self._stderr_thread.join(timeout=5)  # the process is gone: its stderr ends soon
         tail = list(self.stderr_tail)[-lines:]
         return "stderr ends:\n" + "\n".join(f"  | {line[:200]}" for line in tail) if tail else ""
 
