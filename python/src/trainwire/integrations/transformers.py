@@ -33,7 +33,7 @@ from transformers import TrainerCallback
 from trainwire.writer.encoding import to_scalar
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.status import status_for_exception
-from trainwire.integrations.distributed import all_ranks_max, is_distributed
+from trainwire.integrations.distributed import agreed_stop, is_distributed
 from trainwire.writer.provenance import ProvenancePrefetch
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -50,16 +50,6 @@ logger = logging.getLogger("trainwire.integrations.transformers")
 CHECKPOINT_ORIGIN_FILE = "trainwire.json"
 _CHECKPOINT_DIR = re.compile(r"^checkpoint-(\d+)$")
 _WRAPPED_MARK = "__trainwire_wrapped__"
-
-# A stop decision travels between ranks as the largest code: 1 + its index here.
-_STOP_KINDS: tuple[tuple[str, str | None], ...] = (
-    ("control_file", None),
-    ("api", None),
-    ("signal", "SIGBREAK"),
-    ("signal", "SIGINT"),
-    ("signal", "SIGTERM"),
-)
-_STOP_CODES = {kind: code for code, kind in enumerate(_STOP_KINDS, start=1)}
 
 # Log keys that have their own `train.step` field; every other number goes to `metrics`.
 _STEP_FIELDS = {
@@ -224,11 +214,9 @@ class TrainwireCallback(TrainerCallback):
             # Every rank reaches this line at the same steps; the reduce shares rank 0's file.
             if state.global_step % self.sync_every_steps:
                 return
-            code = all_ranks_max(self._local_stop_code())
-        else:
-            code = self._local_stop_code()
-        if code:
-            self._begin_stop(control, code)
+        found = agreed_stop(self.stop)
+        if found is not None:
+            self._begin_stop(control, found)
 
     @_shielded
     def on_log(
@@ -355,29 +343,16 @@ class TrainwireCallback(TrainerCallback):
             self.run.phase_ended("train", status=status)
         self._train_phase_open = False
 
-    def _local_stop_code(self) -> int:
-        assert self.stop is not None
-        found = self.stop.check()
-        if found is None:
-            return 0
-        return _STOP_CODES.get((found.source, found.signal), _STOP_CODES[("api", None)])
-
     def _poll_stop(self, control: TrainerControl) -> None:
         # Between step ends a stop is decided here only in a single process: in a
         # distributed job it waits for the next on_step_end, where all ranks agree.
         if self.stop is None or self._stop_request is not None or is_distributed():
             return
-        code = self._local_stop_code()
-        if code:
-            self._begin_stop(control, code)
+        found = self.stop.check()
+        if found is not None:
+            self._begin_stop(control, found)
 
-    def _begin_stop(self, control: TrainerControl, code: int) -> None:
-        assert self.stop is not None
-        found = self.stop.honoured
-        if found is None:
-            # Another rank asked: take its request as ours (written once, on rank 0).
-            source, signal_name = _STOP_KINDS[code - 1]
-            found = self.stop.request(source, signal=signal_name)  # type: ignore[arg-type]
+    def _begin_stop(self, control: TrainerControl, found: StopRequest) -> None:
         self._stop_request = found
         # DefaultFlowCallback does not save on a stop: ask for the checkpoint and the last log.
         control.should_save = True
