@@ -273,6 +273,16 @@ class StopControl:
             signal.signal(number, previous if previous is not None else signal.SIG_DFL)
         self._previous_handlers.clear()
 
+    @property
+    def handles_signals(self) -> bool:
+        """Whether `install_signal_handlers()` is in force."""
+        return bool(self._previous_handlers)
+
+    def handle_signal(self, number: int, frame: FrameType | None = None) -> None:
+        """What the installed handler does, for a framework that rewrites the signal table
+        (Lightning) and must be handed the signal back."""
+        self._on_signal(number, frame)
+
     def _on_signal(self, number: int, frame: FrameType | None) -> None:
         if self._signal_name is not None:
             # Second signal: the user means it.

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from transformers import TrainerCallback
 
-from trainwire.writer.encoding import to_scalar
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.status import status_for_exception
 from trainwire.integrations.distributed import agreed_stop, is_distributed
+from trainwire.integrations.hooks import number, shielded
 from trainwire.writer.provenance import ProvenancePrefetch
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -64,31 +64,9 @@ _NOT_METRICS = frozenset({"epoch", "step"})
 _NOT_STEP_METRICS = _NOT_METRICS | frozenset(_STEP_FIELDS)
 
 
-def _number(value: Any) -> float | int | None:
-    """The value as a number (tensors and numpy scalars included), or None."""
-    if not isinstance(value, (int, float)):
-        value = to_scalar(value)
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def _metrics(values: Mapping[str, Any], *, skip: frozenset[str], prefix: str = "") -> dict[str, Any]:
     """The entries of a log or metrics dict not in `skip`, keys without `prefix` (the run drops non-numbers)."""
     return {key.removeprefix(prefix): value for key, value in values.items() if key not in skip}
-
-
-def _shielded(hook: Callable[..., None]) -> Callable[..., None]:
-    """Writer rule 2: a failure in the stream's bookkeeping never raises into training."""
-
-    @functools.wraps(hook)
-    def guarded(self: TrainwireCallback, *args: Any, **kwargs: Any) -> None:
-        try:
-            hook(self, *args, **kwargs)
-        except Exception:
-            if hook.__name__ not in self._failed_hooks:
-                self._failed_hooks.add(hook.__name__)
-                logger.warning("trainwire: %s failed; training goes on", hook.__name__, exc_info=True)
-
-    return guarded
 
 
 def checkpoint_origin(checkpoint_dir: str | os.PathLike[str]) -> dict[str, Any]:
@@ -178,7 +156,7 @@ class TrainwireCallback(TrainerCallback):
 
     # -- transformers hooks -------------------------------------------------------------
 
-    @_shielded
+    @shielded
     def on_train_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
@@ -218,7 +196,7 @@ class TrainwireCallback(TrainerCallback):
         if found is not None:
             self._begin_stop(control, found)
 
-    @_shielded
+    @shielded
     def on_log(
         self,
         args: TrainingArguments,
@@ -230,10 +208,10 @@ class TrainwireCallback(TrainerCallback):
         self._poll_stop(control)
         run = self._writer(state)
         # Eval logs and the final train summary carry no `loss`: they are not steps.
-        if run is None or not logs or _number(logs.get("loss")) is None:
+        if run is None or not logs or number(logs.get("loss")) is None:
             return
-        fields: dict[str, Any] = {name: _number(logs[key]) for key, name in _STEP_FIELDS.items() if key in logs}
-        epoch = _number(logs.get("epoch", state.epoch))
+        fields: dict[str, Any] = {name: number(logs[key]) for key, name in _STEP_FIELDS.items() if key in logs}
+        epoch = number(logs.get("epoch", state.epoch))
         # Anything else the trainer logs at a step (custom values) travels as metrics.
         metrics = _metrics(logs, skip=_NOT_STEP_METRICS)
         if metrics:
@@ -241,7 +219,7 @@ class TrainwireCallback(TrainerCallback):
         self._last_loss = fields.get("loss")
         run.step(state.global_step, total_steps=state.max_steps, epoch=epoch, **fields)
 
-    @_shielded
+    @shielded
     def on_epoch_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
@@ -253,7 +231,7 @@ class TrainwireCallback(TrainerCallback):
         metrics = {"loss": self._last_loss} if self._last_loss is not None else {}
         run.epoch(round(epoch), state.global_step, metrics=metrics)
 
-    @_shielded
+    @shielded
     def on_evaluate(
         self,
         args: TrainingArguments,
@@ -267,7 +245,7 @@ class TrainwireCallback(TrainerCallback):
             run.eval(state.global_step, _metrics(metrics, skip=_NOT_METRICS, prefix="eval_"), epoch=state.epoch)
         self._poll_stop(control)
 
-    @_shielded
+    @shielded
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         run = self._writer(state)
         if run is None:
@@ -276,7 +254,7 @@ class TrainwireCallback(TrainerCallback):
         self._write_origin(run, directory, state.global_step)
         run.checkpoint(state.global_step, str(directory.absolute()), "stop" if self.stopped else "periodic")
 
-    @_shielded
+    @shielded
     def on_train_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
