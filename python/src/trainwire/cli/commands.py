@@ -1,4 +1,4 @@
-"""The `trainwire` command: tail, state, validate, stop, schema, demo, conformance.
+"""The `trainwire` command: tail, state, validate, stop, schema, export, demo, conformance.
 
 Errors are one line on stderr and a non-zero exit (2 for a usage error), never a traceback.
 """
@@ -95,6 +95,10 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--bundle", action="store_true", help="print the bundled schema (default family trainwire-v1)")
     schema.add_argument("--family", choices=SCHEMA_FAMILIES, help="which schema family")
     schema.set_defaults(command=_schema)
+
+    from trainwire.cli.export import add_export_commands
+
+    add_export_commands(commands)
 
     for name, (_, summary) in FORWARDED.items():
         forwarded = commands.add_parser(name, help=summary, add_help=False)
