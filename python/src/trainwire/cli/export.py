@@ -46,7 +46,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", type=Path, metavar="RUN", help="a stream file, or a run's output directory (its progress.jsonl)")
     parser.add_argument("-f", "--follow", action="store_true", help="keep the tracker in sync until every run in the stream has finished")
     parser.add_argument("--poll", type=_positive_float, default=0.5, metavar="S", help="seconds between polls with --follow (default 0.5)")
-    parser.add_argument("--cursor", type=Path, metavar="FILE", help="where the export remembers its position (default: see docs/trackers.md)")
+    parser.add_argument("--cursor", type=Path, metavar="FILE", help="where the export remembers its position (default: see docs/integrations.md)")
 
 
 def _export_mlflow(options: argparse.Namespace) -> int:

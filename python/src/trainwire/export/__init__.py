@@ -2,5 +2,5 @@
 
 `sync` reads a stream from a saved cursor and hands each event once to a tracker sink;
 `mlflow` and `tensorboard` are the sinks (extras `trainwire[mlflow]`, `trainwire[tensorboard]`).
-See docs/trackers.md.
+See docs/integrations.md.
 """

@@ -2,7 +2,7 @@
 
 Scalars per step for the loss, learning rate and the other step fields (`train/...`) and
 for eval metrics (`<split>/...`); text for the config and the provenance. A
-`train.restarted` writes a session start at the new attempt's first step: TensorBoard then
+`train.restarted` writes a session start at the new attempt's first step (`step + 1`): TensorBoard then
 drops the old attempt's points from that step on, so the new ones replace them.
 """
 
@@ -53,7 +53,8 @@ class TensorBoardSink:
                         writer.add_event(Event(wall_time=wall_time, step=0, summary=text_pb(tag, text)))
             elif name == "train.restarted":
                 restart = SessionLog(status=SessionLog.START, msg=f"attempt {event['attempt']} ({event['reason']})")
-                writer.add_event(Event(wall_time=wall_time, step=event["step"], session_log=restart))
+                # the attempt resumes after `step`: the old points from step + 1 on are replaced
+                writer.add_event(Event(wall_time=wall_time, step=event["step"] + 1, session_log=restart))
             scalars = scalars_of(event)
             if scalars:
                 values = [Summary.Value(tag=tag, simple_value=value) for tag, value in scalars.items()]
