@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import signal
 import subprocess
 import sys
@@ -15,8 +14,8 @@ import lightning.pytorch as pl
 import pytest
 import torch
 
+from stream_files import stream_of
 from trainwire import Run
-from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.integrations.lightning import CHECKPOINT_KEY, TrainwireCallback
 from trainwire.reader.invariants import check_stream
 from trainwire.stop import request_stop
@@ -34,15 +33,6 @@ def load_example() -> Any:
 
 
 example = load_example()
-
-
-def stream_of(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
-    for line in lines:
-        EVENT_ADAPTER.validate_json(line, strict=True)
-    return [json.loads(line) for line in lines]
 
 
 def events(stream: list[dict[str, Any]]) -> list[str]:

@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import re
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.models import EVENT_ADAPTER
+from stream_files import free_port, stream_of
 from trainwire.reader.invariants import check_stream
 from trainwire.stop import request_stop
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plain_loop.py"
 TIMEOUT_S = 180  # a hang fails the test instead of blocking the suite
-
-
-def stream_of(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
-    for line in lines:
-        EVENT_ADAPTER.validate_json(line, strict=True)
-    return [json.loads(line) for line in lines]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def stop_when_training(process: subprocess.Popen[str], output_dir: Path) -> tuple[str, str]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from trainwire.contract.files import write_json_atomically
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import StreamReader
 
@@ -116,11 +116,4 @@ def _save_cursor(cursor_path: Path, stream_path: Path, reader: StreamReader, sin
     state["diagnostics"] = []  # past problems are not state: the next reader starts clean
     body = {"version": CURSOR_VERSION, "stream": str(stream_path.absolute()), "reader": state, "sink": sink.state()}
     cursor_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(dir=cursor_path.parent, prefix=cursor_path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as temp:
-            json.dump(body, temp, ensure_ascii=False)
-        os.replace(temp_name, cursor_path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+    write_json_atomically(cursor_path, body)

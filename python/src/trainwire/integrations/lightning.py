@@ -37,10 +37,9 @@ from typing import Any, Callable, Mapping
 import lightning.pytorch as pl
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
-from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.status import status_for_exception
 from trainwire.integrations.distributed import agreed_stop, is_distributed
-from trainwire.integrations.hooks import number, shielded
+from trainwire.integrations.hooks import StopOutcome, number, shielded
 from trainwire.stop import StopControl, StopRequest
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -55,7 +54,7 @@ _VALIDATION_PREFIXES = ("val_", "val/")
 _WRAPPED_MARK = "__trainwire_wrapped__"
 
 
-class TrainwireCallback(pl.Callback):
+class TrainwireCallback(pl.Callback, StopOutcome):
     """Writes a Lightning `Trainer`'s progress to a trainwire `Run` and honours cooperative stops.
 
     Without `run`, the callback owns one: a `Run(output_dir or trainer.default_root_dir,
@@ -94,25 +93,6 @@ class TrainwireCallback(pl.Callback):
         self._failed_out_of_memory = False
         self._origin: Mapping[str, Any] | None = None
         self._failed_hooks: set[str] = set()
-
-    # -- public -------------------------------------------------------------------------
-
-    @property
-    def stopped(self) -> bool:
-        """True once a stop was honoured during training."""
-        return self._stop_request is not None
-
-    @property
-    def stop_request(self) -> StopRequest | None:
-        """The honoured stop request, if any."""
-        return self._stop_request
-
-    def raise_if_stopped(self) -> None:
-        """Raise `RunInterrupted` when training was stopped: later phases must not run."""
-        if self._stop_request is not None:
-            raise RunInterrupted(self._stop_request.finish_reason)
-        if self.stop is not None:
-            self.stop.raise_if_stopped()
 
     # -- Lightning hooks: set-up ----------------------------------------------------------
 

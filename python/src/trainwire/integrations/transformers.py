@@ -30,10 +30,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from transformers import TrainerCallback
 
-from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.status import status_for_exception
 from trainwire.integrations.distributed import agreed_stop, is_distributed
-from trainwire.integrations.hooks import number, shielded
+from trainwire.integrations.hooks import StopOutcome, number, shielded
 from trainwire.writer.provenance import ProvenancePrefetch
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -91,7 +90,7 @@ def checkpoint_origin(checkpoint_dir: str | os.PathLike[str]) -> dict[str, Any]:
     return {"run_id": run_id if isinstance(run_id, str) else None, "checkpoint": str(directory), "step": step}
 
 
-class TrainwireCallback(TrainerCallback):
+class TrainwireCallback(TrainerCallback, StopOutcome):
     """Writes a `Trainer`'s progress to a trainwire `Run` and honours cooperative stops.
 
     Prefer `attach()`, which also wraps `trainer.train` so that a training that raises ends
@@ -136,23 +135,6 @@ class TrainwireCallback(TrainerCallback):
             handler.add_callback(self)
         _wrap_train(trainer)
         return self
-
-    @property
-    def stopped(self) -> bool:
-        """True once a stop was honoured during training."""
-        return self._stop_request is not None
-
-    @property
-    def stop_request(self) -> StopRequest | None:
-        """The honoured stop request, if any."""
-        return self._stop_request
-
-    def raise_if_stopped(self) -> None:
-        """Raise `RunInterrupted` when training was stopped: later phases must not run."""
-        if self._stop_request is not None:
-            raise RunInterrupted(self._stop_request.finish_reason)
-        if self.stop is not None:
-            self.stop.raise_if_stopped()
 
     # -- transformers hooks -------------------------------------------------------------
 
