@@ -20,6 +20,7 @@ FAMILIES = {
     "trainwire-v1": "v1/line.schema.json",
     "reader-state-v1": "reader-state/v1/state.schema.json",
     "harness-v1": "harness/v1/message.schema.json",
+    "summary-v1": "summary/v1/summary.schema.json",
 }
 
 

@@ -2,13 +2,15 @@
 
 1. every schema is valid against the JSON Schema 2020-12 metaschema;
 2. nothing generated differs from what `make generate` writes (names each file);
-3. the v1 schemas are backward compatible with the last released snapshot.
+3. the v1 schemas are backward compatible with the last released snapshot;
+4. the Python package type-checks (mypy, strict; settings in python/pyproject.toml).
 """
 
 from __future__ import annotations
 
 import filecmp
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -56,12 +58,20 @@ def drifted_files(root: Path = ROOT) -> list[str]:
         return problems
 
 
+def type_errors() -> list[str]:
+    """What mypy reports on the package, one line per error (empty when it passes)."""
+    result = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT / "python", capture_output=True, text=True)
+    if result.returncode == 0:
+        return []
+    return [line for line in result.stdout.splitlines() if ": error:" in line] or [result.stdout + result.stderr]
+
+
 def main() -> int:
-    failures = invalid_schemas() + drifted_files() + compat.check_against_release()
+    failures = invalid_schemas() + drifted_files() + compat.check_against_release() + type_errors()
     for line in failures:
         print(f"check: {line}", file=sys.stderr)
     if not failures:
-        print("check: schemas valid, generated files in sync, v1 compatible with the last release")
+        print("check: schemas valid, generated files in sync, v1 compatible with the last release, types check")
     return 1 if failures else 0
 
 

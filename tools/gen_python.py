@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-import shutil
+import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from _common import ROOT, SCHEMAS
+import bundle
+from _common import ROOT, SCHEMAS, dump_json
 
 PACKAGE_GENERATED = Path("python/src/trainwire/_generated")
 
-# bundle file -> generated module
+# bundle -> generated module; only what the package uses (every bundle is copied beside)
 MODULES = {
     "trainwire-v1": "events",
     "reader-state-v1": "reader_state",
-    "harness-v1": "harness",
+    "summary-v1": "summary",
+}
+
+# bundle -> {schema title: class name}: the hand-written reader owns `RunState` (the fold)
+# and `Diagnostic`; the generated models of their JSON form are the records
+RENAMED = {
+    "reader-state-v1": {"RunState": "RunStateRecord", "Diagnostic": "DiagnosticRecord"},
 }
 
 DCG_FLAGS = [
@@ -24,6 +32,7 @@ DCG_FLAGS = [
     "--formatters", "builtin",
     "--disable-timestamp",
     "--use-annotated",
+    "--use-schema-description",
     "--field-constraints",
     "--use-union-operator",
     "--use-title-as-name",
@@ -47,15 +56,33 @@ def generate(out_root: Path, bundles: Path) -> None:
     schema_copy = out / "schemas"
     schema_copy.mkdir(exist_ok=True)
     dcg = Path(sys.executable).with_name("datamodel-codegen")
-    for bundle, module in MODULES.items():
-        source = bundles / f"{bundle}.schema.json"
-        shutil.copyfile(source, schema_copy / f"{bundle}.schema.json")
-        subprocess.run(
-            [str(dcg), "--input", str(source), "--output", str(out / f"{module}.py"), *DCG_FLAGS],
-            check=True,
-            cwd=ROOT,
-        )
-        _pin_header(out / f"{module}.py", bundle)
+    for family in bundle.FAMILIES:
+        (schema_copy / f"{family}.schema.json").write_bytes((bundles / f"{family}.schema.json").read_bytes())
+    for family, module in MODULES.items():
+        schema = _renamed(json.loads((bundles / f"{family}.schema.json").read_text(encoding="utf-8")), RENAMED.get(family, {}))
+        with tempfile.TemporaryDirectory(prefix="trainwire-gen-python-") as tmp:
+            source = Path(tmp) / f"{family}.schema.json"
+            source.write_text(dump_json(schema), encoding="utf-8")
+            subprocess.run(
+                [str(dcg), "--input", str(source), "--output", str(out / f"{module}.py"), *DCG_FLAGS],
+                check=True,
+                cwd=ROOT,
+            )
+        _pin_header(out / f"{module}.py", family)
+
+
+def _renamed(schema: dict, names: dict[str, str]) -> dict:
+    """The bundle with some `$defs` retitled (the class names of --use-title-as-name)."""
+    if not names:
+        return schema
+    text = json.dumps(schema)
+    for old, new in names.items():
+        text = text.replace(f'"#/$defs/{old}"', f'"#/$defs/{new}"')
+    renamed = json.loads(text)
+    renamed["$defs"] = {names.get(key, key): value for key, value in renamed["$defs"].items()}
+    for old, new in names.items():
+        renamed["$defs"][new]["title"] = new
+    return renamed
 
 
 def _pin_header(path: Path, bundle: str) -> None:

@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 import bundle
+import gen_contract
 import gen_docs
+import gen_plot_assets
 import gen_python
 from _common import ROOT
 
@@ -21,6 +23,8 @@ GENERATED = (
     "python/src/trainwire/_generated",
     "typescript/src/generated",
     "docs/reference/events.md",
+    "python/src/trainwire/cli/assets/vendor",
+    "docs/reference/codes.md",
 )
 
 
@@ -28,8 +32,10 @@ def generate(out_root: Path) -> None:
     bundles = out_root / "schemas" / "bundled"
     bundle.main(bundles)
     gen_python.generate(out_root, bundles)
+    gen_contract.generate(out_root, bundles)
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
+    gen_plot_assets.generate(out_root)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ import io
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +23,10 @@ def event(seq: int, name: str, run_id: str = "r1", **payload: Any) -> bytes:
     return json.dumps({**envelope, **payload}).encode() + b"\n"
 
 
-def stream(status: str | None = "interrupted", run_id: str = "r1") -> bytes:
+def stream(status: str | None = "interrupted", run_id: str = "r1", heartbeat: bool = True) -> bytes:
+    liveness = {"heartbeat_interval_s": 5} if heartbeat else {}
     data = b"".join([
-        event(1, "run.started", run_id, producer={"name": "t", "version": "1"}, total_steps=100, heartbeat_interval_s=5),
+        event(1, "run.started", run_id, producer={"name": "t", "version": "1"}, total_steps=100, **liveness),
         event(2, "phase.started", run_id, phase="train"),
         event(3, "train.step", run_id, step=40, total_steps=100, epoch=0.4, loss=1.5, learning_rate=1e-3, elapsed_s=4.0, eta_s=6.0, progress=0.4),
         event(4, "train.restarted", run_id, reason="oom", attempt=2, previous_step=40, step=0, batch_size_from=16, batch_size_to=8),
@@ -66,7 +66,16 @@ def test_state_prints_the_canonical_state(tmp_path: Path) -> None:
         (["validate", "."], 1, "is a directory"),
         (["state", "--bogus", "x"], 2, "unrecognized arguments: --bogus"),
         (["state", "x", "--stale-after", "5"], 2, "--stale-after needs --now"),
-        (["stop", "no-such-dir"], 1, "no-such-dir: not a directory"),
+        (["stop", "no-such-dir"], 2, "no-such-dir: no such directory"),
+        (["stop", "missing/"], 2, "missing: no such directory"),
+        (["stop", "README.md"], 2, "README.md: not a directory"),
+        (["state", "x", "--now", "2026-13-45T10:00:00Z"], 2, "--now: not a valid time (month must be in 1..12)"),
+        (["state", "x", "--now", "2026-02-30T10:00:00Z"], 2, "--now: not a valid time"),
+        (["state", "x", "--now", "yesterday"], 2, "--now: not an RFC 3339 time"),
+        (["tail", "x", "--poll", "inf"], 2, "--poll: must be a finite number of seconds"),
+        (["tail", "x", "--poll", "nan"], 2, "--poll: must be a finite number of seconds"),
+        (["tail", "x", "--timeout", "5"], 2, "--timeout needs --follow"),
+        (["plot", "x", "--out", "plot.txt"], 2, "give a file ending in .html, .png, .svg"),
     ],
 )
 def test_errors_are_one_line_on_stderr_with_a_non_zero_exit(arguments: list[str], code: int, says: str) -> None:
@@ -100,19 +109,30 @@ def test_tail_prints_plain_lines_and_exits_with_the_run_exit_code(tmp_path: Path
     assert lines[-1].startswith("[r1] interrupted: step 0/100")
 
 
-def test_tail_follow_waits_for_the_file_and_follows_until_the_run_finishes(tmp_path: Path) -> None:
-    path = tmp_path / "later" / "progress.jsonl"
+def test_demo_train_refuses_an_output_dir_it_cannot_write() -> None:
+    result = trainwire("demo", "train", "--output-dir", "/proc/x")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "--output-dir: /proc/x: cannot write there" in result.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize("given", ["file", "run directory"])
+def test_tail_follow_waits_for_the_file_and_follows_until_the_run_finishes(tmp_path: Path, given: str) -> None:
+    # a writer without heartbeats: the run never turns stale, tail follows it to the end
+    directory = tmp_path / "later"
+    path = directory / "progress.jsonl"
+    directory.mkdir()
     child = subprocess.Popen(
-        [sys.executable, "-m", "trainwire", "tail", "--follow", "--poll", "0.02", str(path)],
+        [sys.executable, "-m", "trainwire", "tail", "--follow", "--poll", "0.02", str(path if given == "file" else directory)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )
     try:
-        time.sleep(0.2)  # the file does not exist yet
-        path.parent.mkdir()
-        data = stream("succeeded")
+        waiting = child.stderr.readline()  # type: ignore[union-attr]
+        assert waiting == f"waiting for {path} (it does not exist yet)\n"
+        data = stream("succeeded", heartbeat=False)
         half = data.index(b"train.step")
         path.write_bytes(data[:half])
-        time.sleep(0.1)
+        assert child.stdout.readline().startswith("[r1] run started")  # type: ignore[union-attr]
         assert child.poll() is None  # still following: the run has not finished
         with open(path, "ab") as handle:
             handle.write(data[half:])
@@ -124,6 +144,57 @@ def test_tail_follow_waits_for_the_file_and_follows_until_the_run_finishes(tmp_p
     assert child.returncode == 0, err
     assert out.splitlines()[-1].startswith("[r1] succeeded")
     assert "run finished: succeeded" in out
+
+
+def test_tail_follow_ends_with_code_5_once_the_run_is_stale(tmp_path: Path) -> None:
+    # a writer that died: its last line is long past three heartbeat intervals (15 s)
+    path = tmp_path / "progress.jsonl"
+    path.write_bytes(stream(None))
+    result = trainwire("tail", "--follow", "--poll", "0.02", str(path), timeout=30)
+    assert result.returncode == NOT_FINISHED_EXIT_CODE
+    assert result.stdout.splitlines()[-1].startswith("[r1] stale: step 0/100")
+
+
+def test_tail_follow_timeout_ends_a_run_without_heartbeats_and_a_missing_file(tmp_path: Path) -> None:
+    silent = tmp_path / "silent.jsonl"
+    silent.write_bytes(stream(None, heartbeat=False))
+    result = trainwire("tail", "--follow", "--poll", "0.02", "--timeout", "1", str(silent), timeout=30)
+    assert result.returncode == NOT_FINISHED_EXIT_CODE
+    assert result.stdout.splitlines()[-1].startswith("[r1] stale:")
+    missing = tmp_path / "never" / "progress.jsonl"
+    result = trainwire("tail", "--follow", "--poll", "0.02", "--timeout", "0.3", str(missing.parent), timeout=30)
+    assert result.returncode == NOT_FINISHED_EXIT_CODE
+    assert result.stderr == f"waiting for {missing} (it does not exist yet)\n"
+    assert result.stdout == "no run in the stream yet\n"
+
+
+def test_tail_escapes_control_characters_from_the_stream(tmp_path: Path) -> None:
+    path = tmp_path / "progress.jsonl"
+    hostile = "\x1b]0;owned\x07\x1b[2J\u202e\x9b"
+    path.write_bytes(b"".join([
+        event(1, "run.started", producer={"name": "t\x1b[31m", "version": "1"}, total_steps=10),
+        event(2, "eval.completed", step=1, epoch=None, split="v\x1b[2J", metrics={"acc\x07": 1}),
+        event(3, "stop.requested", source="api", signal=None, reason=hostile, requested_by="\x1b[2Jme"),
+    ]))
+    result = trainwire("tail", str(path))
+    assert result.returncode == NOT_FINISHED_EXIT_CODE
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout and "\x9b" not in result.stdout
+    assert "run started by t\\x1b[31m 1" in result.stdout
+    assert "eval (v\\x1b[2J) at step 1: acc\\x07 1" in result.stdout
+    assert "stop requested (api) by \\x1b[2Jme: \\x1b]0;owned\\x07\\x1b[2J\\u202e\\x9b" in result.stdout
+
+
+def test_tail_of_a_directory_of_runs_shows_each_and_exits_with_the_highest_code(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "progress.jsonl").write_bytes(stream("succeeded", run_id="ra"))
+    (tmp_path / "b" / "progress.jsonl").write_bytes(stream("interrupted", run_id="rb"))
+    result = trainwire("tail", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stdout.splitlines()[-2:] == [
+        "[ra] succeeded: step 0/100, reason sigterm, checkpoint checkpoint-10, 1 restart(s)",
+        "[rb] interrupted: step 0/100, reason sigterm, checkpoint checkpoint-10, 1 restart(s)",
+    ]
 
 
 def test_stop_creates_the_control_file(tmp_path: Path) -> None:
@@ -145,8 +216,8 @@ def test_tail_on_a_terminal_redraws_one_status_line() -> None:
     code = tail(path, out=out, err=err, tty=True)
     text = out.getvalue()
     assert code == 0
-    assert "\r\x1b[K" in text and "restarts 1" in text and "%" in text and "step " in text
-    assert "train.step" not in text and " step 1/" not in text.split("\r\x1b[K")[0]
+    assert "\r\x1b[J" in text and "restarts 1" in text and "%" in text and "step " in text
+    assert "train.step" not in text and " step 1/" not in text.split("\r\x1b[J")[0]
     assert text.endswith("\n") and "succeeded" in text.splitlines()[-1]
 
 

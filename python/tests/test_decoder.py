@@ -235,3 +235,13 @@ def test_the_decoder_agrees_with_a_json_schema_validator_on_every_mutation() -> 
             if bool(events) != validator.is_valid(mutated):
                 disagreements.append((base["event"], field, value))
     assert disagreements == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [({"stage": None}, "stage"), ({"provenance": {"python": None}}, "provenance.python"), ({"world_size": None}, "world_size")],
+)
+def test_an_optional_field_the_schema_does_not_let_be_null_is_refused_by_name(changes: dict[str, Any], field: str) -> None:
+    _, decoder = decode(line(STARTED, **changes))
+    assert codes(decoder) == [(1, "schema_violation")]
+    assert f"{field} may be absent but not null" in decoder.diagnostics[0].message

@@ -385,6 +385,7 @@ def test_checkpoint_paths_are_made_relative_and_outside_ones_dropped(
     monkeypatch.chdir(tmp_path)
     caplog.set_level(logging.WARNING, logger="trainwire")
     with Run(output, run_id="paths", heartbeat_interval_s=None) as run:
+        run.start(provenance=False)
         run.checkpoint(1, output / "ckpt" / "step-1")  # absolute, inside
         run.checkpoint(2, "out/ckpt/step-2")  # relative to the working directory, inside
         run.checkpoint(3, "ckpt/./step-3")  # relative to the output directory

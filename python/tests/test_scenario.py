@@ -131,3 +131,50 @@ def test_every_conformance_scenario_plays_into_valid_lines() -> None:
 def test_a_malformed_scenario_raises_value_error(actions: list[dict[str, Any]]) -> None:
     with pytest.raises(ValueError):
         play({"start_time": "2026-11-29T10:00:00Z", "actions": actions})
+
+
+def _schema_defaults() -> list[tuple[str | None, str, Any]]:
+    """(action or None for the scenario itself, field, default) from the scenario schema."""
+    schema = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "harness" / "v1" / "scenario.schema.json").read_text())
+    found: list[tuple[str | None, str, Any]] = [(None, name, prop["default"]) for name, prop in schema["properties"].items() if "default" in prop]
+    for branch in schema["properties"]["actions"]["items"]["allOf"]:
+        action = branch["if"]["properties"]["do"]["const"]
+        found += [(action, name, prop["default"]) for name, prop in branch["then"].get("properties", {}).items() if "default" in prop]
+    return found
+
+
+#: the smallest valid form of each action with a default, the defaulted field left out
+_BARE_ACTIONS: dict[str, dict[str, Any]] = {
+    "phase_end": {"do": "phase_end", "phase": "train"},
+    "eval": {"do": "eval", "step": 1, "metrics": {}},
+    "checkpoint": {"do": "checkpoint", "step": 1, "path": "ckpt"},
+    "oom_restart": {"do": "oom_restart"},
+    "trial_start": {"do": "trial_start", "trial": 1, "params": {}},
+    "trial_end": {"do": "trial_end", "trial": 1, "status": "succeeded", "metrics": {}},
+}
+
+
+@pytest.mark.parametrize(("action", "field", "default"), _schema_defaults())
+def test_each_default_of_the_scenario_schema_is_what_the_player_uses(action: str | None, field: str, default: Any) -> None:
+    def scenario(given: bool) -> dict[str, Any]:
+        actions: list[dict[str, Any]] = [
+            {"do": "start", "run_id": "r", "total_steps": 4},
+            {"do": "phase_start", "phase": "train"},
+            {"do": "step", "step": 1},
+            {"do": "advance", "seconds": 0.5},
+            {"do": "step", "step": 2},
+        ]
+        top: dict[str, Any] = {"start_time": "2026-11-29T10:00:00Z", "actions": actions}
+        if action is None:
+            if given:
+                top[field] = default
+        else:
+            bare = dict(_BARE_ACTIONS[action])
+            if given:
+                bare[field] = default
+            actions.append(bare)
+        actions.append({"do": "finish", "status": "succeeded"})
+        return top
+
+    assert b"train.step" in play(scenario(False))
+    assert play(scenario(False)) == play(scenario(True))

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from trainwire.contract.clock import FakeClock
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.writer.run import Run
-from trainwire.stop import MAX_BODY_BYTES, STOP_FILE, StopControl, StopRequest, request_stop
+from trainwire.stop import MAX_BODY_BYTES, STOP_FILE, StopControl, StopRequest, process_start_time, request_stop
 
 SCRIPTS = Path(__file__).parent / "scripts"
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
@@ -63,12 +64,45 @@ def test_request_stop_clips_long_texts(tmp_path: Path) -> None:
 # -- the control file -----------------------------------------------------------------------
 
 
-def test_a_stale_file_is_removed_when_a_run_starts(tmp_path: Path) -> None:
-    request_stop(tmp_path, reason="left over")
+def backdate(path: Path, seconds_before_start: float) -> None:
+    """Gives `path` a modification time from before this process started."""
+    then = process_start_time() - seconds_before_start
+    os.utime(path, (then, then))
+
+
+def test_a_file_older_than_the_process_is_stale_and_removed(tmp_path: Path) -> None:
+    backdate(request_stop(tmp_path, reason="left over"), 60)
     control = StopControl(tmp_path)
     assert not (tmp_path / STOP_FILE).exists()
     assert control.check() is None
     assert not control.requested
+
+
+def test_a_file_written_since_the_process_started_is_a_request(tmp_path: Path) -> None:
+    # e.g. a controller asked while the model was loading, before the StopControl existed
+    request_stop(tmp_path, reason="during model load")
+    control = StopControl(tmp_path)
+    assert control.check() == StopRequest(source="control_file", reason="during model load")
+
+
+def test_the_process_start_time_is_before_now_and_in_a_subprocess_after_ours(tmp_path: Path) -> None:
+    ours = process_start_time()
+    assert ours <= time.time()
+    script = "from trainwire.stop import process_start_time; print(repr(process_start_time()))"
+    theirs = float(subprocess.run([sys.executable, "-c", script], capture_output=True, check=True, text=True).stdout)
+    assert theirs >= ours and theirs <= time.time() + 1  # /proc's boot time is whole seconds
+
+
+def test_rearm_forgets_the_honoured_request_and_writes_to_the_new_run(tmp_path: Path) -> None:
+    first = Run(tmp_path, step_interval_s=0, heartbeat_interval_s=None)
+    control = StopControl(tmp_path, run=first)
+    control.request(reason="first")
+    second = Run(tmp_path, step_interval_s=0, heartbeat_interval_s=None)
+    control.rearm(second)
+    assert control.check() is None and not control.requested
+    control.request(reason="second")
+    stops = [(line["run_id"], line["reason"]) for line in events(tmp_path / "progress.jsonl")]
+    assert stops == [(first.run_id, "first"), (second.run_id, "second")]
 
 
 def test_the_file_is_honoured_once_and_removed(tmp_path: Path) -> None:

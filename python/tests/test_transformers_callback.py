@@ -98,15 +98,17 @@ def test_every_event_maps_with_the_trainers_values(tmp_path: Path) -> None:
     callback.raise_if_stopped()  # nothing to raise
 
 
-def test_logs_without_loss_are_not_steps(tmp_path: Path) -> None:
+def test_logs_without_loss_are_not_steps_but_every_step_is_written(tmp_path: Path) -> None:
     # Logging only at the end leaves on_log with the eval dict and the train summary.
     trainer = build_trainer(tmp_path, max_steps=8, logging_strategy="no", eval_strategy="steps", eval_steps=4)
     attach(trainer, step_interval_s=0)
     trainer.train()
     stream = events(tmp_path / "progress.jsonl")
-    assert of(stream, "train.step") == []
+    steps = of(stream, "train.step")
+    assert [line["step"] for line in steps] == list(range(1, 9))
+    assert all(line["loss"] is None and line["learning_rate"] > 0 for line in steps)
     assert len(of(stream, "eval.completed")) == 2
-    assert stream[-1]["step"] is None
+    assert stream[-1]["step"] == 8
 
 
 def test_custom_logged_values_travel_as_metrics(tmp_path: Path) -> None:
@@ -242,7 +244,7 @@ def test_a_failing_run_never_breaks_training(tmp_path: Path, caplog: pytest.LogC
     with caplog.at_level(logging.WARNING, logger="trainwire.integrations.transformers"):
         trainer.train()
     assert trainer.state.global_step == 4
-    # Each failing hook is reported once, however often it fails.
-    assert sorted(record.getMessage().split()[1] for record in caplog.records) == [
-        "on_evaluate", "on_log", "on_save", "on_train_begin", "on_train_end"
-    ]  # fmt: skip
+    # Each failing hook is reported once, however often it fails, then left alone.
+    failed = [record.getMessage().split()[1] for record in caplog.records]
+    assert len(failed) == len(set(failed))
+    assert {"on_evaluate", "on_save", "on_train_begin", "on_train_end"} <= set(failed)

@@ -18,7 +18,7 @@ from trainwire.cli.demo_model import build_trainer
 from trainwire.contract.errors import RunInterrupted
 from trainwire.integrations.transformers import attach
 from trainwire.contract.models import EVENT_ADAPTER
-from trainwire.stop import STOP_FILE, request_stop
+from trainwire.stop import STOP_FILE, process_start_time, request_stop
 
 SCRIPTS = Path(__file__).parent / "scripts"
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
@@ -77,6 +77,7 @@ def assert_stopped_at(stream: list[dict[str, Any]], output_dir: Path, step: int,
         2,
         step,
     )
+    assert finished["checkpoint"] == f"checkpoint-{step}"  # the stop checkpoint, to resume from
 
 
 # -- in this process ----------------------------------------------------------------------
@@ -128,10 +129,13 @@ def test_a_stop_during_evaluation_is_honoured_when_it_ends(tmp_path: Path) -> No
 def test_signals_from_attach_stop_the_owned_run_and_are_removed_after(tmp_path: Path) -> None:
     before = signal.getsignal(signal.SIGTERM)
     trainer = build_trainer(tmp_path, max_steps=40)
+    during: list[object] = []
+    trainer.add_callback(AtStep(2, lambda: during.append(signal.getsignal(signal.SIGTERM))))
     trainer.add_callback(AtStep(4, lambda: os.kill(os.getpid(), signal.SIGTERM)))
     callback = attach(trainer, step_interval_s=0, signals=True)
-    assert signal.getsignal(signal.SIGTERM) is not before
+    assert signal.getsignal(signal.SIGTERM) is before  # installed only once the loop runs
     trainer.train()
+    assert during and during[0] is not before
     assert signal.getsignal(signal.SIGTERM) is before
     stream = events(tmp_path / "progress.jsonl")
     assert [(line["source"], line["signal"]) for line in of(stream, "stop.requested")] == [("signal", "SIGTERM")]
@@ -140,7 +144,9 @@ def test_signals_from_attach_stop_the_owned_run_and_are_removed_after(tmp_path: 
 
 
 def test_a_stale_file_does_not_stop_the_next_run(tmp_path: Path) -> None:
-    request_stop(tmp_path, reason="left over from the last run")
+    left_over = request_stop(tmp_path, reason="left over from the last run")
+    then = process_start_time() - 60
+    os.utime(left_over, (then, then))
     trainer = build_trainer(tmp_path, max_steps=5)
     callback = attach(trainer, step_interval_s=0, check_interval_s=0)
     trainer.train()

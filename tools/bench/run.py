@@ -19,6 +19,7 @@ from pathlib import Path
 
 import conformance
 import emitter
+import journal
 import python_reader
 import trainer
 import typescript_reader
@@ -32,6 +33,7 @@ FIGURES: list[Figure] = [
     *typescript_reader.FIGURES,
     *trainer.FIGURES,
     *conformance.FIGURES,
+    *journal.FIGURES,
 ]
 
 

@@ -3,28 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 import check
-import generate
 from _common import ROOT
-
-
-@pytest.fixture(scope="module")
-def generated_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tree holding a copy of every generated path, as committed."""
-    root = tmp_path_factory.mktemp("tree")
-    for rel in generate.GENERATED:
-        source = ROOT / rel
-        if source.is_dir():
-            shutil.copytree(source, root / rel, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, root / rel)
-    return root
 
 
 def _append(path: Path, text: str) -> None:

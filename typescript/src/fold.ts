@@ -1,11 +1,12 @@
 // Decoded lines to run state, following docs/reader-rules.md sections 2 (checks 7-9), 3 and 4.
 import type { DecodedLine } from "./decoder.js";
 import { StreamError } from "./errors.js";
+import { ENVELOPE_FIELDS } from "./generated/contract.js";
 import { toEpochMicros } from "./time.js";
 import type { Diagnostic, Line, ReaderState, RunState, UnknownEvent } from "./types.js";
 
 /** The fields of `run.finished` that are not its payload. */
-const ENVELOPE_FIELDS: ReadonlySet<string> = new Set(["schema_version", "seq", "ts", "run_id", "event", "stage"]);
+const NOT_PAYLOAD: ReadonlySet<string> = new Set(ENVELOPE_FIELDS);
 
 export interface FoldOptions {
   /** Throw a `StreamError` at the first diagnostic instead of recording it. */
@@ -196,7 +197,7 @@ function applyEvent(run: RunState, event: Line): void {
 
 function payloadOf(event: Line | UnknownEvent): Record<string, unknown> {
   const payload: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(event)) if (!ENVELOPE_FIELDS.has(key)) payload[key] = value;
+  for (const [key, value] of Object.entries(event)) if (!NOT_PAYLOAD.has(key)) payload[key] = value;
   return payload;
 }
 

@@ -62,7 +62,45 @@ if TYPE_CHECKING:
     from trainwire.contract.status import EXIT_CODES
     from trainwire.stop import StopControl, request_stop
 
-__all__ = ["__version__", *_EXPORTS]
+# the public API, documented in docs/python.md ("The public API"); the lazy table above
+# must name exactly these (a test holds them together)
+__all__ = [
+    "__version__",
+    # writing
+    "Run",
+    "EXIT_CODES",
+    # reading
+    "Decoder",
+    "StreamReader",
+    "read_state",
+    # stopping
+    "request_stop",
+    "StopControl",
+    # errors
+    "RunInterrupted",
+    "StreamError",
+    "TrainwireError",
+    # the typed events
+    "Event",
+    "EVENT_ADAPTER",
+    "EVENT_NAMES",
+    "UnknownEvent",
+    "Envelope",
+    "RunStarted",
+    "RunHeartbeat",
+    "PhaseStarted",
+    "PhaseEnded",
+    "TrainStep",
+    "TrainEpoch",
+    "TrainRestarted",
+    "EvalCompleted",
+    "CheckpointSaved",
+    "TrialStarted",
+    "TrialEnded",
+    "StopRequested",
+    "RunFinished",
+    "ReaderState",
+]
 
 
 def __getattr__(name: str) -> Any:

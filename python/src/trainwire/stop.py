@@ -16,6 +16,7 @@ import os
 import signal
 import stat
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -36,6 +37,7 @@ __all__ = [
     "StopControl",
     "StopRequest",
     "StopSource",
+    "process_start_time",
     "request_stop",
 ]
 
@@ -48,6 +50,8 @@ MAX_BODY_BYTES = 4096
 
 StopSource = Literal["control_file", "signal", "api"]
 _HANDLED_SIGNALS = ("SIGINT", "SIGTERM", "SIGBREAK")
+# The fallback start time when the OS cannot tell: the first import of this module.
+_IMPORTED_AT = time.time()
 _SignalHandler = Union[Callable[[int, Union[FrameType, None]], Any], int, None]
 
 
@@ -83,6 +87,29 @@ def request_stop(
     return target
 
 
+def process_start_time() -> float:
+    """When this process started (epoch seconds), as precisely as the platform tells.
+
+    Linux: `/proc` (boot time has one-second resolution, so the value may be up to a
+    second early); elsewhere psutil when installed; else the time this module was imported.
+    """
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat_file:
+            # Field 22 (starttime, clock ticks since boot) follows the ")" that ends the name.
+            ticks = int(stat_file.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat", encoding="ascii") as system_stat:
+            boot = next(int(line.split()[1]) for line in system_stat if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration, AttributeError):
+        pass
+    try:
+        import psutil  # type: ignore[import-untyped]
+
+        return float(psutil.Process().create_time())
+    except Exception:  # not installed, or no access: the import time is the next best
+        return _IMPORTED_AT
+
+
 class StopControl:
     """The training side of the cooperative stop.
 
@@ -114,6 +141,17 @@ class StopControl:
         self._previous_handlers: dict[int, _SignalHandler] = {}
         self._warned_symlink = False
         self._remove_stale_file()
+
+    def rearm(self, run: Run | None = None) -> None:
+        """Forget the honoured request (and a pending signal) and write to `run` from now on.
+
+        For a new run in the same process after a stop (a second `train()`): the old request
+        was consumed by the run it stopped.
+        """
+        with self._lock:
+            self._request = None
+            self._signal_name = None
+            self.run = run
 
     # -- state --------------------------------------------------------------------------
 
@@ -180,10 +218,13 @@ class StopControl:
         return True
 
     def _remove_stale_file(self) -> None:
-        # A file left by an earlier run must not stop this one.
+        # A file left by an earlier run must not stop this one; a file written since this
+        # process started (while the model loaded) is a request for this run and stays.
         if self.path is None:
             return
         try:
+            if os.lstat(self.path).st_mtime >= process_start_time():
+                return
             self.path.unlink()
         except FileNotFoundError:
             return
@@ -245,6 +286,11 @@ class StopControl:
 
     # -- signals ------------------------------------------------------------------------
 
+    @property
+    def handles_signals(self) -> bool:
+        """True while this control's signal handlers are installed."""
+        return bool(self._previous_handlers)
+
     def install_signal_handlers(self) -> StopControl:
         """Map SIGINT/SIGTERM (POSIX) and SIGBREAK (Windows) to a graceful stop.
 
@@ -265,11 +311,6 @@ class StopControl:
         for number, previous in self._previous_handlers.items():
             signal.signal(number, previous if previous is not None else signal.SIG_DFL)
         self._previous_handlers.clear()
-
-    @property
-    def handles_signals(self) -> bool:
-        """Whether `install_signal_handlers()` is in force."""
-        return bool(self._previous_handlers)
 
     def handle_signal(self, number: int, frame: FrameType | None = None) -> None:
         """What the installed handler does, for a framework that rewrites the signal table

@@ -141,6 +141,20 @@ export interface Diagnostic {
   tsType?: "unknown";
 }
 /**
+ * The journal's copy of the work tree's uncommitted changes when the run started.
+ */
+export interface DirtyDiff {
+  /**
+   * The diff file, relative to the output directory (`git_dirty.diff`).
+   */
+  path: string;
+  /**
+   * The SHA-256 of the file's bytes, in lowercase hex.
+   */
+  sha256: string;
+  tsType?: "unknown";
+}
+/**
  * The fields every line carries. Payload fields sit beside them; a producer's own fields start with `x_`.
  */
 export interface Envelope {
@@ -572,7 +586,7 @@ export interface Scenario {
    */
   start_time: string;
   /**
-   * The writer's `train.step` throttle; default 1.
+   * The writer's `train.step` throttle.
    */
   step_interval_s?: number;
   /**
@@ -704,6 +718,7 @@ export interface Provenance {
    * Whether the work tree had uncommitted changes when the run started.
    */
   git_dirty?: boolean | null;
+  dirty_diff?: DirtyDiff;
   /**
    * The random seed, when one was given.
    */
@@ -743,6 +758,9 @@ export interface Accelerator {
   name?: string | null;
   tsType?: "unknown";
 }
+/**
+ * The checkpoint a resumed run starts from. Each field is null when the writer does not know it; `step` is the step the checkpoint holds, from which the new run's `train.step` counts on.
+ */
 export interface ResumedFrom {
   /**
    * The run id of the run that wrote the checkpoint, when known.
@@ -889,7 +907,7 @@ export interface TrainStep {
   event: "train.step";
   stage?: Stage;
   /**
-   * The optimisation steps completed in this attempt.
+   * The trainer's step counter: a resumed run continues from the step of its checkpoint; an attempt after `train.restarted` continues from that event's `step`.
    */
   step: number;
   /**
@@ -1244,5 +1262,102 @@ export interface RunFinished {
      */
     [k: string]: string | undefined;
   };
+  tsType?: "unknown";
+}
+/**
+ * The journal's summary of the latest run of a stream (`summary.json` beside `progress.jsonl`). Written atomically when the run starts and when it finishes; `trainwire journal rebuild` derives the same document from the stream, which stays the source of truth.
+ */
+export interface RunSummary {
+  /**
+   * The version of this document's format.
+   */
+  summary_version: 1;
+  /**
+   * The run the summary is about: the latest run of the stream.
+   */
+  run_id: string;
+  /**
+   * `running` until `run.finished` was written (a reader decides staleness from the stream), then the terminal status.
+   */
+  status: "running" | "succeeded" | "failed" | "interrupted" | "reverted" | "awaiting_approval";
+  /**
+   * `run.finished.reason`, or null.
+   */
+  reason: string | null;
+  /**
+   * `run.finished.exit_code`, or null while running.
+   */
+  exit_code: number | null;
+  /**
+   * `ts` of `run.started`, or null when the stream holds none for this run.
+   */
+  started_at: string | null;
+  /**
+   * `ts` of `run.finished`, or null while running.
+   */
+  finished_at: string | null;
+  /**
+   * `run.finished.duration_s`, or null while running.
+   */
+  duration_s: number | null;
+  /**
+   * The last step reported (`train.step`, `train.restarted` or `run.finished`), or null.
+   */
+  step: number | null;
+  /**
+   * The planned number of steps, as last announced.
+   */
+  total_steps: number | null;
+  /**
+   * 1 plus the number of `train.restarted` lines.
+   */
+  attempts: number;
+  /**
+   * From `run.started`: a reader calls the run stale after three intervals of silence.
+   */
+  heartbeat_interval_s: number | null;
+  /**
+   * `run.finished.checkpoint` when given, else the last `checkpoint.saved` path, else null.
+   */
+  checkpoint: string | null;
+  /**
+   * From `run.started.provenance`.
+   */
+  git_sha: string | null;
+  /**
+   * From `run.started.provenance`.
+   */
+  git_dirty: boolean | null;
+  /**
+   * From `run.started.provenance`.
+   */
+  seed: number | null;
+  /**
+   * From `run.started.provenance.dirty_diff`: the journal's copy of the uncommitted changes.
+   */
+  dirty_diff: DirtyDiff | null;
+  /**
+   * The last value of each series: `loss`, `learning_rate`, `grad_norm`, step metrics by name, evaluation metrics as `<split>/<name>`.
+   */
+  last: {
+    [k: string]: number | undefined;
+  };
+  /**
+   * The best value of each series of `last` and the step it was reached at: the lowest for names that end in `loss`, `error`, `perplexity`, `ppl`, `wer` or `cer`, the highest for other evaluation metrics; `learning_rate` and step metrics other than losses have no best.
+   */
+  best: {
+    [k: string]: BestValue | undefined;
+  };
+  /**
+   * The run ids of the earlier runs in the same stream (a resume appends), oldest first.
+   *
+   * Items: Identifies one process invocation of a run; every line that process writes carries it.
+   */
+  earlier_runs: string[];
+  tsType?: "unknown";
+}
+export interface BestValue {
+  value: number;
+  step: number | null;
   tsType?: "unknown";
 }

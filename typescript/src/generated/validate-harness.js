@@ -1902,7 +1902,7 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate21.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
-var schema63 = { "title": "Scenario", "description": "A writer scenario: actions a trainer takes, played through the writer with a fake clock. Number fields may be given as the strings `NaN`, `Infinity` or `-Infinity` to stand for non-finite values the writer must write as null.", "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp", "description": "The fake clock's first reading." }, "step_interval_s": { "type": "number", "minimum": 0, "description": "The writer's `train.step` throttle; default 1." }, "actions": { "type": "array", "description": "What happens, in order.", "items": { "type": "object", "title": "Action", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "step", "epoch", "eval", "checkpoint", "oom_restart", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"], "description": "`start`: Write `run.started`; the action's other fields (`producer`, `total_steps`, `total_epochs`, `config`, `world_size`, `resumed_from`, `heartbeat_interval_s`, `stage`) are passed through, `config` redacted.; `advance`: Move the fake clock forward by `seconds`.; `phase_start`: Write `phase.started` for `phase`.; `phase_end`: Write `phase.ended` for `phase` with `status` (default `ok`); the duration comes from the clock.; `step`: Report a training step: `step` and optional `epoch`, `loss`, `learning_rate`, `grad_norm`, `samples_per_s`, `tokens_per_s`, `tokens_seen`, `metrics`; the writer adds `total_steps`, `elapsed_s`, `eta_s`, `progress` and applies throttling.; `epoch`: Write `train.epoch` with `epoch`, `step`, `metrics`.; `eval`: Write `eval.completed` with `step`, `epoch`, `split`, `metrics`.; `checkpoint`: Write `checkpoint.saved` with `step`, `path`, `reason`.; `oom_restart`: Announce an out-of-memory restart: `train.restarted` with the attempt counted by the writer, `previous_step` from the last step reported, `step` (default 0), `batch_size_from`, `batch_size_to`, `total_steps`.; `trial_start`: Write `trial.started` with `trial`, `attempt`, `params`.; `trial_end`: Write `trial.ended` with `trial`, `attempt`, `status`, `metrics`, `error`, `best`; the duration comes from the clock.; `request_stop`: Write `stop.requested` with `source`, `signal`, `reason`, `requested_by`.; `heartbeat`: Write `run.heartbeat` as the writer's idle timer would.; `fail`: End the run `failed` with an error of `error_type` and `message` (cut to 200 characters by the writer).; `finish`: End the run with `status` and optional `metrics`, `artifacts`, `checkpoint`, `reason`; the writer fills `exit_code`, `step` and `duration_s`.; `raw`: Append `line` (text) to the stream as is: for streams about invalid input.; `extra`: Write `event` with the action's `fields` through the writer: for unknown events and extra fields." } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"] } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"] } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"] } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "required": ["source"] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }] } } } };
+var schema63 = { "title": "Scenario", "description": "A writer scenario: actions a trainer takes, played through the writer with a fake clock. Number fields may be given as the strings `NaN`, `Infinity` or `-Infinity` to stand for non-finite values the writer must write as null.", "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp", "description": "The fake clock's first reading." }, "step_interval_s": { "type": "number", "minimum": 0, "description": "The writer's `train.step` throttle.", "default": 1 }, "actions": { "type": "array", "description": "What happens, in order.", "items": { "type": "object", "title": "Action", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "step", "epoch", "eval", "checkpoint", "oom_restart", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"], "description": "`start`: Write `run.started`; the action's other fields (`producer`, `total_steps`, `total_epochs`, `config`, `world_size`, `resumed_from`, `heartbeat_interval_s`, `stage`) are passed through, `config` redacted.; `advance`: Move the fake clock forward by `seconds`.; `phase_start`: Write `phase.started` for `phase`.; `phase_end`: Write `phase.ended` for `phase` with `status` (default `ok`); the duration comes from the clock.; `step`: Report a training step: `step` and optional `epoch`, `loss`, `learning_rate`, `grad_norm`, `samples_per_s`, `tokens_per_s`, `tokens_seen`, `metrics`; the writer adds `total_steps`, `elapsed_s`, `eta_s`, `progress` and applies throttling.; `epoch`: Write `train.epoch` with `epoch`, `step`, `metrics`.; `eval`: Write `eval.completed` with `step`, `epoch`, `split`, `metrics`.; `checkpoint`: Write `checkpoint.saved` with `step`, `path`, `reason`.; `oom_restart`: Announce an out-of-memory restart: `train.restarted` with the attempt counted by the writer, `previous_step` from the last step reported, `step` (default 0), `batch_size_from`, `batch_size_to`, `total_steps`.; `trial_start`: Write `trial.started` with `trial`, `attempt`, `params`.; `trial_end`: Write `trial.ended` with `trial`, `attempt`, `status`, `metrics`, `error`, `best`; the duration comes from the clock.; `request_stop`: Write `stop.requested` with `source`, `signal`, `reason`, `requested_by`.; `heartbeat`: Write `run.heartbeat` as the writer's idle timer would.; `fail`: End the run `failed` with an error of `error_type` and `message` (cut to 200 characters by the writer).; `finish`: End the run with `status` and optional `metrics`, `artifacts`, `checkpoint`, `reason`; the writer fills `exit_code`, `step` and `duration_s`.; `raw`: Append `line` (text) to the stream as is: for streams about invalid input.; `extra`: Write `event` with the action's `fields` through the writer: for unknown events and extra fields." } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok", "description": "How the phase ended." } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval", "description": "The data split evaluated." } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic", "description": "Why the checkpoint was written." } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1, "description": "The attempt of this trial." } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1, "description": "The attempt of this trial." } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "required": ["source"] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0, "description": "The step the new attempt starts from." } } } }] } } } };
 var formats0 = require_trainwire_formats()["date-time"];
 var pattern5 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
 function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
@@ -2168,6 +2168,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                             }
                             var _valid3 = _errs29 === errors;
                             valid10 = _valid3;
+                            if (valid10) {
+                              var props0 = {};
+                              props0.status = true;
+                              props0.do = true;
+                            }
                           }
                           if (!valid10) {
                             const err7 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
@@ -2182,6 +2187,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                           }
                           var valid3 = _errs25 === errors;
                           if (valid3) {
+                            if (props0 !== true) {
+                              props0 = props0 || {};
+                              props0.do = true;
+                            }
                             const _errs30 = errors;
                             const _errs31 = errors;
                             let valid12 = true;
@@ -2233,6 +2242,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                             }
                             var valid3 = _errs30 === errors;
                             if (valid3) {
+                              if (props0 !== true) {
+                                props0 = props0 || {};
+                                props0.do = true;
+                              }
                               const _errs35 = errors;
                               const _errs36 = errors;
                               let valid14 = true;
@@ -2284,6 +2297,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                               }
                               var valid3 = _errs35 === errors;
                               if (valid3) {
+                                if (props0 !== true) {
+                                  props0 = props0 || {};
+                                  props0.do = true;
+                                }
                                 const _errs40 = errors;
                                 const _errs41 = errors;
                                 let valid16 = true;
@@ -2321,6 +2338,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                   var _valid6 = _errs44 === errors;
                                   valid16 = _valid6;
+                                  if (valid16) {
+                                    var props1 = {};
+                                    props1.split = true;
+                                    props1.do = true;
+                                  }
                                 }
                                 if (!valid16) {
                                   const err13 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
@@ -2335,6 +2357,14 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                 }
                                 var valid3 = _errs40 === errors;
                                 if (valid3) {
+                                  if (props0 !== true && props1 !== void 0) {
+                                    if (props1 === true) {
+                                      props0 = true;
+                                    } else {
+                                      props0 = props0 || {};
+                                      Object.assign(props0, props1);
+                                    }
+                                  }
                                   const _errs45 = errors;
                                   const _errs46 = errors;
                                   let valid18 = true;
@@ -2372,6 +2402,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                     }
                                     var _valid7 = _errs49 === errors;
                                     valid18 = _valid7;
+                                    if (valid18) {
+                                      var props2 = {};
+                                      props2.reason = true;
+                                      props2.do = true;
+                                    }
                                   }
                                   if (!valid18) {
                                     const err15 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
@@ -2386,6 +2421,14 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                   var valid3 = _errs45 === errors;
                                   if (valid3) {
+                                    if (props0 !== true && props2 !== void 0) {
+                                      if (props2 === true) {
+                                        props0 = true;
+                                      } else {
+                                        props0 = props0 || {};
+                                        Object.assign(props0, props2);
+                                      }
+                                    }
                                     const _errs50 = errors;
                                     const _errs51 = errors;
                                     let valid20 = true;
@@ -2423,6 +2466,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                       }
                                       var _valid8 = _errs54 === errors;
                                       valid20 = _valid8;
+                                      if (valid20) {
+                                        var props3 = {};
+                                        props3.attempt = true;
+                                        props3.do = true;
+                                      }
                                     }
                                     if (!valid20) {
                                       const err17 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
@@ -2437,6 +2485,14 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                     }
                                     var valid3 = _errs50 === errors;
                                     if (valid3) {
+                                      if (props0 !== true && props3 !== void 0) {
+                                        if (props3 === true) {
+                                          props0 = true;
+                                        } else {
+                                          props0 = props0 || {};
+                                          Object.assign(props0, props3);
+                                        }
+                                      }
                                       const _errs55 = errors;
                                       const _errs56 = errors;
                                       let valid22 = true;
@@ -2474,6 +2530,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                         var _valid9 = _errs59 === errors;
                                         valid22 = _valid9;
+                                        if (valid22) {
+                                          var props4 = {};
+                                          props4.attempt = true;
+                                          props4.do = true;
+                                        }
                                       }
                                       if (!valid22) {
                                         const err19 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
@@ -2488,6 +2549,14 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                       }
                                       var valid3 = _errs55 === errors;
                                       if (valid3) {
+                                        if (props0 !== true && props4 !== void 0) {
+                                          if (props4 === true) {
+                                            props0 = true;
+                                          } else {
+                                            props0 = props0 || {};
+                                            Object.assign(props0, props4);
+                                          }
+                                        }
                                         const _errs60 = errors;
                                         const _errs61 = errors;
                                         let valid24 = true;
@@ -2539,6 +2608,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                         var valid3 = _errs60 === errors;
                                         if (valid3) {
+                                          if (props0 !== true) {
+                                            props0 = props0 || {};
+                                            props0.do = true;
+                                          }
                                           const _errs65 = errors;
                                           const _errs66 = errors;
                                           let valid26 = true;
@@ -2590,6 +2663,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                           }
                                           var valid3 = _errs65 === errors;
                                           if (valid3) {
+                                            if (props0 !== true) {
+                                              props0 = props0 || {};
+                                              props0.do = true;
+                                            }
                                             const _errs70 = errors;
                                             const _errs71 = errors;
                                             let valid28 = true;
@@ -2641,6 +2718,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                             }
                                             var valid3 = _errs70 === errors;
                                             if (valid3) {
+                                              if (props0 !== true) {
+                                                props0 = props0 || {};
+                                                props0.do = true;
+                                              }
                                               const _errs75 = errors;
                                               const _errs76 = errors;
                                               let valid30 = true;
@@ -2692,6 +2773,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                               }
                                               var valid3 = _errs75 === errors;
                                               if (valid3) {
+                                                if (props0 !== true) {
+                                                  props0 = props0 || {};
+                                                  props0.do = true;
+                                                }
                                                 const _errs80 = errors;
                                                 const _errs81 = errors;
                                                 let valid32 = true;
@@ -2742,6 +2827,70 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                                   return false;
                                                 }
                                                 var valid3 = _errs80 === errors;
+                                                if (valid3) {
+                                                  if (props0 !== true) {
+                                                    props0 = props0 || {};
+                                                    props0.do = true;
+                                                  }
+                                                  const _errs85 = errors;
+                                                  const _errs86 = errors;
+                                                  let valid34 = true;
+                                                  const _errs87 = errors;
+                                                  if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                    if (data3.do !== void 0) {
+                                                      if ("oom_restart" !== data3.do) {
+                                                        const err30 = {};
+                                                        if (vErrors === null) {
+                                                          vErrors = [err30];
+                                                        } else {
+                                                          vErrors.push(err30);
+                                                        }
+                                                        errors++;
+                                                      }
+                                                    }
+                                                  }
+                                                  var _valid15 = _errs87 === errors;
+                                                  errors = _errs86;
+                                                  if (vErrors !== null) {
+                                                    if (_errs86) {
+                                                      vErrors.length = _errs86;
+                                                    } else {
+                                                      vErrors = null;
+                                                    }
+                                                  }
+                                                  if (_valid15) {
+                                                    const _errs89 = errors;
+                                                    var _valid15 = _errs89 === errors;
+                                                    valid34 = _valid15;
+                                                    if (valid34) {
+                                                      var props5 = {};
+                                                      props5.step = true;
+                                                      props5.do = true;
+                                                    }
+                                                  }
+                                                  if (!valid34) {
+                                                    const err31 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                    if (vErrors === null) {
+                                                      vErrors = [err31];
+                                                    } else {
+                                                      vErrors.push(err31);
+                                                    }
+                                                    errors++;
+                                                    validate32.errors = vErrors;
+                                                    return false;
+                                                  }
+                                                  var valid3 = _errs85 === errors;
+                                                  if (valid3) {
+                                                    if (props0 !== true && props5 !== void 0) {
+                                                      if (props5 === true) {
+                                                        props0 = true;
+                                                      } else {
+                                                        props0 = props0 || {};
+                                                        Object.assign(props0, props5);
+                                                      }
+                                                    }
+                                                  }
+                                                }
                                               }
                                             }
                                           }
@@ -2763,9 +2912,13 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                           validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
                           return false;
                         } else {
+                          if (props0 !== true) {
+                            props0 = props0 || {};
+                            props0.do = true;
+                          }
                           if (data3.do !== void 0) {
-                            let data19 = data3.do;
-                            if (!(data19 === "start" || data19 === "advance" || data19 === "phase_start" || data19 === "phase_end" || data19 === "step" || data19 === "epoch" || data19 === "eval" || data19 === "checkpoint" || data19 === "oom_restart" || data19 === "trial_start" || data19 === "trial_end" || data19 === "request_stop" || data19 === "heartbeat" || data19 === "fail" || data19 === "finish" || data19 === "raw" || data19 === "extra")) {
+                            let data20 = data3.do;
+                            if (!(data20 === "start" || data20 === "advance" || data20 === "phase_start" || data20 === "phase_end" || data20 === "step" || data20 === "epoch" || data20 === "eval" || data20 === "checkpoint" || data20 === "oom_restart" || data20 === "trial_start" || data20 === "trial_end" || data20 === "request_stop" || data20 === "heartbeat" || data20 === "fail" || data20 === "finish" || data20 === "raw" || data20 === "extra")) {
                               validate32.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema63.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
                               return false;
                             }
@@ -4488,6 +4641,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                             }
                             var _valid3 = _errs29 === errors;
                             valid10 = _valid3;
+                            if (valid10) {
+                              var props0 = {};
+                              props0.status = true;
+                              props0.do = true;
+                            }
                           }
                           if (!valid10) {
                             const err7 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
@@ -4502,6 +4660,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                           }
                           var valid3 = _errs25 === errors;
                           if (valid3) {
+                            if (props0 !== true) {
+                              props0 = props0 || {};
+                              props0.do = true;
+                            }
                             const _errs30 = errors;
                             const _errs31 = errors;
                             let valid12 = true;
@@ -4553,6 +4715,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                             }
                             var valid3 = _errs30 === errors;
                             if (valid3) {
+                              if (props0 !== true) {
+                                props0 = props0 || {};
+                                props0.do = true;
+                              }
                               const _errs35 = errors;
                               const _errs36 = errors;
                               let valid14 = true;
@@ -4604,6 +4770,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                               }
                               var valid3 = _errs35 === errors;
                               if (valid3) {
+                                if (props0 !== true) {
+                                  props0 = props0 || {};
+                                  props0.do = true;
+                                }
                                 const _errs40 = errors;
                                 const _errs41 = errors;
                                 let valid16 = true;
@@ -4641,6 +4811,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                   var _valid6 = _errs44 === errors;
                                   valid16 = _valid6;
+                                  if (valid16) {
+                                    var props1 = {};
+                                    props1.split = true;
+                                    props1.do = true;
+                                  }
                                 }
                                 if (!valid16) {
                                   const err13 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
@@ -4655,6 +4830,14 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                 }
                                 var valid3 = _errs40 === errors;
                                 if (valid3) {
+                                  if (props0 !== true && props1 !== void 0) {
+                                    if (props1 === true) {
+                                      props0 = true;
+                                    } else {
+                                      props0 = props0 || {};
+                                      Object.assign(props0, props1);
+                                    }
+                                  }
                                   const _errs45 = errors;
                                   const _errs46 = errors;
                                   let valid18 = true;
@@ -4692,6 +4875,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                     }
                                     var _valid7 = _errs49 === errors;
                                     valid18 = _valid7;
+                                    if (valid18) {
+                                      var props2 = {};
+                                      props2.reason = true;
+                                      props2.do = true;
+                                    }
                                   }
                                   if (!valid18) {
                                     const err15 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
@@ -4706,6 +4894,14 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                   var valid3 = _errs45 === errors;
                                   if (valid3) {
+                                    if (props0 !== true && props2 !== void 0) {
+                                      if (props2 === true) {
+                                        props0 = true;
+                                      } else {
+                                        props0 = props0 || {};
+                                        Object.assign(props0, props2);
+                                      }
+                                    }
                                     const _errs50 = errors;
                                     const _errs51 = errors;
                                     let valid20 = true;
@@ -4743,6 +4939,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                       }
                                       var _valid8 = _errs54 === errors;
                                       valid20 = _valid8;
+                                      if (valid20) {
+                                        var props3 = {};
+                                        props3.attempt = true;
+                                        props3.do = true;
+                                      }
                                     }
                                     if (!valid20) {
                                       const err17 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
@@ -4757,6 +4958,14 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                     }
                                     var valid3 = _errs50 === errors;
                                     if (valid3) {
+                                      if (props0 !== true && props3 !== void 0) {
+                                        if (props3 === true) {
+                                          props0 = true;
+                                        } else {
+                                          props0 = props0 || {};
+                                          Object.assign(props0, props3);
+                                        }
+                                      }
                                       const _errs55 = errors;
                                       const _errs56 = errors;
                                       let valid22 = true;
@@ -4794,6 +5003,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                         var _valid9 = _errs59 === errors;
                                         valid22 = _valid9;
+                                        if (valid22) {
+                                          var props4 = {};
+                                          props4.attempt = true;
+                                          props4.do = true;
+                                        }
                                       }
                                       if (!valid22) {
                                         const err19 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
@@ -4808,6 +5022,14 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                       }
                                       var valid3 = _errs55 === errors;
                                       if (valid3) {
+                                        if (props0 !== true && props4 !== void 0) {
+                                          if (props4 === true) {
+                                            props0 = true;
+                                          } else {
+                                            props0 = props0 || {};
+                                            Object.assign(props0, props4);
+                                          }
+                                        }
                                         const _errs60 = errors;
                                         const _errs61 = errors;
                                         let valid24 = true;
@@ -4859,6 +5081,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                         var valid3 = _errs60 === errors;
                                         if (valid3) {
+                                          if (props0 !== true) {
+                                            props0 = props0 || {};
+                                            props0.do = true;
+                                          }
                                           const _errs65 = errors;
                                           const _errs66 = errors;
                                           let valid26 = true;
@@ -4910,6 +5136,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                           }
                                           var valid3 = _errs65 === errors;
                                           if (valid3) {
+                                            if (props0 !== true) {
+                                              props0 = props0 || {};
+                                              props0.do = true;
+                                            }
                                             const _errs70 = errors;
                                             const _errs71 = errors;
                                             let valid28 = true;
@@ -4961,6 +5191,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                             }
                                             var valid3 = _errs70 === errors;
                                             if (valid3) {
+                                              if (props0 !== true) {
+                                                props0 = props0 || {};
+                                                props0.do = true;
+                                              }
                                               const _errs75 = errors;
                                               const _errs76 = errors;
                                               let valid30 = true;
@@ -5012,6 +5246,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                               }
                                               var valid3 = _errs75 === errors;
                                               if (valid3) {
+                                                if (props0 !== true) {
+                                                  props0 = props0 || {};
+                                                  props0.do = true;
+                                                }
                                                 const _errs80 = errors;
                                                 const _errs81 = errors;
                                                 let valid32 = true;
@@ -5062,6 +5300,70 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                                   return false;
                                                 }
                                                 var valid3 = _errs80 === errors;
+                                                if (valid3) {
+                                                  if (props0 !== true) {
+                                                    props0 = props0 || {};
+                                                    props0.do = true;
+                                                  }
+                                                  const _errs85 = errors;
+                                                  const _errs86 = errors;
+                                                  let valid34 = true;
+                                                  const _errs87 = errors;
+                                                  if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                    if (data3.do !== void 0) {
+                                                      if ("oom_restart" !== data3.do) {
+                                                        const err30 = {};
+                                                        if (vErrors === null) {
+                                                          vErrors = [err30];
+                                                        } else {
+                                                          vErrors.push(err30);
+                                                        }
+                                                        errors++;
+                                                      }
+                                                    }
+                                                  }
+                                                  var _valid15 = _errs87 === errors;
+                                                  errors = _errs86;
+                                                  if (vErrors !== null) {
+                                                    if (_errs86) {
+                                                      vErrors.length = _errs86;
+                                                    } else {
+                                                      vErrors = null;
+                                                    }
+                                                  }
+                                                  if (_valid15) {
+                                                    const _errs89 = errors;
+                                                    var _valid15 = _errs89 === errors;
+                                                    valid34 = _valid15;
+                                                    if (valid34) {
+                                                      var props5 = {};
+                                                      props5.step = true;
+                                                      props5.do = true;
+                                                    }
+                                                  }
+                                                  if (!valid34) {
+                                                    const err31 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                    if (vErrors === null) {
+                                                      vErrors = [err31];
+                                                    } else {
+                                                      vErrors.push(err31);
+                                                    }
+                                                    errors++;
+                                                    validate46.errors = vErrors;
+                                                    return false;
+                                                  }
+                                                  var valid3 = _errs85 === errors;
+                                                  if (valid3) {
+                                                    if (props0 !== true && props5 !== void 0) {
+                                                      if (props5 === true) {
+                                                        props0 = true;
+                                                      } else {
+                                                        props0 = props0 || {};
+                                                        Object.assign(props0, props5);
+                                                      }
+                                                    }
+                                                  }
+                                                }
                                               }
                                             }
                                           }
@@ -5083,9 +5385,13 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                           validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
                           return false;
                         } else {
+                          if (props0 !== true) {
+                            props0 = props0 || {};
+                            props0.do = true;
+                          }
                           if (data3.do !== void 0) {
-                            let data19 = data3.do;
-                            if (!(data19 === "start" || data19 === "advance" || data19 === "phase_start" || data19 === "phase_end" || data19 === "step" || data19 === "epoch" || data19 === "eval" || data19 === "checkpoint" || data19 === "oom_restart" || data19 === "trial_start" || data19 === "trial_end" || data19 === "request_stop" || data19 === "heartbeat" || data19 === "fail" || data19 === "finish" || data19 === "raw" || data19 === "extra")) {
+                            let data20 = data3.do;
+                            if (!(data20 === "start" || data20 === "advance" || data20 === "phase_start" || data20 === "phase_end" || data20 === "step" || data20 === "epoch" || data20 === "eval" || data20 === "checkpoint" || data20 === "oom_restart" || data20 === "trial_start" || data20 === "trial_end" || data20 === "request_stop" || data20 === "heartbeat" || data20 === "fail" || data20 === "finish" || data20 === "raw" || data20 === "extra")) {
                               validate46.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema63.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
                               return false;
                             }

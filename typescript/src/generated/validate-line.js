@@ -67,7 +67,7 @@ var require_ucs2length = __commonJS({
 
 // inline:./standalone.js
 var validateLine = validate20;
-var schema32 = { "title": "RunStarted", "description": "The first line of a run: who writes, how long it will be, and where it came from.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "producer", "total_steps"], "properties": { "event": { "const": "run.started", "description": "Always `run.started`." }, "producer": { "$ref": "#/$defs/Producer", "description": "The software that writes the stream." }, "total_steps": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The number of optimisation steps planned, or null when not known." }, "total_epochs": { "type": ["number", "null"], "minimum": 0, "description": "The number of epochs planned (may be fractional), when known." }, "config": { "type": "object", "description": "The run's configuration, with secrets redacted." }, "provenance": { "$ref": "#/$defs/Provenance", "description": "Where the run came from." }, "world_size": { "$ref": "#/$defs/Ordinal", "description": "How many processes train together (1 when not distributed)." }, "resumed_from": { "description": "Set when the run resumes from a checkpoint of an earlier run.", "anyOf": [{ "type": "object", "title": "ResumedFrom", "required": ["run_id", "checkpoint", "step"], "properties": { "run_id": { "type": ["string", "null"], "pattern": "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "description": "The run id of the run that wrote the checkpoint, when known." }, "checkpoint": { "type": ["string", "null"], "minLength": 1, "maxLength": 4096, "pattern": "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$", "description": "The checkpoint resumed from, relative to the output directory." }, "step": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The step the checkpoint holds, when known." } } }, { "type": "null" }] }, "heartbeat_interval_s": { "type": "number", "exclusiveMinimum": 0, "description": "The writer sends `run.heartbeat` when it has written nothing for this many seconds." } } };
+var schema32 = { "title": "RunStarted", "description": "The first line of a run: who writes, how long it will be, and where it came from.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "producer", "total_steps"], "properties": { "event": { "const": "run.started", "description": "Always `run.started`." }, "producer": { "$ref": "#/$defs/Producer", "description": "The software that writes the stream." }, "total_steps": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The number of optimisation steps planned, or null when not known." }, "total_epochs": { "type": ["number", "null"], "minimum": 0, "description": "The number of epochs planned (may be fractional), when known." }, "config": { "type": "object", "description": "The run's configuration, with secrets redacted." }, "provenance": { "$ref": "#/$defs/Provenance", "description": "Where the run came from." }, "world_size": { "$ref": "#/$defs/Ordinal", "description": "How many processes train together (1 when not distributed)." }, "resumed_from": { "description": "Set when the run resumes from a checkpoint of an earlier run.", "anyOf": [{ "type": "object", "title": "ResumedFrom", "description": "The checkpoint a resumed run starts from. Each field is null when the writer does not know it; `step` is the step the checkpoint holds, from which the new run's `train.step` counts on.", "required": ["run_id", "checkpoint", "step"], "properties": { "run_id": { "type": ["string", "null"], "pattern": "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "description": "The run id of the run that wrote the checkpoint, when known." }, "checkpoint": { "type": ["string", "null"], "minLength": 1, "maxLength": 4096, "pattern": "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$", "description": "The checkpoint resumed from, relative to the output directory." }, "step": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The step the checkpoint holds, when known." } } }, { "type": "null" }] }, "heartbeat_interval_s": { "type": "number", "exclusiveMinimum": 0, "description": "The writer sends `run.heartbeat` when it has written nothing for this many seconds." } } };
 var formats0 = require_trainwire_formats()["date-time"];
 var pattern4 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
 var pattern5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
@@ -327,7 +327,85 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate22.evaluated = { "props": { "schema_version": true, "seq": true, "ts": true, "run_id": true, "event": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema41 = { "title": "Provenance", "description": "Where the run came from; every part is optional and collected on a best-effort basis.", "type": "object", "properties": { "git_sha": { "type": ["string", "null"], "description": "The commit of the code that ran, or null outside a git work tree." }, "git_dirty": { "type": ["boolean", "null"], "description": "Whether the work tree had uncommitted changes when the run started." }, "seed": { "type": ["integer", "null"], "minimum": -9007199254740991, "maximum": 9007199254740991, "description": "The random seed, when one was given." }, "python": { "type": "string", "description": "The Python (or other runtime) version." }, "packages": { "type": "object", "additionalProperties": { "type": "string" }, "description": "Versions of key packages, by package name." }, "platform": { "type": "string", "description": "The operating system and machine, e.g. `Linux-6.1-x86_64`." }, "accelerator": { "type": "object", "title": "Accelerator", "description": "The accelerators the run could use.", "required": ["kind", "count"], "properties": { "kind": { "type": "string", "description": "`cpu`, `cuda`, `mps`, `xpu`, ... ." }, "count": { "$ref": "#/$defs/Count", "description": "How many devices of that kind." }, "name": { "type": ["string", "null"], "description": "The device's name, when known." } } } } };
+var schema41 = { "title": "Provenance", "description": "Where the run came from; every part is optional and collected on a best-effort basis.", "type": "object", "properties": { "git_sha": { "type": ["string", "null"], "description": "The commit of the code that ran, or null outside a git work tree." }, "git_dirty": { "type": ["boolean", "null"], "description": "Whether the work tree had uncommitted changes when the run started." }, "dirty_diff": { "$ref": "#/$defs/DirtyDiff", "description": "Where the journal kept the uncommitted changes, when the tree was dirty and a journal was written." }, "seed": { "type": ["integer", "null"], "minimum": -9007199254740991, "maximum": 9007199254740991, "description": "The random seed, when one was given." }, "python": { "type": "string", "description": "The Python (or other runtime) version." }, "packages": { "type": "object", "additionalProperties": { "type": "string" }, "description": "Versions of key packages, by package name." }, "platform": { "type": "string", "description": "The operating system and machine, e.g. `Linux-6.1-x86_64`." }, "accelerator": { "type": "object", "title": "Accelerator", "description": "The accelerators the run could use.", "required": ["kind", "count"], "properties": { "kind": { "type": "string", "description": "`cpu`, `cuda`, `mps`, `xpu`, ... ." }, "count": { "$ref": "#/$defs/Count", "description": "How many devices of that kind." }, "name": { "type": ["string", "null"], "description": "The device's name, when known." } } } } };
+var pattern7 = new RegExp("^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$", "u");
+var pattern8 = new RegExp("^[0-9a-f]{64}$", "u");
+function validate27(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate27.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.path === void 0 && (missing0 = "path") || data.sha256 === void 0 && (missing0 = "sha256")) {
+        validate27.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.path !== void 0) {
+          let data0 = data.path;
+          const _errs1 = errors;
+          const _errs2 = errors;
+          if (errors === _errs2) {
+            if (typeof data0 === "string") {
+              if (func1(data0) > 4096) {
+                validate27.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
+                return false;
+              } else {
+                if (func1(data0) < 1) {
+                  validate27.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  return false;
+                } else {
+                  if (!pattern7.test(data0)) {
+                    validate27.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
+                    return false;
+                  }
+                }
+              }
+            } else {
+              validate27.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              return false;
+            }
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.sha256 !== void 0) {
+            let data1 = data.sha256;
+            const _errs4 = errors;
+            if (errors === _errs4) {
+              if (typeof data1 === "string") {
+                if (!pattern8.test(data1)) {
+                  validate27.errors = [{ instancePath: instancePath + "/sha256", schemaPath: "#/properties/sha256/pattern", keyword: "pattern", params: { pattern: "^[0-9a-f]{64}$" }, message: 'must match pattern "^[0-9a-f]{64}$"' }];
+                  return false;
+                }
+              } else {
+                validate27.errors = [{ instancePath: instancePath + "/sha256", schemaPath: "#/properties/sha256/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+            }
+            var valid0 = _errs4 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
+      validate27.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate27.errors = vErrors;
+  return errors === 0;
+}
+validate27.evaluated = { "props": { "path": true, "sha256": true }, "dynamicProps": false, "dynamicItems": false };
 function validate26(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -364,148 +442,160 @@ function validate26(data, { instancePath = "", parentData, parentDataProperty, r
           var valid0 = true;
         }
         if (valid0) {
-          if (data.seed !== void 0) {
-            let data2 = data.seed;
+          if (data.dirty_diff !== void 0) {
             const _errs5 = errors;
-            if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2)) && data2 !== null) {
-              validate26.errors = [{ instancePath: instancePath + "/seed", schemaPath: "#/properties/seed/type", keyword: "type", params: { type: schema41.properties.seed.type }, message: "must be integer,null" }];
-              return false;
-            }
-            if (errors === _errs5) {
-              if (typeof data2 == "number" && isFinite(data2)) {
-                if (data2 > 9007199254740991 || isNaN(data2)) {
-                  validate26.errors = [{ instancePath: instancePath + "/seed", schemaPath: "#/properties/seed/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                  return false;
-                } else {
-                  if (data2 < -9007199254740991 || isNaN(data2)) {
-                    validate26.errors = [{ instancePath: instancePath + "/seed", schemaPath: "#/properties/seed/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
-                    return false;
-                  }
-                }
-              }
+            if (!validate27(data.dirty_diff, { instancePath: instancePath + "/dirty_diff", parentData: data, parentDataProperty: "dirty_diff", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+              errors = vErrors.length;
             }
             var valid0 = _errs5 === errors;
           } else {
             var valid0 = true;
           }
           if (valid0) {
-            if (data.python !== void 0) {
-              const _errs7 = errors;
-              if (typeof data.python !== "string") {
-                validate26.errors = [{ instancePath: instancePath + "/python", schemaPath: "#/properties/python/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+            if (data.seed !== void 0) {
+              let data3 = data.seed;
+              const _errs6 = errors;
+              if (!(typeof data3 == "number" && (!(data3 % 1) && !isNaN(data3)) && isFinite(data3)) && data3 !== null) {
+                validate26.errors = [{ instancePath: instancePath + "/seed", schemaPath: "#/properties/seed/type", keyword: "type", params: { type: schema41.properties.seed.type }, message: "must be integer,null" }];
                 return false;
               }
-              var valid0 = _errs7 === errors;
+              if (errors === _errs6) {
+                if (typeof data3 == "number" && isFinite(data3)) {
+                  if (data3 > 9007199254740991 || isNaN(data3)) {
+                    validate26.errors = [{ instancePath: instancePath + "/seed", schemaPath: "#/properties/seed/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    return false;
+                  } else {
+                    if (data3 < -9007199254740991 || isNaN(data3)) {
+                      validate26.errors = [{ instancePath: instancePath + "/seed", schemaPath: "#/properties/seed/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
+                      return false;
+                    }
+                  }
+                }
+              }
+              var valid0 = _errs6 === errors;
             } else {
               var valid0 = true;
             }
             if (valid0) {
-              if (data.packages !== void 0) {
-                let data4 = data.packages;
-                const _errs9 = errors;
-                if (errors === _errs9) {
-                  if (data4 && typeof data4 == "object" && !Array.isArray(data4)) {
-                    for (const key0 in data4) {
-                      const _errs12 = errors;
-                      if (typeof data4[key0] !== "string") {
-                        validate26.errors = [{ instancePath: instancePath + "/packages/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/packages/additionalProperties/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                        return false;
-                      }
-                      var valid1 = _errs12 === errors;
-                      if (!valid1) {
-                        break;
-                      }
-                    }
-                  } else {
-                    validate26.errors = [{ instancePath: instancePath + "/packages", schemaPath: "#/properties/packages/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-                    return false;
-                  }
+              if (data.python !== void 0) {
+                const _errs8 = errors;
+                if (typeof data.python !== "string") {
+                  validate26.errors = [{ instancePath: instancePath + "/python", schemaPath: "#/properties/python/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  return false;
                 }
-                var valid0 = _errs9 === errors;
+                var valid0 = _errs8 === errors;
               } else {
                 var valid0 = true;
               }
               if (valid0) {
-                if (data.platform !== void 0) {
-                  const _errs14 = errors;
-                  if (typeof data.platform !== "string") {
-                    validate26.errors = [{ instancePath: instancePath + "/platform", schemaPath: "#/properties/platform/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                    return false;
+                if (data.packages !== void 0) {
+                  let data5 = data.packages;
+                  const _errs10 = errors;
+                  if (errors === _errs10) {
+                    if (data5 && typeof data5 == "object" && !Array.isArray(data5)) {
+                      for (const key0 in data5) {
+                        const _errs13 = errors;
+                        if (typeof data5[key0] !== "string") {
+                          validate26.errors = [{ instancePath: instancePath + "/packages/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/packages/additionalProperties/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          return false;
+                        }
+                        var valid1 = _errs13 === errors;
+                        if (!valid1) {
+                          break;
+                        }
+                      }
+                    } else {
+                      validate26.errors = [{ instancePath: instancePath + "/packages", schemaPath: "#/properties/packages/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                      return false;
+                    }
                   }
-                  var valid0 = _errs14 === errors;
+                  var valid0 = _errs10 === errors;
                 } else {
                   var valid0 = true;
                 }
                 if (valid0) {
-                  if (data.accelerator !== void 0) {
-                    let data7 = data.accelerator;
-                    const _errs16 = errors;
-                    if (errors === _errs16) {
-                      if (data7 && typeof data7 == "object" && !Array.isArray(data7)) {
-                        let missing0;
-                        if (data7.kind === void 0 && (missing0 = "kind") || data7.count === void 0 && (missing0 = "count")) {
-                          validate26.errors = [{ instancePath: instancePath + "/accelerator", schemaPath: "#/properties/accelerator/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-                          return false;
-                        } else {
-                          if (data7.kind !== void 0) {
-                            const _errs18 = errors;
-                            if (typeof data7.kind !== "string") {
-                              validate26.errors = [{ instancePath: instancePath + "/accelerator/kind", schemaPath: "#/properties/accelerator/properties/kind/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                              return false;
-                            }
-                            var valid2 = _errs18 === errors;
+                  if (data.platform !== void 0) {
+                    const _errs15 = errors;
+                    if (typeof data.platform !== "string") {
+                      validate26.errors = [{ instancePath: instancePath + "/platform", schemaPath: "#/properties/platform/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                      return false;
+                    }
+                    var valid0 = _errs15 === errors;
+                  } else {
+                    var valid0 = true;
+                  }
+                  if (valid0) {
+                    if (data.accelerator !== void 0) {
+                      let data8 = data.accelerator;
+                      const _errs17 = errors;
+                      if (errors === _errs17) {
+                        if (data8 && typeof data8 == "object" && !Array.isArray(data8)) {
+                          let missing0;
+                          if (data8.kind === void 0 && (missing0 = "kind") || data8.count === void 0 && (missing0 = "count")) {
+                            validate26.errors = [{ instancePath: instancePath + "/accelerator", schemaPath: "#/properties/accelerator/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+                            return false;
                           } else {
-                            var valid2 = true;
-                          }
-                          if (valid2) {
-                            if (data7.count !== void 0) {
-                              let data9 = data7.count;
-                              const _errs20 = errors;
-                              const _errs21 = errors;
-                              if (!(typeof data9 == "number" && (!(data9 % 1) && !isNaN(data9)) && isFinite(data9))) {
-                                validate26.errors = [{ instancePath: instancePath + "/accelerator/count", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                            if (data8.kind !== void 0) {
+                              const _errs19 = errors;
+                              if (typeof data8.kind !== "string") {
+                                validate26.errors = [{ instancePath: instancePath + "/accelerator/kind", schemaPath: "#/properties/accelerator/properties/kind/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                 return false;
                               }
-                              if (errors === _errs21) {
-                                if (typeof data9 == "number" && isFinite(data9)) {
-                                  if (data9 > 9007199254740991 || isNaN(data9)) {
-                                    validate26.errors = [{ instancePath: instancePath + "/accelerator/count", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                    return false;
-                                  } else {
-                                    if (data9 < 0 || isNaN(data9)) {
-                                      validate26.errors = [{ instancePath: instancePath + "/accelerator/count", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                      return false;
-                                    }
-                                  }
-                                }
-                              }
-                              var valid2 = _errs20 === errors;
+                              var valid2 = _errs19 === errors;
                             } else {
                               var valid2 = true;
                             }
                             if (valid2) {
-                              if (data7.name !== void 0) {
-                                let data10 = data7.name;
-                                const _errs23 = errors;
-                                if (typeof data10 !== "string" && data10 !== null) {
-                                  validate26.errors = [{ instancePath: instancePath + "/accelerator/name", schemaPath: "#/properties/accelerator/properties/name/type", keyword: "type", params: { type: schema41.properties.accelerator.properties.name.type }, message: "must be string,null" }];
+                              if (data8.count !== void 0) {
+                                let data10 = data8.count;
+                                const _errs21 = errors;
+                                const _errs22 = errors;
+                                if (!(typeof data10 == "number" && (!(data10 % 1) && !isNaN(data10)) && isFinite(data10))) {
+                                  validate26.errors = [{ instancePath: instancePath + "/accelerator/count", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                   return false;
                                 }
-                                var valid2 = _errs23 === errors;
+                                if (errors === _errs22) {
+                                  if (typeof data10 == "number" && isFinite(data10)) {
+                                    if (data10 > 9007199254740991 || isNaN(data10)) {
+                                      validate26.errors = [{ instancePath: instancePath + "/accelerator/count", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                                      return false;
+                                    } else {
+                                      if (data10 < 0 || isNaN(data10)) {
+                                        validate26.errors = [{ instancePath: instancePath + "/accelerator/count", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                        return false;
+                                      }
+                                    }
+                                  }
+                                }
+                                var valid2 = _errs21 === errors;
                               } else {
                                 var valid2 = true;
                               }
+                              if (valid2) {
+                                if (data8.name !== void 0) {
+                                  let data11 = data8.name;
+                                  const _errs24 = errors;
+                                  if (typeof data11 !== "string" && data11 !== null) {
+                                    validate26.errors = [{ instancePath: instancePath + "/accelerator/name", schemaPath: "#/properties/accelerator/properties/name/type", keyword: "type", params: { type: schema41.properties.accelerator.properties.name.type }, message: "must be string,null" }];
+                                    return false;
+                                  }
+                                  var valid2 = _errs24 === errors;
+                                } else {
+                                  var valid2 = true;
+                                }
+                              }
                             }
                           }
+                        } else {
+                          validate26.errors = [{ instancePath: instancePath + "/accelerator", schemaPath: "#/properties/accelerator/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                          return false;
                         }
-                      } else {
-                        validate26.errors = [{ instancePath: instancePath + "/accelerator", schemaPath: "#/properties/accelerator/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-                        return false;
                       }
+                      var valid0 = _errs17 === errors;
+                    } else {
+                      var valid0 = true;
                     }
-                    var valid0 = _errs16 === errors;
-                  } else {
-                    var valid0 = true;
                   }
                 }
               }
@@ -521,8 +611,7 @@ function validate26(data, { instancePath = "", parentData, parentDataProperty, r
   validate26.errors = vErrors;
   return errors === 0;
 }
-validate26.evaluated = { "props": { "git_sha": true, "git_dirty": true, "seed": true, "python": true, "packages": true, "platform": true, "accelerator": true }, "dynamicProps": false, "dynamicItems": false };
-var pattern8 = new RegExp("^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$", "u");
+validate26.evaluated = { "props": { "git_sha": true, "git_dirty": true, "dirty_diff": true, "seed": true, "python": true, "packages": true, "platform": true, "accelerator": true }, "dynamicProps": false, "dynamicItems": false };
 function validate21(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -794,7 +883,7 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
                                           }
                                           errors++;
                                         } else {
-                                          if (!pattern8.test(data11)) {
+                                          if (!pattern7.test(data11)) {
                                             const err6 = { instancePath: instancePath + "/resumed_from/checkpoint", schemaPath: "#/properties/resumed_from/anyOf/0/properties/checkpoint/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' };
                                             if (vErrors === null) {
                                               vErrors = [err6];
@@ -945,96 +1034,8 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate21.evaluated = { "props": { "event": true, "producer": true, "total_steps": true, "total_epochs": true, "config": true, "provenance": true, "world_size": true, "resumed_from": true, "heartbeat_interval_s": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema44 = { "title": "RunHeartbeat", "description": "Written when nothing else was written for the heartbeat interval, so a reader can tell a slow run from a dead one.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event"], "properties": { "event": { "const": "run.heartbeat", "description": "Always `run.heartbeat`." }, "phase": { "type": ["string", "null"], "pattern": "^[a-z][a-z0-9_]{0,63}$", "description": "The open phase, when there is one." }, "step": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The last step reached, when training has started." } } };
-var pattern9 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-function validate28(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate28.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-    errors = vErrors.length;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.event === void 0 && (missing0 = "event")) {
-        validate28.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.event !== void 0) {
-          const _errs2 = errors;
-          if ("run.heartbeat" !== data.event) {
-            validate28.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "run.heartbeat" }, message: "must be equal to constant" }];
-            return false;
-          }
-          var valid1 = _errs2 === errors;
-        } else {
-          var valid1 = true;
-        }
-        if (valid1) {
-          if (data.phase !== void 0) {
-            let data1 = data.phase;
-            const _errs3 = errors;
-            if (typeof data1 !== "string" && data1 !== null) {
-              validate28.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema44.properties.phase.type }, message: "must be string,null" }];
-              return false;
-            }
-            if (errors === _errs3) {
-              if (typeof data1 === "string") {
-                if (!pattern9.test(data1)) {
-                  validate28.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]{0,63}$" }, message: 'must match pattern "^[a-z][a-z0-9_]{0,63}$"' }];
-                  return false;
-                }
-              }
-            }
-            var valid1 = _errs3 === errors;
-          } else {
-            var valid1 = true;
-          }
-          if (valid1) {
-            if (data.step !== void 0) {
-              let data2 = data.step;
-              const _errs5 = errors;
-              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2)) && data2 !== null) {
-                validate28.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/type", keyword: "type", params: { type: schema44.properties.step.type }, message: "must be integer,null" }];
-                return false;
-              }
-              if (errors === _errs5) {
-                if (typeof data2 == "number" && isFinite(data2)) {
-                  if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate28.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                    return false;
-                  } else {
-                    if (data2 < 0 || isNaN(data2)) {
-                      validate28.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                      return false;
-                    }
-                  }
-                }
-              }
-              var valid1 = _errs5 === errors;
-            } else {
-              var valid1 = true;
-            }
-          }
-        }
-      }
-    } else {
-      validate28.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate28.errors = vErrors;
-  return errors === 0;
-}
-validate28.evaluated = { "props": { "event": true, "phase": true, "step": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var schema46 = { "title": "RunHeartbeat", "description": "Written when nothing else was written for the heartbeat interval, so a reader can tell a slow run from a dead one.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event"], "properties": { "event": { "const": "run.heartbeat", "description": "Always `run.heartbeat`." }, "phase": { "type": ["string", "null"], "pattern": "^[a-z][a-z0-9_]{0,63}$", "description": "The open phase, when there is one." }, "step": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The last step reached, when training has started." } } };
+var pattern11 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 function validate30(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -1052,14 +1053,14 @@ function validate30(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.phase === void 0 && (missing0 = "phase")) {
+      if (data.event === void 0 && (missing0 = "event")) {
         validate30.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
-          if ("phase.started" !== data.event) {
-            validate30.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "phase.started" }, message: "must be equal to constant" }];
+          if ("run.heartbeat" !== data.event) {
+            validate30.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "run.heartbeat" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -1070,21 +1071,47 @@ function validate30(data, { instancePath = "", parentData, parentDataProperty, r
           if (data.phase !== void 0) {
             let data1 = data.phase;
             const _errs3 = errors;
-            const _errs4 = errors;
-            if (errors === _errs4) {
+            if (typeof data1 !== "string" && data1 !== null) {
+              validate30.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema46.properties.phase.type }, message: "must be string,null" }];
+              return false;
+            }
+            if (errors === _errs3) {
               if (typeof data1 === "string") {
-                if (!pattern9.test(data1)) {
-                  validate30.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/$defs/PhaseName/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]{0,63}$" }, message: 'must match pattern "^[a-z][a-z0-9_]{0,63}$"' }];
+                if (!pattern11.test(data1)) {
+                  validate30.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]{0,63}$" }, message: 'must match pattern "^[a-z][a-z0-9_]{0,63}$"' }];
                   return false;
                 }
-              } else {
-                validate30.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/$defs/PhaseName/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
               }
             }
             var valid1 = _errs3 === errors;
           } else {
             var valid1 = true;
+          }
+          if (valid1) {
+            if (data.step !== void 0) {
+              let data2 = data.step;
+              const _errs5 = errors;
+              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2)) && data2 !== null) {
+                validate30.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/type", keyword: "type", params: { type: schema46.properties.step.type }, message: "must be integer,null" }];
+                return false;
+              }
+              if (errors === _errs5) {
+                if (typeof data2 == "number" && isFinite(data2)) {
+                  if (data2 > 9007199254740991 || isNaN(data2)) {
+                    validate30.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    return false;
+                  } else {
+                    if (data2 < 0 || isNaN(data2)) {
+                      validate30.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      return false;
+                    }
+                  }
+                }
+              }
+              var valid1 = _errs5 === errors;
+            } else {
+              var valid1 = true;
+            }
           }
         }
       }
@@ -1096,8 +1123,7 @@ function validate30(data, { instancePath = "", parentData, parentDataProperty, r
   validate30.errors = vErrors;
   return errors === 0;
 }
-validate30.evaluated = { "props": { "event": true, "phase": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema47 = { "title": "PhaseEnded", "description": "A phase of the run ends.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "phase", "status", "duration_s"], "properties": { "event": { "const": "phase.ended", "description": "Always `phase.ended`." }, "phase": { "$ref": "#/$defs/PhaseName", "description": "The phase's name." }, "status": { "enum": ["ok", "failed", "skipped", "interrupted"], "description": "How the phase ended." }, "duration_s": { "$ref": "#/$defs/Duration", "description": "How long the phase took." } } };
+validate30.evaluated = { "props": { "event": true, "phase": true, "step": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
 function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -1115,14 +1141,14 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.phase === void 0 && (missing0 = "phase") || data.status === void 0 && (missing0 = "status") || data.duration_s === void 0 && (missing0 = "duration_s")) {
+      if (data.event === void 0 && (missing0 = "event") || data.phase === void 0 && (missing0 = "phase")) {
         validate32.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
-          if ("phase.ended" !== data.event) {
-            validate32.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "phase.ended" }, message: "must be equal to constant" }];
+          if ("phase.started" !== data.event) {
+            validate32.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "phase.started" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -1136,7 +1162,7 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs4 = errors;
             if (errors === _errs4) {
               if (typeof data1 === "string") {
-                if (!pattern9.test(data1)) {
+                if (!pattern11.test(data1)) {
                   validate32.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/$defs/PhaseName/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]{0,63}$" }, message: 'must match pattern "^[a-z][a-z0-9_]{0,63}$"' }];
                   return false;
                 }
@@ -1149,40 +1175,6 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
           } else {
             var valid1 = true;
           }
-          if (valid1) {
-            if (data.status !== void 0) {
-              let data2 = data.status;
-              const _errs6 = errors;
-              if (!(data2 === "ok" || data2 === "failed" || data2 === "skipped" || data2 === "interrupted")) {
-                validate32.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema47.properties.status.enum }, message: "must be equal to one of the allowed values" }];
-                return false;
-              }
-              var valid1 = _errs6 === errors;
-            } else {
-              var valid1 = true;
-            }
-            if (valid1) {
-              if (data.duration_s !== void 0) {
-                let data3 = data.duration_s;
-                const _errs7 = errors;
-                const _errs8 = errors;
-                if (errors === _errs8) {
-                  if (typeof data3 == "number" && isFinite(data3)) {
-                    if (data3 < 0 || isNaN(data3)) {
-                      validate32.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                      return false;
-                    }
-                  } else {
-                    validate32.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
-                    return false;
-                  }
-                }
-                var valid1 = _errs7 === errors;
-              } else {
-                var valid1 = true;
-              }
-            }
-          }
         }
       }
     } else {
@@ -1193,9 +1185,8 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
   validate32.errors = vErrors;
   return errors === 0;
 }
-validate32.evaluated = { "props": { "event": true, "phase": true, "status": true, "duration_s": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema50 = { "title": "TrainStep", "description": "Progress of the optimisation (throttled: by default at most one a second, the first and the last always written).", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "step", "total_steps", "epoch", "loss", "learning_rate", "elapsed_s", "eta_s", "progress"], "properties": { "event": { "const": "train.step", "description": "Always `train.step`." }, "step": { "$ref": "#/$defs/Count", "description": "The optimisation steps completed in this attempt." }, "total_steps": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The steps planned, or null when not known." }, "epoch": { "type": ["number", "null"], "minimum": 0, "description": "The fractional epoch reached, when known." }, "loss": { "type": ["number", "null"], "description": "The training loss, or null when not logged or not finite." }, "learning_rate": { "type": ["number", "null"], "description": "The current learning rate, or null when not known." }, "grad_norm": { "type": ["number", "null"], "description": "The gradient norm, or null when not finite." }, "elapsed_s": { "$ref": "#/$defs/Duration", "description": "Seconds since the training of this attempt started." }, "eta_s": { "type": ["number", "null"], "minimum": 0, "description": "Estimated seconds to the end, from this session's own pace; null when not known." }, "progress": { "type": ["number", "null"], "minimum": 0, "maximum": 1, "description": "The fraction of the steps done, 0 to 1; null when the total is not known." }, "samples_per_s": { "type": ["number", "null"], "minimum": 0, "description": "Training samples per second." }, "tokens_per_s": { "type": ["number", "null"], "minimum": 0, "description": "Training tokens per second." }, "tokens_seen": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "Training tokens seen so far." }, "metrics": { "$ref": "#/$defs/Metrics", "description": "Other metrics logged with the step." } } };
-var schema53 = { "title": "Metrics", "description": "Named numeric metrics; a value that was not finite (NaN, infinity) is written as null.", "type": "object", "propertyNames": { "minLength": 1, "maxLength": 256 }, "additionalProperties": { "type": ["number", "null"] } };
+validate32.evaluated = { "props": { "event": true, "phase": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var schema49 = { "title": "PhaseEnded", "description": "A phase of the run ends.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "phase", "status", "duration_s"], "properties": { "event": { "const": "phase.ended", "description": "Always `phase.ended`." }, "phase": { "$ref": "#/$defs/PhaseName", "description": "The phase's name." }, "status": { "enum": ["ok", "failed", "skipped", "interrupted"], "description": "How the phase ended." }, "duration_s": { "$ref": "#/$defs/Duration", "description": "How long the phase took." } } };
 function validate34(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -1213,14 +1204,112 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.step === void 0 && (missing0 = "step") || data.total_steps === void 0 && (missing0 = "total_steps") || data.epoch === void 0 && (missing0 = "epoch") || data.loss === void 0 && (missing0 = "loss") || data.learning_rate === void 0 && (missing0 = "learning_rate") || data.elapsed_s === void 0 && (missing0 = "elapsed_s") || data.eta_s === void 0 && (missing0 = "eta_s") || data.progress === void 0 && (missing0 = "progress")) {
+      if (data.event === void 0 && (missing0 = "event") || data.phase === void 0 && (missing0 = "phase") || data.status === void 0 && (missing0 = "status") || data.duration_s === void 0 && (missing0 = "duration_s")) {
         validate34.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
+          if ("phase.ended" !== data.event) {
+            validate34.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "phase.ended" }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid1 = _errs2 === errors;
+        } else {
+          var valid1 = true;
+        }
+        if (valid1) {
+          if (data.phase !== void 0) {
+            let data1 = data.phase;
+            const _errs3 = errors;
+            const _errs4 = errors;
+            if (errors === _errs4) {
+              if (typeof data1 === "string") {
+                if (!pattern11.test(data1)) {
+                  validate34.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/$defs/PhaseName/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]{0,63}$" }, message: 'must match pattern "^[a-z][a-z0-9_]{0,63}$"' }];
+                  return false;
+                }
+              } else {
+                validate34.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/$defs/PhaseName/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+            }
+            var valid1 = _errs3 === errors;
+          } else {
+            var valid1 = true;
+          }
+          if (valid1) {
+            if (data.status !== void 0) {
+              let data2 = data.status;
+              const _errs6 = errors;
+              if (!(data2 === "ok" || data2 === "failed" || data2 === "skipped" || data2 === "interrupted")) {
+                validate34.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema49.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                return false;
+              }
+              var valid1 = _errs6 === errors;
+            } else {
+              var valid1 = true;
+            }
+            if (valid1) {
+              if (data.duration_s !== void 0) {
+                let data3 = data.duration_s;
+                const _errs7 = errors;
+                const _errs8 = errors;
+                if (errors === _errs8) {
+                  if (typeof data3 == "number" && isFinite(data3)) {
+                    if (data3 < 0 || isNaN(data3)) {
+                      validate34.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      return false;
+                    }
+                  } else {
+                    validate34.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                    return false;
+                  }
+                }
+                var valid1 = _errs7 === errors;
+              } else {
+                var valid1 = true;
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate34.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate34.errors = vErrors;
+  return errors === 0;
+}
+validate34.evaluated = { "props": { "event": true, "phase": true, "status": true, "duration_s": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var schema52 = { "title": "TrainStep", "description": "Progress of the optimisation (throttled: by default at most one a second, the first and the last always written).", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "step", "total_steps", "epoch", "loss", "learning_rate", "elapsed_s", "eta_s", "progress"], "properties": { "event": { "const": "train.step", "description": "Always `train.step`." }, "step": { "$ref": "#/$defs/Count", "description": "The trainer's step counter: a resumed run continues from the step of its checkpoint; an attempt after `train.restarted` continues from that event's `step`." }, "total_steps": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The steps planned, or null when not known." }, "epoch": { "type": ["number", "null"], "minimum": 0, "description": "The fractional epoch reached, when known." }, "loss": { "type": ["number", "null"], "description": "The training loss, or null when not logged or not finite." }, "learning_rate": { "type": ["number", "null"], "description": "The current learning rate, or null when not known." }, "grad_norm": { "type": ["number", "null"], "description": "The gradient norm, or null when not finite." }, "elapsed_s": { "$ref": "#/$defs/Duration", "description": "Seconds since the training of this attempt started." }, "eta_s": { "type": ["number", "null"], "minimum": 0, "description": "Estimated seconds to the end, from this session's own pace; null when not known." }, "progress": { "type": ["number", "null"], "minimum": 0, "maximum": 1, "description": "The fraction of the steps done, 0 to 1; null when the total is not known." }, "samples_per_s": { "type": ["number", "null"], "minimum": 0, "description": "Training samples per second." }, "tokens_per_s": { "type": ["number", "null"], "minimum": 0, "description": "Training tokens per second." }, "tokens_seen": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "Training tokens seen so far." }, "metrics": { "$ref": "#/$defs/Metrics", "description": "Other metrics logged with the step." } } };
+var schema55 = { "title": "Metrics", "description": "Named numeric metrics; a value that was not finite (NaN, infinity) is written as null.", "type": "object", "propertyNames": { "minLength": 1, "maxLength": 256 }, "additionalProperties": { "type": ["number", "null"] } };
+function validate36(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate36.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+    errors = vErrors.length;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.event === void 0 && (missing0 = "event") || data.step === void 0 && (missing0 = "step") || data.total_steps === void 0 && (missing0 = "total_steps") || data.epoch === void 0 && (missing0 = "epoch") || data.loss === void 0 && (missing0 = "loss") || data.learning_rate === void 0 && (missing0 = "learning_rate") || data.elapsed_s === void 0 && (missing0 = "elapsed_s") || data.eta_s === void 0 && (missing0 = "eta_s") || data.progress === void 0 && (missing0 = "progress")) {
+        validate36.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.event !== void 0) {
+          const _errs2 = errors;
           if ("train.step" !== data.event) {
-            validate34.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.step" }, message: "must be equal to constant" }];
+            validate36.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.step" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -1233,17 +1322,17 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs3 = errors;
             const _errs4 = errors;
             if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate34.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              validate36.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
               return false;
             }
             if (errors === _errs4) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate34.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  validate36.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                   return false;
                 } else {
                   if (data1 < 0 || isNaN(data1)) {
-                    validate34.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                    validate36.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                     return false;
                   }
                 }
@@ -1258,17 +1347,17 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
               let data2 = data.total_steps;
               const _errs6 = errors;
               if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2)) && data2 !== null) {
-                validate34.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/type", keyword: "type", params: { type: schema50.properties.total_steps.type }, message: "must be integer,null" }];
+                validate36.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/type", keyword: "type", params: { type: schema52.properties.total_steps.type }, message: "must be integer,null" }];
                 return false;
               }
               if (errors === _errs6) {
                 if (typeof data2 == "number" && isFinite(data2)) {
                   if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate34.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    validate36.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                     return false;
                   } else {
                     if (data2 < 0 || isNaN(data2)) {
-                      validate34.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      validate36.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                       return false;
                     }
                   }
@@ -1283,13 +1372,13 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                 let data3 = data.epoch;
                 const _errs8 = errors;
                 if (!(typeof data3 == "number" && isFinite(data3)) && data3 !== null) {
-                  validate34.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema50.properties.epoch.type }, message: "must be number,null" }];
+                  validate36.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema52.properties.epoch.type }, message: "must be number,null" }];
                   return false;
                 }
                 if (errors === _errs8) {
                   if (typeof data3 == "number" && isFinite(data3)) {
                     if (data3 < 0 || isNaN(data3)) {
-                      validate34.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      validate36.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                       return false;
                     }
                   }
@@ -1303,7 +1392,7 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                   let data4 = data.loss;
                   const _errs10 = errors;
                   if (!(typeof data4 == "number" && isFinite(data4)) && data4 !== null) {
-                    validate34.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema50.properties.loss.type }, message: "must be number,null" }];
+                    validate36.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema52.properties.loss.type }, message: "must be number,null" }];
                     return false;
                   }
                   var valid1 = _errs10 === errors;
@@ -1315,7 +1404,7 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                     let data5 = data.learning_rate;
                     const _errs12 = errors;
                     if (!(typeof data5 == "number" && isFinite(data5)) && data5 !== null) {
-                      validate34.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema50.properties.learning_rate.type }, message: "must be number,null" }];
+                      validate36.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema52.properties.learning_rate.type }, message: "must be number,null" }];
                       return false;
                     }
                     var valid1 = _errs12 === errors;
@@ -1327,7 +1416,7 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                       let data6 = data.grad_norm;
                       const _errs14 = errors;
                       if (!(typeof data6 == "number" && isFinite(data6)) && data6 !== null) {
-                        validate34.errors = [{ instancePath: instancePath + "/grad_norm", schemaPath: "#/properties/grad_norm/type", keyword: "type", params: { type: schema50.properties.grad_norm.type }, message: "must be number,null" }];
+                        validate36.errors = [{ instancePath: instancePath + "/grad_norm", schemaPath: "#/properties/grad_norm/type", keyword: "type", params: { type: schema52.properties.grad_norm.type }, message: "must be number,null" }];
                         return false;
                       }
                       var valid1 = _errs14 === errors;
@@ -1342,11 +1431,11 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                         if (errors === _errs17) {
                           if (typeof data7 == "number" && isFinite(data7)) {
                             if (data7 < 0 || isNaN(data7)) {
-                              validate34.errors = [{ instancePath: instancePath + "/elapsed_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                              validate36.errors = [{ instancePath: instancePath + "/elapsed_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                               return false;
                             }
                           } else {
-                            validate34.errors = [{ instancePath: instancePath + "/elapsed_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                            validate36.errors = [{ instancePath: instancePath + "/elapsed_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                             return false;
                           }
                         }
@@ -1359,13 +1448,13 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                           let data8 = data.eta_s;
                           const _errs19 = errors;
                           if (!(typeof data8 == "number" && isFinite(data8)) && data8 !== null) {
-                            validate34.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema50.properties.eta_s.type }, message: "must be number,null" }];
+                            validate36.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema52.properties.eta_s.type }, message: "must be number,null" }];
                             return false;
                           }
                           if (errors === _errs19) {
                             if (typeof data8 == "number" && isFinite(data8)) {
                               if (data8 < 0 || isNaN(data8)) {
-                                validate34.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                validate36.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                 return false;
                               }
                             }
@@ -1379,17 +1468,17 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                             let data9 = data.progress;
                             const _errs21 = errors;
                             if (!(typeof data9 == "number" && isFinite(data9)) && data9 !== null) {
-                              validate34.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema50.properties.progress.type }, message: "must be number,null" }];
+                              validate36.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema52.properties.progress.type }, message: "must be number,null" }];
                               return false;
                             }
                             if (errors === _errs21) {
                               if (typeof data9 == "number" && isFinite(data9)) {
                                 if (data9 > 1 || isNaN(data9)) {
-                                  validate34.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1 }, message: "must be <= 1" }];
+                                  validate36.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1 }, message: "must be <= 1" }];
                                   return false;
                                 } else {
                                   if (data9 < 0 || isNaN(data9)) {
-                                    validate34.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                    validate36.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                     return false;
                                   }
                                 }
@@ -1404,13 +1493,13 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                               let data10 = data.samples_per_s;
                               const _errs23 = errors;
                               if (!(typeof data10 == "number" && isFinite(data10)) && data10 !== null) {
-                                validate34.errors = [{ instancePath: instancePath + "/samples_per_s", schemaPath: "#/properties/samples_per_s/type", keyword: "type", params: { type: schema50.properties.samples_per_s.type }, message: "must be number,null" }];
+                                validate36.errors = [{ instancePath: instancePath + "/samples_per_s", schemaPath: "#/properties/samples_per_s/type", keyword: "type", params: { type: schema52.properties.samples_per_s.type }, message: "must be number,null" }];
                                 return false;
                               }
                               if (errors === _errs23) {
                                 if (typeof data10 == "number" && isFinite(data10)) {
                                   if (data10 < 0 || isNaN(data10)) {
-                                    validate34.errors = [{ instancePath: instancePath + "/samples_per_s", schemaPath: "#/properties/samples_per_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                    validate36.errors = [{ instancePath: instancePath + "/samples_per_s", schemaPath: "#/properties/samples_per_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                     return false;
                                   }
                                 }
@@ -1424,13 +1513,13 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                                 let data11 = data.tokens_per_s;
                                 const _errs25 = errors;
                                 if (!(typeof data11 == "number" && isFinite(data11)) && data11 !== null) {
-                                  validate34.errors = [{ instancePath: instancePath + "/tokens_per_s", schemaPath: "#/properties/tokens_per_s/type", keyword: "type", params: { type: schema50.properties.tokens_per_s.type }, message: "must be number,null" }];
+                                  validate36.errors = [{ instancePath: instancePath + "/tokens_per_s", schemaPath: "#/properties/tokens_per_s/type", keyword: "type", params: { type: schema52.properties.tokens_per_s.type }, message: "must be number,null" }];
                                   return false;
                                 }
                                 if (errors === _errs25) {
                                   if (typeof data11 == "number" && isFinite(data11)) {
                                     if (data11 < 0 || isNaN(data11)) {
-                                      validate34.errors = [{ instancePath: instancePath + "/tokens_per_s", schemaPath: "#/properties/tokens_per_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                      validate36.errors = [{ instancePath: instancePath + "/tokens_per_s", schemaPath: "#/properties/tokens_per_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                       return false;
                                     }
                                   }
@@ -1444,17 +1533,17 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                                   let data12 = data.tokens_seen;
                                   const _errs27 = errors;
                                   if (!(typeof data12 == "number" && (!(data12 % 1) && !isNaN(data12)) && isFinite(data12)) && data12 !== null) {
-                                    validate34.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/type", keyword: "type", params: { type: schema50.properties.tokens_seen.type }, message: "must be integer,null" }];
+                                    validate36.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/type", keyword: "type", params: { type: schema52.properties.tokens_seen.type }, message: "must be integer,null" }];
                                     return false;
                                   }
                                   if (errors === _errs27) {
                                     if (typeof data12 == "number" && isFinite(data12)) {
                                       if (data12 > 9007199254740991 || isNaN(data12)) {
-                                        validate34.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                                        validate36.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                                         return false;
                                       } else {
                                         if (data12 < 0 || isNaN(data12)) {
-                                          validate34.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                          validate36.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                           return false;
                                         }
                                       }
@@ -1503,7 +1592,7 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                                               vErrors.push(err2);
                                             }
                                             errors++;
-                                            validate34.errors = vErrors;
+                                            validate36.errors = vErrors;
                                             return false;
                                             break;
                                           }
@@ -1513,7 +1602,7 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                                             let data14 = data13[key1];
                                             const _errs34 = errors;
                                             if (!(typeof data14 == "number" && isFinite(data14)) && data14 !== null) {
-                                              validate34.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema53.additionalProperties.type }, message: "must be number,null" }];
+                                              validate36.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema55.additionalProperties.type }, message: "must be number,null" }];
                                               return false;
                                             }
                                             var valid6 = _errs34 === errors;
@@ -1523,7 +1612,7 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
                                           }
                                         }
                                       } else {
-                                        validate34.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                        validate36.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                         return false;
                                       }
                                     }
@@ -1546,18 +1635,18 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate34.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate36.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate34.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
 }
-validate34.evaluated = { "props": { "event": true, "step": true, "total_steps": true, "epoch": true, "loss": true, "learning_rate": true, "grad_norm": true, "elapsed_s": true, "eta_s": true, "progress": true, "samples_per_s": true, "tokens_per_s": true, "tokens_seen": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-function validate36(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate36.evaluated = { "props": { "event": true, "step": true, "total_steps": true, "epoch": true, "loss": true, "learning_rate": true, "grad_norm": true, "elapsed_s": true, "eta_s": true, "progress": true, "samples_per_s": true, "tokens_per_s": true, "tokens_seen": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+function validate38(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate36.evaluated;
+  const evaluated0 = validate38.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1572,13 +1661,13 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.event === void 0 && (missing0 = "event") || data.epoch === void 0 && (missing0 = "epoch") || data.step === void 0 && (missing0 = "step") || data.metrics === void 0 && (missing0 = "metrics")) {
-        validate36.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate38.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
           if ("train.epoch" !== data.event) {
-            validate36.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.epoch" }, message: "must be equal to constant" }];
+            validate38.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.epoch" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -1591,17 +1680,17 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs3 = errors;
             const _errs4 = errors;
             if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate36.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              validate38.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
               return false;
             }
             if (errors === _errs4) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate36.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  validate38.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                   return false;
                 } else {
                   if (data1 < 1 || isNaN(data1)) {
-                    validate36.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                    validate38.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                     return false;
                   }
                 }
@@ -1617,17 +1706,17 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
               const _errs6 = errors;
               const _errs7 = errors;
               if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                validate36.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                validate38.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                 return false;
               }
               if (errors === _errs7) {
                 if (typeof data2 == "number" && isFinite(data2)) {
                   if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate36.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    validate38.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                     return false;
                   } else {
                     if (data2 < 0 || isNaN(data2)) {
-                      validate36.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      validate38.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                       return false;
                     }
                   }
@@ -1676,7 +1765,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                           vErrors.push(err2);
                         }
                         errors++;
-                        validate36.errors = vErrors;
+                        validate38.errors = vErrors;
                         return false;
                         break;
                       }
@@ -1686,7 +1775,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                         let data4 = data3[key1];
                         const _errs14 = errors;
                         if (!(typeof data4 == "number" && isFinite(data4)) && data4 !== null) {
-                          validate36.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema53.additionalProperties.type }, message: "must be number,null" }];
+                          validate38.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema55.additionalProperties.type }, message: "must be number,null" }];
                           return false;
                         }
                         var valid6 = _errs14 === errors;
@@ -1696,7 +1785,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                       }
                     }
                   } else {
-                    validate36.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                    validate38.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                     return false;
                   }
                 }
@@ -1709,19 +1798,19 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate36.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate38.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate36.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
 }
-validate36.evaluated = { "props": { "event": true, "epoch": true, "step": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema58 = { "title": "TrainRestarted", "description": "The optimisation restarts inside the same process (for example an out-of-memory batch-size retry); written before the step counter goes back.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "reason", "attempt", "previous_step", "step"], "properties": { "event": { "const": "train.restarted", "description": "Always `train.restarted`." }, "reason": { "enum": ["oom", "other"], "description": "Why the optimisation restarted." }, "attempt": { "type": "integer", "minimum": 2, "maximum": 9007199254740991, "description": "The attempt that starts now (the first attempt is 1)." }, "previous_step": { "$ref": "#/$defs/Count", "description": "The step the previous attempt reached." }, "step": { "$ref": "#/$defs/Count", "description": "The step the new attempt starts from (0 after a batch-size retry)." }, "batch_size_from": { "type": ["integer", "null"], "minimum": 1, "maximum": 9007199254740991, "description": "The batch size of the previous attempt." }, "batch_size_to": { "type": ["integer", "null"], "minimum": 1, "maximum": 9007199254740991, "description": "The batch size of the new attempt." }, "total_steps": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The steps planned for the new attempt." } } };
-function validate38(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate38.evaluated = { "props": { "event": true, "epoch": true, "step": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var schema60 = { "title": "TrainRestarted", "description": "The optimisation restarts inside the same process (for example an out-of-memory batch-size retry); written before the step counter goes back.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "reason", "attempt", "previous_step", "step"], "properties": { "event": { "const": "train.restarted", "description": "Always `train.restarted`." }, "reason": { "enum": ["oom", "other"], "description": "Why the optimisation restarted." }, "attempt": { "type": "integer", "minimum": 2, "maximum": 9007199254740991, "description": "The attempt that starts now (the first attempt is 1)." }, "previous_step": { "$ref": "#/$defs/Count", "description": "The step the previous attempt reached." }, "step": { "$ref": "#/$defs/Count", "description": "The step the new attempt starts from (0 after a batch-size retry)." }, "batch_size_from": { "type": ["integer", "null"], "minimum": 1, "maximum": 9007199254740991, "description": "The batch size of the previous attempt." }, "batch_size_to": { "type": ["integer", "null"], "minimum": 1, "maximum": 9007199254740991, "description": "The batch size of the new attempt." }, "total_steps": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The steps planned for the new attempt." } } };
+function validate40(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate38.evaluated;
+  const evaluated0 = validate40.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1736,13 +1825,13 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.event === void 0 && (missing0 = "event") || data.reason === void 0 && (missing0 = "reason") || data.attempt === void 0 && (missing0 = "attempt") || data.previous_step === void 0 && (missing0 = "previous_step") || data.step === void 0 && (missing0 = "step")) {
-        validate38.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate40.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
           if ("train.restarted" !== data.event) {
-            validate38.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.restarted" }, message: "must be equal to constant" }];
+            validate40.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.restarted" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -1754,7 +1843,7 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
             let data1 = data.reason;
             const _errs3 = errors;
             if (!(data1 === "oom" || data1 === "other")) {
-              validate38.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema58.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
+              validate40.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema60.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
               return false;
             }
             var valid1 = _errs3 === errors;
@@ -1766,17 +1855,17 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
               let data2 = data.attempt;
               const _errs4 = errors;
               if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                validate38.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                validate40.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                 return false;
               }
               if (errors === _errs4) {
                 if (typeof data2 == "number" && isFinite(data2)) {
                   if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate38.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    validate40.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                     return false;
                   } else {
                     if (data2 < 2 || isNaN(data2)) {
-                      validate38.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/minimum", keyword: "minimum", params: { comparison: ">=", limit: 2 }, message: "must be >= 2" }];
+                      validate40.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/minimum", keyword: "minimum", params: { comparison: ">=", limit: 2 }, message: "must be >= 2" }];
                       return false;
                     }
                   }
@@ -1792,17 +1881,17 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
                 const _errs6 = errors;
                 const _errs7 = errors;
                 if (!(typeof data3 == "number" && (!(data3 % 1) && !isNaN(data3)) && isFinite(data3))) {
-                  validate38.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                  validate40.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                   return false;
                 }
                 if (errors === _errs7) {
                   if (typeof data3 == "number" && isFinite(data3)) {
                     if (data3 > 9007199254740991 || isNaN(data3)) {
-                      validate38.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                      validate40.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                       return false;
                     } else {
                       if (data3 < 0 || isNaN(data3)) {
-                        validate38.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                        validate40.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                         return false;
                       }
                     }
@@ -1818,17 +1907,17 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
                   const _errs9 = errors;
                   const _errs10 = errors;
                   if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4))) {
-                    validate38.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                    validate40.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                     return false;
                   }
                   if (errors === _errs10) {
                     if (typeof data4 == "number" && isFinite(data4)) {
                       if (data4 > 9007199254740991 || isNaN(data4)) {
-                        validate38.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                        validate40.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                         return false;
                       } else {
                         if (data4 < 0 || isNaN(data4)) {
-                          validate38.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                          validate40.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                           return false;
                         }
                       }
@@ -1843,17 +1932,17 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
                     let data5 = data.batch_size_from;
                     const _errs12 = errors;
                     if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5)) && data5 !== null) {
-                      validate38.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/type", keyword: "type", params: { type: schema58.properties.batch_size_from.type }, message: "must be integer,null" }];
+                      validate40.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/type", keyword: "type", params: { type: schema60.properties.batch_size_from.type }, message: "must be integer,null" }];
                       return false;
                     }
                     if (errors === _errs12) {
                       if (typeof data5 == "number" && isFinite(data5)) {
                         if (data5 > 9007199254740991 || isNaN(data5)) {
-                          validate38.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                          validate40.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                           return false;
                         } else {
                           if (data5 < 1 || isNaN(data5)) {
-                            validate38.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                            validate40.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                             return false;
                           }
                         }
@@ -1868,17 +1957,17 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
                       let data6 = data.batch_size_to;
                       const _errs14 = errors;
                       if (!(typeof data6 == "number" && (!(data6 % 1) && !isNaN(data6)) && isFinite(data6)) && data6 !== null) {
-                        validate38.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/type", keyword: "type", params: { type: schema58.properties.batch_size_to.type }, message: "must be integer,null" }];
+                        validate40.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/type", keyword: "type", params: { type: schema60.properties.batch_size_to.type }, message: "must be integer,null" }];
                         return false;
                       }
                       if (errors === _errs14) {
                         if (typeof data6 == "number" && isFinite(data6)) {
                           if (data6 > 9007199254740991 || isNaN(data6)) {
-                            validate38.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                            validate40.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                             return false;
                           } else {
                             if (data6 < 1 || isNaN(data6)) {
-                              validate38.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                              validate40.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                               return false;
                             }
                           }
@@ -1893,17 +1982,17 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
                         let data7 = data.total_steps;
                         const _errs16 = errors;
                         if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7)) && data7 !== null) {
-                          validate38.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/type", keyword: "type", params: { type: schema58.properties.total_steps.type }, message: "must be integer,null" }];
+                          validate40.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/type", keyword: "type", params: { type: schema60.properties.total_steps.type }, message: "must be integer,null" }];
                           return false;
                         }
                         if (errors === _errs16) {
                           if (typeof data7 == "number" && isFinite(data7)) {
                             if (data7 > 9007199254740991 || isNaN(data7)) {
-                              validate38.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                              validate40.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                               return false;
                             } else {
                               if (data7 < 0 || isNaN(data7)) {
-                                validate38.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                validate40.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                 return false;
                               }
                             }
@@ -1922,19 +2011,19 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate38.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate40.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate38.errors = vErrors;
+  validate40.errors = vErrors;
   return errors === 0;
 }
-validate38.evaluated = { "props": { "event": true, "reason": true, "attempt": true, "previous_step": true, "step": true, "batch_size_from": true, "batch_size_to": true, "total_steps": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema61 = { "title": "EvalCompleted", "description": "An evaluation finished.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "step", "epoch", "split", "metrics"], "properties": { "event": { "const": "eval.completed", "description": "Always `eval.completed`." }, "step": { "$ref": "#/$defs/Count", "description": "The step the model was evaluated at." }, "epoch": { "type": ["number", "null"], "minimum": 0, "description": "The fractional epoch, when known." }, "split": { "type": "string", "minLength": 1, "maxLength": 128, "description": "The data split evaluated; `eval` unless the writer knows better." }, "metrics": { "$ref": "#/$defs/Metrics", "description": "The evaluation's metrics." } } };
-function validate40(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate40.evaluated = { "props": { "event": true, "reason": true, "attempt": true, "previous_step": true, "step": true, "batch_size_from": true, "batch_size_to": true, "total_steps": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var schema63 = { "title": "EvalCompleted", "description": "An evaluation finished.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "step", "epoch", "split", "metrics"], "properties": { "event": { "const": "eval.completed", "description": "Always `eval.completed`." }, "step": { "$ref": "#/$defs/Count", "description": "The step the model was evaluated at." }, "epoch": { "type": ["number", "null"], "minimum": 0, "description": "The fractional epoch, when known." }, "split": { "type": "string", "minLength": 1, "maxLength": 128, "description": "The data split evaluated; `eval` unless the writer knows better." }, "metrics": { "$ref": "#/$defs/Metrics", "description": "The evaluation's metrics." } } };
+function validate42(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate40.evaluated;
+  const evaluated0 = validate42.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1949,13 +2038,13 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.event === void 0 && (missing0 = "event") || data.step === void 0 && (missing0 = "step") || data.epoch === void 0 && (missing0 = "epoch") || data.split === void 0 && (missing0 = "split") || data.metrics === void 0 && (missing0 = "metrics")) {
-        validate40.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate42.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
           if ("eval.completed" !== data.event) {
-            validate40.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "eval.completed" }, message: "must be equal to constant" }];
+            validate42.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "eval.completed" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -1968,17 +2057,17 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs3 = errors;
             const _errs4 = errors;
             if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate40.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              validate42.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
               return false;
             }
             if (errors === _errs4) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate40.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  validate42.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                   return false;
                 } else {
                   if (data1 < 0 || isNaN(data1)) {
-                    validate40.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                    validate42.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                     return false;
                   }
                 }
@@ -1993,13 +2082,13 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
               let data2 = data.epoch;
               const _errs6 = errors;
               if (!(typeof data2 == "number" && isFinite(data2)) && data2 !== null) {
-                validate40.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema61.properties.epoch.type }, message: "must be number,null" }];
+                validate42.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema63.properties.epoch.type }, message: "must be number,null" }];
                 return false;
               }
               if (errors === _errs6) {
                 if (typeof data2 == "number" && isFinite(data2)) {
                   if (data2 < 0 || isNaN(data2)) {
-                    validate40.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                    validate42.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                     return false;
                   }
                 }
@@ -2015,16 +2104,16 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
                 if (errors === _errs8) {
                   if (typeof data3 === "string") {
                     if (func1(data3) > 128) {
-                      validate40.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
+                      validate42.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
                       return false;
                     } else {
                       if (func1(data3) < 1) {
-                        validate40.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                        validate42.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                         return false;
                       }
                     }
                   } else {
-                    validate40.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate42.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                 }
@@ -2071,7 +2160,7 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
                             vErrors.push(err2);
                           }
                           errors++;
-                          validate40.errors = vErrors;
+                          validate42.errors = vErrors;
                           return false;
                           break;
                         }
@@ -2081,7 +2170,7 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
                           let data5 = data4[key1];
                           const _errs15 = errors;
                           if (!(typeof data5 == "number" && isFinite(data5)) && data5 !== null) {
-                            validate40.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema53.additionalProperties.type }, message: "must be number,null" }];
+                            validate42.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema55.additionalProperties.type }, message: "must be number,null" }];
                             return false;
                           }
                           var valid5 = _errs15 === errors;
@@ -2091,7 +2180,7 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
                         }
                       }
                     } else {
-                      validate40.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                      validate42.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                       return false;
                     }
                   }
@@ -2105,119 +2194,6 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate40.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate40.errors = vErrors;
-  return errors === 0;
-}
-validate40.evaluated = { "props": { "event": true, "step": true, "epoch": true, "split": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema64 = { "title": "CheckpointSaved", "description": "A checkpoint was written.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "step", "path", "reason"], "properties": { "event": { "const": "checkpoint.saved", "description": "Always `checkpoint.saved`." }, "step": { "$ref": "#/$defs/Count", "description": "The step the checkpoint holds." }, "path": { "$ref": "#/$defs/RelativePath", "description": "Where it was written, relative to the output directory." }, "reason": { "enum": ["periodic", "stop", "best", "final"], "description": "Why it was written." } } };
-function validate42(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate42.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-    errors = vErrors.length;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.step === void 0 && (missing0 = "step") || data.path === void 0 && (missing0 = "path") || data.reason === void 0 && (missing0 = "reason")) {
-        validate42.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.event !== void 0) {
-          const _errs2 = errors;
-          if ("checkpoint.saved" !== data.event) {
-            validate42.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "checkpoint.saved" }, message: "must be equal to constant" }];
-            return false;
-          }
-          var valid1 = _errs2 === errors;
-        } else {
-          var valid1 = true;
-        }
-        if (valid1) {
-          if (data.step !== void 0) {
-            let data1 = data.step;
-            const _errs3 = errors;
-            const _errs4 = errors;
-            if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate42.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-              return false;
-            }
-            if (errors === _errs4) {
-              if (typeof data1 == "number" && isFinite(data1)) {
-                if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate42.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                  return false;
-                } else {
-                  if (data1 < 0 || isNaN(data1)) {
-                    validate42.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                    return false;
-                  }
-                }
-              }
-            }
-            var valid1 = _errs3 === errors;
-          } else {
-            var valid1 = true;
-          }
-          if (valid1) {
-            if (data.path !== void 0) {
-              let data2 = data.path;
-              const _errs6 = errors;
-              const _errs7 = errors;
-              if (errors === _errs7) {
-                if (typeof data2 === "string") {
-                  if (func1(data2) > 4096) {
-                    validate42.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
-                    return false;
-                  } else {
-                    if (func1(data2) < 1) {
-                      validate42.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
-                      return false;
-                    } else {
-                      if (!pattern8.test(data2)) {
-                        validate42.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
-                        return false;
-                      }
-                    }
-                  }
-                } else {
-                  validate42.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                  return false;
-                }
-              }
-              var valid1 = _errs6 === errors;
-            } else {
-              var valid1 = true;
-            }
-            if (valid1) {
-              if (data.reason !== void 0) {
-                let data3 = data.reason;
-                const _errs9 = errors;
-                if (!(data3 === "periodic" || data3 === "stop" || data3 === "best" || data3 === "final")) {
-                  validate42.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema64.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
-                  return false;
-                }
-                var valid1 = _errs9 === errors;
-              } else {
-                var valid1 = true;
-              }
-            }
-          }
-        }
-      }
-    } else {
       validate42.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
@@ -2225,8 +2201,8 @@ function validate42(data, { instancePath = "", parentData, parentDataProperty, r
   validate42.errors = vErrors;
   return errors === 0;
 }
-validate42.evaluated = { "props": { "event": true, "step": true, "path": true, "reason": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema67 = { "title": "TrialStarted", "description": "A trial of a hyperparameter search begins.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "trial", "attempt", "params"], "properties": { "event": { "const": "trial.started", "description": "Always `trial.started`." }, "trial": { "$ref": "#/$defs/Ordinal", "description": "The trial's number, from 1." }, "attempt": { "$ref": "#/$defs/Ordinal", "description": "The attempt of this trial, from 1 (an out-of-memory retry of the same trial is attempt 2)." }, "params": { "type": "object", "description": "The trial's hyperparameters; a value that is not a number, string, boolean or null is written as its string form.", "additionalProperties": { "type": ["number", "string", "boolean", "null"] } } } };
+validate42.evaluated = { "props": { "event": true, "step": true, "epoch": true, "split": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var schema66 = { "title": "CheckpointSaved", "description": "A checkpoint was written.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "step", "path", "reason"], "properties": { "event": { "const": "checkpoint.saved", "description": "Always `checkpoint.saved`." }, "step": { "$ref": "#/$defs/Count", "description": "The step the checkpoint holds." }, "path": { "$ref": "#/$defs/RelativePath", "description": "Where it was written, relative to the output directory." }, "reason": { "enum": ["periodic", "stop", "best", "final"], "description": "Why it was written." } } };
 function validate44(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -2244,14 +2220,14 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.trial === void 0 && (missing0 = "trial") || data.attempt === void 0 && (missing0 = "attempt") || data.params === void 0 && (missing0 = "params")) {
+      if (data.event === void 0 && (missing0 = "event") || data.step === void 0 && (missing0 = "step") || data.path === void 0 && (missing0 = "path") || data.reason === void 0 && (missing0 = "reason")) {
         validate44.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
-          if ("trial.started" !== data.event) {
-            validate44.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "trial.started" }, message: "must be equal to constant" }];
+          if ("checkpoint.saved" !== data.event) {
+            validate44.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "checkpoint.saved" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -2259,22 +2235,22 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
           var valid1 = true;
         }
         if (valid1) {
-          if (data.trial !== void 0) {
-            let data1 = data.trial;
+          if (data.step !== void 0) {
+            let data1 = data.step;
             const _errs3 = errors;
             const _errs4 = errors;
             if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate44.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              validate44.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
               return false;
             }
             if (errors === _errs4) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate44.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  validate44.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                   return false;
                 } else {
-                  if (data1 < 1 || isNaN(data1)) {
-                    validate44.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                  if (data1 < 0 || isNaN(data1)) {
+                    validate44.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                     return false;
                   }
                 }
@@ -2285,25 +2261,29 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
             var valid1 = true;
           }
           if (valid1) {
-            if (data.attempt !== void 0) {
-              let data2 = data.attempt;
+            if (data.path !== void 0) {
+              let data2 = data.path;
               const _errs6 = errors;
               const _errs7 = errors;
-              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                validate44.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                return false;
-              }
               if (errors === _errs7) {
-                if (typeof data2 == "number" && isFinite(data2)) {
-                  if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate44.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                if (typeof data2 === "string") {
+                  if (func1(data2) > 4096) {
+                    validate44.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
                     return false;
                   } else {
-                    if (data2 < 1 || isNaN(data2)) {
-                      validate44.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                    if (func1(data2) < 1) {
+                      validate44.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                       return false;
+                    } else {
+                      if (!pattern7.test(data2)) {
+                        validate44.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
+                        return false;
+                      }
                     }
                   }
+                } else {
+                  validate44.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  return false;
                 }
               }
               var valid1 = _errs6 === errors;
@@ -2311,27 +2291,12 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
               var valid1 = true;
             }
             if (valid1) {
-              if (data.params !== void 0) {
-                let data3 = data.params;
+              if (data.reason !== void 0) {
+                let data3 = data.reason;
                 const _errs9 = errors;
-                if (errors === _errs9) {
-                  if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                    for (const key0 in data3) {
-                      let data4 = data3[key0];
-                      const _errs12 = errors;
-                      if (!(typeof data4 == "number" && isFinite(data4)) && typeof data4 !== "string" && typeof data4 !== "boolean" && data4 !== null) {
-                        validate44.errors = [{ instancePath: instancePath + "/params/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/params/additionalProperties/type", keyword: "type", params: { type: schema67.properties.params.additionalProperties.type }, message: "must be number,string,boolean,null" }];
-                        return false;
-                      }
-                      var valid4 = _errs12 === errors;
-                      if (!valid4) {
-                        break;
-                      }
-                    }
-                  } else {
-                    validate44.errors = [{ instancePath: instancePath + "/params", schemaPath: "#/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-                    return false;
-                  }
+                if (!(data3 === "periodic" || data3 === "stop" || data3 === "best" || data3 === "final")) {
+                  validate44.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema66.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
+                  return false;
                 }
                 var valid1 = _errs9 === errors;
               } else {
@@ -2349,8 +2314,8 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
   validate44.errors = vErrors;
   return errors === 0;
 }
-validate44.evaluated = { "props": { "event": true, "trial": true, "attempt": true, "params": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema70 = { "title": "TrialEnded", "description": "A trial of a hyperparameter search ended.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "trial", "attempt", "status", "duration_s", "metrics", "error"], "properties": { "event": { "const": "trial.ended", "description": "Always `trial.ended`." }, "trial": { "$ref": "#/$defs/Ordinal", "description": "The trial's number, from 1." }, "attempt": { "$ref": "#/$defs/Ordinal", "description": "The attempt of this trial, from 1." }, "status": { "enum": ["succeeded", "failed", "pruned"], "description": "How the trial ended." }, "duration_s": { "$ref": "#/$defs/Duration", "description": "How long the trial took." }, "metrics": { "$ref": "#/$defs/Metrics", "description": "The trial's metrics." }, "error": { "anyOf": [{ "$ref": "#/$defs/ErrorInfo" }, { "type": "null" }], "description": "What went wrong, for a failed trial; otherwise null." }, "best": { "type": "object", "title": "BestTrial", "description": "The running best after this trial.", "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Ordinal", "description": "The best trial so far." }, "metric": { "type": "string", "minLength": 1, "description": "The metric trials are ranked by." }, "value": { "type": ["number", "null"], "description": "That trial's value of the metric." } } } } };
+validate44.evaluated = { "props": { "event": true, "step": true, "path": true, "reason": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var schema69 = { "title": "TrialStarted", "description": "A trial of a hyperparameter search begins.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "trial", "attempt", "params"], "properties": { "event": { "const": "trial.started", "description": "Always `trial.started`." }, "trial": { "$ref": "#/$defs/Ordinal", "description": "The trial's number, from 1." }, "attempt": { "$ref": "#/$defs/Ordinal", "description": "The attempt of this trial, from 1 (an out-of-memory retry of the same trial is attempt 2)." }, "params": { "type": "object", "description": "The trial's hyperparameters; a value that is not a number, string, boolean or null is written as its string form.", "additionalProperties": { "type": ["number", "string", "boolean", "null"] } } } };
 function validate46(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -2368,14 +2333,14 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.trial === void 0 && (missing0 = "trial") || data.attempt === void 0 && (missing0 = "attempt") || data.status === void 0 && (missing0 = "status") || data.duration_s === void 0 && (missing0 = "duration_s") || data.metrics === void 0 && (missing0 = "metrics") || data.error === void 0 && (missing0 = "error")) {
+      if (data.event === void 0 && (missing0 = "event") || data.trial === void 0 && (missing0 = "trial") || data.attempt === void 0 && (missing0 = "attempt") || data.params === void 0 && (missing0 = "params")) {
         validate46.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
-          if ("trial.ended" !== data.event) {
-            validate46.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "trial.ended" }, message: "must be equal to constant" }];
+          if ("trial.started" !== data.event) {
+            validate46.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "trial.started" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -2435,11 +2400,135 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
               var valid1 = true;
             }
             if (valid1) {
+              if (data.params !== void 0) {
+                let data3 = data.params;
+                const _errs9 = errors;
+                if (errors === _errs9) {
+                  if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                    for (const key0 in data3) {
+                      let data4 = data3[key0];
+                      const _errs12 = errors;
+                      if (!(typeof data4 == "number" && isFinite(data4)) && typeof data4 !== "string" && typeof data4 !== "boolean" && data4 !== null) {
+                        validate46.errors = [{ instancePath: instancePath + "/params/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/params/additionalProperties/type", keyword: "type", params: { type: schema69.properties.params.additionalProperties.type }, message: "must be number,string,boolean,null" }];
+                        return false;
+                      }
+                      var valid4 = _errs12 === errors;
+                      if (!valid4) {
+                        break;
+                      }
+                    }
+                  } else {
+                    validate46.errors = [{ instancePath: instancePath + "/params", schemaPath: "#/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                    return false;
+                  }
+                }
+                var valid1 = _errs9 === errors;
+              } else {
+                var valid1 = true;
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate46.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate46.errors = vErrors;
+  return errors === 0;
+}
+validate46.evaluated = { "props": { "event": true, "trial": true, "attempt": true, "params": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var schema72 = { "title": "TrialEnded", "description": "A trial of a hyperparameter search ended.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "trial", "attempt", "status", "duration_s", "metrics", "error"], "properties": { "event": { "const": "trial.ended", "description": "Always `trial.ended`." }, "trial": { "$ref": "#/$defs/Ordinal", "description": "The trial's number, from 1." }, "attempt": { "$ref": "#/$defs/Ordinal", "description": "The attempt of this trial, from 1." }, "status": { "enum": ["succeeded", "failed", "pruned"], "description": "How the trial ended." }, "duration_s": { "$ref": "#/$defs/Duration", "description": "How long the trial took." }, "metrics": { "$ref": "#/$defs/Metrics", "description": "The trial's metrics." }, "error": { "anyOf": [{ "$ref": "#/$defs/ErrorInfo" }, { "type": "null" }], "description": "What went wrong, for a failed trial; otherwise null." }, "best": { "type": "object", "title": "BestTrial", "description": "The running best after this trial.", "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Ordinal", "description": "The best trial so far." }, "metric": { "type": "string", "minLength": 1, "description": "The metric trials are ranked by." }, "value": { "type": ["number", "null"], "description": "That trial's value of the metric." } } } } };
+function validate48(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate48.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+    errors = vErrors.length;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.event === void 0 && (missing0 = "event") || data.trial === void 0 && (missing0 = "trial") || data.attempt === void 0 && (missing0 = "attempt") || data.status === void 0 && (missing0 = "status") || data.duration_s === void 0 && (missing0 = "duration_s") || data.metrics === void 0 && (missing0 = "metrics") || data.error === void 0 && (missing0 = "error")) {
+        validate48.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.event !== void 0) {
+          const _errs2 = errors;
+          if ("trial.ended" !== data.event) {
+            validate48.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "trial.ended" }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid1 = _errs2 === errors;
+        } else {
+          var valid1 = true;
+        }
+        if (valid1) {
+          if (data.trial !== void 0) {
+            let data1 = data.trial;
+            const _errs3 = errors;
+            const _errs4 = errors;
+            if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
+              validate48.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              return false;
+            }
+            if (errors === _errs4) {
+              if (typeof data1 == "number" && isFinite(data1)) {
+                if (data1 > 9007199254740991 || isNaN(data1)) {
+                  validate48.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  return false;
+                } else {
+                  if (data1 < 1 || isNaN(data1)) {
+                    validate48.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                    return false;
+                  }
+                }
+              }
+            }
+            var valid1 = _errs3 === errors;
+          } else {
+            var valid1 = true;
+          }
+          if (valid1) {
+            if (data.attempt !== void 0) {
+              let data2 = data.attempt;
+              const _errs6 = errors;
+              const _errs7 = errors;
+              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
+                validate48.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                return false;
+              }
+              if (errors === _errs7) {
+                if (typeof data2 == "number" && isFinite(data2)) {
+                  if (data2 > 9007199254740991 || isNaN(data2)) {
+                    validate48.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    return false;
+                  } else {
+                    if (data2 < 1 || isNaN(data2)) {
+                      validate48.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                      return false;
+                    }
+                  }
+                }
+              }
+              var valid1 = _errs6 === errors;
+            } else {
+              var valid1 = true;
+            }
+            if (valid1) {
               if (data.status !== void 0) {
                 let data3 = data.status;
                 const _errs9 = errors;
                 if (!(data3 === "succeeded" || data3 === "failed" || data3 === "pruned")) {
-                  validate46.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema70.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                  validate48.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema72.properties.status.enum }, message: "must be equal to one of the allowed values" }];
                   return false;
                 }
                 var valid1 = _errs9 === errors;
@@ -2454,11 +2543,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                   if (errors === _errs11) {
                     if (typeof data4 == "number" && isFinite(data4)) {
                       if (data4 < 0 || isNaN(data4)) {
-                        validate46.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                        validate48.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                         return false;
                       }
                     } else {
-                      validate46.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                      validate48.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                       return false;
                     }
                   }
@@ -2505,7 +2594,7 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                               vErrors.push(err2);
                             }
                             errors++;
-                            validate46.errors = vErrors;
+                            validate48.errors = vErrors;
                             return false;
                             break;
                           }
@@ -2515,7 +2604,7 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                             let data6 = data5[key1];
                             const _errs18 = errors;
                             if (!(typeof data6 == "number" && isFinite(data6)) && data6 !== null) {
-                              validate46.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema53.additionalProperties.type }, message: "must be number,null" }];
+                              validate48.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema55.additionalProperties.type }, message: "must be number,null" }];
                               return false;
                             }
                             var valid7 = _errs18 === errors;
@@ -2525,7 +2614,7 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                           }
                         }
                       } else {
-                        validate46.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                        validate48.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                         return false;
                       }
                     }
@@ -2659,7 +2748,7 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                           vErrors.push(err11);
                         }
                         errors++;
-                        validate46.errors = vErrors;
+                        validate48.errors = vErrors;
                         return false;
                       } else {
                         errors = _errs21;
@@ -2683,7 +2772,7 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                           if (data10 && typeof data10 == "object" && !Array.isArray(data10)) {
                             let missing2;
                             if (data10.trial === void 0 && (missing2 = "trial") || data10.metric === void 0 && (missing2 = "metric") || data10.value === void 0 && (missing2 = "value")) {
-                              validate46.errors = [{ instancePath: instancePath + "/best", schemaPath: "#/properties/best/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
+                              validate48.errors = [{ instancePath: instancePath + "/best", schemaPath: "#/properties/best/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
                               return false;
                             } else {
                               if (data10.trial !== void 0) {
@@ -2691,17 +2780,17 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                 const _errs33 = errors;
                                 const _errs34 = errors;
                                 if (!(typeof data11 == "number" && (!(data11 % 1) && !isNaN(data11)) && isFinite(data11))) {
-                                  validate46.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                  validate48.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                   return false;
                                 }
                                 if (errors === _errs34) {
                                   if (typeof data11 == "number" && isFinite(data11)) {
                                     if (data11 > 9007199254740991 || isNaN(data11)) {
-                                      validate46.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                                      validate48.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                                       return false;
                                     } else {
                                       if (data11 < 1 || isNaN(data11)) {
-                                        validate46.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                        validate48.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                         return false;
                                       }
                                     }
@@ -2718,11 +2807,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                   if (errors === _errs36) {
                                     if (typeof data12 === "string") {
                                       if (func1(data12) < 1) {
-                                        validate46.errors = [{ instancePath: instancePath + "/best/metric", schemaPath: "#/properties/best/properties/metric/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                                        validate48.errors = [{ instancePath: instancePath + "/best/metric", schemaPath: "#/properties/best/properties/metric/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                                         return false;
                                       }
                                     } else {
-                                      validate46.errors = [{ instancePath: instancePath + "/best/metric", schemaPath: "#/properties/best/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                      validate48.errors = [{ instancePath: instancePath + "/best/metric", schemaPath: "#/properties/best/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                       return false;
                                     }
                                   }
@@ -2735,7 +2824,7 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                     let data13 = data10.value;
                                     const _errs38 = errors;
                                     if (!(typeof data13 == "number" && isFinite(data13)) && data13 !== null) {
-                                      validate46.errors = [{ instancePath: instancePath + "/best/value", schemaPath: "#/properties/best/properties/value/type", keyword: "type", params: { type: schema70.properties.best.properties.value.type }, message: "must be number,null" }];
+                                      validate48.errors = [{ instancePath: instancePath + "/best/value", schemaPath: "#/properties/best/properties/value/type", keyword: "type", params: { type: schema72.properties.best.properties.value.type }, message: "must be number,null" }];
                                       return false;
                                     }
                                     var valid11 = _errs38 === errors;
@@ -2746,7 +2835,7 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                               }
                             }
                           } else {
-                            validate46.errors = [{ instancePath: instancePath + "/best", schemaPath: "#/properties/best/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                            validate48.errors = [{ instancePath: instancePath + "/best", schemaPath: "#/properties/best/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                             return false;
                           }
                         }
@@ -2763,116 +2852,6 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate46.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate46.errors = vErrors;
-  return errors === 0;
-}
-validate46.evaluated = { "props": { "event": true, "trial": true, "attempt": true, "status": true, "duration_s": true, "metrics": true, "error": true, "best": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema77 = { "title": "StopRequested", "description": "A controller asked the run to stop cleanly; the run honours it at the next step end or phase boundary.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "source", "signal", "reason", "requested_by"], "properties": { "event": { "const": "stop.requested", "description": "Always `stop.requested`." }, "source": { "enum": ["control_file", "signal", "api"], "description": "How the stop was asked for." }, "signal": { "enum": ["SIGINT", "SIGTERM", "SIGBREAK", null], "description": "The signal received, when the source is `signal`; otherwise null." }, "reason": { "type": ["string", "null"], "maxLength": 200, "description": "The reason the controller gave, if any." }, "requested_by": { "type": ["string", "null"], "maxLength": 200, "description": "Who asked, if the controller said." } } };
-function validate48(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate48.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-    errors = vErrors.length;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.source === void 0 && (missing0 = "source") || data.signal === void 0 && (missing0 = "signal") || data.reason === void 0 && (missing0 = "reason") || data.requested_by === void 0 && (missing0 = "requested_by")) {
-        validate48.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.event !== void 0) {
-          const _errs2 = errors;
-          if ("stop.requested" !== data.event) {
-            validate48.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "stop.requested" }, message: "must be equal to constant" }];
-            return false;
-          }
-          var valid1 = _errs2 === errors;
-        } else {
-          var valid1 = true;
-        }
-        if (valid1) {
-          if (data.source !== void 0) {
-            let data1 = data.source;
-            const _errs3 = errors;
-            if (!(data1 === "control_file" || data1 === "signal" || data1 === "api")) {
-              validate48.errors = [{ instancePath: instancePath + "/source", schemaPath: "#/properties/source/enum", keyword: "enum", params: { allowedValues: schema77.properties.source.enum }, message: "must be equal to one of the allowed values" }];
-              return false;
-            }
-            var valid1 = _errs3 === errors;
-          } else {
-            var valid1 = true;
-          }
-          if (valid1) {
-            if (data.signal !== void 0) {
-              let data2 = data.signal;
-              const _errs4 = errors;
-              if (!(data2 === "SIGINT" || data2 === "SIGTERM" || data2 === "SIGBREAK" || data2 === null)) {
-                validate48.errors = [{ instancePath: instancePath + "/signal", schemaPath: "#/properties/signal/enum", keyword: "enum", params: { allowedValues: schema77.properties.signal.enum }, message: "must be equal to one of the allowed values" }];
-                return false;
-              }
-              var valid1 = _errs4 === errors;
-            } else {
-              var valid1 = true;
-            }
-            if (valid1) {
-              if (data.reason !== void 0) {
-                let data3 = data.reason;
-                const _errs5 = errors;
-                if (typeof data3 !== "string" && data3 !== null) {
-                  validate48.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: schema77.properties.reason.type }, message: "must be string,null" }];
-                  return false;
-                }
-                if (errors === _errs5) {
-                  if (typeof data3 === "string") {
-                    if (func1(data3) > 200) {
-                      validate48.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
-                      return false;
-                    }
-                  }
-                }
-                var valid1 = _errs5 === errors;
-              } else {
-                var valid1 = true;
-              }
-              if (valid1) {
-                if (data.requested_by !== void 0) {
-                  let data4 = data.requested_by;
-                  const _errs7 = errors;
-                  if (typeof data4 !== "string" && data4 !== null) {
-                    validate48.errors = [{ instancePath: instancePath + "/requested_by", schemaPath: "#/properties/requested_by/type", keyword: "type", params: { type: schema77.properties.requested_by.type }, message: "must be string,null" }];
-                    return false;
-                  }
-                  if (errors === _errs7) {
-                    if (typeof data4 === "string") {
-                      if (func1(data4) > 200) {
-                        validate48.errors = [{ instancePath: instancePath + "/requested_by", schemaPath: "#/properties/requested_by/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
-                        return false;
-                      }
-                    }
-                  }
-                  var valid1 = _errs7 === errors;
-                } else {
-                  var valid1 = true;
-                }
-              }
-            }
-          }
-        }
-      }
-    } else {
       validate48.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
@@ -2880,8 +2859,8 @@ function validate48(data, { instancePath = "", parentData, parentDataProperty, r
   validate48.errors = vErrors;
   return errors === 0;
 }
-validate48.evaluated = { "props": { "event": true, "source": true, "signal": true, "reason": true, "requested_by": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var schema78 = { "title": "RunFinished", "description": "The last line of a run; exactly one per run.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "status", "exit_code", "error", "reason", "step", "checkpoint", "duration_s", "metrics", "artifacts"], "properties": { "event": { "const": "run.finished", "description": "Always `run.finished`." }, "status": { "enum": ["succeeded", "failed", "interrupted", "reverted", "awaiting_approval"], "description": "How the run ended. Exit codes: succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4." }, "exit_code": { "type": ["integer", "null"], "minimum": -9007199254740991, "maximum": 9007199254740991, "description": "The process exit code the run ends with, when known." }, "error": { "anyOf": [{ "$ref": "#/$defs/ErrorInfo" }, { "type": "null" }], "description": "What went wrong, for a failed run; otherwise null." }, "reason": { "enum": ["control_file", "sigint", "sigterm", "sigbreak", "api", null], "description": "Why an interrupted run was stopped; otherwise null." }, "step": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The last step reached, when training started." }, "checkpoint": { "type": ["string", "null"], "minLength": 1, "maxLength": 4096, "pattern": "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$", "description": "The last checkpoint written (the one to resume from), relative to the output directory." }, "duration_s": { "$ref": "#/$defs/Duration", "description": "How long the run took." }, "metrics": { "$ref": "#/$defs/Metrics", "description": "The run's final metrics." }, "artifacts": { "type": "object", "description": "Files the run produced, by name, relative to the output directory.", "additionalProperties": { "$ref": "#/$defs/RelativePath" } } } };
+validate48.evaluated = { "props": { "event": true, "trial": true, "attempt": true, "status": true, "duration_s": true, "metrics": true, "error": true, "best": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var schema79 = { "title": "StopRequested", "description": "A controller asked the run to stop cleanly; the run honours it at the next step end or phase boundary.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "source", "signal", "reason", "requested_by"], "properties": { "event": { "const": "stop.requested", "description": "Always `stop.requested`." }, "source": { "enum": ["control_file", "signal", "api"], "description": "How the stop was asked for." }, "signal": { "enum": ["SIGINT", "SIGTERM", "SIGBREAK", null], "description": "The signal received, when the source is `signal`; otherwise null." }, "reason": { "type": ["string", "null"], "maxLength": 200, "description": "The reason the controller gave, if any." }, "requested_by": { "type": ["string", "null"], "maxLength": 200, "description": "Who asked, if the controller said." } } };
 function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -2899,14 +2878,124 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.status === void 0 && (missing0 = "status") || data.exit_code === void 0 && (missing0 = "exit_code") || data.error === void 0 && (missing0 = "error") || data.reason === void 0 && (missing0 = "reason") || data.step === void 0 && (missing0 = "step") || data.checkpoint === void 0 && (missing0 = "checkpoint") || data.duration_s === void 0 && (missing0 = "duration_s") || data.metrics === void 0 && (missing0 = "metrics") || data.artifacts === void 0 && (missing0 = "artifacts")) {
+      if (data.event === void 0 && (missing0 = "event") || data.source === void 0 && (missing0 = "source") || data.signal === void 0 && (missing0 = "signal") || data.reason === void 0 && (missing0 = "reason") || data.requested_by === void 0 && (missing0 = "requested_by")) {
         validate50.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
+          if ("stop.requested" !== data.event) {
+            validate50.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "stop.requested" }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid1 = _errs2 === errors;
+        } else {
+          var valid1 = true;
+        }
+        if (valid1) {
+          if (data.source !== void 0) {
+            let data1 = data.source;
+            const _errs3 = errors;
+            if (!(data1 === "control_file" || data1 === "signal" || data1 === "api")) {
+              validate50.errors = [{ instancePath: instancePath + "/source", schemaPath: "#/properties/source/enum", keyword: "enum", params: { allowedValues: schema79.properties.source.enum }, message: "must be equal to one of the allowed values" }];
+              return false;
+            }
+            var valid1 = _errs3 === errors;
+          } else {
+            var valid1 = true;
+          }
+          if (valid1) {
+            if (data.signal !== void 0) {
+              let data2 = data.signal;
+              const _errs4 = errors;
+              if (!(data2 === "SIGINT" || data2 === "SIGTERM" || data2 === "SIGBREAK" || data2 === null)) {
+                validate50.errors = [{ instancePath: instancePath + "/signal", schemaPath: "#/properties/signal/enum", keyword: "enum", params: { allowedValues: schema79.properties.signal.enum }, message: "must be equal to one of the allowed values" }];
+                return false;
+              }
+              var valid1 = _errs4 === errors;
+            } else {
+              var valid1 = true;
+            }
+            if (valid1) {
+              if (data.reason !== void 0) {
+                let data3 = data.reason;
+                const _errs5 = errors;
+                if (typeof data3 !== "string" && data3 !== null) {
+                  validate50.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: schema79.properties.reason.type }, message: "must be string,null" }];
+                  return false;
+                }
+                if (errors === _errs5) {
+                  if (typeof data3 === "string") {
+                    if (func1(data3) > 200) {
+                      validate50.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                      return false;
+                    }
+                  }
+                }
+                var valid1 = _errs5 === errors;
+              } else {
+                var valid1 = true;
+              }
+              if (valid1) {
+                if (data.requested_by !== void 0) {
+                  let data4 = data.requested_by;
+                  const _errs7 = errors;
+                  if (typeof data4 !== "string" && data4 !== null) {
+                    validate50.errors = [{ instancePath: instancePath + "/requested_by", schemaPath: "#/properties/requested_by/type", keyword: "type", params: { type: schema79.properties.requested_by.type }, message: "must be string,null" }];
+                    return false;
+                  }
+                  if (errors === _errs7) {
+                    if (typeof data4 === "string") {
+                      if (func1(data4) > 200) {
+                        validate50.errors = [{ instancePath: instancePath + "/requested_by", schemaPath: "#/properties/requested_by/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid1 = _errs7 === errors;
+                } else {
+                  var valid1 = true;
+                }
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate50.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate50.errors = vErrors;
+  return errors === 0;
+}
+validate50.evaluated = { "props": { "event": true, "source": true, "signal": true, "reason": true, "requested_by": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var schema80 = { "title": "RunFinished", "description": "The last line of a run; exactly one per run.", "type": "object", "allOf": [{ "$ref": "#/$defs/Envelope" }], "required": ["event", "status", "exit_code", "error", "reason", "step", "checkpoint", "duration_s", "metrics", "artifacts"], "properties": { "event": { "const": "run.finished", "description": "Always `run.finished`." }, "status": { "enum": ["succeeded", "failed", "interrupted", "reverted", "awaiting_approval"], "description": "How the run ended. Exit codes: succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4." }, "exit_code": { "type": ["integer", "null"], "minimum": -9007199254740991, "maximum": 9007199254740991, "description": "The process exit code the run ends with, when known." }, "error": { "anyOf": [{ "$ref": "#/$defs/ErrorInfo" }, { "type": "null" }], "description": "What went wrong, for a failed run; otherwise null." }, "reason": { "enum": ["control_file", "sigint", "sigterm", "sigbreak", "api", null], "description": "Why an interrupted run was stopped; otherwise null." }, "step": { "type": ["integer", "null"], "minimum": 0, "maximum": 9007199254740991, "description": "The last step reached, when training started." }, "checkpoint": { "type": ["string", "null"], "minLength": 1, "maxLength": 4096, "pattern": "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$", "description": "The last checkpoint written (the one to resume from), relative to the output directory." }, "duration_s": { "$ref": "#/$defs/Duration", "description": "How long the run took." }, "metrics": { "$ref": "#/$defs/Metrics", "description": "The run's final metrics." }, "artifacts": { "type": "object", "description": "Files the run produced, by name, relative to the output directory.", "additionalProperties": { "$ref": "#/$defs/RelativePath" } } } };
+function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate52.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+    errors = vErrors.length;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.event === void 0 && (missing0 = "event") || data.status === void 0 && (missing0 = "status") || data.exit_code === void 0 && (missing0 = "exit_code") || data.error === void 0 && (missing0 = "error") || data.reason === void 0 && (missing0 = "reason") || data.step === void 0 && (missing0 = "step") || data.checkpoint === void 0 && (missing0 = "checkpoint") || data.duration_s === void 0 && (missing0 = "duration_s") || data.metrics === void 0 && (missing0 = "metrics") || data.artifacts === void 0 && (missing0 = "artifacts")) {
+        validate52.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.event !== void 0) {
+          const _errs2 = errors;
           if ("run.finished" !== data.event) {
-            validate50.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "run.finished" }, message: "must be equal to constant" }];
+            validate52.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "run.finished" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -2918,7 +3007,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
             let data1 = data.status;
             const _errs3 = errors;
             if (!(data1 === "succeeded" || data1 === "failed" || data1 === "interrupted" || data1 === "reverted" || data1 === "awaiting_approval")) {
-              validate50.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema78.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+              validate52.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema80.properties.status.enum }, message: "must be equal to one of the allowed values" }];
               return false;
             }
             var valid1 = _errs3 === errors;
@@ -2930,17 +3019,17 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
               let data2 = data.exit_code;
               const _errs4 = errors;
               if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2)) && data2 !== null) {
-                validate50.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: schema78.properties.exit_code.type }, message: "must be integer,null" }];
+                validate52.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: schema80.properties.exit_code.type }, message: "must be integer,null" }];
                 return false;
               }
               if (errors === _errs4) {
                 if (typeof data2 == "number" && isFinite(data2)) {
                   if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate50.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    validate52.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                     return false;
                   } else {
                     if (data2 < -9007199254740991 || isNaN(data2)) {
-                      validate50.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
+                      validate52.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
                       return false;
                     }
                   }
@@ -3076,7 +3165,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                     vErrors.push(err8);
                   }
                   errors++;
-                  validate50.errors = vErrors;
+                  validate52.errors = vErrors;
                   return false;
                 } else {
                   errors = _errs7;
@@ -3097,7 +3186,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                   let data6 = data.reason;
                   const _errs17 = errors;
                   if (!(data6 === "control_file" || data6 === "sigint" || data6 === "sigterm" || data6 === "sigbreak" || data6 === "api" || data6 === null)) {
-                    validate50.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema78.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
+                    validate52.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema80.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
                     return false;
                   }
                   var valid1 = _errs17 === errors;
@@ -3109,17 +3198,17 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                     let data7 = data.step;
                     const _errs18 = errors;
                     if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7)) && data7 !== null) {
-                      validate50.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/type", keyword: "type", params: { type: schema78.properties.step.type }, message: "must be integer,null" }];
+                      validate52.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/type", keyword: "type", params: { type: schema80.properties.step.type }, message: "must be integer,null" }];
                       return false;
                     }
                     if (errors === _errs18) {
                       if (typeof data7 == "number" && isFinite(data7)) {
                         if (data7 > 9007199254740991 || isNaN(data7)) {
-                          validate50.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                          validate52.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                           return false;
                         } else {
                           if (data7 < 0 || isNaN(data7)) {
-                            validate50.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                            validate52.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                             return false;
                           }
                         }
@@ -3134,21 +3223,21 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                       let data8 = data.checkpoint;
                       const _errs20 = errors;
                       if (typeof data8 !== "string" && data8 !== null) {
-                        validate50.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/type", keyword: "type", params: { type: schema78.properties.checkpoint.type }, message: "must be string,null" }];
+                        validate52.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/type", keyword: "type", params: { type: schema80.properties.checkpoint.type }, message: "must be string,null" }];
                         return false;
                       }
                       if (errors === _errs20) {
                         if (typeof data8 === "string") {
                           if (func1(data8) > 4096) {
-                            validate50.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
+                            validate52.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
                             return false;
                           } else {
                             if (func1(data8) < 1) {
-                              validate50.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                              validate52.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                               return false;
                             } else {
-                              if (!pattern8.test(data8)) {
-                                validate50.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
+                              if (!pattern7.test(data8)) {
+                                validate52.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
                                 return false;
                               }
                             }
@@ -3167,11 +3256,11 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                         if (errors === _errs23) {
                           if (typeof data9 == "number" && isFinite(data9)) {
                             if (data9 < 0 || isNaN(data9)) {
-                              validate50.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                              validate52.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                               return false;
                             }
                           } else {
-                            validate50.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                            validate52.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                             return false;
                           }
                         }
@@ -3218,7 +3307,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                                     vErrors.push(err11);
                                   }
                                   errors++;
-                                  validate50.errors = vErrors;
+                                  validate52.errors = vErrors;
                                   return false;
                                   break;
                                 }
@@ -3228,7 +3317,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                                   let data11 = data10[key1];
                                   const _errs30 = errors;
                                   if (!(typeof data11 == "number" && isFinite(data11)) && data11 !== null) {
-                                    validate50.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema53.additionalProperties.type }, message: "must be number,null" }];
+                                    validate52.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema55.additionalProperties.type }, message: "must be number,null" }];
                                     return false;
                                   }
                                   var valid8 = _errs30 === errors;
@@ -3238,7 +3327,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                                 }
                               }
                             } else {
-                              validate50.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                              validate52.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                               return false;
                             }
                           }
@@ -3259,21 +3348,21 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                                   if (errors === _errs36) {
                                     if (typeof data13 === "string") {
                                       if (func1(data13) > 4096) {
-                                        validate50.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
+                                        validate52.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
                                         return false;
                                       } else {
                                         if (func1(data13) < 1) {
-                                          validate50.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                                          validate52.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                                           return false;
                                         } else {
-                                          if (!pattern8.test(data13)) {
-                                            validate50.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
+                                          if (!pattern7.test(data13)) {
+                                            validate52.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
                                             return false;
                                           }
                                         }
                                       }
                                     } else {
-                                      validate50.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                      validate52.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                       return false;
                                     }
                                   }
@@ -3283,7 +3372,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                 }
                               } else {
-                                validate50.errors = [{ instancePath: instancePath + "/artifacts", schemaPath: "#/properties/artifacts/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                validate52.errors = [{ instancePath: instancePath + "/artifacts", schemaPath: "#/properties/artifacts/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                 return false;
                               }
                             }
@@ -3302,14 +3391,14 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate50.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate52.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate50.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-validate50.evaluated = { "props": { "event": true, "status": true, "exit_code": true, "error": true, "reason": true, "step": true, "checkpoint": true, "duration_s": true, "metrics": true, "artifacts": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+validate52.evaluated = { "props": { "event": true, "status": true, "exit_code": true, "error": true, "reason": true, "step": true, "checkpoint": true, "duration_s": true, "metrics": true, "artifacts": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
 function validate20(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -3351,8 +3440,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
             props0.run_id = true;
             props0.stage = true;
           } else if (tag0 === "run.heartbeat") {
-            if (!validate28(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+            if (!validate30(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3367,8 +3456,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "phase.started") {
-            if (!validate30(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+            if (!validate32(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3382,8 +3471,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "phase.ended") {
-            if (!validate32(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+            if (!validate34(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3399,8 +3488,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "train.step") {
-            if (!validate34(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+            if (!validate36(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3426,8 +3515,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "train.epoch") {
-            if (!validate36(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+            if (!validate38(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3443,8 +3532,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "train.restarted") {
-            if (!validate38(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+            if (!validate40(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3464,8 +3553,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "eval.completed") {
-            if (!validate40(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+            if (!validate42(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3482,8 +3571,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "checkpoint.saved") {
-            if (!validate42(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+            if (!validate44(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3499,8 +3588,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "trial.started") {
-            if (!validate44(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+            if (!validate46(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3516,8 +3605,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "trial.ended") {
-            if (!validate46(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+            if (!validate48(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3537,8 +3626,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "stop.requested") {
-            if (!validate48(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+            if (!validate50(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3555,8 +3644,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
               props0.stage = true;
             }
           } else if (tag0 === "run.finished") {
-            if (!validate50(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+            if (!validate52(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
               errors = vErrors.length;
             }
             if (props0 !== true) {
@@ -3596,11 +3685,11 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate20.evaluated = { "dynamicProps": true, "dynamicItems": false };
-var validateEnvelope = validate65;
-function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var validateEnvelope = validate67;
+function validate67(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate65.evaluated;
+  const evaluated0 = validate67.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3611,18 +3700,18 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.schema_version === void 0 && (missing0 = "schema_version") || data.seq === void 0 && (missing0 = "seq") || data.ts === void 0 && (missing0 = "ts") || data.run_id === void 0 && (missing0 = "run_id") || data.event === void 0 && (missing0 = "event")) {
-        validate65.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate67.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.schema_version !== void 0) {
           let data0 = data.schema_version;
           const _errs1 = errors;
           if (!(typeof data0 == "number" && (!(data0 % 1) && !isNaN(data0)) && isFinite(data0))) {
-            validate65.errors = [{ instancePath: instancePath + "/schema_version", schemaPath: "#/properties/schema_version/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+            validate67.errors = [{ instancePath: instancePath + "/schema_version", schemaPath: "#/properties/schema_version/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
             return false;
           }
           if (1 !== data0) {
-            validate65.errors = [{ instancePath: instancePath + "/schema_version", schemaPath: "#/properties/schema_version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
+            validate67.errors = [{ instancePath: instancePath + "/schema_version", schemaPath: "#/properties/schema_version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3635,17 +3724,17 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs3 = errors;
             const _errs4 = errors;
             if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate65.errors = [{ instancePath: instancePath + "/seq", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              validate67.errors = [{ instancePath: instancePath + "/seq", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
               return false;
             }
             if (errors === _errs4) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate65.errors = [{ instancePath: instancePath + "/seq", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  validate67.errors = [{ instancePath: instancePath + "/seq", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                   return false;
                 } else {
                   if (data1 < 1 || isNaN(data1)) {
-                    validate65.errors = [{ instancePath: instancePath + "/seq", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                    validate67.errors = [{ instancePath: instancePath + "/seq", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                     return false;
                   }
                 }
@@ -3664,16 +3753,16 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                 if (errors === _errs7) {
                   if (typeof data2 === "string") {
                     if (!pattern4.test(data2)) {
-                      validate65.errors = [{ instancePath: instancePath + "/ts", schemaPath: "#/$defs/Timestamp/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" }, message: 'must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"' }];
+                      validate67.errors = [{ instancePath: instancePath + "/ts", schemaPath: "#/$defs/Timestamp/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" }, message: 'must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"' }];
                       return false;
                     } else {
                       if (!formats0(data2)) {
-                        validate65.errors = [{ instancePath: instancePath + "/ts", schemaPath: "#/$defs/Timestamp/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
+                        validate67.errors = [{ instancePath: instancePath + "/ts", schemaPath: "#/$defs/Timestamp/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
                         return false;
                       }
                     }
                   } else {
-                    validate65.errors = [{ instancePath: instancePath + "/ts", schemaPath: "#/$defs/Timestamp/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate67.errors = [{ instancePath: instancePath + "/ts", schemaPath: "#/$defs/Timestamp/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                 }
@@ -3690,11 +3779,11 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                 if (errors === _errs10) {
                   if (typeof data3 === "string") {
                     if (!pattern5.test(data3)) {
-                      validate65.errors = [{ instancePath: instancePath + "/run_id", schemaPath: "#/$defs/RunId/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"' }];
+                      validate67.errors = [{ instancePath: instancePath + "/run_id", schemaPath: "#/$defs/RunId/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"' }];
                       return false;
                     }
                   } else {
-                    validate65.errors = [{ instancePath: instancePath + "/run_id", schemaPath: "#/$defs/RunId/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate67.errors = [{ instancePath: instancePath + "/run_id", schemaPath: "#/$defs/RunId/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                 }
@@ -3709,11 +3798,11 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                   if (errors === _errs12) {
                     if (typeof data4 === "string") {
                       if (!pattern6.test(data4)) {
-                        validate65.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$" }, message: 'must match pattern "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$"' }];
+                        validate67.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$" }, message: 'must match pattern "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$"' }];
                         return false;
                       }
                     } else {
-                      validate65.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                      validate67.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                       return false;
                     }
                   }
@@ -3739,19 +3828,19 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate65.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate67.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate65.errors = vErrors;
+  validate67.errors = vErrors;
   return errors === 0;
 }
-validate65.evaluated = { "props": { "schema_version": true, "seq": true, "ts": true, "run_id": true, "event": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateRunStarted = validate67;
-function validate67(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate67.evaluated = { "props": { "schema_version": true, "seq": true, "ts": true, "run_id": true, "event": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateRunStarted = validate69;
+function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate67.evaluated;
+  const evaluated0 = validate69.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3766,13 +3855,13 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.event === void 0 && (missing0 = "event") || data.producer === void 0 && (missing0 = "producer") || data.total_steps === void 0 && (missing0 = "total_steps")) {
-        validate67.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate69.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
           if ("run.started" !== data.event) {
-            validate67.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "run.started" }, message: "must be equal to constant" }];
+            validate69.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "run.started" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -3788,7 +3877,7 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
               if (data1 && typeof data1 == "object" && !Array.isArray(data1)) {
                 let missing1;
                 if (data1.name === void 0 && (missing1 = "name") || data1.version === void 0 && (missing1 = "version")) {
-                  validate67.errors = [{ instancePath: instancePath + "/producer", schemaPath: "#/$defs/Producer/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                  validate69.errors = [{ instancePath: instancePath + "/producer", schemaPath: "#/$defs/Producer/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                   return false;
                 } else {
                   if (data1.name !== void 0) {
@@ -3797,16 +3886,16 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                     if (errors === _errs6) {
                       if (typeof data2 === "string") {
                         if (func1(data2) > 128) {
-                          validate67.errors = [{ instancePath: instancePath + "/producer/name", schemaPath: "#/$defs/Producer/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
+                          validate69.errors = [{ instancePath: instancePath + "/producer/name", schemaPath: "#/$defs/Producer/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
                           return false;
                         } else {
                           if (func1(data2) < 1) {
-                            validate67.errors = [{ instancePath: instancePath + "/producer/name", schemaPath: "#/$defs/Producer/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                            validate69.errors = [{ instancePath: instancePath + "/producer/name", schemaPath: "#/$defs/Producer/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                             return false;
                           }
                         }
                       } else {
-                        validate67.errors = [{ instancePath: instancePath + "/producer/name", schemaPath: "#/$defs/Producer/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                        validate69.errors = [{ instancePath: instancePath + "/producer/name", schemaPath: "#/$defs/Producer/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                         return false;
                       }
                     }
@@ -3821,11 +3910,11 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                       if (errors === _errs8) {
                         if (typeof data3 === "string") {
                           if (func1(data3) > 64) {
-                            validate67.errors = [{ instancePath: instancePath + "/producer/version", schemaPath: "#/$defs/Producer/properties/version/maxLength", keyword: "maxLength", params: { limit: 64 }, message: "must NOT have more than 64 characters" }];
+                            validate69.errors = [{ instancePath: instancePath + "/producer/version", schemaPath: "#/$defs/Producer/properties/version/maxLength", keyword: "maxLength", params: { limit: 64 }, message: "must NOT have more than 64 characters" }];
                             return false;
                           }
                         } else {
-                          validate67.errors = [{ instancePath: instancePath + "/producer/version", schemaPath: "#/$defs/Producer/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          validate69.errors = [{ instancePath: instancePath + "/producer/version", schemaPath: "#/$defs/Producer/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                           return false;
                         }
                       }
@@ -3836,7 +3925,7 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                   }
                 }
               } else {
-                validate67.errors = [{ instancePath: instancePath + "/producer", schemaPath: "#/$defs/Producer/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                validate69.errors = [{ instancePath: instancePath + "/producer", schemaPath: "#/$defs/Producer/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                 return false;
               }
             }
@@ -3849,17 +3938,17 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
               let data4 = data.total_steps;
               const _errs10 = errors;
               if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4)) && data4 !== null) {
-                validate67.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/type", keyword: "type", params: { type: schema32.properties.total_steps.type }, message: "must be integer,null" }];
+                validate69.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/type", keyword: "type", params: { type: schema32.properties.total_steps.type }, message: "must be integer,null" }];
                 return false;
               }
               if (errors === _errs10) {
                 if (typeof data4 == "number" && isFinite(data4)) {
                   if (data4 > 9007199254740991 || isNaN(data4)) {
-                    validate67.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    validate69.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                     return false;
                   } else {
                     if (data4 < 0 || isNaN(data4)) {
-                      validate67.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      validate69.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                       return false;
                     }
                   }
@@ -3874,13 +3963,13 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                 let data5 = data.total_epochs;
                 const _errs12 = errors;
                 if (!(typeof data5 == "number" && isFinite(data5)) && data5 !== null) {
-                  validate67.errors = [{ instancePath: instancePath + "/total_epochs", schemaPath: "#/properties/total_epochs/type", keyword: "type", params: { type: schema32.properties.total_epochs.type }, message: "must be number,null" }];
+                  validate69.errors = [{ instancePath: instancePath + "/total_epochs", schemaPath: "#/properties/total_epochs/type", keyword: "type", params: { type: schema32.properties.total_epochs.type }, message: "must be number,null" }];
                   return false;
                 }
                 if (errors === _errs12) {
                   if (typeof data5 == "number" && isFinite(data5)) {
                     if (data5 < 0 || isNaN(data5)) {
-                      validate67.errors = [{ instancePath: instancePath + "/total_epochs", schemaPath: "#/properties/total_epochs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      validate69.errors = [{ instancePath: instancePath + "/total_epochs", schemaPath: "#/properties/total_epochs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                       return false;
                     }
                   }
@@ -3894,7 +3983,7 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                   let data6 = data.config;
                   const _errs14 = errors;
                   if (!(data6 && typeof data6 == "object" && !Array.isArray(data6))) {
-                    validate67.errors = [{ instancePath: instancePath + "/config", schemaPath: "#/properties/config/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                    validate69.errors = [{ instancePath: instancePath + "/config", schemaPath: "#/properties/config/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                     return false;
                   }
                   var valid1 = _errs14 === errors;
@@ -3918,17 +4007,17 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                       const _errs17 = errors;
                       const _errs18 = errors;
                       if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)) && isFinite(data8))) {
-                        validate67.errors = [{ instancePath: instancePath + "/world_size", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                        validate69.errors = [{ instancePath: instancePath + "/world_size", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                         return false;
                       }
                       if (errors === _errs18) {
                         if (typeof data8 == "number" && isFinite(data8)) {
                           if (data8 > 9007199254740991 || isNaN(data8)) {
-                            validate67.errors = [{ instancePath: instancePath + "/world_size", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                            validate69.errors = [{ instancePath: instancePath + "/world_size", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                             return false;
                           } else {
                             if (data8 < 1 || isNaN(data8)) {
-                              validate67.errors = [{ instancePath: instancePath + "/world_size", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                              validate69.errors = [{ instancePath: instancePath + "/world_size", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                               return false;
                             }
                           }
@@ -4019,7 +4108,7 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                                           }
                                           errors++;
                                         } else {
-                                          if (!pattern8.test(data11)) {
+                                          if (!pattern7.test(data11)) {
                                             const err6 = { instancePath: instancePath + "/resumed_from/checkpoint", schemaPath: "#/properties/resumed_from/anyOf/0/properties/checkpoint/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' };
                                             if (vErrors === null) {
                                               vErrors = [err6];
@@ -4117,7 +4206,7 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                             vErrors.push(err12);
                           }
                           errors++;
-                          validate67.errors = vErrors;
+                          validate69.errors = vErrors;
                           return false;
                         } else {
                           errors = _errs21;
@@ -4140,11 +4229,11 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                           if (errors === _errs32) {
                             if (typeof data13 == "number" && isFinite(data13)) {
                               if (data13 <= 0 || isNaN(data13)) {
-                                validate67.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" }];
+                                validate69.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" }];
                                 return false;
                               }
                             } else {
-                              validate67.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                              validate69.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                               return false;
                             }
                           }
@@ -4162,104 +4251,15 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate67.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate69.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate67.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
 }
-validate67.evaluated = { "props": { "event": true, "producer": true, "total_steps": true, "total_epochs": true, "config": true, "provenance": true, "world_size": true, "resumed_from": true, "heartbeat_interval_s": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateRunHeartbeat = validate70;
-function validate70(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate70.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-    errors = vErrors.length;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.event === void 0 && (missing0 = "event")) {
-        validate70.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.event !== void 0) {
-          const _errs2 = errors;
-          if ("run.heartbeat" !== data.event) {
-            validate70.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "run.heartbeat" }, message: "must be equal to constant" }];
-            return false;
-          }
-          var valid1 = _errs2 === errors;
-        } else {
-          var valid1 = true;
-        }
-        if (valid1) {
-          if (data.phase !== void 0) {
-            let data1 = data.phase;
-            const _errs3 = errors;
-            if (typeof data1 !== "string" && data1 !== null) {
-              validate70.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema44.properties.phase.type }, message: "must be string,null" }];
-              return false;
-            }
-            if (errors === _errs3) {
-              if (typeof data1 === "string") {
-                if (!pattern9.test(data1)) {
-                  validate70.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]{0,63}$" }, message: 'must match pattern "^[a-z][a-z0-9_]{0,63}$"' }];
-                  return false;
-                }
-              }
-            }
-            var valid1 = _errs3 === errors;
-          } else {
-            var valid1 = true;
-          }
-          if (valid1) {
-            if (data.step !== void 0) {
-              let data2 = data.step;
-              const _errs5 = errors;
-              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2)) && data2 !== null) {
-                validate70.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/type", keyword: "type", params: { type: schema44.properties.step.type }, message: "must be integer,null" }];
-                return false;
-              }
-              if (errors === _errs5) {
-                if (typeof data2 == "number" && isFinite(data2)) {
-                  if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate70.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                    return false;
-                  } else {
-                    if (data2 < 0 || isNaN(data2)) {
-                      validate70.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                      return false;
-                    }
-                  }
-                }
-              }
-              var valid1 = _errs5 === errors;
-            } else {
-              var valid1 = true;
-            }
-          }
-        }
-      }
-    } else {
-      validate70.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate70.errors = vErrors;
-  return errors === 0;
-}
-validate70.evaluated = { "props": { "event": true, "phase": true, "step": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validatePhaseStarted = validate72;
+validate69.evaluated = { "props": { "event": true, "producer": true, "total_steps": true, "total_epochs": true, "config": true, "provenance": true, "world_size": true, "resumed_from": true, "heartbeat_interval_s": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateRunHeartbeat = validate72;
 function validate72(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -4277,14 +4277,14 @@ function validate72(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.phase === void 0 && (missing0 = "phase")) {
+      if (data.event === void 0 && (missing0 = "event")) {
         validate72.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
-          if ("phase.started" !== data.event) {
-            validate72.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "phase.started" }, message: "must be equal to constant" }];
+          if ("run.heartbeat" !== data.event) {
+            validate72.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "run.heartbeat" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -4295,21 +4295,47 @@ function validate72(data, { instancePath = "", parentData, parentDataProperty, r
           if (data.phase !== void 0) {
             let data1 = data.phase;
             const _errs3 = errors;
-            const _errs4 = errors;
-            if (errors === _errs4) {
+            if (typeof data1 !== "string" && data1 !== null) {
+              validate72.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema46.properties.phase.type }, message: "must be string,null" }];
+              return false;
+            }
+            if (errors === _errs3) {
               if (typeof data1 === "string") {
-                if (!pattern9.test(data1)) {
-                  validate72.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/$defs/PhaseName/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]{0,63}$" }, message: 'must match pattern "^[a-z][a-z0-9_]{0,63}$"' }];
+                if (!pattern11.test(data1)) {
+                  validate72.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]{0,63}$" }, message: 'must match pattern "^[a-z][a-z0-9_]{0,63}$"' }];
                   return false;
                 }
-              } else {
-                validate72.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/$defs/PhaseName/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
               }
             }
             var valid1 = _errs3 === errors;
           } else {
             var valid1 = true;
+          }
+          if (valid1) {
+            if (data.step !== void 0) {
+              let data2 = data.step;
+              const _errs5 = errors;
+              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2)) && data2 !== null) {
+                validate72.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/type", keyword: "type", params: { type: schema46.properties.step.type }, message: "must be integer,null" }];
+                return false;
+              }
+              if (errors === _errs5) {
+                if (typeof data2 == "number" && isFinite(data2)) {
+                  if (data2 > 9007199254740991 || isNaN(data2)) {
+                    validate72.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    return false;
+                  } else {
+                    if (data2 < 0 || isNaN(data2)) {
+                      validate72.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      return false;
+                    }
+                  }
+                }
+              }
+              var valid1 = _errs5 === errors;
+            } else {
+              var valid1 = true;
+            }
           }
         }
       }
@@ -4321,8 +4347,8 @@ function validate72(data, { instancePath = "", parentData, parentDataProperty, r
   validate72.errors = vErrors;
   return errors === 0;
 }
-validate72.evaluated = { "props": { "event": true, "phase": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validatePhaseEnded = validate74;
+validate72.evaluated = { "props": { "event": true, "phase": true, "step": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validatePhaseStarted = validate74;
 function validate74(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -4340,14 +4366,14 @@ function validate74(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.phase === void 0 && (missing0 = "phase") || data.status === void 0 && (missing0 = "status") || data.duration_s === void 0 && (missing0 = "duration_s")) {
+      if (data.event === void 0 && (missing0 = "event") || data.phase === void 0 && (missing0 = "phase")) {
         validate74.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
-          if ("phase.ended" !== data.event) {
-            validate74.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "phase.ended" }, message: "must be equal to constant" }];
+          if ("phase.started" !== data.event) {
+            validate74.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "phase.started" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -4361,7 +4387,7 @@ function validate74(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs4 = errors;
             if (errors === _errs4) {
               if (typeof data1 === "string") {
-                if (!pattern9.test(data1)) {
+                if (!pattern11.test(data1)) {
                   validate74.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/$defs/PhaseName/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]{0,63}$" }, message: 'must match pattern "^[a-z][a-z0-9_]{0,63}$"' }];
                   return false;
                 }
@@ -4374,40 +4400,6 @@ function validate74(data, { instancePath = "", parentData, parentDataProperty, r
           } else {
             var valid1 = true;
           }
-          if (valid1) {
-            if (data.status !== void 0) {
-              let data2 = data.status;
-              const _errs6 = errors;
-              if (!(data2 === "ok" || data2 === "failed" || data2 === "skipped" || data2 === "interrupted")) {
-                validate74.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema47.properties.status.enum }, message: "must be equal to one of the allowed values" }];
-                return false;
-              }
-              var valid1 = _errs6 === errors;
-            } else {
-              var valid1 = true;
-            }
-            if (valid1) {
-              if (data.duration_s !== void 0) {
-                let data3 = data.duration_s;
-                const _errs7 = errors;
-                const _errs8 = errors;
-                if (errors === _errs8) {
-                  if (typeof data3 == "number" && isFinite(data3)) {
-                    if (data3 < 0 || isNaN(data3)) {
-                      validate74.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                      return false;
-                    }
-                  } else {
-                    validate74.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
-                    return false;
-                  }
-                }
-                var valid1 = _errs7 === errors;
-              } else {
-                var valid1 = true;
-              }
-            }
-          }
         }
       }
     } else {
@@ -4418,8 +4410,8 @@ function validate74(data, { instancePath = "", parentData, parentDataProperty, r
   validate74.errors = vErrors;
   return errors === 0;
 }
-validate74.evaluated = { "props": { "event": true, "phase": true, "status": true, "duration_s": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateTrainStep = validate76;
+validate74.evaluated = { "props": { "event": true, "phase": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validatePhaseEnded = validate76;
 function validate76(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -4437,14 +4429,111 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.step === void 0 && (missing0 = "step") || data.total_steps === void 0 && (missing0 = "total_steps") || data.epoch === void 0 && (missing0 = "epoch") || data.loss === void 0 && (missing0 = "loss") || data.learning_rate === void 0 && (missing0 = "learning_rate") || data.elapsed_s === void 0 && (missing0 = "elapsed_s") || data.eta_s === void 0 && (missing0 = "eta_s") || data.progress === void 0 && (missing0 = "progress")) {
+      if (data.event === void 0 && (missing0 = "event") || data.phase === void 0 && (missing0 = "phase") || data.status === void 0 && (missing0 = "status") || data.duration_s === void 0 && (missing0 = "duration_s")) {
         validate76.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
+          if ("phase.ended" !== data.event) {
+            validate76.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "phase.ended" }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid1 = _errs2 === errors;
+        } else {
+          var valid1 = true;
+        }
+        if (valid1) {
+          if (data.phase !== void 0) {
+            let data1 = data.phase;
+            const _errs3 = errors;
+            const _errs4 = errors;
+            if (errors === _errs4) {
+              if (typeof data1 === "string") {
+                if (!pattern11.test(data1)) {
+                  validate76.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/$defs/PhaseName/pattern", keyword: "pattern", params: { pattern: "^[a-z][a-z0-9_]{0,63}$" }, message: 'must match pattern "^[a-z][a-z0-9_]{0,63}$"' }];
+                  return false;
+                }
+              } else {
+                validate76.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/$defs/PhaseName/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+            }
+            var valid1 = _errs3 === errors;
+          } else {
+            var valid1 = true;
+          }
+          if (valid1) {
+            if (data.status !== void 0) {
+              let data2 = data.status;
+              const _errs6 = errors;
+              if (!(data2 === "ok" || data2 === "failed" || data2 === "skipped" || data2 === "interrupted")) {
+                validate76.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema49.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                return false;
+              }
+              var valid1 = _errs6 === errors;
+            } else {
+              var valid1 = true;
+            }
+            if (valid1) {
+              if (data.duration_s !== void 0) {
+                let data3 = data.duration_s;
+                const _errs7 = errors;
+                const _errs8 = errors;
+                if (errors === _errs8) {
+                  if (typeof data3 == "number" && isFinite(data3)) {
+                    if (data3 < 0 || isNaN(data3)) {
+                      validate76.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      return false;
+                    }
+                  } else {
+                    validate76.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                    return false;
+                  }
+                }
+                var valid1 = _errs7 === errors;
+              } else {
+                var valid1 = true;
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate76.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate76.errors = vErrors;
+  return errors === 0;
+}
+validate76.evaluated = { "props": { "event": true, "phase": true, "status": true, "duration_s": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateTrainStep = validate78;
+function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate78.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+    errors = vErrors.length;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.event === void 0 && (missing0 = "event") || data.step === void 0 && (missing0 = "step") || data.total_steps === void 0 && (missing0 = "total_steps") || data.epoch === void 0 && (missing0 = "epoch") || data.loss === void 0 && (missing0 = "loss") || data.learning_rate === void 0 && (missing0 = "learning_rate") || data.elapsed_s === void 0 && (missing0 = "elapsed_s") || data.eta_s === void 0 && (missing0 = "eta_s") || data.progress === void 0 && (missing0 = "progress")) {
+        validate78.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.event !== void 0) {
+          const _errs2 = errors;
           if ("train.step" !== data.event) {
-            validate76.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.step" }, message: "must be equal to constant" }];
+            validate78.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.step" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -4457,17 +4546,17 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs3 = errors;
             const _errs4 = errors;
             if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate76.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              validate78.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
               return false;
             }
             if (errors === _errs4) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate76.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  validate78.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                   return false;
                 } else {
                   if (data1 < 0 || isNaN(data1)) {
-                    validate76.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                    validate78.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                     return false;
                   }
                 }
@@ -4482,17 +4571,17 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
               let data2 = data.total_steps;
               const _errs6 = errors;
               if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2)) && data2 !== null) {
-                validate76.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/type", keyword: "type", params: { type: schema50.properties.total_steps.type }, message: "must be integer,null" }];
+                validate78.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/type", keyword: "type", params: { type: schema52.properties.total_steps.type }, message: "must be integer,null" }];
                 return false;
               }
               if (errors === _errs6) {
                 if (typeof data2 == "number" && isFinite(data2)) {
                   if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate76.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    validate78.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                     return false;
                   } else {
                     if (data2 < 0 || isNaN(data2)) {
-                      validate76.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      validate78.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                       return false;
                     }
                   }
@@ -4507,13 +4596,13 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                 let data3 = data.epoch;
                 const _errs8 = errors;
                 if (!(typeof data3 == "number" && isFinite(data3)) && data3 !== null) {
-                  validate76.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema50.properties.epoch.type }, message: "must be number,null" }];
+                  validate78.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema52.properties.epoch.type }, message: "must be number,null" }];
                   return false;
                 }
                 if (errors === _errs8) {
                   if (typeof data3 == "number" && isFinite(data3)) {
                     if (data3 < 0 || isNaN(data3)) {
-                      validate76.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      validate78.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                       return false;
                     }
                   }
@@ -4527,7 +4616,7 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                   let data4 = data.loss;
                   const _errs10 = errors;
                   if (!(typeof data4 == "number" && isFinite(data4)) && data4 !== null) {
-                    validate76.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema50.properties.loss.type }, message: "must be number,null" }];
+                    validate78.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema52.properties.loss.type }, message: "must be number,null" }];
                     return false;
                   }
                   var valid1 = _errs10 === errors;
@@ -4539,7 +4628,7 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                     let data5 = data.learning_rate;
                     const _errs12 = errors;
                     if (!(typeof data5 == "number" && isFinite(data5)) && data5 !== null) {
-                      validate76.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema50.properties.learning_rate.type }, message: "must be number,null" }];
+                      validate78.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema52.properties.learning_rate.type }, message: "must be number,null" }];
                       return false;
                     }
                     var valid1 = _errs12 === errors;
@@ -4551,7 +4640,7 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                       let data6 = data.grad_norm;
                       const _errs14 = errors;
                       if (!(typeof data6 == "number" && isFinite(data6)) && data6 !== null) {
-                        validate76.errors = [{ instancePath: instancePath + "/grad_norm", schemaPath: "#/properties/grad_norm/type", keyword: "type", params: { type: schema50.properties.grad_norm.type }, message: "must be number,null" }];
+                        validate78.errors = [{ instancePath: instancePath + "/grad_norm", schemaPath: "#/properties/grad_norm/type", keyword: "type", params: { type: schema52.properties.grad_norm.type }, message: "must be number,null" }];
                         return false;
                       }
                       var valid1 = _errs14 === errors;
@@ -4566,11 +4655,11 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                         if (errors === _errs17) {
                           if (typeof data7 == "number" && isFinite(data7)) {
                             if (data7 < 0 || isNaN(data7)) {
-                              validate76.errors = [{ instancePath: instancePath + "/elapsed_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                              validate78.errors = [{ instancePath: instancePath + "/elapsed_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                               return false;
                             }
                           } else {
-                            validate76.errors = [{ instancePath: instancePath + "/elapsed_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                            validate78.errors = [{ instancePath: instancePath + "/elapsed_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                             return false;
                           }
                         }
@@ -4583,13 +4672,13 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                           let data8 = data.eta_s;
                           const _errs19 = errors;
                           if (!(typeof data8 == "number" && isFinite(data8)) && data8 !== null) {
-                            validate76.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema50.properties.eta_s.type }, message: "must be number,null" }];
+                            validate78.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema52.properties.eta_s.type }, message: "must be number,null" }];
                             return false;
                           }
                           if (errors === _errs19) {
                             if (typeof data8 == "number" && isFinite(data8)) {
                               if (data8 < 0 || isNaN(data8)) {
-                                validate76.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                validate78.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                 return false;
                               }
                             }
@@ -4603,17 +4692,17 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                             let data9 = data.progress;
                             const _errs21 = errors;
                             if (!(typeof data9 == "number" && isFinite(data9)) && data9 !== null) {
-                              validate76.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema50.properties.progress.type }, message: "must be number,null" }];
+                              validate78.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema52.properties.progress.type }, message: "must be number,null" }];
                               return false;
                             }
                             if (errors === _errs21) {
                               if (typeof data9 == "number" && isFinite(data9)) {
                                 if (data9 > 1 || isNaN(data9)) {
-                                  validate76.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1 }, message: "must be <= 1" }];
+                                  validate78.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1 }, message: "must be <= 1" }];
                                   return false;
                                 } else {
                                   if (data9 < 0 || isNaN(data9)) {
-                                    validate76.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                    validate78.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                     return false;
                                   }
                                 }
@@ -4628,13 +4717,13 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                               let data10 = data.samples_per_s;
                               const _errs23 = errors;
                               if (!(typeof data10 == "number" && isFinite(data10)) && data10 !== null) {
-                                validate76.errors = [{ instancePath: instancePath + "/samples_per_s", schemaPath: "#/properties/samples_per_s/type", keyword: "type", params: { type: schema50.properties.samples_per_s.type }, message: "must be number,null" }];
+                                validate78.errors = [{ instancePath: instancePath + "/samples_per_s", schemaPath: "#/properties/samples_per_s/type", keyword: "type", params: { type: schema52.properties.samples_per_s.type }, message: "must be number,null" }];
                                 return false;
                               }
                               if (errors === _errs23) {
                                 if (typeof data10 == "number" && isFinite(data10)) {
                                   if (data10 < 0 || isNaN(data10)) {
-                                    validate76.errors = [{ instancePath: instancePath + "/samples_per_s", schemaPath: "#/properties/samples_per_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                    validate78.errors = [{ instancePath: instancePath + "/samples_per_s", schemaPath: "#/properties/samples_per_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                     return false;
                                   }
                                 }
@@ -4648,13 +4737,13 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                                 let data11 = data.tokens_per_s;
                                 const _errs25 = errors;
                                 if (!(typeof data11 == "number" && isFinite(data11)) && data11 !== null) {
-                                  validate76.errors = [{ instancePath: instancePath + "/tokens_per_s", schemaPath: "#/properties/tokens_per_s/type", keyword: "type", params: { type: schema50.properties.tokens_per_s.type }, message: "must be number,null" }];
+                                  validate78.errors = [{ instancePath: instancePath + "/tokens_per_s", schemaPath: "#/properties/tokens_per_s/type", keyword: "type", params: { type: schema52.properties.tokens_per_s.type }, message: "must be number,null" }];
                                   return false;
                                 }
                                 if (errors === _errs25) {
                                   if (typeof data11 == "number" && isFinite(data11)) {
                                     if (data11 < 0 || isNaN(data11)) {
-                                      validate76.errors = [{ instancePath: instancePath + "/tokens_per_s", schemaPath: "#/properties/tokens_per_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                      validate78.errors = [{ instancePath: instancePath + "/tokens_per_s", schemaPath: "#/properties/tokens_per_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                       return false;
                                     }
                                   }
@@ -4668,17 +4757,17 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                                   let data12 = data.tokens_seen;
                                   const _errs27 = errors;
                                   if (!(typeof data12 == "number" && (!(data12 % 1) && !isNaN(data12)) && isFinite(data12)) && data12 !== null) {
-                                    validate76.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/type", keyword: "type", params: { type: schema50.properties.tokens_seen.type }, message: "must be integer,null" }];
+                                    validate78.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/type", keyword: "type", params: { type: schema52.properties.tokens_seen.type }, message: "must be integer,null" }];
                                     return false;
                                   }
                                   if (errors === _errs27) {
                                     if (typeof data12 == "number" && isFinite(data12)) {
                                       if (data12 > 9007199254740991 || isNaN(data12)) {
-                                        validate76.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                                        validate78.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                                         return false;
                                       } else {
                                         if (data12 < 0 || isNaN(data12)) {
-                                          validate76.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                          validate78.errors = [{ instancePath: instancePath + "/tokens_seen", schemaPath: "#/properties/tokens_seen/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                           return false;
                                         }
                                       }
@@ -4727,7 +4816,7 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                                               vErrors.push(err2);
                                             }
                                             errors++;
-                                            validate76.errors = vErrors;
+                                            validate78.errors = vErrors;
                                             return false;
                                             break;
                                           }
@@ -4737,7 +4826,7 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                                             let data14 = data13[key1];
                                             const _errs34 = errors;
                                             if (!(typeof data14 == "number" && isFinite(data14)) && data14 !== null) {
-                                              validate76.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema53.additionalProperties.type }, message: "must be number,null" }];
+                                              validate78.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema55.additionalProperties.type }, message: "must be number,null" }];
                                               return false;
                                             }
                                             var valid6 = _errs34 === errors;
@@ -4747,7 +4836,7 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
                                           }
                                         }
                                       } else {
-                                        validate76.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                        validate78.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                         return false;
                                       }
                                     }
@@ -4770,19 +4859,19 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate76.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate78.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate76.errors = vErrors;
+  validate78.errors = vErrors;
   return errors === 0;
 }
-validate76.evaluated = { "props": { "event": true, "step": true, "total_steps": true, "epoch": true, "loss": true, "learning_rate": true, "grad_norm": true, "elapsed_s": true, "eta_s": true, "progress": true, "samples_per_s": true, "tokens_per_s": true, "tokens_seen": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateTrainEpoch = validate78;
-function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate78.evaluated = { "props": { "event": true, "step": true, "total_steps": true, "epoch": true, "loss": true, "learning_rate": true, "grad_norm": true, "elapsed_s": true, "eta_s": true, "progress": true, "samples_per_s": true, "tokens_per_s": true, "tokens_seen": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateTrainEpoch = validate80;
+function validate80(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate78.evaluated;
+  const evaluated0 = validate80.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4797,13 +4886,13 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.event === void 0 && (missing0 = "event") || data.epoch === void 0 && (missing0 = "epoch") || data.step === void 0 && (missing0 = "step") || data.metrics === void 0 && (missing0 = "metrics")) {
-        validate78.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate80.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
           if ("train.epoch" !== data.event) {
-            validate78.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.epoch" }, message: "must be equal to constant" }];
+            validate80.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.epoch" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -4816,17 +4905,17 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs3 = errors;
             const _errs4 = errors;
             if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate78.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              validate80.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
               return false;
             }
             if (errors === _errs4) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate78.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  validate80.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                   return false;
                 } else {
                   if (data1 < 1 || isNaN(data1)) {
-                    validate78.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                    validate80.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                     return false;
                   }
                 }
@@ -4842,17 +4931,17 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
               const _errs6 = errors;
               const _errs7 = errors;
               if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                validate78.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                validate80.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                 return false;
               }
               if (errors === _errs7) {
                 if (typeof data2 == "number" && isFinite(data2)) {
                   if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate78.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    validate80.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                     return false;
                   } else {
                     if (data2 < 0 || isNaN(data2)) {
-                      validate78.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      validate80.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                       return false;
                     }
                   }
@@ -4901,7 +4990,7 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
                           vErrors.push(err2);
                         }
                         errors++;
-                        validate78.errors = vErrors;
+                        validate80.errors = vErrors;
                         return false;
                         break;
                       }
@@ -4911,7 +5000,7 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
                         let data4 = data3[key1];
                         const _errs14 = errors;
                         if (!(typeof data4 == "number" && isFinite(data4)) && data4 !== null) {
-                          validate78.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema53.additionalProperties.type }, message: "must be number,null" }];
+                          validate80.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema55.additionalProperties.type }, message: "must be number,null" }];
                           return false;
                         }
                         var valid6 = _errs14 === errors;
@@ -4921,7 +5010,7 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
                       }
                     }
                   } else {
-                    validate78.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                    validate80.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                     return false;
                   }
                 }
@@ -4934,19 +5023,19 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate78.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate80.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate78.errors = vErrors;
+  validate80.errors = vErrors;
   return errors === 0;
 }
-validate78.evaluated = { "props": { "event": true, "epoch": true, "step": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateTrainRestarted = validate80;
-function validate80(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate80.evaluated = { "props": { "event": true, "epoch": true, "step": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateTrainRestarted = validate82;
+function validate82(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate80.evaluated;
+  const evaluated0 = validate82.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4961,13 +5050,13 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.event === void 0 && (missing0 = "event") || data.reason === void 0 && (missing0 = "reason") || data.attempt === void 0 && (missing0 = "attempt") || data.previous_step === void 0 && (missing0 = "previous_step") || data.step === void 0 && (missing0 = "step")) {
-        validate80.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate82.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
           if ("train.restarted" !== data.event) {
-            validate80.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.restarted" }, message: "must be equal to constant" }];
+            validate82.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "train.restarted" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -4979,7 +5068,7 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
             let data1 = data.reason;
             const _errs3 = errors;
             if (!(data1 === "oom" || data1 === "other")) {
-              validate80.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema58.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
+              validate82.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema60.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
               return false;
             }
             var valid1 = _errs3 === errors;
@@ -4991,17 +5080,17 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
               let data2 = data.attempt;
               const _errs4 = errors;
               if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                validate80.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                validate82.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                 return false;
               }
               if (errors === _errs4) {
                 if (typeof data2 == "number" && isFinite(data2)) {
                   if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate80.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    validate82.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                     return false;
                   } else {
                     if (data2 < 2 || isNaN(data2)) {
-                      validate80.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/minimum", keyword: "minimum", params: { comparison: ">=", limit: 2 }, message: "must be >= 2" }];
+                      validate82.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/properties/attempt/minimum", keyword: "minimum", params: { comparison: ">=", limit: 2 }, message: "must be >= 2" }];
                       return false;
                     }
                   }
@@ -5017,17 +5106,17 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
                 const _errs6 = errors;
                 const _errs7 = errors;
                 if (!(typeof data3 == "number" && (!(data3 % 1) && !isNaN(data3)) && isFinite(data3))) {
-                  validate80.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                  validate82.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                   return false;
                 }
                 if (errors === _errs7) {
                   if (typeof data3 == "number" && isFinite(data3)) {
                     if (data3 > 9007199254740991 || isNaN(data3)) {
-                      validate80.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                      validate82.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                       return false;
                     } else {
                       if (data3 < 0 || isNaN(data3)) {
-                        validate80.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                        validate82.errors = [{ instancePath: instancePath + "/previous_step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                         return false;
                       }
                     }
@@ -5043,17 +5132,17 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
                   const _errs9 = errors;
                   const _errs10 = errors;
                   if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4))) {
-                    validate80.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                    validate82.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                     return false;
                   }
                   if (errors === _errs10) {
                     if (typeof data4 == "number" && isFinite(data4)) {
                       if (data4 > 9007199254740991 || isNaN(data4)) {
-                        validate80.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                        validate82.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                         return false;
                       } else {
                         if (data4 < 0 || isNaN(data4)) {
-                          validate80.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                          validate82.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                           return false;
                         }
                       }
@@ -5068,17 +5157,17 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
                     let data5 = data.batch_size_from;
                     const _errs12 = errors;
                     if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5)) && data5 !== null) {
-                      validate80.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/type", keyword: "type", params: { type: schema58.properties.batch_size_from.type }, message: "must be integer,null" }];
+                      validate82.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/type", keyword: "type", params: { type: schema60.properties.batch_size_from.type }, message: "must be integer,null" }];
                       return false;
                     }
                     if (errors === _errs12) {
                       if (typeof data5 == "number" && isFinite(data5)) {
                         if (data5 > 9007199254740991 || isNaN(data5)) {
-                          validate80.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                          validate82.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                           return false;
                         } else {
                           if (data5 < 1 || isNaN(data5)) {
-                            validate80.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                            validate82.errors = [{ instancePath: instancePath + "/batch_size_from", schemaPath: "#/properties/batch_size_from/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                             return false;
                           }
                         }
@@ -5093,17 +5182,17 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
                       let data6 = data.batch_size_to;
                       const _errs14 = errors;
                       if (!(typeof data6 == "number" && (!(data6 % 1) && !isNaN(data6)) && isFinite(data6)) && data6 !== null) {
-                        validate80.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/type", keyword: "type", params: { type: schema58.properties.batch_size_to.type }, message: "must be integer,null" }];
+                        validate82.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/type", keyword: "type", params: { type: schema60.properties.batch_size_to.type }, message: "must be integer,null" }];
                         return false;
                       }
                       if (errors === _errs14) {
                         if (typeof data6 == "number" && isFinite(data6)) {
                           if (data6 > 9007199254740991 || isNaN(data6)) {
-                            validate80.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                            validate82.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                             return false;
                           } else {
                             if (data6 < 1 || isNaN(data6)) {
-                              validate80.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                              validate82.errors = [{ instancePath: instancePath + "/batch_size_to", schemaPath: "#/properties/batch_size_to/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                               return false;
                             }
                           }
@@ -5118,17 +5207,17 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
                         let data7 = data.total_steps;
                         const _errs16 = errors;
                         if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7)) && data7 !== null) {
-                          validate80.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/type", keyword: "type", params: { type: schema58.properties.total_steps.type }, message: "must be integer,null" }];
+                          validate82.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/type", keyword: "type", params: { type: schema60.properties.total_steps.type }, message: "must be integer,null" }];
                           return false;
                         }
                         if (errors === _errs16) {
                           if (typeof data7 == "number" && isFinite(data7)) {
                             if (data7 > 9007199254740991 || isNaN(data7)) {
-                              validate80.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                              validate82.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                               return false;
                             } else {
                               if (data7 < 0 || isNaN(data7)) {
-                                validate80.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                validate82.errors = [{ instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                 return false;
                               }
                             }
@@ -5147,19 +5236,19 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate80.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate82.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate80.errors = vErrors;
+  validate82.errors = vErrors;
   return errors === 0;
 }
-validate80.evaluated = { "props": { "event": true, "reason": true, "attempt": true, "previous_step": true, "step": true, "batch_size_from": true, "batch_size_to": true, "total_steps": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateEvalCompleted = validate82;
-function validate82(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate82.evaluated = { "props": { "event": true, "reason": true, "attempt": true, "previous_step": true, "step": true, "batch_size_from": true, "batch_size_to": true, "total_steps": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateEvalCompleted = validate84;
+function validate84(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate82.evaluated;
+  const evaluated0 = validate84.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -5174,13 +5263,13 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.event === void 0 && (missing0 = "event") || data.step === void 0 && (missing0 = "step") || data.epoch === void 0 && (missing0 = "epoch") || data.split === void 0 && (missing0 = "split") || data.metrics === void 0 && (missing0 = "metrics")) {
-        validate82.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate84.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
           if ("eval.completed" !== data.event) {
-            validate82.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "eval.completed" }, message: "must be equal to constant" }];
+            validate84.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "eval.completed" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -5193,17 +5282,17 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
             const _errs3 = errors;
             const _errs4 = errors;
             if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate82.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              validate84.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
               return false;
             }
             if (errors === _errs4) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate82.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  validate84.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                   return false;
                 } else {
                   if (data1 < 0 || isNaN(data1)) {
-                    validate82.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                    validate84.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                     return false;
                   }
                 }
@@ -5218,13 +5307,13 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
               let data2 = data.epoch;
               const _errs6 = errors;
               if (!(typeof data2 == "number" && isFinite(data2)) && data2 !== null) {
-                validate82.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema61.properties.epoch.type }, message: "must be number,null" }];
+                validate84.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema63.properties.epoch.type }, message: "must be number,null" }];
                 return false;
               }
               if (errors === _errs6) {
                 if (typeof data2 == "number" && isFinite(data2)) {
                   if (data2 < 0 || isNaN(data2)) {
-                    validate82.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                    validate84.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                     return false;
                   }
                 }
@@ -5240,16 +5329,16 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
                 if (errors === _errs8) {
                   if (typeof data3 === "string") {
                     if (func1(data3) > 128) {
-                      validate82.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
+                      validate84.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
                       return false;
                     } else {
                       if (func1(data3) < 1) {
-                        validate82.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                        validate84.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                         return false;
                       }
                     }
                   } else {
-                    validate82.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate84.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                 }
@@ -5296,7 +5385,7 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
                             vErrors.push(err2);
                           }
                           errors++;
-                          validate82.errors = vErrors;
+                          validate84.errors = vErrors;
                           return false;
                           break;
                         }
@@ -5306,7 +5395,7 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
                           let data5 = data4[key1];
                           const _errs15 = errors;
                           if (!(typeof data5 == "number" && isFinite(data5)) && data5 !== null) {
-                            validate82.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema53.additionalProperties.type }, message: "must be number,null" }];
+                            validate84.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema55.additionalProperties.type }, message: "must be number,null" }];
                             return false;
                           }
                           var valid5 = _errs15 === errors;
@@ -5316,7 +5405,7 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
                         }
                       }
                     } else {
-                      validate82.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                      validate84.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                       return false;
                     }
                   }
@@ -5330,119 +5419,6 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate82.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate82.errors = vErrors;
-  return errors === 0;
-}
-validate82.evaluated = { "props": { "event": true, "step": true, "epoch": true, "split": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateCheckpointSaved = validate84;
-function validate84(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate84.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-    errors = vErrors.length;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.step === void 0 && (missing0 = "step") || data.path === void 0 && (missing0 = "path") || data.reason === void 0 && (missing0 = "reason")) {
-        validate84.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.event !== void 0) {
-          const _errs2 = errors;
-          if ("checkpoint.saved" !== data.event) {
-            validate84.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "checkpoint.saved" }, message: "must be equal to constant" }];
-            return false;
-          }
-          var valid1 = _errs2 === errors;
-        } else {
-          var valid1 = true;
-        }
-        if (valid1) {
-          if (data.step !== void 0) {
-            let data1 = data.step;
-            const _errs3 = errors;
-            const _errs4 = errors;
-            if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate84.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-              return false;
-            }
-            if (errors === _errs4) {
-              if (typeof data1 == "number" && isFinite(data1)) {
-                if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate84.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                  return false;
-                } else {
-                  if (data1 < 0 || isNaN(data1)) {
-                    validate84.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                    return false;
-                  }
-                }
-              }
-            }
-            var valid1 = _errs3 === errors;
-          } else {
-            var valid1 = true;
-          }
-          if (valid1) {
-            if (data.path !== void 0) {
-              let data2 = data.path;
-              const _errs6 = errors;
-              const _errs7 = errors;
-              if (errors === _errs7) {
-                if (typeof data2 === "string") {
-                  if (func1(data2) > 4096) {
-                    validate84.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
-                    return false;
-                  } else {
-                    if (func1(data2) < 1) {
-                      validate84.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
-                      return false;
-                    } else {
-                      if (!pattern8.test(data2)) {
-                        validate84.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
-                        return false;
-                      }
-                    }
-                  }
-                } else {
-                  validate84.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                  return false;
-                }
-              }
-              var valid1 = _errs6 === errors;
-            } else {
-              var valid1 = true;
-            }
-            if (valid1) {
-              if (data.reason !== void 0) {
-                let data3 = data.reason;
-                const _errs9 = errors;
-                if (!(data3 === "periodic" || data3 === "stop" || data3 === "best" || data3 === "final")) {
-                  validate84.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema64.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
-                  return false;
-                }
-                var valid1 = _errs9 === errors;
-              } else {
-                var valid1 = true;
-              }
-            }
-          }
-        }
-      }
-    } else {
       validate84.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
@@ -5450,8 +5426,8 @@ function validate84(data, { instancePath = "", parentData, parentDataProperty, r
   validate84.errors = vErrors;
   return errors === 0;
 }
-validate84.evaluated = { "props": { "event": true, "step": true, "path": true, "reason": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateTrialStarted = validate86;
+validate84.evaluated = { "props": { "event": true, "step": true, "epoch": true, "split": true, "metrics": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateCheckpointSaved = validate86;
 function validate86(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -5469,14 +5445,14 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.trial === void 0 && (missing0 = "trial") || data.attempt === void 0 && (missing0 = "attempt") || data.params === void 0 && (missing0 = "params")) {
+      if (data.event === void 0 && (missing0 = "event") || data.step === void 0 && (missing0 = "step") || data.path === void 0 && (missing0 = "path") || data.reason === void 0 && (missing0 = "reason")) {
         validate86.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
-          if ("trial.started" !== data.event) {
-            validate86.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "trial.started" }, message: "must be equal to constant" }];
+          if ("checkpoint.saved" !== data.event) {
+            validate86.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "checkpoint.saved" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -5484,22 +5460,22 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
           var valid1 = true;
         }
         if (valid1) {
-          if (data.trial !== void 0) {
-            let data1 = data.trial;
+          if (data.step !== void 0) {
+            let data1 = data.step;
             const _errs3 = errors;
             const _errs4 = errors;
             if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate86.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              validate86.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
               return false;
             }
             if (errors === _errs4) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate86.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  validate86.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                   return false;
                 } else {
-                  if (data1 < 1 || isNaN(data1)) {
-                    validate86.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                  if (data1 < 0 || isNaN(data1)) {
+                    validate86.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                     return false;
                   }
                 }
@@ -5510,25 +5486,29 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
             var valid1 = true;
           }
           if (valid1) {
-            if (data.attempt !== void 0) {
-              let data2 = data.attempt;
+            if (data.path !== void 0) {
+              let data2 = data.path;
               const _errs6 = errors;
               const _errs7 = errors;
-              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                validate86.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                return false;
-              }
               if (errors === _errs7) {
-                if (typeof data2 == "number" && isFinite(data2)) {
-                  if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate86.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                if (typeof data2 === "string") {
+                  if (func1(data2) > 4096) {
+                    validate86.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
                     return false;
                   } else {
-                    if (data2 < 1 || isNaN(data2)) {
-                      validate86.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                    if (func1(data2) < 1) {
+                      validate86.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                       return false;
+                    } else {
+                      if (!pattern7.test(data2)) {
+                        validate86.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
+                        return false;
+                      }
                     }
                   }
+                } else {
+                  validate86.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/$defs/RelativePath/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  return false;
                 }
               }
               var valid1 = _errs6 === errors;
@@ -5536,27 +5516,12 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
               var valid1 = true;
             }
             if (valid1) {
-              if (data.params !== void 0) {
-                let data3 = data.params;
+              if (data.reason !== void 0) {
+                let data3 = data.reason;
                 const _errs9 = errors;
-                if (errors === _errs9) {
-                  if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                    for (const key0 in data3) {
-                      let data4 = data3[key0];
-                      const _errs12 = errors;
-                      if (!(typeof data4 == "number" && isFinite(data4)) && typeof data4 !== "string" && typeof data4 !== "boolean" && data4 !== null) {
-                        validate86.errors = [{ instancePath: instancePath + "/params/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/params/additionalProperties/type", keyword: "type", params: { type: schema67.properties.params.additionalProperties.type }, message: "must be number,string,boolean,null" }];
-                        return false;
-                      }
-                      var valid4 = _errs12 === errors;
-                      if (!valid4) {
-                        break;
-                      }
-                    }
-                  } else {
-                    validate86.errors = [{ instancePath: instancePath + "/params", schemaPath: "#/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-                    return false;
-                  }
+                if (!(data3 === "periodic" || data3 === "stop" || data3 === "best" || data3 === "final")) {
+                  validate86.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema66.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
+                  return false;
                 }
                 var valid1 = _errs9 === errors;
               } else {
@@ -5574,8 +5539,8 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
   validate86.errors = vErrors;
   return errors === 0;
 }
-validate86.evaluated = { "props": { "event": true, "trial": true, "attempt": true, "params": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateTrialEnded = validate88;
+validate86.evaluated = { "props": { "event": true, "step": true, "path": true, "reason": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateTrialStarted = validate88;
 function validate88(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -5593,14 +5558,14 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.trial === void 0 && (missing0 = "trial") || data.attempt === void 0 && (missing0 = "attempt") || data.status === void 0 && (missing0 = "status") || data.duration_s === void 0 && (missing0 = "duration_s") || data.metrics === void 0 && (missing0 = "metrics") || data.error === void 0 && (missing0 = "error")) {
+      if (data.event === void 0 && (missing0 = "event") || data.trial === void 0 && (missing0 = "trial") || data.attempt === void 0 && (missing0 = "attempt") || data.params === void 0 && (missing0 = "params")) {
         validate88.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
-          if ("trial.ended" !== data.event) {
-            validate88.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "trial.ended" }, message: "must be equal to constant" }];
+          if ("trial.started" !== data.event) {
+            validate88.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "trial.started" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -5660,11 +5625,135 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
               var valid1 = true;
             }
             if (valid1) {
+              if (data.params !== void 0) {
+                let data3 = data.params;
+                const _errs9 = errors;
+                if (errors === _errs9) {
+                  if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                    for (const key0 in data3) {
+                      let data4 = data3[key0];
+                      const _errs12 = errors;
+                      if (!(typeof data4 == "number" && isFinite(data4)) && typeof data4 !== "string" && typeof data4 !== "boolean" && data4 !== null) {
+                        validate88.errors = [{ instancePath: instancePath + "/params/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/params/additionalProperties/type", keyword: "type", params: { type: schema69.properties.params.additionalProperties.type }, message: "must be number,string,boolean,null" }];
+                        return false;
+                      }
+                      var valid4 = _errs12 === errors;
+                      if (!valid4) {
+                        break;
+                      }
+                    }
+                  } else {
+                    validate88.errors = [{ instancePath: instancePath + "/params", schemaPath: "#/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                    return false;
+                  }
+                }
+                var valid1 = _errs9 === errors;
+              } else {
+                var valid1 = true;
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate88.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate88.errors = vErrors;
+  return errors === 0;
+}
+validate88.evaluated = { "props": { "event": true, "trial": true, "attempt": true, "params": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateTrialEnded = validate90;
+function validate90(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate90.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+    errors = vErrors.length;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.event === void 0 && (missing0 = "event") || data.trial === void 0 && (missing0 = "trial") || data.attempt === void 0 && (missing0 = "attempt") || data.status === void 0 && (missing0 = "status") || data.duration_s === void 0 && (missing0 = "duration_s") || data.metrics === void 0 && (missing0 = "metrics") || data.error === void 0 && (missing0 = "error")) {
+        validate90.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.event !== void 0) {
+          const _errs2 = errors;
+          if ("trial.ended" !== data.event) {
+            validate90.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "trial.ended" }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid1 = _errs2 === errors;
+        } else {
+          var valid1 = true;
+        }
+        if (valid1) {
+          if (data.trial !== void 0) {
+            let data1 = data.trial;
+            const _errs3 = errors;
+            const _errs4 = errors;
+            if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
+              validate90.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              return false;
+            }
+            if (errors === _errs4) {
+              if (typeof data1 == "number" && isFinite(data1)) {
+                if (data1 > 9007199254740991 || isNaN(data1)) {
+                  validate90.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                  return false;
+                } else {
+                  if (data1 < 1 || isNaN(data1)) {
+                    validate90.errors = [{ instancePath: instancePath + "/trial", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                    return false;
+                  }
+                }
+              }
+            }
+            var valid1 = _errs3 === errors;
+          } else {
+            var valid1 = true;
+          }
+          if (valid1) {
+            if (data.attempt !== void 0) {
+              let data2 = data.attempt;
+              const _errs6 = errors;
+              const _errs7 = errors;
+              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
+                validate90.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                return false;
+              }
+              if (errors === _errs7) {
+                if (typeof data2 == "number" && isFinite(data2)) {
+                  if (data2 > 9007199254740991 || isNaN(data2)) {
+                    validate90.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    return false;
+                  } else {
+                    if (data2 < 1 || isNaN(data2)) {
+                      validate90.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                      return false;
+                    }
+                  }
+                }
+              }
+              var valid1 = _errs6 === errors;
+            } else {
+              var valid1 = true;
+            }
+            if (valid1) {
               if (data.status !== void 0) {
                 let data3 = data.status;
                 const _errs9 = errors;
                 if (!(data3 === "succeeded" || data3 === "failed" || data3 === "pruned")) {
-                  validate88.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema70.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                  validate90.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema72.properties.status.enum }, message: "must be equal to one of the allowed values" }];
                   return false;
                 }
                 var valid1 = _errs9 === errors;
@@ -5679,11 +5768,11 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
                   if (errors === _errs11) {
                     if (typeof data4 == "number" && isFinite(data4)) {
                       if (data4 < 0 || isNaN(data4)) {
-                        validate88.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                        validate90.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                         return false;
                       }
                     } else {
-                      validate88.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                      validate90.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                       return false;
                     }
                   }
@@ -5730,7 +5819,7 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
                               vErrors.push(err2);
                             }
                             errors++;
-                            validate88.errors = vErrors;
+                            validate90.errors = vErrors;
                             return false;
                             break;
                           }
@@ -5740,7 +5829,7 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
                             let data6 = data5[key1];
                             const _errs18 = errors;
                             if (!(typeof data6 == "number" && isFinite(data6)) && data6 !== null) {
-                              validate88.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema53.additionalProperties.type }, message: "must be number,null" }];
+                              validate90.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema55.additionalProperties.type }, message: "must be number,null" }];
                               return false;
                             }
                             var valid7 = _errs18 === errors;
@@ -5750,7 +5839,7 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
                           }
                         }
                       } else {
-                        validate88.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                        validate90.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                         return false;
                       }
                     }
@@ -5884,7 +5973,7 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
                           vErrors.push(err11);
                         }
                         errors++;
-                        validate88.errors = vErrors;
+                        validate90.errors = vErrors;
                         return false;
                       } else {
                         errors = _errs21;
@@ -5908,7 +5997,7 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
                           if (data10 && typeof data10 == "object" && !Array.isArray(data10)) {
                             let missing2;
                             if (data10.trial === void 0 && (missing2 = "trial") || data10.metric === void 0 && (missing2 = "metric") || data10.value === void 0 && (missing2 = "value")) {
-                              validate88.errors = [{ instancePath: instancePath + "/best", schemaPath: "#/properties/best/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
+                              validate90.errors = [{ instancePath: instancePath + "/best", schemaPath: "#/properties/best/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
                               return false;
                             } else {
                               if (data10.trial !== void 0) {
@@ -5916,17 +6005,17 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
                                 const _errs33 = errors;
                                 const _errs34 = errors;
                                 if (!(typeof data11 == "number" && (!(data11 % 1) && !isNaN(data11)) && isFinite(data11))) {
-                                  validate88.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                  validate90.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                   return false;
                                 }
                                 if (errors === _errs34) {
                                   if (typeof data11 == "number" && isFinite(data11)) {
                                     if (data11 > 9007199254740991 || isNaN(data11)) {
-                                      validate88.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                                      validate90.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                                       return false;
                                     } else {
                                       if (data11 < 1 || isNaN(data11)) {
-                                        validate88.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                        validate90.errors = [{ instancePath: instancePath + "/best/trial", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                         return false;
                                       }
                                     }
@@ -5943,11 +6032,11 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
                                   if (errors === _errs36) {
                                     if (typeof data12 === "string") {
                                       if (func1(data12) < 1) {
-                                        validate88.errors = [{ instancePath: instancePath + "/best/metric", schemaPath: "#/properties/best/properties/metric/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                                        validate90.errors = [{ instancePath: instancePath + "/best/metric", schemaPath: "#/properties/best/properties/metric/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                                         return false;
                                       }
                                     } else {
-                                      validate88.errors = [{ instancePath: instancePath + "/best/metric", schemaPath: "#/properties/best/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                      validate90.errors = [{ instancePath: instancePath + "/best/metric", schemaPath: "#/properties/best/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                       return false;
                                     }
                                   }
@@ -5960,7 +6049,7 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
                                     let data13 = data10.value;
                                     const _errs38 = errors;
                                     if (!(typeof data13 == "number" && isFinite(data13)) && data13 !== null) {
-                                      validate88.errors = [{ instancePath: instancePath + "/best/value", schemaPath: "#/properties/best/properties/value/type", keyword: "type", params: { type: schema70.properties.best.properties.value.type }, message: "must be number,null" }];
+                                      validate90.errors = [{ instancePath: instancePath + "/best/value", schemaPath: "#/properties/best/properties/value/type", keyword: "type", params: { type: schema72.properties.best.properties.value.type }, message: "must be number,null" }];
                                       return false;
                                     }
                                     var valid11 = _errs38 === errors;
@@ -5971,7 +6060,7 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
                               }
                             }
                           } else {
-                            validate88.errors = [{ instancePath: instancePath + "/best", schemaPath: "#/properties/best/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                            validate90.errors = [{ instancePath: instancePath + "/best", schemaPath: "#/properties/best/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                             return false;
                           }
                         }
@@ -5988,116 +6077,6 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate88.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate88.errors = vErrors;
-  return errors === 0;
-}
-validate88.evaluated = { "props": { "event": true, "trial": true, "attempt": true, "status": true, "duration_s": true, "metrics": true, "error": true, "best": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateStopRequested = validate90;
-function validate90(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate90.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-    errors = vErrors.length;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.source === void 0 && (missing0 = "source") || data.signal === void 0 && (missing0 = "signal") || data.reason === void 0 && (missing0 = "reason") || data.requested_by === void 0 && (missing0 = "requested_by")) {
-        validate90.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.event !== void 0) {
-          const _errs2 = errors;
-          if ("stop.requested" !== data.event) {
-            validate90.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "stop.requested" }, message: "must be equal to constant" }];
-            return false;
-          }
-          var valid1 = _errs2 === errors;
-        } else {
-          var valid1 = true;
-        }
-        if (valid1) {
-          if (data.source !== void 0) {
-            let data1 = data.source;
-            const _errs3 = errors;
-            if (!(data1 === "control_file" || data1 === "signal" || data1 === "api")) {
-              validate90.errors = [{ instancePath: instancePath + "/source", schemaPath: "#/properties/source/enum", keyword: "enum", params: { allowedValues: schema77.properties.source.enum }, message: "must be equal to one of the allowed values" }];
-              return false;
-            }
-            var valid1 = _errs3 === errors;
-          } else {
-            var valid1 = true;
-          }
-          if (valid1) {
-            if (data.signal !== void 0) {
-              let data2 = data.signal;
-              const _errs4 = errors;
-              if (!(data2 === "SIGINT" || data2 === "SIGTERM" || data2 === "SIGBREAK" || data2 === null)) {
-                validate90.errors = [{ instancePath: instancePath + "/signal", schemaPath: "#/properties/signal/enum", keyword: "enum", params: { allowedValues: schema77.properties.signal.enum }, message: "must be equal to one of the allowed values" }];
-                return false;
-              }
-              var valid1 = _errs4 === errors;
-            } else {
-              var valid1 = true;
-            }
-            if (valid1) {
-              if (data.reason !== void 0) {
-                let data3 = data.reason;
-                const _errs5 = errors;
-                if (typeof data3 !== "string" && data3 !== null) {
-                  validate90.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: schema77.properties.reason.type }, message: "must be string,null" }];
-                  return false;
-                }
-                if (errors === _errs5) {
-                  if (typeof data3 === "string") {
-                    if (func1(data3) > 200) {
-                      validate90.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
-                      return false;
-                    }
-                  }
-                }
-                var valid1 = _errs5 === errors;
-              } else {
-                var valid1 = true;
-              }
-              if (valid1) {
-                if (data.requested_by !== void 0) {
-                  let data4 = data.requested_by;
-                  const _errs7 = errors;
-                  if (typeof data4 !== "string" && data4 !== null) {
-                    validate90.errors = [{ instancePath: instancePath + "/requested_by", schemaPath: "#/properties/requested_by/type", keyword: "type", params: { type: schema77.properties.requested_by.type }, message: "must be string,null" }];
-                    return false;
-                  }
-                  if (errors === _errs7) {
-                    if (typeof data4 === "string") {
-                      if (func1(data4) > 200) {
-                        validate90.errors = [{ instancePath: instancePath + "/requested_by", schemaPath: "#/properties/requested_by/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
-                        return false;
-                      }
-                    }
-                  }
-                  var valid1 = _errs7 === errors;
-                } else {
-                  var valid1 = true;
-                }
-              }
-            }
-          }
-        }
-      }
-    } else {
       validate90.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
@@ -6105,8 +6084,8 @@ function validate90(data, { instancePath = "", parentData, parentDataProperty, r
   validate90.errors = vErrors;
   return errors === 0;
 }
-validate90.evaluated = { "props": { "event": true, "source": true, "signal": true, "reason": true, "requested_by": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
-var validateRunFinished = validate92;
+validate90.evaluated = { "props": { "event": true, "trial": true, "attempt": true, "status": true, "duration_s": true, "metrics": true, "error": true, "best": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateStopRequested = validate92;
 function validate92(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -6124,14 +6103,124 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.event === void 0 && (missing0 = "event") || data.status === void 0 && (missing0 = "status") || data.exit_code === void 0 && (missing0 = "exit_code") || data.error === void 0 && (missing0 = "error") || data.reason === void 0 && (missing0 = "reason") || data.step === void 0 && (missing0 = "step") || data.checkpoint === void 0 && (missing0 = "checkpoint") || data.duration_s === void 0 && (missing0 = "duration_s") || data.metrics === void 0 && (missing0 = "metrics") || data.artifacts === void 0 && (missing0 = "artifacts")) {
+      if (data.event === void 0 && (missing0 = "event") || data.source === void 0 && (missing0 = "source") || data.signal === void 0 && (missing0 = "signal") || data.reason === void 0 && (missing0 = "reason") || data.requested_by === void 0 && (missing0 = "requested_by")) {
         validate92.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.event !== void 0) {
           const _errs2 = errors;
+          if ("stop.requested" !== data.event) {
+            validate92.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "stop.requested" }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid1 = _errs2 === errors;
+        } else {
+          var valid1 = true;
+        }
+        if (valid1) {
+          if (data.source !== void 0) {
+            let data1 = data.source;
+            const _errs3 = errors;
+            if (!(data1 === "control_file" || data1 === "signal" || data1 === "api")) {
+              validate92.errors = [{ instancePath: instancePath + "/source", schemaPath: "#/properties/source/enum", keyword: "enum", params: { allowedValues: schema79.properties.source.enum }, message: "must be equal to one of the allowed values" }];
+              return false;
+            }
+            var valid1 = _errs3 === errors;
+          } else {
+            var valid1 = true;
+          }
+          if (valid1) {
+            if (data.signal !== void 0) {
+              let data2 = data.signal;
+              const _errs4 = errors;
+              if (!(data2 === "SIGINT" || data2 === "SIGTERM" || data2 === "SIGBREAK" || data2 === null)) {
+                validate92.errors = [{ instancePath: instancePath + "/signal", schemaPath: "#/properties/signal/enum", keyword: "enum", params: { allowedValues: schema79.properties.signal.enum }, message: "must be equal to one of the allowed values" }];
+                return false;
+              }
+              var valid1 = _errs4 === errors;
+            } else {
+              var valid1 = true;
+            }
+            if (valid1) {
+              if (data.reason !== void 0) {
+                let data3 = data.reason;
+                const _errs5 = errors;
+                if (typeof data3 !== "string" && data3 !== null) {
+                  validate92.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: schema79.properties.reason.type }, message: "must be string,null" }];
+                  return false;
+                }
+                if (errors === _errs5) {
+                  if (typeof data3 === "string") {
+                    if (func1(data3) > 200) {
+                      validate92.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                      return false;
+                    }
+                  }
+                }
+                var valid1 = _errs5 === errors;
+              } else {
+                var valid1 = true;
+              }
+              if (valid1) {
+                if (data.requested_by !== void 0) {
+                  let data4 = data.requested_by;
+                  const _errs7 = errors;
+                  if (typeof data4 !== "string" && data4 !== null) {
+                    validate92.errors = [{ instancePath: instancePath + "/requested_by", schemaPath: "#/properties/requested_by/type", keyword: "type", params: { type: schema79.properties.requested_by.type }, message: "must be string,null" }];
+                    return false;
+                  }
+                  if (errors === _errs7) {
+                    if (typeof data4 === "string") {
+                      if (func1(data4) > 200) {
+                        validate92.errors = [{ instancePath: instancePath + "/requested_by", schemaPath: "#/properties/requested_by/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid1 = _errs7 === errors;
+                } else {
+                  var valid1 = true;
+                }
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate92.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate92.errors = vErrors;
+  return errors === 0;
+}
+validate92.evaluated = { "props": { "event": true, "source": true, "signal": true, "reason": true, "requested_by": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+var validateRunFinished = validate94;
+function validate94(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate94.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (!validate22(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+    errors = vErrors.length;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.event === void 0 && (missing0 = "event") || data.status === void 0 && (missing0 = "status") || data.exit_code === void 0 && (missing0 = "exit_code") || data.error === void 0 && (missing0 = "error") || data.reason === void 0 && (missing0 = "reason") || data.step === void 0 && (missing0 = "step") || data.checkpoint === void 0 && (missing0 = "checkpoint") || data.duration_s === void 0 && (missing0 = "duration_s") || data.metrics === void 0 && (missing0 = "metrics") || data.artifacts === void 0 && (missing0 = "artifacts")) {
+        validate94.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.event !== void 0) {
+          const _errs2 = errors;
           if ("run.finished" !== data.event) {
-            validate92.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "run.finished" }, message: "must be equal to constant" }];
+            validate94.errors = [{ instancePath: instancePath + "/event", schemaPath: "#/properties/event/const", keyword: "const", params: { allowedValue: "run.finished" }, message: "must be equal to constant" }];
             return false;
           }
           var valid1 = _errs2 === errors;
@@ -6143,7 +6232,7 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
             let data1 = data.status;
             const _errs3 = errors;
             if (!(data1 === "succeeded" || data1 === "failed" || data1 === "interrupted" || data1 === "reverted" || data1 === "awaiting_approval")) {
-              validate92.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema78.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+              validate94.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema80.properties.status.enum }, message: "must be equal to one of the allowed values" }];
               return false;
             }
             var valid1 = _errs3 === errors;
@@ -6155,17 +6244,17 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
               let data2 = data.exit_code;
               const _errs4 = errors;
               if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2)) && data2 !== null) {
-                validate92.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: schema78.properties.exit_code.type }, message: "must be integer,null" }];
+                validate94.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: schema80.properties.exit_code.type }, message: "must be integer,null" }];
                 return false;
               }
               if (errors === _errs4) {
                 if (typeof data2 == "number" && isFinite(data2)) {
                   if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate92.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    validate94.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                     return false;
                   } else {
                     if (data2 < -9007199254740991 || isNaN(data2)) {
-                      validate92.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
+                      validate94.errors = [{ instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
                       return false;
                     }
                   }
@@ -6301,7 +6390,7 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
                     vErrors.push(err8);
                   }
                   errors++;
-                  validate92.errors = vErrors;
+                  validate94.errors = vErrors;
                   return false;
                 } else {
                   errors = _errs7;
@@ -6322,7 +6411,7 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
                   let data6 = data.reason;
                   const _errs17 = errors;
                   if (!(data6 === "control_file" || data6 === "sigint" || data6 === "sigterm" || data6 === "sigbreak" || data6 === "api" || data6 === null)) {
-                    validate92.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema78.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
+                    validate94.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/enum", keyword: "enum", params: { allowedValues: schema80.properties.reason.enum }, message: "must be equal to one of the allowed values" }];
                     return false;
                   }
                   var valid1 = _errs17 === errors;
@@ -6334,17 +6423,17 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
                     let data7 = data.step;
                     const _errs18 = errors;
                     if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7)) && data7 !== null) {
-                      validate92.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/type", keyword: "type", params: { type: schema78.properties.step.type }, message: "must be integer,null" }];
+                      validate94.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/type", keyword: "type", params: { type: schema80.properties.step.type }, message: "must be integer,null" }];
                       return false;
                     }
                     if (errors === _errs18) {
                       if (typeof data7 == "number" && isFinite(data7)) {
                         if (data7 > 9007199254740991 || isNaN(data7)) {
-                          validate92.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                          validate94.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
                           return false;
                         } else {
                           if (data7 < 0 || isNaN(data7)) {
-                            validate92.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                            validate94.errors = [{ instancePath: instancePath + "/step", schemaPath: "#/properties/step/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                             return false;
                           }
                         }
@@ -6359,21 +6448,21 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
                       let data8 = data.checkpoint;
                       const _errs20 = errors;
                       if (typeof data8 !== "string" && data8 !== null) {
-                        validate92.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/type", keyword: "type", params: { type: schema78.properties.checkpoint.type }, message: "must be string,null" }];
+                        validate94.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/type", keyword: "type", params: { type: schema80.properties.checkpoint.type }, message: "must be string,null" }];
                         return false;
                       }
                       if (errors === _errs20) {
                         if (typeof data8 === "string") {
                           if (func1(data8) > 4096) {
-                            validate92.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
+                            validate94.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
                             return false;
                           } else {
                             if (func1(data8) < 1) {
-                              validate92.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                              validate94.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                               return false;
                             } else {
-                              if (!pattern8.test(data8)) {
-                                validate92.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
+                              if (!pattern7.test(data8)) {
+                                validate94.errors = [{ instancePath: instancePath + "/checkpoint", schemaPath: "#/properties/checkpoint/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
                                 return false;
                               }
                             }
@@ -6392,11 +6481,11 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
                         if (errors === _errs23) {
                           if (typeof data9 == "number" && isFinite(data9)) {
                             if (data9 < 0 || isNaN(data9)) {
-                              validate92.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                              validate94.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                               return false;
                             }
                           } else {
-                            validate92.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                            validate94.errors = [{ instancePath: instancePath + "/duration_s", schemaPath: "#/$defs/Duration/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                             return false;
                           }
                         }
@@ -6443,7 +6532,7 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
                                     vErrors.push(err11);
                                   }
                                   errors++;
-                                  validate92.errors = vErrors;
+                                  validate94.errors = vErrors;
                                   return false;
                                   break;
                                 }
@@ -6453,7 +6542,7 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
                                   let data11 = data10[key1];
                                   const _errs30 = errors;
                                   if (!(typeof data11 == "number" && isFinite(data11)) && data11 !== null) {
-                                    validate92.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema53.additionalProperties.type }, message: "must be number,null" }];
+                                    validate94.errors = [{ instancePath: instancePath + "/metrics/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema55.additionalProperties.type }, message: "must be number,null" }];
                                     return false;
                                   }
                                   var valid8 = _errs30 === errors;
@@ -6463,7 +6552,7 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
                                 }
                               }
                             } else {
-                              validate92.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                              validate94.errors = [{ instancePath: instancePath + "/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                               return false;
                             }
                           }
@@ -6484,21 +6573,21 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
                                   if (errors === _errs36) {
                                     if (typeof data13 === "string") {
                                       if (func1(data13) > 4096) {
-                                        validate92.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
+                                        validate94.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
                                         return false;
                                       } else {
                                         if (func1(data13) < 1) {
-                                          validate92.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                                          validate94.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                                           return false;
                                         } else {
-                                          if (!pattern8.test(data13)) {
-                                            validate92.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
+                                          if (!pattern7.test(data13)) {
+                                            validate94.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/pattern", keyword: "pattern", params: { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" }, message: 'must match pattern "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$"' }];
                                             return false;
                                           }
                                         }
                                       }
                                     } else {
-                                      validate92.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                      validate94.errors = [{ instancePath: instancePath + "/artifacts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/RelativePath/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                       return false;
                                     }
                                   }
@@ -6508,7 +6597,7 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                 }
                               } else {
-                                validate92.errors = [{ instancePath: instancePath + "/artifacts", schemaPath: "#/properties/artifacts/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                validate94.errors = [{ instancePath: instancePath + "/artifacts", schemaPath: "#/properties/artifacts/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                 return false;
                               }
                             }
@@ -6527,14 +6616,14 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate92.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate94.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate92.errors = vErrors;
+  validate94.errors = vErrors;
   return errors === 0;
 }
-validate92.evaluated = { "props": { "event": true, "status": true, "exit_code": true, "error": true, "reason": true, "step": true, "checkpoint": true, "duration_s": true, "metrics": true, "artifacts": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
+validate94.evaluated = { "props": { "event": true, "status": true, "exit_code": true, "error": true, "reason": true, "step": true, "checkpoint": true, "duration_s": true, "metrics": true, "artifacts": true, "schema_version": true, "seq": true, "ts": true, "run_id": true, "stage": true }, "dynamicProps": false, "dynamicItems": false };
 
 // <stdin>
 var validateEvent = Object.freeze({

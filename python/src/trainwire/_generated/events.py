@@ -16,6 +16,10 @@ class BaseModel(_BaseModel):
 
 
 class ErrorInfo(BaseModel):
+    """
+    What went wrong, short enough for a dashboard.
+    """
+
     type: Annotated[
         str,
         Field(
@@ -34,6 +38,10 @@ class ErrorInfo(BaseModel):
 
 
 class Producer(BaseModel):
+    """
+    The software that wrote the stream.
+    """
+
     name: Annotated[
         str,
         Field(
@@ -46,6 +54,10 @@ class Producer(BaseModel):
 
 
 class Accelerator(BaseModel):
+    """
+    The accelerators the run could use.
+    """
+
     kind: Annotated[str, Field(description='`cpu`, `cuda`, `mps`, `xpu`, ... .')]
     count: Annotated[
         int,
@@ -59,44 +71,6 @@ class Accelerator(BaseModel):
     name: Annotated[str | None, Field(description="The device's name, when known.")] = (
         None
     )
-
-
-class Provenance(BaseModel):
-    git_sha: Annotated[
-        str | None,
-        Field(
-            description='The commit of the code that ran, or null outside a git work tree.'
-        ),
-    ] = None
-    git_dirty: Annotated[
-        bool | None,
-        Field(
-            description='Whether the work tree had uncommitted changes when the run started.'
-        ),
-    ] = None
-    seed: Annotated[
-        int | None,
-        Field(
-            description='The random seed, when one was given.',
-            ge=-9007199254740991,
-            le=9007199254740991,
-        ),
-    ] = None
-    python: Annotated[
-        str | None, Field(description='The Python (or other runtime) version.')
-    ] = None
-    packages: Annotated[
-        dict[str, str] | None,
-        Field(description='Versions of key packages, by package name.'),
-    ] = None
-    platform: Annotated[
-        str | None,
-        Field(description='The operating system and machine, e.g. `Linux-6.1-x86_64`.'),
-    ] = None
-    accelerator: Annotated[
-        Accelerator | None,
-        Field(description='The accelerators the run could use.', title='Accelerator'),
-    ] = None
 
 
 class RelativePath(RootModel[str]):
@@ -113,6 +87,10 @@ class RelativePath(RootModel[str]):
 
 
 class ResumedFrom(BaseModel):
+    """
+    The checkpoint a resumed run starts from. Each field is null when the writer does not know it; `step` is the step the checkpoint holds, from which the new run's `train.step` counts on.
+    """
+
     run_id: Annotated[
         str | None,
         Field(
@@ -140,6 +118,10 @@ class ResumedFrom(BaseModel):
 
 
 class Stage(BaseModel):
+    """
+    The stage of a multi-stage pipeline that wrote the line; every line of a stage carries it.
+    """
+
     name: Annotated[
         str,
         Field(
@@ -169,6 +151,10 @@ class Stage(BaseModel):
 
 
 class BestTrial(BaseModel):
+    """
+    The running best after this trial.
+    """
+
     trial: Annotated[
         int,
         Field(
@@ -186,7 +172,35 @@ class BestTrial(BaseModel):
     ]
 
 
+class DirtyDiff(BaseModel):
+    """
+    The journal's copy of the work tree's uncommitted changes when the run started.
+    """
+
+    path: Annotated[
+        str,
+        Field(
+            description='The diff file, relative to the output directory (`git_dirty.diff`).',
+            max_length=4096,
+            min_length=1,
+            pattern='^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$',
+            title='RelativePath',
+        ),
+    ]
+    sha256: Annotated[
+        str,
+        Field(
+            description="The SHA-256 of the file's bytes, in lowercase hex.",
+            pattern='^[0-9a-f]{64}$',
+        ),
+    ]
+
+
 class Envelope(BaseModel):
+    """
+    The fields every line carries. Payload fields sit beside them; a producer's own fields start with `x_`.
+    """
+
     schema_version: Annotated[
         Literal[1],
         Field(
@@ -234,6 +248,10 @@ class Envelope(BaseModel):
 
 
 class EvalCompleted(Envelope):
+    """
+    An evaluation finished.
+    """
+
     event: Annotated[
         Literal['eval.completed'], Field(description='Always `eval.completed`.')
     ]
@@ -264,6 +282,10 @@ class EvalCompleted(Envelope):
 
 
 class PhaseEnded(Envelope):
+    """
+    A phase of the run ends.
+    """
+
     event: Annotated[Literal['phase.ended'], Field(description='Always `phase.ended`.')]
     phase: Annotated[
         str,
@@ -283,6 +305,10 @@ class PhaseEnded(Envelope):
 
 
 class PhaseStarted(Envelope):
+    """
+    A phase of the run begins.
+    """
+
     event: Annotated[
         Literal['phase.started'], Field(description='Always `phase.started`.')
     ]
@@ -296,7 +322,59 @@ class PhaseStarted(Envelope):
     ]
 
 
+class Provenance(BaseModel):
+    """
+    Where the run came from; every part is optional and collected on a best-effort basis.
+    """
+
+    git_sha: Annotated[
+        str | None,
+        Field(
+            description='The commit of the code that ran, or null outside a git work tree.'
+        ),
+    ] = None
+    git_dirty: Annotated[
+        bool | None,
+        Field(
+            description='Whether the work tree had uncommitted changes when the run started.'
+        ),
+    ] = None
+    dirty_diff: Annotated[
+        DirtyDiff | None,
+        Field(
+            description='Where the journal kept the uncommitted changes, when the tree was dirty and a journal was written.'
+        ),
+    ] = None
+    seed: Annotated[
+        int | None,
+        Field(
+            description='The random seed, when one was given.',
+            ge=-9007199254740991,
+            le=9007199254740991,
+        ),
+    ] = None
+    python: Annotated[
+        str | None, Field(description='The Python (or other runtime) version.')
+    ] = None
+    packages: Annotated[
+        dict[str, str] | None,
+        Field(description='Versions of key packages, by package name.'),
+    ] = None
+    platform: Annotated[
+        str | None,
+        Field(description='The operating system and machine, e.g. `Linux-6.1-x86_64`.'),
+    ] = None
+    accelerator: Annotated[
+        Accelerator | None,
+        Field(description='The accelerators the run could use.', title='Accelerator'),
+    ] = None
+
+
 class RunFinished(Envelope):
+    """
+    The last line of a run; exactly one per run.
+    """
+
     event: Annotated[
         Literal['run.finished'], Field(description='Always `run.finished`.')
     ]
@@ -355,6 +433,10 @@ class RunFinished(Envelope):
 
 
 class RunHeartbeat(Envelope):
+    """
+    Written when nothing else was written for the heartbeat interval, so a reader can tell a slow run from a dead one.
+    """
+
     event: Annotated[
         Literal['run.heartbeat'], Field(description='Always `run.heartbeat`.')
     ]
@@ -376,6 +458,10 @@ class RunHeartbeat(Envelope):
 
 
 class RunStarted(Envelope):
+    """
+    The first line of a run: who writes, how long it will be, and where it came from.
+    """
+
     event: Annotated[Literal['run.started'], Field(description='Always `run.started`.')]
     producer: Annotated[
         Producer, Field(description='The software that writes the stream.')
@@ -427,6 +513,10 @@ class RunStarted(Envelope):
 
 
 class StopRequested(Envelope):
+    """
+    A controller asked the run to stop cleanly; the run honours it at the next step end or phase boundary.
+    """
+
     event: Annotated[
         Literal['stop.requested'], Field(description='Always `stop.requested`.')
     ]
@@ -451,6 +541,10 @@ class StopRequested(Envelope):
 
 
 class TrainEpoch(Envelope):
+    """
+    An epoch was completed.
+    """
+
     event: Annotated[Literal['train.epoch'], Field(description='Always `train.epoch`.')]
     epoch: Annotated[
         int,
@@ -477,6 +571,10 @@ class TrainEpoch(Envelope):
 
 
 class TrainRestarted(Envelope):
+    """
+    The optimisation restarts inside the same process (for example an out-of-memory batch-size retry); written before the step counter goes back.
+    """
+
     event: Annotated[
         Literal['train.restarted'], Field(description='Always `train.restarted`.')
     ]
@@ -534,11 +632,15 @@ class TrainRestarted(Envelope):
 
 
 class TrainStep(Envelope):
+    """
+    Progress of the optimisation (throttled: by default at most one a second, the first and the last always written).
+    """
+
     event: Annotated[Literal['train.step'], Field(description='Always `train.step`.')]
     step: Annotated[
         int,
         Field(
-            description='The optimisation steps completed in this attempt.',
+            description="The trainer's step counter: a resumed run continues from the step of its checkpoint; an attempt after `train.restarted` continues from that event's `step`.",
             ge=0,
             le=9007199254740991,
             title='Count',
@@ -607,6 +709,10 @@ class TrainStep(Envelope):
 
 
 class TrialEnded(Envelope):
+    """
+    A trial of a hyperparameter search ended.
+    """
+
     event: Annotated[Literal['trial.ended'], Field(description='Always `trial.ended`.')]
     trial: Annotated[
         int,
@@ -648,6 +754,10 @@ class TrialEnded(Envelope):
 
 
 class TrialStarted(Envelope):
+    """
+    A trial of a hyperparameter search begins.
+    """
+
     event: Annotated[
         Literal['trial.started'], Field(description='Always `trial.started`.')
     ]
@@ -678,6 +788,10 @@ class TrialStarted(Envelope):
 
 
 class CheckpointSaved(Envelope):
+    """
+    A checkpoint was written.
+    """
+
     event: Annotated[
         Literal['checkpoint.saved'], Field(description='Always `checkpoint.saved`.')
     ]

@@ -57,6 +57,10 @@ class Restart(BaseModel):
 
 
 class LastEval(BaseModel):
+    """
+    The last `eval.completed`.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -75,6 +79,10 @@ class LastEval(BaseModel):
 
 
 class LastCheckpoint(BaseModel):
+    """
+    The last `checkpoint.saved`.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -87,6 +95,10 @@ class LastCheckpoint(BaseModel):
 
 
 class TrialsBest(BaseModel):
+    """
+    The `best` of the last `trial.ended` that carried one.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -99,6 +111,10 @@ class TrialsBest(BaseModel):
 
 
 class Trials(BaseModel):
+    """
+    Hyperparameter search progress.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -118,6 +134,10 @@ class Trials(BaseModel):
 
 
 class Stage(BaseModel):
+    """
+    The stage of a multi-stage pipeline that wrote the line; every line of a stage carries it.
+    """
+
     name: Annotated[
         str,
         Field(
@@ -146,7 +166,11 @@ class Stage(BaseModel):
     ]
 
 
-class Diagnostic(BaseModel):
+class DiagnosticRecord(BaseModel):
+    """
+    A problem with one line of the stream.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -173,7 +197,11 @@ class Diagnostic(BaseModel):
     ]
 
 
-class RunState(BaseModel):
+class RunStateRecord(BaseModel):
+    """
+    The state of one run, folded from its lines.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -288,11 +316,15 @@ class RunState(BaseModel):
 
 
 class ReaderState(BaseModel):
+    """
+    What a reader reconstructs from a stream: the conformance reference. Serialised canonically (RFC 8785).
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
     runs: Annotated[
-        list[RunState],
+        list[RunStateRecord],
         Field(description='One entry per run id, in order of first appearance.'),
     ]
     lines: Annotated[
@@ -332,5 +364,6 @@ class ReaderState(BaseModel):
         ),
     ]
     diagnostics: Annotated[
-        list[Diagnostic], Field(description='Every problem found, in stream order.')
+        list[DiagnosticRecord],
+        Field(description='Every problem found, in stream order.'),
     ]

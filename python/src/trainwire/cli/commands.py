@@ -1,4 +1,4 @@
-"""The `trainwire` command: tail, state, validate, stop, schema, export, demo, conformance.
+"""The `trainwire` command: tail, state, validate, stop, plot, schema, export, demo, conformance.
 
 Errors are one line on stderr and a non-zero exit (2 for a usage error), never a traceback.
 """
@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import NoReturn
 
 from trainwire import __version__
+from trainwire.cli.arguments import positive_seconds, rfc3339_time
+from trainwire._generated.contract import SCHEMA_FAMILIES
 
 __all__ = ["main"]
 
 USAGE_EXIT_CODE = 2
 ERROR_EXIT_CODE = 1
-SCHEMA_FAMILIES = ("trainwire-v1", "reader-state-v1", "harness-v1")
 #: subcommands whose arguments belong to another module's own parser
 FORWARDED = {
     "demo": ("trainwire.cli.demo", "run a small training with a live view of its stream"),
@@ -49,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     options = parser.parse_args(arguments)
     try:
-        return options.command(options)
+        command: Callable[[argparse.Namespace], int] = options.command
+        return command(options)
     except _UsageError as error:
         return _fail(str(error), USAGE_EXIT_CODE)
     except CommandError as error:
@@ -67,17 +69,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"trainwire {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
-    tail = commands.add_parser("tail", help="show a stream live, for humans", description="Show a stream: a live status line on a terminal, plain lines elsewhere. Exits with the run's exit code (succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4, not finished 5).")
-    tail.add_argument("file", type=Path, metavar="FILE")
-    tail.add_argument("-f", "--follow", action="store_true", help="wait for the file and follow it until the run finishes")
+    tail = commands.add_parser("tail", help="show a stream live, for humans", description="Show a stream (a file, a run directory's progress.jsonl, or one line per run in a directory of runs): live status lines on a terminal, plain lines elsewhere. Exits with the run's exit code (succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4, not finished or stale 5); with several runs, the highest.")
+    tail.add_argument("file", type=Path, metavar="PATH", help="a stream file or a run directory")
+    tail.add_argument("-f", "--follow", action="store_true", help="wait for the stream and follow it until the run finishes or turns stale")
     tail.add_argument("--run", metavar="RUN_ID", help="the run to show (default: the last one in the file)")
-    tail.add_argument("--poll", type=_positive_float, default=0.25, metavar="S", help="seconds between polls with --follow (default 0.25)")
+    tail.add_argument("--poll", type=positive_seconds, default=0.25, metavar="S", help="seconds between polls with --follow (default 0.25)")
+    tail.add_argument("--timeout", type=positive_seconds, metavar="S", help="with --follow: end (exit 5) after S seconds without a new line, or without the stream (default: three heartbeat intervals; never without them)")
     tail.set_defaults(command=_tail)
 
     state = commands.add_parser("state", help="print the canonical reader state of a stream", description="Print the reader state (schemas/reader-state/v1) as canonical JSON.")
     state.add_argument("file", type=Path, metavar="FILE")
-    state.add_argument("--now", metavar="ISO", help="the current time (RFC 3339): silent runs may turn stale")
-    state.add_argument("--stale-after", type=_positive_float, metavar="S", help="with --now: seconds of silence after which a run is stale")
+    state.add_argument("--now", type=rfc3339_time, metavar="ISO", help="the current time (RFC 3339): silent runs may turn stale")
+    state.add_argument("--stale-after", type=positive_seconds, metavar="S", help="with --now: seconds of silence after which a run is stale")
     state.set_defaults(command=_state)
 
     validate = commands.add_parser("validate", help="check a stream against the contract and the writer rules", description="Check every line against the contract and every run against the writer rules; exit 0 when clean, 1 otherwise.")
@@ -91,10 +94,19 @@ def _parser() -> argparse.ArgumentParser:
     stop.add_argument("--by", metavar="NAME", help="who asks (recorded in stop.requested)")
     stop.set_defaults(command=_stop)
 
+    plot = commands.add_parser("plot", help="draw loss, learning rate and eval curves into a file", description="Draw the loss, learning rate and eval curves of one or more runs (restarts and checkpoints marked, runs overlaid): a self-contained HTML page, or PNG/SVG with matplotlib (pip install 'trainwire[plot]').")
+    plot.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="a stream file or a run directory")
+    plot.add_argument("--out", type=Path, required=True, metavar="FILE", help="the file to write: .html, .png or .svg")
+    plot.set_defaults(command=_plot)
+
     schema = commands.add_parser("schema", help="print the bundled JSON Schemas", description="Without options, list the schema families; with --bundle or --family, print that family's bundled schema.")
     schema.add_argument("--bundle", action="store_true", help="print the bundled schema (default family trainwire-v1)")
     schema.add_argument("--family", choices=SCHEMA_FAMILIES, help="which schema family")
     schema.set_defaults(command=_schema)
+
+    from trainwire.cli import runs as journal_commands
+
+    journal_commands.register(commands)
 
     from trainwire.cli.export import add_export_commands
 
@@ -106,40 +118,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
-    return value
-
-
 # commands
 
 
 def _tail(options: argparse.Namespace) -> int:
-    from trainwire.cli.tail import tail
+    from trainwire.cli.tail import stream_files, tail
 
+    if options.timeout is not None and not options.follow:
+        raise _UsageError("--timeout needs --follow")
     if not options.follow:
-        _check_readable(options.file)
-    elif options.file.is_dir():
-        raise CommandError(f"{options.file}: is a directory, not a stream file")
-    return tail(options.file, follow=options.follow, run_id=options.run, poll_interval_s=options.poll)
+        for path in stream_files(options.file):
+            _check_readable(path)
+    return tail(options.file, follow=options.follow, run_id=options.run, poll_interval_s=options.poll, timeout_s=options.timeout)
 
 
 def _state(options: argparse.Namespace) -> int:
-    from trainwire.contract.clock import parse_timestamp_us
     from trainwire.reader.state import StreamReader
 
     if options.stale_after is not None and options.now is None:
         raise _UsageError("--stale-after needs --now")
-    if options.now is not None:
-        try:
-            parse_timestamp_us(options.now)
-        except ValueError:
-            raise _UsageError(f"--now: not an RFC 3339 time: {options.now!r}") from None
     reader = StreamReader()
     for chunk in _chunks(options.file):
         reader.feed(chunk)
@@ -168,10 +165,33 @@ def _validate(options: argparse.Namespace) -> int:
 def _stop(options: argparse.Namespace) -> int:
     from trainwire.stop import request_stop
 
+    # the run watches an existing directory: creating one here would stop nothing
+    if not options.output_dir.exists():
+        raise _UsageError(f"{options.output_dir}: no such directory (give the run's output directory)")
     if not options.output_dir.is_dir():
-        raise CommandError(f"{options.output_dir}: not a directory")
+        raise _UsageError(f"{options.output_dir}: not a directory (give the run's output directory)")
     path = request_stop(options.output_dir, reason=options.reason, requested_by=options.by)
     sys.stdout.write(f"stop requested: {path}\n")
+    return 0
+
+
+def _plot(options: argparse.Namespace) -> int:
+    from trainwire.cli import plot
+
+    if plot.format_of(options.out) is None:
+        raise _UsageError(f"--out {options.out}: give a file ending in {', '.join(plot.FORMATS)}")
+    if not options.out.parent.is_dir():
+        raise _UsageError(f"--out {options.out}: no such directory {options.out.parent}")
+    paths = []
+    for run in options.runs:
+        for path in plot.stream_files(run):
+            _check_readable(path)
+            paths.append(path)
+    try:
+        plot.write_plot(paths, options.out)
+    except plot.PlotUnavailable as error:
+        raise CommandError(str(error)) from None
+    sys.stdout.write(f"plot written: {options.out}\n")
     return 0
 
 

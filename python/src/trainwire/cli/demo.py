@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from trainwire.cli.arguments import output_directory
 from trainwire.contract.errors import RunInterrupted
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -37,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainwire demo", description="A tiny real training that writes the stream.")
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train", help="train the demo model (writes DIR/progress.jsonl)")
-    train.add_argument("--output-dir", required=True, type=Path)
+    train.add_argument("--output-dir", required=True, type=output_directory)
     train.add_argument("--steps", type=int, default=150, help="optimisation steps (default 150)")
     train.add_argument("--eval-every", type=int, default=25, help="evaluate every K steps (0: never; default 25)")
     train.add_argument("--save-every", type=int, default=50, help="checkpoint every K steps (0: never; default 50)")
@@ -46,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         "--step-delay", type=float, default=0.1, help="seconds to sleep per step, to watch (default 0.1)"
     )
     run = commands.add_parser("run", help="train in the background, follow the stream live, validate it")
-    run.add_argument("--output-dir", type=Path, help="default: a new temporary directory")
+    run.add_argument("--output-dir", type=output_directory, help="default: a new temporary directory")
     run.add_argument("--steps", type=int, default=150)
     run.add_argument("--step-delay", type=float, default=0.1)
     return parser
@@ -140,6 +141,8 @@ def _train_phases(
         trainer.add_callback(_demo_model.StepDelay(step_delay))
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     # A stopped training returns normally: nothing after this line may promote the model.
+    if callback.stopped:
+        run.finish("interrupted", checkpoint=callback.stop_checkpoint)
     callback.raise_if_stopped()
 
     with run.phase("save"):

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trainwire.cli.arguments import positive_seconds
 from trainwire.cli.commands import CommandError
 
 __all__ = ["add_export_commands"]
@@ -41,11 +42,9 @@ def add_export_commands(commands: Any) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    from trainwire.cli.commands import _positive_float
-
     parser.add_argument("run", type=Path, metavar="RUN", help="a stream file, or a run's output directory (its progress.jsonl)")
     parser.add_argument("-f", "--follow", action="store_true", help="keep the tracker in sync until every run in the stream has finished")
-    parser.add_argument("--poll", type=_positive_float, default=0.5, metavar="S", help="seconds between polls with --follow (default 0.5)")
+    parser.add_argument("--poll", type=positive_seconds, default=0.5, metavar="S", help="seconds between polls with --follow (default 0.5)")
     parser.add_argument("--cursor", type=Path, metavar="FILE", help="where the export remembers its position (default: see docs/integrations.md)")
 
 

@@ -1,10 +1,11 @@
-"""`trainwire tail`: a live, human view of a stream.
+"""`trainwire tail`: a live, human view of one or several streams.
 
-On a terminal: one status line redrawn in place (progress bar, step/total, ETA, loss,
-learning rate, phase, restarts), with notable events printed above it. Elsewhere (a
-pipe, a CI log): one plain line per event of interest. Ends with the run's terminal
-status; the exit code is the run's (succeeded 0, failed 1, interrupted 2, reverted 3,
-awaiting_approval 4, not finished 5).
+On a terminal: one status line per stream redrawn in place (see `status_line`), with notable
+events printed above. Elsewhere (a pipe, a CI log): one plain line per event of interest.
+With `follow`, it waits for streams that do not exist yet (saying so) and ends when every
+run has finished or turned stale (silent for `timeout_s`, else for three heartbeat
+intervals). Exits with the run's exit code (succeeded 0, failed 1, interrupted 2, reverted 3,
+awaiting_approval 4, not finished or stale 5); with several streams, the highest of them.
 """
 
 from __future__ import annotations
@@ -13,21 +14,37 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from trainwire.contract.clock import to_timestamp_us
+from trainwire.cli.status_line import RunTrend, format_duration, now_us, printable, render_status, status_fields
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import RunState, StreamReader
 
-__all__ = ["NOT_FINISHED_EXIT_CODE", "TailView", "tail"]
+__all__ = ["NOT_FINISHED_EXIT_CODE", "PROGRESS_FILE", "StreamTail", "TailView", "stream_files", "read_chunks", "tail", "target_run"]
 
-#: the exit code when the run has not finished (still running, killed, or not there yet)
+#: the exit code when the run has not finished (still running, stale, or not there yet)
 NOT_FINISHED_EXIT_CODE = 5
+#: the file a run writes into its output directory
+PROGRESS_FILE = "progress.jsonl"
 _READ_BYTES = 1 << 20
-_BAR_WIDTH = 20
+
+
+def stream_files(path: Path) -> list[Path]:
+    """The streams `path` names: a file; a run directory's progress.jsonl; or every run's in a directory of runs.
+
+    A directory with no stream yet names its own progress.jsonl, to be waited for; so does a
+    path that does not exist yet and has no suffix (`out`, not `out.jsonl`).
+    """
+    if not path.is_dir():
+        return [path / PROGRESS_FILE] if not path.exists() and not path.suffix else [path]
+    own = path / PROGRESS_FILE
+    if own.exists():
+        return [own]
+    runs = sorted(path.glob(f"*/{PROGRESS_FILE}")) + sorted(file for file in path.glob("*.jsonl") if file.is_file())
+    return runs or [own]
 
 
 def tail(
@@ -36,65 +53,154 @@ def tail(
     follow: bool = False,
     run_id: str | None = None,
     poll_interval_s: float = 0.25,
+    timeout_s: float | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
     tty: bool | None = None,
+    colour: bool | None = None,
     stop: threading.Event | None = None,
 ) -> int:
-    """Show the stream at `path`; with `follow`, until the run (`run_id`, else the last one) finishes."""
+    """Show the streams at `path`; with `follow`, until each run (`run_id`, else the last one) ends."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    view = TailView(out, err, tty=out.isatty() if tty is None else tty, run_id=run_id)
-    reader = StreamReader()
-
-    def start_over(reason: str) -> None:
-        nonlocal reader
-        reader = StreamReader()
-        view.note(f"{path} was {reason}; reading it from the start")
-
+    tty = out.isatty() if tty is None else tty
+    colour = tty and not os.environ.get("NO_COLOR") if colour is None else colour
+    view = TailView(out, err, tty=tty, colour=colour, run_id=run_id)
+    streams = [StreamTail(file, view, run_id) for file in stream_files(Path(path))]
     if follow:
-        follower = FileFollower(path, poll_interval_s=poll_interval_s, stop=stop, on_reset=start_over, yield_when_idle=True)
-        chunks: Iterable[bytes] = follower
+        _follow(streams, view, poll_interval_s, timeout_s, stop or threading.Event())
     else:
-        chunks = _read_file(Path(path))
-    for chunk in chunks:
-        if chunk:
-            view.show(reader, reader.feed(chunk))
-        elif follow:  # the end of the file for now: stop when the run is over
-            view.refresh(reader)
-            run = _target_run(reader, run_id)
-            if run is not None and run.finished is not None:
-                break
-    reader.finish()
-    return view.close(_target_run(reader, run_id))
+        for stream in streams:
+            for chunk in read_chunks(stream.path):
+                stream.feed(chunk)
+        view.refresh(streams, timeout_s)
+    for stream in streams:
+        stream.reader.finish()
+    return view.close(streams, timeout_s)
 
 
-def _read_file(path: Path) -> Iterator[bytes]:
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_READ_BYTES):
-            yield chunk
+def _follow(streams: list[StreamTail], view: TailView, poll_interval_s: float, timeout_s: float | None, stop: threading.Event) -> None:
+    """Read every stream as it grows until each run is over (finished or stale), or `stop` is set and all is read."""
+    started = time.monotonic()
+    for stream in streams:
+        if not stream.path.exists():
+            view.note(f"waiting for {stream.path} (it does not exist yet)")
+    # poll_interval_s=0: each follower yields b"" at its end; the loop below does the waiting
+    chunks = [iter(FileFollower(s.path, poll_interval_s=0, stop=stop, on_reset=s.start_over, yield_when_idle=True)) for s in streams]
+    try:
+        _read_until_over(streams, chunks, view, poll_interval_s, timeout_s, stop, started)
+    finally:
+        for source in chunks:
+            source.close()  # type: ignore[attr-defined]
 
 
-def _target_run(reader: StreamReader, run_id: str | None) -> RunState | None:
+def _read_until_over(
+    streams: list[StreamTail],
+    chunks: list[Iterator[bytes]],
+    view: TailView,
+    poll_interval_s: float,
+    timeout_s: float | None,
+    stop: threading.Event,
+    started: float,
+) -> None:
+    while True:
+        idle = True
+        ended = 0
+        for stream, source in zip(streams, chunks):
+            chunk = next(source, None)
+            if chunk is None:
+                ended += 1
+            elif chunk:
+                idle = False
+                stream.feed(chunk)
+        if ended == len(streams):
+            return
+        if not idle:
+            continue
+        view.refresh(streams, timeout_s)
+        waited_out = timeout_s is not None and time.monotonic() - started > timeout_s
+        if all(stream.is_over(now_us(), timeout_s, waited_out) for stream in streams):
+            return
+        stop.wait(poll_interval_s)
+
+
+def target_run(reader: StreamReader, run_id: str | None) -> RunState | None:
+    """The run to show: `run_id`, else the last one in the stream."""
     if run_id is not None:
         return reader.run(run_id)
     runs = reader.runs
     return runs[-1] if runs else None
 
 
-class TailView:
-    """Renders a reader's progress: a redrawn status line on a TTY, plain lines elsewhere."""
+def read_chunks(path: Path) -> Iterator[bytes]:
+    """A whole file, in large chunks."""
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_READ_BYTES):
+            yield chunk
 
-    def __init__(self, out: TextIO, err: TextIO, *, tty: bool, run_id: str | None = None) -> None:
+
+class StreamTail:
+    """One stream being shown: its reader and the trend of each of its runs."""
+
+    def __init__(self, path: Path, view: TailView, run_id: str | None) -> None:
+        self.path = path
+        self.view = view
+        self.run_id = run_id
+        self.reader = StreamReader()
+        self.trends: dict[str, RunTrend] = {}
+        self._diagnostics_shown = 0
+
+    def feed(self, chunk: bytes) -> None:
+        events = self.reader.feed(chunk)
+        for event in events:
+            self.trends.setdefault(event.run_id, RunTrend()).add(event)
+        self.view.show(self, events)
+
+    def start_over(self, reason: str) -> None:
+        """The file was truncated or replaced: read it again with a fresh reader."""
+        self.reader = StreamReader()
+        self.trends = {}
+        self._diagnostics_shown = 0
+        self.view.note(f"{self.path} was {reason}; reading it from the start")
+
+    def new_diagnostics(self) -> list[Any]:
+        fresh = self.reader.diagnostics[self._diagnostics_shown :]
+        self._diagnostics_shown = len(self.reader.diagnostics)
+        return fresh
+
+    @property
+    def run(self) -> RunState | None:
+        return target_run(self.reader, self.run_id)
+
+    def status(self, now_us: int, timeout_s: float | None) -> str | None:
+        run = self.run
+        return None if run is None else run.status_at(now_us, timeout_s)
+
+    def is_over(self, now_us: int, timeout_s: float | None, waited_out: bool) -> bool:
+        """Finished, stale, or (after the timeout) still without its run."""
+        status = self.status(now_us, timeout_s)
+        if status is None:
+            return waited_out
+        return status != "running"
+
+    def trend(self, run: RunState) -> RunTrend:
+        return self.trends.get(run.run_id) or RunTrend()
+
+
+class TailView:
+    """Renders streams: redrawn status lines on a TTY, plain lines elsewhere."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, tty: bool, colour: bool = False, run_id: str | None = None) -> None:
         self.out = out
         self.err = err
         self.tty = tty
+        self.colour = colour
         self.run_id = run_id
-        self._status_shown = False
-        self._diagnostics_shown = 0
+        self.unicode = _can_encode(out, "▁█")
+        self._status_lines = 0
 
-    def show(self, reader: StreamReader, events: list[Any]) -> None:
-        """After a chunk: print its notable events, its diagnostics, and redraw the status."""
+    def show(self, stream: StreamTail, events: list[Any]) -> None:
+        """After a chunk: print its notable events and its diagnostics."""
         for event in events:
             if self.run_id is not None and event.run_id != self.run_id:
                 continue
@@ -103,73 +209,61 @@ class TailView:
             text = describe(event)
             if text is not None:
                 self._line(f"[{event.run_id}] {text}", self.out)
-        for diagnostic in reader.diagnostics[self._diagnostics_shown :]:
-            self._line(f"line {diagnostic.line}: {diagnostic.code}: {diagnostic.message}", self.err)
-        self._diagnostics_shown = len(reader.diagnostics)
-        self.refresh(reader)
+        for diagnostic in stream.new_diagnostics():
+            self._line(f"{stream.path}: line {diagnostic.line}: {diagnostic.code}: {diagnostic.message}", self.err)
 
-    def refresh(self, reader: StreamReader) -> None:
-        """Redraw the status line (on a TTY only)."""
-        run = _target_run(reader, self.run_id)
-        if not self.tty or run is None:
+    def refresh(self, streams: list[StreamTail], timeout_s: float | None = None) -> None:
+        """Redraw one status line per stream that has its run (on a TTY only)."""
+        if not self.tty:
             return
+        now = now_us()
         width = max(20, shutil.get_terminal_size((100, 24)).columns - 1)
-        self.out.write("\r\x1b[K" + status_line(run, _now_us())[:width])
+        lines = []
+        for stream in streams:
+            run = stream.run
+            if run is not None:
+                fields = status_fields(run, stream.trend(run), run.status_at(now, timeout_s), now, unicode=self.unicode)
+                lines.append(render_status(fields, width, colour=self.colour))
+        if not lines:
+            return
+        self._clear_status()
+        self.out.write("\n".join(lines))
         self.out.flush()
-        self._status_shown = True
+        self._status_lines = len(lines)
 
     def note(self, message: str) -> None:
-        """A message about the stream itself; the next reader starts its diagnostics afresh."""
+        """A message about a stream itself (waiting for it, reading it again)."""
         self._line(message, self.err)
-        self._diagnostics_shown = 0
 
-    def close(self, run: RunState | None) -> int:
-        """Print the terminal status; return the exit code."""
+    def close(self, streams: list[StreamTail], timeout_s: float | None = None) -> int:
+        """Print each run's final status; return the highest exit code."""
         self._clear_status()
-        if run is None:
-            which = f"run {self.run_id}" if self.run_id is not None else "run"
-            self.out.write(f"no {which} in the stream yet\n")
-            self.out.flush()
-            return NOT_FINISHED_EXIT_CODE
-        status = run.status_at(_now_us())
-        self.out.write(f"[{run.run_id}] {status}: {_summary(run)}\n")
-        self.out.flush()
-        code = run.exit_code
-        return NOT_FINISHED_EXIT_CODE if code is None else code
+        now = now_us()
+        codes = []
+        for stream in streams:
+            run = stream.run
+            if run is None:
+                which = f"run {self.run_id}" if self.run_id is not None else "run"
+                where = f" of {stream.path}" if len(streams) > 1 else ""
+                self._line(f"no {which} in the stream{where} yet", self.out)
+                codes.append(NOT_FINISHED_EXIT_CODE)
+                continue
+            self._line(f"[{run.run_id}] {run.status_at(now, timeout_s)}: {_summary(run)}", self.out)
+            codes.append(NOT_FINISHED_EXIT_CODE if run.exit_code is None else run.exit_code)
+        return max(codes)
 
     def _line(self, text: str, stream: TextIO) -> None:
         self._clear_status()
-        stream.write(text + "\n")
+        stream.write(printable(text) + "\n")
         stream.flush()
 
     def _clear_status(self) -> None:
-        if self._status_shown:
-            self.out.write("\r\x1b[K")
+        if self._status_lines:
+            # back to the first status line, then clear to the end of the screen
+            up = f"\x1b[{self._status_lines - 1}A" if self._status_lines > 1 else ""
+            self.out.write(up + "\r\x1b[J")
             self.out.flush()
-            self._status_shown = False
-
-
-def status_line(run: RunState, now_us: int | None = None) -> str:
-    """One line: `[run] phase [bar] 45% step 450/1000 eta 0:01:23 loss 2.34 lr 1.0e-04 restarts 1`."""
-    parts = [f"[{run.run_id}]", run.status_at(now_us)]
-    if run.phase:
-        parts.append(run.phase)
-    if run.progress is not None:
-        filled = round(run.progress * _BAR_WIDTH)
-        parts.append("[" + "#" * filled + "." * (_BAR_WIDTH - filled) + f"] {run.progress:.0%}")
-    if run.step is not None:
-        parts.append(f"step {run.step}" + (f"/{run.total_steps}" if run.total_steps is not None else ""))
-    if run.eta_s is not None:
-        parts.append(f"eta {_duration(run.eta_s)}")
-    if run.loss is not None:
-        parts.append(f"loss {run.loss:.4g}")
-    if run.learning_rate is not None:
-        parts.append(f"lr {run.learning_rate:.2e}")
-    if run.restarts:
-        parts.append(f"restarts {len(run.restarts)}")
-    if run.stop_requested and run.finished is None:
-        parts.append("stopping")
-    return " ".join(parts)
+            self._status_lines = 0
 
 
 def describe(event: Any) -> str | None:
@@ -181,7 +275,7 @@ def describe(event: Any) -> str | None:
     if name == "phase.started":
         return f"phase {event.phase} started"
     if name == "phase.ended":
-        return f"phase {event.phase} {event.status} in {_duration(event.duration_s)}"
+        return f"phase {event.phase} {event.status} in {format_duration(event.duration_s)}"
     if name == "train.step":
         text = f"step {event.step}" + (f"/{event.total_steps}" if event.total_steps is not None else "")
         if event.progress is not None:
@@ -191,7 +285,7 @@ def describe(event: Any) -> str | None:
         if event.learning_rate is not None:
             text += f" lr {event.learning_rate:.2e}"
         if event.eta_s is not None:
-            text += f" eta {_duration(event.eta_s)}"
+            text += f" eta {format_duration(event.eta_s)}"
         return text
     if name == "train.epoch":
         return f"epoch {event.epoch} done at step {event.step}" + _metrics(event.metrics)
@@ -207,14 +301,14 @@ def describe(event: Any) -> str | None:
     if name == "trial.started":
         return f"trial {event.trial} started (attempt {event.attempt})"
     if name == "trial.ended":
-        return f"trial {event.trial} {event.status} in {_duration(event.duration_s)}" + _metrics(event.metrics)
+        return f"trial {event.trial} {event.status} in {format_duration(event.duration_s)}" + _metrics(event.metrics)
     if name == "stop.requested":
         who = f" by {event.requested_by}" if event.requested_by else ""
         why = f": {event.reason}" if event.reason else ""
         source = event.signal or event.source
         return f"stop requested ({source}){who}{why}"
     if name == "run.finished":
-        return f"run finished: {event.status}" + (f" at step {event.step}" if event.step is not None else "") + f" in {_duration(event.duration_s)}"
+        return f"run finished: {event.status}" + (f" at step {event.step}" if event.step is not None else "") + f" in {format_duration(event.duration_s)}"
     return None
 
 
@@ -243,12 +337,9 @@ def _metrics(metrics: dict[str, float | None]) -> str:
     return (": " + ", ".join(shown)) if shown else ""
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    whole = int(seconds)
-    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-
-
-def _now_us() -> int:
-    return to_timestamp_us(datetime.now(timezone.utc))
+def _can_encode(out: TextIO, text: str) -> bool:
+    try:
+        text.encode(getattr(out, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True

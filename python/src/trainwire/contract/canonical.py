@@ -18,7 +18,7 @@ __all__ = ["dumps", "format_number"]
 _MAX_SAFE_INTEGER = 2**53
 # Python's own escaping with ensure_ascii=False is JSON.stringify's, except for lone
 # surrogates, which JSON.stringify writes as lower-case `\udxxx` escapes.
-_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_string = json.encoder.encode_basestring
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MESSAGE_LIMIT", "clip"]
+from trainwire._generated.contract import MESSAGE_LIMIT
 
-#: the longest `error.message`, `reason` or `requested_by` the schema allows
-MESSAGE_LIMIT = 200
+__all__ = ["MESSAGE_LIMIT", "clip"]
 
 
 def clip(value: Any) -> str | None:

@@ -6,7 +6,7 @@ everything hand-written imports models from here, never from there.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union, get_args
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
@@ -33,7 +33,7 @@ from trainwire._generated.events import (
     TrialStarted,
 )
 from trainwire._generated.events import Line as _GeneratedLine
-from trainwire._generated.reader_state import Diagnostic, ReaderState, RunState
+from trainwire._generated.reader_state import DiagnosticRecord, ReaderState, RunStateRecord
 
 SCHEMA_VERSION = 1
 
@@ -55,7 +55,7 @@ KnownEvent = Union[
 
 #: event name -> model class, in the order of the contract
 EVENT_MODELS: dict[str, type[Envelope]] = {
-    model.model_fields["event"].annotation.__args__[0]: model  # type: ignore[union-attr]
+    model.model_fields["event"].annotation.__args__[0]: model
     for model in get_args(KnownEvent)
 }
 EVENT_NAMES: frozenset[str] = frozenset(EVENT_MODELS)
@@ -76,14 +76,15 @@ def _event_tag(value: Any) -> str:
     return name if isinstance(name, str) and name in EVENT_NAMES else "unknown"
 
 
-Event = Annotated[
-    Union[tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items()) + (Annotated[UnknownEvent, Tag("unknown")],)],  # type: ignore[misc]
+# built from EVENT_MODELS at import: a type for pydantic, not one a static checker can read
+Event = Annotated[  # type: ignore[valid-type]
+    Union[tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items()) + (Annotated[UnknownEvent, Tag("unknown")],)],
     Discriminator(_event_tag),
 ]
 """Any line: a known event model, or `UnknownEvent` for an event name not in v1."""
 
 #: validates one line (JSON bytes or a parsed object) into a typed event
-EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)  # type: ignore[arg-type]
 #: known events only, discriminated inside pydantic-core (no Python call per line): the
 #: readers' fast path; an unknown event name fails it and takes `EVENT_ADAPTER`'s path
 KNOWN_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[KnownEvent, Field(discriminator="event")])
@@ -94,7 +95,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "BestTrial",
     "CheckpointSaved",
-    "Diagnostic",
+    "DiagnosticRecord",
     "Envelope",
     "ErrorInfo",
     "EvalCompleted",
@@ -102,6 +103,8 @@ __all__ = [
     "EVENT_ADAPTER",
     "EVENT_MODELS",
     "EVENT_NAMES",
+    "field_pattern",
+    "field_values",
     "KnownEvent",
     "KNOWN_EVENT_ADAPTER",
     "LINE_ADAPTER",
@@ -114,7 +117,7 @@ __all__ = [
     "RunFinished",
     "RunHeartbeat",
     "RunStarted",
-    "RunState",
+    "RunStateRecord",
     "Stage",
     "StopRequested",
     "TrainEpoch",
@@ -124,3 +127,23 @@ __all__ = [
     "TrialStarted",
     "UnknownEvent",
 ]
+
+
+def field_values(model: type[Any], name: str) -> frozenset[Any]:
+    """The values the contract allows in `model.name` (its enum), read from the generated model."""
+
+    def literals(annotation: Any) -> list[Any]:
+        if get_origin(annotation) is Literal:
+            return list(get_args(annotation))
+        return [value for argument in get_args(annotation) for value in literals(argument)]
+
+    return frozenset(literals(model.model_fields[name].annotation))
+
+
+def field_pattern(model: type[Any], name: str) -> str:
+    """The pattern of the string field `model.name`, without its anchors."""
+    for constraint in model.model_fields[name].metadata:
+        pattern = getattr(constraint, "pattern", None)
+        if isinstance(pattern, str):
+            return pattern.removeprefix("^").removesuffix("$")
+    raise LookupError(f"{model.__name__}.{name} has no pattern")

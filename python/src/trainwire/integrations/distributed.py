@@ -30,7 +30,7 @@ def is_distributed() -> bool:
         import torch.distributed as dist
     except ImportError:
         return False
-    return dist.is_available() and dist.is_initialized()
+    return bool(dist.is_available() and dist.is_initialized())
 
 
 def all_ranks_max(value: int) -> int:

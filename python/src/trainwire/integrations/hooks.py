@@ -23,11 +23,14 @@ def number(value: Any) -> float | int | None:
 def shielded(hook: Callable[..., None]) -> Callable[..., None]:
     """Writer rule 3: a failure in the stream's bookkeeping never raises into training.
 
-    The hook's owner keeps a `_failed_hooks` set, so that each hook warns once.
+    The failure is logged once and the hook is disabled: its state may be half updated.
+    The hook's owner keeps the `_failed_hooks` set.
     """
 
     @functools.wraps(hook)
     def guarded(self: Any, *args: Any, **kwargs: Any) -> None:
+        if hook.__name__ in self._failed_hooks:
+            return
         try:
             hook(self, *args, **kwargs)
         except Exception:

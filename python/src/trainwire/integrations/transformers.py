@@ -11,20 +11,23 @@ trainer.save_model()
 
 What it maps: `on_train_begin` -> `run.started` (when it owns the run) and `phase.started
 train`; a second `on_train_begin` without `on_train_end` (`auto_find_batch_size` after an
-out-of-memory error) -> `train.restarted`; `on_log` -> `train.step`; `on_epoch_end` ->
-`train.epoch`; `on_evaluate` -> `eval.completed`; `on_save` -> `checkpoint.saved`;
-`on_train_end` -> `phase.ended train`. Only world process zero writes; every rank takes part
-in the stop decision so that all ranks stop at the same step.
+out-of-memory error) -> `train.restarted`; `on_step_end` -> `train.step` (one per step,
+under the run's throttle, with the loss and custom values of `on_log` when the step is
+logged); `on_epoch_end` -> `train.epoch`; `on_evaluate` -> `eval.completed`; `on_save` ->
+`checkpoint.saved`; `on_train_end` -> `phase.ended train`. Only world process zero writes;
+every rank takes part in the stop decision so that all ranks stop at the same step.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import math
 import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -32,10 +35,12 @@ from transformers import TrainerCallback
 
 from trainwire.contract.status import status_for_exception
 from trainwire.integrations.distributed import agreed_stop, is_distributed
+from trainwire.integrations.held_step import HeldStep
 from trainwire.integrations.hooks import StopOutcome, number, shielded
 from trainwire.writer.provenance import ProvenancePrefetch
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
+from trainwire.writer.sinks import stdout_carries_stream
 from trainwire.stop import StopControl, StopRequest
 
 if TYPE_CHECKING:
@@ -49,6 +54,7 @@ logger = logging.getLogger("trainwire.integrations.transformers")
 CHECKPOINT_ORIGIN_FILE = "trainwire.json"
 _CHECKPOINT_DIR = re.compile(r"^checkpoint-(\d+)$")
 _WRAPPED_MARK = "__trainwire_wrapped__"
+_ATTACHED = "_trainwire_callback"  # on the trainer: the callback attach() added last
 
 # Log keys that have their own `train.step` field; every other number goes to `metrics`.
 _STEP_FIELDS = {
@@ -66,6 +72,21 @@ _NOT_STEP_METRICS = _NOT_METRICS | frozenset(_STEP_FIELDS)
 def _metrics(values: Mapping[str, Any], *, skip: frozenset[str], prefix: str = "") -> dict[str, Any]:
     """The entries of a log or metrics dict not in `skip`, keys without `prefix` (the run drops non-numbers)."""
     return {key.removeprefix(prefix): value for key, value in values.items() if key not in skip}
+
+
+def _learning_rate(hook_arguments: Mapping[str, Any]) -> float | None:
+    """The scheduler's current rate, as the trainer logs it (None when it cannot tell)."""
+    scheduler = hook_arguments.get("lr_scheduler")
+    try:
+        return number(scheduler.get_last_lr()[0]) if scheduler is not None else None
+    except Exception:  # a scheduler without get_last_lr, or one not stepped yet
+        return None
+
+
+def _logs_at_epoch_end(args: TrainingArguments) -> bool:
+    """With the `epoch` strategy the trainer logs a step only after `on_epoch_end`."""
+    strategy = args.logging_strategy
+    return str(getattr(strategy, "value", strategy)) == "epoch"
 
 
 def checkpoint_origin(checkpoint_dir: str | os.PathLike[str]) -> dict[str, Any]:
@@ -90,12 +111,16 @@ def checkpoint_origin(checkpoint_dir: str | os.PathLike[str]) -> dict[str, Any]:
     return {"run_id": run_id if isinstance(run_id, str) else None, "checkpoint": str(directory), "step": step}
 
 
+
 class TrainwireCallback(TrainerCallback, StopOutcome):
     """Writes a `Trainer`'s progress to a trainwire `Run` and honours cooperative stops.
 
     Prefer `attach()`, which also wraps `trainer.train` so that a training that raises ends
     the train phase (and an owned run) as failed. The same callback can be attached again
     after the trainer's callback list was reset or the trainer rebuilt: the stream goes on.
+    With `signals=True` the stop's signal handlers are installed at `on_train_begin` and
+    removed at `on_train_end`: outside the loop, signals do what they did before.
+    `new_run` makes the next owned run once the current one finished (see `attach`).
     """
 
     def __init__(
@@ -105,6 +130,8 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         stop: StopControl | None = None,
         owns_run: bool = False,
         sync_every_steps: int = 1,
+        signals: bool = False,
+        new_run: Callable[[], Run] | None = None,
     ) -> None:
         #: None on ranks other than world process zero when the callback made the run
         self.run = run
@@ -113,14 +140,22 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         self.owns_run = owns_run
         # Every rank reduces the stop flag on the same steps: a fixed cadence, never a clock.
         self.sync_every_steps = max(1, sync_every_steps)
+        self._signals = signals
+        self._signals_installed = False
+        self._new_run = new_run
         self._stop_request: StopRequest | None = None
+        self._stop_checkpoint: Path | None = None
         self._in_train = False  # between on_train_begin and on_train_end of one train() call
+        self._owned_run_ended = False  # on every rank: the owned run wrote (or would write) run.finished
+        self._finishing = False  # run.finished is being written: nothing may write a second one
         self._train_phase_open = False
         self._batch_size: int | None = None
         self._last_loss: float | None = None
+        self._step_learning_rate: float | None = None
+        self._held = HeldStep()
         self._resume_checkpoint: str | None = None
         self._failed_hooks: set[str] = set()
-        self._owns_signals = False
+        self._warned_absent = False
         # git and package versions, gathered while the trainer sets up rather than in train()
         self._provenance = ProvenancePrefetch() if owns_run and run is not None else None
 
@@ -133,8 +168,14 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
             handler.remove_callback(other)
         if self not in handler.callbacks:
             handler.add_callback(self)
-        _wrap_train(trainer)
+        setattr(trainer, _ATTACHED, self)
+        _wrap_trainer(trainer)
         return self
+
+    @property
+    def stop_checkpoint(self) -> Path | None:
+        """The checkpoint saved because of the honoured stop (for `run.finish(checkpoint=...)`)."""
+        return self._stop_checkpoint
 
     # -- transformers hooks -------------------------------------------------------------
 
@@ -144,10 +185,14 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
     ) -> None:
         restarted_in_place = self._in_train
         self._in_train = True
+        self._install_signals()
+        if not restarted_in_place:
+            self._renew_owned_run()
         run = self._writer(state)
         if run is None:
             self._batch_size = state.train_batch_size
             return
+        self._held.write(run, loss=self._last_loss)
         if not run.started:
             # An owned run starts here; so does a caller's run that was not started yet, so
             # that the stream always opens with run.started.
@@ -167,16 +212,26 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
             run.phase_started("train")
             self._train_phase_open = True
 
+    @shielded
+    def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
+        self._held.write(self._writer(state), loss=self._last_loss)
+
+    @shielded
+    def on_epoch_begin(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        self._held.write(self._writer(state), loss=self._last_loss)
+
+    @shielded
+    def on_optimizer_step(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        # The rate this step used: the scheduler steps between here and on_step_end.
+        self._step_learning_rate = _learning_rate(kwargs)
+
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
-        if self.stop is None or self._stop_request is not None:
-            return
-        if is_distributed():
-            # Every rank reaches this line at the same steps; the reduce shares rank 0's file.
-            if state.global_step % self.sync_every_steps:
-                return
-        found = agreed_stop(self.stop)
-        if found is not None:
-            self._begin_stop(control, found)
+        self._decide_stop(state, control)  # first: a stop asks for a log of this step
+        self._report_step(args, state, control, **kwargs)
 
     @shielded
     def on_log(
@@ -193,25 +248,36 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         if run is None or not logs or number(logs.get("loss")) is None:
             return
         fields: dict[str, Any] = {name: number(logs[key]) for key, name in _STEP_FIELDS.items() if key in logs}
-        epoch = number(logs.get("epoch", state.epoch))
+        fields["step"] = state.global_step
+        fields["total_steps"] = state.max_steps
+        fields["epoch"] = number(logs.get("epoch", state.epoch))
         # Anything else the trainer logs at a step (custom values) travels as metrics.
         metrics = _metrics(logs, skip=_NOT_STEP_METRICS)
         if metrics:
             fields["metrics"] = metrics
         self._last_loss = fields.get("loss")
-        run.step(state.global_step, total_steps=state.max_steps, epoch=epoch, **fields)
+        if self._held.step not in (None, state.global_step):
+            self._held.write(run)
+        self._held.write(run, fields, loss=self._last_loss)
 
     @shielded
     def on_epoch_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         run = self._writer(state)
+        if run is None:
+            return
         epoch = state.epoch or 0.0
         # A stop mid-epoch still fires on_epoch_end: only a completed epoch is an event.
-        if run is None or epoch < 1 or not math.isclose(epoch, round(epoch), abs_tol=1e-6):
+        completed = epoch >= 1 and math.isclose(epoch, round(epoch), abs_tol=1e-6)
+        if self._held.step is not None and control.should_log:
+            # The epoch's log of the held step follows: the epoch waits behind that step.
+            if completed:
+                self._held.hold_epoch(round(epoch), state.global_step)
             return
-        metrics = {"loss": self._last_loss} if self._last_loss is not None else {}
-        run.epoch(round(epoch), state.global_step, metrics=metrics)
+        self._held.write(run, loss=self._last_loss)
+        if completed:
+            run.epoch(round(epoch), state.global_step, metrics={"loss": self._last_loss} if self._last_loss is not None else {})
 
     @shielded
     def on_evaluate(
@@ -222,36 +288,50 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         metrics: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
+        if not self._in_train and self.owns_run:
+            self._evaluation_run(args, state, metrics)
+            return
         run = self._writer(state)
         if run is not None and metrics is not None:
+            if not run.started:
+                self._start_run(run, args, state)
             run.eval(state.global_step, _metrics(metrics, skip=_NOT_METRICS, prefix="eval_"), epoch=state.epoch)
         self._poll_stop(control)
 
     @shielded
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
+        directory = Path(args.output_dir).absolute() / f"checkpoint-{state.global_step}"
+        if self.stopped:
+            self._stop_checkpoint = directory
         run = self._writer(state)
         if run is None:
             return
-        directory = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         self._write_origin(run, directory, state.global_step)
-        run.checkpoint(state.global_step, str(directory.absolute()), "stop" if self.stopped else "periodic")
+        run.checkpoint(state.global_step, str(directory), "stop" if self.stopped else "periodic")
 
     @shielded
     def on_train_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         self._in_train = False
+        # A signal or file that came after the last step end is honoured, not dropped.
+        self._poll_stop(control)
+        self._release_signals()
         run = self._writer(state)
         if run is not None:
+            self._held.write(run, loss=self._last_loss)
             self._close_train_phase("interrupted" if self.stopped else "ok")
             if self.owns_run and run.status is None:
+                self._finishing = True
                 if self._stop_request is not None:
-                    run.finish("interrupted", reason=self._stop_request.finish_reason)
+                    run.finish(
+                        "interrupted", reason=self._stop_request.finish_reason, checkpoint=self._stop_checkpoint
+                    )
                 else:
                     run.finish("succeeded")
-        self._release_signals()
+        self._owned_run_ended = self.owns_run
 
-    # -- called by the train() wrapper ----------------------------------------------------
+    # -- called by the trainer wrappers ---------------------------------------------------
 
     def _before_train(self, trainer: Trainer, resume_from_checkpoint: str | bool | None) -> None:
         self._in_train = False
@@ -260,21 +340,31 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
     def _train_failed(self, error: BaseException) -> None:
         self._in_train = False
         self._release_signals()
+        self._owned_run_ended = self.owns_run
         run = self.run
         if run is None or run.status is not None:
             return
+        if self._finishing:
+            # The error came while run.finished was written (a KeyboardInterrupt in a sink):
+            # it is in the stream; close the run so that nothing follows it.
+            run.close()
+            return
+        self._held.write(run, loss=self._last_loss)
         interrupted = status_for_exception(error) == "interrupted"
         self._close_train_phase("interrupted" if interrupted else "failed")
         if not self.owns_run:
             return  # the caller's Run (or its `with` block) records how the run ended
+        self._finishing = True
         run.finish_for(error)
 
-    def _release_signals(self) -> None:
-        # Handlers installed by attach() for an owned run end with it: a later Ctrl+C
-        # must not be swallowed as a stop request nobody polls.
-        if self._owns_signals and self.stop is not None:
-            self.stop.uninstall()
-        self._owns_signals = False
+    def _warn_absent(self) -> None:
+        if self._warned_absent:
+            return
+        self._warned_absent = True
+        logger.warning(
+            "trainwire: the attached callback is not in trainer.callback_handler.callbacks; this training "
+            "is not written and signals keep their usual handlers (re-attach: attach(trainer, callback=...))"
+        )
 
     # -- internals ------------------------------------------------------------------------
 
@@ -282,14 +372,44 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         """The run to write to, or None on ranks other than world process zero."""
         return self.run if state.is_world_process_zero and self.run is not None else None
 
-    def _start_run(self, run: Run, args: TrainingArguments, state: TrainerState) -> None:
+    def _renew_owned_run(self) -> None:
+        """After an owned run ended, the next train() or evaluate() is a new run (same file)."""
+        if not self._owned_run_ended:
+            return
+        self._owned_run_ended = False
+        if self.run is not None and self._new_run is not None:
+            self.run = self._new_run()
+            self._provenance = ProvenancePrefetch()
+        if self.stop is not None:
+            self.stop.rearm(self.run)
+        self._stop_request = None
+        self._stop_checkpoint = None
+        self._finishing = False
+        self._last_loss = None
+        self._train_phase_open = False
+
+    def _evaluation_run(self, args: TrainingArguments, state: TrainerState, metrics: dict[str, Any] | None) -> None:
+        """An `evaluate()` outside `train()` with an owned run: a run of one `eval` phase."""
+        self._renew_owned_run()
+        run = self._writer(state)
+        if run is not None and run.status is None and metrics is not None:
+            if not run.started:
+                self._start_run(run, args, state, resumed=False)
+            run.phase_started("eval")
+            run.eval(state.global_step, _metrics(metrics, skip=_NOT_METRICS, prefix="eval_"), epoch=state.epoch)
+            run.phase_ended("eval")
+            self._finishing = True
+            run.finish("succeeded")
+        self._owned_run_ended = True
+
+    def _start_run(self, run: Run, args: TrainingArguments, state: TrainerState, *, resumed: bool = True) -> None:
         resumed_from: Any = UNSET
-        if state.global_step > 0:
+        if resumed and state.global_step > 0:
             # Without the train() wrapper, the checkpoint is the one named after the step.
             checkpoint = self._resume_checkpoint or Path(args.output_dir) / f"checkpoint-{state.global_step}"
             resumed_from = checkpoint_origin(checkpoint)
         run.start(
-            total_steps=state.max_steps,
+            total_steps=state.max_steps if resumed else None,
             total_epochs=args.num_train_epochs if args.max_steps <= 0 else UNSET,
             config=args.to_dict(),
             seed=args.seed,
@@ -298,10 +418,59 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
             provenance=(self._provenance and self._provenance.result(args.seed)) or True,
         )
 
+    @shielded
+    def _report_step(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        learning_rate = self._step_learning_rate if self._step_learning_rate is not None else _learning_rate(kwargs)
+        self._step_learning_rate = None
+        run = self._writer(state)
+        if run is None:
+            return
+        self._held.write(run, loss=self._last_loss)
+        fields: dict[str, Any] = {
+            "step": state.global_step,
+            "total_steps": state.max_steps,
+            "epoch": number(state.epoch),
+            "learning_rate": learning_rate,
+        }
+        if control.should_log or _logs_at_epoch_end(args):
+            self._held.hold(fields)  # written by on_log with the loss, or before the next event
+        else:
+            run.step(**fields)
+
+    def _install_signals(self) -> None:
+        # A control whose handlers someone else installed keeps them: they are not ours to remove.
+        if not self._signals or self.stop is None or self._signals_installed or self.stop.handles_signals:
+            return
+        try:
+            self.stop.install_signal_handlers()
+        except RuntimeError as error:  # not the main thread
+            logger.warning("trainwire: stop signals not handled: %s", error)
+            return
+        self._signals_installed = True
+
+    def _release_signals(self) -> None:
+        # Outside the loop nobody polls the stop: a Ctrl+C must not be swallowed.
+        if self._signals_installed and self.stop is not None:
+            self.stop.uninstall()
+        self._signals_installed = False
+
     def _close_train_phase(self, status: str) -> None:
         if self._train_phase_open and self.run is not None:
             self.run.phase_ended("train", status=status)
         self._train_phase_open = False
+
+    def _decide_stop(self, state: TrainerState, control: TrainerControl) -> None:
+        if self.stop is None or self._stop_request is not None:
+            return
+        if is_distributed():
+            # Every rank reaches this line at the same steps; the reduce shares rank 0's file.
+            if state.global_step % self.sync_every_steps:
+                return
+        found = agreed_stop(self.stop)
+        if found is not None:
+            self._begin_stop(control, found)
 
     def _poll_stop(self, control: TrainerControl) -> None:
         # Between step ends a stop is decided here only in a single process: in a
@@ -342,27 +511,50 @@ def _current_callback(trainer: Trainer) -> TrainwireCallback | None:
     return next((cb for cb in trainer.callback_handler.callbacks if isinstance(cb, TrainwireCallback)), None)
 
 
-def _wrap_train(trainer: Trainer) -> None:
-    """Wrap `trainer.train` (once) so that the attached callback sees how it ends."""
-    original: Callable[..., Any] = trainer.train
-    if getattr(original, _WRAPPED_MARK, False):
-        return
+def _printing_off_stdout() -> contextlib.AbstractContextManager[Any]:
+    """While the stream goes to stdout, whatever the trainer prints goes to stderr."""
+    return contextlib.redirect_stdout(sys.stderr) if stdout_carries_stream() else contextlib.nullcontext()
+
+
+def _wrap_trainer(trainer: Trainer) -> None:
+    """Wrap `trainer.train` and `trainer.evaluate` (once each) around the attached callback."""
+    train: Callable[..., Any] = trainer.train
+    if not getattr(train, _WRAPPED_MARK, False):
+        trainer.train = _wrapped_train(trainer, train)  # type: ignore[method-assign]
+    evaluate: Callable[..., Any] = trainer.evaluate
+    if not getattr(evaluate, _WRAPPED_MARK, False):
+
+        @functools.wraps(evaluate)
+        def evaluate_quietly(*args: Any, **kwargs: Any) -> Any:
+            with _printing_off_stdout():
+                return evaluate(*args, **kwargs)
+
+        setattr(evaluate_quietly, _WRAPPED_MARK, True)
+        trainer.evaluate = evaluate_quietly  # type: ignore[method-assign]
+
+
+def _wrapped_train(trainer: Trainer, original: Callable[..., Any]) -> Callable[..., Any]:
+    """`trainer.train` that lets the attached callback see how it ends."""
 
     @functools.wraps(original)
     def train(resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any) -> Any:
         # Looked up per call: the callback may have been replaced since the wrap.
         callback = _current_callback(trainer)
+        attached = getattr(trainer, _ATTACHED, None)
+        if callback is None and attached is not None:
+            attached._warn_absent()
         if callback is not None:
             callback._before_train(trainer, resume_from_checkpoint)
         try:
-            return original(resume_from_checkpoint, *args, **kwargs)
+            with _printing_off_stdout():
+                return original(resume_from_checkpoint, *args, **kwargs)
         except BaseException as error:
             if callback is not None:
                 callback._train_failed(error)
             raise
 
     setattr(train, _WRAPPED_MARK, True)
-    trainer.train = train  # type: ignore[method-assign]
+    return train
 
 
 def attach(
@@ -382,16 +574,26 @@ def attach(
     Without `run`, the callback owns one: a `Run(output_dir or args.output_dir, **run_options)`
     started at `on_train_begin` and finished when training ends. With `stop=True` the control
     file in the run's output directory is watched (a `StopControl` may be passed instead);
-    `signals=True` also maps SIGINT/SIGTERM to a graceful stop (main thread only; for an owned
-    run the handlers are removed when training ends). Pass `callback=` to re-attach an
-    existing callback to a rebuilt trainer.
+    `signals=True` also maps SIGINT/SIGTERM to a graceful stop while the callback is in the
+    training loop (main thread only; from `on_train_begin` to `on_train_end`). Pass
+    `callback=` to re-attach an existing callback to a rebuilt trainer.
+
+    An owned run covers one `train()`: a later `train()` (a resume, a rebuilt trainer
+    re-attached with `callback=`) starts a new run in the same file, and an `evaluate()`
+    outside `train()` writes a run of one `eval` phase. While a run writes to stdout
+    (`stdout=True`), `train()` and `evaluate()` print to stderr, so stdout is NDJSON only.
     """
     if callback is not None:
         return callback.attach(trainer)
     zero = trainer.is_world_process_zero()
     owns_run = run is None
+    new_run: Callable[[], Run] | None = None
     if run is None and zero:
-        run = Run(output_dir if output_dir is not None else trainer.args.output_dir, **run_options)
+        directory = output_dir if output_dir is not None else trainer.args.output_dir
+        run = Run(directory, **run_options)
+        # Later owned runs (a second train(), an evaluate() after the end) get their own id.
+        later_options = {name: value for name, value in run_options.items() if name != "run_id"}
+        new_run = functools.partial(Run, directory, **later_options)
     control: StopControl | None
     if isinstance(stop, StopControl):
         control = stop
@@ -404,9 +606,11 @@ def attach(
     else:
         control = None
     created = TrainwireCallback(
-        run if zero else None, stop=control, owns_run=owns_run, sync_every_steps=sync_every_steps
+        run if zero else None,
+        stop=control,
+        owns_run=owns_run,
+        sync_every_steps=sync_every_steps,
+        signals=signals,
+        new_run=new_run,
     )
-    if signals and control is not None:
-        control.install_signal_handlers()
-        created._owns_signals = owns_run
     return created.attach(trainer)

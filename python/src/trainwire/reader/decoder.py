@@ -20,14 +20,15 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib import resources
-from typing import Any, get_args
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ValidationError
 
+from trainwire._generated import events as generated_events
+from trainwire._generated.contract import NULL_RULES, DiagnosticCode, NullRule
 from trainwire.contract.canonical import format_number
 from trainwire.contract.errors import StreamError
-from trainwire.contract.models import EVENT_ADAPTER, EVENT_MODELS, KNOWN_EVENT_ADAPTER, Envelope, TrainStep, UnknownEvent
+from trainwire.contract.models import EVENT_ADAPTER, KNOWN_EVENT_ADAPTER, Envelope, TrainStep, UnknownEvent
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -55,7 +56,7 @@ class Diagnostic:
     """A problem with one line: its number (from 1), a code, a readable message."""
 
     line: int
-    code: str
+    code: DiagnosticCode
     message: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,7 +66,7 @@ class Diagnostic:
 class _Skip(Exception):
     """Internal: the line is skipped with this code and message."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: DiagnosticCode, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -113,12 +114,11 @@ class Decoder:
         """Decode a chunk; return the events of the lines it completed."""
         return [event for _, event in self.records(chunk)]
 
-    def finish(self) -> list[Any]:
+    def finish(self) -> None:
         """Mark the end of the stream. A partial tail is not an error: it stays counted, unparsed."""
         self._finished = True
         if self._tail_bytes:
             logger.debug("stream ended with a partial line of %d bytes", self._tail_bytes)
-        return []
 
     close = finish
 
@@ -284,7 +284,7 @@ class Decoder:
         except (TypeError, RecursionError):
             # the models' discriminator cannot hash an `event` that is an object or array
             raise _Skip("schema_violation", f"event must be a string: {_preview(content)}") from None
-        problem = _contract_gap(event, check_nulls=True)
+        problem = _contract_gap(event)
         if problem is None and not isinstance(event, UnknownEvent):
             field = _non_finite_field(event, "")
             problem = f"{field} is not a finite number" if field else None
@@ -292,7 +292,7 @@ class Decoder:
             raise _Skip("schema_violation", f"{problem}: {_preview(content)}")
         return event
 
-    def _report(self, code: str, message: str) -> None:
+    def _report(self, code: DiagnosticCode, message: str) -> None:
         if self.strict:
             raise StreamError(self.lines, code, message)
         self.diagnostics.append(Diagnostic(self.lines, code, message))
@@ -310,7 +310,7 @@ def parse_strict(text: str) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
-def _is_integer(value: Any) -> bool:
+def _is_integer(value: Any) -> TypeGuard[int | float]:
     if isinstance(value, bool):
         return False
     return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
@@ -369,7 +369,7 @@ def _trusted(content: bytes, event: Any) -> bool:
         return False  # bare non-finite tokens; `true` taken for `schema_version: 1`
     if b"E" in content or _MAYBE_HUGE_EXPONENT.search(content):
         return False
-    return _contract_gap(event, check_nulls=True) is None
+    return _contract_gap(event) is None
 
 
 _INFINITY = math.inf
@@ -410,12 +410,10 @@ def _non_finite_field(value: Any, path: str) -> str | None:
     return None
 
 
-def _contract_gap(event: Any, *, check_nulls: bool) -> str | None:
+def _contract_gap(event: Any) -> str | None:
     if not valid_timestamp(event.ts):
         return f"ts {event.ts!r} is not a valid RFC 3339 date-time"
-    if check_nulls:
-        return _explicit_null(event, "")
-    return None
+    return _explicit_null(event, "")
 
 
 _DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -451,12 +449,6 @@ def _valid_date(date: str) -> bool:
     return 1 <= day <= days
 
 
-@dataclass(frozen=True, slots=True)
-class _NullRule:
-    not_nullable: tuple[str, ...]  # optional fields the schema does not let be null
-    nested: tuple[str, ...]  # fields holding a model that has rules of its own
-
-
 def _explicit_null(model: BaseModel, prefix: str) -> str | None:
     rule = _NULL_RULES.get(type(model))
     if rule is None:
@@ -474,80 +466,11 @@ def _explicit_null(model: BaseModel, prefix: str) -> str | None:
     return None
 
 
-def _derive_null_rules() -> dict[type[BaseModel], _NullRule]:
-    """Which optional fields of which models the bundled JSON Schema forbids to be null.
-
-    The generated models type an optional field as `X | None = None`, so pydantic takes
-    an explicit `null` that the schema (and every JSON Schema reader) rejects.
-    """
-    bundle_file = resources.files("trainwire._generated").joinpath("schemas/trainwire-v1.schema.json")
-    definitions = json.loads(bundle_file.read_text("utf-8"))["$defs"]
-    rules: dict[type[BaseModel], _NullRule] = {}
-
-    def deref(node: Any) -> Any:
-        while isinstance(node, dict) and "$ref" in node and len(node) == 1:
-            node = definitions[node["$ref"].rsplit("/", 1)[-1]]
-        return node
-
-    def allows_null(node: Any) -> bool:
-        if not isinstance(node, dict):
-            return node is not False
-        if "$ref" in node and not allows_null(definitions[node["$ref"].rsplit("/", 1)[-1]]):
-            return False
-        kinds = node.get("type")
-        if kinds is not None and "null" not in (kinds if isinstance(kinds, list) else [kinds]):
-            return False
-        if "const" in node and node["const"] is not None:
-            return False
-        if "enum" in node and None not in node["enum"]:
-            return False
-        for key in ("anyOf", "oneOf"):
-            if key in node and not any(allows_null(branch) for branch in node[key]):
-                return False
-        return all(allows_null(part) for part in node.get("allOf", []))
-
-    def properties(node: Any) -> dict[str, Any]:
-        node = deref(node)
-        found: dict[str, Any] = {}
-        if not isinstance(node, dict):
-            return found
-        if "$ref" in node:
-            found.update(properties(definitions[node["$ref"].rsplit("/", 1)[-1]]))
-        for key in ("allOf", "anyOf", "oneOf"):
-            for part in node.get(key, []):
-                found.update(properties(part))
-        found.update(node.get("properties", {}))
-        return found
-
-    def walk(model: type[BaseModel], schema: Any) -> None:
-        if model in rules:
-            return
-        props = properties(schema)
-        not_nullable: list[str] = []
-        nested: list[str] = []
-        rules[model] = _NullRule((), ())  # guards against cycles while walking
-        for name, field in model.model_fields.items():
-            prop = props.get(name)
-            if prop is None:
-                continue
-            if not field.is_required() and not allows_null(prop):
-                not_nullable.append(name)
-            for candidate in _model_types(field.annotation):
-                walk(candidate, prop)
-                if rules[candidate].not_nullable or rules[candidate].nested:
-                    nested.append(name)
-        rules[model] = _NullRule(tuple(not_nullable), tuple(dict.fromkeys(nested)))
-
-    for model in EVENT_MODELS.values():
-        walk(model, definitions[model.__name__])
-    walk(UnknownEvent, definitions[Envelope.__name__])
-    return {model: rule for model, rule in rules.items() if rule.not_nullable or rule.nested}
+def _model_named(title: str) -> type[BaseModel]:
+    """The model of a schema object: an unknown event is checked by the envelope's rule."""
+    model: type[BaseModel] = UnknownEvent if title == Envelope.__name__ else getattr(generated_events, title)
+    return model
 
 
-def _model_types(annotation: Any) -> list[type[BaseModel]]:
-    """The model classes a field holds directly (`Model` or `Model | None`)."""
-    candidates = get_args(annotation) if get_args(annotation) else (annotation,)
-    return [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel) and c.model_fields and "root" not in c.model_fields]
-
-
-_NULL_RULES = _derive_null_rules()
+#: the optional fields the schema forbids to be null, by model (generated from the schema)
+_NULL_RULES: dict[type[BaseModel], NullRule] = {_model_named(title): rule for title, rule in NULL_RULES.items()}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from trainwire._generated.contract import ValidateRule
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.reader.decoder import Decoder
 
@@ -22,7 +23,7 @@ class Violation:
 
     line: int
     run_id: str | None
-    rule: str
+    rule: ValidateRule
     message: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -47,7 +48,7 @@ class _RunCheck:
     def check(self, line: int, event: Any) -> list[Violation]:
         found: list[Violation] = []
 
-        def violation(rule: str, message: str) -> None:
+        def violation(rule: ValidateRule, message: str) -> None:
             found.append(Violation(line, self.run_id, rule, message))
 
         if self.finished_at is not None:
@@ -58,7 +59,7 @@ class _RunCheck:
         elif self.last_line and event.event == "run.started":
             violation("started_first", "run.started again in the middle of the run")
         if event.seq != self.expected_seq:
-            rule = "seq_gap" if event.seq > self.expected_seq else "seq_not_increasing"
+            rule: ValidateRule = "seq_gap" if event.seq > self.expected_seq else "seq_not_increasing"
             violation(rule, f"seq {event.seq}, expected {self.expected_seq}")
         ts_us = parse_timestamp_us(event.ts)
         if self.last_ts_us is not None and ts_us < self.last_ts_us:

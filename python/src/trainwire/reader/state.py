@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
 from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
 from trainwire.reader.decoder import DEFAULT_MAX_LINE_BYTES, Decoder, Diagnostic, Record
@@ -40,7 +41,7 @@ __all__ = [
     "read_state",
 ]
 
-_ENVELOPE_FIELDS = frozenset({"schema_version", "seq", "ts", "run_id", "event", "stage"})
+_ENVELOPE_FIELDS = frozenset(ENVELOPE_FIELDS)
 
 Now = str | datetime | None
 
@@ -127,6 +128,12 @@ class RunState:
                 setattr(run, name, copy.deepcopy(state[name]))
         return run
 
+    def _repr_html_(self) -> str:
+        """In Jupyter: a small table of the run, a snapshot at display time."""
+        from trainwire.notebook import run_html  # only where something displays it
+
+        return run_html(self)
+
     def to_dict(self, now_us: int | None = None, stale_after_s: float | None = None) -> dict[str, Any]:
         state = copy.deepcopy({name: getattr(self, name) for name in self.__slots__})
         state["status"] = self.status_at(now_us, stale_after_s)
@@ -181,7 +188,7 @@ class RunStateFold:
         apply = self.apply
         return [event for line, event in records if apply(line, event)]
 
-    def _report(self, line: int, code: str, message: str) -> None:
+    def _report(self, line: int, code: DiagnosticCode, message: str) -> None:
         if self.strict:
             raise StreamError(line, code, message)
         self.diagnostics.append(Diagnostic(line, code, message))

@@ -8,10 +8,12 @@ import logging
 import secrets
 import time
 from collections.abc import Mapping
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 from trainwire.contract.limits import MESSAGE_LIMIT
 from trainwire.writer.encoding import safe_str, to_scalar
+from trainwire.writer.redaction import redact_text
+from trainwire.writer.values import BAD, number
 
 __all__ = [
     "UNSET",
@@ -43,8 +45,8 @@ ErrorLike = Union[BaseException, tuple[Any, Any], Mapping[str, Any], str, None]
 
 
 def error_info(error: ErrorLike) -> dict[str, str] | None:
-    """`{type, message}` (both cut to 200 characters) from an exception, a `(type, message)`
-    pair or a mapping; None stays None."""
+    """`{type, message}` (both cut to 200 characters, secrets in the message masked) from an
+    exception, a `(type, message)` pair or a mapping; None stays None."""
     if error is None:
         return None
     if isinstance(error, BaseException):
@@ -57,25 +59,27 @@ def error_info(error: ErrorLike) -> dict[str, str] | None:
         kind, message = error.get("type"), error.get("message", "")
     else:
         kind, message = "Error", error
-    return {"type": safe_str(kind)[:MESSAGE_LIMIT] or "Error", "message": safe_str(message)[:MESSAGE_LIMIT]}
+    # secrets masked before the cut, so that a cut cannot leave half a secret unmasked
+    return {"type": safe_str(kind)[:MESSAGE_LIMIT] or "Error", "message": redact_text(safe_str(message))[:MESSAGE_LIMIT]}
 
 
-def clean_metrics(metrics: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A metrics map the contract accepts: numbers and None kept, numpy/tensor scalars made
-    numbers, other values and bad names left out."""
+def clean_metrics(metrics: Mapping[str, Any] | None, complain: Callable[[str, str], None] | None = None) -> dict[str, Any]:
+    """A metrics map the contract accepts: numbers and None kept, numpy/torch scalars and
+    `Decimal`s made numbers, other values and bad names left out (told to `complain`)."""
     if not metrics:
         return {}
     clean: dict[str, Any] = {}
     for name, value in metrics.items():
         key = str(name)
-        if not 1 <= len(key) <= 256:
+        checked = number(value)
+        if checked is BAD or not 1 <= len(key) <= 256:
+            message = f"metric {key[:80]!r}={value!r} is not a number with a name of 1 to 256 characters; left out"
+            if complain is None:
+                logger.debug("trainwire: %s", message)
+            else:
+                complain("metric", message)
             continue
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            value = to_scalar(value)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                logger.debug("trainwire: metric %r is not a number (%r); left out", key, value)
-                continue
-        clean[key] = value
+        clean[key] = checked
     return clean
 
 

@@ -1,15 +1,22 @@
 """Envelope and sequencing: every line starts as a copy of the run's envelope, gets the
 next `seq` and its `ts` when it is written, and goes to every sink at once. A throttled
 `train.step` is kept pending and written, with the time it was reported, before any later
-line (writer rule 5)."""
+line (writer rule 5).
+
+Every line is kept under the readers' line limit and checked as a reader checks it before
+it is written; `train.step` lines, made only from checked values, skip that check (the
+per-step path stays cheap) unless the run is strict."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any, Callable
 
+from trainwire._generated.contract import ENVELOPE_FIELDS
 from trainwire.contract.clock import format_ts
+from trainwire.writer.checks import Complaints
 from trainwire.writer.encoding import encode_line
+from trainwire.writer.line_check import LINE_LIMIT, cut_to_fit, line_problem
 from trainwire.writer.sinks import Dispatcher
 
 __all__ = ["LineWriter"]
@@ -27,15 +34,17 @@ class LineWriter:
         dispatcher: Dispatcher,
         now: Callable[[], float],
         monotonic: Callable[[], float],
+        complaints: Complaints | None = None,
     ) -> None:
-        # key order is the envelope's; seq and ts are filled in when the line is written
-        self._envelope: dict[str, Any] = {"schema_version": 1, "seq": 0, "ts": "", "run_id": run_id, "event": ""}
-        if stage is not None:
-            self._envelope["stage"] = stage
+        # seq, ts and event are filled in when the line is written
+        values = {"schema_version": 1, "seq": 0, "ts": "", "run_id": run_id, "event": "", "stage": stage}
+        # key order is the schema's; an absent stage is left out, never written as null
+        self._envelope: dict[str, Any] = {key: values[key] for key in ENVELOPE_FIELDS if values[key] is not None}
         self._dispatcher = dispatcher
         self._now = now
         self._monotonic = monotonic
         self._seq = 0
+        self._complaints = complaints if complaints is not None else Complaints()
         self._pending: tuple[dict[str, Any], float, float] | None = None  # line, now(), monotonic()
         #: monotonic time of the last line written (the heartbeat's idle clock)
         self.last_write = monotonic()
@@ -47,20 +56,38 @@ class LineWriter:
         return line
 
     def write(self, line: dict[str, Any], at: float | None = None) -> bool:
-        """Writes the pending step first unless `line` replaces it, then `line` stamped with
-        the next `seq` and `ts` (now, or `at`). False when it could not be encoded."""
+        """Writes `line` stamped with the next `seq` and `ts` (now, or `at`). False when it
+        was not written: it could not be encoded, fit the limit, or pass the reader's checks."""
         self._seq += 1
         line["seq"] = self._seq
         line["ts"] = format_ts(self._now() if at is None else at)
+        event = line["event"]
+        checked = event != "train.step" or self._complaints.strict
         try:
             encoded = encode_line(line)
-        except Exception:
+            if len(encoded) > LINE_LIMIT + 1:
+                line, encoded = self._cut(line)
+                checked = True
+            problem = line_problem(encoded) if checked else None
+        except Exception as error:
+            encoded, problem = b"", f"it could not be encoded ({type(error).__name__}: {error})"
+        if problem is not None:
             self._seq -= 1  # nothing was written: keep seq gap-free
-            logger.warning("trainwire: %s could not be encoded; not written", line["event"], exc_info=True)
+            self._complaints(f"invalid {event}", f"{event} is not written: {problem}")
             return False
         self._dispatcher.dispatch(encoded, line)
         self.last_write = self._monotonic()
         return True
+
+    def _cut(self, line: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        fitted = cut_to_fit(line, encode_line)
+        if fitted is None:
+            raise ValueError(f"the line cannot be cut under the limit of {LINE_LIMIT} bytes")
+        cut_line, encoded, cuts = fitted
+        self._complaints.warn_once(
+            "line cut", f"{line['event']}: {', '.join(cuts)} cut to keep the line under {LINE_LIMIT} bytes"
+        )
+        return cut_line, encoded
 
     def hold(self, line: dict[str, Any], reported_mono: float) -> None:
         """Keeps a throttled step with the time it was reported; any later line writes it first."""

@@ -7,12 +7,13 @@ import os
 import re
 from typing import Union
 
+from trainwire._generated.contract import RELATIVE_PATH_PATTERN
+
 __all__ = ["PathLike", "relative_path"]
 
 PathLike = Union[str, os.PathLike[str]]
 
-_SEGMENT = r"(?:[^/\\:.][^/\\:]*|\.(?:[^/\\:.][^/\\:]*)?|\.\.[^/\\:]+)"
-_RELATIVE_PATH_RE = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT})*")
+_RELATIVE_PATH_RE = re.compile(RELATIVE_PATH_PATTERN)
 
 
 def relative_path(path: PathLike, output_dir: str | None) -> str | None:

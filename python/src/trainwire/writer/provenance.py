@@ -11,7 +11,7 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["KEY_PACKAGES", "ProvenancePrefetch", "collect_provenance"]
+__all__ = ["KEY_PACKAGES", "ProvenancePrefetch", "collect_provenance", "run_git"]
 
 logger = logging.getLogger("trainwire.writer.provenance")
 
@@ -80,17 +80,17 @@ class ProvenancePrefetch:
 
 
 def _git(cwd: str | os.PathLike[str] | None) -> dict[str, Any]:
-    sha = _run_git(["rev-parse", "--verify", "HEAD"], cwd)
+    sha = run_git(["rev-parse", "--verify", "HEAD"], cwd)
     if sha is None:
         return {}
     if sha.returncode != 0:  # git works, but this is not a work tree (or has no commit)
         return {"git_sha": None, "git_dirty": None}
-    status = _run_git(["status", "--porcelain", "--untracked-files=no"], cwd)
+    status = run_git(["status", "--porcelain", "--untracked-files=no"], cwd)
     dirty = None if status is None or status.returncode != 0 else bool(status.stdout.strip())
     return {"git_sha": sha.stdout.strip(), "git_dirty": dirty}
 
 
-def _run_git(args: list[str], cwd: str | os.PathLike[str] | None) -> subprocess.CompletedProcess[str] | None:
+def run_git(args: list[str], cwd: str | os.PathLike[str] | None) -> subprocess.CompletedProcess[str] | None:
     """git's answer, or None when git is missing, hangs or fails to start."""
     try:
         return subprocess.run(

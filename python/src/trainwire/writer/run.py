@@ -17,10 +17,12 @@ from types import TracebackType
 from typing import Any, Callable, Iterable, Literal
 
 from trainwire import __version__
+from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN, RUN_ID_PATTERN
 from trainwire.contract.clock import Clock, SystemClock
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.limits import clip
 from trainwire.contract.status import EXIT_CODES, status_for_exception, stop_reason
+from trainwire.writer.checks import Complaints, RejectedInput
 from trainwire.writer.fields import (
     UNSET,
     ErrorLike,
@@ -32,6 +34,7 @@ from trainwire.writer.fields import (
     param_value,
 )
 from trainwire.writer.heartbeat import Heartbeat
+from trainwire.writer.journal import Journal
 from trainwire.writer.lines import LineWriter
 from trainwire.writer.paths import PathLike, relative_path
 from trainwire.writer.provenance import collect_provenance
@@ -39,14 +42,35 @@ from trainwire.writer.rank import global_rank
 from trainwire.writer.redaction import redact_config
 from trainwire.writer.sinks import CallbackSink, Dispatcher, FileSink, Sink, StdoutSink
 from trainwire.writer.step_progress import StepProgress
+from trainwire.writer.values import BAD, MAX_SAFE_INTEGER, integer, number
+from trainwire.contract.models import (
+    CheckpointSaved,
+    PhaseEnded,
+    PhaseStarted,
+    RunFinished,
+    StopRequested,
+    TrainRestarted,
+    TrialEnded,
+    field_pattern,
+    field_values,
+)
 
-__all__ = ["UNSET", "ErrorLike", "Run", "Unset", "clean_metrics", "error_info", "new_run_id"]
+__all__ = ["UNSET", "ErrorLike", "RejectedInput", "Run", "Unset", "clean_metrics", "error_info", "new_run_id"]
 
 logger = logging.getLogger("trainwire.writer")
 
-_RUN_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-_EVENT_RE = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
-_ENVELOPE_KEYS = frozenset({"schema_version", "seq", "ts", "run_id", "event", "stage"})
+_RUN_ID_RE = re.compile(RUN_ID_PATTERN)
+_EVENT_RE = re.compile(EVENT_NAME_PATTERN)
+_ENVELOPE_KEYS = frozenset(ENVELOPE_FIELDS)
+_PHASE_RE = re.compile(field_pattern(PhaseStarted, "phase"))
+# the contract's enums, read from the generated models
+_PHASE_STATUSES = field_values(PhaseEnded, "status")
+_RESTART_REASONS = field_values(TrainRestarted, "reason")
+_CHECKPOINT_REASONS = field_values(CheckpointSaved, "reason")
+_TRIAL_STATUSES = field_values(TrialEnded, "status")
+_STOP_SOURCES = field_values(StopRequested, "source")
+_STOP_SIGNALS = field_values(StopRequested, "signal")
+_FINISH_REASONS = field_values(RunFinished, "reason")
 
 
 class Run:
@@ -63,6 +87,14 @@ class Run:
     `run.heartbeat` when idle; `heartbeat_thread=False` announces it without the thread
     (for a fake clock: the caller writes `heartbeat()` itself). `rank` defaults to
     `global_rank()`; `clock` to the system clock. A bad `run_id` raises `ValueError`.
+    With an output directory, `journal` (on by default) keeps the run journal beside the
+    stream: config, dirty diff, notes and summary (docs/journal.md).
+
+    Input the contract cannot take is converted where it has one obvious meaning (numpy
+    and torch scalars, 0-d tensors, `Decimal`) and otherwise dropped, a field or the
+    event, with one WARNING per kind; `strict=True` raises `RejectedInput` instead (for
+    tests). Events before `start()` start the run first; nothing is written after
+    `run.finished`.
     """
 
     def __init__(
@@ -82,20 +114,27 @@ class Run:
         clock: Clock | None = None,
         rank: int | None = None,
         stage: Mapping[str, Any] | None = None,
+        journal: bool = True,
+        strict: bool = False,
     ) -> None:
+        self._complain = Complaints(strict)
         self._clock: Clock = clock if clock is not None else SystemClock()
         if run_id is None:
             run_id = new_run_id(self._clock.now())
         elif not isinstance(run_id, str) or _RUN_ID_RE.fullmatch(run_id) is None:
-            raise ValueError(f"run_id must match [A-Za-z0-9][A-Za-z0-9._:-]{{0,127}}, got {run_id!r}")
+            raise ValueError(f"run_id must match {RUN_ID_PATTERN}, got {run_id!r}")
         self._run_id = run_id
         self._active = (global_rank() if rank is None else rank) == 0
         self.output_dir = os.path.abspath(output_dir) if output_dir is not None else None
-        self._producer = dict(producer) if producer is not None else {"name": "trainwire", "version": __version__}
-        self._stage = dict(stage) if stage is not None else None
+        self._producer = self._checked_producer(producer)
+        self._stage = self._checked_stage(stage)
         self._now = self._clock.now
         self._monotonic = self._clock.monotonic
-        self._heartbeat_interval_s = heartbeat_interval_s if heartbeat_interval_s and heartbeat_interval_s > 0 else None
+        interval = number(heartbeat_interval_s, minimum=0)
+        if interval is BAD or (interval is not None and not 0 < interval < float("inf")):
+            self._complain("heartbeat_interval_s", f"heartbeat_interval_s={heartbeat_interval_s!r} is not a positive number; no heartbeat")
+            interval = None
+        self._heartbeat_interval_s = interval or None
         self._heartbeat_thread_enabled = heartbeat_thread
 
         # Reentrant: a callback sink may itself call back into the run.
@@ -108,10 +147,11 @@ class Run:
         self._open_phases: list[tuple[str, float]] = []
         self._trial_starts: dict[tuple[int, int], float] = {}
         self.stop_reason: str | None = None
+        self._journal: Journal | None = None
         self._steps = StepProgress(step_interval_s)  # train.step state (writer rules 5 and 6)
         self._heartbeat: Heartbeat | None = None
-        dispatcher = Dispatcher(self._make_sinks(sinks, stdout, callbacks, file_name, fsync) if self._active else ())
-        self._lines = LineWriter(run_id, self._stage, dispatcher, self._now, self._monotonic)
+        dispatcher = Dispatcher(self._make_sinks(sinks, stdout, callbacks, file_name, fsync, journal) if self._active else ())
+        self._lines = LineWriter(run_id, self._stage, dispatcher, self._now, self._monotonic, self._complain)
 
     def _make_sinks(
         self,
@@ -120,12 +160,16 @@ class Run:
         callbacks: Iterable[Callable[[Any], object]],
         file_name: str,
         fsync: bool,
+        journal: bool,
     ) -> list[Sink]:
         made: list[Sink] = []
         if self.output_dir is not None:
             try:
                 os.makedirs(self.output_dir, exist_ok=True)
                 made.append(FileSink(os.path.join(self.output_dir, file_name), fsync=fsync))
+                if journal:
+                    self._journal = Journal(self.output_dir)
+                    made.append(self._journal)
             except OSError as exc:
                 logger.warning("trainwire: cannot open %s in %s (%s); no progress file", file_name, self.output_dir, exc)
         if stdout:
@@ -191,28 +235,56 @@ class Run:
             return
         # collected before taking the lock: git may take a moment, the heartbeat must not wait
         redacted = redact_config(config) if config is not None else None
+        seed = self._optional_int("run.started", "seed", seed, -MAX_SAFE_INTEGER)
         provenance_fields = self._provenance(provenance, seed)
+        if self._journal is not None:
+            diff = self._journal.begin(redacted, provenance_fields)
+            if diff is not None and provenance_fields is not None:
+                provenance_fields["dirty_diff"] = diff
         with self._lock:
             if self._started:
                 logger.debug("trainwire: start() called twice; ignored")
                 return
-            self._started = True
-            self._run_start = self._monotonic()
-            self._steps.total_steps = total_steps
-            payload: dict[str, Any] = {"producer": self._producer, "total_steps": total_steps}
-            if total_epochs is not UNSET:
-                payload["total_epochs"] = total_epochs
-            if redacted is not None:
-                payload["config"] = redacted
-            if provenance_fields is not None:
-                payload["provenance"] = provenance_fields
-            if world_size is not None:
-                payload["world_size"] = world_size
-            if resumed_from is not UNSET:
-                payload["resumed_from"] = None if resumed_from is None else self._resumed_from(resumed_from)
-            if self._heartbeat_interval_s is not None:
-                payload["heartbeat_interval_s"] = self._heartbeat_interval_s
-            self._emit("run.started", payload)
+            self._write_started(total_steps, total_epochs, redacted, provenance_fields, world_size, resumed_from)
+
+    def _write_started(
+        self,
+        total_steps: Any = None,
+        total_epochs: Any = UNSET,
+        config: dict[str, Any] | None = None,
+        provenance: dict[str, Any] | None = None,
+        world_size: Any = None,
+        resumed_from: Any = UNSET,
+    ) -> None:
+        """Writes `run.started` (lock held); when the full line cannot be written, the
+        line with its required fields only, so that the run always has its first line."""
+        self._started = True
+        self._run_start = self._monotonic()
+        total = self._steps.total_steps = self._optional_int("run.started", "total_steps", total_steps)
+        payload: dict[str, Any] = {"producer": self._producer, "total_steps": total}
+        if total_epochs is not UNSET:
+            epochs = number(total_epochs, minimum=0)
+            if epochs is BAD:
+                self._complain("run.started.total_epochs", f"total_epochs={total_epochs!r} is not a number >= 0; left out")
+            else:
+                payload["total_epochs"] = epochs
+        if config is not None:
+            payload["config"] = config
+        if provenance is not None:
+            payload["provenance"] = provenance
+        if world_size is not None:
+            size = integer(world_size, minimum=1)
+            if isinstance(size, int):
+                payload["world_size"] = size
+            else:
+                self._complain("run.started.world_size", f"world_size={world_size!r} is not an integer >= 1; left out")
+        if resumed_from is not UNSET:
+            payload["resumed_from"] = None if resumed_from is None else self._resumed_from(resumed_from)
+        if self._heartbeat_interval_s is not None:
+            payload["heartbeat_interval_s"] = self._heartbeat_interval_s
+        if not self._emit("run.started", payload):
+            required = {"producer": self._producer, "total_steps": total}
+            self._emit("run.started", required)
         if self._heartbeat_interval_s is not None and self._heartbeat_thread_enabled:
             self._start_heartbeat()
 
@@ -221,6 +293,8 @@ class Run:
         if not self._active:
             return
         with self._lock:
+            if not self._valid_phase("phase.started", name):
+                return
             self._open_phases.append((name, self._monotonic()))
             self._emit("phase.started", {"phase": name})
 
@@ -232,7 +306,12 @@ class Run:
         if not self._active:
             return
         with self._lock:
+            if not self._valid_phase("phase.ended", name):
+                return
             started = self._close_phase(name)
+            if status not in _PHASE_STATUSES:
+                self._complain("phase.ended.status", f"phase status {status!r} is not one of {sorted(_PHASE_STATUSES)}; phase.ended not written")
+                return
             duration = 0.0 if started is None else self._since(started)
             self._emit("phase.ended", {"phase": name, "status": status, "duration_s": duration})
 
@@ -272,32 +351,47 @@ class Run:
         if not self._active:
             return
         with self._lock:
-            if self._finished:
+            if (self._finished or not self._started) and not self._ready("train.step"):
                 return
+            if type(step) is not int or step < 0:  # the common case costs one check
+                checked_step = integer(step)
+                if not isinstance(checked_step, int):
+                    self._complain("train.step.step", f"step {step!r} is not an integer >= 0; train.step not written")
+                    return
+                step = checked_step
             now = self._monotonic()
             steps = self._steps
             if total_steps is not UNSET:
-                steps.total_steps = total_steps
+                total = integer(total_steps)
+                if total is BAD:
+                    self._complain("train.step.total_steps", f"total_steps={total_steps!r} is not an integer >= 0; ignored")
+                else:
+                    steps.total_steps = total
             elapsed, eta, progress, first_of_attempt = steps.report(step, now)
             line = self._lines.new_line("train.step")
             line["step"] = step
             line["total_steps"] = steps.total_steps
-            line["epoch"] = epoch
-            line["loss"] = loss
-            line["learning_rate"] = learning_rate
+            # plain floats and None (the common case) go straight in
+            line["epoch"] = epoch if epoch is None else self._number("train.step", "epoch", epoch, 0)
+            line["loss"] = loss if loss is None or type(loss) is float else self._number("train.step", "loss", loss)
+            line["learning_rate"] = (
+                learning_rate
+                if learning_rate is None or type(learning_rate) is float
+                else self._number("train.step", "learning_rate", learning_rate)
+            )
             if grad_norm is not UNSET:
-                line["grad_norm"] = grad_norm
+                line["grad_norm"] = self._number("train.step", "grad_norm", grad_norm)
             line["elapsed_s"] = elapsed
             line["eta_s"] = eta
             line["progress"] = progress
             if samples_per_s is not UNSET:
-                line["samples_per_s"] = samples_per_s
+                line["samples_per_s"] = self._number("train.step", "samples_per_s", samples_per_s, 0)
             if tokens_per_s is not UNSET:
-                line["tokens_per_s"] = tokens_per_s
+                line["tokens_per_s"] = self._number("train.step", "tokens_per_s", tokens_per_s, 0)
             if tokens_seen is not UNSET:
-                line["tokens_seen"] = tokens_seen
+                line["tokens_seen"] = self._optional_int("train.step", "tokens_seen", tokens_seen)
             if metrics is not None:
-                line["metrics"] = clean_metrics(metrics)
+                line["metrics"] = clean_metrics(metrics, self._complain)
             if steps.due(step, now, first_of_attempt):
                 self._lines.drop_pending()
                 steps.last_written = now
@@ -307,7 +401,9 @@ class Run:
 
     def epoch(self, epoch: int, step: int, metrics: Mapping[str, Any] | None = None) -> None:
         """Writes `train.epoch`: epoch `epoch` (from 1) was completed at `step`."""
-        self._emit_active("train.epoch", {"epoch": epoch, "step": step, "metrics": clean_metrics(metrics)})
+        counted = self._counts("train.epoch", epoch=(epoch, 1), step=(step, 0))
+        if counted is not None:
+            self._emit_active("train.epoch", {**counted, "metrics": clean_metrics(metrics, self._complain)})
 
     def restarted(
         self,
@@ -323,18 +419,22 @@ class Run:
         if not self._active:
             return
         with self._lock:
-            if self._finished:
+            counted = self._ready("train.restarted") and self._counts("train.restarted", step=(step, 0))
+            if not counted:
                 return
+            if reason not in _RESTART_REASONS:
+                self._complain("train.restarted.reason", f"restart reason {reason!r} is not 'oom' or 'other'; written as 'other'")
+                reason = "other"
+            step = counted["step"]
             self._flush_pending_step()
             attempt, previous_step = self._steps.restart(step)
             payload: dict[str, Any] = {"reason": reason, "attempt": attempt, "previous_step": previous_step, "step": step}
             if batch_size_from is not UNSET:
-                payload["batch_size_from"] = batch_size_from
+                payload["batch_size_from"] = self._optional_int("train.restarted", "batch_size_from", batch_size_from, 1)
             if batch_size_to is not UNSET:
-                payload["batch_size_to"] = batch_size_to
+                payload["batch_size_to"] = self._optional_int("train.restarted", "batch_size_to", batch_size_to, 1)
             if total_steps is not UNSET:
-                payload["total_steps"] = total_steps
-                self._steps.total_steps = total_steps
+                payload["total_steps"] = self._steps.total_steps = self._optional_int("train.restarted", "total_steps", total_steps)
             self._emit("train.restarted", payload)
 
     def eval(
@@ -346,9 +446,19 @@ class Run:
         split: str = "eval",
     ) -> None:
         """Writes `eval.completed`."""
-        self._emit_active(
-            "eval.completed", {"step": step, "epoch": epoch, "split": split, "metrics": clean_metrics(metrics)}
-        )
+        counted = self._counts("eval.completed", step=(step, 0))
+        if counted is None:
+            return
+        if not isinstance(split, str) or not 1 <= len(split) <= 128:
+            self._complain("eval.completed.split", f"split {split!r} is not a name of 1 to 128 characters; eval.completed not written")
+            return
+        payload = {
+            "step": counted["step"],
+            "epoch": self._number("eval.completed", "epoch", epoch, 0),
+            "split": split,
+            "metrics": clean_metrics(metrics, self._complain),
+        }
+        self._emit_active("eval.completed", payload)
 
     def checkpoint(self, step: int, path: PathLike, reason: str = "periodic") -> None:
         """Writes `checkpoint.saved`; `path` is made relative to the output directory.
@@ -356,19 +466,25 @@ class Run:
         A path outside the output directory is not written: the event is dropped with
         a WARNING (writer rule 9).
         """
-        if not self._active:
+        counted = self._counts("checkpoint.saved", step=(step, 0)) if self._active else None
+        if counted is None:
+            return
+        if reason not in _CHECKPOINT_REASONS:
+            self._complain("checkpoint.saved.reason", f"checkpoint reason {reason!r} is not one of {sorted(_CHECKPOINT_REASONS)}; checkpoint.saved not written")
             return
         relative = self.relative_path(path)
         if relative is None:
             logger.warning("trainwire: checkpoint %s is outside the output directory; not written", path)
             return
-        self._emit_active("checkpoint.saved", {"step": step, "path": relative, "reason": reason})
+        self._emit_active("checkpoint.saved", {"step": counted["step"], "path": relative, "reason": reason})
 
     def trial_started(self, trial: int, params: Mapping[str, Any] | None = None, attempt: int = 1) -> None:
         """Writes `trial.started`; parameter values that are not numbers, strings, booleans
         or None are written as their string form."""
-        if not self._active:
+        counted = self._counts("trial.started", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
+        if counted is None:
             return
+        trial, attempt = counted["trial"], counted["attempt"]
         with self._lock:
             self._trial_starts[(trial, attempt)] = self._monotonic()
             clean = {str(name): param_value(value) for name, value in (params or {}).items()}
@@ -386,8 +502,13 @@ class Run:
     ) -> None:
         """Writes `trial.ended` (`succeeded`, `failed`, `pruned`) with the time since
         `trial_started`; `best` is the running best `{trial, metric, value}`."""
-        if not self._active:
+        counted = self._counts("trial.ended", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
+        if counted is None:
             return
+        if status not in _TRIAL_STATUSES:
+            self._complain("trial.ended.status", f"trial status {status!r} is not one of {sorted(_TRIAL_STATUSES)}; trial.ended not written")
+            return
+        trial, attempt = counted["trial"], counted["attempt"]
         with self._lock:
             started = self._trial_starts.pop((trial, attempt), None)
             payload: dict[str, Any] = {
@@ -395,7 +516,7 @@ class Run:
                 "attempt": attempt,
                 "status": status,
                 "duration_s": 0.0 if started is None else self._since(started),
-                "metrics": clean_metrics(metrics),
+                "metrics": clean_metrics(metrics, self._complain),
                 "error": error_info(error),
             }
             if best is not None:
@@ -414,6 +535,12 @@ class Run:
         that `finish("interrupted")` will use."""
         if not self._active:
             return
+        if source not in _STOP_SOURCES:
+            self._complain("stop.requested.source", f"stop source {source!r} is not one of {sorted(_STOP_SOURCES)}; stop.requested not written")
+            return
+        if signal is not None and signal not in _STOP_SIGNALS:
+            self._complain("stop.requested.signal", f"signal {signal!r} is not one of {sorted(_STOP_SIGNALS)}; written as null")
+            signal = None
         with self._lock:
             self.stop_reason = stop_reason(source, signal)
             self._emit(
@@ -431,6 +558,8 @@ class Run:
         if not self._active:
             return
         with self._lock:
+            if self._finished:  # a beat racing the end of the run: nothing to say
+                return
             phase = self._open_phases[-1][0] if self._open_phases else None
             self._emit("run.heartbeat", {"phase": phase, "step": self._steps.last_step})
 
@@ -451,8 +580,11 @@ class Run:
             fields = {name: value for name, value in fields.items() if name not in clashing}
         with self._lock:
             if event == "run.finished" and not self._finished:
+                if self._emit(event, fields):
+                    self._mark_finished(str(fields.get("status")))
+            elif event == "run.started" and not self._started:
+                self._started = True
                 self._emit(event, fields)
-                self._mark_finished(str(fields.get("status")))
             else:
                 self._emit(event, fields)
 
@@ -480,8 +612,15 @@ class Run:
             if self._finished:
                 logger.debug("trainwire: run %s already finished; finish(%r) ignored", self._run_id, status)
                 return
+            if status not in EXIT_CODES:
+                self._complain("run.finished.status", f"run status {status!r} is not one of {sorted(EXIT_CODES)}; the run is finished as failed")
+                error = error if error is not None else ("ValueError", f"finish() was given the unknown status {status!r}")
+                status = "failed"
             if reason is None and status == "interrupted":
                 reason = self.stop_reason
+            if reason is not None and reason not in _FINISH_REASONS:
+                self._complain("run.finished.reason", f"finish reason {reason!r} is not one of {sorted(_FINISH_REASONS)}; written as null")
+                reason = None
             payload = {
                 "status": status,
                 "exit_code": EXIT_CODES.get(status),
@@ -490,10 +629,13 @@ class Run:
                 "step": self._steps.last_step,
                 "checkpoint": self._checkpoint_field(checkpoint),
                 "duration_s": self._since(self._run_start),
-                "metrics": clean_metrics(metrics),
+                "metrics": clean_metrics(metrics, self._complain),
                 "artifacts": self._artifacts(artifacts),
             }
-            self._emit("run.finished", payload)
+            if not self._emit("run.finished", payload):
+                # the run must still end: its status with what cannot be wrong
+                payload.update(error=None, reason=None, checkpoint=None, metrics={}, artifacts={})
+                self._emit("run.finished", payload)
             self._mark_finished(status)
         self.close()
 
@@ -551,15 +693,81 @@ class Run:
 
     # the methods below are called with the lock held
 
-    def _emit(self, event: str, payload: dict[str, Any]) -> None:
-        """Writes an event other than a fresh step: the pending step goes first."""
-        if self._finished:
-            logger.debug("trainwire: run %s already finished; %s not written", self._run_id, event)
-            return
+    def _emit(self, event: str, payload: dict[str, Any]) -> bool:
+        """Writes an event other than a fresh step: the pending step goes first. False when
+        nothing was written."""
+        if self._finished or not self._ready(event):
+            return False
         self._flush_pending_step()
         line = self._lines.new_line(event)
         line.update(payload)
-        self._lines.write(line)
+        return self._lines.write(line)
+
+    def _ready(self, event: str) -> bool:
+        """Whether `event` may be written now: never after `run.finished`; the run is
+        started first when the caller did not start it (lock held)."""
+        if self._finished:
+            self._complain("after run.finished", f"run {self._run_id} already finished; {event} not written")
+            return False
+        if not self._started and event != "run.started":
+            self._complain("not started", f"{event} before start(); run.started written first")
+            self._write_started()
+        return True
+
+    def _number(self, event: str, field: str, value: Any, minimum: float | None = None) -> Any:
+        """A number field's value, or None (null) with a complaint when it is not a number."""
+        checked = number(value, minimum)
+        if checked is BAD:
+            floor = "" if minimum is None else f" >= {minimum}"
+            self._complain(f"{event}.{field}", f"{event}: {field}={value!r} is not a number{floor}; written as null")
+            return None
+        return checked
+
+    def _optional_int(self, event: str, field: str, value: Any, minimum: int = 0) -> int | None:
+        checked = integer(value, minimum)
+        if checked is BAD:
+            self._complain(f"{event}.{field}", f"{event}: {field}={value!r} is not an integer >= {minimum}; written as null")
+            return None
+        return checked
+
+    def _counts(self, event: str, **fields: tuple[Any, int]) -> dict[str, int] | None:
+        """The required integer fields as integers, or None (the event is not written, the
+        complaint says why) when one is not an integer >= its minimum."""
+        counted = {}
+        for field, (value, minimum) in fields.items():
+            checked = integer(value, minimum)
+            if not isinstance(checked, int):
+                self._complain(f"{event}.{field}", f"{event}: {field}={value!r} is not an integer >= {minimum}; {event} not written")
+                return None
+            counted[field] = checked
+        return counted
+
+    def _valid_phase(self, event: str, name: Any) -> bool:
+        if isinstance(name, str) and _PHASE_RE.fullmatch(name):
+            return True
+        self._complain("phase name", f"phase name {name!r} does not match [a-z][a-z0-9_]{{0,63}}; {event} not written")
+        return False
+
+    def _checked_producer(self, producer: Mapping[str, Any] | None) -> dict[str, Any]:
+        default = {"name": "trainwire", "version": __version__}
+        if producer is None:
+            return default
+        given = dict(producer)
+        name, version = given.get("name"), given.get("version")
+        if isinstance(name, str) and 1 <= len(name) <= 128 and isinstance(version, str) and len(version) <= 64:
+            return given
+        self._complain("producer", f"producer {producer!r} needs a name (1-128 characters) and a version (<= 64); the default is written")
+        return default
+
+    def _checked_stage(self, stage: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        if stage is None:
+            return None
+        given = dict(stage)
+        name, index, count = given.get("name"), integer(given.get("index"), 1), integer(given.get("count"), 1)
+        if isinstance(name, str) and 1 <= len(name) <= 128 and isinstance(index, int) and isinstance(count, int):
+            return {**given, "index": index, "count": count}
+        self._complain("stage", f"stage {stage!r} needs a name and an index and count >= 1; lines are written without it")
+        return None
 
     def _flush_pending_step(self) -> None:
         reported = self._lines.flush_pending()
@@ -595,10 +803,14 @@ class Run:
 
     def _resumed_from(self, resumed_from: Mapping[str, Any]) -> dict[str, Any]:
         checkpoint = resumed_from.get("checkpoint")
+        run_id = resumed_from.get("run_id")
+        if run_id is not None and not (isinstance(run_id, str) and _RUN_ID_RE.fullmatch(run_id)):
+            self._complain("run.started.resumed_from", f"resumed_from.run_id {run_id!r} is not a run id; written as null")
+            run_id = None
         return {
-            "run_id": resumed_from.get("run_id"),
+            "run_id": run_id,
             "checkpoint": None if checkpoint is None else self._checkpoint_field(checkpoint),
-            "step": resumed_from.get("step"),
+            "step": self._optional_int("run.started", "resumed_from.step", resumed_from.get("step")),
         }
 
     def _checkpoint_field(self, path: PathLike | None) -> str | None:

@@ -5,14 +5,23 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import weakref
 from types import MappingProxyType
 from typing import Any, BinaryIO, Callable, Iterable, Protocol, runtime_checkable
 
 from pydantic_core import from_json
 
-__all__ = ["CallbackSink", "Dispatcher", "FileSink", "MemorySink", "Sink", "StdoutSink"]
+__all__ = ["CallbackSink", "Dispatcher", "FileSink", "MemorySink", "Sink", "StdoutSink", "stdout_carries_stream"]
 
 logger = logging.getLogger("trainwire.writer.sinks")
+
+# The open sinks writing NDJSON to the process's standard output.
+_STDOUT_STREAMS: weakref.WeakSet[StdoutSink] = weakref.WeakSet()
+
+
+def stdout_carries_stream() -> bool:
+    """True while an open `StdoutSink` writes to standard output: nothing else may print there."""
+    return len(_STDOUT_STREAMS) > 0
 
 
 @runtime_checkable
@@ -34,21 +43,32 @@ class FileSink:
 
     The file is opened with `O_APPEND`, so several processes may append to one file
     without tearing or interleaving lines. `fsync=True` also forces each line to disk.
+    When the file does not end with `\\n` (a writer killed mid-line) or a write of this
+    sink failed part way, the next line starts with `\\n`: the fragment stays one bad
+    line of its own instead of swallowing the next good one.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
         self.path = os.fspath(path)
         self.fsync = fsync
+        self._needs_newline = _ends_mid_line(self.path)
         # The file object owns the descriptor (closed by close() or when collected); lines
         # go straight to os.write on it: one write(2) per line, no buffer in between.
         self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115
         self._fd = self._file.fileno()
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
-        written = os.write(self._fd, line)
-        if written < len(line):
-            # A short write (disk nearly full, signal): finish the line rather than tear it.
-            self._write_rest(memoryview(line)[written:])
+        if self._needs_newline:
+            line = b"\n" + line
+        try:
+            written = os.write(self._fd, line)
+            if written < len(line):
+                # A short write (disk nearly full, signal): finish the line rather than tear it.
+                self._write_rest(memoryview(line)[written:])
+        except BaseException:
+            self._needs_newline = True  # part of the line may be in the file
+            raise
+        self._needs_newline = False
         if self.fsync:
             os.fsync(self._fd)
 
@@ -69,6 +89,18 @@ class FileSink:
         return f"FileSink({self.path!r})"
 
 
+def _ends_mid_line(path: str) -> bool:
+    """Whether the file exists, is not empty and its last byte is not `\\n`."""
+    try:
+        with open(path, "rb") as existing:
+            if existing.seek(0, os.SEEK_END) == 0:
+                return False
+            existing.seek(-1, os.SEEK_END)
+            return existing.read(1) != b"\n"
+    except OSError:
+        return False
+
+
 class StdoutSink:
     """Writes NDJSON to standard output (its binary buffer), flushed per line.
 
@@ -78,6 +110,8 @@ class StdoutSink:
     def __init__(self, stream: BinaryIO | None = None) -> None:
         self._stream: Any = stream if stream is not None else getattr(sys.stdout, "buffer", sys.stdout)
         self._binary = not hasattr(self._stream, "encoding")
+        if stream is None:
+            _STDOUT_STREAMS.add(self)
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
         self._stream.write(line if self._binary else line.decode("utf-8"))
@@ -85,6 +119,7 @@ class StdoutSink:
 
     def close(self) -> None:
         """Flushes; standard output itself stays open."""
+        _STDOUT_STREAMS.discard(self)
         self._stream.flush()
 
     def __repr__(self) -> str:
@@ -142,13 +177,18 @@ class Dispatcher:
     """Hands each line to every sink; a sink that raises is logged once and disabled.
 
     Nothing a sink does ever raises into the caller: training goes on with the others.
+    A forked child (a DataLoader worker, a multiprocessing fork) inherits the sinks but
+    never writes to them: the stream belongs to the process that made the dispatcher.
     """
 
     def __init__(self, sinks: Iterable[Sink] = ()) -> None:
         # a tuple, replaced whole when a sink is dropped, so a dispatch in progress is unaffected
         self.sinks: tuple[Sink, ...] = tuple(sinks)
+        self._owner_pid = os.getpid()
 
     def dispatch(self, line: bytes, event: dict[str, Any]) -> None:
+        if os.getpid() != self._owner_pid:
+            return
         for sink in self.sinks:
             try:
                 sink.write(line, event)
@@ -171,6 +211,8 @@ class Dispatcher:
     def close(self) -> None:
         """Closes every sink, never raising."""
         sinks, self.sinks = self.sinks, ()
+        if os.getpid() != self._owner_pid:
+            return  # the parent's sinks: a forked child leaves them (and their buffers) alone
         for sink in sinks:
             try:
                 sink.close()

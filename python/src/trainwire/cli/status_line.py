@@ -1,0 +1,196 @@
+"""The status line of `trainwire tail` on a terminal: as many fields as the width allows.
+
+Each field has a rank; when the line is too wide, the field with the lowest rank goes first
+(the rightmost of equal ranks). The step, the ETA and the loss are never dropped. Strings
+from the stream are made printable first, so a crafted run name cannot drive the terminal.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
+from trainwire.reader.state import RunState
+
+__all__ = ["Field", "RunTrend", "fit", "format_duration", "now_us", "printable", "render_status", "status_fields"]
+
+#: rank of a field that is never dropped
+ALWAYS = math.inf
+SPARK_WIDTH = 12
+_SPARKS = "▁▂▃▄▅▆▇█"
+_BAR_WIDTH = 20
+_RATE_WINDOW = 32
+#: Unicode format characters that reorder text on a terminal (bidi overrides and isolates)
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_SGR = {"green": "32", "red": "31", "yellow": "33", "magenta": "35", "cyan": "36", "bold": "1", "dim": "2"}
+_STATUS_COLOURS = {
+    "running": "green",
+    "succeeded": "green",
+    "failed": "red",
+    "stale": "yellow",
+    "interrupted": "yellow",
+    "awaiting_approval": "yellow",
+    "reverted": "magenta",
+}
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (C0, DEL, C1, bidi controls) written as escapes like `\\x1b`."""
+    if text.isprintable():
+        return text
+    return "".join(_escape(char) for char in text)
+
+
+def _escape(char: str) -> str:
+    if char == " " or (unicodedata.category(char) != "Cc" and char not in _BIDI_CONTROLS and char.isprintable()):
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def format_duration(seconds: float) -> str:
+    """`4.2s` under a minute, else `H:MM:SS`."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+
+
+def now_us() -> int:
+    """The current time in microseconds since the epoch, as run states compare it."""
+    return to_timestamp_us(datetime.now(timezone.utc))
+
+
+class RunTrend:
+    """What the run state does not keep: when the run began, its recent steps and losses."""
+
+    def __init__(self) -> None:
+        self.first_us: int | None = None
+        self._steps: deque[tuple[int, int]] = deque(maxlen=_RATE_WINDOW)
+        self.losses: deque[float] = deque(maxlen=SPARK_WIDTH)
+
+    def add(self, event: Any) -> None:
+        ts_us = parse_timestamp_us(event.ts)
+        if self.first_us is None:
+            self.first_us = ts_us
+        if event.event == "train.restarted":
+            self._steps.clear()  # a new attempt: its rate starts afresh
+        elif event.event == "train.step":
+            self._steps.append((ts_us, event.step))
+            if event.loss is not None and math.isfinite(event.loss):
+                self.losses.append(event.loss)
+
+    def steps_per_s(self) -> float | None:
+        """Steps per second over the recent steps of the current attempt."""
+        if len(self._steps) < 2:
+            return None
+        (first_us, first_step), (last_us, last_step) = self._steps[0], self._steps[-1]
+        if last_us <= first_us or last_step <= first_step:
+            return None
+        return (last_step - first_step) * 1_000_000 / (last_us - first_us)
+
+    def elapsed_s(self, run: RunState, now_us: int, status: str) -> float | None:
+        """From the run's first line to now while it runs, else to its last line."""
+        if self.first_us is None or run.last_ts is None:
+            return None
+        end_us = now_us if status == "running" else parse_timestamp_us(run.last_ts)
+        return max(0, end_us - self.first_us) / 1_000_000
+
+
+@dataclass(frozen=True)
+class Field:
+    text: str
+    rank: float = ALWAYS
+    colour: str | None = None
+
+
+def status_fields(run: RunState, trend: RunTrend, status: str, now_us: int, *, unicode: bool = True) -> list[Field]:
+    """The fields of a run's line, in display order, each with its rank."""
+    fields = [Field(f"[{printable(run.run_id)}]", 7, "dim")]
+    fields.append(Field(printable(status), 1 if status == "running" else 9, _STATUS_COLOURS.get(status)))
+    if run.phase:
+        fields.append(Field(printable(run.phase), 2))
+    if run.progress is not None:
+        filled = round(run.progress * _BAR_WIDTH)
+        fields.append(Field("[" + "#" * filled + "." * (_BAR_WIDTH - filled) + "]", 3))
+        fields.append(Field(f"{run.progress:.0%}", 4))
+    if run.step is not None:
+        fields.append(Field(f"step {run.step}" + (f"/{run.total_steps}" if run.total_steps is not None else "")))
+    elapsed = trend.elapsed_s(run, now_us, status)
+    if elapsed is not None:
+        fields.append(Field(f"elapsed {format_duration(elapsed)}", 5))
+    if run.eta_s is not None and run.finished is None:
+        fields.append(Field(f"eta {format_duration(run.eta_s)}", colour="cyan"))
+    rate = trend.steps_per_s()
+    if rate is not None:
+        fields.append(Field(f"{rate:.3g} steps/s" if rate >= 1 else f"{1 / rate:.3g} s/step", 5))
+    if run.loss is not None:
+        fields.append(Field(f"loss {run.loss:.4g}", colour="bold"))
+    if len(trend.losses) >= 2:
+        fields.append(Field(sparkline(trend.losses, unicode=unicode), 4, "cyan"))
+    if run.learning_rate is not None:
+        fields.append(Field(f"lr {run.learning_rate:.2e}", 2))
+    if run.restarts:
+        fields.append(Field(f"restarts {len(run.restarts)}", 6, "yellow"))
+    if run.stop_requested and run.finished is None:
+        fields.append(Field("stopping", 8, "yellow"))
+    return fields
+
+
+def sparkline(values: Any, *, unicode: bool = True) -> str:
+    """One character per value, from the lowest to the highest block (ASCII without Unicode)."""
+    marks = _SPARKS if unicode else "_.-=^"
+    low, high = min(values), max(values)
+    spread = high - low
+    if spread <= 0:
+        return marks[len(marks) // 2] * len(values)
+    return "".join(marks[min(len(marks) - 1, int((value - low) / spread * len(marks)))] for value in values)
+
+
+def fit(fields: list[Field], width: int) -> list[Field]:
+    """Drop the lowest-ranked fields (the rightmost first among equals) until the line fits."""
+    shown = list(fields)
+    while cells(" ".join(field.text for field in shown)) > width:
+        droppable = [index for index, field in enumerate(shown) if field.rank != ALWAYS]
+        if not droppable:
+            break
+        lowest = min(shown[index].rank for index in droppable)
+        del shown[max(index for index in droppable if shown[index].rank == lowest)]
+    return shown
+
+
+def render_status(fields: list[Field], width: int, *, colour: bool) -> str:
+    """The fitted fields as one line no wider than `width` cells, coloured with ANSI codes if asked."""
+    shown = fit(fields, width)
+    plain = " ".join(field.text for field in shown)
+    if cells(plain) > width:
+        return cut(plain, width)  # only the fields that always stay, on a very narrow terminal
+    if not colour:
+        return plain
+    return " ".join(_paint(field.text, field.colour) for field in shown)
+
+
+def _paint(text: str, colour: str | None) -> str:
+    return text if colour is None else f"\x1b[{_SGR[colour]}m{text}\x1b[0m"
+
+
+def cells(text: str) -> int:
+    """Terminal cells taken by `text` (wide East Asian characters take two)."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def cut(text: str, width: int) -> str:
+    """The longest start of `text` that takes at most `width` cells."""
+    taken = 0
+    for index, char in enumerate(text):
+        taken += cells(char)
+        if taken > width:
+            return text[:index]
+    return text

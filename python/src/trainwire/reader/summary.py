@@ -1,0 +1,244 @@
+"""The run summary (schemas/summary/v1): one fold from a run's lines to the journal's
+`summary.json`. The writer feeds it the lines it writes; `trainwire journal rebuild` feeds
+it the lines it reads, so both give the same document."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from trainwire.contract.layout import SUMMARY_FILE, write_atomically
+from trainwire.contract.status import EXIT_CODES
+
+__all__ = ["SummaryBuilder", "as_line", "is_lower_better", "summarise_stream", "write_summary"]
+
+SUMMARY_VERSION = 1
+_LOWER_IS_BETTER = ("loss", "error", "perplexity", "ppl", "wer", "cer")
+#: step fields kept as series; `learning_rate` is tracked but has no best
+_STEP_SERIES = ("loss", "learning_rate", "grad_norm")
+
+
+def is_lower_better(name: str) -> bool:
+    """Whether the best value of the series `name` is its lowest (losses, error rates)."""
+    return name.lower().rstrip("_").endswith(_LOWER_IS_BETTER)
+
+
+def _number(value: Any) -> float | None:
+    """A finite number as a float (the writer's `5` and a reader's `5.0` are one value), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+class SummaryBuilder:
+    """Folds the lines of one stream into the summary of its latest run.
+
+    Lines are the decoded JSON objects (dicts) of valid lines, in stream order. A
+    `run.started` of another run id begins a new latest run (the current one becomes an
+    earlier run); other lines of other runs are ignored.
+    """
+
+    def __init__(self, earlier_runs: Iterable[str] = (), *, any_line_switches: bool = False) -> None:
+        self._earlier: list[str] = list(earlier_runs)
+        # for pieces of a stream (a head and a tail): the latest run may have started unseen
+        self._any_line_switches = any_line_switches
+        self._run_id: str | None = None
+        #: `ts` of the latest run's last line (liveness; not part of the summary)
+        self.last_ts: str | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._status = "running"
+        self._reason: str | None = None
+        self._exit_code: int | None = None
+        self._started_at: str | None = None
+        self._finished_at: str | None = None
+        self._duration_s: float | None = None
+        self._step: int | None = None
+        self._total_steps: int | None = None
+        self._attempts = 1
+        self._heartbeat_interval_s: float | None = None
+        self._checkpoint: str | None = None
+        self._finished_checkpoint: str | None = None
+        self._provenance: Mapping[str, Any] = {}
+        self._last: dict[str, float] = {}
+        self._best: dict[str, dict[str, Any]] = {}
+
+    @property
+    def run_id(self) -> str | None:
+        return self._run_id
+
+    def add(self, line: Mapping[str, Any]) -> None:
+        run_id = line.get("run_id")
+        event = line.get("event")
+        if not isinstance(run_id, str):
+            return
+        if run_id != self._run_id:
+            if self._run_id is not None and event != "run.started" and not self._any_line_switches:
+                return  # a line of an earlier (or interleaved) run: the summary is the latest's
+            if self._run_id is not None and self._run_id not in self._earlier:
+                self._earlier.append(self._run_id)
+            if run_id in self._earlier:
+                self._earlier.remove(run_id)
+            self._run_id = run_id
+            self._reset()
+        ts = line.get("ts")
+        self.last_ts = ts if isinstance(ts, str) else self.last_ts
+        handler = _HANDLERS.get(event) if isinstance(event, str) else None
+        if handler is not None:
+            handler(self, line)
+
+    def summary(self) -> dict[str, Any] | None:
+        """The summary document of the latest run, or None before any line."""
+        if self._run_id is None:
+            return None
+        provenance = self._provenance
+        dirty_diff = provenance.get("dirty_diff")
+        return {
+            "summary_version": SUMMARY_VERSION,
+            "run_id": self._run_id,
+            "status": self._status,
+            "reason": self._reason,
+            "exit_code": self._exit_code,
+            "started_at": self._started_at,
+            "finished_at": self._finished_at,
+            "duration_s": self._duration_s,
+            "step": self._step,
+            "total_steps": self._total_steps,
+            "attempts": self._attempts,
+            "heartbeat_interval_s": self._heartbeat_interval_s,
+            "checkpoint": self._finished_checkpoint or self._checkpoint,
+            "git_sha": provenance.get("git_sha"),
+            "git_dirty": provenance.get("git_dirty"),
+            "seed": provenance.get("seed"),
+            "dirty_diff": dict(dirty_diff) if isinstance(dirty_diff, Mapping) else None,
+            "last": dict(sorted(self._last.items())),
+            "best": {name: dict(best) for name, best in sorted(self._best.items())},
+            "earlier_runs": list(self._earlier),
+        }
+
+    # -- series ---------------------------------------------------------------------------
+
+    def _observe(self, name: str, value: Any, step: int | None, *, best: bool) -> None:
+        number = _number(value)
+        if number is None:
+            return
+        self._last[name] = number
+        if not best:
+            return
+        current = self._best.get(name)
+        lower = is_lower_better(name)
+        if current is None or (number < current["value"] if lower else number > current["value"]):
+            self._best[name] = {"value": number, "step": step}
+
+    def _step_to(self, step: Any) -> None:
+        if isinstance(step, int) and not isinstance(step, bool):
+            self._step = step
+
+
+def _run_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    summary._started_at = line.get("ts")
+    total = line.get("total_steps")
+    summary._total_steps = total if isinstance(total, int) else None
+    interval = line.get("heartbeat_interval_s")
+    summary._heartbeat_interval_s = _number(interval)
+    provenance = line.get("provenance")
+    summary._provenance = provenance if isinstance(provenance, Mapping) else {}
+
+
+def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    step = line.get("step")
+    summary._step_to(step)
+    if isinstance(line.get("total_steps"), int):
+        summary._total_steps = line["total_steps"]
+    for name in _STEP_SERIES:
+        summary._observe(name, line.get(name), summary._step, best=is_lower_better(name))
+    metrics = line.get("metrics")
+    if isinstance(metrics, Mapping):
+        for name, value in metrics.items():
+            summary._observe(str(name), value, summary._step, best=is_lower_better(str(name)))
+
+
+def _train_restarted(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    summary._attempts += 1
+    summary._step_to(line.get("step"))
+    if isinstance(line.get("total_steps"), int):
+        summary._total_steps = line["total_steps"]
+
+
+def _eval_completed(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    split = line.get("split") or "eval"
+    step = line.get("step")
+    metrics = line.get("metrics")
+    if isinstance(metrics, Mapping):
+        for name, value in metrics.items():
+            summary._observe(f"{split}/{name}", value, step if isinstance(step, int) else None, best=True)
+
+
+def _checkpoint_saved(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    path = line.get("path")
+    if isinstance(path, str):
+        summary._checkpoint = path
+
+
+def _run_finished(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    status = line.get("status")
+    if isinstance(status, str):
+        summary._status = status
+        summary._exit_code = line.get("exit_code") if isinstance(line.get("exit_code"), int) else EXIT_CODES.get(status)
+    summary._reason = line.get("reason") if isinstance(line.get("reason"), str) else None
+    summary._finished_at = line.get("ts")
+    duration = line.get("duration_s")
+    summary._duration_s = _number(duration)
+    summary._step_to(line.get("step"))
+    checkpoint = line.get("checkpoint")
+    summary._finished_checkpoint = checkpoint if isinstance(checkpoint, str) else None
+    metrics = line.get("metrics")
+    if isinstance(metrics, Mapping):
+        for name, value in metrics.items():
+            summary._observe(str(name), value, summary._step, best=is_lower_better(str(name)))
+
+
+_HANDLERS = {
+    "run.started": _run_started,
+    "train.step": _train_step,
+    "train.restarted": _train_restarted,
+    "eval.completed": _eval_completed,
+    "checkpoint.saved": _checkpoint_saved,
+    "run.finished": _run_finished,
+}
+
+
+def summarise_stream(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The summary of the latest run of the stream at `path`, from its valid lines only
+    (the reader's rules decide which lines count: the same lines a dashboard folds); None
+    for a stream with no valid line."""
+    from trainwire.reader.state import StreamReader
+
+    reader = StreamReader()
+    builder = SummaryBuilder()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(1 << 20):
+            for event in reader.feed(chunk):
+                builder.add(as_line(event))
+    reader.finish()
+    return builder.summary()
+
+
+def as_line(event: Any) -> Mapping[str, Any]:
+    """An applied event as the JSON object it was read from."""
+    if isinstance(event, Mapping):
+        return event
+    return event.model_dump(mode="json", exclude_unset=True)  # type: ignore[no-any-return]
+
+
+def write_summary(directory: str | os.PathLike[str], summary: Mapping[str, Any]) -> Path:
+    """Writes `summary` to the directory's `summary.json` atomically."""
+    target = Path(directory) / SUMMARY_FILE
+    write_atomically(target, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    return target

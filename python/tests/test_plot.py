@@ -1,0 +1,112 @@
+"""`trainwire plot` on real demo runs: an HTML page a headless Chromium draws, a PNG that decodes, an SVG."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+
+from trainwire.cli.plot import MAX_POINTS, RunSeries, chart_specs, load_series
+from trainwire.contract.clock import FakeClock
+from trainwire.writer.run import Run
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two runs side by side: the real demo training, and a Run API run with a restart."""
+    base = tmp_path_factory.mktemp("runs")
+    demo = subprocess.run(
+        [sys.executable, "-m", "trainwire", "demo", "train", "--output-dir", str(base / "demo"), "--steps", "8",
+         "--eval-every", "4", "--save-every", "4", "--step-delay", "0"],
+        capture_output=True, text=True, timeout=240, cwd=ROOT,
+    )  # fmt: skip
+    assert demo.returncode == 0, demo.stderr
+    clock = FakeClock("2026-11-29T10:00:00Z")
+    run = Run(base / "restarted", run_id="restarted-run", clock=clock, step_interval_s=0, heartbeat_thread=False)
+    run.start(total_steps=20, provenance=False)
+    for index, step in enumerate([*range(1, 11), *range(6, 21)]):
+        clock.advance(0.5)
+        run.step(step, loss=3.0 / step, learning_rate=1e-3)
+        if index == 9:  # out of memory at step 10: back to the checkpoint of step 5
+            run.restarted("oom", step=5, batch_size_from=8, batch_size_to=4)
+    run.eval(20, {"loss": 0.2, "accuracy": 0.9})
+    run.checkpoint(20, base / "restarted" / "checkpoint-20", reason="final")
+    run.finish("succeeded")
+    return base
+
+
+def trainwire(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def test_series_hold_loss_evals_restarts_and_checkpoints(runs: Path) -> None:
+    stream = runs / "demo" / "progress.jsonl"
+    (demo,) = load_series(stream)
+    assert demo.status == "succeeded"
+    written = [json.loads(line) for line in stream.read_text("utf-8").splitlines()]
+    assert sorted(demo.curves["loss"]) == [line["step"] for line in written if line["event"] == "train.step" and line["loss"] is not None]
+    assert sorted(demo.curves["eval loss"]) == [4, 8]
+    assert [c["step"] for c in demo.checkpoints] == [4, 8]
+    (restarted,) = load_series(runs / "restarted" / "progress.jsonl")
+    assert restarted.restarts == [{"step": 5, "label": "restart (oom)"}]
+    # the second attempt redid steps 6-10: its values replace the first attempt's
+    assert sorted(restarted.curves["loss"]) == list(range(1, 21))
+    titles = [chart["title"] for chart in chart_specs([demo, restarted])]
+    assert titles[:2] == ["loss", "learning rate"] and "accuracy" in titles  # then one chart per eval metric
+
+
+def test_a_long_curve_is_bounded_and_keeps_its_last_point() -> None:
+    series = RunSeries("long")
+    for step in range(1, 3 * MAX_POINTS):
+        series.add_point("loss", step, 1.0 / step)
+    points = series.points("loss")
+    assert len(points) <= MAX_POINTS and points[-1][0] == 3 * MAX_POINTS - 1 and points[0][0] == 1
+
+
+def test_plot_html_renders_in_chromium_with_every_run_and_point(runs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "plot.html"
+    result = trainwire("plot", str(runs / "demo"), str(runs / "restarted" / "progress.jsonl"), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    page = out.read_text("utf-8")
+    assert "<script src" not in page and "<link" not in page  # self-contained: works offline
+    series = load_series(runs / "demo" / "progress.jsonl") + load_series(runs / "restarted" / "progress.jsonl")
+    expected_points = sum(len(s["points"]) for chart in chart_specs(series) for s in chart["series"])
+    with tempfile.TemporaryDirectory() as profile:
+        dom = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}", "--dump-dom", out.as_uri()],
+            capture_output=True, text=True, timeout=120,
+        ).stdout  # fmt: skip
+    assert f'data-points="{expected_points}"' in dom, dom[:2000]
+    assert dom.count("<canvas") == len(chart_specs(series)) >= 3  # loss, learning rate, each eval metric
+    cells = re.findall(r"<td>([^<]*)</td>", dom)
+    assert [series[0].run_id, "succeeded"] == cells[0:2] and ["restarted-run", "succeeded"] == cells[3:5]
+    assert "restarted-run: restart (oom) at step 5" in dom
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_plot_image_decodes(runs: Path, tmp_path: Path, suffix: str) -> None:
+    out = tmp_path / f"plot{suffix}"
+    result = trainwire("plot", str(runs), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    if suffix == ".png":
+        from PIL import Image
+
+        with Image.open(out) as image:
+            image.load()
+            assert image.format == "PNG" and image.size[0] >= 600 and image.size[1] >= 600
+            assert len(image.getcolors(1 << 20) or []) > 10  # curves, not a blank page
+    else:
+        root = ElementTree.parse(out).getroot()
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+        assert "restarted-run loss" in out.read_text("utf-8")
