@@ -1,4 +1,4 @@
-"""The `trainwire` command: tail, state, validate, stop, plot, schema, demo, conformance.
+"""The `trainwire` command: tail, state, validate, stop, plot, schema, export, demo, conformance.
 
 Errors are one line on stderr and a non-zero exit (2 for a usage error), never a traceback.
 """
@@ -110,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
 
     journal_commands.register(commands)
     serve_command.register(commands)
+
+    from trainwire.cli.export import add_export_commands
+
+    add_export_commands(commands)
 
     for name, (_, summary) in FORWARDED.items():
         forwarded = commands.add_parser(name, help=summary, add_help=False)
