@@ -30,7 +30,7 @@ def test_resuming_at_every_cut_gives_the_same_runs(stream: Path) -> None:
         first = StreamReader()
         first.feed(data[:cut])
         saved = first.to_dict()
-        second = StreamReader.resume(saved)
+        second = StreamReader(resume=saved)
         second.feed(data[saved["consumed_bytes"] :])
         state = second.to_dict()
         for key in ("runs", "lines", "consumed_bytes", "partial_tail_bytes", "unknown_events"):

@@ -8,17 +8,23 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_json_atomically"]
+__all__ = ["write_json_atomically", "write_text_atomically"]
 
 
-def write_json_atomically(target: Path, body: Any) -> None:
-    """Write `body` as JSON to `target` through a temporary file beside it and `os.replace`,
-    so that a reader sees the old file or the new one, never half of it."""
-    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f"{target.name}.", suffix=".tmp")
+def write_text_atomically(target: Path, text: str) -> None:
+    """Write `text` to `target` through a temporary file beside it and `os.replace`, so
+    that a reader sees the old file or the new one, never half of it."""
+    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as temp:
-            json.dump(body, temp, ensure_ascii=False)
+            temp.write(text)
         os.replace(temp_name, target)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomically(target: Path, body: Any, *, indent: int | None = None) -> None:
+    """`body` as JSON (`indent`ed and newline-ended when `indent` is given), atomically."""
+    text = json.dumps(body, ensure_ascii=False, indent=indent)
+    write_text_atomically(target, text + "\n" if indent is not None else text)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-__all__ = ["CONFIG_FILE", "DIFF_FILE", "NOTES_FILE", "STREAM_FILE", "SUMMARY_FILE", "write_atomically"]
+__all__ = ["CONFIG_FILE", "DIFF_FILE", "NOTES_FILE", "STREAM_FILE", "SUMMARY_FILE"]
 
 #: the stream: the source of truth for everything else here
 STREAM_FILE = "progress.jsonl"
@@ -18,9 +15,3 @@ NOTES_FILE = "notes.md"
 #: the latest run's summary (schemas/summary/v1), rewritten atomically at start and finish
 SUMMARY_FILE = "summary.json"
 
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replaces `path` with `text` in one rename: a reader sees the old file or the new one."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from trainwire.contract.clock import parse_timestamp_us
 
@@ -50,5 +50,5 @@ def timestamp_s(ts: str) -> float:
     return parse_timestamp_us(ts) / 1_000_000
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)

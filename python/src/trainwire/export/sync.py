@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from trainwire.contract.files import write_json_atomically
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import StreamReader
+from trainwire.reader.summary import as_line
 
 __all__ = ["CURSOR_VERSION", "ExportError", "TrackerSink", "load_cursor", "stream_file", "sync"]
 
@@ -80,7 +81,7 @@ def sync(
     """
     if not follow and not stream_path.is_file():
         raise ExportError(f"{stream_path}: no such stream file")
-    reader = StreamReader.resume(saved["reader"]) if saved else StreamReader()
+    reader = StreamReader(resume=saved["reader"]) if saved else StreamReader()
     follower = FileFollower(
         stream_path,
         offset=reader.consumed_bytes,
@@ -92,7 +93,7 @@ def sync(
     written = 0
     for chunk in follower:
         if chunk:
-            events = [_as_dict(event) for event in reader.feed(chunk)]
+            events = [dict(as_line(event)) for event in reader.feed(chunk)]
             if events:
                 sink.write(events)
                 written += len(events)
@@ -101,10 +102,6 @@ def sync(
         if not follow or (reader.runs and all(run.finished is not None for run in reader.runs)):
             break
     return written
-
-
-def _as_dict(event: Any) -> dict[str, Any]:
-    return event.model_dump(mode="json", exclude_unset=True)
 
 
 def _refuse(stream_path: Path, reason: str) -> None:

@@ -281,7 +281,7 @@ def _wrap_save_checkpoint(trainer: pl.Trainer) -> None:
     @functools.wraps(original)
     def save_checkpoint(filepath: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Any:
         result = original(filepath, *args, **kwargs)
-        for callback in trainer.callbacks:
+        for callback in getattr(trainer, "callbacks", ()):  # typed on the Trainer only through a mixin
             if isinstance(callback, TrainwireCallback):
                 callback._checkpoint_saved(trainer, filepath)
         return result

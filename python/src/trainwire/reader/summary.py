@@ -4,14 +4,14 @@ it the lines it reads, so both give the same document."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.layout import SUMMARY_FILE, write_atomically
+from trainwire.contract.files import write_json_atomically
+from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.contract.status import EXIT_CODES
 
 __all__ = ["SummaryBuilder", "as_line", "is_lower_better", "summarise_stream", "write_summary"]
@@ -240,5 +240,5 @@ def as_line(event: Any) -> Mapping[str, Any]:
 def write_summary(directory: str | os.PathLike[str], summary: Mapping[str, Any]) -> Path:
     """Writes `summary` to the directory's `summary.json` atomically."""
     target = Path(directory) / SUMMARY_FILE
-    write_atomically(target, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    write_json_atomically(target, summary, indent=2)
     return target

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE, write_atomically
+from trainwire.contract.files import write_json_atomically, write_text_atomically
+from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE
 from trainwire.reader.summary import SummaryBuilder, write_summary
 from trainwire.writer.provenance import run_git
 from trainwire.writer.redaction import redact_text
@@ -52,7 +53,7 @@ class Journal:
         `{path, sha256}` of the diff, or None."""
         try:
             if config is not None:
-                write_atomically(self.directory / CONFIG_FILE, json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+                write_json_atomically(self.directory / CONFIG_FILE, config, indent=2)
             notes = self.directory / NOTES_FILE
             if not notes.exists():
                 notes.write_text(_NOTES_TEMPLATE, encoding="utf-8")
@@ -67,7 +68,7 @@ class Journal:
         if text is None:
             return None
         data = text.encode("utf-8")
-        write_atomically(self.directory / DIFF_FILE, text)
+        write_text_atomically(self.directory / DIFF_FILE, text)
         return {"path": DIFF_FILE, "sha256": hashlib.sha256(data).hexdigest()}
 
     # -- the sink ---------------------------------------------------------------------------
