@@ -24,8 +24,9 @@ $(NODE_MODULES): typescript/package.json typescript/package-lock.json
 	cd typescript && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# The harness of `trainwire conformance run --all` and the package tests need dist/: rebuilt when a source changes.
-$(TS_BUILD): $(NODE_MODULES) $(shell find typescript/src -type f 2>/dev/null) typescript/tsconfig.json typescript/tsconfig.base.json
+# The harness of `trainwire conformance run --all`, the package tests and the dashboard (built into
+# the Python package) need the build: rebuilt when a source changes.
+$(TS_BUILD): $(NODE_MODULES) $(shell find typescript/src typescript/dashboard -type f 2>/dev/null) typescript/tsconfig.json typescript/tsconfig.base.json
 	cd typescript && npm run --silent build
 
 generate: setup

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "tools" / "bench"
 sys.path.insert(0, str(BENCH))
 
-from streams import write_stream  # noqa: E402  (tools/bench is a folder of scripts, not a package)
+from run import FIGURES  # noqa: E402  (tools/bench is a folder of scripts, not a package)
+from streams import write_stream  # noqa: E402
 
 from trainwire.contract.models import LINE_ADAPTER  # noqa: E402
 
@@ -48,7 +49,7 @@ def test_every_figure_has_one_well_formed_record(bench: tuple[dict, str]) -> Non
     assert results["scale"] == "tiny"
     records = results["records"]
     names = [record["name"] for record in records]
-    assert len(records) == 11 and len(set(names)) == len(names)
+    assert names == [figure.name for figure in FIGURES]
     for record in records:
         assert set(record) == RECORD_KEYS, record
         assert isinstance(record["name"], str) and isinstance(record["unit"], str) and record["unit"]

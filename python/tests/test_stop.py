@@ -101,7 +101,7 @@ def test_rearm_forgets_the_honoured_request_and_writes_to_the_new_run(tmp_path: 
     control.rearm(second)
     assert control.check() is None and not control.requested
     control.request(reason="second")
-    stops = [(line["run_id"], line["reason"]) for line in events(tmp_path / "progress.jsonl")]
+    stops = [(line["run_id"], line["reason"]) for line in events(tmp_path / "progress.jsonl") if line["event"] == "stop.requested"]
     assert stops == [(first.run_id, "first"), (second.run_id, "second")]
 
 

@@ -46,7 +46,7 @@ def _reattach(ctx: Context) -> Measurement:
 
 def _runs_reuse(ctx: Context) -> Measurement:
     runs = 20_000
-    result = _node("runs-reuse.mjs", runs, ctx.scale.reattach_repeats)
+    result = node_script("runs-reuse.mjs", runs, ctx.scale.reattach_repeats)
     return Measurement(
         median(result["ours"]) * 1000, median(result["baseline"]) * 1000,
         notes=f"{runs} runs, one changed between calls; baseline copies every run at each call",
