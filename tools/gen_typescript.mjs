@@ -62,6 +62,9 @@ function mergeForTypes(bundles) {
 
 const CONSTRAINING = new Set(["type", "const", "enum", "$ref", "properties", "allOf", "anyOf", "oneOf", "items", "tsType"]);
 
+// Keywords whose value maps names to schemas rather than being a schema itself.
+const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions"]);
+
 const isNamedObject = (schema) => schema.type === "object" || "oneOf" in schema || "anyOf" in schema || "allOf" in schema;
 
 /**
@@ -89,7 +92,7 @@ function shapeForTypes(defs) {
       return { $ref };
     }
     const out = {};
-    for (const [key, value] of Object.entries(node)) out[key] = rewrite(value);
+    for (const [key, value] of Object.entries(node)) out[key] = SCHEMA_MAPS.has(key) ? rewriteEach(value) : rewrite(value);
     // Conditional requirements (`allOf` of if/then) mean the properties listed are not all.
     if (out.type === "object" && out.properties && !("additionalProperties" in out) && !out.allOf) {
       out.additionalProperties = false;
@@ -103,6 +106,9 @@ function shapeForTypes(defs) {
     if (!Object.keys(out).some((key) => CONSTRAINING.has(key))) return { ...out, tsType: "unknown" };
     return out;
   };
+
+  // A map of names to schemas (`properties`): each value is a schema, the map itself is not.
+  const rewriteEach = (map) => Object.fromEntries(Object.entries(map).map(([name, schema]) => [name, rewrite(schema)]));
 
   const flatten = (schema) => {
     const parents = (schema.allOf ?? []).filter((part) => part.$ref && Object.keys(part).length === 1);
@@ -268,6 +274,10 @@ async function generateValidators(bundles, { file, bundle, exports, events }) {
     legalComments: "none",
     charset: "utf8",
     mainFields: ["main", "module"],
+    // The module paths esbuild writes into comments must not depend on where node_modules
+    // really lives (a symlinked install): the drift check compares the output byte for byte.
+    absWorkingDir: REPO_ROOT,
+    preserveSymlinks: true,
   });
   return {
     [`${file}.js`]: HEADER + built.outputFiles[0].text,

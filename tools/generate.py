@@ -13,7 +13,6 @@ from pathlib import Path
 import bundle
 import gen_contract
 import gen_docs
-import gen_plot_assets
 import gen_python
 from _common import ROOT
 
@@ -23,7 +22,6 @@ GENERATED = (
     "python/src/trainwire/_generated",
     "typescript/src/generated",
     "docs/reference/events.md",
-    "python/src/trainwire/cli/assets/vendor",
     "docs/reference/codes.md",
 )
 
@@ -35,7 +33,6 @@ def generate(out_root: Path) -> None:
     gen_contract.generate(out_root, bundles)
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
-    gen_plot_assets.generate(out_root)
 
 
 if __name__ == "__main__":

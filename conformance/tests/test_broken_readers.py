@@ -12,7 +12,25 @@ def test_torn_tail_reported_as_error_fails_with_readable_report():
     assert "FAILED   reader torn-last-line" in text
     assert "chunks: whole" in text  # the first split tried already shows it
     assert 'first difference: $.diagnostics[0]: expected <missing>, got {"code": "invalid_json", "line": 23}' in text
-    assert text.rstrip().endswith("conformance: FAILED")
+    assert "  + diagnostic line 23 invalid_json (given, not expected)" in text
+    assert "  line 23" not in text  # the other paths of the state agree: only diagnostics are shown
+    summary = text.rstrip().splitlines()[-1]
+    assert summary.startswith("conformance: FAILED (suite 2, 1 harness(es): ") and "1 failed" in summary
+
+
+def test_junit_report_names_each_case_and_its_failure(tmp_path):
+    from xml.etree import ElementTree
+
+    junit = tmp_path / "report.xml"
+    completed = conformance("run", "--harness", python_command(BROKEN / "torn_tail_as_error.py"), "--case", "torn-last-line", "minimal-run",
+                            "--junit", str(junit))
+    assert completed.returncode == 1
+    (suite,) = ElementTree.parse(junit).getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "1", "0")
+    failed = {case.get("name"): case.find("failure") for case in suite}
+    assert failed["minimal-run"] is None
+    assert failed["torn-last-line"].get("message") == "state differs from expected-state.json"
+    assert "diagnostic line 23 invalid_json" in failed["torn-last-line"].text
 
 
 def test_torn_tail_reader_fails_only_the_torn_case():

@@ -10,7 +10,7 @@ CASES = ("minimal-run", "crlf-bom-blank-lines", "stop-sigterm")
 
 @pytest.mark.parametrize(
     ("mode", "symptom"),
-    [("exit", "the harness exited (exit code 3)"), ("garbage", "answer is not JSON"), ("hang", "no answer within 1 s")],
+    [("exit", "exit code 3: the harness exited"), ("garbage", "non-JSON output:"), ("hang", "timeout: no answer within 1 s")],
 )
 def test_broken_harness_is_restarted_and_its_case_errored(mode, symptom):
     command = python_command(BROKEN / "crashing.py", mode)
@@ -20,7 +20,8 @@ def test_broken_harness_is_restarted_and_its_case_errored(mode, symptom):
     results = outcomes(harness)
     crashed = results[("crlf-bom-blank-lines", "reader")]
     assert crashed["outcome"] == "errored"
-    assert symptom in crashed["message"]
+    assert crashed["message"].startswith(symptom.split(":")[0]) and symptom in crashed["message"]
+    assert "stderr ends:\n  | crashing: a byte order mark, giving up" in crashed["message"]
     # Restarted once, and the cases after the crash still ran against the new process.
     assert len(harness["restarts"]) == 1 and harness["restarts"][0].startswith("crlf-bom-blank-lines (reader)")
     assert results[("stop-sigterm", "reader")]["outcome"] == "passed"
@@ -30,7 +31,7 @@ def test_broken_harness_is_restarted_and_its_case_errored(mode, symptom):
 def test_text_report_says_the_harness_was_restarted():
     completed = conformance("run", "--harness", python_command(BROKEN / "crashing.py", "exit"), "--case", "crlf-bom-blank-lines")
     assert completed.returncode == 1
-    assert "restarted: crlf-bom-blank-lines (reader): the harness exited (exit code 3) without answering" in completed.stdout
+    assert "restarted: crlf-bom-blank-lines (reader): exit code 3: the harness exited without answering" in completed.stdout
     assert "ERRORED  reader crlf-bom-blank-lines" in completed.stdout
 
 

@@ -22,6 +22,17 @@ CLAIMED_SKIPS = {
     "seq-gap",
     "seq-repeated",
     "unknown-event-and-fields",
+    # suite 2: every new case holds a line the example cannot judge (it does not validate)
+    "bom-line-at-limit",
+    "bom-mid-stream",
+    "deep-nesting",
+    "duplicate-keys",
+    "integer-spellings",
+    "nul-and-lone-surrogates",
+    "odd-whitespace-lines",
+    "overflowing-numbers",
+    "spaces-over-limit",
+    "ts-profile",
 }
 
 

@@ -121,3 +121,19 @@ def test_interleave_and_long_lines():
     long = derive(b"a\n", [{"op": "long_line", "after_line": 0, "bytes": 100, "json": {"k": 1}}], source=lambda case_id: b"")
     first, rest = long.split(b"\n", 1)
     assert len(first) == 100 and json.loads(first)["k"] == 1 and rest == b"a\n"
+
+
+def test_state_report_lists_diagnostics_by_content_every_differing_path_and_the_cut():
+    from trainwire.conformance.runner import state_report
+
+    expected = {"consumed_bytes": 6, "lines": 2, "diagnostics": [{"line": 1, "code": "invalid_json"}, {"line": 2, "code": "seq_gap"}]}
+    got = {"consumed_bytes": 9, "lines": 3, "diagnostics": [{"line": 2, "code": "seq_gap"}, {"line": 3, "code": "invalid_json"}]}
+    text = state_report(expected, got, [b"{x}\n", b"a\nbc\nd"])
+    assert text.splitlines() == [
+        "state differs from expected-state.json",
+        "  - diagnostic line 1 invalid_json (expected, missing)",
+        "  + diagnostic line 3 invalid_json (given, not expected)",
+        "  $.consumed_bytes: expected 6, got 9",
+        "  $.lines: expected 2, got 3",
+        "  bytes around the expected cut: b'{x}\\na\\n' | b'bc\\nd' (offset 6)",
+    ]

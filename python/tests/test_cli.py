@@ -97,6 +97,42 @@ def test_validate_reports_violations_as_text_and_json(tmp_path: Path) -> None:
     assert [(v["line"], v["rule"]) for v in report["violations"]] == [(6, "not_finished"), (7, "invalid_json")]
 
 
+def test_validate_strict_fails_on_warnings_and_usage_errors_stay_2(tmp_path: Path) -> None:
+    slipped = tmp_path / "slipped.jsonl"
+    slipped.write_bytes(stream("interrupted").replace(b'"event": "phase.started"', b'"event": "phase.startd"'))
+    relaxed = trainwire("validate", str(slipped))
+    assert relaxed.returncode == 0, relaxed.stdout
+    assert "warning event_name_near_miss" in relaxed.stdout and "[event]" in relaxed.stdout
+    assert relaxed.stdout.rstrip().endswith("0 error(s), 1 warning(s)")
+    strict = trainwire("validate", "--strict", "--json", str(slipped))
+    assert strict.returncode == 1
+    (found,) = json.loads(strict.stdout)["violations"]
+    assert (found["rule"], found["severity"], found["field"]) == ("event_name_near_miss", "warning", "event")
+    assert trainwire("validate", "--strict").returncode == 2
+
+
+def test_validate_streams_the_file_with_memory_bounded_by_the_longest_line(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    heartbeat = b'{"schema_version":1,"seq":%d,"ts":"2026-11-29T10:00:01.000000Z","run_id":"r1","event":"run.heartbeat","x_pad":"%s"}\n'
+    lines = [event(1, "run.started", producer={"name": "t", "version": "1"}, total_steps=None)]
+    lines += [heartbeat % (seq, b"p" * 400) for seq in range(2, 60_002)]
+    finished = event(60_002, "run.finished", status="succeeded", exit_code=0, error=None, reason=None, step=None, checkpoint=None,
+                     duration_s=1.0, metrics={}, artifacts={})
+    path.write_bytes(b"".join(lines) + finished.replace(b"10:00:60002", b"10:00:02"))
+    size_mb = path.stat().st_size / 2**20
+    probe = (
+        "import resource, sys; from pathlib import Path; from trainwire.reader.invariants import check_file, check_stream\n"
+        "check_stream(Path(sys.argv[1]).read_bytes()[:100000].rsplit(b'\\n', 1)[0] + b'\\n')  # warm up the imports\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "violations = check_file(Path(sys.argv[1]))\n"
+        "print(len(violations), (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    count, grown_mb = result.stdout.split()
+    assert result.returncode == 0 and count == "0", result.stdout + result.stderr
+    assert size_mb > 24 and float(grown_mb) < size_mb / 4
+
+
 def test_tail_prints_plain_lines_and_exits_with_the_run_exit_code(tmp_path: Path) -> None:
     path = tmp_path / "progress.jsonl"
     path.write_bytes(stream("interrupted"))

@@ -7,10 +7,10 @@ language; the chunked and fuzzed comparisons run through the harnesses in confor
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from trainwire.reader.state import StreamReader
+from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted((ROOT / "conformance" / "cases").iterdir())
@@ -35,11 +35,7 @@ def test_every_conformance_stream_gives_the_same_canonical_bytes_in_both_languag
         {"path": str(stream), "now": case.get("now"), "stale_after_s": case.get("stale_after_s")}
         for case, stream in zip(cases, streams)
     ]
-    result = subprocess.run(
-        ["node", str(ROOT / "python" / "tests" / "scripts" / "ts_canonical_states.mjs")],
-        input=json.dumps(request), capture_output=True, text=True, check=True, cwd=ROOT,
-    )  # fmt: skip
-    typescript = result.stdout.split("\n")[:-1]  # not splitlines(): U+2028 may stand in a state
+    typescript = typescript_lines("ts_canonical_states.mjs", request)
     assert len(typescript) == len(CASES) >= 24
     assert len(set(typescript)) == len(CASES)  # every case is a different state: nothing trivial compared
     for case, stream, ts_state in zip(cases, streams, typescript):

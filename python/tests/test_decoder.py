@@ -119,11 +119,34 @@ def test_unknown_events_are_delivered_with_their_fields() -> None:
 
 
 def test_json_that_pydantic_cannot_parse_but_javascript_can_is_still_valid() -> None:
-    deep = json.loads("[" * 300 + "]" * 300)
+    deep = json.loads("[" * 127 + "]" * 127)  # 128 levels with the line's object: the limit
     text = line(STEP, event="x.y").replace(b'"x.y"', b'"x.y","x_lone":"\\ud800"')
     events, decoder = decode(text + line(STEP, event="x.y", seq=3, x_deep=deep))
     assert decoder.diagnostics == [] and len(events) == 2
     assert events[0].model_extra["x_lone"] == "\ud800"
+
+
+def test_a_line_nesting_past_the_limit_is_invalid_json_wherever_the_depth_is() -> None:
+    too_deep = json.loads("[" * 128 + "]" * 128)
+    data = line(STEP, x_deep=too_deep) + line(STARTED, seq=2, config={"a": too_deep}) + line(STEP, seq=3, x_deep=[[0]] * 200)
+    events, decoder = decode(data)
+    assert [(d.line, d.code) for d in decoder.diagnostics] == [(1, "invalid_json"), (2, "invalid_json")]
+    assert "128 levels" in decoder.diagnostics[0].message
+    assert len(events) == 1  # many brackets, but shallow
+
+
+def test_lone_surrogates_in_declared_strings_are_kept_as_the_schema_allows() -> None:
+    text = line(STARTED).replace(b'"producer":{"name":"t"', b'"producer":{"name":"t\\udc00"')
+    events, decoder = decode(text)
+    assert decoder.diagnostics == [] and events[0].producer.name == "t\udc00"
+
+
+def test_an_overflowing_number_is_refused_in_a_metric_and_kept_in_config() -> None:
+    kept = line(STARTED, config={"lr": 0.5}).replace(b"0.5", b"1e400")
+    refused = line(STEP, seq=2, metrics={"acc": 0.5}).replace(b"0.5}", b"1e400}")
+    events, decoder = decode(kept + refused)
+    assert [(d.line, d.code) for d in decoder.diagnostics] == [(2, "schema_violation")]
+    assert events[0].config == {"lr": float("inf")}
 
 
 def test_blank_lines_crlf_and_a_leading_bom_are_accepted() -> None:
@@ -281,7 +304,8 @@ def test_a_number_that_may_overflow_gets_the_same_answer_inside_a_chunk(number: 
     events, decoder = _one_line_at_a_time(data)
     assert whole_events == events and whole.diagnostics == decoder.diagnostics
     if b"e" in number.lower():  # (a long digit run's answer belongs to the conformance cases)
-        assert codes(whole) == [(2, "schema_violation")]
+        # refused where the schema declares a number; kept inside `config`
+        assert codes(whole) == ([] if where == "config" else [(2, "schema_violation")])
 
 
 def test_typed_events_are_built_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -295,3 +319,14 @@ def test_typed_events_are_built_only_when_read(monkeypatch: pytest.MonkeyPatch) 
     assert isinstance(events[1], TrainStep) and events[1].loss == 1.25 and len(built) == 3
     assert [type(event) for event in events] == [RunStarted, TrainStep, RunFinished] and len(built) == 3
     assert events.dicts[1]["loss"] == 1.25 and "grad_norm" not in events.dicts[1]
+
+
+@pytest.mark.parametrize("depth", [127, 128, 129, 300])
+def test_nesting_gets_the_same_answer_inside_a_chunk(depth: int) -> None:
+    nested = b'{"c":' * (depth - 1) + b"1" + b"}" * (depth - 1)  # the line's object is the first level
+    started = line(STARTED, seq=2).replace(b'"heartbeat_interval_s":5', b'"heartbeat_interval_s":5,"config":' + nested)
+    data = line(STARTED) + started + line(FINISHED)
+    whole_events, whole = decode(data)
+    events, decoder = _one_line_at_a_time(data)
+    assert whole_events == events and whole.diagnostics == decoder.diagnostics
+    assert codes(whole) == ([] if depth <= 128 else [(2, "invalid_json")])

@@ -73,3 +73,46 @@ def test_bad_lines_and_a_torn_last_line_are_violations() -> None:
     assert rules(violations) == [(2, None, "invalid_json"), (3, None, "unsupported_version"), (5, None, "unterminated_line")]
     assert str(violations[0]).startswith("line 2: invalid_json: ")
     assert violations[2].to_dict()["rule"] == "unterminated_line"
+
+
+def warnings(violations: list[Violation]) -> list[tuple[int, str, str | None]]:
+    return [(v.line, v.rule, v.field) for v in violations if v.severity == "warning"]
+
+
+def step(seq: int, number: int) -> bytes:
+    return event(seq, "train.step", step=number, total_steps=10, epoch=None, loss=1.0, learning_rate=None, elapsed_s=0.0, eta_s=None, progress=None)
+
+
+def test_a_step_going_back_is_a_warning_unless_train_restarted_came_first() -> None:
+    restarted = event(5, "train.restarted", attempt=2, reason="oom", previous_step=4, step=2)
+    data = started() + step(2, 4) + step(3, 3) + step(4, 4) + restarted + step(6, 2) + finished(7)
+    violations = check_stream(data)
+    assert warnings(violations) == [(3, "step_backwards", "step")]
+    assert "step 3 after step 4" in violations[0].message and violations[0].run_id == "r1"
+
+
+def test_undeclared_fields_of_known_events_are_warnings_and_x_fields_are_not() -> None:
+    data = started() + event(2, "run.heartbeat", x_mine=1, phaze="train") + finished(3, ).replace(b'"exit_code"', b'"error_code":1,"exit_code"')
+    data += started(run_id="r2").replace(b'"version": "1"', b'"version": "1", "url": "u"') + finished(2, "r2")
+    assert warnings(check_stream(data)) == [(2, "unknown_field", "phaze"), (3, "unknown_field", "error_code"), (4, "unknown_field", "producer.url")]
+
+
+def test_an_event_name_one_typo_from_a_known_one_is_a_warning() -> None:
+    data = started() + event(2, "train.stpe") + event(3, "run.hearbeat") + event(4, "model.exported") + finished(5)
+    violations = check_stream(data)
+    assert warnings(violations) == [(2, "event_name_near_miss", "event"), (3, "event_name_near_miss", "event")]
+    assert "'train.step'" in violations[0].message
+
+
+def test_a_ts_without_six_fraction_digits_is_a_warning() -> None:
+    data = started() + heartbeat(2).replace(b".000000Z", b"Z") + heartbeat(3).replace(b".000000Z", b".000Z") + finished(4)
+    assert warnings(check_stream(data)) == [(2, "ts_fraction_digits", "ts"), (3, "ts_fraction_digits", "ts")]
+
+
+def test_every_rule_has_one_severity_and_meaning() -> None:
+    from trainwire._generated.contract import VALIDATE_RULES, WARNING_RULES
+
+    data = heartbeat(1) + started(2) + heartbeat(2) + heartbeat(5) + b'{"torn'
+    rules_seen = {v.rule for v in check_stream(data)}
+    assert rules_seen <= set(VALIDATE_RULES) and {"started_first", "not_finished", "unterminated_line"} <= rules_seen
+    assert WARNING_RULES and WARNING_RULES < set(VALIDATE_RULES)

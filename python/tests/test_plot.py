@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from trainwire.cli.plot import MAX_POINTS, RunSeries, chart_specs, load_series
+from trainwire.cli.plot import chart_specs, load_runs
 from trainwire.contract.clock import FakeClock
 from trainwire.writer.run import Run
 
@@ -50,26 +50,19 @@ def trainwire(*arguments: str) -> subprocess.CompletedProcess[str]:
 
 def test_series_hold_loss_evals_restarts_and_checkpoints(runs: Path) -> None:
     stream = runs / "demo" / "progress.jsonl"
-    (demo,) = load_series(stream)
+    (demo,) = load_runs(stream)
     assert demo.status == "succeeded"
     written = [json.loads(line) for line in stream.read_text("utf-8").splitlines()]
-    assert sorted(demo.curves["loss"]) == [line["step"] for line in written if line["event"] == "train.step" and line["loss"] is not None]
-    assert sorted(demo.curves["eval loss"]) == [4, 8]
-    assert [c["step"] for c in demo.checkpoints] == [4, 8]
-    (restarted,) = load_series(runs / "restarted" / "progress.jsonl")
-    assert restarted.restarts == [{"step": 5, "label": "restart (oom)"}]
-    # the second attempt redid steps 6-10: its values replace the first attempt's
-    assert sorted(restarted.curves["loss"]) == list(range(1, 21))
+    assert demo.series.uplot("loss")[0] == [line["step"] for line in written if line["event"] == "train.step" and line["loss"] is not None]
+    assert demo.series.uplot("eval/eval/loss")[0] == [4, 8]
+    assert [marker["step"] for marker in demo.series.markers if marker["kind"] == "checkpoint"] == [4, 8]
+    (restarted,) = load_runs(runs / "restarted" / "progress.jsonl")
+    assert [(m["step"], m["label"]) for m in restarted.series.markers if m["kind"] == "restart"] == [(5, "oom")]
+    # the second attempt redid steps 6-10: the curve breaks at 5 instead of going back in time
+    steps, values = restarted.series.uplot("loss")
+    assert steps == list(range(1, 21)) and [step for step, value in zip(steps, values) if value is None] == [5]
     titles = [chart["title"] for chart in chart_specs([demo, restarted])]
-    assert titles[:2] == ["loss", "learning rate"] and "accuracy" in titles  # then one chart per eval metric
-
-
-def test_a_long_curve_is_bounded_and_keeps_its_last_point() -> None:
-    series = RunSeries("long")
-    for step in range(1, 3 * MAX_POINTS):
-        series.add_point("loss", step, 1.0 / step)
-    points = series.points("loss")
-    assert len(points) <= MAX_POINTS and points[-1][0] == 3 * MAX_POINTS - 1 and points[0][0] == 1
+    assert titles[:2] == ["loss", "learning rate"] and "eval accuracy" in titles  # then one chart per eval metric
 
 
 def test_plot_html_renders_in_chromium_with_every_run_and_point(runs: Path, tmp_path: Path) -> None:
@@ -78,8 +71,9 @@ def test_plot_html_renders_in_chromium_with_every_run_and_point(runs: Path, tmp_
     assert result.returncode == 0, result.stderr
     page = out.read_text("utf-8")
     assert "<script src" not in page and "<link" not in page  # self-contained: works offline
-    series = load_series(runs / "demo" / "progress.jsonl") + load_series(runs / "restarted" / "progress.jsonl")
-    expected_points = sum(len(s["points"]) for chart in chart_specs(series) for s in chart["series"])
+    series = load_runs(runs / "demo" / "progress.jsonl") + load_runs(runs / "restarted" / "progress.jsonl")
+    # each chart joins its curves on one step axis (as the dashboard does)
+    expected_points = [len({step for curve in chart["series"] for step in curve["steps"]}) for chart in chart_specs(series)]
     with tempfile.TemporaryDirectory() as profile:
         dom = subprocess.run(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -87,7 +81,7 @@ def test_plot_html_renders_in_chromium_with_every_run_and_point(runs: Path, tmp_
              f"--user-data-dir={profile}", "--dump-dom", out.as_uri()],
             capture_output=True, text=True, timeout=120,
         ).stdout  # fmt: skip
-    assert f'data-points="{expected_points}"' in dom, dom[:2000]
+    assert [int(points) for points in re.findall(r'data-points="(\d+)"', dom)] == expected_points, dom[:2000]
     assert dom.count("<canvas") == len(chart_specs(series)) >= 3  # loss, learning rate, each eval metric
     cells = re.findall(r"<td>([^<]*)</td>", dom)
     assert [series[0].run_id, "succeeded"] == cells[0:2] and ["restarted-run", "succeeded"] == cells[3:5]

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import conformance
+import dashboard
 import emitter
 import journal
 import python_reader
@@ -33,6 +34,7 @@ FIGURES: list[Figure] = [
     *typescript_reader.FIGURES,
     *trainer.FIGURES,
     *conformance.FIGURES,
+    *dashboard.FIGURES,
     *journal.FIGURES,
 ]
 

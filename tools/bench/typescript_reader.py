@@ -17,7 +17,7 @@ __all__ = ["FIGURES"]
 _PACKAGE = ROOT / "typescript"
 
 
-def _node(script: str, *args: object, timeout: float = 600) -> dict[str, Any]:
+def node_script(script: str, *args: object, timeout: float = 600) -> dict[str, Any]:
     node = shutil.which("node")
     if node is None:
         raise RuntimeError("node is not on PATH")
@@ -30,7 +30,7 @@ def _node(script: str, *args: object, timeout: float = 600) -> dict[str, Any]:
 def _throughput(ctx: Context) -> Measurement:
     path = ctx.stream(ctx.scale.reader_bytes)
     size = path.stat().st_size
-    result = _node("reader-throughput.mjs", path, ctx.scale.reader_rounds)
+    result = node_script("reader-throughput.mjs", path, ctx.scale.reader_rounds)
     return Measurement(
         size / MB / median(result["ours"]), size / MB / median(result["baseline"]),
         notes=f"{size / MB:.0f} MB stream, {len(result['ours'])} rounds; baseline reads the whole file, then splits",
@@ -39,12 +39,22 @@ def _throughput(ctx: Context) -> Measurement:
 
 def _reattach(ctx: Context) -> Measurement:
     def time_reattach(path: Path, offset: int) -> list[float]:
-        return _node("reattach.mjs", path, offset, ctx.scale.reattach_repeats)["seconds"]
+        return node_script("reattach.mjs", path, offset, ctx.scale.reattach_repeats)["seconds"]
 
     return measure_reattach(ctx, time_reattach)
+
+
+def _runs_reuse(ctx: Context) -> Measurement:
+    runs = 20_000
+    result = _node("runs-reuse.mjs", runs, ctx.scale.reattach_repeats)
+    return Measurement(
+        median(result["ours"]) * 1000, median(result["baseline"]) * 1000,
+        notes=f"{runs} runs, one changed between calls; baseline copies every run at each call",
+    )
 
 
 FIGURES = [
     Figure("TypeScript reader, validated events", "MB/s", Target(">= 0.5x split + JSON.parse", "ratio_at_least", 0.5), _throughput),
     Figure("TypeScript re-attach near the end", "ms", Target("<= 2x the same on 1 MB", "ratio_at_most", 2.0), _reattach),
+    Figure("TypeScript runs() with one run changed", "ms", Target("<= 0.1x copying every run", "ratio_at_most", 0.1), _runs_reuse),
 ]

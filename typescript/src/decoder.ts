@@ -6,6 +6,8 @@ import type { Diagnostic, Line, UnknownEvent } from "./types.js";
 
 /** The default line limit: 1 MiB. */
 export const DEFAULT_MAX_LINE_BYTES = 1_048_576;
+/** The deepest a line may nest (its object is level 1); deeper is `invalid_json` (reader rule 2.3). */
+export const MAX_NESTING = 128;
 
 export interface DecoderOptions {
   /** A longer line is skipped with `line_too_long` and never held whole. Default 1 MiB. */
@@ -125,7 +127,7 @@ export class Decoder {
 
   #keepTail(bytes: Uint8Array): void {
     const length = this.#tailLength + bytes.length;
-    if (length <= this.maxLineBytes) {
+    if (length <= this.maxLineBytes || (length <= this.maxLineBytes + BOM.length && this.#tailStartsWithBom(bytes))) {
       this.#tail.push(copy(bytes, 0, bytes.length)); // the caller may reuse its buffer
       this.#tailHeld += bytes.length;
     } else {
@@ -142,6 +144,13 @@ export class Decoder {
       }
     }
     this.#tailLength = length;
+  }
+
+  /** Whether the tail (with `next` after it) starts the stream with a BOM, which the line limit does not count. */
+  #tailStartsWithBom(next: Uint8Array): boolean {
+    if (this.#consumed !== 0) return false;
+    const head = concat([...this.#tail, next.subarray(0, BOM.length)], this.#tailHeld + Math.min(BOM.length, next.length));
+    return hasBom(head, 0, head.length);
   }
 
   /** The tail, completed by a `\n`, is a line. */
@@ -227,6 +236,10 @@ export class Decoder {
       this.#emitDiagnostic(out, "invalid_json", `line is not JSON (${(error as Error).message})`, text);
       return;
     }
+    if (!isShallow(text) && nestingDepth(value) > MAX_NESTING) {
+      this.#emitDiagnostic(out, "invalid_json", `line nests deeper than ${MAX_NESTING} levels`, text);
+      return;
+    }
     if (value === null || typeof value !== "object" || Array.isArray(value)) {
       this.#emitDiagnostic(out, "schema_violation", `line is ${describe(value)}, not a JSON object`, text);
       return;
@@ -254,6 +267,30 @@ export class Decoder {
     if (this.strict) throw new StreamError(diagnostic);
     out.push({ kind: "diagnostic", line: this.#lines, diagnostic });
   }
+}
+
+/** Too few brackets to nest past the limit: the cheap test that spares most lines a walk. */
+function isShallow(text: string): boolean {
+  let brackets = 0;
+  for (const bracket of ["{", "["]) {
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
+      if (++brackets > MAX_NESTING) return false;
+    }
+  }
+  return true;
+}
+
+/** How deep a parsed JSON value nests: 0 for a scalar, 1 for a flat object or array. */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const [node, depth] = item;
+    if (node === null || typeof node !== "object") continue;
+    deepest = Math.max(deepest, depth);
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 function hasBom(bytes: Uint8Array, start: number, end: number): boolean {

@@ -1,16 +1,26 @@
 // Decoded lines to run state, following docs/reader-rules.md sections 2 (checks 7-9), 3 and 4.
 import type { DecodedLine } from "./decoder.js";
 import { StreamError } from "./errors.js";
+import { toTimestampUs } from "./clock.js";
 import { ENVELOPE_FIELDS } from "./generated/contract.js";
-import { toEpochMicros } from "./time.js";
 import type { Diagnostic, Line, ReaderState, RunState, UnknownEvent } from "./types.js";
 
 /** The fields of `run.finished` that are not its payload. */
 const NOT_PAYLOAD: ReadonlySet<string> = new Set(ENVELOPE_FIELDS);
 
+/** The default number of diagnostics a reader lists; the others are counted in `diagnostics_dropped`. */
+export const DEFAULT_MAX_DIAGNOSTICS = 1000;
+
 export interface FoldOptions {
   /** Throw a `StreamError` at the first diagnostic instead of recording it. */
   strict?: boolean | undefined;
+  /** List at most this many diagnostics (the first ones) and count the rest. Default 1000. */
+  maxDiagnostics?: number | undefined;
+  /**
+   * Go on from a saved reader state: its runs (with their last `seq` and `ts`, so that
+   * sequence gaps and liveness are still detected), unknown-event count and diagnostics.
+   */
+  resume?: ReaderState | undefined;
 }
 
 export interface StateOptions {
@@ -30,12 +40,40 @@ export interface FramingCounts {
 /** Folds decoded lines into the state of each run, keyed by `run_id`. */
 export class RunStateFold {
   readonly strict: boolean;
+  readonly maxDiagnostics: number;
+  /** The first diagnostics, up to `maxDiagnostics`: a stream of bad lines cannot exhaust memory. */
   readonly diagnostics: Diagnostic[] = [];
+  #diagnosticsDropped = 0;
   #runs = new Map<string, RunState>(); // a Map keeps the order of first appearance
+  // Frozen copies handed out by runs(): a run that did not change is not copied again.
+  #copies = new Map<string, Readonly<RunState>>();
+  // The copies of all runs in order, refreshed only where a run changed: runs() is a slice.
+  #list: Readonly<RunState>[] = [];
+  #position = new Map<string, number>();
+  #changed = new Set<string>();
   #unknownEvents = 0;
 
   constructor(options: FoldOptions = {}) {
     this.strict = options.strict ?? false;
+    this.maxDiagnostics = options.maxDiagnostics ?? DEFAULT_MAX_DIAGNOSTICS;
+    const resume = options.resume;
+    if (resume !== undefined) {
+      for (const saved of resume.runs) {
+        // `stale` is decided when a state is read, never kept: the run was running.
+        const run = structuredClone(saved);
+        if (run.status === "stale") run.status = "running";
+        this.#runs.set(run.run_id, run);
+        this.#changed.add(run.run_id);
+      }
+      this.#unknownEvents = resume.unknown_events;
+      for (const diagnostic of resume.diagnostics) this.#keep({ ...diagnostic });
+      this.#diagnosticsDropped += resume.diagnostics_dropped ?? 0;
+    }
+  }
+
+  /** Diagnostics counted beyond `maxDiagnostics`. */
+  get diagnosticsDropped(): number {
+    return this.#diagnosticsDropped;
   }
 
   /** Lines applied whose event name this reader does not know. */
@@ -43,27 +81,29 @@ export class RunStateFold {
     return this.#unknownEvents;
   }
 
-  /** Apply one decoded line (or record its diagnostic). */
-  apply(item: DecodedLine): void {
+  /** Apply one decoded line (or record its diagnostic); true when an event changed its run. */
+  apply(item: DecodedLine): boolean {
     if (item.kind === "diagnostic") {
       this.#record(item.diagnostic);
-      return;
+      return false;
     }
     const event = item.event;
     const known = this.#runs.get(event.run_id);
     if (known !== undefined && known.finished !== null) {
       this.#record({ line: item.line, code: "after_finished", message: `run ${event.run_id} already finished; seq ${event.seq} dropped` });
-      return;
+      return false;
     }
     const lastSeq = known?.last_seq ?? 0;
     if (event.seq <= lastSeq) {
       this.#record({ line: item.line, code: "seq_not_increasing", message: `run ${event.run_id}: seq ${event.seq} after ${lastSeq}; line dropped` });
-      return;
+      return false;
     }
     if (event.seq > lastSeq + 1) {
       this.#record({ line: item.line, code: "seq_gap", message: `run ${event.run_id}: expected seq ${lastSeq + 1}, got ${event.seq}` });
     }
     const run = known ?? this.#create(event.run_id);
+    this.#copies.delete(run.run_id);
+    this.#changed.add(run.run_id);
     if (event.seq > lastSeq + 1) run.seq_gaps.push([lastSeq + 1, event.seq]);
     run.events += 1;
     run.last_seq = event.seq;
@@ -71,33 +111,76 @@ export class RunStateFold {
     if (event.stage !== undefined) run.stage = event.stage;
     if (item.kind === "unknown") this.#unknownEvents += 1;
     else applyEvent(run, item.event);
+    return true;
   }
 
-  /** The runs in order of first appearance, with liveness decided at `now`; copies. */
-  runs(options: StateOptions = {}): RunState[] {
-    const now = options.now === undefined ? undefined : toEpochMicros(options.now);
-    return [...this.#runs.values()].map((run) => {
-      const copy = structuredClone(run);
-      if (now !== undefined && isStale(run, now, options.staleAfterS)) copy.status = "stale";
-      return copy;
-    });
+  /**
+   * The runs in order of first appearance, with liveness decided at `now`: frozen copies,
+   * the same objects from call to call while a run does not change (cheap to call often,
+   * and a UI can compare them by identity).
+   */
+  runs(options: StateOptions = {}): Readonly<RunState>[] {
+    for (const runId of this.#changed) {
+      let position = this.#position.get(runId);
+      if (position === undefined) {
+        position = this.#list.length;
+        this.#position.set(runId, position);
+      }
+      this.#list[position] = this.#copyAt(runId, undefined, undefined) as Readonly<RunState>;
+    }
+    this.#changed.clear();
+    if (options.now === undefined) return this.#list.slice();
+    const now = toTimestampUs(options.now);
+    return this.#list.map((copy) => this.#copyAt(copy.run_id, now, options.staleAfterS) as Readonly<RunState>);
+  }
+
+  /** One run by id (a frozen copy, as in `runs()`), or undefined. */
+  run(runId: string, options: StateOptions = {}): Readonly<RunState> | undefined {
+    const now = options.now === undefined ? undefined : toTimestampUs(options.now);
+    return this.#copyAt(runId, now, options.staleAfterS);
+  }
+
+  /** The run whose first line came last (in a file holding several runs, the newest), or undefined. */
+  latestRun(options: StateOptions = {}): Readonly<RunState> | undefined {
+    let latest: string | undefined;
+    for (const runId of this.#runs.keys()) latest = runId;
+    return latest === undefined ? undefined : this.run(latest, options);
+  }
+
+  #copyAt(runId: string, now: number | undefined, staleAfterS: number | undefined): Readonly<RunState> | undefined {
+    const run = this.#runs.get(runId);
+    if (run === undefined) return undefined;
+    let copy = this.#copies.get(runId);
+    if (copy === undefined) {
+      copy = deepFreeze(structuredClone(run));
+      this.#copies.set(runId, copy);
+    }
+    if (now !== undefined && isStale(run, now, staleAfterS)) return Object.freeze({ ...copy, status: "stale" });
+    return copy;
   }
 
   /** The whole reader state (schemas/reader-state/v1). */
   toState(framing: FramingCounts, options: StateOptions = {}): ReaderState {
     return {
-      runs: this.runs(options),
+      runs: structuredClone(this.runs(options)) as RunState[], // the caller's to change
       lines: framing.lines,
       consumed_bytes: framing.consumedBytes,
       partial_tail_bytes: framing.partialTailBytes,
       unknown_events: this.#unknownEvents,
       diagnostics: this.diagnostics.map((diagnostic) => ({ ...diagnostic })),
+      // Only when some were dropped: a state within the limit is unchanged by the bound.
+      ...(this.#diagnosticsDropped > 0 ? { diagnostics_dropped: this.#diagnosticsDropped } : {}),
     };
   }
 
   #record(diagnostic: Diagnostic): void {
     if (this.strict) throw new StreamError(diagnostic);
-    this.diagnostics.push(diagnostic);
+    this.#keep(diagnostic);
+  }
+
+  #keep(diagnostic: Diagnostic): void {
+    if (this.diagnostics.length < this.maxDiagnostics) this.diagnostics.push(diagnostic);
+    else this.#diagnosticsDropped += 1;
   }
 
   #create(runId: string): RunState {
@@ -206,7 +289,15 @@ function isStale(run: RunState, nowMicros: number, staleAfterS: number | undefin
   const timeout = staleAfterS ?? (run.heartbeat_interval_s === null ? undefined : 3 * run.heartbeat_interval_s);
   if (timeout === undefined) return false;
   // Integer microseconds on both sides: the comparison every reader makes alike.
-  return nowMicros - toEpochMicros(run.last_ts) > Math.round(timeout * 1e6);
+  return nowMicros - toTimestampUs(run.last_ts) > Math.round(timeout * 1e6);
+}
+
+function deepFreeze<T>(value: T): Readonly<T> {
+  if (value !== null && typeof value === "object") {
+    for (const field of Object.values(value)) deepFreeze(field);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 function assertNever(value: never): never {

@@ -1,29 +1,55 @@
 // The decoder and the fold together: bytes in, reader state out.
 import { Decoder, type DecodedLine, type DecoderOptions } from "./decoder.js";
 import { RunStateFold, type StateOptions } from "./fold.js";
+import { SeriesStore, type SeriesOptions } from "./series.js";
 import type { ReaderState, RunState } from "./types.js";
 
-export type StreamReaderOptions = DecoderOptions;
+export interface StreamReaderOptions extends Omit<DecoderOptions, "offset" | "lines"> {
+  /** Resume at this byte offset (a previous reader's `consumedBytes`); the runs start afresh. Default 0. */
+  offset?: number | undefined;
+  /** The lines counted before `offset`, so that line numbers go on. Default 0. */
+  lines?: number | undefined;
+  /**
+   * Go on from a saved `toState()`: reading starts at its `consumed_bytes` and its runs are
+   * kept, so sequence gaps and staleness are still detected. Overrides `offset` and `lines`.
+   */
+  resume?: ReaderState | undefined;
+  /** List at most this many diagnostics in the state (the first ones) and count the rest. Default 1000. */
+  maxDiagnostics?: number | undefined;
+  /** Keep each run's step-indexed history in `series` (`true` for the default bounds). */
+  series?: SeriesOptions | boolean | undefined;
+}
 
 /**
  * Reads a trainwire stream incrementally and keeps the state of every run in it.
  *
- * Resume after a restart with `new StreamReader({ offset: state.consumed_bytes, lines: state.lines })`:
- * only the bytes after the offset are read (the runs start afresh from there).
+ * Resume after a restart with `new StreamReader({ resume: savedState })`: only the bytes
+ * after `savedState.consumed_bytes` are read, and the runs go on from the saved state.
  */
 export class StreamReader {
   readonly decoder: Decoder;
   readonly fold: RunStateFold;
+  /** The runs' history for charts; present when the reader was created with `series`. */
+  readonly series: SeriesStore | undefined;
 
   constructor(options: StreamReaderOptions = {}) {
-    this.decoder = new Decoder(options);
-    this.fold = new RunStateFold({ strict: options.strict });
+    const resume = options.resume;
+    this.decoder = new Decoder({
+      ...options,
+      offset: resume?.consumed_bytes ?? options.offset,
+      lines: resume?.lines ?? options.lines,
+    });
+    this.fold = new RunStateFold({ strict: options.strict, maxDiagnostics: options.maxDiagnostics, resume });
+    const series = options.series ?? false;
+    this.series = series === false ? undefined : new SeriesStore(series === true ? {} : series);
   }
 
-  /** Read one chunk; returns what its complete lines decoded to, after folding them. */
+  /** Read one chunk; returns what its complete lines decoded to (dropped lines included), after folding them. */
   feed(chunk: Uint8Array | string): DecodedLine[] {
     const decoded = this.decoder.feed(chunk);
-    for (const item of decoded) this.fold.apply(item);
+    for (const item of decoded) {
+      if (this.fold.apply(item) && item.kind !== "diagnostic") this.series?.add(item.event);
+    }
     return decoded;
   }
 
@@ -39,9 +65,19 @@ export class StreamReader {
     return this.decoder.lines;
   }
 
-  /** The runs so far (copies), `stale` decided at `options.now` when given. */
-  runs(options: StateOptions = {}): RunState[] {
+  /** The runs so far (frozen copies, reused while a run does not change), `stale` decided at `options.now`. */
+  runs(options: StateOptions = {}): Readonly<RunState>[] {
     return this.fold.runs(options);
+  }
+
+  /** One run by id, or undefined. */
+  run(runId: string, options: StateOptions = {}): Readonly<RunState> | undefined {
+    return this.fold.run(runId, options);
+  }
+
+  /** The run whose first line came last, or undefined. */
+  latestRun(options: StateOptions = {}): Readonly<RunState> | undefined {
+    return this.fold.latestRun(options);
   }
 
   /** The reader state of schemas/reader-state/v1; serialise it with `canonicalStringify`. */

@@ -4,7 +4,10 @@ import { rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 /** The control file a trainer checks at step ends and phase boundaries. */
-export const STOP_FILE_NAME = ".trainwire-stop";
+export const STOP_FILE = ".trainwire-stop";
+
+/** @deprecated The same constant under its old name: use `STOP_FILE` (the Python name too). */
+export const STOP_FILE_NAME = STOP_FILE;
 
 /** `stop.requested.reason` and `requested_by` hold at most this many characters. */
 const MAX_TEXT_CHARS = 200;
@@ -22,13 +25,13 @@ export interface RequestStopOptions {
  * The directory must exist: a mistyped path fails instead of stopping nothing.
  */
 export async function requestStop(outputDir: string, options: RequestStopOptions = {}): Promise<string> {
-  const target = path.join(outputDir, STOP_FILE_NAME);
+  const target = path.join(outputDir, STOP_FILE);
   const body: Record<string, string> = {};
   const reason = clip(options.reason);
   const requestedBy = clip(options.requestedBy);
   if (reason) body["reason"] = reason;
   if (requestedBy) body["requested_by"] = requestedBy;
-  const temporary = path.join(outputDir, `${STOP_FILE_NAME}.${randomBytes(8).toString("hex")}.tmp`);
+  const temporary = path.join(outputDir, `${STOP_FILE}.${randomBytes(8).toString("hex")}.tmp`);
   await writeFile(temporary, JSON.stringify(body), { encoding: "utf8", flag: "wx" });
   try {
     await rename(temporary, target);

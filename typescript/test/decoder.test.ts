@@ -109,6 +109,26 @@ describe("Decoder: framing", () => {
     assert.deepEqual(kinds(items), ["event"]);
   });
 
+  it("does not count a BOM split across chunks against the limit of the first line", () => {
+    const first = JSON.stringify(known("phase.started", 1));
+    const bytes = utf8("\uFEFF" + first + "\n");
+    const decoder = new Decoder({ maxLineBytes: utf8(first).length });
+    const items = [bytes.subarray(0, 1), bytes.subarray(1)].flatMap((chunk) => decoder.feed(chunk));
+    assert.deepEqual(kinds(items), ["event"]);
+  });
+
+  it("reads a line nesting 128 levels and refuses one nesting 129, wherever the depth is", () => {
+    const nest = (depth: number): string => "[".repeat(depth) + "]".repeat(depth);
+    const text = ndjson(
+      JSON.stringify(known("phase.started", 1)).replace("}", `,"x_deep":${nest(127)}}`),
+      JSON.stringify(known("phase.started", 2)).replace("}", `,"x_deep":${nest(128)}}`),
+      JSON.stringify(known("phase.started", 3)).replace("}", `,"x_wide":[${"[0],".repeat(300)}[0]]}`),
+    );
+    const { items } = decodeAll(text);
+    assert.deepEqual(codes(items), [[2, "invalid_json"]]);
+    assert.equal(items.length, 3);
+  });
+
   it("does not skip a BOM when resuming past offset 0", () => {
     const decoder = new Decoder({ offset: 10, lines: 2 });
     assert.deepEqual(codes(decoder.feed(utf8("\uFEFF" + ndjson(known("phase.started", 1))))), [[3, "invalid_json"]]);

@@ -4,8 +4,10 @@ import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, it } from "node:test";
+import { chartLoss } from "../examples/loss-chart.js";
 import { stopWhenGoodEnough } from "../examples/node-watch-and-stop.js";
-import { REPO_ROOT, tempDir } from "./helpers.js";
+import { known, line, ndjson, REPO_ROOT, tempDir, utf8 } from "./helpers.js";
+import { resource, withRangeServer } from "./range-server.js";
 
 /** A fake trainer: a step every 20 ms with a falling loss; it honours the control file like the Python one. */
 const TRAINER = `
@@ -42,7 +44,7 @@ describe("the examples of docs/typescript.md", () => {
   it("are quoted verbatim by the page", async () => {
     const page = await readFile(path.join(REPO_ROOT, "docs/typescript.md"), "utf8");
     const quoted = [...page.matchAll(/<!-- example: (\S+) -->\n```ts\n([\s\S]*?)```\n/g)];
-    assert.deepEqual(quoted.map(([, file]) => file), ["typescript/examples/browser-progress.ts", "typescript/examples/node-watch-and-stop.ts"]);
+    assert.deepEqual(quoted.map(([, file]) => file), ["typescript/examples/loss-chart.ts", "typescript/examples/browser-progress.ts", "typescript/examples/node-watch-and-stop.ts"]);
     for (const [, file, code] of quoted) {
       assert.equal(code, await readFile(path.join(REPO_ROOT, file ?? ""), "utf8"), `docs/typescript.md is out of date with ${file}`);
     }
@@ -67,5 +69,28 @@ describe("the examples of docs/typescript.md", () => {
       await exited;
       await remove();
     }
+  });
+
+  it("draws the loss of a run with a restart as uPlot data, then returns how it ended (watchRun + series)", async () => {
+    const stream = resource();
+    await withRangeServer(stream, async (origin) => {
+      const draws: [string, unknown][] = [];
+      const warnings: string[] = [];
+      const ended = chartLoss(`${origin}/progress.jsonl`, (data, title) => draws.push([title, data]), undefined, (message) => warnings.push(message));
+      await new Promise<void>((resolve) => {
+        const check = (): unknown => (warnings.length > 0 ? resolve() : setTimeout(check, 5)); // a 404 first: reported, not fatal
+        check();
+      });
+      stream.body = utf8(ndjson(
+        known("run.started", 1),
+        ...[1, 2, 3].map((step) => known("train.step", step + 1, { step, loss: 4 - step })),
+        line("train.restarted", 5, { reason: "oom", attempt: 2, previous_step: 3, step: 2 }),
+        known("train.step", 6, { step: 3, loss: 0.5 }),
+        known("run.finished", 7, { step: 3 }),
+      ));
+      assert.equal(await ended, "succeeded");
+      assert.deepEqual(draws.at(-1), ["r1, attempt 2", [[1, 2, 3], [3, null, 0.5]]]);
+      assert.match(warnings[0] ?? "", /^http_status: .*HTTP 404/);
+    });
   });
 });

@@ -175,3 +175,19 @@ describe("liveness", () => {
     assert.equal(reader.toState().runs[0]?.status, "running");
   });
 });
+
+describe("bounded diagnostics", () => {
+  it("lists the first maxDiagnostics and counts the rest, across a resume too", () => {
+    const reader = new StreamReader({ maxDiagnostics: 3 });
+    reader.feed(ndjson(known("run.started", 1), "bad", "bad"));
+    const resumed = new StreamReader({ maxDiagnostics: 3, resume: JSON.parse(JSON.stringify(reader.toState())) as ReaderState });
+    resumed.feed(ndjson("bad", "bad", known("run.started", 1)));
+    const state = resumed.toState();
+    assert.deepEqual(state.diagnostics.map((diagnostic) => diagnostic.line), [2, 3, 4]);
+    assert.equal(state.diagnostics_dropped, 2);
+    assert.ok(validateReaderState(state));
+    const within = new StreamReader();
+    within.feed(ndjson("bad"));
+    assert.equal("diagnostics_dropped" in within.toState(), false);
+  });
+});

@@ -19,7 +19,7 @@ import type { Line, ReaderState } from "trainwire";
 const line = '{"schema_version":1,"seq":1,"ts":"2026-11-29T10:00:00.000000Z","run_id":"r1","event":"phase.started","phase":"train"}\\n';
 // A server with range support, in memory: 206 with the bytes from the offset, 416 past the end.
 const fakeFetch = async (_url: unknown, init?: RequestInit): Promise<Response> => {
-  const range = (init?.headers as Record<string, string> | undefined)?.["Range"] ?? "";
+  const range = new Headers(init?.headers).get("Range") ?? "";
   const start = Number(/bytes=(\\d+)-/.exec(range)?.[1] ?? 0);
   return start >= line.length
     ? new Response(null, { status: 416, headers: { "Content-Range": \`bytes */\${line.length}\` } })

@@ -5,7 +5,7 @@ import { appendFile, readdir, readFile, rename, stat, truncate, writeFile } from
 import path from "node:path";
 import { describe, it } from "node:test";
 import { StreamReader } from "trainwire";
-import { followFile, fromReadable, requestStop, STOP_FILE_NAME } from "trainwire/node";
+import { followFile, fromReadable, requestStop, STOP_FILE } from "trainwire/node";
 import { known, ndjson, tempDir } from "./helpers.js";
 
 const text = (chunks: Uint8Array[]): string => Buffer.concat(chunks).toString("utf8");
@@ -119,10 +119,10 @@ describe("requestStop", () => {
     const { dir, remove } = await tempDir();
     try {
       const written = await requestStop(dir, { reason: "r".repeat(300), requestedBy: "dashboard" });
-      assert.equal(written, path.join(dir, STOP_FILE_NAME));
+      assert.equal(written, path.join(dir, STOP_FILE));
       const body = JSON.parse(await readFile(written, "utf8")) as Record<string, string>;
       assert.deepEqual(body, { reason: "r".repeat(200), requested_by: "dashboard" });
-      assert.deepEqual(await readdir(dir), [STOP_FILE_NAME]); // no temporary file left
+      assert.deepEqual(await readdir(dir), [STOP_FILE]); // no temporary file left
       await requestStop(dir);
       assert.deepEqual(JSON.parse(await readFile(written, "utf8")), {});
     } finally {
@@ -132,7 +132,7 @@ describe("requestStop", () => {
 
   it("never lets a watcher see a partial file", async () => {
     const { dir, remove } = await tempDir();
-    const target = path.join(dir, STOP_FILE_NAME);
+    const target = path.join(dir, STOP_FILE);
     const reason = "x".repeat(150);
     // A watcher in another process polls as fast as it can while we write, 20 times.
     const watcher = spawn(process.execPath, ["-e", `

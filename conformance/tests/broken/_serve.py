@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from trainwire.contract.canonical import dumps
 from trainwire.reader.state import read_state
 
 Reader = Callable[[bytes, dict[str, Any]], Any]
@@ -38,5 +39,5 @@ def serve(name: str, read: Reader | None = None, write: Writer | None = None) ->
             answer = {"seq": request["seq"], "stream": base64.b64encode(write(request["scenario"])).decode("ascii")}
         else:
             answer = {"seq": request["seq"], "skipped": True, "message": f"no {request['cmd']} role"}
-        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.write(dumps(answer) + "\n")  # canonical, as a harness answers: 1e400 kept is null
         sys.stdout.flush()

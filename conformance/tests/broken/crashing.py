@@ -15,6 +15,8 @@ MODE = sys.argv[1]
 
 def read(data: bytes, request: dict[str, Any]) -> Any:
     if data.startswith(BOM):
+        sys.stderr.write("crashing: a byte order mark, giving up\n")
+        sys.stderr.flush()
         if MODE == "exit":
             os._exit(3)
         if MODE == "garbage":

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.plot import RunSeries, SeriesCollector
 from trainwire.cli.status_line import format_duration, now_us
 from trainwire.cli.tail import stream_files, target_run
+from trainwire.reader.series import RunSeries, SeriesStore
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import RunState, StreamReader
 
@@ -63,8 +63,8 @@ def run_html(run: RunState, series: RunSeries | None = None, *, stale_after_s: f
 
 def loss_svg(series: RunSeries) -> str:
     """The loss (solid) and eval loss (dashed) against the step, restarts as red lines: an inline SVG."""
-    curves = [(name, points) for name, points in series.curves.items() if name == "loss" or name.endswith(" loss")]
-    points = [(step, value) for _, found in curves for step, value in found.items()]
+    curves = [(name, [(step, value) for step, value in zip(*series.uplot(name)) if value is not None]) for name in series.names() if name == "loss" or name.endswith("/loss")]
+    points = [point for _, found in curves for point in found]
     if not points:
         return ""
     low_x, high_x = min(p[0] for p in points), max(p[0] for p in points)
@@ -77,10 +77,11 @@ def loss_svg(series: RunSeries) -> str:
         return _CHART_HEIGHT - 4 - (value - low_y) / ((high_y - low_y) or 1) * (_CHART_HEIGHT - 8)
 
     shapes = []
-    for restart in series.restarts:
-        shapes.append(f"<line x1='{x(restart['step']):.1f}' x2='{x(restart['step']):.1f}' y1='0' y2='{_CHART_HEIGHT}' stroke='#d62728' stroke-dasharray='4 2'/>")
+    for marker in series.markers:
+        if marker["kind"] == "restart" and marker["step"] is not None:
+            shapes.append(f"<line x1='{x(marker['step']):.1f}' x2='{x(marker['step']):.1f}' y1='0' y2='{_CHART_HEIGHT}' stroke='#d62728' stroke-dasharray='4 2'/>")
     for name, found in curves:
-        path = " ".join(f"{x(step):.1f},{y(value):.1f}" for step, value in sorted(found.items()))
+        path = " ".join(f"{x(step):.1f},{y(value):.1f}" for step, value in found)
         dash = "" if name == "loss" else " stroke-dasharray='5 3'"
         shapes.append(f"<polyline fill='none' stroke='#1f77b4' stroke-width='1.5'{dash} points='{path}'><title>{html.escape(name)}</title></polyline>")
     label = html.escape(f"loss {low_y:.4g} to {high_y:.4g}, steps {low_x} to {high_x}")
@@ -101,13 +102,13 @@ class FollowedRun:
         self.run_id = run_id
         self.stale_after_s = stale_after_s
         self._reader = StreamReader()
-        self._series = SeriesCollector()
+        self._series = SeriesStore()
         self._chunks = iter(FileFollower(self.path, poll_interval_s=0, on_reset=self._start_over, yield_when_idle=True))
 
     def refresh(self) -> RunState | None:
         """Read what was appended since the last call; return the run."""
         while chunk := next(self._chunks):
-            self._series.add(self._reader.feed(chunk))
+            self._series.extend(self._reader.feed(chunk))
         return self.run
 
     @property
@@ -117,7 +118,7 @@ class FollowedRun:
     @property
     def series(self) -> RunSeries | None:
         run = self.run
-        return None if run is None else self._series.runs.get(run.run_id)
+        return None if run is None else self._series.run(run.run_id)
 
     def status(self) -> str | None:
         run = self.run
@@ -128,7 +129,7 @@ class FollowedRun:
 
     def _start_over(self, reason: str) -> None:
         self._reader = StreamReader()
-        self._series = SeriesCollector()
+        self._series = SeriesStore()
 
     def _repr_html_(self) -> str:
         run = self.refresh()

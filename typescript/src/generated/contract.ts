@@ -27,6 +27,10 @@ export const CODES = {
   "ts_backwards": "A line's `ts` is before the previous line's of the same run.",
   "not_finished": "The stream ends and the run has no `run.finished`.",
   "unterminated_line": "The stream ends with bytes after its last `\\n`: a torn or unterminated last line.",
+  "step_backwards": "A run's `step` goes down without a `train.restarted` before it. A warning: `--strict` makes it fail.",
+  "unknown_field": "A field of a known event that the schema does not declare and whose name does not start with `x_` (a misspelt field, or one a writer invented). A warning: `--strict` makes it fail.",
+  "event_name_near_miss": "An unknown event name that is a near miss of a known one (`train.stpe`). A warning: `--strict` makes it fail.",
+  "ts_fraction_digits": "A `ts` without exactly six fraction digits (writer rule 2). A warning: `--strict` makes it fail.",
 } as const;
 /** A code a reader or `trainwire validate` reports. */
 export type Code = keyof typeof CODES;

@@ -36,7 +36,6 @@ export type Action = unknown & {
     | "finish"
     | "raw"
     | "extra";
-  tsType?: "unknown";
   [k: string]: unknown | undefined;
 };
 /**
@@ -94,7 +93,6 @@ export interface CheckpointSaved {
    * Why it was written.
    */
   reason: "periodic" | "stop" | "best" | "final";
-  tsType?: "unknown";
 }
 /**
  * The stage of a multi-stage pipeline that wrote the line; every line of a stage carries it.
@@ -112,7 +110,6 @@ export interface Stage {
    * How many stages the pipeline has.
    */
   count: number;
-  tsType?: "unknown";
 }
 /**
  * A problem with one line of the stream.
@@ -138,7 +135,6 @@ export interface Diagnostic {
    * A readable explanation with the start of the offending text; wording differs between readers.
    */
   message: string;
-  tsType?: "unknown";
 }
 /**
  * The journal's copy of the work tree's uncommitted changes when the run started.
@@ -152,7 +148,6 @@ export interface DirtyDiff {
    * The SHA-256 of the file's bytes, in lowercase hex.
    */
   sha256: string;
-  tsType?: "unknown";
 }
 /**
  * The fields every line carries. Payload fields sit beside them; a producer's own fields start with `x_`.
@@ -179,7 +174,6 @@ export interface Envelope {
    */
   event: string;
   stage?: Stage;
-  tsType?: "unknown";
 }
 /**
  * What went wrong, short enough for a dashboard.
@@ -207,7 +201,6 @@ export interface ErroredResponse {
    */
   errored: true;
   context?: ErrorContext;
-  tsType?: "unknown";
 }
 /**
  * What went wrong.
@@ -221,7 +214,6 @@ export interface ErrorContext {
    * Where it happened.
    */
   traceback?: string;
-  tsType?: "unknown";
 }
 /**
  * An evaluation finished.
@@ -261,7 +253,6 @@ export interface EvalCompleted {
    */
   split: string;
   metrics: Metrics;
-  tsType?: "unknown";
 }
 /**
  * Named numeric metrics; a value that was not finite (NaN, infinity) is written as null.
@@ -281,7 +272,6 @@ export interface StartRequest {
    * The protocol version the runner speaks.
    */
   version: 1;
-  tsType?: "unknown";
 }
 /**
  * The harness introduces itself.
@@ -298,7 +288,6 @@ export interface StartResponse {
    * @minItems 1
    */
   roles: ["reader" | "writer", ...("reader" | "writer")[]];
-  tsType?: "unknown";
 }
 /**
  * The implementation under test.
@@ -320,7 +309,6 @@ export interface Implementation {
    * Where to learn more.
    */
   homepage?: string;
-  tsType?: "unknown";
 }
 /**
  * Read a stream given as chunks, in order, and answer with the run state.
@@ -346,7 +334,6 @@ export interface ReadRequest {
    * If given with `now`, the silence after which a run is stale, instead of three heartbeat intervals.
    */
   stale_after_s?: number;
-  tsType?: "unknown";
 }
 /**
  * The state the reader reconstructed.
@@ -357,7 +344,6 @@ export interface ReadResponse {
    */
   seq: unknown;
   state: ReaderState;
-  tsType?: "unknown";
 }
 /**
  * What a reader reconstructs from a stream: the conformance reference. Serialised canonically (RFC 8785).
@@ -384,10 +370,13 @@ export interface ReaderState {
    */
   unknown_events: number;
   /**
-   * Every problem found, in stream order.
+   * The problems found, in stream order: the first ones up to the reader's limit (1000 by default), so that a stream of bad lines cannot exhaust memory.
    */
   diagnostics: Diagnostic[];
-  tsType?: "unknown";
+  /**
+   * Problems found beyond the reader's limit, counted but not listed; absent when none were.
+   */
+  diagnostics_dropped?: number;
 }
 /**
  * The state of one run, folded from its lines.
@@ -485,7 +474,6 @@ export interface RunState {
   finished: {
     [k: string]: unknown | undefined;
   } | null;
-  tsType?: "unknown";
 }
 export interface Restart {
   /**
@@ -500,7 +488,6 @@ export interface Restart {
    * The step the new attempt starts from.
    */
   step: number;
-  tsType?: "unknown";
 }
 export interface LastEval {
   /**
@@ -516,7 +503,6 @@ export interface LastEval {
    */
   split: string;
   metrics: Metrics;
-  tsType?: "unknown";
 }
 export interface LastCheckpoint {
   /**
@@ -531,7 +517,6 @@ export interface LastCheckpoint {
    * Why it was saved.
    */
   reason: string;
-  tsType?: "unknown";
 }
 /**
  * Hyperparameter search progress.
@@ -545,7 +530,6 @@ export interface Trials {
    * The `best` of the last `trial.ended` that carried one.
    */
   best: TrialsBest | null;
-  tsType?: "unknown";
 }
 export interface TrialsBest {
   /**
@@ -560,7 +544,6 @@ export interface TrialsBest {
    * Its value.
    */
   value: number | null;
-  tsType?: "unknown";
 }
 /**
  * Run a writer scenario and answer with the stream written.
@@ -575,7 +558,6 @@ export interface WriteRequest {
    */
   seq: unknown;
   scenario: Scenario;
-  tsType?: "unknown";
 }
 /**
  * A writer scenario: actions a trainer takes, played through the writer with a fake clock. Number fields may be given as the strings `NaN`, `Infinity` or `-Infinity` to stand for non-finite values the writer must write as null.
@@ -593,7 +575,6 @@ export interface Scenario {
    * What happens, in order.
    */
   actions: Action[];
-  tsType?: "unknown";
 }
 /**
  * The stream the writer produced.
@@ -607,7 +588,6 @@ export interface WriteResponse {
    * The bytes written, base64-encoded.
    */
   stream: string;
-  tsType?: "unknown";
 }
 /**
  * The harness does not support this request or case.
@@ -625,7 +605,6 @@ export interface SkippedResponse {
    * Why it was skipped.
    */
   message?: string;
-  tsType?: "unknown";
 }
 /**
  * The harness exits.
@@ -635,7 +614,6 @@ export interface StopRequest {
    * Always `stop`.
    */
   cmd: "stop";
-  tsType?: "unknown";
 }
 /**
  * The first line of a run: who writes, how long it will be, and where it came from.
@@ -690,7 +668,6 @@ export interface RunStarted {
    * The writer sends `run.heartbeat` when it has written nothing for this many seconds.
    */
   heartbeat_interval_s?: number;
-  tsType?: "unknown";
 }
 /**
  * The software that wrote the stream.
@@ -704,7 +681,6 @@ export interface Producer {
    * The writer's version.
    */
   version: string;
-  tsType?: "unknown";
 }
 /**
  * Where the run came from; every part is optional and collected on a best-effort basis.
@@ -738,7 +714,6 @@ export interface Provenance {
    */
   platform?: string;
   accelerator?: Accelerator;
-  tsType?: "unknown";
 }
 /**
  * The accelerators the run could use.
@@ -756,7 +731,6 @@ export interface Accelerator {
    * The device's name, when known.
    */
   name?: string | null;
-  tsType?: "unknown";
 }
 /**
  * The checkpoint a resumed run starts from. Each field is null when the writer does not know it; `step` is the step the checkpoint holds, from which the new run's `train.step` counts on.
@@ -774,7 +748,6 @@ export interface ResumedFrom {
    * The step the checkpoint holds, when known.
    */
   step: number | null;
-  tsType?: "unknown";
 }
 /**
  * Written when nothing else was written for the heartbeat interval, so a reader can tell a slow run from a dead one.
@@ -809,7 +782,6 @@ export interface RunHeartbeat {
    * The last step reached, when training has started.
    */
   step?: number | null;
-  tsType?: "unknown";
 }
 /**
  * A phase of the run begins.
@@ -840,7 +812,6 @@ export interface PhaseStarted {
    * The phase's name.
    */
   phase: string;
-  tsType?: "unknown";
 }
 /**
  * A phase of the run ends.
@@ -879,7 +850,6 @@ export interface PhaseEnded {
    * How long the phase took.
    */
   duration_s: number;
-  tsType?: "unknown";
 }
 /**
  * Progress of the optimisation (throttled: by default at most one a second, the first and the last always written).
@@ -955,7 +925,6 @@ export interface TrainStep {
    */
   tokens_seen?: number | null;
   metrics?: Metrics;
-  tsType?: "unknown";
 }
 /**
  * An epoch was completed.
@@ -991,7 +960,6 @@ export interface TrainEpoch {
    */
   step: number;
   metrics: Metrics;
-  tsType?: "unknown";
 }
 /**
  * The optimisation restarts inside the same process (for example an out-of-memory batch-size retry); written before the step counter goes back.
@@ -1046,7 +1014,6 @@ export interface TrainRestarted {
    * The steps planned for the new attempt.
    */
   total_steps?: number | null;
-  tsType?: "unknown";
 }
 /**
  * A trial of a hyperparameter search begins.
@@ -1087,7 +1054,6 @@ export interface TrialStarted {
   params: {
     [k: string]: number | string | boolean | null | undefined;
   };
-  tsType?: "unknown";
 }
 /**
  * A trial of a hyperparameter search ended.
@@ -1136,7 +1102,6 @@ export interface TrialEnded {
    */
   error: ErrorInfo | null;
   best?: BestTrial;
-  tsType?: "unknown";
 }
 /**
  * The running best after this trial.
@@ -1154,7 +1119,6 @@ export interface BestTrial {
    * That trial's value of the metric.
    */
   value: number | null;
-  tsType?: "unknown";
 }
 /**
  * A controller asked the run to stop cleanly; the run honours it at the next step end or phase boundary.
@@ -1197,7 +1161,6 @@ export interface StopRequested {
    * Who asked, if the controller said.
    */
   requested_by: string | null;
-  tsType?: "unknown";
 }
 /**
  * The last line of a run; exactly one per run.
@@ -1262,7 +1225,6 @@ export interface RunFinished {
      */
     [k: string]: string | undefined;
   };
-  tsType?: "unknown";
 }
 /**
  * The journal's summary of the latest run of a stream (`summary.json` beside `progress.jsonl`). Written atomically when the run starts and when it finishes; `trainwire journal rebuild` derives the same document from the stream, which stays the source of truth.
@@ -1354,10 +1316,8 @@ export interface RunSummary {
    * Items: Identifies one process invocation of a run; every line that process writes carries it.
    */
   earlier_runs: string[];
-  tsType?: "unknown";
 }
 export interface BestValue {
   value: number;
   step: number | null;
-  tsType?: "unknown";
 }

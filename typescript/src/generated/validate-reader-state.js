@@ -1610,7 +1610,7 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
-          if (!(key0 === "runs" || key0 === "lines" || key0 === "consumed_bytes" || key0 === "partial_tail_bytes" || key0 === "unknown_events" || key0 === "diagnostics")) {
+          if (!(key0 === "runs" || key0 === "lines" || key0 === "consumed_bytes" || key0 === "partial_tail_bytes" || key0 === "unknown_events" || key0 === "diagnostics" || key0 === "diagnostics_dropped")) {
             validate20.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
@@ -1775,6 +1775,33 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
                       var valid0 = _errs17 === errors;
                     } else {
                       var valid0 = true;
+                    }
+                    if (valid0) {
+                      if (data.diagnostics_dropped !== void 0) {
+                        let data8 = data.diagnostics_dropped;
+                        const _errs20 = errors;
+                        const _errs21 = errors;
+                        if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)) && isFinite(data8))) {
+                          validate20.errors = [{ instancePath: instancePath + "/diagnostics_dropped", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                          return false;
+                        }
+                        if (errors === _errs21) {
+                          if (typeof data8 == "number" && isFinite(data8)) {
+                            if (data8 > 9007199254740991 || isNaN(data8)) {
+                              validate20.errors = [{ instancePath: instancePath + "/diagnostics_dropped", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                              return false;
+                            } else {
+                              if (data8 < 0 || isNaN(data8)) {
+                                validate20.errors = [{ instancePath: instancePath + "/diagnostics_dropped", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                return false;
+                              }
+                            }
+                          }
+                        }
+                        var valid0 = _errs20 === errors;
+                      } else {
+                        var valid0 = true;
+                      }
                     }
                   }
                 }

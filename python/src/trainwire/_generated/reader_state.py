@@ -365,5 +365,16 @@ class ReaderState(BaseModel):
     ]
     diagnostics: Annotated[
         list[DiagnosticRecord],
-        Field(description='Every problem found, in stream order.'),
+        Field(
+            description="The problems found, in stream order: the first ones up to the reader's limit (1000 by default), so that a stream of bad lines cannot exhaust memory."
+        ),
     ]
+    diagnostics_dropped: Annotated[
+        int | None,
+        Field(
+            description="Problems found beyond the reader's limit, counted but not listed; absent when none were.",
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ] = None

@@ -83,9 +83,10 @@ def _parser() -> argparse.ArgumentParser:
     state.add_argument("--stale-after", type=positive_seconds, metavar="S", help="with --now: seconds of silence after which a run is stale")
     state.set_defaults(command=_state)
 
-    validate = commands.add_parser("validate", help="check a stream against the contract and the writer rules", description="Check every line against the contract and every run against the writer rules; exit 0 when clean, 1 otherwise.")
+    validate = commands.add_parser("validate", help="check a stream against the contract and the writer rules", description="Check every line against the contract and every run against the writer rules; exit 0 when there is no error (warnings allowed unless --strict), 1 otherwise.")
     validate.add_argument("file", type=Path, metavar="FILE")
     validate.add_argument("--json", action="store_true", help="print the report as JSON")
+    validate.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     validate.set_defaults(command=_validate)
 
     stop = commands.add_parser("stop", help="ask the run writing into OUTPUT_DIR to stop cleanly", description="Create OUTPUT_DIR/.trainwire-stop atomically; the run saves a checkpoint and ends interrupted.")
@@ -104,9 +105,10 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--family", choices=SCHEMA_FAMILIES, help="which schema family")
     schema.set_defaults(command=_schema)
 
-    from trainwire.cli import runs as journal_commands
+    from trainwire.cli import runs as journal_commands, serve as serve_command
 
     journal_commands.register(commands)
+    serve_command.register(commands)
 
     for name, (_, summary) in FORWARDED.items():
         forwarded = commands.add_parser(name, help=summary, add_help=False)
@@ -142,20 +144,23 @@ def _state(options: argparse.Namespace) -> int:
 
 
 def _validate(options: argparse.Namespace) -> int:
-    from trainwire.reader.invariants import check_stream
+    from trainwire.reader.invariants import check_file
 
     _check_readable(options.file)
-    violations = check_stream(options.file.read_bytes())
+    violations = check_file(options.file)
+    errors = sum(violation.severity == "error" for violation in violations)
+    warnings = len(violations) - errors
+    failed = errors > 0 or (options.strict and warnings > 0)
     if options.json:
-        report = {"file": str(options.file), "valid": not violations, "violations": [v.to_dict() for v in violations]}
+        report = {"file": str(options.file), "valid": not failed, "errors": errors, "warnings": warnings, "violations": [v.to_dict() for v in violations]}
         _emit(json.dumps(report, ensure_ascii=False) + "\n")
     elif violations:
         for violation in violations:
             sys.stdout.write(f"{options.file}:{violation}\n")
-        sys.stdout.write(f"{options.file}: {len(violations)} problem(s)\n")
+        sys.stdout.write(f"{options.file}: {errors} error(s), {warnings} warning(s)\n")
     else:
         sys.stdout.write(f"{options.file}: valid\n")
-    return 1 if violations else 0
+    return ERROR_EXIT_CODE if failed else 0
 
 
 def _stop(options: argparse.Namespace) -> int:

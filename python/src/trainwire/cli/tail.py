@@ -149,6 +149,7 @@ class StreamTail:
         self.reader = StreamReader()
         self.trends: dict[str, RunTrend] = {}
         self._diagnostics_shown = 0
+        self._dropped_shown = 0
 
     def feed(self, chunk: bytes) -> None:
         events = self.reader.feed(chunk)
@@ -161,12 +162,19 @@ class StreamTail:
         self.reader = StreamReader()
         self.trends = {}
         self._diagnostics_shown = 0
+        self._dropped_shown = 0
         self.view.note(f"{self.path} was {reason}; reading it from the start")
 
     def new_diagnostics(self) -> list[Any]:
         fresh = self.reader.diagnostics[self._diagnostics_shown :]
         self._diagnostics_shown = len(self.reader.diagnostics)
         return fresh
+
+    def new_dropped(self) -> int:
+        """Bad lines past the reader's diagnostics bound since the last call: counted, not listed."""
+        dropped = self.reader.diagnostics.dropped - self._dropped_shown
+        self._dropped_shown = self.reader.diagnostics.dropped
+        return dropped
 
     @property
     def run(self) -> RunState | None:
@@ -211,6 +219,9 @@ class TailView:
                 self._line(f"[{event.run_id}] {text}", self.out)
         for diagnostic in stream.new_diagnostics():
             self._line(f"{stream.path}: line {diagnostic.line}: {diagnostic.code}: {diagnostic.message}", self.err)
+        dropped = stream.new_dropped()
+        if dropped:
+            self._line(f"{stream.path}: {dropped} more bad lines (only the first {stream.reader.diagnostics.limit} are listed)", self.err)
 
     def refresh(self, streams: list[StreamTail], timeout_s: float | None = None) -> None:
         """Redraw one status line per stream that has its run (on a TTY only)."""

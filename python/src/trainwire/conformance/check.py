@@ -44,9 +44,18 @@ def check_cases(conformance: Path) -> list[str]:
             problems.append(f"{case.id}: id used twice")
         seen.add(case.id)
         problems.extend(f"{case.directory.name}: {problem}" for problem in _case_problems(case, case_schema, cases))
+    problems.extend(_unlisted(conformance / "CHANGELOG.md", cases))
     if not problems:
         problems.extend(_drift(cases_dir, cases))
     return problems
+
+
+def _unlisted(changelog: Path, cases: list[Case]) -> Iterator[str]:
+    """Every case is named in the changelog, so a new case cannot go in unannounced."""
+    text = changelog.read_text(encoding="utf-8") if changelog.is_file() else ""
+    for case in cases:
+        if f"`{case.id}`" not in text:
+            yield f"{case.id}: not listed in {changelog.name} (list it under the next suite version)"
 
 
 def _case_problems(case: Case, case_schema: Draft202012Validator, cases: list[Case]) -> Iterator[str]:

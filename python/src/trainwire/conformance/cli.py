@@ -13,7 +13,7 @@ from typing import Any
 from trainwire.conformance.cases import ROLES, load_cases
 from trainwire.conformance.client import DEFAULT_TIMEOUT_S
 from trainwire.conformance.normalise import Rules
-from trainwire.conformance.paths import cases_dir, conformance_dir, find_root
+from trainwire.conformance.paths import cases_dir, conformance_dir, find_root, suite_version
 from trainwire.conformance.report import Report
 
 
@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--role", choices=ROLES, action="append", help="only this role (default: both)")
     run.add_argument("--case", nargs="+", action="extend", metavar="ID", help="only these cases")
     run.add_argument("--json", action="store_true", help="print the report as JSON")
+    run.add_argument("--junit", type=Path, metavar="FILE", help="also write the report as JUnit XML to FILE (for CI systems)")
     run.add_argument("--seed", type=int, default=0, help="seed of the random splits (default 0)")
     run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds to wait for each answer")
     run.add_argument("--verbose", "-v", action="store_true", help="list passed cases too")
@@ -63,7 +64,10 @@ def _run(args: argparse.Namespace, root: Path) -> int:
         return 2
     argvs = listed_harnesses(root) if args.all else [shlex.split(command) for command in args.harness]
     suite = Suite(root=root, cases=cases, rules=Rules.load(conformance_dir(root) / "normalisation.json"), seed=args.seed, timeout_s=args.timeout)
-    report = Report([run_harness(argv, suite, tuple(args.role or ROLES), explicit_roles=bool(args.role)) for argv in argvs])
+    harnesses = [run_harness(argv, suite, tuple(args.role or ROLES), explicit_roles=bool(args.role)) for argv in argvs]
+    report = Report(harnesses, suite_version=suite_version(root))
+    if args.junit is not None:
+        args.junit.write_text(report.to_junit(), encoding="utf-8")
     print(report.to_json() if args.json else report.to_text(verbose=args.verbose))
     return 0 if report.ok else 1
 

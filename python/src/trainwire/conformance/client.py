@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from trainwire.conformance.schema_check import validator_for
+from trainwire.reader.decoder import parse_strict
 
 logger = logging.getLogger("trainwire.conformance")
 
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT_S = 30.0
+#: the least time a harness gets to start (an interpreter and its imports), whatever the answer timeout
+START_TIMEOUT_S = 30.0
 _EOF = object()
 
 
@@ -96,7 +99,7 @@ class Harness:
         threading.Thread(target=_pump, args=(self._process.stdout, self._lines), daemon=True).start()
         self._stderr_thread = threading.Thread(target=_drain, args=(self._process.stderr, self.stderr_tail), daemon=True)
         self._stderr_thread.start()
-        hello = self._exchange({"cmd": "start", "version": PROTOCOL_VERSION}, "StartRequest")
+        hello = self._exchange({"cmd": "start", "version": PROTOCOL_VERSION}, "StartRequest", max(self.timeout_s, START_TIMEOUT_S))
         problems = protocol_errors(hello, "StartResponse")
         if problems:
             raise HarnessBroken(f"bad answer to start: {'; '.join(problems)}")
@@ -149,7 +152,7 @@ class Harness:
         if problems:
             raise ProtocolViolation(f"not a valid {definition}: {'; '.join(problems[:3])}")
 
-    def _exchange(self, message: dict[str, Any], definition: str) -> Any:
+    def _exchange(self, message: dict[str, Any], definition: str, timeout_s: float | None = None) -> Any:
         problems = protocol_errors(message, definition)
         assert not problems, f"the runner built an invalid {definition}: {problems}"
         process = self._process
@@ -159,22 +162,24 @@ class Harness:
             process.stdin.write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
             process.stdin.flush()
         except OSError as error:
-            raise HarnessBroken(f"cannot write to the harness (exit code {process.poll()}): {error}") from error
+            raise HarnessBroken(f"exit code {process.poll()}: cannot write to the harness: {error}") from error
         try:
-            line = self._lines.get(timeout=self.timeout_s)
+            line = self._lines.get(timeout=timeout_s or self.timeout_s)
         except queue.Empty:
-            raise HarnessBroken(f"no answer within {self.timeout_s:g} s") from None
+            raise HarnessBroken(f"timeout: no answer within {timeout_s or self.timeout_s:g} s") from None
         if line is _EOF:
-            raise HarnessBroken(f"the harness exited (exit code {process.wait()}) without answering{self._last_words()}")
+            raise HarnessBroken(f"exit code {process.wait()}: the harness exited without answering")
         try:
-            return json.loads(line)
+            return parse_strict(line.decode("utf-8"))  # `NaN` or `Infinity` is not JSON either
         except ValueError:
-            raise HarnessBroken(f"answer is not JSON: {line[:80]!r}") from None
+            raise HarnessBroken(f"non-JSON output: {line[:80]!r}") from None
 
-    def _last_words(self) -> str:
-        if self._stderr_thread is not None:
+    def stderr_excerpt(self, lines: int = 5) -> str:
+        """The last lines the harness wrote to stderr, for a report ("" when none)."""
+        if self._stderr_thread is not None and self._process is not None and self._process.poll() is not None:
             self._stderr_thread.join(timeout=1)  # the process is gone: its stderr ends soon
-        return f"; stderr ends: {self.stderr_tail[-1][:200]!r}" if self.stderr_tail else ""
+        tail = list(self.stderr_tail)[-lines:]
+        return "stderr ends:\n" + "\n".join(f"  | {line[:200]}" for line in tail) if tail else ""
 
     def __enter__(self) -> Harness:
         self.start()

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
+
+#: a surrogate left alone in a string (a pair was joined into one character when parsed)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """`json.dumps` with UTF-8 as is, but lone surrogates escaped, so the text can be written out."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
@@ -41,7 +53,7 @@ def _plain(value: Any) -> Any:
 def _show(value: Any, limit: int = 120) -> str:
     if value is MISSING:
         return "<missing>"
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = json_text(value, sort_keys=True)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -60,22 +72,24 @@ def _is_number(value: Any) -> bool:
 
 def first_difference(expected: Any, got: Any, path: str = "$", *, tolerance: float = 0.0) -> Difference | None:
     """The first place (depth first, in `expected`'s key order) where `got` differs."""
+    return next(differences(expected, got, path, tolerance=tolerance), None)
+
+
+def differences(expected: Any, got: Any, path: str = "$", *, tolerance: float = 0.0) -> Iterator[Difference]:
+    """Every differing JSON path (depth first, in `expected`'s key order), leaves only."""
     if _is_number(expected) and _is_number(got):
-        return None if _numbers_equal(expected, got, tolerance) else Difference(path, expected, got)
+        if not _numbers_equal(expected, got, tolerance):
+            yield Difference(path, expected, got)
+        return
     if isinstance(expected, dict) and isinstance(got, dict):
         for key in [*expected, *(key for key in got if key not in expected)]:
-            found = first_difference(expected.get(key, MISSING), got.get(key, MISSING), f"{path}.{key}", tolerance=tolerance)
-            if found is not None:
-                return found
-        return None
+            yield from differences(expected.get(key, MISSING), got.get(key, MISSING), f"{path}.{key}", tolerance=tolerance)
+        return
     if isinstance(expected, list) and isinstance(got, list):
         for index in range(max(len(expected), len(got))):
             left = expected[index] if index < len(expected) else MISSING
             right = got[index] if index < len(got) else MISSING
-            found = first_difference(left, right, f"{path}[{index}]", tolerance=tolerance)
-            if found is not None:
-                return found
-        return None
-    if type(expected) is type(got) and expected == got:
-        return None
-    return Difference(path, expected, got)
+            yield from differences(left, right, f"{path}[{index}]", tolerance=tolerance)
+        return
+    if not (type(expected) is type(got) and expected == got):
+        yield Difference(path, expected, got)

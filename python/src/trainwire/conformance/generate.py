@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.conformance.cases import SCENARIO_FILE, STATE_FILE, STREAM_FILE, Case, load_cases
+from trainwire.conformance.diff import json_text
 from trainwire.conformance.transforms import derive
 
 
@@ -32,8 +33,8 @@ def reference_state(case: Case, stream: bytes) -> dict[str, Any]:
 
 
 def render_state(state: dict[str, Any]) -> bytes:
-    """The expected state as committed: pretty, sorted, UTF-8 as is."""
-    return (json.dumps(state, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    """The expected state as committed: pretty, sorted, UTF-8 as is, lone surrogates escaped."""
+    return (json_text(state, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
 class Generator:

@@ -23,3 +23,11 @@ def conformance_dir(root: Path) -> Path:
 
 def cases_dir(root: Path) -> Path:
     return root / "conformance" / "cases"
+
+
+def suite_version(root: Path) -> int:
+    """The suite's version (`conformance/suite.json`); its changelog says what each one added."""
+    import json
+
+    return int(json.loads((conformance_dir(root) / "suite.json").read_text(encoding="utf-8"))["version"])
+

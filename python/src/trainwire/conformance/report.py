@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
+from xml.etree import ElementTree
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from trainwire.conformance.diff import Difference
+from trainwire.conformance.diff import Difference, json_text
 
 Outcome = Literal["passed", "failed", "skipped", "errored"]
 OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "skipped", "errored")
@@ -42,7 +42,7 @@ class CaseResult:
         if self.plan:
             details.append(f"chunks: {self.plan}")
         if self.message:
-            details.append(self.message)
+            details.extend(self.message.splitlines())
         if self.difference is not None:
             details.append(f"first difference: {self.difference.describe()}")
         return "\n".join([head, *(f"         {line}" for line in details)])
@@ -102,15 +102,47 @@ class HarnessReport:
 @dataclass
 class Report:
     harnesses: list[HarnessReport] = field(default_factory=list)
+    suite_version: int | None = None
 
     @property
     def ok(self) -> bool:
         return all(harness.ok for harness in self.harnesses)
 
+    def counts(self) -> dict[str, int]:
+        total: Counter[str] = Counter()
+        for harness in self.harnesses:
+            total.update(harness.counts())
+        return {outcome: total[outcome] for outcome in OUTCOMES}
+
+    def summary(self) -> str:
+        """One line for the end of a log: verdict, suite version, harnesses, counts."""
+        counts = ", ".join(f"{count} {outcome}" for outcome, count in self.counts().items())
+        suite = f"suite {self.suite_version}, " if self.suite_version is not None else ""
+        return f"conformance: {'OK' if self.ok else 'FAILED'} ({suite}{len(self.harnesses)} harness(es): {counts})"
+
     def to_json(self) -> str:
-        return json.dumps({"ok": self.ok, "harnesses": [h.to_json() for h in self.harnesses]}, indent=2, ensure_ascii=False)
+        data = {"ok": self.ok, "suite_version": self.suite_version, "summary": self.summary(), "harnesses": [h.to_json() for h in self.harnesses]}
+        return json_text(data, indent=2)
 
     def to_text(self, *, verbose: bool = False) -> str:
         blocks = [harness.to_text(verbose=verbose) for harness in self.harnesses]
-        blocks.append("conformance: " + ("OK" if self.ok else "FAILED"))
+        blocks.append(self.summary())
         return "\n\n".join(blocks)
+
+    def to_junit(self) -> str:
+        """JUnit XML: one test suite per harness, one test case per case and role."""
+        root = ElementTree.Element("testsuites", name=f"trainwire conformance suite {self.suite_version}")
+        for harness in self.harnesses:
+            counts = harness.counts()
+            suite = ElementTree.SubElement(root, "testsuite", name=harness.name, tests=str(len(harness.results)),
+                                           failures=str(counts["failed"]), errors=str(counts["errored"]), skipped=str(counts["skipped"]))
+            if harness.error:
+                ElementTree.SubElement(suite, "error", message=harness.error)
+            for result in harness.results:
+                case = ElementTree.SubElement(suite, "testcase", classname=f"{harness.name}.{result.role}", name=result.case)
+                tag = {"failed": "failure", "errored": "error", "skipped": "skipped"}.get(result.outcome)
+                if tag is not None:
+                    detail = ElementTree.SubElement(case, tag, message=result.message.splitlines()[0] if result.message else result.outcome)
+                    detail.text = result.describe()
+        ElementTree.indent(root)
+        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import copy
+from collections import Counter
+from itertools import islice
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +13,7 @@ from typing import Any
 
 from trainwire.conformance.cases import ROLES, Case, Role
 from trainwire.conformance.client import DEFAULT_TIMEOUT_S, Harness, HarnessBroken, ProtocolViolation
-from trainwire.conformance.diff import Difference, first_difference
+from trainwire.conformance.diff import Difference, differences, first_difference
 from trainwire.conformance.normalise import Rules
 from trainwire.conformance.plans import plans_for
 from trainwire.conformance.report import CaseResult, HarnessReport
@@ -39,6 +41,36 @@ def comparable_state(state: Any) -> Any:
     return state
 
 
+def state_report(expected: Any, got: Any, chunks: list[bytes]) -> str:
+    """What differs, readably: diagnostics by content, then every other differing path,
+    and for a wrong cut between lines and tail the bytes around the right one."""
+    lines = ["state differs from expected-state.json"]
+    lines.extend(diagnostics_diff(expected.get("diagnostics") or [], got.get("diagnostics") or [] if isinstance(got, dict) else []))
+    rest = {key: value for key, value in expected.items() if key != "diagnostics"}
+    others = {key: value for key, value in got.items() if key != "diagnostics"} if isinstance(got, dict) else got
+    lines.extend(f"  {difference.describe()}" for difference in islice(differences(rest, others), 10))
+    if isinstance(got, dict) and got.get("consumed_bytes") != expected.get("consumed_bytes"):
+        lines.append(f"  bytes around the expected cut: {cut_excerpt(b''.join(chunks), expected['consumed_bytes'])}")
+    return "\n".join(lines)
+
+
+def diagnostics_diff(expected: list[Any], got: list[Any]) -> list[str]:
+    """Diagnostics compared by content (line, code), not by position."""
+    def key(item: Any) -> tuple[Any, Any]:
+        return (item.get("line"), item.get("code")) if isinstance(item, dict) else (None, repr(item))
+
+    want, have = Counter(map(key, expected)), Counter(map(key, got))
+    missing, extra = sorted((want - have).elements(), key=str), sorted((have - want).elements(), key=str)
+    return [f"  - diagnostic line {line} {code} (expected, missing)" for line, code in missing] + [
+        f"  + diagnostic line {line} {code} (given, not expected)" for line, code in extra
+    ]
+
+
+def cut_excerpt(data: bytes, cut: int, width: int = 24) -> str:
+    """The bytes either side of offset `cut`, with the cut marked."""
+    return f"{data[max(0, cut - width):cut]!r} | {data[cut:cut + width]!r} (offset {cut})"
+
+
 def _answer(case: Case, role: Role, response: dict[str, Any]) -> CaseResult | None:
     """A result for a skipped or errored response; None for a real answer."""
     if response.get("skipped"):
@@ -63,9 +95,9 @@ def check_reader(harness: Harness, case: Case, seed: int) -> CaseResult:
         if answered is not None:
             answered.plan = plan.name
             return answered
-        difference = first_difference(expected, comparable_state(response["state"]))
-        if difference is not None:
-            return CaseResult(case.id, "reader", "failed", "state differs from expected-state.json", plan.name, difference)
+        got = comparable_state(response["state"])
+        if first_difference(expected, got) is not None:
+            return CaseResult(case.id, "reader", "failed", state_report(expected, got, plan.chunks(data)), plan.name, first_difference(expected, got))
     return CaseResult(case.id, "reader", "passed")
 
 
@@ -154,9 +186,10 @@ def _run_one(harness: Harness, case: Case, role: Role, suite: Suite, report: Har
     except ProtocolViolation as error:
         return CaseResult(case.id, role, "errored", f"protocol violation: {error}")
     except HarnessBroken as error:
+        stderr = harness.stderr_excerpt()
         try:
             harness.restart()
             report.restarts.append(f"{case.id} ({role}): {error}; restarted")
         except HarnessBroken as again:
             report.error = f"could not restart the harness after {case.id} ({role}): {again}"
-        return CaseResult(case.id, role, "errored", f"the harness crashed: {error}")
+        return CaseResult(case.id, role, "errored", "\n".join(filter(None, [str(error), stderr])))

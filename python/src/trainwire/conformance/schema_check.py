@@ -19,7 +19,7 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
-from trainwire.reader.decoder import parse_strict
+from trainwire.reader.decoder import MAX_NESTING, nesting_depth, parse_strict
 
 Verdict = Literal["valid", "unknown", "invalid"]
 
@@ -68,9 +68,9 @@ def line_verdict(text: str) -> Verdict:
     """What a reader must do with one line: deliver it (valid/unknown) or skip it (invalid)."""
     try:
         value = parse_strict(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "invalid"
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or nesting_depth(value) > MAX_NESTING:
         return "invalid"
     if validator_for().is_valid(value):
         return "valid"

@@ -8,8 +8,8 @@ A derived case says in its `case.json`:
 Transformations work on the lines of the stream (bytes without their `\\n`) and the
 partial tail; line numbers are 1-based and refer to the stream as it is when the
 transformation runs. A line to insert is given as text (a string), as
-`{"json": value}` (written compactly, UTF-8 as is) or as `{"hex": "..."}` (raw bytes,
-for invalid UTF-8).
+`{"json": value}` (written compactly, UTF-8 as is), as `{"hex": "..."}` (raw bytes,
+for invalid UTF-8) or as `{"repeat": text, "times": n}` (a huge line, short to describe).
 """
 
 from __future__ import annotations
@@ -43,14 +43,16 @@ class Lines:
 
 
 def encode_item(item: Any) -> bytes:
-    """One line to insert: text, `{"json": value}` or `{"hex": "..."}`."""
+    """One line to insert: text, `{"json": value}`, `{"hex": "..."}` or `{"repeat": text, "times": n}`."""
     if isinstance(item, str):
         return item.encode("utf-8")
     if isinstance(item, dict) and "json" in item:
         return compact_json(item["json"])
     if isinstance(item, dict) and "hex" in item:
         return bytes.fromhex(item["hex"])
-    raise ValueError(f"a line to insert is a string, {{'json': ...}} or {{'hex': ...}}, not {item!r}")
+    if isinstance(item, dict) and "repeat" in item:
+        return item["repeat"].encode("utf-8") * item["times"]
+    raise ValueError(f"a line to insert is a string, {{'json': ...}}, {{'hex': ...}} or {{'repeat': ..., 'times': n}}, not {item!r}")
 
 
 def compact_json(value: Any) -> bytes:

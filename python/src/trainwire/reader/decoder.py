@@ -19,9 +19,10 @@ import json
 import logging
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from functools import lru_cache
+from typing import Any, TypeGuard, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,9 +34,12 @@ from trainwire.contract.event_dicts import KNOWN_EVENT_DICTS, event_dict, event_
 from trainwire.contract.models import EVENT_ADAPTER, EVENT_MODELS, Envelope, UnknownEvent
 
 __all__ = [
+    "DEFAULT_MAX_DIAGNOSTICS",
     "DEFAULT_MAX_LINE_BYTES",
+    "MAX_NESTING",
     "Decoder",
     "Diagnostic",
+    "DiagnosticLog",
     "Events",
     "Record",
     "ValidatedRecord",
@@ -46,6 +50,10 @@ __all__ = [
 logger = logging.getLogger("trainwire.reader.decoder")
 
 DEFAULT_MAX_LINE_BYTES = 1 << 20
+#: the deepest a line may nest (its object is level 1): deeper is `invalid_json` (reader rule 2.3)
+MAX_NESTING = 128
+#: the diagnostics a reader lists; the others are counted in `diagnostics_dropped`
+DEFAULT_MAX_DIAGNOSTICS = 1000
 _BOM = b"\xef\xbb\xbf"
 _PREVIEW_CHARS = 80
 #: enough bytes for 80 characters of UTF-8
@@ -76,7 +84,7 @@ class Events(Sequence[Any]):
 
     def _built(self) -> list[Any]:
         if self._models is None:
-            self._models = [event_model(event) for event in self._dicts]
+            self._models = [_typed(event) for event in self._dicts]
         return self._models
 
     def __len__(self) -> int:
@@ -115,6 +123,29 @@ class Diagnostic:
 
     def to_dict(self) -> dict[str, Any]:
         return {"line": self.line, "code": self.code, "message": self.message}
+
+
+class DiagnosticLog(list[Diagnostic]):
+    """The first `limit` diagnostics, the others counted: a stream of bad lines cannot exhaust memory.
+
+    A list, so that the decoder and the fold share it as they shared a plain one.
+    """
+
+    def __init__(self, limit: int = DEFAULT_MAX_DIAGNOSTICS) -> None:
+        super().__init__()
+        self.limit = limit
+        #: diagnostics found beyond `limit`
+        self.dropped = 0
+
+    def append(self, diagnostic: Diagnostic) -> None:
+        if len(self) < self.limit:
+            super().append(diagnostic)
+        else:
+            self.dropped += 1
+
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
+        for diagnostic in diagnostics:
+            self.append(diagnostic)
 
 
 class _Skip(Exception):
@@ -179,7 +210,7 @@ class Decoder:
     def records(self, chunk: bytes) -> Iterator[Record]:
         """Decode a chunk lazily, yielding `(line_number, typed event)`; consume it fully."""
         for number, event in self.validated(chunk):
-            yield number, event_model(event)
+            yield number, _typed(event)
 
     def validated(self, chunk: bytes) -> Iterator[ValidatedRecord]:
         """Decode a chunk lazily, yielding `(line_number, validated event dict)`; consume it fully.
@@ -224,6 +255,8 @@ class Decoder:
             return None
         if b"null" in body and _NULL_NOT_ALLOWED.search(body):
             return None
+        if _may_nest_too_deeply(body):
+            return None
         validate = KNOWN_EVENT_DICTS.validate_json
         try:
             events = [validate(line, strict=True) for line in lines]
@@ -254,7 +287,8 @@ class Decoder:
                         # Every valid line has one `u` in its `run_id` key; a `true` or `null`
                         # token adds another. Counting one byte is cheaper than two searches.
                         if (
-                            b"N" not in content
+                            _shallow(content)
+                            and b"N" not in content
                             and b"I" not in content
                             and content.count(b"u") == 1
                             and event["event"] == "train.step"
@@ -364,7 +398,9 @@ class Decoder:
         except ValueError as error:
             raise _Skip("invalid_json", f"not JSON ({error}): {_preview(content)}") from None
         except RecursionError:
-            raise _Skip("invalid_json", f"JSON nested too deeply for this reader: {_preview(content)}") from None
+            raise _Skip("invalid_json", f"JSON nested deeper than {MAX_NESTING} levels: {_preview(content)}") from None
+        if not _shallow(content) and nesting_depth(value) > MAX_NESTING:
+            raise _Skip("invalid_json", f"JSON nested deeper than {MAX_NESTING} levels: {_preview(content)}")
         if not isinstance(value, dict):
             raise _Skip("schema_violation", f"the line is a JSON {_json_type(value)}, not an object: {_preview(content)}")
         version = value.get("schema_version")
@@ -372,8 +408,14 @@ class Decoder:
             raise _Skip("unsupported_version", f"schema_version {format_number(version)} is newer than 1: {_preview(content)}")
         if version is True:
             raise _Skip("schema_violation", f"schema_version must be the integer 1, not true: {_preview(content)}")
+        value = _integral_floats_to_int(value)
+        lone_surrogates = _LONE_SURROGATE.search(text) is not None
         try:
-            event = EVENT_ADAPTER.validate_python(_integral_floats_to_int(value), strict=True)
+            if lone_surrogates:
+                # pydantic cannot hold a lone surrogate in a typed string; the schema allows it.
+                event = _restore_strings(EVENT_ADAPTER.validate_python(_replace_lone_surrogates(value), strict=True), value)
+            else:
+                event = EVENT_ADAPTER.validate_python(value, strict=True)
         except ValidationError as error:
             raise _Skip("schema_violation", f"{_first_error(error)}: {_preview(content)}") from None
         except (TypeError, RecursionError):
@@ -405,6 +447,35 @@ def parse_strict(text: str) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
+#: every byte but `{`, `[` and the newline, deleted to count a body's openings line by line
+_NOT_AN_OPENING = bytes(byte for byte in range(256) if byte not in b"{[\n")
+
+
+def _may_nest_too_deeply(body: bytes) -> bool:
+    """`not _shallow(line)` for some line of `body`, for all its lines at once."""
+    openings = body.translate(None, _NOT_AN_OPENING)
+    return len(openings) > MAX_NESTING and max(map(len, openings.split(b"\n"))) > MAX_NESTING
+
+
+def _shallow(content: bytes) -> bool:
+    """Too few brackets to nest past the limit: the cheap test that spares most lines a walk."""
+    return content.count(b"{") + content.count(b"[") <= MAX_NESTING
+
+
+def nesting_depth(value: Any) -> int:
+    """How deep a parsed JSON value nests: 0 for a scalar, 1 for a flat object or array."""
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def _is_integer(value: Any) -> TypeGuard[int | float]:
     if isinstance(value, bool):
         return False
@@ -432,6 +503,43 @@ def _integral_floats_to_int(value: Any) -> Any:
     if isinstance(value, list):
         return [_integral_floats_to_int(item) for item in value]
     return value
+
+
+#: a `\\uD800`-`\\uDFFF` escape: the text may hold a lone surrogate once parsed
+_LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_CHARACTER = re.compile("[\ud800-\udfff]")
+
+
+def _replace_lone_surrogates(value: Any) -> Any:
+    """The value with each lone surrogate replaced by U+FFFD: one code point for one, as the schema counts."""
+    if isinstance(value, str):
+        return _SURROGATE_CHARACTER.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_lone_surrogates(key): _replace_lone_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_lone_surrogates(item) for item in value]
+    return value
+
+
+def _restore_strings(model: Any, original: dict[str, Any]) -> Any:
+    """Puts the original values (lone surrogates and all) back into the validated model."""
+    for name in [*type(model).model_fields, *(model.model_extra or ())]:
+        if name not in original or _replace_lone_surrogates(original[name]) == original[name]:
+            continue
+        current = getattr(model, name)
+        if isinstance(current, BaseModel) and isinstance(original[name], dict):
+            _restore_strings(current, original[name])
+        else:
+            setattr(model, name, original[name])
+    return model
+
+
+def _typed(event: dict[str, Any]) -> Any:
+    """The typed event of a validated dict; one holding lone surrogates as the slow path built it."""
+    try:
+        return event_model(event)
+    except ValidationError:
+        return _restore_strings(event_model(_replace_lone_surrogates(event)), event)
 
 
 def _first_error(error: ValidationError) -> str:
@@ -462,6 +570,8 @@ def _trusted(content: bytes, event: Any) -> bool:
     """Whether pydantic's acceptance of the line stands as the JSON Schema's answer."""
     if b"NaN" in content or b"Infinity" in content or b"true" in content:
         return False  # bare non-finite tokens; `true` taken for `schema_version: 1`
+    if not _shallow(content):
+        return False
     if b"E" in content or _MAYBE_HUGE_EXPONENT.search(content):
         return False
     return _contract_gap(event) is None
@@ -471,7 +581,7 @@ def _trusted_dict(content: bytes, event: dict[str, Any]) -> bool:
     """`_trusted` for a known event validated into a dict whose `ts` hour was seen valid."""
     if b"NaN" in content or b"Infinity" in content or b"true" in content:
         return False
-    if b"E" in content or _MAYBE_HUGE_EXPONENT.search(content):
+    if not _shallow(content) or b"E" in content or _MAYBE_HUGE_EXPONENT.search(content):
         return False
     return not _has_explicit_null(event, _NULL_RULE_OF_EVENT[event["event"]])
 
@@ -507,14 +617,15 @@ def _finite_values(values: dict[str, Any]) -> bool:
 
 
 def _non_finite_field(value: Any, path: str) -> str | None:
-    """The first declared field holding an infinite number (an overflowing literal), if any.
+    """The first declared number holding an infinite value (an overflowing literal), if any.
 
-    Unknown fields are left alone: they are kept as they are, as a JavaScript reader keeps them.
+    Unknown fields and free-form objects (`config`) are left alone: the schema says nothing
+    of their values, so they are kept as they are, as a JavaScript reader keeps them.
     """
     if isinstance(value, float):
         return path if not math.isfinite(value) else None
     if isinstance(value, BaseModel):
-        for name in type(value).model_fields:
+        for name in _typed_fields(type(value)):
             found = _non_finite_field(getattr(value, name), f"{path}/{name}")
             if found:
                 return found
@@ -529,6 +640,16 @@ def _non_finite_field(value: Any, path: str) -> str | None:
             if found:
                 return found
     return None
+
+
+@lru_cache(maxsize=None)
+def _typed_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields whose schema types their values (not `Any` anywhere in the annotation)."""
+    return tuple(name for name, field in model.model_fields.items() if not _holds_any(field.annotation))
+
+
+def _holds_any(annotation: Any) -> bool:
+    return annotation is Any or any(_holds_any(argument) for argument in get_args(annotation))
 
 
 def _contract_gap(event: Any) -> str | None:

@@ -15,7 +15,15 @@ from typing import Any
 from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
 from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
-from trainwire.reader.decoder import DEFAULT_MAX_LINE_BYTES, Decoder, Diagnostic, Events, ValidatedRecord
+from trainwire.reader.decoder import (
+    DEFAULT_MAX_DIAGNOSTICS,
+    DEFAULT_MAX_LINE_BYTES,
+    Decoder,
+    Diagnostic,
+    DiagnosticLog,
+    Events,
+    ValidatedRecord,
+)
 from trainwire.contract.errors import StreamError
 from trainwire.contract.event_dicts import event_dict
 from trainwire.contract.models import EVENT_NAMES
@@ -112,6 +120,16 @@ class RunState:
 
         return run_html(self)
 
+    @classmethod
+    def from_dict(cls, saved: dict[str, Any]) -> RunState:
+        """A run as a saved reader state holds it (`to_dict`'s output), to go on from."""
+        run = cls(saved["run_id"])
+        for name in cls.__slots__:
+            setattr(run, name, copy.deepcopy(saved[name]))
+        if run.status == "stale":  # decided when a state is read, never kept: the run was running
+            run.status = "running"
+        return run
+
     def to_dict(self, now_us: int | None = None, stale_after_s: float | None = None) -> dict[str, Any]:
         state = copy.deepcopy({name: getattr(self, name) for name in self.__slots__})
         state["status"] = self.status_at(now_us, stale_after_s)
@@ -127,13 +145,26 @@ class RunStateFold:
     stream order.
     """
 
-    def __init__(self, *, strict: bool = False, diagnostics: list[Diagnostic] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        strict: bool = False,
+        diagnostics: list[Diagnostic] | None = None,
+        resume: dict[str, Any] | None = None,
+    ) -> None:
         self.strict = strict
         self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
         #: runs by id, in order of first appearance
         self.runs: dict[str, RunState] = {}
         #: lines applied whose event name this reader does not know
         self.unknown_events = 0
+        if resume is not None:
+            # a saved reader state: its runs keep their last seq and ts, so gaps and silence are still seen
+            self.runs = {saved["run_id"]: RunState.from_dict(saved) for saved in resume["runs"]}
+            self.unknown_events = resume["unknown_events"]
+            self.diagnostics.extend(Diagnostic(d["line"], d["code"], d["message"]) for d in resume["diagnostics"])
+            if isinstance(self.diagnostics, DiagnosticLog):
+                self.diagnostics.dropped += resume.get("diagnostics_dropped", 0)
 
     def apply(self, line: int, event: Any) -> bool:
         """Fold one decoded line; False when it is dropped (after_finished, seq_not_increasing)."""
@@ -324,16 +355,21 @@ class StreamReader:
         strict: bool = False,
         offset: int = 0,
         line_number: int = 0,
+        resume: dict[str, Any] | None = None,
+        max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
     ) -> None:
-        self.diagnostics: list[Diagnostic] = []
+        """`resume`: a saved `to_dict()`; reading goes on at its `consumed_bytes` with its runs
+        (overriding `offset` and `line_number`), so sequence gaps and staleness are still detected.
+        `max_diagnostics`: the state lists the first ones and counts the rest."""
+        self.diagnostics = DiagnosticLog(max_diagnostics)
         self.decoder = Decoder(
             max_line_bytes=max_line_bytes,
             strict=strict,
-            offset=offset,
-            line_number=line_number,
+            offset=offset if resume is None else resume["consumed_bytes"],
+            line_number=line_number if resume is None else resume["lines"],
             diagnostics=self.diagnostics,
         )
-        self.fold = RunStateFold(strict=strict, diagnostics=self.diagnostics)
+        self.fold = RunStateFold(strict=strict, diagnostics=self.diagnostics, resume=resume)
 
     def feed(self, chunk: bytes) -> Events:
         """Decode and fold a chunk; return the typed events applied to runs (built when read)."""
@@ -349,6 +385,10 @@ class StreamReader:
 
     def run(self, run_id: str) -> RunState | None:
         return self.fold.runs.get(run_id)
+
+    def latest_run(self) -> RunState | None:
+        """The run whose first line came last (in a file holding several runs, the newest)."""
+        return next(reversed(self.fold.runs.values()), None)
 
     @property
     def lines(self) -> int:
@@ -372,6 +412,8 @@ class StreamReader:
             "partial_tail_bytes": self.decoder.partial_tail_bytes,
             "unknown_events": self.fold.unknown_events,
             "diagnostics": [diagnostic.to_dict() for diagnostic in self.diagnostics],
+            # only when some were dropped: a state within the limit is unchanged by the bound
+            **({"diagnostics_dropped": self.diagnostics.dropped} if self.diagnostics.dropped else {}),
         }
 
     def to_json(self, now: Now = None, stale_after_s: float | None = None) -> str:

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from pydantic_core import to_json
 
+from trainwire._generated.contract import ENVELOPE_FIELDS
 from trainwire.reader.decoder import DEFAULT_MAX_LINE_BYTES, Decoder
 
 __all__ = ["CUT_KEY", "LINE_LIMIT", "cut_to_fit", "line_problem"]
@@ -16,7 +17,7 @@ __all__ = ["CUT_KEY", "LINE_LIMIT", "cut_to_fit", "line_problem"]
 LINE_LIMIT = DEFAULT_MAX_LINE_BYTES
 #: the key a cut object is left with (a required object cannot become a string)
 CUT_KEY = "trainwire_cut"
-_ENVELOPE = frozenset({"schema_version", "seq", "ts", "run_id", "event", "stage"})
+_ENVELOPE = frozenset(ENVELOPE_FIELDS)
 
 
 def line_problem(encoded: bytes) -> str | None:

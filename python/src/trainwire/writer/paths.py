@@ -3,13 +3,17 @@ never escaping it (writer rule 9)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+from collections.abc import Mapping
 from typing import Union
 
 from trainwire._generated.contract import RELATIVE_PATH_PATTERN
 
-__all__ = ["PathLike", "relative_path"]
+__all__ = ["PathLike", "artifact_paths", "checkpoint_field", "relative_path"]
+
+logger = logging.getLogger("trainwire.writer")
 
 PathLike = Union[str, os.PathLike[str]]
 
@@ -38,3 +42,27 @@ def relative_path(path: PathLike, output_dir: str | None) -> str | None:
     except (TypeError, ValueError):  # not a path, or on another drive (Windows)
         pass
     return None
+
+
+def checkpoint_field(path: PathLike | None, output_dir: str | None) -> str | None:
+    """The `checkpoint` field: `path` relative to `output_dir`, or null (with a WARNING when
+    the path is outside it)."""
+    if path is None:
+        return None
+    relative = relative_path(path, output_dir)
+    if relative is None:
+        logger.warning("trainwire: checkpoint %s is outside the output directory; written as null", path)
+    return relative
+
+
+def artifact_paths(artifacts: Mapping[str, PathLike] | None, output_dir: str | None) -> dict[str, str]:
+    """The `artifacts` field: each path relative to `output_dir`; one outside it is left out
+    with a WARNING."""
+    kept = {}
+    for name, path in (artifacts or {}).items():
+        relative = relative_path(path, output_dir)
+        if relative is None:
+            logger.warning("trainwire: artifact %s (%s) is outside the output directory; left out", name, path)
+        else:
+            kept[str(name)] = relative
+    return kept

@@ -1,8 +1,16 @@
 """The emitter: `Run` writes one run's events to its sinks, following docs/writer-rules.md.
 
-`Run` is the public face; the work is done by the parts beside it: `LineWriter` (envelope
-and sequencing), `StepProgress` (throttle, ETA, attempts), `Heartbeat` (liveness), and the
-field helpers of `fields` and `paths`.
+`Run` is the public face: one method per event, each with its docstring, holding the lock
+and the run's state (started, finished, open phases and trials, the stop's reason). The
+work is done by the parts beside it: `arguments` (checking and converting what callers
+pass), `started`, `payloads` and `ending` (the payloads of `run.started`, of the events
+during a run and of `run.finished`, with their fallbacks), `outputs` (the sinks),
+`LineWriter` (envelope and sequencing), `StepProgress` (throttle, ETA, attempts) and
+`Heartbeat` (liveness).
+
+Longer than the writer's other modules because the public API is here, one documented
+method per event; `step()` builds its line in place since it is the per-step hot path
+(`make bench` holds it to plain `json.dumps` + write).
 """
 
 from __future__ import annotations
@@ -16,61 +24,39 @@ from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any, Callable, Iterable, Literal
 
-from trainwire import __version__
-from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN, RUN_ID_PATTERN
+from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN
 from trainwire.contract.clock import Clock, SystemClock
-from trainwire.contract.errors import RunInterrupted
-from trainwire.contract.limits import clip
 from trainwire.contract.status import EXIT_CODES, status_for_exception, stop_reason
+from trainwire.writer.arguments import PHASE_STATUSES, TRIAL_STATUSES, Arguments, checked_run_id
 from trainwire.writer.checks import Complaints, RejectedInput
-from trainwire.writer.fields import (
-    UNSET,
-    ErrorLike,
-    Unset,
-    clean_metrics,
-    error_info,
-    microseconds,
-    new_run_id,
-    param_value,
-)
+from trainwire.writer.ending import checked_ending, ending_for, finished_payload, required_finished
+from trainwire.writer.fields import UNSET, ErrorLike, Unset, clean_metrics, error_info, microseconds, new_run_id, param_value
 from trainwire.writer.heartbeat import Heartbeat
 from trainwire.writer.journal import Journal
 from trainwire.writer.lines import LineWriter
+from trainwire.writer.outputs import open_sinks
 from trainwire.writer.paths import PathLike, relative_path
-from trainwire.writer.provenance import collect_provenance
-from trainwire.writer.rank import global_rank
-from trainwire.writer.redaction import redact_config
-from trainwire.writer.sinks import CallbackSink, Dispatcher, FileSink, Sink, StdoutSink
-from trainwire.writer.step_progress import StepProgress
-from trainwire.writer.values import BAD, MAX_SAFE_INTEGER, integer, number
-from trainwire.contract.models import (
-    CheckpointSaved,
-    PhaseEnded,
-    PhaseStarted,
-    RunFinished,
-    StopRequested,
-    TrainRestarted,
-    TrialEnded,
-    field_pattern,
-    field_values,
+from trainwire.writer.payloads import (
+    checkpoint_payload,
+    eval_payload,
+    restart_reason,
+    restart_sizes,
+    stop_payload,
+    trial_ended_payload,
 )
+from trainwire.writer.redaction import redact_config
+from trainwire.writer.rank import global_rank
+from trainwire.writer.sinks import Dispatcher, Sink
+from trainwire.writer.started import provenance_field, required_started, started_payload
+from trainwire.writer.step_progress import StepProgress
+from trainwire.writer.values import BAD, MAX_SAFE_INTEGER, integer
 
 __all__ = ["UNSET", "ErrorLike", "RejectedInput", "Run", "Unset", "clean_metrics", "error_info", "new_run_id"]
 
 logger = logging.getLogger("trainwire.writer")
 
-_RUN_ID_RE = re.compile(RUN_ID_PATTERN)
 _EVENT_RE = re.compile(EVENT_NAME_PATTERN)
 _ENVELOPE_KEYS = frozenset(ENVELOPE_FIELDS)
-_PHASE_RE = re.compile(field_pattern(PhaseStarted, "phase"))
-# the contract's enums, read from the generated models
-_PHASE_STATUSES = field_values(PhaseEnded, "status")
-_RESTART_REASONS = field_values(TrainRestarted, "reason")
-_CHECKPOINT_REASONS = field_values(CheckpointSaved, "reason")
-_TRIAL_STATUSES = field_values(TrialEnded, "status")
-_STOP_SOURCES = field_values(StopRequested, "source")
-_STOP_SIGNALS = field_values(StopRequested, "signal")
-_FINISH_REASONS = field_values(RunFinished, "reason")
 
 
 class Run:
@@ -118,23 +104,16 @@ class Run:
         strict: bool = False,
     ) -> None:
         self._complain = Complaints(strict)
+        self._args = Arguments(self._complain)
         self._clock: Clock = clock if clock is not None else SystemClock()
-        if run_id is None:
-            run_id = new_run_id(self._clock.now())
-        elif not isinstance(run_id, str) or _RUN_ID_RE.fullmatch(run_id) is None:
-            raise ValueError(f"run_id must match {RUN_ID_PATTERN}, got {run_id!r}")
-        self._run_id = run_id
+        self._run_id = run_id = checked_run_id(run_id, self._clock.now)
         self._active = (global_rank() if rank is None else rank) == 0
         self.output_dir = os.path.abspath(output_dir) if output_dir is not None else None
-        self._producer = self._checked_producer(producer)
-        self._stage = self._checked_stage(stage)
+        self._producer = self._args.producer(producer)
+        self._stage = self._args.stage(stage)
         self._now = self._clock.now
         self._monotonic = self._clock.monotonic
-        interval = number(heartbeat_interval_s, minimum=0)
-        if interval is BAD or (interval is not None and not 0 < interval < float("inf")):
-            self._complain("heartbeat_interval_s", f"heartbeat_interval_s={heartbeat_interval_s!r} is not a positive number; no heartbeat")
-            interval = None
-        self._heartbeat_interval_s = interval or None
+        self._heartbeat_interval_s = self._args.heartbeat_interval(heartbeat_interval_s)
         self._heartbeat_thread_enabled = heartbeat_thread
 
         # Reentrant: a callback sink may itself call back into the run.
@@ -150,33 +129,12 @@ class Run:
         self._journal: Journal | None = None
         self._steps = StepProgress(step_interval_s)  # train.step state (writer rules 5 and 6)
         self._heartbeat: Heartbeat | None = None
-        dispatcher = Dispatcher(self._make_sinks(sinks, stdout, callbacks, file_name, fsync, journal) if self._active else ())
-        self._lines = LineWriter(run_id, self._stage, dispatcher, self._now, self._monotonic, self._complain)
-
-    def _make_sinks(
-        self,
-        sinks: Iterable[Sink],
-        stdout: bool,
-        callbacks: Iterable[Callable[[Any], object]],
-        file_name: str,
-        fsync: bool,
-        journal: bool,
-    ) -> list[Sink]:
         made: list[Sink] = []
-        if self.output_dir is not None:
-            try:
-                os.makedirs(self.output_dir, exist_ok=True)
-                made.append(FileSink(os.path.join(self.output_dir, file_name), fsync=fsync))
-                if journal:
-                    self._journal = Journal(self.output_dir)
-                    made.append(self._journal)
-            except OSError as exc:
-                logger.warning("trainwire: cannot open %s in %s (%s); no progress file", file_name, self.output_dir, exc)
-        if stdout:
-            made.append(StdoutSink())
-        made.extend(CallbackSink(fn) for fn in callbacks)
-        made.extend(sinks)
-        return made
+        if self._active:
+            made, self._journal = open_sinks(
+                self.output_dir, file_name=file_name, fsync=fsync, journal=journal, stdout=stdout, callbacks=callbacks, sinks=sinks
+            )
+        self._lines = LineWriter(run_id, self._stage, Dispatcher(made), self._now, self._monotonic, self._complain)
 
     # -- properties --------------------------------------------------------------------
 
@@ -235,8 +193,8 @@ class Run:
             return
         # collected before taking the lock: git may take a moment, the heartbeat must not wait
         redacted = redact_config(config) if config is not None else None
-        seed = self._optional_int("run.started", "seed", seed, -MAX_SAFE_INTEGER)
-        provenance_fields = self._provenance(provenance, seed)
+        seed = self._args.optional_int("run.started", "seed", seed, -MAX_SAFE_INTEGER)
+        provenance_fields = provenance_field(provenance, seed)
         if self._journal is not None:
             diff = self._journal.begin(redacted, provenance_fields)
             if diff is not None and provenance_fields is not None:
@@ -260,31 +218,21 @@ class Run:
         line with its required fields only, so that the run always has its first line."""
         self._started = True
         self._run_start = self._monotonic()
-        total = self._steps.total_steps = self._optional_int("run.started", "total_steps", total_steps)
-        payload: dict[str, Any] = {"producer": self._producer, "total_steps": total}
-        if total_epochs is not UNSET:
-            epochs = number(total_epochs, minimum=0)
-            if epochs is BAD:
-                self._complain("run.started.total_epochs", f"total_epochs={total_epochs!r} is not a number >= 0; left out")
-            else:
-                payload["total_epochs"] = epochs
-        if config is not None:
-            payload["config"] = config
-        if provenance is not None:
-            payload["provenance"] = provenance
-        if world_size is not None:
-            size = integer(world_size, minimum=1)
-            if isinstance(size, int):
-                payload["world_size"] = size
-            else:
-                self._complain("run.started.world_size", f"world_size={world_size!r} is not an integer >= 1; left out")
-        if resumed_from is not UNSET:
-            payload["resumed_from"] = None if resumed_from is None else self._resumed_from(resumed_from)
-        if self._heartbeat_interval_s is not None:
-            payload["heartbeat_interval_s"] = self._heartbeat_interval_s
+        total = self._steps.total_steps = self._args.optional_int("run.started", "total_steps", total_steps)
+        payload = started_payload(
+            self._args,
+            self.output_dir,
+            producer=self._producer,
+            total_steps=total,
+            total_epochs=total_epochs,
+            config=config,
+            provenance=provenance,
+            world_size=world_size,
+            resumed_from=resumed_from,
+            heartbeat_interval_s=self._heartbeat_interval_s,
+        )
         if not self._emit("run.started", payload):
-            required = {"producer": self._producer, "total_steps": total}
-            self._emit("run.started", required)
+            self._emit("run.started", required_started(payload))
         if self._heartbeat_interval_s is not None and self._heartbeat_thread_enabled:
             self._start_heartbeat()
 
@@ -293,7 +241,7 @@ class Run:
         if not self._active:
             return
         with self._lock:
-            if not self._valid_phase("phase.started", name):
+            if not self._args.phase_name("phase.started", name):
                 return
             self._open_phases.append((name, self._monotonic()))
             self._emit("phase.started", {"phase": name})
@@ -306,11 +254,10 @@ class Run:
         if not self._active:
             return
         with self._lock:
-            if not self._valid_phase("phase.ended", name):
+            if not self._args.phase_name("phase.ended", name):
                 return
             started = self._close_phase(name)
-            if status not in _PHASE_STATUSES:
-                self._complain("phase.ended.status", f"phase status {status!r} is not one of {sorted(_PHASE_STATUSES)}; phase.ended not written")
+            if not self._args.one_of("phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"):
                 return
             duration = 0.0 if started is None else self._since(started)
             self._emit("phase.ended", {"phase": name, "status": status, "duration_s": duration})
@@ -372,24 +319,24 @@ class Run:
             line["step"] = step
             line["total_steps"] = steps.total_steps
             # plain floats and None (the common case) go straight in
-            line["epoch"] = epoch if epoch is None else self._number("train.step", "epoch", epoch, 0)
-            line["loss"] = loss if loss is None or type(loss) is float else self._number("train.step", "loss", loss)
+            line["epoch"] = epoch if epoch is None else self._args.number("train.step", "epoch", epoch, 0)
+            line["loss"] = loss if loss is None or type(loss) is float else self._args.number("train.step", "loss", loss)
             line["learning_rate"] = (
                 learning_rate
                 if learning_rate is None or type(learning_rate) is float
-                else self._number("train.step", "learning_rate", learning_rate)
+                else self._args.number("train.step", "learning_rate", learning_rate)
             )
             if grad_norm is not UNSET:
-                line["grad_norm"] = self._number("train.step", "grad_norm", grad_norm)
+                line["grad_norm"] = self._args.number("train.step", "grad_norm", grad_norm)
             line["elapsed_s"] = elapsed
             line["eta_s"] = eta
             line["progress"] = progress
             if samples_per_s is not UNSET:
-                line["samples_per_s"] = self._number("train.step", "samples_per_s", samples_per_s, 0)
+                line["samples_per_s"] = self._args.number("train.step", "samples_per_s", samples_per_s, 0)
             if tokens_per_s is not UNSET:
-                line["tokens_per_s"] = self._number("train.step", "tokens_per_s", tokens_per_s, 0)
+                line["tokens_per_s"] = self._args.number("train.step", "tokens_per_s", tokens_per_s, 0)
             if tokens_seen is not UNSET:
-                line["tokens_seen"] = self._optional_int("train.step", "tokens_seen", tokens_seen)
+                line["tokens_seen"] = self._args.optional_int("train.step", "tokens_seen", tokens_seen)
             if metrics is not None:
                 line["metrics"] = clean_metrics(metrics, self._complain)
             if steps.due(step, now, first_of_attempt):
@@ -401,7 +348,7 @@ class Run:
 
     def epoch(self, epoch: int, step: int, metrics: Mapping[str, Any] | None = None) -> None:
         """Writes `train.epoch`: epoch `epoch` (from 1) was completed at `step`."""
-        counted = self._counts("train.epoch", epoch=(epoch, 1), step=(step, 0))
+        counted = self._args.counts("train.epoch", epoch=(epoch, 1), step=(step, 0))
         if counted is not None:
             self._emit_active("train.epoch", {**counted, "metrics": clean_metrics(metrics, self._complain)})
 
@@ -419,22 +366,17 @@ class Run:
         if not self._active:
             return
         with self._lock:
-            counted = self._ready("train.restarted") and self._counts("train.restarted", step=(step, 0))
+            counted = self._ready("train.restarted") and self._args.counts("train.restarted", step=(step, 0))
             if not counted:
                 return
-            if reason not in _RESTART_REASONS:
-                self._complain("train.restarted.reason", f"restart reason {reason!r} is not 'oom' or 'other'; written as 'other'")
-                reason = "other"
+            reason = restart_reason(self._args, reason)
             step = counted["step"]
             self._flush_pending_step()
             attempt, previous_step = self._steps.restart(step)
             payload: dict[str, Any] = {"reason": reason, "attempt": attempt, "previous_step": previous_step, "step": step}
-            if batch_size_from is not UNSET:
-                payload["batch_size_from"] = self._optional_int("train.restarted", "batch_size_from", batch_size_from, 1)
-            if batch_size_to is not UNSET:
-                payload["batch_size_to"] = self._optional_int("train.restarted", "batch_size_to", batch_size_to, 1)
+            payload.update(restart_sizes(self._args, batch_size_from, batch_size_to))
             if total_steps is not UNSET:
-                payload["total_steps"] = self._steps.total_steps = self._optional_int("train.restarted", "total_steps", total_steps)
+                payload["total_steps"] = self._steps.total_steps = self._args.optional_int("train.restarted", "total_steps", total_steps)
             self._emit("train.restarted", payload)
 
     def eval(
@@ -446,19 +388,9 @@ class Run:
         split: str = "eval",
     ) -> None:
         """Writes `eval.completed`."""
-        counted = self._counts("eval.completed", step=(step, 0))
-        if counted is None:
-            return
-        if not isinstance(split, str) or not 1 <= len(split) <= 128:
-            self._complain("eval.completed.split", f"split {split!r} is not a name of 1 to 128 characters; eval.completed not written")
-            return
-        payload = {
-            "step": counted["step"],
-            "epoch": self._number("eval.completed", "epoch", epoch, 0),
-            "split": split,
-            "metrics": clean_metrics(metrics, self._complain),
-        }
-        self._emit_active("eval.completed", payload)
+        payload = eval_payload(self._args, step, metrics, epoch, split)
+        if payload is not None:
+            self._emit_active("eval.completed", payload)
 
     def checkpoint(self, step: int, path: PathLike, reason: str = "periodic") -> None:
         """Writes `checkpoint.saved`; `path` is made relative to the output directory.
@@ -466,22 +398,14 @@ class Run:
         A path outside the output directory is not written: the event is dropped with
         a WARNING (writer rule 9).
         """
-        counted = self._counts("checkpoint.saved", step=(step, 0)) if self._active else None
-        if counted is None:
-            return
-        if reason not in _CHECKPOINT_REASONS:
-            self._complain("checkpoint.saved.reason", f"checkpoint reason {reason!r} is not one of {sorted(_CHECKPOINT_REASONS)}; checkpoint.saved not written")
-            return
-        relative = self.relative_path(path)
-        if relative is None:
-            logger.warning("trainwire: checkpoint %s is outside the output directory; not written", path)
-            return
-        self._emit_active("checkpoint.saved", {"step": counted["step"], "path": relative, "reason": reason})
+        payload = checkpoint_payload(self._args, self.output_dir, step, path, reason) if self._active else None
+        if payload is not None:
+            self._emit_active("checkpoint.saved", payload)
 
     def trial_started(self, trial: int, params: Mapping[str, Any] | None = None, attempt: int = 1) -> None:
         """Writes `trial.started`; parameter values that are not numbers, strings, booleans
         or None are written as their string form."""
-        counted = self._counts("trial.started", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
+        counted = self._args.counts("trial.started", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
         if counted is None:
             return
         trial, attempt = counted["trial"], counted["attempt"]
@@ -502,26 +426,15 @@ class Run:
     ) -> None:
         """Writes `trial.ended` (`succeeded`, `failed`, `pruned`) with the time since
         `trial_started`; `best` is the running best `{trial, metric, value}`."""
-        counted = self._counts("trial.ended", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
+        counted = self._args.counts("trial.ended", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
         if counted is None:
             return
-        if status not in _TRIAL_STATUSES:
-            self._complain("trial.ended.status", f"trial status {status!r} is not one of {sorted(_TRIAL_STATUSES)}; trial.ended not written")
+        if not self._args.one_of("trial.ended.status", "trial status", status, TRIAL_STATUSES, "trial.ended not written"):
             return
-        trial, attempt = counted["trial"], counted["attempt"]
         with self._lock:
-            started = self._trial_starts.pop((trial, attempt), None)
-            payload: dict[str, Any] = {
-                "trial": trial,
-                "attempt": attempt,
-                "status": status,
-                "duration_s": 0.0 if started is None else self._since(started),
-                "metrics": clean_metrics(metrics, self._complain),
-                "error": error_info(error),
-            }
-            if best is not None:
-                payload["best"] = dict(best)
-            self._emit("trial.ended", payload)
+            started = self._trial_starts.pop((counted["trial"], counted["attempt"]), None)
+            duration = 0.0 if started is None else self._since(started)
+            self._emit("trial.ended", trial_ended_payload(self._args, counted, status, duration, metrics, error, best))
 
     def stop_requested(
         self,
@@ -535,23 +448,12 @@ class Run:
         that `finish("interrupted")` will use."""
         if not self._active:
             return
-        if source not in _STOP_SOURCES:
-            self._complain("stop.requested.source", f"stop source {source!r} is not one of {sorted(_STOP_SOURCES)}; stop.requested not written")
+        payload = stop_payload(self._args, source, signal, reason, requested_by)
+        if payload is None:
             return
-        if signal is not None and signal not in _STOP_SIGNALS:
-            self._complain("stop.requested.signal", f"signal {signal!r} is not one of {sorted(_STOP_SIGNALS)}; written as null")
-            signal = None
         with self._lock:
-            self.stop_reason = stop_reason(source, signal)
-            self._emit(
-                "stop.requested",
-                {
-                    "source": source,
-                    "signal": signal,
-                    "reason": clip(reason),
-                    "requested_by": clip(requested_by),
-                },
-            )
+            self.stop_reason = stop_reason(source, payload["signal"])
+            self._emit("stop.requested", payload)
 
     def heartbeat(self) -> None:
         """Writes `run.heartbeat` with the open phase and the last step (null when none)."""
@@ -612,44 +514,29 @@ class Run:
             if self._finished:
                 logger.debug("trainwire: run %s already finished; finish(%r) ignored", self._run_id, status)
                 return
-            if status not in EXIT_CODES:
-                self._complain("run.finished.status", f"run status {status!r} is not one of {sorted(EXIT_CODES)}; the run is finished as failed")
-                error = error if error is not None else ("ValueError", f"finish() was given the unknown status {status!r}")
-                status = "failed"
-            if reason is None and status == "interrupted":
-                reason = self.stop_reason
-            if reason is not None and reason not in _FINISH_REASONS:
-                self._complain("run.finished.reason", f"finish reason {reason!r} is not one of {sorted(_FINISH_REASONS)}; written as null")
-                reason = None
-            payload = {
-                "status": status,
-                "exit_code": EXIT_CODES.get(status),
-                "error": error_info(error),
-                "reason": reason,
-                "step": self._steps.last_step,
-                "checkpoint": self._checkpoint_field(checkpoint),
-                "duration_s": self._since(self._run_start),
-                "metrics": clean_metrics(metrics, self._complain),
-                "artifacts": self._artifacts(artifacts),
-            }
+            status, error, reason = checked_ending(self._args, status, error, reason, self.stop_reason)
+            payload = finished_payload(
+                self._args,
+                self.output_dir,
+                status=status,
+                error=error,
+                reason=reason,
+                step=self._steps.last_step,
+                checkpoint=checkpoint,
+                duration_s=self._since(self._run_start),
+                metrics=metrics,
+                artifacts=artifacts,
+            )
             if not self._emit("run.finished", payload):
-                # the run must still end: its status with what cannot be wrong
-                payload.update(error=None, reason=None, checkpoint=None, metrics={}, artifacts={})
-                self._emit("run.finished", payload)
+                self._emit("run.finished", required_finished(payload))
             self._mark_finished(status)
         self.close()
 
     def finish_for(self, error: BaseException | None) -> None:
         """Finishes as a block that ended with `error` does (`status_for_exception`): an
         interrupted run takes the stop's reason, a failed one the error."""
-        status = status_for_exception(error)
-        if status == "interrupted":
-            reason = error.reason if isinstance(error, RunInterrupted) else (self.stop_reason or "sigint")
-            self.finish("interrupted", reason=reason)
-        elif status == "failed":
-            self.finish("failed", error=error)
-        else:
-            self.finish("succeeded")
+        status, details = ending_for(error, self.stop_reason)
+        self.finish(status, **details)
 
     def close(self) -> None:
         """Stops the heartbeat and closes the sinks (without writing `run.finished`)."""
@@ -714,61 +601,6 @@ class Run:
             self._write_started()
         return True
 
-    def _number(self, event: str, field: str, value: Any, minimum: float | None = None) -> Any:
-        """A number field's value, or None (null) with a complaint when it is not a number."""
-        checked = number(value, minimum)
-        if checked is BAD:
-            floor = "" if minimum is None else f" >= {minimum}"
-            self._complain(f"{event}.{field}", f"{event}: {field}={value!r} is not a number{floor}; written as null")
-            return None
-        return checked
-
-    def _optional_int(self, event: str, field: str, value: Any, minimum: int = 0) -> int | None:
-        checked = integer(value, minimum)
-        if checked is BAD:
-            self._complain(f"{event}.{field}", f"{event}: {field}={value!r} is not an integer >= {minimum}; written as null")
-            return None
-        return checked
-
-    def _counts(self, event: str, **fields: tuple[Any, int]) -> dict[str, int] | None:
-        """The required integer fields as integers, or None (the event is not written, the
-        complaint says why) when one is not an integer >= its minimum."""
-        counted = {}
-        for field, (value, minimum) in fields.items():
-            checked = integer(value, minimum)
-            if not isinstance(checked, int):
-                self._complain(f"{event}.{field}", f"{event}: {field}={value!r} is not an integer >= {minimum}; {event} not written")
-                return None
-            counted[field] = checked
-        return counted
-
-    def _valid_phase(self, event: str, name: Any) -> bool:
-        if isinstance(name, str) and _PHASE_RE.fullmatch(name):
-            return True
-        self._complain("phase name", f"phase name {name!r} does not match [a-z][a-z0-9_]{{0,63}}; {event} not written")
-        return False
-
-    def _checked_producer(self, producer: Mapping[str, Any] | None) -> dict[str, Any]:
-        default = {"name": "trainwire", "version": __version__}
-        if producer is None:
-            return default
-        given = dict(producer)
-        name, version = given.get("name"), given.get("version")
-        if isinstance(name, str) and 1 <= len(name) <= 128 and isinstance(version, str) and len(version) <= 64:
-            return given
-        self._complain("producer", f"producer {producer!r} needs a name (1-128 characters) and a version (<= 64); the default is written")
-        return default
-
-    def _checked_stage(self, stage: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        if stage is None:
-            return None
-        given = dict(stage)
-        name, index, count = given.get("name"), integer(given.get("index"), 1), integer(given.get("count"), 1)
-        if isinstance(name, str) and 1 <= len(name) <= 128 and isinstance(index, int) and isinstance(count, int):
-            return {**given, "index": index, "count": count}
-        self._complain("stage", f"stage {stage!r} needs a name and an index and count >= 1; lines are written without it")
-        return None
-
     def _flush_pending_step(self) -> None:
         reported = self._lines.flush_pending()
         if reported is not None:
@@ -790,46 +622,6 @@ class Run:
                 return self._open_phases.pop(index)[1]
         logger.debug("trainwire: phase %r ended but was not started", name)
         return None
-
-    def _provenance(self, provenance: bool | Mapping[str, Any], seed: int | None) -> dict[str, Any] | None:
-        if isinstance(provenance, Mapping):
-            return dict(provenance)
-        if provenance:
-            try:
-                return collect_provenance(seed)
-            except Exception:  # collect_provenance is best effort; be sure anyway
-                logger.debug("trainwire: provenance not collected", exc_info=True)
-        return {"seed": seed} if seed is not None else None
-
-    def _resumed_from(self, resumed_from: Mapping[str, Any]) -> dict[str, Any]:
-        checkpoint = resumed_from.get("checkpoint")
-        run_id = resumed_from.get("run_id")
-        if run_id is not None and not (isinstance(run_id, str) and _RUN_ID_RE.fullmatch(run_id)):
-            self._complain("run.started.resumed_from", f"resumed_from.run_id {run_id!r} is not a run id; written as null")
-            run_id = None
-        return {
-            "run_id": run_id,
-            "checkpoint": None if checkpoint is None else self._checkpoint_field(checkpoint),
-            "step": self._optional_int("run.started", "resumed_from.step", resumed_from.get("step")),
-        }
-
-    def _checkpoint_field(self, path: PathLike | None) -> str | None:
-        if path is None:
-            return None
-        relative = self.relative_path(path)
-        if relative is None:
-            logger.warning("trainwire: checkpoint %s is outside the output directory; written as null", path)
-        return relative
-
-    def _artifacts(self, artifacts: Mapping[str, PathLike] | None) -> dict[str, str]:
-        kept = {}
-        for name, path in (artifacts or {}).items():
-            relative = self.relative_path(path)
-            if relative is None:
-                logger.warning("trainwire: artifact %s (%s) is outside the output directory; left out", name, path)
-            else:
-                kept[str(name)] = relative
-        return kept
 
     # -- heartbeat ---------------------------------------------------------------------
 

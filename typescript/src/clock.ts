@@ -1,9 +1,9 @@
-// RFC 3339 timestamps to microseconds since the epoch: liveness compares at that precision.
+// RFC 3339 timestamps to microseconds since the epoch (Python: trainwire.contract.clock.to_timestamp_us).
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
 /** Microseconds since 1970-01-01T00:00:00Z; extra fraction digits are truncated. */
-export function toEpochMicros(time: string | Date): number {
+export function toTimestampUs(time: string | Date): number {
   if (time instanceof Date) {
     const millis = time.getTime();
     if (Number.isNaN(millis)) throw new RangeError("invalid Date");

@@ -1,0 +1,129 @@
+"""The runs found under directories, one row each, from summaries and stream tails.
+
+Never reads a whole stream: a finished run whose `summary.json` is newer than its stream
+costs one small file; a running one, the last 64 KiB of its stream as well.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from trainwire.contract.clock import parse_timestamp_us
+from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
+from trainwire.reader.summary import SummaryBuilder, as_line
+
+__all__ = ["WINDOW_BYTES", "find_streams", "load_summary", "run_row"]
+
+#: how much of a stream's start and end a row reads
+WINDOW_BYTES = 64 * 1024
+
+
+def find_streams(roots: list[Path]) -> Iterator[Path]:
+    """Every `progress.jsonl` under `roots`, recursively, in a stable order."""
+    for root in roots:
+        if root.is_file():
+            yield root
+            continue
+        for directory, subdirectories, files in os.walk(root):
+            subdirectories.sort()
+            if STREAM_FILE in files:
+                yield Path(directory) / STREAM_FILE
+
+
+def run_row(stream: Path, now_us: int, stale_after_s: float | None = None) -> dict[str, Any] | None:
+    """The row of the latest run of `stream`, or None when it holds no valid line."""
+    summary = load_summary(stream.parent / SUMMARY_FILE)
+    if summary is not None and summary["status"] != "running" and _written_after(stream.parent / SUMMARY_FILE, stream):
+        # a finished run whose summary is newer than every line: nothing to read
+        return _row(summary, summary["status"], stream, now_us)
+    tail = _window_summary(stream, (False,))
+    latest = tail.summary()
+    if summary is None or (latest is not None and latest["run_id"] != summary["run_id"]):
+        # no journal (another writer), or a run newer than the journal: head and tail
+        partial = _window_summary(stream, (True, False))
+        summary, latest = partial.summary(), partial.summary()
+        last_ts = partial.last_ts
+    else:
+        last_ts = tail.last_ts if latest is not None else summary.get("finished_at")
+    if summary is None:
+        return None
+    if latest is not None and summary["status"] == "running":
+        # the journal is written at start and finish; the tail says where a live run is
+        summary = {**summary, "status": latest["status"], "step": latest["step"], "last": {**summary["last"], **latest["last"]}}
+    return _row(summary, _status_at(summary, last_ts, now_us, stale_after_s), stream, now_us)
+
+
+def _row(summary: Mapping[str, Any], status: str, stream: Path, now_us: int) -> dict[str, Any]:
+    return {
+        "run_id": summary["run_id"],
+        "status": status,
+        "step": summary["step"],
+        "total_steps": summary["total_steps"],
+        "duration_s": _duration(summary, now_us),
+        "last_loss": summary["last"].get("loss"),
+        "best_loss": (summary["best"].get("loss") or {}).get("value"),
+        "git_sha": summary["git_sha"],
+        "started_at": summary["started_at"],
+        "path": str(stream),
+    }
+
+
+def _written_after(summary: Path, stream: Path) -> bool:
+    try:
+        return summary.stat().st_mtime_ns >= stream.stat().st_mtime_ns
+    except OSError:
+        return False
+
+
+def load_summary(path: Path) -> dict[str, Any] | None:
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or summary.get("summary_version") != 1 or not isinstance(summary.get("run_id"), str):
+        return None
+    return summary
+
+
+def _window_summary(stream: Path, heads: tuple[bool, ...]) -> SummaryBuilder:
+    """A summary of the lines in the first (True) and last (False) windows of `stream`."""
+    from trainwire.reader.state import StreamReader
+
+    builder = SummaryBuilder(any_line_switches=True)
+    for head in heads:
+        for event in StreamReader().feed(_window(stream, head)):
+            builder.add(as_line(event))
+    return builder
+
+
+def _window(stream: Path, head: bool) -> bytes:
+    with open(stream, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if head or size <= WINDOW_BYTES:
+            data = file.read(WINDOW_BYTES)
+            return data[: data.rfind(b"\n") + 1]
+        file.seek(size - WINDOW_BYTES)
+        data = file.read(WINDOW_BYTES)
+    return data[data.find(b"\n") + 1 :]  # the first line is cut: drop it
+
+
+def _status_at(summary: Mapping[str, Any], last_ts: str | None, now_us: int, stale_after_s: float | None) -> str:
+    from trainwire.reader.state import RunState
+
+    run = RunState(summary["run_id"])
+    run.status = summary["status"]
+    run.last_ts = last_ts
+    run.heartbeat_interval_s = summary["heartbeat_interval_s"]
+    return run.status_at(now_us, stale_after_s)
+
+
+def _duration(summary: Mapping[str, Any], now_us: int) -> float | None:
+    if summary["duration_s"] is not None:
+        return float(summary["duration_s"])
+    if summary["status"] == "running" and summary["started_at"]:
+        return max(0.0, (now_us - parse_timestamp_us(summary["started_at"])) / 1e6)
+    return None

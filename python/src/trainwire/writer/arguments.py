@@ -1,0 +1,147 @@
+"""The arguments of `Run` as the contract takes them: each value is checked and converted
+where it has one obvious meaning, and what cannot be taken is reported to `Complaints`
+(writer rule 3: a warning, or `RejectedInput` in a strict run) and written as null, left
+out, or the event dropped, as each message says."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from trainwire import __version__
+from trainwire._generated.contract import RUN_ID_PATTERN
+from trainwire.contract.models import (
+    CheckpointSaved,
+    PhaseEnded,
+    PhaseStarted,
+    RunFinished,
+    StopRequested,
+    TrainRestarted,
+    TrialEnded,
+    field_pattern,
+    field_values,
+)
+from trainwire.writer.checks import Complaints
+from trainwire.writer.fields import new_run_id
+from trainwire.writer.values import BAD, integer, number
+
+__all__ = [
+    "CHECKPOINT_REASONS",
+    "FINISH_REASONS",
+    "PHASE_STATUSES",
+    "RESTART_REASONS",
+    "STOP_SIGNALS",
+    "STOP_SOURCES",
+    "TRIAL_STATUSES",
+    "Arguments",
+    "checked_run_id",
+    "is_run_id",
+]
+
+_RUN_ID_RE = re.compile(RUN_ID_PATTERN)
+_PHASE_RE = re.compile(field_pattern(PhaseStarted, "phase"))
+# the contract's enums, read from the generated models
+PHASE_STATUSES = field_values(PhaseEnded, "status")
+RESTART_REASONS = field_values(TrainRestarted, "reason")
+CHECKPOINT_REASONS = field_values(CheckpointSaved, "reason")
+TRIAL_STATUSES = field_values(TrialEnded, "status")
+STOP_SOURCES = field_values(StopRequested, "source")
+STOP_SIGNALS = field_values(StopRequested, "signal")
+FINISH_REASONS = field_values(RunFinished, "reason")
+
+
+def is_run_id(value: Any) -> bool:
+    return isinstance(value, str) and _RUN_ID_RE.fullmatch(value) is not None
+
+
+def checked_run_id(run_id: str | None, now: Callable[[], float]) -> str:
+    """The run id given, or a new one made at `now()`; a bad one raises `ValueError` (the
+    run cannot be made without one)."""
+    if run_id is None:
+        return new_run_id(now())
+    if not is_run_id(run_id):
+        raise ValueError(f"run_id must match {RUN_ID_PATTERN}, got {run_id!r}")
+    return run_id
+
+
+class Arguments:
+    """Checks one run's arguments, reporting each that cannot be taken to `complain`."""
+
+    def __init__(self, complain: Complaints) -> None:
+        self.complain = complain
+
+    def number(self, event: str, field: str, value: Any, minimum: float | None = None) -> Any:
+        """A number field's value, or None (null) with a complaint when it is not a number."""
+        checked = number(value, minimum)
+        if checked is BAD:
+            floor = "" if minimum is None else f" >= {minimum}"
+            self.complain(f"{event}.{field}", f"{event}: {field}={value!r} is not a number{floor}; written as null")
+            return None
+        return checked
+
+    def optional_int(self, event: str, field: str, value: Any, minimum: int = 0) -> int | None:
+        """An integer field's value, or None (null) with a complaint when it is not an
+        integer >= `minimum`."""
+        checked = integer(value, minimum)
+        if checked is BAD:
+            self.complain(f"{event}.{field}", f"{event}: {field}={value!r} is not an integer >= {minimum}; written as null")
+            return None
+        return checked
+
+    def counts(self, event: str, **fields: tuple[Any, int]) -> dict[str, int] | None:
+        """The required integer fields as integers, or None (the event is not written, the
+        complaint says why) when one is not an integer >= its minimum."""
+        counted = {}
+        for field, (value, minimum) in fields.items():
+            checked = integer(value, minimum)
+            if not isinstance(checked, int):
+                self.complain(f"{event}.{field}", f"{event}: {field}={value!r} is not an integer >= {minimum}; {event} not written")
+                return None
+            counted[field] = checked
+        return counted
+
+    def one_of(self, kind: str, what: str, value: Any, allowed: Collection[str], outcome: str) -> bool:
+        """Whether `value` is one of the contract's `allowed` values; when not, the complaint
+        names them and says the `outcome`."""
+        if value in allowed:
+            return True
+        self.complain(kind, f"{what} {value!r} is not one of {sorted(allowed)}; {outcome}")
+        return False
+
+    def phase_name(self, event: str, name: Any) -> bool:
+        if isinstance(name, str) and _PHASE_RE.fullmatch(name):
+            return True
+        self.complain("phase name", f"phase name {name!r} does not match [a-z][a-z0-9_]{{0,63}}; {event} not written")
+        return False
+
+    def producer(self, producer: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The `producer` of `run.started`: as given when valid, else this package."""
+        default = {"name": "trainwire", "version": __version__}
+        if producer is None:
+            return default
+        given = dict(producer)
+        name, version = given.get("name"), given.get("version")
+        if isinstance(name, str) and 1 <= len(name) <= 128 and isinstance(version, str) and len(version) <= 64:
+            return given
+        self.complain("producer", f"producer {producer!r} needs a name (1-128 characters) and a version (<= 64); the default is written")
+        return default
+
+    def stage(self, stage: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """The envelope's `stage`, its counts as integers, or None (left out) when invalid."""
+        if stage is None:
+            return None
+        given = dict(stage)
+        name, index, count = given.get("name"), integer(given.get("index"), 1), integer(given.get("count"), 1)
+        if isinstance(name, str) and 1 <= len(name) <= 128 and isinstance(index, int) and isinstance(count, int):
+            return {**given, "index": index, "count": count}
+        self.complain("stage", f"stage {stage!r} needs a name and an index and count >= 1; lines are written without it")
+        return None
+
+    def heartbeat_interval(self, interval_s: Any) -> float | None:
+        """The heartbeat interval in seconds, or None (no heartbeat) unless a positive number."""
+        interval = number(interval_s, minimum=0)
+        if interval is BAD or (interval is not None and not 0 < interval < float("inf")):
+            self.complain("heartbeat_interval_s", f"heartbeat_interval_s={interval_s!r} is not a positive number; no heartbeat")
+            interval = None
+        return interval or None

@@ -1,0 +1,46 @@
+"""Where a run's lines go: the sinks `Run` makes from its arguments, in the order it
+writes to them (the file, then the journal beside it, stdout, callbacks, the caller's)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from trainwire.writer.journal import Journal
+from trainwire.writer.sinks import CallbackSink, FileSink, Sink, StdoutSink
+
+__all__ = ["open_sinks"]
+
+logger = logging.getLogger("trainwire.writer")
+
+
+def open_sinks(
+    output_dir: str | None,
+    *,
+    file_name: str,
+    fsync: bool,
+    journal: bool,
+    stdout: bool,
+    callbacks: Iterable[Callable[[Any], object]],
+    sinks: Iterable[Sink],
+) -> tuple[list[Sink], Journal | None]:
+    """The sinks, and the journal among them (None without one). A file that cannot be
+    opened is left out with a WARNING: the run goes on with the other sinks."""
+    made: list[Sink] = []
+    kept_journal = None
+    if output_dir is not None:
+        try:
+            os.makedirs(output_dir, exist_ok=True)
+            made.append(FileSink(os.path.join(output_dir, file_name), fsync=fsync))
+            if journal:
+                kept_journal = Journal(output_dir)
+                made.append(kept_journal)
+        except OSError as exc:
+            logger.warning("trainwire: cannot open %s in %s (%s); no progress file", file_name, output_dir, exc)
+    if stdout:
+        made.append(StdoutSink())
+    made.extend(CallbackSink(fn) for fn in callbacks)
+    made.extend(sinks)
+    return made, kept_journal

@@ -1,0 +1,89 @@
+"""The first line of a run: the `run.started` payload from the arguments of `Run.start()`,
+and the line with its required fields only, written when the full one cannot be, so that
+every run has its first line."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from trainwire.writer.arguments import Arguments, is_run_id
+from trainwire.writer.fields import UNSET
+from trainwire.writer.paths import checkpoint_field
+from trainwire.writer.provenance import collect_provenance
+from trainwire.writer.values import BAD, integer, number
+
+__all__ = ["provenance_field", "required_started", "started_payload"]
+
+logger = logging.getLogger("trainwire.writer")
+
+
+def provenance_field(provenance: bool | Mapping[str, Any], seed: int | None) -> dict[str, Any] | None:
+    """`provenance` of `run.started`: a mapping as given, collected when True, and at least
+    the seed when there is one."""
+    if isinstance(provenance, Mapping):
+        return dict(provenance)
+    if provenance:
+        try:
+            return collect_provenance(seed)
+        except Exception:  # collect_provenance is best effort; be sure anyway
+            logger.debug("trainwire: provenance not collected", exc_info=True)
+    return {"seed": seed} if seed is not None else None
+
+
+def started_payload(
+    args: Arguments,
+    output_dir: str | None,
+    *,
+    producer: dict[str, Any],
+    total_steps: int | None,
+    total_epochs: Any,
+    config: dict[str, Any] | None,
+    provenance: dict[str, Any] | None,
+    world_size: Any,
+    resumed_from: Any,
+    heartbeat_interval_s: float | None,
+) -> dict[str, Any]:
+    """The fields of `run.started`; `total_epochs` and `resumed_from` are left out when
+    `UNSET`, a field that cannot be taken is left out (or null) with a complaint."""
+    payload: dict[str, Any] = {"producer": producer, "total_steps": total_steps}
+    if total_epochs is not UNSET:
+        epochs = number(total_epochs, minimum=0)
+        if epochs is BAD:
+            args.complain("run.started.total_epochs", f"total_epochs={total_epochs!r} is not a number >= 0; left out")
+        else:
+            payload["total_epochs"] = epochs
+    if config is not None:
+        payload["config"] = config
+    if provenance is not None:
+        payload["provenance"] = provenance
+    if world_size is not None:
+        size = integer(world_size, minimum=1)
+        if isinstance(size, int):
+            payload["world_size"] = size
+        else:
+            args.complain("run.started.world_size", f"world_size={world_size!r} is not an integer >= 1; left out")
+    if resumed_from is not UNSET:
+        payload["resumed_from"] = None if resumed_from is None else _resumed_from(args, resumed_from, output_dir)
+    if heartbeat_interval_s is not None:
+        payload["heartbeat_interval_s"] = heartbeat_interval_s
+    return payload
+
+
+def required_started(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """`run.started` with its required fields only: what cannot be wrong."""
+    return {"producer": payload["producer"], "total_steps": payload["total_steps"]}
+
+
+def _resumed_from(args: Arguments, resumed_from: Mapping[str, Any], output_dir: str | None) -> dict[str, Any]:
+    checkpoint = resumed_from.get("checkpoint")
+    run_id = resumed_from.get("run_id")
+    if run_id is not None and not is_run_id(run_id):
+        args.complain("run.started.resumed_from", f"resumed_from.run_id {run_id!r} is not a run id; written as null")
+        run_id = None
+    return {
+        "run_id": run_id,
+        "checkpoint": None if checkpoint is None else checkpoint_field(checkpoint, output_dir),
+        "step": args.optional_int("run.started", "resumed_from.step", resumed_from.get("step")),
+    }

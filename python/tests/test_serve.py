@@ -1,0 +1,170 @@
+"""`trainwire serve` as a real process on loopback: discovery, Range reads, stop, and every
+guard (foreign Host, foreign Origin, missing token, read-only, paths outside the runs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from trainwire import Run
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Server:
+    def __init__(self, process: subprocess.Popen[str], url: str) -> None:
+        self.process = process
+        parts = urlsplit(url)
+        self.base = f"{parts.scheme}://{parts.netloc}"
+        self.netloc = parts.netloc
+        self.token = parse_qs(parts.query)["token"][0]
+
+    def request(self, path: str, *, method: str = "GET", headers: dict[str, str] | None = None, body: Any = None) -> tuple[int, dict[str, str], bytes]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method, headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, dict(response.headers), response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), error.read()
+
+
+@contextmanager
+def serve(*arguments: str) -> Iterator[Server]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
+    process = subprocess.Popen([sys.executable, "-m", "trainwire", "serve", *arguments, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()  # the server prints its URL before it listens for requests
+        if not line.startswith("trainwire serve: http://"):
+            process.wait(timeout=30)
+            raise AssertionError(f"serve printed {line!r}; stderr: {process.stderr.read() if process.stderr else ''}")
+        yield Server(process, line.split()[2])
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def make_run(directory: Path, steps: int = 5, finish: bool = True) -> str:
+    run = Run(directory, step_interval_s=0, heartbeat_interval_s=None)
+    run.start(total_steps=steps, config={"lr": 0.1}, provenance=False)
+    for step in range(1, steps + 1):
+        run.step(step, loss=1.0 / step)
+    if finish:
+        run.finish()
+    else:
+        run.close()
+    return run.run_id
+
+
+def test_lists_runs_and_serves_their_streams_by_range(tmp_path: Path) -> None:
+    first = make_run(tmp_path / "a")
+    with serve(str(tmp_path)) as server:
+        status, _, body = server.request("/api/runs")
+        assert status == 200 and [(row["key"], row["run_id"], row["status"]) for row in json.loads(body)] == [("a", first, "succeeded")]
+        second = make_run(tmp_path / "team" / "b", finish=False)  # found again while serving
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            keys = {row["key"]: row for row in json.loads(server.request("/api/runs")[2])}
+            if "team/b" in keys:
+                break
+        assert keys["team/b"]["run_id"] == second and keys["team/b"]["status"] == "running"
+
+        stream = (tmp_path / "a" / "progress.jsonl").read_bytes()
+        status, headers, body = server.request("/runs/a/progress.jsonl")
+        assert status == 200 and body == stream and "etag" in {name.lower() for name in headers}
+        status, _, body = server.request("/runs/a/progress.jsonl", headers={"Range": f"bytes={len(stream) - 1}-"})
+        assert status == 206 and body == b"\n"  # an idle poll reads one byte
+        status, _, _ = server.request("/", headers={})
+        assert status == 200
+
+
+def test_no_path_outside_the_discovered_runs(tmp_path: Path) -> None:
+    make_run(tmp_path / "runs" / "a")
+    (tmp_path / "secret.txt").write_text("do not serve")
+    with serve(str(tmp_path / "runs")) as server:
+        for path in ("/runs/../secret.txt/progress.jsonl", "/runs/..%2Fsecret.txt/progress.jsonl", "/runs/%2e%2e/progress.jsonl", "/runs/b/progress.jsonl", "/assets/../../secret.txt", "/runs/a/config.json"):
+            status, _, body = server.request(path)
+            assert status in (404, 400) and b"do not serve" not in body, path
+
+
+def test_foreign_host_and_origin_are_refused(tmp_path: Path) -> None:
+    make_run(tmp_path / "a")
+    with serve(str(tmp_path)) as server:
+        assert server.request("/api/runs", headers={"Host": "evil.example:80"})[0] == 403
+        assert server.request("/api/runs", headers={"Host": f"rebound.example:{server.netloc.split(':')[1]}"})[0] == 403
+        assert server.request("/api/runs", headers={"Origin": "http://evil.example"})[0] == 403
+        assert server.request("/api/runs", headers={"Origin": f"http://{server.netloc}"})[0] == 200
+        assert server.request("/api/runs", headers={"Host": f"localhost:{server.netloc.split(':')[1]}"})[0] == 200
+
+
+def test_stop_needs_the_token_and_writes_the_control_file(tmp_path: Path) -> None:
+    make_run(tmp_path / "a", finish=False)
+    control = tmp_path / "a" / ".trainwire-stop"
+    with serve(str(tmp_path)) as server:
+        status, _, _ = server.request("/api/runs/a/stop", method="POST", body={"reason": "from a test"})
+        assert status == 403 and not control.exists()
+        status, _, _ = server.request("/api/runs/a/stop", method="POST", body={"reason": "x"}, headers={"X-Trainwire-Token": "wrong", "Content-Type": "application/json"})
+        assert status == 403 and not control.exists()
+        status, _, _ = server.request("/api/runs/a/stop", method="POST", body={"reason": "x"}, headers={"X-Trainwire-Token": server.token, "Origin": "http://evil.example"})
+        assert status == 403 and not control.exists()
+        status, _, body = server.request("/api/runs/a/stop", method="POST", body={"reason": "enough", "requested_by": "dashboard test"}, headers={"X-Trainwire-Token": server.token})
+        assert status == 200, body
+        assert json.loads(control.read_text()) == {"reason": "enough", "requested_by": "dashboard test"}
+        assert server.request("/api/runs/nope/stop", method="POST", body={}, headers={"X-Trainwire-Token": server.token})[0] == 404
+
+
+def test_read_only_has_no_stop(tmp_path: Path) -> None:
+    make_run(tmp_path / "a", finish=False)
+    with serve(str(tmp_path), "--read-only") as server:
+        assert json.loads(server.request("/api/config")[2])["read_only"] is True
+        status, _, _ = server.request("/api/runs/a/stop", method="POST", body={}, headers={"X-Trainwire-Token": server.token})
+        assert status in (404, 405) and not (tmp_path / "a" / ".trainwire-stop").exists()
+
+
+def test_bad_arguments_get_one_line_and_the_usage_code(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
+    missing = subprocess.run([sys.executable, "-m", "trainwire", "serve", str(tmp_path / "missing")], capture_output=True, text=True, env=env, timeout=60)
+    assert missing.returncode == 2 and "not a directory" in missing.stderr and "Traceback" not in missing.stderr
+    port = subprocess.run([sys.executable, "-m", "trainwire", "serve", "--port", "70000"], capture_output=True, text=True, env=env, timeout=60)
+    assert port.returncode == 2 and "port" in port.stderr
+
+
+def test_the_page_follows_a_live_run_and_stops_it_in_a_real_browser(tmp_path: Path) -> None:
+    screenshots = Path(os.environ.get("TRAINWIRE_SCREENSHOTS", tmp_path / "screenshots"))
+    screenshots.mkdir(parents=True, exist_ok=True)
+    run_dir = tmp_path / "runs" / "live"
+    run_dir.parent.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
+    training = subprocess.Popen([sys.executable, str(ROOT / "python" / "tests" / "scripts" / "live_run.py"), str(run_dir)], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        with serve(str(tmp_path / "runs")) as server:
+            browser = subprocess.run(["node", str(ROOT / "python" / "tests" / "scripts" / "dashboard_browser.mjs"), f"{server.base}/?token={server.token}", str(screenshots)], capture_output=True, text=True, timeout=240)
+            assert browser.returncode == 0, browser.stdout + browser.stderr
+            checks = [json.loads(line)["check"] for line in browser.stdout.splitlines()]
+            assert checks == ["runs list", "progress and curve advance", "restart marker", "stopped"]
+        assert training.wait(timeout=60) == 2, training.stderr.read() if training.stderr else ""
+    finally:
+        if training.poll() is None:
+            training.kill()
+    lines = [json.loads(line) for line in (run_dir / "progress.jsonl").read_text().splitlines()]
+    finished = lines[-1]
+    assert finished["event"] == "run.finished" and finished["status"] == "interrupted" and finished["exit_code"] == 2
+    assert finished["checkpoint"] and (run_dir / finished["checkpoint"]).is_dir()
+    stop = next(line for line in lines if line["event"] == "stop.requested")
+    assert stop["source"] == "control_file" and stop["requested_by"] == "dashboard" and stop["reason"] == "enough from the browser test"
+    for name in ("dashboard-runs.png", "dashboard-run.png", "dashboard-stopped.png"):
+        assert (screenshots / name).read_bytes().startswith(b"\x89PNG")

@@ -1,0 +1,336 @@
+// Step-indexed history of each run for charts, bounded by downsampling. Browser-safe.
+// The Python twin (trainwire.reader.series) gives the same snapshot for the same events.
+import type { Line, UnknownEvent } from "./types.js";
+
+/** The default number of points one series keeps at most. */
+export const DEFAULT_MAX_POINTS = 4000;
+/** The default number of `eval` and `checkpoint` markers a run keeps (the others are counted). */
+export const DEFAULT_MAX_MARKERS = 1000;
+
+export interface SeriesOptions {
+  /** The most points a series keeps; beyond it, buckets of points keep first, min, max and last. Default 4000. */
+  maxPoints?: number | undefined;
+  /** The most `eval` and `checkpoint` markers a run keeps. Default 1000. */
+  maxMarkers?: number | undefined;
+}
+
+/** A point as stored: [arrival index, step, value]. The index orders the points of a bucket. */
+export type SeriesPoint = [index: number, step: number, value: number];
+
+/** A bucket of consecutive points of one attempt: [attempt, count, first, min, max, last]. */
+export type SeriesBucket = [attempt: number, count: number, first: SeriesPoint, min: SeriesPoint, max: SeriesPoint, last: SeriesPoint];
+
+export interface SeriesSnapshot {
+  /** Points per full bucket: 1 until the series first outgrew its limit, then doubling. */
+  bucket_size: number;
+  /** Points added in total. */
+  count: number;
+  buckets: SeriesBucket[];
+}
+
+export type MarkerKind = "restart" | "eval" | "checkpoint" | "stop" | "finished";
+
+/** Something that happened at a step; `label` is the restart or checkpoint reason, eval split, stop source or final status. */
+export interface SeriesMarker {
+  kind: MarkerKind;
+  step: number | null;
+  attempt: number;
+  label: string | null;
+}
+
+export interface RunSeriesSnapshot {
+  run_id: string;
+  attempt: number;
+  last_step: number | null;
+  /** [attempt, step it resumed from] of each restart: where a chart breaks its lines. */
+  restarts: [attempt: number, step: number][];
+  series: Record<string, SeriesSnapshot>;
+  markers: SeriesMarker[];
+  dropped_markers: number;
+}
+
+export interface SeriesStoreSnapshot {
+  max_points: number;
+  max_markers: number;
+  runs: RunSeriesSnapshot[];
+}
+
+/** uPlot's data for one series: x = steps (ascending), y = values, `null` where a restart breaks the line. */
+export type UPlotSeries = [x: number[], y: (number | null)[]];
+
+/** One step-indexed series, downsampled by merging pairs of buckets whenever it outgrows its limit. */
+export class Series {
+  readonly maxBuckets: number;
+  #bucketSize: number;
+  #count: number;
+  #buckets: SeriesBucket[];
+
+  constructor(maxPoints: number, snapshot?: SeriesSnapshot) {
+    // A bucket shows at most 4 points (first, min, max, last).
+    this.maxBuckets = Math.max(1, Math.floor(maxPoints / 4));
+    this.#bucketSize = snapshot?.bucket_size ?? 1;
+    this.#count = snapshot?.count ?? 0;
+    this.#buckets = structuredClone(snapshot?.buckets ?? []);
+  }
+
+  /** Points added in total, before downsampling. */
+  get count(): number {
+    return this.#count;
+  }
+
+  add(attempt: number, step: number, value: number): void {
+    const point: SeriesPoint = [this.#count, step, value];
+    this.#count += 1;
+    const open = this.#buckets.at(-1);
+    if (open !== undefined && open[0] === attempt && open[1] < this.#bucketSize) {
+      mergeInto(open, [attempt, 1, point, point, point, point]);
+    } else {
+      this.#buckets.push([attempt, 1, point, point, point, point]);
+    }
+    while (this.#buckets.length > this.maxBuckets && this.#compact());
+  }
+
+  /** The kept points in arrival order, as [attempt, step, value]. */
+  points(): [attempt: number, step: number, value: number][] {
+    const out: [number, number, number][] = [];
+    for (const [attempt, , ...kept] of this.#buckets) {
+      let previous = -1;
+      for (const [index, step, value] of [...kept].sort((a, b) => a[0] - b[0])) {
+        if (index === previous) continue; // one point can be first, min, max and last at once
+        previous = index;
+        out.push([attempt, step, value]);
+      }
+    }
+    return out;
+  }
+
+  toJSON(): SeriesSnapshot {
+    return { bucket_size: this.#bucketSize, count: this.#count, buckets: structuredClone(this.#buckets) };
+  }
+
+  /** Doubles the bucket size and merges neighbours of one attempt that fit; false if none did. */
+  #compact(): boolean {
+    this.#bucketSize *= 2;
+    const merged: SeriesBucket[] = [];
+    for (const bucket of this.#buckets) {
+      const previous = merged.at(-1);
+      if (previous !== undefined && previous[0] === bucket[0] && previous[1] + bucket[1] <= this.#bucketSize) mergeInto(previous, bucket);
+      else merged.push(bucket);
+    }
+    const shrunk = merged.length < this.#buckets.length;
+    this.#buckets = merged;
+    return shrunk;
+  }
+}
+
+function mergeInto(into: SeriesBucket, from: SeriesBucket): void {
+  into[1] += from[1];
+  // Strict comparisons: on a tie the earlier point stays, in every language alike.
+  if (from[3][2] < into[3][2]) into[3] = from[3];
+  if (from[4][2] > into[4][2]) into[4] = from[4];
+  into[5] = from[5];
+}
+
+/** The history of one run: loss, learning rate, eval metrics (`eval/<split>/<metric>`) and markers. */
+export class RunSeries {
+  readonly runId: string;
+  readonly maxPoints: number;
+  readonly maxMarkers: number;
+  #attempt = 1;
+  #lastStep: number | null = null;
+  #restarts: [number, number][] = [];
+  #series = new Map<string, Series>();
+  #markers: SeriesMarker[] = [];
+  #boundedMarkers = 0;
+  #droppedMarkers = 0;
+
+  constructor(runId: string, options: { maxPoints: number; maxMarkers: number }, snapshot?: RunSeriesSnapshot) {
+    this.runId = runId;
+    this.maxPoints = options.maxPoints;
+    this.maxMarkers = options.maxMarkers;
+    if (snapshot !== undefined) {
+      this.#attempt = snapshot.attempt;
+      this.#lastStep = snapshot.last_step;
+      this.#restarts = structuredClone(snapshot.restarts);
+      for (const [name, series] of Object.entries(snapshot.series)) this.#series.set(name, new Series(this.maxPoints, series));
+      this.#markers = structuredClone(snapshot.markers);
+      this.#boundedMarkers = this.#markers.filter((marker) => isBounded(marker.kind)).length;
+      this.#droppedMarkers = snapshot.dropped_markers;
+    }
+  }
+
+  /** The series names, in order of first value. */
+  names(): string[] {
+    return [...this.#series.keys()];
+  }
+
+  series(name: string): Series | undefined {
+    return this.#series.get(name);
+  }
+
+  /** Markers in stream order: restarts, evals, checkpoints, stop requests, the end. */
+  markers(): readonly SeriesMarker[] {
+    return this.#markers;
+  }
+
+  /** `eval` and `checkpoint` markers left out beyond `maxMarkers`. */
+  get droppedMarkers(): number {
+    return this.#droppedMarkers;
+  }
+
+  /**
+   * One series as uPlot data. Steps ascend: a restart resumes at an earlier step, so the
+   * points of the abandoned attempt from that step on are left out and a `null` at the
+   * resume step breaks the line instead of drawing it back in time.
+   */
+  uplot(name: string): UPlotSeries {
+    const x: number[] = [];
+    const y: (number | null)[] = [];
+    const resumeStep = new Map(this.#restarts);
+    let attempt: number | undefined;
+    for (const [pointAttempt, step, value] of this.#series.get(name)?.points() ?? []) {
+      if (attempt !== undefined && pointAttempt !== attempt) {
+        const resume = resumeStep.get(pointAttempt) ?? step;
+        while (x.length > 0 && (x.at(-1) as number) >= resume) {
+          x.pop();
+          y.pop();
+        }
+        x.push(resume);
+        y.push(null);
+      }
+      attempt = pointAttempt;
+      x.push(step);
+      y.push(value);
+    }
+    return [x, y];
+  }
+
+  /** Take one event the run-state fold accepted. */
+  add(event: Line | UnknownEvent): void {
+    switch (event.event) {
+      case "train.step": {
+        const step = event.step as number;
+        this.#lastStep = step;
+        if (typeof event.loss === "number") this.#point("loss", step, event.loss);
+        if (typeof event.learning_rate === "number") this.#point("learning_rate", step, event.learning_rate);
+        break;
+      }
+      case "train.epoch":
+        this.#lastStep = event.step as number;
+        break;
+      case "train.restarted":
+        this.#attempt = event.attempt as number;
+        this.#lastStep = event.step as number;
+        this.#restarts.push([this.#attempt, this.#lastStep]);
+        this.#marker("restart", this.#lastStep, event.reason as string);
+        break;
+      case "eval.completed": {
+        const step = event.step as number;
+        const metrics = event.metrics as Record<string, number | null | undefined>;
+        // Sorted names: the order of first appearance is the same in every language.
+        for (const metric of Object.keys(metrics).sort()) {
+          const value = metrics[metric];
+          if (typeof value === "number") this.#point(`eval/${String(event.split)}/${metric}`, step, value);
+        }
+        this.#marker("eval", step, event.split as string);
+        break;
+      }
+      case "checkpoint.saved":
+        this.#marker("checkpoint", event.step as number, event.reason as string);
+        break;
+      case "stop.requested":
+        this.#marker("stop", this.#lastStep, event.source as string);
+        break;
+      case "run.finished":
+        this.#marker("finished", (event.step as number | null) ?? this.#lastStep, event.status as string);
+        break;
+      default:
+        break;
+    }
+  }
+
+  toJSON(): RunSeriesSnapshot {
+    const series: Record<string, SeriesSnapshot> = {};
+    for (const [name, values] of this.#series) series[name] = values.toJSON();
+    return {
+      run_id: this.runId,
+      attempt: this.#attempt,
+      last_step: this.#lastStep,
+      restarts: structuredClone(this.#restarts),
+      series,
+      markers: structuredClone(this.#markers),
+      dropped_markers: this.#droppedMarkers,
+    };
+  }
+
+  #point(name: string, step: number, value: number): void {
+    let series = this.#series.get(name);
+    if (series === undefined) {
+      series = new Series(this.maxPoints);
+      this.#series.set(name, series);
+    }
+    series.add(this.#attempt, step, value);
+  }
+
+  #marker(kind: MarkerKind, step: number | null, label: string | null): void {
+    if (isBounded(kind)) {
+      if (this.#boundedMarkers >= this.maxMarkers) {
+        this.#droppedMarkers += 1;
+        return;
+      }
+      this.#boundedMarkers += 1;
+    }
+    this.#markers.push({ kind, step, attempt: this.#attempt, label });
+  }
+}
+
+// Restarts, stops and the end are few by nature; evals and checkpoints may be many.
+function isBounded(kind: MarkerKind): boolean {
+  return kind === "eval" || kind === "checkpoint";
+}
+
+/**
+ * The step-indexed history of every run, fed with the events a `RunStateFold` accepted
+ * (a `StreamReader` created with `series` does it). Memory stays bounded: a series keeps
+ * at most `maxPoints` points however long the run.
+ */
+export class SeriesStore {
+  readonly maxPoints: number;
+  readonly maxMarkers: number;
+  #runs = new Map<string, RunSeries>();
+
+  constructor(options: SeriesOptions = {}, snapshot?: SeriesStoreSnapshot) {
+    this.maxPoints = snapshot?.max_points ?? options.maxPoints ?? DEFAULT_MAX_POINTS;
+    this.maxMarkers = snapshot?.max_markers ?? options.maxMarkers ?? DEFAULT_MAX_MARKERS;
+    for (const run of snapshot?.runs ?? []) this.#runs.set(run.run_id, new RunSeries(run.run_id, this, run));
+  }
+
+  /** A store that goes on from `toJSON()`'s output. */
+  static fromJSON(snapshot: SeriesStoreSnapshot): SeriesStore {
+    return new SeriesStore({}, snapshot);
+  }
+
+  /** Take one event the run-state fold accepted (a dropped one would rewrite history). */
+  add(event: Line | UnknownEvent): void {
+    let run = this.#runs.get(event.run_id);
+    if (run === undefined) {
+      run = new RunSeries(event.run_id, this);
+      this.#runs.set(event.run_id, run);
+    }
+    run.add(event);
+  }
+
+  run(runId: string): RunSeries | undefined {
+    return this.#runs.get(runId);
+  }
+
+  /** Run ids in order of first appearance. */
+  runIds(): string[] {
+    return [...this.#runs.keys()];
+  }
+
+  /** A JSON-serialisable snapshot; `canonicalStringify` of it matches the Python store's. */
+  toJSON(): SeriesStoreSnapshot {
+    return { max_points: this.maxPoints, max_markers: this.maxMarkers, runs: [...this.#runs.values()].map((run) => run.toJSON()) };
+  }
+}
