@@ -4,7 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 NODE_MODULES := typescript/node_modules/.package-lock.json
-SETUP := system $(VENV)/.setup-done $(NODE_MODULES)
+TS_BUILD := typescript/dist/index.js
+SETUP := system $(VENV)/.setup-done $(NODE_MODULES) $(TS_BUILD)
 
 .PHONY: setup system generate check test demo bench fuzz clean
 
@@ -16,12 +17,16 @@ system:
 # Re-installs only when the pins change; an unchanged tree makes `make setup` a no-op.
 $(VENV)/.setup-done: python/pyproject.toml python/constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c python/constraints.txt -e 'python[dev,transformers,serve]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c python/constraints.txt -e 'python[dev,transformers,serve,conformance,plot,notebook,lightning,mlflow,tensorboard]'
 	touch $@
 
 $(NODE_MODULES): typescript/package.json typescript/package-lock.json
 	cd typescript && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+# The harness of `trainwire conformance run --all` and the package tests need dist/: rebuilt when a source changes.
+$(TS_BUILD): $(NODE_MODULES) $(shell find typescript/src -type f 2>/dev/null) typescript/tsconfig.json typescript/tsconfig.base.json
+	cd typescript && npm run --silent build
 
 generate: setup
 	$(PY) tools/generate.py

@@ -1,6 +1,6 @@
 """Backward-compatibility gate: compare the v1 contract with the last released snapshot.
 
-Rules (DESIGN section 4): no event or field is removed, no type changes, no enum value
+Rules (a MINOR revision only adds): no event or field is removed, no type changes, no enum value
 is removed, no optional field becomes required, no new required field; a new field is
 optional and described. Both sides are compared as bundles, so a change inside a shared
 definition is caught at every place that uses it.

@@ -13,9 +13,10 @@ from pathlib import Path
 
 from trainwire.conformance.cases import load_cases
 from trainwire.conformance.generate import Generator
+from trainwire.conformance.paths import cases_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ROOT / "conformance" / "cases"
+CASES = cases_dir()
 
 
 def main(argv: list[str]) -> int:

@@ -27,10 +27,10 @@ def python_command(script: Path, *args: str) -> str:
     return " ".join(f"'{part}'" for part in (sys.executable, str(script), *args))
 
 
-def conformance(*args: str, root: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def conformance(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """`trainwire conformance ARGS` as a real subprocess, run from the repository root."""
     return subprocess.run(
-        [sys.executable, "-m", "trainwire", "conformance", "--root", str(root), *args],
+        [sys.executable, "-m", "trainwire", "conformance", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -10,17 +10,18 @@ import pytest
 from conformance_support import conformance
 
 from trainwire.conformance.check import check_cases
+from trainwire.conformance.paths import SUITE_DIR
 
 
 @pytest.fixture
-def copy(tmp_path, root) -> Path:
-    """A copy of `conformance/` (without the large case, which nothing here corrupts)."""
-    target = tmp_path / "conformance"
-    shutil.copytree(root / "conformance", target, ignore=shutil.ignore_patterns("tests", "line-over-limit"))
+def copy(tmp_path) -> Path:
+    """A copy of the packaged suite (without the large case, which nothing here corrupts)."""
+    target = tmp_path / "suite"
+    shutil.copytree(SUITE_DIR, target, ignore=shutil.ignore_patterns("line-over-limit"))
     return target
 
 
-def test_check_passes_on_the_committed_cases(root):
+def test_check_passes_on_the_committed_cases():
     completed = conformance("check")
     assert completed.returncode == 0, completed.stderr
     assert "cases complete, valid and up to date" in completed.stdout
@@ -29,7 +30,7 @@ def test_check_passes_on_the_committed_cases(root):
 def test_check_fails_on_a_corrupted_copy_from_the_cli(copy):
     state = copy / "cases" / "seq-gap" / "expected-state.json"
     state.write_text(state.read_text(encoding="utf-8").replace('"running"', '"stale"').replace('"succeeded"', '"failed"'), encoding="utf-8")
-    completed = conformance("check", root=copy.parent)
+    completed = conformance("--suite", str(copy), "check")
     assert completed.returncode == 1
     assert "seq-gap: expected-state.json differs from what tools/gen_conformance.py writes" in completed.stderr
 

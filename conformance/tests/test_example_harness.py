@@ -48,7 +48,7 @@ def test_example_passes_what_it_claims_and_reports_skips(root):
     (harness,) = report_of(completed)["harnesses"]
     assert harness["roles"] == ["reader"]
     results = outcomes(harness)
-    reader_cases = {case.id for case in load_cases(cases_dir(root)) if "reader" in case.roles}
+    reader_cases = {case.id for case in load_cases(cases_dir()) if "reader" in case.roles}
     assert {case for case, _ in results} == reader_cases
     skipped = {case for (case, _), result in results.items() if result["outcome"] == "skipped"}
     assert skipped == CLAIMED_SKIPS

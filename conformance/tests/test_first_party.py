@@ -14,7 +14,7 @@ def test_run_all_passes_every_case_for_every_listed_harness(root):
     report = report_of(completed)
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     assert len(report["harnesses"]) == len(listed_harnesses(root)) >= 1
-    cases = load_cases(cases_dir(root))
+    cases = load_cases(cases_dir())
     for harness in report["harnesses"]:
         assert harness["error"] is None and harness["restarts"] == []
         expected = {(case.id, role) for case in cases for role in case.roles if role in harness["roles"]}

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from trainwire.conformance.diff import first_difference
+from trainwire.conformance.paths import normalisation_file
 from trainwire.conformance.normalise import Rules
 from trainwire.conformance.plans import plans_for
 from trainwire.conformance.runner import compare_streams
@@ -61,7 +62,7 @@ def _line(seq: int, ts: str, run_id: str = "mine", **fields: object) -> dict:
 
 
 def test_normalisation_renames_runs_and_hides_timestamps(root):
-    rules = Rules.load(root / "conformance" / "normalisation.json")
+    rules = Rules.load(normalisation_file())
     golden = [_line(1, "2026-11-29T10:00:00.000000Z", "a"), _line(1, "2026-11-29T10:00:00.000000Z", "b", resumed_from={"run_id": "a"})]
     mine = [_line(1, "2030-01-01T00:00:00.500000Z", "x"), _line(1, "2030-01-01T00:00:09.000000Z", "y", resumed_from={"run_id": "x"})]
     assert compare_streams(golden, mine, rules) is None
@@ -79,14 +80,14 @@ def test_normalisation_renames_runs_and_hides_timestamps(root):
     ],
 )
 def test_normalisation_checks_timestamps_before_hiding_them(root, timestamps, note):
-    rules = Rules.load(root / "conformance" / "normalisation.json")
+    rules = Rules.load(normalisation_file())
     golden = [_line(1, "2026-11-29T10:00:00.000000Z"), _line(2, "2026-11-29T10:00:00.000000Z")]
     found = compare_streams(golden, [_line(1, timestamps[0]), _line(2, timestamps[1])], rules)
     assert (found.line, found.note) == (2, note)
 
 
 def test_normalisation_ignores_producer_version_and_provenance_only(root):
-    rules = Rules.load(root / "conformance" / "normalisation.json")
+    rules = Rules.load(normalisation_file())
     ts = "2026-11-29T10:00:00.000000Z"
     golden = [_line(1, ts, producer={"name": "w", "version": "1"}, provenance={"git_sha": "a"})]
     assert compare_streams(golden, [_line(1, ts, producer={"name": "w", "version": "9"})], rules) is None

@@ -12,7 +12,7 @@ def test_reference_writer_with_other_run_ids_passes_every_writer_case(root):
     completed = conformance("run", "--harness", python_command(BROKEN / "sloppy_writer.py", "good"), "--json")
     assert completed.returncode == 0, completed.stdout[-3000:]
     (harness,) = report_of(completed)["harnesses"]
-    writer_cases = {case.id for case in load_cases(cases_dir(root)) if "writer" in case.roles}
+    writer_cases = {case.id for case in load_cases(cases_dir()) if "writer" in case.roles}
     assert {case for (case, role), result in outcomes(harness).items() if result["outcome"] == "passed"} == writer_cases
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from trainwire.conformance.paths import cases_dir
+from trainwire.conformance.paths import cases_dir
 from trainwire.contract import canonical
 from trainwire.reader.state import read_state
 from trainwire.cli.tail import NOT_FINISHED_EXIT_CODE, tail
@@ -248,7 +250,7 @@ def test_schema_prints_the_packaged_bundle() -> None:
 
 def test_tail_on_a_terminal_redraws_one_status_line() -> None:
     out, err = io.StringIO(), io.StringIO()
-    path = ROOT / "conformance" / "cases" / "oom-restart" / "stream.ndjson"
+    path = cases_dir() / "oom-restart" / "stream.ndjson"
     code = tail(path, out=out, err=err, tty=True)
     text = out.getvalue()
     assert code == 0

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from trainwire.conformance.paths import cases_dir
 from trainwire.reader.state import StreamReader
 from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = sorted((ROOT / "conformance" / "cases").iterdir())
+CASES = sorted(cases_dir().iterdir())
 
 
 def _python_state(case: dict, stream: Path) -> str:

@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from stream_files import free_port, stream_of
 from trainwire.integrations.distributed import all_ranks_agree, all_ranks_max
-from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.stop import request_stop
 
 SCRIPT = Path(__file__).parent / "scripts" / "ddp_rank.py"
 TIMEOUT_S = 180  # a hang fails the test instead of blocking the suite
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def start_ranks(output_dir: Path, max_steps: int) -> list[subprocess.Popen[str]]:
@@ -55,15 +48,6 @@ def wait_all(ranks: list[subprocess.Popen[str]]) -> list[tuple[int, dict[str, An
             process.kill()
             process.wait()
     return results
-
-
-def stream_of(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
-    for line in lines:
-        EVENT_ADAPTER.validate_json(line, strict=True)
-    return [json.loads(line) for line in lines]
 
 
 def test_without_a_process_group_the_flag_is_local() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import jsonschema
 
+from trainwire.conformance.paths import cases_dir
 from trainwire.contract import canonical
 from trainwire.reader.state import read_state
 
@@ -48,7 +49,7 @@ def test_a_session_over_a_real_pipe() -> None:
         assert start["version"] == 1 and start["roles"] == ["reader", "writer"]
         assert start["implementation"]["language"] == "python"
 
-        stream = (ROOT / "conformance" / "cases" / "oom-restart" / "stream.ndjson").read_bytes()
+        stream = (cases_dir() / "oom-restart" / "stream.ndjson").read_bytes()
         chunks = [stream[i : i + 7] for i in range(0, len(stream), 7)]  # split inside lines and characters
         read = harness.ask({"cmd": "read", "seq": {"case": "oom"}, "chunks": [base64.b64encode(c).decode() for c in chunks]})
         assert read["seq"] == {"case": "oom"}
@@ -58,7 +59,7 @@ def test_a_session_over_a_real_pipe() -> None:
         live = harness.ask({"cmd": "read", "seq": 2, "chunks": [base64.b64encode(torn).decode()], "now": "2099-01-01T00:00:00Z", "stale_after_s": 60})
         assert live["state"]["runs"][0]["status"] == "stale" and live["state"]["partial_tail_bytes"] > 0
 
-        scenario = json.loads((ROOT / "conformance" / "cases" / "minimal-run" / "scenario.json").read_text())
+        scenario = json.loads((cases_dir() / "minimal-run" / "scenario.json").read_text())
         written = harness.ask({"cmd": "write", "seq": 3, "scenario": scenario})
         lines = base64.b64decode(written["stream"]).decode().splitlines()
         assert json.loads(lines[0])["event"] == "run.started" and json.loads(lines[-1])["event"] == "run.finished"

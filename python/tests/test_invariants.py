@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from trainwire.conformance.paths import cases_dir
 from trainwire.reader.invariants import Violation, check_stream
 
 
@@ -37,7 +38,7 @@ def test_a_clean_stream_with_two_runs_and_an_unknown_event_has_no_violation() ->
 
 
 def test_every_conformance_golden_that_follows_the_writer_rules_is_clean() -> None:
-    cases = Path(__file__).resolve().parents[2] / "conformance" / "cases"
+    cases = cases_dir()
     clean = ["full-run", "minimal-run", "oom-restart", "hyperparameter-search", "stop-sigterm"]
     for case in clean:
         assert check_stream((cases / case / "stream.ndjson").read_bytes()) == [], case

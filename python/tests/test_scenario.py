@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
+from trainwire.conformance.paths import cases_dir
 from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.conformance.scenario import play
 from trainwire.conformance.schema_check import validator_for
 
-CASES = Path(__file__).resolve().parents[2] / "conformance" / "cases"
+CASES = cases_dir()
 
 SCENARIO: dict[str, Any] = {
     "start_time": "2026-11-29T10:00:00Z",

@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from trainwire.conformance.paths import cases_dir
 from trainwire.contract import canonical
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.errors import StreamError
@@ -201,7 +202,7 @@ def test_a_run_killed_mid_stream_reads_cleanly_as_running_then_stale(tmp_path: P
 
 
 def test_the_state_matches_the_schema_for_every_conformance_stream() -> None:
-    cases = Path(__file__).resolve().parents[2] / "conformance" / "cases"
+    cases = cases_dir()
     streams = sorted(cases.glob("*/stream.ndjson"))
     assert streams
     for stream in streams:

@@ -1,6 +1,6 @@
 """Three validators, one verdict: jsonschema, the generated pydantic models, and ajv.
 
-`conformance/validation-cases.json` holds single lines with the verdict every reader must
+The suite's `validation-cases.json` holds single lines with the verdict every reader must
 reach. Where the validators differ by nature (Python's `json.loads` accepts `NaN`; lax
 pydantic turns "5" into 5; pydantic strict refuses 5.0 for an integer while JSON Schema
 and JavaScript accept it), the project's readers close the gap, and these tests show how.
@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from trainwire.conformance.paths import SUITE_DIR
 from trainwire.reader.decoder import Decoder
 from trainwire.contract.models import EVENT_ADAPTER, LINE_ADAPTER, UnknownEvent
 from trainwire.conformance.schema_check import line_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = json.loads((ROOT / "conformance" / "validation-cases.json").read_text(encoding="utf-8"))["cases"]
+CASES = json.loads((SUITE_DIR / "validation-cases.json").read_text(encoding="utf-8"))["cases"]
 IDS = [case["id"] for case in CASES]
 
 

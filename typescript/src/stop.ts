@@ -1,4 +1,4 @@
-// Ask a run to stop cleanly: the control file of DESIGN section 9.
+// Ask a run to stop cleanly: the control file of docs/stop.md.
 import { randomBytes } from "node:crypto";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";

@@ -1,13 +1,13 @@
-// Every golden case of conformance/cases: the TypeScript reader reconstructs the expected state,
+// Every golden case of the conformance suite: the TypeScript reader reconstructs the expected state,
 // whole and split into random chunks (diagnostic messages may differ between readers).
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { canonicalStringify, type ReaderState, StreamReader } from "trainwire";
-import { REPO_ROOT } from "./helpers.js";
+import { SUITE_DIR } from "./helpers.js";
 
-const CASES = path.join(REPO_ROOT, "conformance/cases");
+const CASES = path.join(SUITE_DIR, "cases");
 
 interface CaseFile {
   id: string;

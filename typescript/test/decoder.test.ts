@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { canonicalStringify, Decoder, type DecodedLine, type Line, StreamError, StreamReader, type WithExtensions } from "trainwire";
-import { known, line, ndjson, REPO_ROOT, utf8 } from "./helpers.js";
+import { known, line, ndjson, SUITE_DIR, utf8 } from "./helpers.js";
 
 const codes = (items: DecodedLine[]): [number, string][] =>
   items.flatMap((item) => (item.kind === "diagnostic" ? [[item.line, item.diagnostic.code] as [number, string]] : []));
@@ -74,8 +74,8 @@ describe("Decoder: the checks, in order", () => {
     assert.deepEqual(kinds(items).at(-1), "unknown");
   });
 
-  it("reaches the verdict of every case in conformance/validation-cases.json", () => {
-    const { cases } = JSON.parse(readFileSync(path.join(REPO_ROOT, "conformance/validation-cases.json"), "utf8")) as {
+  it("reaches the verdict of every case in the suite's validation-cases.json", () => {
+    const { cases } = JSON.parse(readFileSync(path.join(SUITE_DIR, "validation-cases.json"), "utf8")) as {
       cases: { id: string; line: string; verdict: "valid" | "unknown" | "invalid" }[];
     };
     assert.ok(cases.length > 20);

@@ -7,6 +7,8 @@ import { fileURLToPath } from "node:url";
 /** typescript/ (the tests run from typescript/dist/test/test/). */
 export const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const REPO_ROOT = path.resolve(PACKAGE_DIR, "..");
+/** The conformance suite: package data of the Python package. */
+export const SUITE_DIR = path.join(REPO_ROOT, "python/src/trainwire/conformance/suite");
 
 const encoder = new TextEncoder();
 

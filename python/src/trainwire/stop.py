@@ -15,7 +15,6 @@ import logging
 import os
 import signal
 import stat
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Union
 
 from trainwire.contract.clock import Clock, SystemClock
 from trainwire.contract.errors import RunInterrupted
+from trainwire.contract.files import write_json_atomically
 from trainwire.contract.limits import clip
 from trainwire.contract.status import stop_reason
 
@@ -83,14 +83,7 @@ def request_stop(
         raise FileNotFoundError(f"not a directory: {directory}")
     body = {key: value for key, value in (("reason", clip(reason)), ("requested_by", clip(requested_by))) if value}
     target = directory / STOP_FILE
-    fd, temp_name = tempfile.mkstemp(dir=directory, prefix=f"{STOP_FILE}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as temp:
-            json.dump(body, temp, ensure_ascii=False)
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+    write_json_atomically(target, body)
     return target
 
 
@@ -318,6 +311,11 @@ class StopControl:
         for number, previous in self._previous_handlers.items():
             signal.signal(number, previous if previous is not None else signal.SIG_DFL)
         self._previous_handlers.clear()
+
+    def handle_signal(self, number: int, frame: FrameType | None = None) -> None:
+        """What the installed handler does, for a framework that rewrites the signal table
+        (Lightning) and must be handed the signal back."""
+        self._on_signal(number, frame)
 
     def _on_signal(self, number: int, frame: FrameType | None) -> None:
         if self._signal_name is not None:

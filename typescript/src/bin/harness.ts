@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The conformance harness (DESIGN section 8, schemas/harness/v1): NDJSON requests on
+// The conformance harness (the protocol of schemas/harness/v1): NDJSON requests on
 // stdin, one response line each on stdout. This package is a reader, not a writer.
 import { createInterface } from "node:readline";
 import { canonicalStringify } from "../canonical.js";

@@ -1,4 +1,4 @@
-"""The `trainwire` command: tail, state, validate, stop, plot, schema, demo, conformance.
+"""The `trainwire` command: tail, state, validate, stop, plot, schema, export, demo, conformance.
 
 Errors are one line on stderr and a non-zero exit (2 for a usage error), never a traceback.
 """
@@ -17,6 +17,7 @@ from typing import NoReturn
 from trainwire import __version__
 from trainwire.cli.arguments import positive_seconds, rfc3339_time
 from trainwire._generated.contract import SCHEMA_FAMILIES
+from trainwire.cli.extras import MissingExtra, missing_extra
 
 __all__ = ["main"]
 
@@ -109,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
 
     journal_commands.register(commands)
     serve_command.register(commands)
+
+    from trainwire.cli.export import add_export_commands
+
+    add_export_commands(commands)
 
     for name, (_, summary) in FORWARDED.items():
         forwarded = commands.add_parser(name, help=summary, add_help=False)
@@ -215,7 +220,16 @@ def _forward(name: str, arguments: list[str]) -> int:
     except ImportError as error:
         return _fail(f"{name}: unavailable ({error})")
     entry: Callable[[list[str]], int | None] = module.main
-    return entry(arguments) or 0
+    try:
+        return entry(arguments) or 0
+    except MissingExtra as error:
+        return _fail(f"{name}: {error}")
+    except ModuleNotFoundError as error:
+        # an optional dependency imported deep inside the command: name the extra, no traceback
+        missing = missing_extra(error)
+        if missing is None:
+            raise
+        return _fail(f"{name}: {missing}")
 
 
 # helpers

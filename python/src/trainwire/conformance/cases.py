@@ -1,4 +1,4 @@
-"""Loading the golden cases: `conformance/cases/<id>/{case.json, stream.ndjson, ...}`."""
+"""Loading the golden cases: `<suite>/cases/<id>/{case.json, stream.ndjson, ...}`."""
 
 from __future__ import annotations
 

@@ -10,16 +10,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from trainwire.cli.extras import MissingExtra, require_extra
 from trainwire.conformance.cases import ROLES, load_cases
 from trainwire.conformance.client import DEFAULT_TIMEOUT_S
 from trainwire.conformance.normalise import Rules
-from trainwire.conformance.paths import cases_dir, conformance_dir, find_root, suite_version
+from trainwire.conformance.paths import HARNESS_LIST, SUITE_DIR, cases_dir, find_checkout, normalisation_file, suite_version
 from trainwire.conformance.report import Report
 
 
-def listed_harnesses(root: Path) -> list[list[str]]:
-    """The argv of every harness in `conformance/harnesses.json`, relative to the root."""
-    listing: Any = json.loads((conformance_dir(root) / "harnesses.json").read_text(encoding="utf-8"))
+def listed_harnesses(checkout: Path) -> list[list[str]]:
+    """The argv of every harness in `conformance/harnesses.json`, relative to the checkout."""
+    listing: Any = json.loads((checkout / HARNESS_LIST).read_text(encoding="utf-8"))
     entries = listing.get("harnesses", []) if isinstance(listing, dict) else listing
     return [_argv(entry) for entry in entries]
 
@@ -35,13 +36,13 @@ def _argv(entry: Any) -> list[str]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainwire conformance", description="The trainwire conformance suite.")
-    parser.add_argument("--root", type=Path, help="the repository holding conformance/ (default: found from the current directory)")
+    parser.add_argument("--suite", type=Path, default=SUITE_DIR, metavar="DIR", help="the suite directory (default: the suite shipped with this package)")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="run the cases against harnesses")
     which = run.add_mutually_exclusive_group(required=True)
     which.add_argument("--harness", action="append", metavar="CMD", help="a harness command line (repeatable)")
-    which.add_argument("--all", action="store_true", help="every harness in conformance/harnesses.json")
+    which.add_argument("--all", action="store_true", help="every first-party harness (conformance/harnesses.json of a source checkout)")
     run.add_argument("--role", choices=ROLES, action="append", help="only this role (default: both)")
     run.add_argument("--case", nargs="+", action="extend", metavar="ID", help="only these cases")
     run.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -54,38 +55,48 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run(args: argparse.Namespace, root: Path) -> int:
+def _run(args: argparse.Namespace, suite_dir: Path) -> int:
     from trainwire.conformance.runner import Suite, run_harness
 
     try:
-        cases = load_cases(cases_dir(root), args.case)
+        cases = load_cases(cases_dir(suite_dir), args.case)
     except KeyError as error:
         print(f"conformance: {error.args[0]}", file=sys.stderr)
         return 2
-    argvs = listed_harnesses(root) if args.all else [shlex.split(command) for command in args.harness]
-    suite = Suite(root=root, cases=cases, rules=Rules.load(conformance_dir(root) / "normalisation.json"), seed=args.seed, timeout_s=args.timeout)
-    harnesses = [run_harness(argv, suite, tuple(args.role or ROLES), explicit_roles=bool(args.role)) for argv in argvs]
-    report = Report(harnesses, suite_version=suite_version(root))
+    # listed harnesses are paths in the checkout; a harness given by hand starts where the user is
+    workdir = find_checkout() if args.all else Path.cwd()
+    if workdir is None:
+        print(f"conformance: --all needs a source checkout (no {HARNESS_LIST} here or above); use --harness CMD", file=sys.stderr)
+        return 2
+    argvs = listed_harnesses(workdir) if args.all else [shlex.split(command) for command in args.harness]
+    version = suite_version(suite_dir)
+    suite = Suite(root=workdir, cases=cases, rules=Rules.load(normalisation_file(suite_dir)), seed=args.seed, timeout_s=args.timeout)
+    report = Report([run_harness(argv, suite, tuple(args.role or ROLES), explicit_roles=bool(args.role)) for argv in argvs], suite_version=version)
     if args.junit is not None:
         args.junit.write_text(report.to_junit(), encoding="utf-8")
     print(report.to_json() if args.json else report.to_text(verbose=args.verbose))
     return 0 if report.ok else 1
 
 
-def _check(root: Path) -> int:
+def _check(suite_dir: Path) -> int:
     from trainwire.conformance.check import check_cases
 
-    problems = check_cases(conformance_dir(root))
+    problems = check_cases(suite_dir)
     for problem in problems:
         print(f"conformance check: {problem}", file=sys.stderr)
     if not problems:
-        print(f"conformance check: {len(load_cases(cases_dir(root)))} cases complete, valid and up to date")
+        print(f"conformance check: suite {suite_version(suite_dir)}, {len(load_cases(cases_dir(suite_dir)))} cases complete, valid and up to date")
     return 1 if problems else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    root = args.root.resolve() if args.root else find_root()
+    try:
+        require_extra("conformance")
+    except MissingExtra as error:
+        print(f"conformance: {error}", file=sys.stderr)
+        return 1
+    suite_dir = args.suite.resolve()
     if args.command == "run":
-        return _run(args, root)
-    return _check(root)
+        return _run(args, suite_dir)
+    return _check(suite_dir)

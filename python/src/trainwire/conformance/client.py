@@ -18,7 +18,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from trainwire.conformance.schema_check import validator_for
 from trainwire.reader.decoder import parse_strict
 
 logger = logging.getLogger("trainwire.conformance")
@@ -40,7 +39,10 @@ class ProtocolViolation(Exception):
 
 @lru_cache(maxsize=None)
 def _protocol_validator(definition: str) -> Any:
-    # Our own cache: `validator_for`'s is small and shared with line validation.
+    # Our own cache: `validator_for`'s is small and shared with line validation. Imported
+    # here so that `trainwire conformance --help` works without the [conformance] extra.
+    from trainwire.conformance.schema_check import validator_for
+
     return validator_for("harness-v1", definition)
 
 
@@ -176,8 +178,8 @@ class Harness:
 
     def stderr_excerpt(self, lines: int = 5) -> str:
         """The last lines the harness wrote to stderr, for a report ("" when none)."""
-        if self._stderr_thread is not None and self._process is not None and self._process.poll() is not None:
-            self._stderr_thread.join(timeout=1)  # the process is gone: its stderr ends soon
+        if self._stderr_thread is not None and (self._process is None or self._process.poll() is not None):
+            self._stderr_thread.join(timeout=5)  # the process is gone: its stderr ends soon
         tail = list(self.stderr_tail)[-lines:]
         return "stderr ends:\n" + "\n".join(f"  | {line[:200]}" for line in tail) if tail else ""
 

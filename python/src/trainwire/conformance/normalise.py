@@ -1,4 +1,4 @@
-"""Apply `conformance/normalisation.json` to a stream before comparing it with the golden.
+"""Apply the suite's `normalisation.json` to a stream before comparing it with the golden.
 
 Each rule kind is one small function; the file decides which fields they apply to.
 """

@@ -1,33 +1,30 @@
-"""Where the suite lives: the repository root, the cases, the harness list."""
+"""Where the suite lives: package data next to this module, so an installed wheel carries it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-#: the checkout this package is installed from (editable install, src layout)
-_PACKAGE_ROOT = Path(__file__).resolve().parents[4]
+#: the suite shipped inside the package: cases, normalisation rules, schemas, suite.json
+SUITE_DIR = Path(__file__).resolve().parent / "suite"
+#: in a source checkout, the first-party harnesses `run --all` starts (argv relative to the checkout)
+HARNESS_LIST = Path("conformance") / "harnesses.json"
 
 
-def find_root(start: Path | None = None) -> Path:
-    """The nearest directory at or above `start` holding `conformance/cases`, else the package's checkout."""
+def cases_dir(suite: Path = SUITE_DIR) -> Path:
+    return suite / "cases"
+
+
+def normalisation_file(suite: Path = SUITE_DIR) -> Path:
+    return suite / "normalisation.json"
+
+
+def suite_version(suite: Path = SUITE_DIR) -> str:
+    """The version in `suite.json`: it changes with any case, expected state or rule."""
+    return str(json.loads((suite / "suite.json").read_text(encoding="utf-8"))["version"])
+
+
+def find_checkout(start: Path | None = None) -> Path | None:
+    """The nearest directory at or above `start` holding `conformance/harnesses.json`, if any."""
     here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "conformance" / "cases").is_dir():
-            return candidate
-    return _PACKAGE_ROOT
-
-
-def conformance_dir(root: Path) -> Path:
-    return root / "conformance"
-
-
-def cases_dir(root: Path) -> Path:
-    return root / "conformance" / "cases"
-
-
-def suite_version(root: Path) -> int:
-    """The suite's version (`conformance/suite.json`); its changelog says what each one added."""
-    import json
-
-    return int(json.loads((conformance_dir(root) / "suite.json").read_text(encoding="utf-8"))["version"])
-
+    return next((candidate for candidate in (here, *here.parents) if (candidate / HARNESS_LIST).is_file()), None)

@@ -102,7 +102,7 @@ class HarnessReport:
 @dataclass
 class Report:
     harnesses: list[HarnessReport] = field(default_factory=list)
-    suite_version: int | None = None
+    suite_version: str = ""
 
     @property
     def ok(self) -> bool:
@@ -117,7 +117,7 @@ class Report:
     def summary(self) -> str:
         """One line for the end of a log: verdict, suite version, harnesses, counts."""
         counts = ", ".join(f"{count} {outcome}" for outcome, count in self.counts().items())
-        suite = f"suite {self.suite_version}, " if self.suite_version is not None else ""
+        suite = f"suite {self.suite_version}, " if self.suite_version else ""
         return f"conformance: {'OK' if self.ok else 'FAILED'} ({suite}{len(self.harnesses)} harness(es): {counts})"
 
     def to_json(self) -> str:
@@ -125,7 +125,7 @@ class Report:
         return json_text(data, indent=2)
 
     def to_text(self, *, verbose: bool = False) -> str:
-        blocks = [harness.to_text(verbose=verbose) for harness in self.harnesses]
+        blocks = [f"conformance suite {self.suite_version}", *(harness.to_text(verbose=verbose) for harness in self.harnesses)]
         blocks.append(self.summary())
         return "\n\n".join(blocks)
 

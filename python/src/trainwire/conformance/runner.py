@@ -186,9 +186,10 @@ def _run_one(harness: Harness, case: Case, role: Role, suite: Suite, report: Har
     except ProtocolViolation as error:
         return CaseResult(case.id, role, "errored", f"protocol violation: {error}")
     except HarnessBroken as error:
+        harness.kill()  # first, so that its stderr ends and the excerpt holds all it said
         stderr = harness.stderr_excerpt()
         try:
-            harness.restart()
+            harness.start()
             report.restarts.append(f"{case.id} ({role}): {error}; restarted")
         except HarnessBroken as again:
             report.error = f"could not restart the harness after {case.id} ({role}): {again}"

@@ -6,7 +6,22 @@ every rank must call these functions at the same point, the same number of times
 
 from __future__ import annotations
 
-__all__ = ["all_ranks_agree", "all_ranks_max", "is_distributed"]
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trainwire.stop import StopControl, StopRequest
+
+__all__ = ["agreed_stop", "all_ranks_agree", "all_ranks_max", "is_distributed", "local_stop_code"]
+
+# A stop decision travels between ranks as the largest code: 1 + its index here.
+_STOP_KINDS: tuple[tuple[str, str | None], ...] = (
+    ("control_file", None),
+    ("api", None),
+    ("signal", "SIGBREAK"),
+    ("signal", "SIGINT"),
+    ("signal", "SIGTERM"),
+)
+_STOP_CODES = {kind: code for code, kind in enumerate(_STOP_KINDS, start=1)}
 
 
 def is_distributed() -> bool:
@@ -35,3 +50,28 @@ def all_ranks_max(value: int) -> int:
 def all_ranks_agree(flag: bool) -> bool:
     """True on every rank when `flag` is True on any rank."""
     return bool(all_ranks_max(int(flag)))
+
+
+def local_stop_code(stop: StopControl) -> int:
+    """Polls `stop` on this rank: 0 for no stop, else the code of the request's kind."""
+    found = stop.check()
+    if found is None:
+        return 0
+    return _STOP_CODES.get((found.source, found.signal), _STOP_CODES[("api", None)])
+
+
+def agreed_stop(stop: StopControl, code: int | None = None) -> StopRequest | None:
+    """The stop every rank agrees on at this point (a collective when distributed), or None.
+
+    `code` is this rank's `local_stop_code` when the caller already has it. A rank that
+    learns of the stop from another takes that rank's request as its own (written once,
+    by the run on rank 0, with the source the asking rank saw).
+    """
+    shared = all_ranks_max(local_stop_code(stop) if code is None else code)
+    if not shared:
+        return None
+    found = stop.honoured
+    if found is None:
+        source, signal_name = _STOP_KINDS[shared - 1]
+        found = stop.request(source, signal=signal_name)  # type: ignore[arg-type]
+    return found

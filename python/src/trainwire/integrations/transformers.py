@@ -33,11 +33,10 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from transformers import TrainerCallback
 
-from trainwire.writer.encoding import to_scalar
-from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.status import status_for_exception
-from trainwire.integrations.distributed import all_ranks_max, is_distributed
+from trainwire.integrations.distributed import agreed_stop, is_distributed
 from trainwire.integrations.held_step import HeldStep
+from trainwire.integrations.hooks import StopOutcome, number, shielded
 from trainwire.writer.provenance import ProvenancePrefetch
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -57,16 +56,6 @@ _CHECKPOINT_DIR = re.compile(r"^checkpoint-(\d+)$")
 _WRAPPED_MARK = "__trainwire_wrapped__"
 _ATTACHED = "_trainwire_callback"  # on the trainer: the callback attach() added last
 
-# A stop decision travels between ranks as the largest code: 1 + its index here.
-_STOP_KINDS: tuple[tuple[str, str | None], ...] = (
-    ("control_file", None),
-    ("api", None),
-    ("signal", "SIGBREAK"),
-    ("signal", "SIGINT"),
-    ("signal", "SIGTERM"),
-)
-_STOP_CODES = {kind: code for code, kind in enumerate(_STOP_KINDS, start=1)}
-
 # Log keys that have their own `train.step` field; every other number goes to `metrics`.
 _STEP_FIELDS = {
     "loss": "loss",
@@ -80,43 +69,16 @@ _NOT_METRICS = frozenset({"epoch", "step"})
 _NOT_STEP_METRICS = _NOT_METRICS | frozenset(_STEP_FIELDS)
 
 
-def _number(value: Any) -> float | int | None:
-    """The value as a number (tensors and numpy scalars included), or None."""
-    if not isinstance(value, (int, float)):
-        value = to_scalar(value)
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def _metrics(values: Mapping[str, Any], *, skip: frozenset[str], prefix: str = "") -> dict[str, Any]:
     """The entries of a log or metrics dict not in `skip`, keys without `prefix` (the run drops non-numbers)."""
     return {key.removeprefix(prefix): value for key, value in values.items() if key not in skip}
-
-
-def _shielded(hook: Callable[..., None]) -> Callable[..., None]:
-    """Writer rule 2: a failure in the stream's bookkeeping never raises into training.
-
-    The failure is logged once and the hook is disabled: its state may be half updated.
-    """
-
-    @functools.wraps(hook)
-    def guarded(self: TrainwireCallback, *args: Any, **kwargs: Any) -> None:
-        if hook.__name__ in self._failed_hooks:
-            return
-        try:
-            hook(self, *args, **kwargs)
-        except Exception:
-            if hook.__name__ not in self._failed_hooks:
-                self._failed_hooks.add(hook.__name__)
-                logger.warning("trainwire: %s failed; training goes on", hook.__name__, exc_info=True)
-
-    return guarded
 
 
 def _learning_rate(hook_arguments: Mapping[str, Any]) -> float | None:
     """The scheduler's current rate, as the trainer logs it (None when it cannot tell)."""
     scheduler = hook_arguments.get("lr_scheduler")
     try:
-        return _number(scheduler.get_last_lr()[0]) if scheduler is not None else None
+        return number(scheduler.get_last_lr()[0]) if scheduler is not None else None
     except Exception:  # a scheduler without get_last_lr, or one not stepped yet
         return None
 
@@ -150,7 +112,7 @@ def checkpoint_origin(checkpoint_dir: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 
-class TrainwireCallback(TrainerCallback):
+class TrainwireCallback(TrainerCallback, StopOutcome):
     """Writes a `Trainer`'s progress to a trainwire `Run` and honours cooperative stops.
 
     Prefer `attach()`, which also wraps `trainer.train` so that a training that raises ends
@@ -211,30 +173,13 @@ class TrainwireCallback(TrainerCallback):
         return self
 
     @property
-    def stopped(self) -> bool:
-        """True once a stop was honoured during training."""
-        return self._stop_request is not None
-
-    @property
-    def stop_request(self) -> StopRequest | None:
-        """The honoured stop request, if any."""
-        return self._stop_request
-
-    @property
     def stop_checkpoint(self) -> Path | None:
         """The checkpoint saved because of the honoured stop (for `run.finish(checkpoint=...)`)."""
         return self._stop_checkpoint
 
-    def raise_if_stopped(self) -> None:
-        """Raise `RunInterrupted` when training was stopped: later phases must not run."""
-        if self._stop_request is not None:
-            raise RunInterrupted(self._stop_request.finish_reason)
-        if self.stop is not None:
-            self.stop.raise_if_stopped()
-
     # -- transformers hooks -------------------------------------------------------------
 
-    @_shielded
+    @shielded
     def on_train_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
@@ -267,17 +212,17 @@ class TrainwireCallback(TrainerCallback):
             run.phase_started("train")
             self._train_phase_open = True
 
-    @_shielded
+    @shielded
     def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         self._held.write(self._writer(state), loss=self._last_loss)
 
-    @_shielded
+    @shielded
     def on_epoch_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         self._held.write(self._writer(state), loss=self._last_loss)
 
-    @_shielded
+    @shielded
     def on_optimizer_step(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
@@ -288,7 +233,7 @@ class TrainwireCallback(TrainerCallback):
         self._decide_stop(state, control)  # first: a stop asks for a log of this step
         self._report_step(args, state, control, **kwargs)
 
-    @_shielded
+    @shielded
     def on_log(
         self,
         args: TrainingArguments,
@@ -300,12 +245,12 @@ class TrainwireCallback(TrainerCallback):
         self._poll_stop(control)
         run = self._writer(state)
         # Eval logs and the final train summary carry no `loss`: they are not steps.
-        if run is None or not logs or _number(logs.get("loss")) is None:
+        if run is None or not logs or number(logs.get("loss")) is None:
             return
-        fields: dict[str, Any] = {name: _number(logs[key]) for key, name in _STEP_FIELDS.items() if key in logs}
+        fields: dict[str, Any] = {name: number(logs[key]) for key, name in _STEP_FIELDS.items() if key in logs}
         fields["step"] = state.global_step
         fields["total_steps"] = state.max_steps
-        fields["epoch"] = _number(logs.get("epoch", state.epoch))
+        fields["epoch"] = number(logs.get("epoch", state.epoch))
         # Anything else the trainer logs at a step (custom values) travels as metrics.
         metrics = _metrics(logs, skip=_NOT_STEP_METRICS)
         if metrics:
@@ -315,7 +260,7 @@ class TrainwireCallback(TrainerCallback):
             self._held.write(run)
         self._held.write(run, fields, loss=self._last_loss)
 
-    @_shielded
+    @shielded
     def on_epoch_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
@@ -334,7 +279,7 @@ class TrainwireCallback(TrainerCallback):
         if completed:
             run.epoch(round(epoch), state.global_step, metrics={"loss": self._last_loss} if self._last_loss is not None else {})
 
-    @_shielded
+    @shielded
     def on_evaluate(
         self,
         args: TrainingArguments,
@@ -353,7 +298,7 @@ class TrainwireCallback(TrainerCallback):
             run.eval(state.global_step, _metrics(metrics, skip=_NOT_METRICS, prefix="eval_"), epoch=state.epoch)
         self._poll_stop(control)
 
-    @_shielded
+    @shielded
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         directory = Path(args.output_dir).absolute() / f"checkpoint-{state.global_step}"
         if self.stopped:
@@ -364,7 +309,7 @@ class TrainwireCallback(TrainerCallback):
         self._write_origin(run, directory, state.global_step)
         run.checkpoint(state.global_step, str(directory), "stop" if self.stopped else "periodic")
 
-    @_shielded
+    @shielded
     def on_train_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
@@ -473,7 +418,7 @@ class TrainwireCallback(TrainerCallback):
             provenance=(self._provenance and self._provenance.result(args.seed)) or True,
         )
 
-    @_shielded
+    @shielded
     def _report_step(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
@@ -486,7 +431,7 @@ class TrainwireCallback(TrainerCallback):
         fields: dict[str, Any] = {
             "step": state.global_step,
             "total_steps": state.max_steps,
-            "epoch": _number(state.epoch),
+            "epoch": number(state.epoch),
             "learning_rate": learning_rate,
         }
         if control.should_log or _logs_at_epoch_end(args):
@@ -523,35 +468,20 @@ class TrainwireCallback(TrainerCallback):
             # Every rank reaches this line at the same steps; the reduce shares rank 0's file.
             if state.global_step % self.sync_every_steps:
                 return
-            code = all_ranks_max(self._local_stop_code())
-        else:
-            code = self._local_stop_code()
-        if code:
-            self._begin_stop(control, code)
-
-    def _local_stop_code(self) -> int:
-        assert self.stop is not None
-        found = self.stop.check()
-        if found is None:
-            return 0
-        return _STOP_CODES.get((found.source, found.signal), _STOP_CODES[("api", None)])
+        found = agreed_stop(self.stop)
+        if found is not None:
+            self._begin_stop(control, found)
 
     def _poll_stop(self, control: TrainerControl) -> None:
         # Between step ends a stop is decided here only in a single process: in a
         # distributed job it waits for the next on_step_end, where all ranks agree.
         if self.stop is None or self._stop_request is not None or is_distributed():
             return
-        code = self._local_stop_code()
-        if code:
-            self._begin_stop(control, code)
+        found = self.stop.check()
+        if found is not None:
+            self._begin_stop(control, found)
 
-    def _begin_stop(self, control: TrainerControl, code: int) -> None:
-        assert self.stop is not None
-        found = self.stop.honoured
-        if found is None:
-            # Another rank asked: take its request as ours (written once, on rank 0).
-            source, signal_name = _STOP_KINDS[code - 1]
-            found = self.stop.request(source, signal=signal_name)  # type: ignore[arg-type]
+    def _begin_stop(self, control: TrainerControl, found: StopRequest) -> None:
         self._stop_request = found
         # DefaultFlowCallback does not save on a stop: ask for the checkpoint and the last log.
         control.should_save = True

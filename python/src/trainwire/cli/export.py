@@ -1,0 +1,96 @@
+"""`trainwire export mlflow|tensorboard RUN`: the stream into a tracker, once or with --follow.
+
+Each export remembers where it stopped in a cursor file, so running it again writes only
+what is new. The trackers' libraries are imported only when their command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from trainwire.cli.arguments import positive_seconds
+from trainwire.cli.commands import CommandError
+
+__all__ = ["add_export_commands"]
+
+CURSOR_DIR = ".trainwire-export"
+
+
+def add_export_commands(commands: Any) -> None:
+    """Registers `export` and its tracker subcommands on the CLI's subparsers."""
+    export = commands.add_parser(
+        "export",
+        help="copy a stream into MLflow or TensorBoard, once or live",
+        description="Copy a run's stream into a tracker. Running it again adds only what is new.",
+    )
+    trackers = export.add_subparsers(title="trackers", metavar="TRACKER", required=True)
+
+    mlflow = trackers.add_parser("mlflow", help="one MLflow run per trainwire run", description="Parameters, metrics, provenance tags, the final status and the stream file into MLflow.")
+    _common(mlflow)
+    mlflow.add_argument("--tracking-uri", metavar="URI", help="the MLflow tracking URI (default: MLflow's own, e.g. MLFLOW_TRACKING_URI)")
+    mlflow.add_argument("--experiment", metavar="NAME", default="trainwire", help="the experiment, created when missing (default trainwire)")
+    mlflow.set_defaults(command=_export_mlflow)
+
+    tensorboard = trackers.add_parser("tensorboard", help="TensorBoard event files, one directory per run", description="Scalars per step, eval metrics and the config as TensorBoard event files under DIR/<run_id>.")
+    _common(tensorboard)
+    tensorboard.add_argument("--logdir", type=Path, metavar="DIR", required=True, help="TensorBoard's log directory")
+    tensorboard.set_defaults(command=_export_tensorboard)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", type=Path, metavar="RUN", help="a stream file, or a run's output directory (its progress.jsonl)")
+    parser.add_argument("-f", "--follow", action="store_true", help="keep the tracker in sync until every run in the stream has finished")
+    parser.add_argument("--poll", type=positive_seconds, default=0.5, metavar="S", help="seconds between polls with --follow (default 0.5)")
+    parser.add_argument("--cursor", type=Path, metavar="FILE", help="where the export remembers its position (default: see docs/integrations.md)")
+
+
+def _export_mlflow(options: argparse.Namespace) -> int:
+    from trainwire.export.sync import stream_file
+
+    stream = stream_file(options.run)
+    try:
+        from mlflow.tracking import MlflowClient, get_tracking_uri
+
+        from trainwire.export.mlflow import MlflowSink
+    except ImportError as error:
+        raise CommandError(f"export mlflow needs MLflow: pip install 'trainwire[mlflow]' ({error})") from None
+    uri = options.tracking_uri or get_tracking_uri()  # MLflow's default when not given
+    client = MlflowClient(tracking_uri=uri)
+    destination = hashlib.sha256(f"{uri}\n{options.experiment}".encode()).hexdigest()[:12]
+    cursor = options.cursor or stream.parent / CURSOR_DIR / f"{stream.name}.mlflow-{destination}.json"
+    experiment = client.get_experiment_by_name(options.experiment)
+    experiment_id = experiment.experiment_id if experiment is not None else client.create_experiment(options.experiment)
+    return _run(options, stream, cursor, lambda saved: MlflowSink(client, experiment_id, stream, saved))
+
+
+def _export_tensorboard(options: argparse.Namespace) -> int:
+    from trainwire.export.sync import stream_file
+
+    stream = stream_file(options.run)
+    try:
+        from trainwire.export.tensorboard import TensorBoardSink
+    except ImportError as error:
+        raise CommandError(f"export tensorboard needs TensorBoard: pip install 'trainwire[tensorboard]' ({error})") from None
+    key = hashlib.sha256(str(stream.absolute()).encode()).hexdigest()[:12]
+    cursor = options.cursor or options.logdir / CURSOR_DIR / f"{stream.name}-{key}.json"
+    return _run(options, stream, cursor, lambda saved: TensorBoardSink(options.logdir))
+
+
+def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_sink: Any) -> int:
+    from trainwire.export.sync import ExportError, load_cursor, sync
+
+    try:
+        saved = load_cursor(cursor, stream)
+        sink = make_sink(saved["sink"] if saved else None)
+        try:
+            written = sync(stream, sink, cursor, saved=saved, follow=options.follow, poll_interval_s=options.poll)
+        finally:
+            sink.close()
+    except ExportError as error:
+        raise CommandError(str(error)) from None
+    sys.stderr.write(f"exported {written} event(s) from {stream}\n")
+    return 0

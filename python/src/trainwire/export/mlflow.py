@@ -1,0 +1,174 @@
+"""The stream into MLflow: one MLflow run per trainwire run.
+
+Parameters come from `run.started.config` (flattened with `.`), metrics from every
+`train.step` and `eval.completed` with their step and time, tags from the provenance, the
+terminal status from `run.finished`, and the stream file as an artifact once the run ends.
+Names follow MLflow's rules (allowed characters, key and value lengths, batch sizes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mlflow.entities import Metric, Param, RunTag
+from mlflow.tracking import MlflowClient
+from mlflow.utils.validation import (
+    MAX_ENTITY_KEY_LENGTH,
+    MAX_METRICS_PER_BATCH,
+    MAX_PARAM_VAL_LENGTH,
+    MAX_PARAMS_TAGS_PER_BATCH,
+    MAX_TAG_VAL_LENGTH,
+)
+
+from trainwire.export.scalars import flatten, scalars_of, text_value, timestamp_s
+
+__all__ = ["MLFLOW_STATUS", "RUN_ID_TAG", "MlflowSink", "mlflow_key"]
+
+#: MLflow's run status for each `run.finished` status (the exact one is the `trainwire.status` tag)
+MLFLOW_STATUS = {
+    "succeeded": "FINISHED",
+    "failed": "FAILED",
+    "interrupted": "KILLED",
+    "reverted": "FAILED",
+    "awaiting_approval": "FINISHED",
+}
+#: the tag naming the trainwire run an MLflow run holds
+RUN_ID_TAG = "trainwire.run_id"
+ARTIFACT_DIR = "trainwire"
+# MLflow accepts letters, digits, `_ - . / :` and spaces in names
+_NOT_ALLOWED = re.compile(r"[^\w\-./: ]", flags=re.ASCII)
+
+
+def mlflow_key(name: str) -> str:
+    """`name` as an MLflow parameter, metric or tag key: other characters become `_`, and a
+    name too long is cut, with a short hash so that two cut names stay apart."""
+    key = _NOT_ALLOWED.sub("_", name).strip("/") or "_"
+    key = re.sub(r"/{2,}", "/", key)
+    if len(key) > MAX_ENTITY_KEY_LENGTH:
+        digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+        key = f"{key[: MAX_ENTITY_KEY_LENGTH - 9]}-{digest}"
+    return key
+
+
+class MlflowSink:
+    """Writes events through an `MlflowClient` into `experiment_id`.
+
+    `saved` is the sink state of an earlier export (trainwire run id -> MLflow run id).
+    """
+
+    def __init__(
+        self, client: MlflowClient, experiment_id: str, stream_path: Path, saved: Mapping[str, Any] | None = None
+    ) -> None:
+        self.client = client
+        self.experiment_id = experiment_id
+        self.stream_path = stream_path
+        self.runs: dict[str, str] = dict((saved or {}).get("runs", {}))
+
+    def state(self) -> dict[str, Any]:
+        return {"runs": dict(self.runs)}
+
+    def close(self) -> None:
+        pass
+
+    def write(self, events: list[dict[str, Any]]) -> None:
+        batch = _Batch()
+        for event in events:
+            run_id = self._mlflow_run(event, batch)
+            name = event["event"]
+            if name == "run.started":
+                batch.params[run_id].update(_params(event))
+                batch.tags[run_id].update(_tags(event))
+            elif name == "train.restarted":
+                batch.tags[run_id]["trainwire.attempt"] = str(event["attempt"])
+            elif name == "run.finished":
+                self._flush(batch)
+                self._finish(run_id, event)
+                continue
+            milliseconds = int(timestamp_s(event["ts"]) * 1000)
+            for key, value in scalars_of(event).items():
+                batch.metrics[run_id].append(Metric(mlflow_key(key), value, milliseconds, event.get("step") or 0))
+        self._flush(batch)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _mlflow_run(self, event: Mapping[str, Any], batch: _Batch) -> str:
+        """The MLflow run of the event's trainwire run, made on its first line."""
+        trainwire_id = event["run_id"]
+        found = self.runs.get(trainwire_id)
+        if found is None:
+            start_ms = int(timestamp_s(event["ts"]) * 1000)
+            tags = {RUN_ID_TAG: trainwire_id, "mlflow.runName": trainwire_id}
+            found = self.client.create_run(self.experiment_id, start_time=start_ms, tags=tags).info.run_id
+            self.runs[trainwire_id] = found
+        batch.touch(found)
+        return found
+
+    def _flush(self, batch: _Batch) -> None:
+        for run_id in batch.order:
+            params = [Param(key, value) for key, value in batch.params[run_id].items()]
+            tags = [RunTag(key, value) for key, value in batch.tags[run_id].items()]
+            metrics = batch.metrics[run_id]
+            for start in range(0, max(len(params), len(tags)), MAX_PARAMS_TAGS_PER_BATCH):
+                self.client.log_batch(
+                    run_id,
+                    params=params[start : start + MAX_PARAMS_TAGS_PER_BATCH],
+                    tags=tags[start : start + MAX_PARAMS_TAGS_PER_BATCH],
+                )
+            for start in range(0, len(metrics), MAX_METRICS_PER_BATCH):
+                self.client.log_batch(run_id, metrics=metrics[start : start + MAX_METRICS_PER_BATCH])
+        batch.clear()
+
+    def _finish(self, run_id: str, event: Mapping[str, Any]) -> None:
+        tags = {"trainwire.status": event["status"], "trainwire.exit_code": str(event.get("exit_code"))}
+        if event.get("reason"):
+            tags["trainwire.reason"] = str(event["reason"])
+        error = event.get("error") or {}
+        if error:
+            tags["trainwire.error"] = f"{error.get('type')}: {error.get('message')}"[:MAX_TAG_VAL_LENGTH]
+        self.client.log_batch(run_id, tags=[RunTag(key, value) for key, value in tags.items()])
+        if self.stream_path.is_file():
+            self.client.log_artifact(run_id, str(self.stream_path), artifact_path=ARTIFACT_DIR)
+        end_ms = int(timestamp_s(event["ts"]) * 1000)
+        self.client.set_terminated(run_id, status=MLFLOW_STATUS.get(event["status"], "FINISHED"), end_time=end_ms)
+
+
+class _Batch:
+    """Params, tags and metrics gathered per MLflow run before one `log_batch`."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+        self.params: dict[str, dict[str, str]] = {}
+        self.tags: dict[str, dict[str, str]] = {}
+        self.metrics: dict[str, list[Metric]] = {}
+
+    def touch(self, run_id: str) -> None:
+        if run_id not in self.params:
+            self.order.append(run_id)
+            self.params[run_id], self.tags[run_id], self.metrics[run_id] = {}, {}, []
+
+    def clear(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+def _params(started: Mapping[str, Any]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for name, value in flatten(started.get("config") or {}).items():
+        params.setdefault(mlflow_key(name), text_value(value)[:MAX_PARAM_VAL_LENGTH])
+    return params
+
+
+def _tags(started: Mapping[str, Any]) -> dict[str, str]:
+    provenance = started.get("provenance") or {}
+    tags = {mlflow_key(f"trainwire.provenance.{name}"): text_value(value)[:MAX_TAG_VAL_LENGTH] for name, value in flatten(provenance).items()}
+    producer = started.get("producer") or {}
+    tags["trainwire.producer"] = f"{producer.get('name')} {producer.get('version')}"
+    if provenance.get("git_sha"):
+        tags["mlflow.source.git.commit"] = provenance["git_sha"]  # MLflow's own tag: the UI links it
+    resumed = started.get("resumed_from") or {}
+    if resumed.get("run_id"):
+        tags["trainwire.resumed_from"] = str(resumed["run_id"])
+    return tags

@@ -1,0 +1,54 @@
+"""What a tracker shows of a stream's events, the same in every bridge: scalars by name,
+nested settings as flat keys, `ts` as a time."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from trainwire.contract.clock import parse_timestamp_us
+
+__all__ = ["STEP_SCALARS", "flatten", "scalars_of", "text_value", "timestamp_s"]
+
+#: the `train.step` fields shown as `train/<field>`
+STEP_SCALARS = ("loss", "learning_rate", "grad_norm", "epoch", "samples_per_s", "tokens_per_s", "tokens_seen")
+
+
+def scalars_of(event: Mapping[str, Any]) -> dict[str, float]:
+    """The scalars of a `train.step` (`train/<field>`, `train/<metric>`) or `eval.completed`
+    (`<split>/<metric>`); nulls are left out, every other event has none."""
+    if event["event"] == "train.step":
+        values = {name: event.get(name) for name in STEP_SCALARS}
+        values.update(event.get("metrics") or {})
+        prefix = "train"
+    elif event["event"] == "eval.completed":
+        values = dict(event.get("metrics") or {})
+        prefix = event.get("split") or "eval"
+    else:
+        return {}
+    return {f"{prefix}/{name}": float(value) for name, value in values.items() if _is_number(value)}
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested mapping as `{"a.b.c": leaf}`; lists stay leaves."""
+    if not isinstance(value, Mapping) or (prefix and not value):
+        return {prefix: value} if prefix else {}
+    flat: dict[str, Any] = {}
+    for key, item in value.items():
+        flat.update(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
+def text_value(value: Any) -> str:
+    """A leaf as trackers store it: strings as they are, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def timestamp_s(ts: str) -> float:
+    """A line's `ts` in seconds since the epoch."""
+    return parse_timestamp_us(ts) / 1_000_000
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -1,0 +1,119 @@
+"""Keep a tracker in step with a stream: once, or live, and never twice for the same line.
+
+The cursor file holds the reader state (reader rules: a reader restarts at
+`consumed_bytes` with the state it had) and the sink's own state (which tracker run holds
+which trainwire run). It is saved atomically after every batch the sink accepted, so an
+export run again, or after a crash, starts where the last one ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from trainwire.contract.files import write_json_atomically
+from trainwire.reader.sources import FileFollower
+from trainwire.reader.state import StreamReader
+
+__all__ = ["CURSOR_VERSION", "ExportError", "TrackerSink", "load_cursor", "stream_file", "sync"]
+
+#: the cursor file's format; another version is refused rather than guessed at
+CURSOR_VERSION = 1
+
+
+class ExportError(Exception):
+    """An export that cannot go on (a replaced stream, a foreign cursor)."""
+
+
+class TrackerSink(Protocol):
+    """Where the events go. `write` gets the events applied to runs, as dicts, in order."""
+
+    def write(self, events: list[dict[str, Any]]) -> None: ...
+
+    def state(self) -> dict[str, Any]:
+        """What the sink needs to go on next time (saved in the cursor)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def stream_file(run: str | os.PathLike[str]) -> Path:
+    """The stream of RUN: the file itself, or `progress.jsonl` in a run's output directory."""
+    path = Path(run)
+    return path / "progress.jsonl" if path.is_dir() else path
+
+
+def load_cursor(cursor_path: Path, stream_path: Path) -> dict[str, Any] | None:
+    """The saved cursor for `stream_path`, or None for a first export."""
+    try:
+        saved = json.loads(cursor_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        raise ExportError(f"{cursor_path}: unreadable export cursor ({error}); remove it to export again") from None
+    if not isinstance(saved, dict) or saved.get("version") != CURSOR_VERSION:
+        raise ExportError(f"{cursor_path}: not a version {CURSOR_VERSION} export cursor; remove it to export again")
+    if saved.get("stream") != str(stream_path.absolute()):
+        raise ExportError(f"{cursor_path}: the cursor of another stream ({saved.get('stream')})")
+    return saved
+
+
+def sync(
+    stream_path: Path,
+    sink: TrackerSink,
+    cursor_path: Path,
+    *,
+    saved: Mapping[str, Any] | None = None,
+    follow: bool = False,
+    poll_interval_s: float = 0.5,
+    stop: threading.Event | None = None,
+) -> int:
+    """Hand the stream's new events to `sink`; returns how many were written.
+
+    Without `follow`, reads to the current end of the file. With it, goes on while runs are
+    live and returns once every run in the stream has finished (or `stop` is set).
+    `saved` is `load_cursor`'s result, already handed to the sink.
+    """
+    if not follow and not stream_path.is_file():
+        raise ExportError(f"{stream_path}: no such stream file")
+    reader = StreamReader.resume(saved["reader"]) if saved else StreamReader()
+    follower = FileFollower(
+        stream_path,
+        offset=reader.consumed_bytes,
+        poll_interval_s=poll_interval_s,
+        stop=stop,
+        on_reset=lambda reason: _refuse(stream_path, reason),
+        yield_when_idle=True,
+    )
+    written = 0
+    for chunk in follower:
+        if chunk:
+            events = [_as_dict(event) for event in reader.feed(chunk)]
+            if events:
+                sink.write(events)
+                written += len(events)
+                _save_cursor(cursor_path, stream_path, reader, sink)
+            continue
+        if not follow or (reader.runs and all(run.finished is not None for run in reader.runs)):
+            break
+    return written
+
+
+def _as_dict(event: Any) -> dict[str, Any]:
+    return event.model_dump(mode="json", exclude_unset=True)
+
+
+def _refuse(stream_path: Path, reason: str) -> None:
+    raise ExportError(f"{stream_path} was {reason} since the last export; remove the export cursor to start over")
+
+
+def _save_cursor(cursor_path: Path, stream_path: Path, reader: StreamReader, sink: TrackerSink) -> None:
+    state = reader.to_dict()
+    state["diagnostics"] = []  # past problems are not state: the next reader starts clean
+    body = {"version": CURSOR_VERSION, "stream": str(stream_path.absolute()), "reader": state, "sink": sink.state()}
+    cursor_path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomically(cursor_path, body)

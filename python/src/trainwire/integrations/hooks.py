@@ -1,0 +1,68 @@
+"""What every trainer integration's hooks share: they never raise into training, and they
+read numbers out of whatever the framework hands them (tensors, numpy scalars)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any, Callable
+
+from trainwire.contract.errors import RunInterrupted
+from trainwire.stop import StopControl, StopRequest
+from trainwire.writer.encoding import to_scalar
+
+__all__ = ["StopOutcome", "number", "shielded"]
+
+def number(value: Any) -> float | int | None:
+    """The value as a number (tensors and numpy scalars included), or None."""
+    if not isinstance(value, (int, float)):
+        value = to_scalar(value)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def shielded(hook: Callable[..., None]) -> Callable[..., None]:
+    """Writer rule 3: a failure in the stream's bookkeeping never raises into training.
+
+    The failure is logged once and the hook is disabled: its state may be half updated.
+    The hook's owner keeps the `_failed_hooks` set.
+    """
+
+    @functools.wraps(hook)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> None:
+        if hook.__name__ in self._failed_hooks:
+            return
+        try:
+            hook(self, *args, **kwargs)
+        except Exception:
+            if hook.__name__ not in self._failed_hooks:
+                self._failed_hooks.add(hook.__name__)
+                # under the integration's own logger, where its users look
+                logging.getLogger(type(self).__module__).warning(
+                    "trainwire: %s failed; training goes on", hook.__name__, exc_info=True
+                )
+
+    return guarded
+
+
+class StopOutcome:
+    """What a trainer callback tells its caller about a stop once training returned."""
+
+    stop: StopControl | None
+    _stop_request: StopRequest | None
+
+    @property
+    def stopped(self) -> bool:
+        """True once a stop was honoured during training."""
+        return self._stop_request is not None
+
+    @property
+    def stop_request(self) -> StopRequest | None:
+        """The honoured stop request, if any."""
+        return self._stop_request
+
+    def raise_if_stopped(self) -> None:
+        """Raise `RunInterrupted` when training was stopped: later phases must not run."""
+        if self._stop_request is not None:
+            raise RunInterrupted(self._stop_request.finish_reason)
+        if self.stop is not None:
+            self.stop.raise_if_stopped()

@@ -1,0 +1,54 @@
+"""Streams for the tracker bridge tests, written by the real `Run`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trainwire import Run
+
+CONFIG = {
+    "optimizer": {"name": "adamw", "lr": 0.001, "betas": [0.9, 0.999]},
+    "batch size (per device)": 8,
+    "api_token": "hidden",
+    "x" * 300: "a long name",
+    "notes": "n" * 7000,
+}
+PROVENANCE = {"git_sha": "0123456789abcdef0123456789abcdef01234567", "git_dirty": False, "seed": 7, "python": "3.11.9", "packages": {"torch": "2.13.0"}}
+
+
+def start(output_dir: Path, total_steps: int = 6) -> Run:
+    run = Run(output_dir, step_interval_s=0, heartbeat_interval_s=None)
+    run.start(total_steps=total_steps, config=CONFIG, provenance=PROVENANCE)
+    run.phase_started("train")
+    return run
+
+
+def first_attempt(run: Run) -> None:
+    """Steps 1-4, an eval at 2, then an OOM restart back to step 2."""
+    for step in range(1, 5):
+        run.step(step, loss=1.0 / step, learning_rate=0.001, epoch=step / 4, metrics={"accuracy": step / 10})
+        if step == 2:
+            run.eval(2, {"loss": 0.7, "accuracy": 0.5})
+    run.restarted("oom", step=2, batch_size_from=8, batch_size_to=4)
+
+
+def second_attempt(run: Run, until: int = 6) -> None:
+    """Steps 3-`until` of the new attempt (losses 10x the first attempt's, to tell them apart)."""
+    for step in range(3, until + 1):
+        run.step(step, loss=10.0 / step, learning_rate=0.0005)
+    run.eval(until, {"loss": 0.4})
+
+
+def end_interrupted(run: Run, until: int = 6) -> None:
+    run.stop_requested("control_file", reason="enough")
+    run.checkpoint(until, run.output_dir + f"/checkpoint-{until}")
+    run.phase_ended("train", "interrupted")
+    run.finish("interrupted")
+
+
+def whole_run(output_dir: Path) -> str:
+    run = start(output_dir)
+    first_attempt(run)
+    second_attempt(run)
+    end_interrupted(run)
+    return run.run_id
