@@ -52,7 +52,7 @@ def _typed_dict_field(field: dict[str, Any]) -> dict[str, Any]:
 
 
 #: validates a line (JSON bytes) of a known event into a dict: `validate_json(line, strict=True)`
-KNOWN_EVENT_DICTS = SchemaValidator(_as_typed_dicts(KNOWN_EVENT_ADAPTER.core_schema))  # type: ignore[arg-type]
+KNOWN_EVENT_DICTS = SchemaValidator(_as_typed_dicts(KNOWN_EVENT_ADAPTER.core_schema))
 
 
 def event_model(event: dict[str, Any]) -> Any:

@@ -114,15 +114,6 @@ class RunState:
     def _heartbeat_timeout_s(self) -> float | None:
         return None if self.heartbeat_interval_s is None else 3 * self.heartbeat_interval_s
 
-    @classmethod
-    def from_dict(cls, state: dict[str, Any]) -> RunState:
-        """The run `to_dict()` described (taken without `now`, so never `stale`)."""
-        run = cls(state["run_id"])
-        for name in cls.__slots__:
-            if name in state:
-                setattr(run, name, copy.deepcopy(state[name]))
-        return run
-
     def _repr_html_(self) -> str:
         """In Jupyter: a small table of the run, a snapshot at display time."""
         from trainwire.notebook import run_html  # only where something displays it
@@ -379,18 +370,6 @@ class StreamReader:
             diagnostics=self.diagnostics,
         )
         self.fold = RunStateFold(strict=strict, diagnostics=self.diagnostics, resume=resume)
-
-    @classmethod
-    def resume(cls, state: dict[str, Any], **options: Any) -> StreamReader:
-        """A reader that goes on from a saved `to_dict()` state (taken without `now`): feed
-        it the bytes from `state["consumed_bytes"]` on (reader rules, section 1). Earlier
-        diagnostics are not carried over."""
-        reader = cls(offset=state["consumed_bytes"], line_number=state["lines"], **options)
-        for saved in state["runs"]:
-            run = RunState.from_dict(saved)
-            reader.fold.runs[run.run_id] = run
-        reader.fold.unknown_events = state["unknown_events"]
-        return reader
 
     def feed(self, chunk: bytes) -> Events:
         """Decode and fold a chunk; return the typed events applied to runs (built when read)."""
