@@ -13,7 +13,7 @@ import pytest
 
 from trainwire.reader.decoder import Decoder
 from trainwire.contract.errors import StreamError
-from trainwire.contract.models import RunFinished, TrainStep, UnknownEvent
+from trainwire.contract.models import RunFinished, RunStarted, TrainStep, UnknownEvent
 
 BUNDLE = Path(__file__).resolve().parents[2] / "schemas" / "bundled" / "trainwire-v1.schema.json"
 
@@ -268,3 +268,65 @@ def test_an_optional_field_the_schema_does_not_let_be_null_is_refused_by_name(ch
     _, decoder = decode(line(STARTED, **changes))
     assert codes(decoder) == [(1, "schema_violation")]
     assert f"{field} may be absent but not null" in decoder.diagnostics[0].message
+
+
+def _one_line_at_a_time(data: bytes) -> tuple[list[Any], Decoder]:
+    """Each line fed as its own chunk: the line-by-line path, never the whole-chunk one."""
+    decoder = Decoder()
+    events = [event for piece in data.splitlines(keepends=True) for event in decoder.feed(piece)]
+    return events, decoder
+
+
+OVERFLOWING = [b"1e400", b"1E400", b"1e+400", b"1" * 400, b"-1e400"]
+
+
+@pytest.mark.parametrize("mutation", range(len(MUTATIONS)))
+def test_a_whole_chunk_gives_what_one_line_at_a_time_gives(mutation: int) -> None:
+    """The whole-chunk fast path vouches for a chunk only when each line would pass on its own."""
+    field, value = MUTATIONS[mutation]
+    mutated_step = {**STEP, "seq": 3, field: value}
+    data = line(STARTED) + line(STEP) + line(mutated_step) + line(STEP, seq=4, step=6) + line(FINISHED, seq=5)
+    whole_events, whole = decode(data)
+    events, decoder = _one_line_at_a_time(data)
+    assert whole_events == events
+    assert whole.diagnostics == decoder.diagnostics
+
+
+@pytest.mark.parametrize("number", OVERFLOWING)
+@pytest.mark.parametrize("where", ["loss", "metrics", "config"])
+def test_a_number_that_may_overflow_gets_the_same_answer_inside_a_chunk(number: bytes, where: str) -> None:
+    target = b'"loss":' + number if where == "loss" else b'"metrics":{"m":' + number + b"}"
+    base = line(STEP) if where != "config" else line(STARTED, seq=2)
+    bad = base.replace(b'"loss":1.25', target) if where != "config" else base.replace(b'"config"', b'"x"').replace(
+        b'"heartbeat_interval_s":5', b'"heartbeat_interval_s":5,"config":{"c":' + number + b"}")
+    data = line(STARTED) + bad + line(FINISHED)
+    whole_events, whole = decode(data)
+    events, decoder = _one_line_at_a_time(data)
+    assert whole_events == events and whole.diagnostics == decoder.diagnostics
+    if b"e" in number.lower():  # (a long digit run's answer belongs to the conformance cases)
+        # refused where the schema declares a number; kept inside `config`
+        assert codes(whole) == ([] if where == "config" else [(2, "schema_violation")])
+
+
+def test_typed_events_are_built_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainwire.reader import decoder as decoder_module
+
+    built: list[Any] = []
+    real = decoder_module.event_model
+    monkeypatch.setattr(decoder_module, "event_model", lambda event: built.append(event) or real(event))
+    events, _ = decode(line(STARTED) + line(STEP) + line(FINISHED))
+    assert len(events) == 3 and built == []
+    assert isinstance(events[1], TrainStep) and events[1].loss == 1.25 and len(built) == 3
+    assert [type(event) for event in events] == [RunStarted, TrainStep, RunFinished] and len(built) == 3
+    assert events.dicts[1]["loss"] == 1.25 and "grad_norm" not in events.dicts[1]
+
+
+@pytest.mark.parametrize("depth", [127, 128, 129, 300])
+def test_nesting_gets_the_same_answer_inside_a_chunk(depth: int) -> None:
+    nested = b'{"c":' * (depth - 1) + b"1" + b"}" * (depth - 1)  # the line's object is the first level
+    started = line(STARTED, seq=2).replace(b'"heartbeat_interval_s":5', b'"heartbeat_interval_s":5,"config":' + nested)
+    data = line(STARTED) + started + line(FINISHED)
+    whole_events, whole = decode(data)
+    events, decoder = _one_line_at_a_time(data)
+    assert whole_events == events and whole.diagnostics == decoder.diagnostics
+    assert codes(whole) == ([] if depth <= 128 else [(2, "invalid_json")])

@@ -112,8 +112,10 @@ _MICRO = 1e6
 
 def _file_sink(ctx: Context) -> Measurement:
     times = _times(ctx)
+    ratios = sorted(mine / theirs for mine, theirs in zip(times.ours, times.json_dumps))
     return Measurement(median(times.ours) * _MICRO, median(times.json_dumps) * _MICRO,
-                       notes=f"{ctx.scale.emitter_events} train.step events x {len(times.ours)} rounds")
+                       notes=(f"{ctx.scale.emitter_events} train.step events x {len(times.ours)} rounds; "
+                              f"ratio per round {ratios[0]:.2f}-{ratios[-1]:.2f}"))
 
 
 def _second_sink(ctx: Context) -> Measurement:
@@ -129,7 +131,7 @@ def _llama_factory(ctx: Context) -> Measurement:
 
 
 FIGURES = [
-    Figure("emitter, file sink", "us/event", Target("<= 1.0x json.dumps+write+flush", "ratio_at_most", 1.0), _file_sink),
+    Figure("emitter, file sink", "us/event", Target("<= 0.5x json.dumps+write+flush", "ratio_at_most", 0.5), _file_sink),
     Figure("emitter, file + callback sinks", "us/event", Target("<= 1.3x json.dumps+write+flush", "ratio_at_most", 1.3), _second_sink),
     Figure("LLaMA-Factory-style writer vs ours", "us/event", Target("report (expected several x)"), _llama_factory),
 ]

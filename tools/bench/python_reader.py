@@ -19,15 +19,15 @@ __all__ = ["CHUNK_BYTES", "FIGURES"]
 CHUNK_BYTES = 1 << 20
 
 
-def _decode_file(path: Path) -> int:
-    """Events out of our incremental decoder, fed the file in chunks."""
-    from trainwire.reader.decoder import Decoder
+def _read_and_fold_file(path: Path) -> int:
+    """Events validated and folded by a `StreamReader`, fed the file in chunks (no models asked for)."""
+    from trainwire.reader.state import StreamReader
 
-    decoder = Decoder()
+    reader = StreamReader()
     events = 0
     with open(path, "rb") as stream:
         while chunk := stream.read(CHUNK_BYTES):
-            events += len(decoder.feed(chunk))
+            events += len(reader.feed(chunk))
     return events
 
 
@@ -59,14 +59,16 @@ def _throughput(ctx: Context) -> Measurement:
     for round_ in range(ctx.scale.reader_rounds):
         if round_ % 2:
             _timed(_json_loads_file, path, baseline)
-        events = _timed(_decode_file, path, ours)
+        events = _timed(_read_and_fold_file, path, ours)
         if round_ % 2 == 0:
             _timed(_json_loads_file, path, baseline)
         if events != lines:
-            raise RuntimeError(f"the decoder gave {events} events for {lines} valid lines")
+            raise RuntimeError(f"the reader gave {events} events for {lines} valid lines")
+    ratios = sorted(theirs / mine for mine, theirs in zip(ours, baseline))  # throughput ratio per round
     return Measurement(
         size / MB / median(ours), size / MB / median(baseline),
-        notes=f"{size / MB:.0f} MB stream, {CHUNK_BYTES >> 10} KiB chunks, {len(ours)} rounds",
+        notes=(f"{size / MB:.0f} MB stream, {CHUNK_BYTES >> 10} KiB chunks, {len(ours)} rounds; "
+               f"ratio per round {ratios[0]:.2f}-{ratios[-1]:.2f}"),
     )
 
 
@@ -112,7 +114,7 @@ def _reattach(ctx: Context) -> Measurement:
 
 
 FIGURES = [
-    Figure("Python reader, validated events", "MB/s", Target(">= 1.0x json.loads per line", "ratio_at_least", 1.0), _throughput),
+    Figure("Python reader + fold, validated", "MB/s", Target(">= 1.5x json.loads per line", "ratio_at_least", 1.5), _throughput),
     Figure("Python run-state fold, peak RSS", "MB", Target("<= 100 MB above start", "value_at_most", 100), _fold_memory),
     Figure("Python re-attach near the end", "ms", Target("<= 2x the same on 1 MB", "ratio_at_most", 2.0), _reattach),
 ]

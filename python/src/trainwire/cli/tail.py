@@ -15,7 +15,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -207,7 +207,7 @@ class TailView:
         self.unicode = _can_encode(out, "▁█")
         self._status_lines = 0
 
-    def show(self, stream: StreamTail, events: list[Any]) -> None:
+    def show(self, stream: StreamTail, events: Sequence[Any]) -> None:
         """After a chunk: print its notable events and its diagnostics."""
         for event in events:
             if self.run_id is not None and event.run_id != self.run_id:

@@ -1,12 +1,13 @@
-"""Incremental decoding of a trainwire stream: bytes in, typed events out (reader rules 1-2).
+"""Incremental decoding of a trainwire stream: bytes in, validated events out (reader rules 1-2).
 
 Bytes arrive in chunks split anywhere; complete lines are validated, the partial tail
 is kept. A bad line is skipped with a `Diagnostic` and never stops the decoder (strict
 mode raises instead). Checks 7-9 of the rules (after_finished, seq) need the runs and
 belong to `trainwire.reader.state`.
 
-The hot path is one `EVENT_ADAPTER.validate_json(line, strict=True)` per line. pydantic
-is more lenient than the JSON Schema in a few places (bare NaN/Infinity, `true` for
+The hot path is one `KNOWN_EVENT_DICTS.validate_json(line, strict=True)` per line: the
+event as a validated dict (`validated()`); typed models are built only for a caller that
+asks for them (`feed()`, `records()`). pydantic is more lenient than the JSON Schema in a few places (bare NaN/Infinity, `true` for
 `schema_version: 1`, an explicit `null` for an optional field that is not nullable,
 `format: date-time`); cheap byte checks route those lines to a slow path that decides
 exactly, so this reader agrees with a JSON Schema validator byte for byte.
@@ -18,7 +19,7 @@ import json
 import logging
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeGuard, get_args
@@ -29,7 +30,8 @@ from trainwire._generated import events as generated_events
 from trainwire._generated.contract import NULL_RULES, DiagnosticCode, NullRule
 from trainwire.contract.canonical import format_number
 from trainwire.contract.errors import StreamError
-from trainwire.contract.models import EVENT_ADAPTER, KNOWN_EVENT_ADAPTER, Envelope, TrainStep, UnknownEvent
+from trainwire.contract.event_dicts import KNOWN_EVENT_DICTS, event_dict, event_model
+from trainwire.contract.models import EVENT_ADAPTER, EVENT_MODELS, Envelope, UnknownEvent
 
 __all__ = [
     "DEFAULT_MAX_DIAGNOSTICS",
@@ -38,7 +40,9 @@ __all__ = [
     "Decoder",
     "Diagnostic",
     "DiagnosticLog",
+    "Events",
     "Record",
+    "ValidatedRecord",
     "parse_strict",
     "valid_timestamp",
 ]
@@ -55,8 +59,58 @@ _PREVIEW_CHARS = 80
 #: enough bytes for 80 characters of UTF-8
 _PREVIEW_BYTES = 4 * _PREVIEW_CHARS
 
-#: (line number, event): what the decoder hands to the run-state fold
+#: (line number, typed event)
 Record = tuple[int, Any]
+#: (line number, validated event dict): what the decoder hands to the run-state fold
+ValidatedRecord = tuple[int, dict[str, Any]]
+
+
+class Events(Sequence[Any]):
+    """Typed events of validated dicts, each model built the first time it is read.
+
+    A caller that only folds or counts never pays for model instances.
+    """
+
+    __slots__ = ("_dicts", "_models")
+
+    def __init__(self, dicts: list[dict[str, Any]]) -> None:
+        self._dicts = dicts
+        self._models: list[Any] | None = None
+
+    @property
+    def dicts(self) -> list[dict[str, Any]]:
+        """The validated dicts themselves (do not change them)."""
+        return self._dicts
+
+    def _built(self) -> list[Any]:
+        if self._models is None:
+            self._models = [_typed(event) for event in self._dicts]
+        return self._models
+
+    def __len__(self) -> int:
+        return len(self._dicts)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._built()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._built())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Events):
+            other = other._built()
+        return isinstance(other, (list, tuple)) and self._built() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Sequence[Any]) -> list[Any]:
+        return self._built() + list(other)
+
+    def __radd__(self, other: Sequence[Any]) -> list[Any]:
+        return list(other) + self._built()
+
+    def __repr__(self) -> str:
+        return f"Events({self._built()!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +195,9 @@ class Decoder:
         """Bytes after the last newline: a line still being written, or torn."""
         return self._tail_bytes
 
-    def feed(self, chunk: bytes) -> list[Any]:
-        """Decode a chunk; return the events of the lines it completed."""
-        return [event for _, event in self.records(chunk)]
+    def feed(self, chunk: bytes) -> Events:
+        """Decode a chunk; return the typed events of the lines it completed."""
+        return Events([event for _, event in self.validated(chunk)])
 
     def finish(self) -> None:
         """Mark the end of the stream. A partial tail is not an error: it stays counted, unparsed."""
@@ -154,7 +208,12 @@ class Decoder:
     close = finish
 
     def records(self, chunk: bytes) -> Iterator[Record]:
-        """Decode a chunk lazily, yielding `(line_number, event)`; consume it fully.
+        """Decode a chunk lazily, yielding `(line_number, typed event)`; consume it fully."""
+        for number, event in self.validated(chunk):
+            yield number, _typed(event)
+
+    def validated(self, chunk: bytes) -> Iterator[ValidatedRecord]:
+        """Decode a chunk lazily, yielding `(line_number, validated event dict)`; consume it fully.
 
         Diagnostics are appended as lines are reached, so a consumer that appends its own
         diagnostics to the same list between items keeps them in stream order.
@@ -175,15 +234,46 @@ class Decoder:
             yield from self._complete_lines(chunk[first_newline + 1 : last_newline])
         self._extend_partial(chunk[last_newline + 1 :])
 
-    def _complete_lines(self, body: bytes) -> Iterator[Record]:
-        """The hot loop: lines entirely inside one chunk (the common case)."""
-        validate = KNOWN_EVENT_ADAPTER.validator.validate_json
+    def _complete_lines(self, body: bytes) -> Iterator[ValidatedRecord]:
+        """Lines entirely inside one chunk (the common case): all at once when none is in doubt."""
+        lines = body.split(b"\n")
+        events = self._unquestionable(body, lines)
+        if events is not None:
+            first = self.lines + 1
+            yield from zip(range(first, first + len(events)), events)
+            self.lines += len(events)
+            self.consumed_bytes += len(body) + 1
+            return
+        yield from self._line_by_line(body, lines)
+
+    def _unquestionable(self, body: bytes, lines: list[bytes]) -> list[dict[str, Any]] | None:
+        """The lines' events when every line is a known event and no line needs the slow path's
+        checks (judged on the bytes of the whole body at once); None to go line by line."""
+        if len(body) > self.max_line_bytes and max(map(len, lines)) > self.max_line_bytes:
+            return None
+        if b"NaN" in body or b"Infinity" in body or b"true" in body or _may_overflow(body):
+            return None
+        if b"null" in body and _NULL_NOT_ALLOWED.search(body):
+            return None
+        if _may_nest_too_deeply(body):
+            return None
+        validate = KNOWN_EVENT_DICTS.validate_json
+        try:
+            events = [validate(line, strict=True) for line in lines]
+        except (ValidationError, TypeError):
+            return None  # a blank, bad or unknown line: each line gets its own answer
+        return events if _valid_times({event["ts"] for event in events}) else None
+
+    def _line_by_line(self, body: bytes, lines: list[bytes]) -> Iterator[ValidatedRecord]:
+        """The careful loop: each line decided on its own, diagnostics in line order."""
+        validate = KNOWN_EVENT_DICTS.validate_json
         limit = self.max_line_bytes
         may_exceed_limit = len(body) > limit
         valid_hours = _VALID_HOURS
         valid_minutes_seconds = _VALID_MINUTES_SECONDS
+        infinity = _INFINITY
         number = self.lines
-        for content in body.split(b"\n"):
+        for content in lines:
             number += 1
             # A trailing `\r` is JSON whitespace to pydantic: no need to strip it here.
             if not (may_exceed_limit and len(content) > limit):
@@ -192,7 +282,7 @@ class Decoder:
                 except (ValidationError, TypeError):
                     pass
                 else:
-                    ts = event.ts
+                    ts = event["ts"]
                     if ts[:13] in valid_hours and ts[14:19] in valid_minutes_seconds:
                         # Every valid line has one `u` in its `run_id` key; a `true` or `null`
                         # token adds another. Counting one byte is cheaper than two searches.
@@ -201,12 +291,14 @@ class Decoder:
                             and b"N" not in content
                             and b"I" not in content
                             and content.count(b"u") == 1
-                            and type(event) is TrainStep
-                            and _finite_step(event)
+                            and event["event"] == "train.step"
+                            and infinity not in event.values()
+                            and -infinity not in event.values()
+                            and ("metrics" not in event or _finite_values(event["metrics"]))
                         ):
                             yield number, event
                             continue
-                        if _trusted(content, event):
+                        if _trusted_dict(content, event):
                             yield number, event
                             continue
             # anything unusual: a blank or bad line, a lenient pydantic answer, a new hour
@@ -245,7 +337,7 @@ class Decoder:
             self._overlong_head = b"".join(self._parts)[:_PREVIEW_BYTES]
             self._parts = []
 
-    def _complete_partial(self, segment: bytes) -> Iterator[Record]:
+    def _complete_partial(self, segment: bytes) -> Iterator[ValidatedRecord]:
         self.lines += 1
         self.consumed_bytes += self._tail_bytes + len(segment) + 1
         length = self._partial_len + len(segment)
@@ -269,8 +361,13 @@ class Decoder:
 
     # checks
 
-    def _decode(self, content: bytes) -> Any | None:
+    def _decode(self, content: bytes) -> dict[str, Any] | None:
         """Check one complete line (without its newline); None when it is blank or skipped."""
+        event = self._decode_model(content)
+        return None if event is None else event_dict(event)
+
+    def _decode_model(self, content: bytes) -> Any | None:
+        """The slow path on typed models: every line the hot loop does not vouch for."""
         if len(content) > self.max_line_bytes:
             self._report("line_too_long", f"the line is {len(content)} bytes, over the limit of {self.max_line_bytes}: {_preview(content)}")
             return None
@@ -350,6 +447,16 @@ def parse_strict(text: str) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
+#: every byte but `{`, `[` and the newline, deleted to count a body's openings line by line
+_NOT_AN_OPENING = bytes(byte for byte in range(256) if byte not in b"{[\n")
+
+
+def _may_nest_too_deeply(body: bytes) -> bool:
+    """`not _shallow(line)` for some line of `body`, for all its lines at once."""
+    openings = body.translate(None, _NOT_AN_OPENING)
+    return len(openings) > MAX_NESTING and max(map(len, openings.split(b"\n"))) > MAX_NESTING
+
+
 def _shallow(content: bytes) -> bool:
     """Too few brackets to nest past the limit: the cheap test that spares most lines a walk."""
     return content.count(b"{") + content.count(b"[") <= MAX_NESTING
@@ -427,6 +534,14 @@ def _restore_strings(model: Any, original: dict[str, Any]) -> Any:
     return model
 
 
+def _typed(event: dict[str, Any]) -> Any:
+    """The typed event of a validated dict; one holding lone surrogates as the slow path built it."""
+    try:
+        return event_model(event)
+    except ValidationError:
+        return _restore_strings(event_model(_replace_lone_surrogates(event)), event)
+
+
 def _first_error(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
     location = [str(part) for part in first["loc"]]
@@ -462,17 +577,43 @@ def _trusted(content: bytes, event: Any) -> bool:
     return _contract_gap(event) is None
 
 
+def _trusted_dict(content: bytes, event: dict[str, Any]) -> bool:
+    """`_trusted` for a known event validated into a dict whose `ts` hour was seen valid."""
+    if b"NaN" in content or b"Infinity" in content or b"true" in content:
+        return False
+    if not _shallow(content) or b"E" in content or _MAYBE_HUGE_EXPONENT.search(content):
+        return False
+    return not _has_explicit_null(event, _NULL_RULE_OF_EVENT[event["event"]])
+
+
 _INFINITY = math.inf
 
+#: every digit as `0`, so that a run of digits is found by a plain substring search
+_DIGITS_AS_ZEROS = bytes.maketrans(b"0123456789", b"0" * 10)
+_DIGIT_RUN_THAT_MAY_OVERFLOW = b"0" * 309  # 1e308 is the largest double's order
 
-def _finite_step(event: TrainStep) -> bool:
-    """No float of the step overflowed to infinity (`1e400`): the hot path's share of `_trusted`."""
-    values = (event.loss, event.learning_rate, event.epoch, event.elapsed_s, event.eta_s, event.grad_norm,
-              event.samples_per_s, event.tokens_per_s)
-    if _INFINITY in values or -_INFINITY in values:
+
+def _may_overflow(body: bytes) -> bool:
+    """Whether a number in `body` may overflow a double (a positive exponent, or 309 digits
+    in a row): the whole-body share of `_trusted` and `_finite_values`."""
+    if b"E" in body or b"e+" in body:
+        return True
+    digits_as_zeros = body.translate(_DIGITS_AS_ZEROS)
+    return b"e0" in digits_as_zeros or _DIGIT_RUN_THAT_MAY_OVERFLOW in digits_as_zeros
+
+
+def _valid_times(stamps: set[str]) -> bool:
+    """Every `ts` (already matching the contract's pattern) is a valid date-time: checked
+    once per minute, seconds to 59 (a leap second takes the slow path)."""
+    if max({ts[17:19] for ts in stamps}) > "59":
         return False
-    metrics = event.metrics
-    return not metrics or (_INFINITY not in metrics.values() and -_INFINITY not in metrics.values())
+    return all(minute[:13] in _VALID_HOURS and minute[14:16] <= "59" or valid_timestamp(minute + ":00")
+               for minute in {ts[:16] for ts in stamps})
+
+
+def _finite_values(values: dict[str, Any]) -> bool:
+    """No number overflowed to infinity (`1e400`): the hot path's share of `_trusted` for steps."""
+    return _INFINITY not in values.values() and -_INFINITY not in values.values()
 
 
 def _non_finite_field(value: Any, path: str) -> str | None:
@@ -575,3 +716,25 @@ def _model_named(title: str) -> type[BaseModel]:
 
 #: the optional fields the schema forbids to be null, by model (generated from the schema)
 _NULL_RULES: dict[type[BaseModel], NullRule] = {_model_named(title): rule for title, rule in NULL_RULES.items()}
+#: the same rules by event name, for validated dicts of known events
+_NULL_RULE_OF_EVENT: dict[str, NullRule | None] = {name: NULL_RULES.get(model.__name__) for name, model in EVENT_MODELS.items()}
+
+
+#: `"name": null` for a field the schema forbids to be null (a whole-body check, any nesting)
+_NULL_NOT_ALLOWED = re.compile(
+    rb'"(?:' + b"|".join(sorted({re.escape(name).encode() for rule in NULL_RULES.values() for name in rule.not_nullable})) + rb')"\s*:\s*null'
+)
+
+
+def _has_explicit_null(value: dict[str, Any], rule: NullRule | None) -> bool:
+    """`_explicit_null` for a validated dict: a key is present exactly when the field is set."""
+    if rule is None:
+        return False
+    for name in rule.not_nullable:
+        if name in value and value[name] is None:
+            return True
+    for name, title in rule.nested.items():
+        nested = value.get(name)
+        if isinstance(nested, dict) and _has_explicit_null(nested, NULL_RULES.get(title)):
+            return True
+    return False

@@ -15,23 +15,18 @@ from typing import Any
 from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
 from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
-from trainwire.reader.decoder import DEFAULT_MAX_DIAGNOSTICS, DEFAULT_MAX_LINE_BYTES, Decoder, Diagnostic, DiagnosticLog, Record
-from trainwire.contract.errors import StreamError
-from trainwire.contract.models import (
-    CheckpointSaved,
-    EvalCompleted,
-    PhaseEnded,
-    PhaseStarted,
-    RunFinished,
-    RunStarted,
-    StopRequested,
-    TrainEpoch,
-    TrainRestarted,
-    TrainStep,
-    TrialEnded,
-    TrialStarted,
-    UnknownEvent,
+from trainwire.reader.decoder import (
+    DEFAULT_MAX_DIAGNOSTICS,
+    DEFAULT_MAX_LINE_BYTES,
+    Decoder,
+    Diagnostic,
+    DiagnosticLog,
+    Events,
+    ValidatedRecord,
 )
+from trainwire.contract.errors import StreamError
+from trainwire.contract.event_dicts import event_dict
+from trainwire.contract.models import EVENT_NAMES
 from trainwire.contract.status import EXIT_CODES
 
 __all__ = [
@@ -144,6 +139,8 @@ class RunState:
 class RunStateFold:
     """Folds `(line, event)` records into runs, with checks 7-9 of the reader rules.
 
+    Events are the decoder's validated dicts (a typed event is taken too, as its dict).
+
     `diagnostics` may be a list shared with the decoder, so that both add to it in
     stream order.
     """
@@ -171,36 +168,78 @@ class RunStateFold:
 
     def apply(self, line: int, event: Any) -> bool:
         """Fold one decoded line; False when it is dropped (after_finished, seq_not_increasing)."""
-        run = self.runs.get(event.run_id)
-        seq = event.seq
-        if run is not None:
-            if run.finished is not None:
-                self._report(line, "after_finished", f"run {run.run_id} already finished; {event.event} seq {seq} dropped")
-                return False
-            if seq <= run.last_seq:
-                self._report(line, "seq_not_increasing", f"run {run.run_id}: seq {seq} after seq {run.last_seq}; line dropped")
-                return False
-        else:
-            run = self.runs[event.run_id] = RunState(event.run_id)
-        if seq > run.last_seq + 1:
-            run.seq_gaps.append([run.last_seq + 1, seq])
-            self._report(line, "seq_gap", f"run {run.run_id}: expected seq {run.last_seq + 1}, got {seq}; line applied")
-        run.events += 1
-        run.last_seq = seq
-        run.last_ts = event.ts
-        if event.stage is not None:
-            run.stage = event.stage.model_dump(exclude_unset=True)
-        effect = _EFFECTS.get(type(event))
-        if effect is not None:
-            effect(run, event)
-        elif isinstance(event, UnknownEvent):
-            self.unknown_events += 1
+        if type(event) is not dict:
+            event = event_dict(event)
+        run = self._run_for(line, event)
+        if run is None:
+            return False
+        self._update(run, event)
         return True
 
-    def extend(self, records: Iterable[Record]) -> list[Any]:
-        """Fold records in order; return the events applied."""
-        apply = self.apply
-        return [event for line, event in records if apply(line, event)]
+    def extend(self, records: Iterable[ValidatedRecord]) -> list[dict[str, Any]]:
+        """Fold records in order; return the events applied (validated dicts)."""
+        applied: list[dict[str, Any]] = []
+        append = applied.append
+        run: RunState | None = None  # the run of the line before
+        step: dict[str, Any] | None = None  # its latest train.step, not yet written into it
+        for line, event in records:
+            # The next line of the run just folded (the common case) passes every check.
+            if run is None or event["seq"] != run.last_seq + 1 or event["run_id"] != run.run_id or run.finished is not None:
+                if step is not None:
+                    _train_step(run, step)  # type: ignore[arg-type]
+                    step = None
+                run = self._run_for(line, event)
+                if run is None:
+                    continue
+            run.events += 1
+            run.last_seq = event["seq"]
+            run.last_ts = event["ts"]
+            if event["event"] == "train.step" and "stage" not in event:
+                step = event  # a later step overwrites every field it sets: only the last one is written
+            else:
+                if step is not None:
+                    _train_step(run, step)
+                    step = None
+                self._effect(run, event)
+            append(event)
+        if step is not None:
+            _train_step(run, step)  # type: ignore[arg-type]
+        return applied
+
+    def _run_for(self, line: int, event: dict[str, Any]) -> RunState | None:
+        """The run a line folds into (checks 7-9); None when the line is dropped."""
+        run_id = event["run_id"]
+        run = self.runs.get(run_id)
+        seq = event["seq"]
+        if run is not None:
+            if run.finished is not None:
+                self._report(line, "after_finished", f"run {run_id} already finished; {event['event']} seq {seq} dropped")
+                return None
+            if seq <= run.last_seq:
+                self._report(line, "seq_not_increasing", f"run {run_id}: seq {seq} after seq {run.last_seq}; line dropped")
+                return None
+        else:
+            run = self.runs[run_id] = RunState(run_id)
+        if seq > run.last_seq + 1:
+            run.seq_gaps.append([run.last_seq + 1, seq])
+            self._report(line, "seq_gap", f"run {run_id}: expected seq {run.last_seq + 1}, got {seq}; line applied")
+        return run
+
+    def _update(self, run: RunState, event: dict[str, Any]) -> None:
+        run.events += 1
+        run.last_seq = event["seq"]
+        run.last_ts = event["ts"]
+        self._effect(run, event)
+
+    def _effect(self, run: RunState, event: dict[str, Any]) -> None:
+        if "stage" in event and event["stage"] is not None:
+            run.stage = dict(event["stage"])
+        name = event["event"]
+        effect = _EFFECTS.get(name)
+        if effect is not None:
+            effect(run, event)
+        elif name not in EVENT_NAMES:
+            self.unknown_events += 1
 
     def _report(self, line: int, code: DiagnosticCode, message: str) -> None:
         if self.strict:
@@ -208,91 +247,93 @@ class RunStateFold:
         self.diagnostics.append(Diagnostic(line, code, message))
 
 
-# effects of each event on its run (reader rules, section 3)
+# effects of each event (a validated dict) on its run (reader rules, section 3); an
+# optional field is a key present exactly when the line sets it
+
+Event = dict[str, Any]
 
 
-def _run_started(run: RunState, event: RunStarted) -> None:
-    run.total_steps = event.total_steps
-    if "heartbeat_interval_s" in event.model_fields_set:
-        run.heartbeat_interval_s = event.heartbeat_interval_s
+def _run_started(run: RunState, event: Event) -> None:
+    run.total_steps = event.get("total_steps")
+    if "heartbeat_interval_s" in event:
+        run.heartbeat_interval_s = event["heartbeat_interval_s"]
 
 
-def _phase_started(run: RunState, event: PhaseStarted) -> None:
-    run.phase = event.phase
+def _phase_started(run: RunState, event: Event) -> None:
+    run.phase = event["phase"]
 
 
-def _phase_ended(run: RunState, event: PhaseEnded) -> None:
-    if event.phase == run.phase:
+def _phase_ended(run: RunState, event: Event) -> None:
+    if event["phase"] == run.phase:
         run.phase = None
 
 
-def _train_step(run: RunState, event: TrainStep) -> None:
-    run.step = event.step
-    run.total_steps = event.total_steps
-    run.epoch = event.epoch
-    run.loss = event.loss
-    run.learning_rate = event.learning_rate
-    run.eta_s = event.eta_s
-    run.progress = event.progress
+def _train_step(run: RunState, event: Event) -> None:
+    run.step = event["step"]
+    run.total_steps = event["total_steps"]
+    run.epoch = event.get("epoch")
+    run.loss = event.get("loss")
+    run.learning_rate = event.get("learning_rate")
+    run.eta_s = event.get("eta_s")
+    run.progress = event.get("progress")
 
 
-def _train_epoch(run: RunState, event: TrainEpoch) -> None:
-    run.epoch = event.epoch
-    run.step = event.step
+def _train_epoch(run: RunState, event: Event) -> None:
+    run.epoch = event["epoch"]
+    run.step = event["step"]
 
 
-def _train_restarted(run: RunState, event: TrainRestarted) -> None:
-    run.attempt = event.attempt
-    run.restarts.append({"reason": event.reason, "previous_step": event.previous_step, "step": event.step})
-    run.step = event.step
+def _train_restarted(run: RunState, event: Event) -> None:
+    run.attempt = event["attempt"]
+    run.restarts.append({"reason": event["reason"], "previous_step": event["previous_step"], "step": event["step"]})
+    run.step = event["step"]
     run.eta_s = None
     run.progress = None
-    if "total_steps" in event.model_fields_set:
-        run.total_steps = event.total_steps
+    if "total_steps" in event:
+        run.total_steps = event["total_steps"]
 
 
-def _eval_completed(run: RunState, event: EvalCompleted) -> None:
-    run.last_eval = {"step": event.step, "epoch": event.epoch, "split": event.split, "metrics": dict(event.metrics)}
+def _eval_completed(run: RunState, event: Event) -> None:
+    run.last_eval = {"step": event["step"], "epoch": event.get("epoch"), "split": event.get("split"), "metrics": dict(event["metrics"])}
 
 
-def _checkpoint_saved(run: RunState, event: CheckpointSaved) -> None:
-    run.last_checkpoint = {"step": event.step, "path": event.path, "reason": event.reason}
+def _checkpoint_saved(run: RunState, event: Event) -> None:
+    run.last_checkpoint = {"step": event["step"], "path": event["path"], "reason": event.get("reason")}
 
 
-def _trial_started(run: RunState, event: TrialStarted) -> None:
-    run.trials["count"] = max(run.trials["count"], event.trial)
+def _trial_started(run: RunState, event: Event) -> None:
+    run.trials["count"] = max(run.trials["count"], event["trial"])
 
 
-def _trial_ended(run: RunState, event: TrialEnded) -> None:
-    run.trials["count"] = max(run.trials["count"], event.trial)
-    if "best" in event.model_fields_set and event.best is not None:
-        best = event.best
-        run.trials["best"] = {"trial": best.trial, "metric": best.metric, "value": best.value}
+def _trial_ended(run: RunState, event: Event) -> None:
+    run.trials["count"] = max(run.trials["count"], event["trial"])
+    best = event.get("best")
+    if best is not None:
+        run.trials["best"] = {"trial": best["trial"], "metric": best["metric"], "value": best["value"]}
 
 
-def _stop_requested(run: RunState, event: StopRequested) -> None:
+def _stop_requested(run: RunState, event: Event) -> None:
     run.stop_requested = True
 
 
-def _run_finished(run: RunState, event: RunFinished) -> None:
-    run.status = event.status
-    payload = event.model_dump(exclude_unset=True)
-    run.finished = {key: value for key, value in payload.items() if key not in _ENVELOPE_FIELDS}
+def _run_finished(run: RunState, event: Event) -> None:
+    run.status = event["status"]
+    run.finished = {key: value for key, value in event.items() if key not in _ENVELOPE_FIELDS}
 
 
-_EFFECTS: dict[type, Any] = {
-    RunStarted: _run_started,
-    PhaseStarted: _phase_started,
-    PhaseEnded: _phase_ended,
-    TrainStep: _train_step,
-    TrainEpoch: _train_epoch,
-    TrainRestarted: _train_restarted,
-    EvalCompleted: _eval_completed,
-    CheckpointSaved: _checkpoint_saved,
-    TrialStarted: _trial_started,
-    TrialEnded: _trial_ended,
-    StopRequested: _stop_requested,
-    RunFinished: _run_finished,
+_EFFECTS: dict[str, Any] = {
+    "run.started": _run_started,
+    "phase.started": _phase_started,
+    "phase.ended": _phase_ended,
+    "train.step": _train_step,
+    "train.epoch": _train_epoch,
+    "train.restarted": _train_restarted,
+    "eval.completed": _eval_completed,
+    "checkpoint.saved": _checkpoint_saved,
+    "trial.started": _trial_started,
+    "trial.ended": _trial_ended,
+    "stop.requested": _stop_requested,
+    "run.finished": _run_finished,
 }
 
 
@@ -330,9 +371,9 @@ class StreamReader:
         )
         self.fold = RunStateFold(strict=strict, diagnostics=self.diagnostics, resume=resume)
 
-    def feed(self, chunk: bytes) -> list[Any]:
-        """Decode and fold a chunk; return the events applied to runs."""
-        return self.fold.extend(self.decoder.records(chunk))
+    def feed(self, chunk: bytes) -> Events:
+        """Decode and fold a chunk; return the typed events applied to runs (built when read)."""
+        return Events(self.fold.extend(self.decoder.validated(chunk)))
 
     def finish(self) -> None:
         """The stream ended; a partial tail stays counted and unparsed."""

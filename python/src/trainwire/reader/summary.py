@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from functools import lru_cache
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ _LOWER_IS_BETTER = ("loss", "error", "perplexity", "ppl", "wer", "cer")
 _STEP_SERIES = ("loss", "learning_rate", "grad_norm")
 
 
+@lru_cache(maxsize=4096)  # a run has a handful of series names, asked about on every step
 def is_lower_better(name: str) -> bool:
     """Whether the best value of the series `name` is its lowest (losses, error rates)."""
     return name.lower().rstrip("_").endswith(_LOWER_IS_BETTER)
@@ -29,6 +31,8 @@ def is_lower_better(name: str) -> bool:
 
 def _number(value: Any) -> float | None:
     """A finite number as a float (the writer's `5` and a reader's `5.0` are one value), else None."""
+    if type(value) is float:  # the common case: one check (inf - inf and nan - nan are nan)
+        return value if value - value == 0.0 else None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     number = float(value)
@@ -76,9 +80,9 @@ class SummaryBuilder:
     def add(self, line: Mapping[str, Any]) -> None:
         run_id = line.get("run_id")
         event = line.get("event")
-        if not isinstance(run_id, str):
-            return
-        if run_id != self._run_id:
+        if run_id != self._run_id or run_id is None:  # the common case (this run's line) costs one compare
+            if not isinstance(run_id, str):
+                return
             if self._run_id is not None and event != "run.started" and not self._any_line_switches:
                 return  # a line of an earlier (or interleaved) run: the summary is the latest's
             if self._run_id is not None and self._run_id not in self._earlier:
@@ -88,7 +92,8 @@ class SummaryBuilder:
             self._run_id = run_id
             self._reset()
         ts = line.get("ts")
-        self.last_ts = ts if isinstance(ts, str) else self.last_ts
+        if isinstance(ts, str):
+            self.last_ts = ts
         handler = _HANDLERS.get(event) if isinstance(event, str) else None
         if handler is not None:
             handler(self, line)
@@ -141,6 +146,10 @@ class SummaryBuilder:
             self._step = step
 
 
+#: the step series and whether each has a best (a lower-is-better name)
+_STEP_SERIES_BEST = tuple((name, is_lower_better(name)) for name in _STEP_SERIES)
+
+
 def _run_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     summary._started_at = line.get("ts")
     total = line.get("total_steps")
@@ -156,12 +165,16 @@ def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     summary._step_to(step)
     if isinstance(line.get("total_steps"), int):
         summary._total_steps = line["total_steps"]
-    for name in _STEP_SERIES:
-        summary._observe(name, line.get(name), summary._step, best=is_lower_better(name))
+    observe, step = summary._observe, summary._step
+    for name, best in _STEP_SERIES_BEST:
+        value = line.get(name)
+        if value is not None:
+            observe(name, value, step, best=best)
     metrics = line.get("metrics")
-    if isinstance(metrics, Mapping):
+    if metrics and isinstance(metrics, Mapping):
         for name, value in metrics.items():
-            summary._observe(str(name), value, summary._step, best=is_lower_better(str(name)))
+            name = str(name)
+            observe(name, value, step, best=is_lower_better(name))
 
 
 def _train_restarted(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
