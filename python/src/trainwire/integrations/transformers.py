@@ -16,6 +16,10 @@ under the run's throttle, with the loss and custom values of `on_log` when the s
 logged); `on_epoch_end` -> `train.epoch`; `on_evaluate` -> `eval.completed`; `on_save` ->
 `checkpoint.saved`; `on_train_end` -> `phase.ended train`. Only world process zero writes;
 every rank takes part in the stop decision so that all ranks stop at the same step.
+
+Longer than the other integrations: one documented hook per `TrainerCallback` event, plus
+the `train()` wrapper that owns the signal window, the stdout redirection and the run's
+lifecycle across a second `train()`, a rebuilt Trainer and `evaluate()`.
 """
 
 from __future__ import annotations

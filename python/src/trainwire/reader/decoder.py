@@ -11,6 +11,10 @@ asks for them (`feed()`, `records()`). pydantic is more lenient than the JSON Sc
 `schema_version: 1`, an explicit `null` for an optional field that is not nullable,
 `format: date-time`); cheap byte checks route those lines to a slow path that decides
 exactly, so this reader agrees with a JSON Schema validator byte for byte.
+
+Longer than the reader's other modules: the framing, the fast path and the exact slow path
+it falls back to are kept side by side, because they must agree line for line (the tests
+compare whole chunks with one line at a time).
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 The state is the conformance reference: `StreamReader.to_json()` is byte-identical to
 what the TypeScript reader produces for the same bytes (apart from diagnostic texts).
+The run record, the fold with its per-event effects and the reader that feeds it stay in
+one module so that the fold reads as the reader rules do, section by section.
 """
 
 from __future__ import annotations
