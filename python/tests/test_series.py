@@ -7,13 +7,14 @@ import json
 import random
 from pathlib import Path
 
+from trainwire.conformance.paths import cases_dir
 from trainwire.contract import canonical
 from trainwire.reader.series import SeriesStore
 from trainwire.reader.state import StreamReader
 from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = sorted((ROOT / "conformance" / "cases").iterdir())
+CASES = sorted(cases_dir().iterdir())
 
 
 def _line(seq: int, event: str, run_id: str = "r1", **fields: object) -> str:
