@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import strategies as st
@@ -54,6 +55,102 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     return {"start_time": "2026-11-29T10:00:00Z", "step_interval_s": draw(st.sampled_from([0, 1])), "actions": actions}
 
 
+# Hazards of the reader rules (docs/reader-rules.md), mixed into valid streams.
+
+BOM = b"\xef\xbb\xbf"
+#: JSON whitespace (space, tab, `\r`) and what is not (`\v`, `\f`, no-break space)
+ODD_WHITESPACE = [b" ", b"\t", b"\r", b"\x0b", b"\x0c", "\u00a0".encode()]
+#: literals that overflow a double, as exponents and as 309-digit integers; 10^308 does not
+BIG_NUMBERS = [b"1e400", b"-1e400", b"1E400", b"2e308", b"2" + b"0" * 308, b"-" + b"9" * 309, b"1" + b"0" * 308]
+#: where an overflowing literal goes: a declared number, a metric, `config`, an unknown field
+OVERFLOW_PLACES = ["loss", "learning_rate", "step", "seq", "metrics", "config", "x_unknown"]
+#: depths (the line's object is level 1) on both sides of the 128-level limit
+DEPTHS = st.sampled_from([2, 127, 128, 129, 130, 300])
+MULTIBYTE = st.text(st.sampled_from("é中🚀\u00a0\u2028ß"), min_size=1, max_size=4)
+_PLACEHOLDER = "\x00raw\x00"
+
+
+def _compact(value: Any) -> bytes:
+    """JSON as the writer writes it (no spaces, UTF-8 text)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _with_raw(line: dict[str, Any], raw: bytes) -> bytes:
+    """The line as JSON, with the placeholder string replaced by `raw` bytes (any literal)."""
+    return _compact(line).replace(_compact(_PLACEHOLDER), raw)
+
+
+def _nested(draw: st.DrawFn, levels: int) -> bytes:
+    """A value nesting `levels` deep, objects and arrays mixed."""
+    opening = draw(st.lists(st.sampled_from([b"[", b'{"k":']), min_size=levels, max_size=levels))
+    closing = [b"]" if part == b"[" else b"}" for part in reversed(opening)]
+    return b"".join(opening) + draw(st.sampled_from([b"1", b"null", b'"x"'])) + b"".join(closing)
+
+
+def _object_or_none(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@st.composite
+def hazardous_line(draw: st.DrawFn, raw: bytes) -> bytes:
+    """One line with a hazard of the reader rules: odd whitespace, an overflowing number,
+    deep nesting, a duplicate key, multi-byte text or a BOM inside it."""
+    kind = draw(st.sampled_from(["whitespace", "overflow", "deep", "duplicate_key", "multibyte", "bom"]))
+    line = _object_or_none(raw)
+    if kind == "bom" or not line:
+        at = draw(st.integers(0, len(raw)))
+        return raw[:at] + BOM + raw[at:]
+    if kind == "whitespace":
+        text = _compact(line)
+        spaces = b"".join(draw(st.lists(st.sampled_from(ODD_WHITESPACE), min_size=1, max_size=3)))
+        cuts = [index + 1 for index, byte in enumerate(text) if byte in b",:{"] + [0, len(text)]
+        at = draw(st.sampled_from(cuts))
+        return text[:at] + spaces + text[at:]
+    if kind == "overflow":
+        place = draw(st.sampled_from(OVERFLOW_PLACES))
+        literal = draw(st.sampled_from(BIG_NUMBERS))
+        if place in ("metrics", "config"):
+            line[place] = {**(line.get(place) if isinstance(line.get(place), dict) else {}), "x": _PLACEHOLDER}
+        else:
+            line[place] = _PLACEHOLDER
+        return _with_raw(line, literal)
+    if kind == "deep":
+        levels = draw(DEPTHS) - 1
+        line[draw(st.sampled_from(["x_deep", "config", "metrics"]))] = _PLACEHOLDER
+        return _with_raw(line, _nested(draw, levels))
+    if kind == "duplicate_key":
+        key = draw(st.sampled_from(sorted(line)))
+        value = draw(st.sampled_from([line[key], None, "x", 1, [], _PLACEHOLDER]))
+        duplicate = _with_raw({key: value}, b"1e400")[1:-1]
+        text = _compact(line)
+        return text[:-1] + b"," + duplicate + b"}" if draw(st.booleans()) else b"{" + duplicate + b"," + text[1:]
+    line[draw(st.sampled_from(["x_text", "run_id", "reason"]))] = draw(MULTIBYTE)
+    return _compact(line)
+
+
+@st.composite
+def odd_whitespace_line(draw: st.DrawFn) -> bytes:
+    """A line of only whitespace: blank (spaces, tabs, a final `\\r`) or not (`\\v`, `\\f`, no-break space)."""
+    return b"".join(draw(st.lists(st.sampled_from(ODD_WHITESPACE), min_size=1, max_size=4)))
+
+
+@st.composite
+def hazardous(draw: st.DrawFn, data: bytes) -> bytes:
+    """`data` with about half its complete lines made hazardous, lines of odd whitespace
+    between some, and sometimes a BOM first."""
+    *lines, tail = data.split(b"\n")
+    out = [BOM] if draw(st.booleans()) else [b""]
+    for line in lines:
+        if draw(st.integers(0, 4)) == 0:
+            out.append(draw(odd_whitespace_line()) + b"\n")
+        out.append((draw(hazardous_line(line)) if draw(st.booleans()) else line) + b"\n")
+    return b"".join(out) + tail
+
+
 GARBAGE = st.one_of(
     st.sampled_from([b"", b"   ", b"not json", b"{", b"[]", b"null", b'{"schema_version":2,"seq":1}', b"\xff\xfe", b"\xef\xbb\xbf{}", b"NaN", b"{}\r"]),
     st.binary(max_size=40).filter(lambda raw: b"\n" not in raw),
@@ -61,11 +158,15 @@ GARBAGE = st.one_of(
 
 
 @st.composite
-def mutated(draw: st.DrawFn, data: bytes, *, long_line_bytes: int | None = None) -> bytes:
-    """`data` after a few random truncations, insertions, byte flips, duplicated and dropped lines."""
+def mutated(draw: st.DrawFn, data: bytes, *, long_line_bytes: int | None = None, hazards: bool = False) -> bytes:
+    """`data` after a few random truncations, insertions, byte flips, duplicated and dropped lines;
+    with `hazards`, also lines made hazardous (`hazardous_line`), BOMs and lines of odd whitespace."""
+    kinds = ["truncate", "garbage", "flip", "duplicate", "drop", "swap"] + (["long"] if long_line_bytes else [])
+    if hazards:
+        kinds += ["hazard", "hazard", "hazard", "whitespace_line", "bom_at_start"]
     for _ in range(draw(st.integers(1, 4))):
         lines = data.split(b"\n")
-        kind = draw(st.sampled_from(["truncate", "garbage", "flip", "duplicate", "drop", "swap"] + (["long"] if long_line_bytes else [])))
+        kind = draw(st.sampled_from(kinds))
         at = draw(st.integers(0, max(len(lines) - 2, 0)))
         if kind == "truncate" and data:
             data = data[: draw(st.integers(0, len(data) - 1))]
@@ -83,12 +184,25 @@ def mutated(draw: st.DrawFn, data: bytes, *, long_line_bytes: int | None = None)
             data = b"\n".join(lines)
         elif kind == "long" and long_line_bytes:
             data = b"\n".join([*lines[:at], b'{"x":"' + b"y" * long_line_bytes + b'"}', *lines[at:]])
+        elif kind == "hazard" and lines:
+            lines[at] = draw(hazardous_line(lines[at]))
+            data = b"\n".join(lines)
+        elif kind == "whitespace_line":
+            data = b"\n".join([*lines[:at], draw(odd_whitespace_line()), *lines[at:]])
+        elif kind == "bom_at_start":
+            data = BOM + data
     return data
 
 
 @st.composite
 def splits(draw: st.DrawFn, data: bytes) -> list[bytes]:
-    """`data` cut at a few random places (empty chunks included)."""
-    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=12)))
+    """`data` cut at a few random places (empty chunks included), some inside multi-byte
+    UTF-8 characters (a BOM's included) when `data` has any."""
+    cuts = draw(st.lists(st.integers(0, len(data)), max_size=12))
+    inside_characters = [index for index, byte in enumerate(data) if 0x80 <= byte <= 0xBF]
+    if inside_characters:
+        cuts += draw(st.lists(st.sampled_from(inside_characters), max_size=6))
+    cuts.sort()
     edges = [0, *cuts, len(data)]
     return [data[start:end] for start, end in zip(edges, edges[1:])]
+

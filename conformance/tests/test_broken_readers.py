@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from conformance_support import BROKEN, conformance, outcomes, python_command, report_of
 
+from trainwire.conformance.paths import suite_version
+
 
 def test_torn_tail_reported_as_error_fails_with_readable_report():
     completed = conformance("run", "--harness", python_command(BROKEN / "torn_tail_as_error.py"))
@@ -15,7 +17,7 @@ def test_torn_tail_reported_as_error_fails_with_readable_report():
     assert "  + diagnostic line 23 invalid_json (given, not expected)" in text
     assert "  line 23" not in text  # the other paths of the state agree: only diagnostics are shown
     summary = text.rstrip().splitlines()[-1]
-    assert summary.startswith("conformance: FAILED (suite 2, 1 harness(es): ") and "1 failed" in summary
+    assert summary.startswith(f"conformance: FAILED (suite {suite_version()}, 1 harness(es): ") and "1 failed" in summary
 
 
 def test_junit_report_names_each_case_and_its_failure(tmp_path):

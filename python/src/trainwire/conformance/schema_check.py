@@ -42,16 +42,28 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Any:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-def _is_finite_number(checker: Any, instance: Any) -> bool:
+def _finite(instance: Any) -> bool:
     # JSON has no infinities: an overflowing literal such as 1e400 is not a number here,
-    # as it is not for ajv (Python's json module turns it into inf).
-    return Draft202012Validator.TYPE_CHECKER.is_type(instance, "number") and math.isfinite(instance)
+    # as it is not for ajv (Python's json module turns it into inf, and keeps a 309-digit
+    # integer exact, where JavaScript reads Infinity).
+    try:
+        return math.isfinite(instance)
+    except OverflowError:
+        return False
+
+
+def _is_finite_number(checker: Any, instance: Any) -> bool:
+    return Draft202012Validator.TYPE_CHECKER.is_type(instance, "number") and _finite(instance)
+
+
+def _is_finite_integer(checker: Any, instance: Any) -> bool:
+    return Draft202012Validator.TYPE_CHECKER.is_type(instance, "integer") and _finite(instance)
 
 
 _Validator = validators.extend(
     Draft202012Validator,
     {"pattern": _pattern},
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("number", _is_finite_number),
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many({"number": _is_finite_number, "integer": _is_finite_integer}),
 )
 
 
@@ -76,6 +88,8 @@ def line_verdict(text: str) -> Verdict:
         return "valid"
     from trainwire.contract.models import EVENT_NAMES
 
-    if value.get("event") not in EVENT_NAMES and validator_for(definition="Envelope").is_valid(value):
+    event = value.get("event")
+    names_an_event = isinstance(event, str) and event in EVENT_NAMES  # an object or array names none
+    if not names_an_event and validator_for(definition="Envelope").is_valid(value):
         return "unknown"
     return "invalid"

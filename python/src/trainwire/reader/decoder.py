@@ -566,17 +566,11 @@ def _preview(content: bytes) -> str:
 # where pydantic accepts what the JSON Schema rejects
 
 
-#: an exponent that may overflow a double (`1e400` parses as infinity, which the schema refuses)
-_MAYBE_HUGE_EXPONENT = re.compile(rb"e[+0-9]")
-
-
 def _trusted(content: bytes, event: Any) -> bool:
     """Whether pydantic's acceptance of the line stands as the JSON Schema's answer."""
     if b"NaN" in content or b"Infinity" in content or b"true" in content:
         return False  # bare non-finite tokens; `true` taken for `schema_version: 1`
-    if not _shallow(content):
-        return False
-    if b"E" in content or _MAYBE_HUGE_EXPONENT.search(content):
+    if not _shallow(content) or _may_overflow(content):
         return False
     return _contract_gap(event) is None
 
@@ -585,7 +579,7 @@ def _trusted_dict(content: bytes, event: dict[str, Any]) -> bool:
     """`_trusted` for a known event validated into a dict whose `ts` hour was seen valid."""
     if b"NaN" in content or b"Infinity" in content or b"true" in content:
         return False
-    if not _shallow(content) or b"E" in content or _MAYBE_HUGE_EXPONENT.search(content):
+    if not _shallow(content) or _may_overflow(content):
         return False
     return not _has_explicit_null(event, _NULL_RULE_OF_EVENT[event["event"]])
 
@@ -599,7 +593,7 @@ _DIGIT_RUN_THAT_MAY_OVERFLOW = b"0" * 309  # 1e308 is the largest double's order
 
 def _may_overflow(body: bytes) -> bool:
     """Whether a number in `body` may overflow a double (a positive exponent, or 309 digits
-    in a row): the whole-body share of `_trusted` and `_finite_values`."""
+    in a row, as in an integer literal beyond 1.8e308): for a whole body or one line."""
     if b"E" in body or b"e+" in body:
         return True
     digits_as_zeros = body.translate(_DIGITS_AS_ZEROS)
