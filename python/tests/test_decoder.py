@@ -309,11 +309,11 @@ def test_a_number_that_may_overflow_gets_the_same_answer_inside_a_chunk(number: 
 
 
 def test_typed_events_are_built_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    from trainwire.reader import decoder as decoder_module
+    from trainwire.reader import exact_checks as exact_checks
 
     built: list[Any] = []
-    real = decoder_module.event_model
-    monkeypatch.setattr(decoder_module, "event_model", lambda event: built.append(event) or real(event))
+    real = exact_checks.event_model
+    monkeypatch.setattr(exact_checks, "event_model", lambda event: built.append(event) or real(event))
     events, _ = decode(line(STARTED) + line(STEP) + line(FINISHED))
     assert len(events) == 3 and built == []
     assert isinstance(events[1], TrainStep) and events[1].loss == 1.25 and len(built) == 3

@@ -17,21 +17,19 @@ logged); `on_epoch_end` -> `train.epoch`; `on_evaluate` -> `eval.completed`; `on
 `checkpoint.saved`; `on_train_end` -> `phase.ended train`. Only world process zero writes;
 every rank takes part in the stop decision so that all ranks stop at the same step.
 
-Longer than the other integrations: one documented hook per `TrainerCallback` event, plus
-the `train()` wrapper that owns the signal window, the stdout redirection and the run's
-lifecycle across a second `train()`, a rebuilt Trainer and `evaluate()`.
+Longer than the other integrations: one documented hook per `TrainerCallback` event, and
+the run's lifecycle across a second `train()`, a rebuilt Trainer and `evaluate()`. The
+wrapper around `train()` and `evaluate()` is in `trainer_wrapper`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
 import math
 import os
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -41,10 +39,10 @@ from trainwire.contract.status import status_for_exception
 from trainwire.integrations.distributed import agreed_stop, is_distributed
 from trainwire.integrations.held_step import HeldStep
 from trainwire.integrations.hooks import StopOutcome, number, shielded
+from trainwire.integrations.trainer_wrapper import wrap_trainer
 from trainwire.writer.provenance import ProvenancePrefetch
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
-from trainwire.writer.sinks import stdout_carries_stream
 from trainwire.stop import StopControl, StopRequest
 
 if TYPE_CHECKING:
@@ -57,8 +55,6 @@ logger = logging.getLogger("trainwire.integrations.transformers")
 #: written into every checkpoint directory so that a resumed run knows where it came from
 CHECKPOINT_ORIGIN_FILE = "trainwire.json"
 _CHECKPOINT_DIR = re.compile(r"^checkpoint-(\d+)$")
-_WRAPPED_MARK = "__trainwire_wrapped__"
-_ATTACHED = "_trainwire_callback"  # on the trainer: the callback attach() added last
 
 # Log keys that have their own `train.step` field; every other number goes to `metrics`.
 _STEP_FIELDS = {
@@ -172,8 +168,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
             handler.remove_callback(other)
         if self not in handler.callbacks:
             handler.add_callback(self)
-        setattr(trainer, _ATTACHED, self)
-        _wrap_trainer(trainer)
+        wrap_trainer(trainer, self)
         return self
 
     @property
@@ -509,56 +504,6 @@ def _resolve_checkpoint(trainer: Trainer, resume_from_checkpoint: str | bool | N
 
         return get_last_checkpoint(trainer.args.output_dir)
     return str(resume_from_checkpoint) if resume_from_checkpoint else None
-
-
-def _current_callback(trainer: Trainer) -> TrainwireCallback | None:
-    return next((cb for cb in trainer.callback_handler.callbacks if isinstance(cb, TrainwireCallback)), None)
-
-
-def _printing_off_stdout() -> contextlib.AbstractContextManager[Any]:
-    """While the stream goes to stdout, whatever the trainer prints goes to stderr."""
-    return contextlib.redirect_stdout(sys.stderr) if stdout_carries_stream() else contextlib.nullcontext()
-
-
-def _wrap_trainer(trainer: Trainer) -> None:
-    """Wrap `trainer.train` and `trainer.evaluate` (once each) around the attached callback."""
-    train: Callable[..., Any] = trainer.train
-    if not getattr(train, _WRAPPED_MARK, False):
-        trainer.train = _wrapped_train(trainer, train)  # type: ignore[method-assign]
-    evaluate: Callable[..., Any] = trainer.evaluate
-    if not getattr(evaluate, _WRAPPED_MARK, False):
-
-        @functools.wraps(evaluate)
-        def evaluate_quietly(*args: Any, **kwargs: Any) -> Any:
-            with _printing_off_stdout():
-                return evaluate(*args, **kwargs)
-
-        setattr(evaluate_quietly, _WRAPPED_MARK, True)
-        trainer.evaluate = evaluate_quietly  # type: ignore[method-assign]
-
-
-def _wrapped_train(trainer: Trainer, original: Callable[..., Any]) -> Callable[..., Any]:
-    """`trainer.train` that lets the attached callback see how it ends."""
-
-    @functools.wraps(original)
-    def train(resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any) -> Any:
-        # Looked up per call: the callback may have been replaced since the wrap.
-        callback = _current_callback(trainer)
-        attached = getattr(trainer, _ATTACHED, None)
-        if callback is None and attached is not None:
-            attached._warn_absent()
-        if callback is not None:
-            callback._before_train(trainer, resume_from_checkpoint)
-        try:
-            with _printing_off_stdout():
-                return original(resume_from_checkpoint, *args, **kwargs)
-        except BaseException as error:
-            if callback is not None:
-                callback._train_failed(error)
-            raise
-
-    setattr(train, _WRAPPED_MARK, True)
-    return train
 
 
 def attach(

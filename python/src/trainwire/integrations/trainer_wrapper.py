@@ -1,0 +1,73 @@
+"""The wrapper around a transformers `Trainer`'s `train()` and `evaluate()`: it tells the
+attached callback when `train()` starts and how it ends (an exception included, which no
+`TrainerCallback` hook sees), and sends the trainer's printing to stderr while the stream
+goes to stdout."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+from typing import TYPE_CHECKING, Any, Callable
+
+from trainwire.writer.sinks import stdout_carries_stream
+
+if TYPE_CHECKING:
+    from transformers import Trainer
+
+__all__ = ["wrap_trainer"]
+
+_WRAPPED_MARK = "__trainwire_wrapped__"
+_ATTACHED = "_trainwire_callback"  # on the trainer: the callback attach() added last
+
+
+def _current_callback(trainer: Trainer, kind: type[Any]) -> Any:
+    return next((cb for cb in trainer.callback_handler.callbacks if isinstance(cb, kind)), None)
+
+
+def _printing_off_stdout() -> contextlib.AbstractContextManager[Any]:
+    """While the stream goes to stdout, whatever the trainer prints goes to stderr."""
+    return contextlib.redirect_stdout(sys.stderr) if stdout_carries_stream() else contextlib.nullcontext()
+
+
+def wrap_trainer(trainer: Trainer, callback: Any) -> None:
+    """Remember `callback` as the one attached last, and wrap `trainer.train` and
+    `trainer.evaluate` (once each) around whichever callback of its type is in the loop."""
+    setattr(trainer, _ATTACHED, callback)
+    train: Callable[..., Any] = trainer.train
+    if not getattr(train, _WRAPPED_MARK, False):
+        trainer.train = _wrapped_train(trainer, train, type(callback))
+    evaluate: Callable[..., Any] = trainer.evaluate
+    if not getattr(evaluate, _WRAPPED_MARK, False):
+
+        @functools.wraps(evaluate)
+        def evaluate_quietly(*args: Any, **kwargs: Any) -> Any:
+            with _printing_off_stdout():
+                return evaluate(*args, **kwargs)
+
+        setattr(evaluate_quietly, _WRAPPED_MARK, True)
+        trainer.evaluate = evaluate_quietly
+
+
+def _wrapped_train(trainer: Trainer, original: Callable[..., Any], kind: type[Any]) -> Callable[..., Any]:
+    """`trainer.train` that lets the attached callback see how it ends."""
+
+    @functools.wraps(original)
+    def train(resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any) -> Any:
+        # Looked up per call: the callback may have been replaced since the wrap.
+        callback = _current_callback(trainer, kind)
+        attached = getattr(trainer, _ATTACHED, None)
+        if callback is None and attached is not None:
+            attached._warn_absent()
+        if callback is not None:
+            callback._before_train(trainer, resume_from_checkpoint)
+        try:
+            with _printing_off_stdout():
+                return original(resume_from_checkpoint, *args, **kwargs)
+        except BaseException as error:
+            if callback is not None:
+                callback._train_failed(error)
+            raise
+
+    setattr(train, _WRAPPED_MARK, True)
+    return train
