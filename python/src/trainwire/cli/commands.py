@@ -243,10 +243,10 @@ def _check_readable(path: Path) -> None:
 
 
 def _chunks(path: Path) -> Iterator[bytes]:
+    from trainwire.reader.sources import read_file
+
     _check_readable(path)
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            yield chunk
+    return read_file(path)
 
 
 def _emit(text: str) -> None:

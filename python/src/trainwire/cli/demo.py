@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from trainwire.contract.layout import STREAM_FILE
 from trainwire.cli.arguments import output_directory
 from trainwire.contract.errors import RunInterrupted
 from trainwire.writer.fields import UNSET
@@ -30,7 +31,6 @@ from trainwire.stop import StopControl
 
 __all__ = ["main"]
 
-PROGRESS_FILE = "progress.jsonl"
 MODEL_DIR = "model"
 
 
@@ -177,7 +177,7 @@ def run_demo(output_dir: Path | None, *, steps: int = 150, step_delay: float = 0
 
     directory = output_dir or Path(tempfile.mkdtemp(prefix="trainwire-demo-"))
     directory.mkdir(parents=True, exist_ok=True)
-    stream = directory / PROGRESS_FILE
+    stream = directory / STREAM_FILE
     _say(f"trainwire demo: training into {directory} (Ctrl+C stops cleanly, twice kills)")
     with open(directory / "demo-train.log", "ab") as log:
         child = _spawn(

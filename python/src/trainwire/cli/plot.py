@@ -21,8 +21,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.tail import read_chunks, stream_files
+from trainwire.cli.tail import stream_files
 from trainwire.reader.series import RunSeries, SeriesStore
+from trainwire.reader.sources import read_file
 from trainwire.reader.state import StreamReader
 
 __all__ = ["FORMATS", "PlotUnavailable", "PlottedRun", "chart_specs", "format_of", "load_runs", "render_html", "stream_files", "write_plot"]
@@ -49,7 +50,7 @@ def load_runs(path: str | Path) -> list[PlottedRun]:
     """Every run of the stream file at `path`, with its series, in order of appearance."""
     reader = StreamReader()
     store = SeriesStore()
-    for chunk in read_chunks(Path(path)):
+    for chunk in read_file(path):
         store.extend(reader.feed(chunk))
     reader.finish()
     plotted = []

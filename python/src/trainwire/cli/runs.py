@@ -154,15 +154,15 @@ def _run_record(path: Path) -> dict[str, Any]:
 
 def _first_run_started(stream: Path, run_id: str) -> Mapping[str, Any]:
     """The `run.started` line of `run_id`, read until it is found."""
+    from trainwire.reader.sources import read_file
     from trainwire.reader.state import StreamReader
 
     reader = StreamReader()
-    with open(stream, "rb") as file:
-        while chunk := file.read(1 << 20):
-            for event in reader.feed(chunk):
-                line = as_line(event)
-                if line.get("event") == "run.started" and line.get("run_id") == run_id:
-                    return line
+    for chunk in read_file(stream):
+        for event in reader.feed(chunk):
+            line = as_line(event)
+            if line.get("event") == "run.started" and line.get("run_id") == run_id:
+                return line
     return {}
 
 

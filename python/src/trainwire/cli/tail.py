@@ -20,16 +20,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from trainwire.cli.status_line import RunTrend, format_duration, now_us, printable, render_status, status_fields
-from trainwire.reader.sources import FileFollower
+from trainwire.contract.layout import STREAM_FILE
+from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
 
-__all__ = ["NOT_FINISHED_EXIT_CODE", "PROGRESS_FILE", "StreamTail", "TailView", "stream_files", "read_chunks", "tail", "target_run"]
+__all__ = ["NOT_FINISHED_EXIT_CODE", "StreamTail", "TailView", "stream_files", "tail", "target_run"]
 
 #: the exit code when the run has not finished (still running, stale, or not there yet)
 NOT_FINISHED_EXIT_CODE = 5
 #: the file a run writes into its output directory
-PROGRESS_FILE = "progress.jsonl"
-_READ_BYTES = 1 << 20
 
 
 def stream_files(path: Path) -> list[Path]:
@@ -39,11 +38,11 @@ def stream_files(path: Path) -> list[Path]:
     path that does not exist yet and has no suffix (`out`, not `out.jsonl`).
     """
     if not path.is_dir():
-        return [path / PROGRESS_FILE] if not path.exists() and not path.suffix else [path]
-    own = path / PROGRESS_FILE
+        return [path / STREAM_FILE] if not path.exists() and not path.suffix else [path]
+    own = path / STREAM_FILE
     if own.exists():
         return [own]
-    runs = sorted(path.glob(f"*/{PROGRESS_FILE}")) + sorted(file for file in path.glob("*.jsonl") if file.is_file())
+    runs = sorted(path.glob(f"*/{STREAM_FILE}")) + sorted(file for file in path.glob("*.jsonl") if file.is_file())
     return runs or [own]
 
 
@@ -71,7 +70,7 @@ def tail(
         _follow(streams, view, poll_interval_s, timeout_s, stop or threading.Event())
     else:
         for stream in streams:
-            for chunk in read_chunks(stream.path):
+            for chunk in read_file(stream.path):
                 stream.feed(chunk)
         view.refresh(streams, timeout_s)
     for stream in streams:
@@ -130,13 +129,6 @@ def target_run(reader: StreamReader, run_id: str | None) -> RunState | None:
         return reader.run(run_id)
     runs = reader.runs
     return runs[-1] if runs else None
-
-
-def read_chunks(path: Path) -> Iterator[bytes]:
-    """A whole file, in large chunks."""
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_READ_BYTES):
-            yield chunk
 
 
 class StreamTail:

@@ -231,14 +231,14 @@ def summarise_stream(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The summary of the latest run of the stream at `path`, from its valid lines only
     (the reader's rules decide which lines count: the same lines a dashboard folds); None
     for a stream with no valid line."""
+    from trainwire.reader.sources import read_file
     from trainwire.reader.state import StreamReader
 
     reader = StreamReader()
     builder = SummaryBuilder()
-    with open(path, "rb") as stream:
-        while chunk := stream.read(1 << 20):
-            for event in reader.feed(chunk):
-                builder.add(as_line(event))
+    for chunk in read_file(path):
+        for event in reader.feed(chunk):
+            builder.add(as_line(event))
     reader.finish()
     return builder.summary()
 
