@@ -17,7 +17,7 @@ from typing import Any
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.layout import CONFIG_FILE, STREAM_FILE, SUMMARY_FILE
 from trainwire.reader.catalog import find_streams, load_summary, run_row
-from trainwire.reader.summary import as_line, summarise_stream, write_summary
+from trainwire.reader.summary import summarise_stream, write_summary
 
 __all__ = ["compare", "register"]
 
@@ -159,8 +159,7 @@ def _first_run_started(stream: Path, run_id: str) -> Mapping[str, Any]:
 
     reader = StreamReader()
     for chunk in read_file(stream):
-        for event in reader.feed(chunk):
-            line = as_line(event)
+        for line in reader.feed(chunk).dicts:
             if line.get("event") == "run.started" and line.get("run_id") == run_id:
                 return line
     return {}

@@ -18,7 +18,6 @@ from typing import Any, Protocol
 from trainwire.contract.files import write_json_atomically
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import StreamReader
-from trainwire.reader.summary import as_line
 
 __all__ = ["CURSOR_VERSION", "ExportError", "TrackerSink", "load_cursor", "stream_file", "sync"]
 
@@ -93,7 +92,7 @@ def sync(
     written = 0
     for chunk in follower:
         if chunk:
-            events = [dict(as_line(event)) for event in reader.feed(chunk)]
+            events = [dict(line) for line in reader.feed(chunk).dicts]
             if events:
                 sink.write(events)
                 written += len(events)

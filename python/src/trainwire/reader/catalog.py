@@ -14,7 +14,7 @@ from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
-from trainwire.reader.summary import SummaryBuilder, as_line
+from trainwire.reader.summary import SummaryBuilder
 
 __all__ = ["WINDOW_BYTES", "find_streams", "load_summary", "run_row"]
 
@@ -95,8 +95,8 @@ def _window_summary(stream: Path, heads: tuple[bool, ...]) -> SummaryBuilder:
 
     builder = SummaryBuilder(any_line_switches=True)
     for head in heads:
-        for event in StreamReader().feed(_window(stream, head)):
-            builder.add(as_line(event))
+        for line in StreamReader().feed(_window(stream, head)).dicts:
+            builder.add(line)
     return builder
 
 

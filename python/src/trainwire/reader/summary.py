@@ -15,7 +15,7 @@ from trainwire.contract.files import write_json_atomically
 from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.contract.status import EXIT_CODES
 
-__all__ = ["SummaryBuilder", "as_line", "is_lower_better", "summarise_stream", "write_summary"]
+__all__ = ["SummaryBuilder", "is_lower_better", "summarise_stream", "write_summary"]
 
 SUMMARY_VERSION = 1
 _LOWER_IS_BETTER = ("loss", "error", "perplexity", "ppl", "wer", "cer")
@@ -237,17 +237,10 @@ def summarise_stream(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     reader = StreamReader()
     builder = SummaryBuilder()
     for chunk in read_file(path):
-        for event in reader.feed(chunk):
-            builder.add(as_line(event))
+        for line in reader.feed(chunk).dicts:  # the validated lines, no models built
+            builder.add(line)
     reader.finish()
     return builder.summary()
-
-
-def as_line(event: Any) -> Mapping[str, Any]:
-    """An applied event as the JSON object it was read from."""
-    if isinstance(event, Mapping):
-        return event
-    return event.model_dump(mode="json", exclude_unset=True)  # type: ignore[no-any-return]
 
 
 def write_summary(directory: str | os.PathLike[str], summary: Mapping[str, Any]) -> Path:
