@@ -17,6 +17,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import bundle
 import conformance
 import dashboard
 import emitter
@@ -32,6 +33,7 @@ FIGURES: list[Figure] = [
     *emitter.FIGURES,
     *python_reader.FIGURES,
     *typescript_reader.FIGURES,
+    *bundle.FIGURES,
     *trainer.FIGURES,
     *conformance.FIGURES,
     *dashboard.FIGURES,
