@@ -20,6 +20,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import bundle
 import conformance
 import dashboard
 import emitter
@@ -35,6 +36,7 @@ FIGURES: list[Figure] = [
     *emitter.FIGURES,
     *python_reader.FIGURES,
     *typescript_reader.FIGURES,
+    *bundle.FIGURES,
     *trainer.FIGURES,
     *conformance.FIGURES,
     *dashboard.FIGURES,
