@@ -161,20 +161,37 @@ def _run_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
 
 
 def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    # The per-step path of the writer's journal and of every fold: plain ints and floats
+    # take the inline branches; anything else goes the general way (`_step_to`, `_observe`).
     step = line.get("step")
-    summary._step_to(step)
-    if isinstance(line.get("total_steps"), int):
-        summary._total_steps = line["total_steps"]
-    observe, step = summary._observe, summary._step
+    if type(step) is int:
+        summary._step = step
+    else:
+        summary._step_to(step)
+    total = line.get("total_steps")
+    if isinstance(total, int):
+        summary._total_steps = total
+    step = summary._step
+    last, bests = summary._last, summary._best
     for name, best in _STEP_SERIES_BEST:
         value = line.get(name)
-        if value is not None:
-            observe(name, value, step, best=best)
+        if value is None:
+            continue
+        if type(value) is not float or value - value != 0.0:  # not a finite float: the general way
+            summary._observe(name, value, step, best=best)
+            continue
+        last[name] = value
+        if best:  # a step series with a best is a lower-is-better one
+            current = bests.get(name)
+            if current is None:
+                bests[name] = {"value": value, "step": step}
+            elif value < current["value"]:  # updated in place: `summary()` hands out copies
+                current["value"], current["step"] = value, step
     metrics = line.get("metrics")
     if metrics and isinstance(metrics, Mapping):
         for name, value in metrics.items():
             name = str(name)
-            observe(name, value, step, best=is_lower_better(name))
+            summary._observe(name, value, step, best=is_lower_better(name))
 
 
 def _train_restarted(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:

@@ -21,6 +21,9 @@ from trainwire.writer.sinks import Dispatcher
 
 __all__ = ["LineWriter"]
 
+#: the longest encoded line, its `\n` included
+_LONGEST_LINE = LINE_LIMIT + 1
+
 logger = logging.getLogger("trainwire.writer")
 
 
@@ -45,6 +48,7 @@ class LineWriter:
         self._monotonic = monotonic
         self._seq = 0
         self._complaints = complaints if complaints is not None else Complaints()
+        self._check_steps = self._complaints.strict
         self._pending: tuple[dict[str, Any], float, float] | None = None  # line, now(), monotonic()
         #: monotonic time of the last line written (the heartbeat's idle clock)
         self.last_write = monotonic()
@@ -57,22 +61,28 @@ class LineWriter:
 
     def write(self, line: dict[str, Any], at: float | None = None) -> bool:
         """Writes `line` stamped with the next `seq` and `ts` (now, or `at`). False when it
-        was not written: it could not be encoded, fit the limit, or pass the reader's checks."""
-        self._seq += 1
-        line["seq"] = self._seq
+        was not written: it could not be encoded, fit the limit, or pass the reader's checks.
+
+        No step is left pending after it: the run writes the pending step first
+        (`flush_pending`), and a fresh step supersedes it."""
+        self._pending = None
+        seq = self._seq = self._seq + 1
+        line["seq"] = seq
         line["ts"] = format_ts(self._now() if at is None else at)
-        event = line["event"]
-        checked = event != "train.step" or self._complaints.strict
         try:
             encoded = encode_line(line)
-            if len(encoded) > LINE_LIMIT + 1:
+            if len(encoded) > _LONGEST_LINE:
                 line, encoded = self._cut(line)
-                checked = True
-            problem = line_problem(encoded) if checked else None
+                problem = line_problem(encoded)
+            elif self._check_steps or line["event"] != "train.step":
+                problem = line_problem(encoded)
+            else:
+                problem = None
         except Exception as error:
             encoded, problem = b"", f"it could not be encoded ({type(error).__name__}: {error})"
         if problem is not None:
             self._seq -= 1  # nothing was written: keep seq gap-free
+            event = line["event"]
             self._complaints(f"invalid {event}", f"{event} is not written: {problem}")
             return False
         self._dispatcher.dispatch(encoded, line)
@@ -93,15 +103,11 @@ class LineWriter:
         """Keeps a throttled step with the time it was reported; any later line writes it first."""
         self._pending = (line, self._now(), reported_mono)
 
-    def drop_pending(self) -> None:
-        self._pending = None
-
     def flush_pending(self) -> float | None:
         """Writes the pending step, if any: the monotonic time it was reported, else None."""
         if self._pending is None:
             return None
         line, reported_at, reported_mono = self._pending
-        self._pending = None
         self.write(line, reported_at)
         return reported_mono
 

@@ -135,6 +135,7 @@ class Run:
                 self.output_dir, file_name=file_name, fsync=fsync, journal=journal, stdout=stdout, callbacks=callbacks, sinks=sinks
             )
         self._lines = LineWriter(run_id, self._stage, Dispatcher(made), self._now, self._monotonic, self._complain)
+        self._step_envelope = self._lines.new_line("train.step")  # copied for each step
 
     # -- properties --------------------------------------------------------------------
 
@@ -314,8 +315,8 @@ class Run:
                     self._complain("train.step.total_steps", f"total_steps={total_steps!r} is not an integer >= 0; ignored")
                 else:
                     steps.total_steps = total
-            elapsed, eta, progress, first_of_attempt = steps.report(step, now)
-            line = self._lines.new_line("train.step")
+            elapsed, eta, progress, due = steps.report(step, now)
+            line = self._step_envelope.copy()
             line["step"] = step
             line["total_steps"] = steps.total_steps
             # plain floats and None (the common case) go straight in
@@ -339,10 +340,8 @@ class Run:
                 line["tokens_seen"] = self._args.optional_int("train.step", "tokens_seen", tokens_seen)
             if metrics is not None:
                 line["metrics"] = clean_metrics(metrics, self._complain)
-            if steps.due(step, now, first_of_attempt):
-                self._lines.drop_pending()
-                steps.last_written = now
-                self._lines.write(line)
+            if due:
+                self._lines.write(line)  # the pending step, if any, is superseded
             else:
                 self._lines.hold(line, now)
 

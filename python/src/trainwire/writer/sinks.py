@@ -11,7 +11,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Protocol, runtime_checkabl
 
 from pydantic_core import from_json
 
-__all__ = ["CallbackSink", "Dispatcher", "FileSink", "MemorySink", "Sink", "StdoutSink", "stdout_carries_stream"]
+__all__ = ["CallbackSink", "Dispatcher", "FileSink", "MemorySink", "Sink", "StdoutSink", "reader_view", "stdout_carries_stream"]
 
 logger = logging.getLogger("trainwire.writer.sinks")
 
@@ -138,13 +138,38 @@ class CallbackSink:
         self.fn = fn
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
-        self.fn(MappingProxyType(from_json(line)))
+        self.fn(MappingProxyType(reader_view(line, event)))
 
     def close(self) -> None:
         pass
 
     def __repr__(self) -> str:
         return f"CallbackSink({getattr(self.fn, '__qualname__', self.fn)!r})"
+
+
+#: the types a line's top-level value may have for `reader_view` to copy it as it is
+_COPIED_AS_READ = frozenset((int, bool, type(None)))
+
+
+def reader_view(line: bytes, event: dict[str, Any]) -> dict[str, Any]:
+    """A fresh dict of what a reader decodes from `line`, the encoding of `event`.
+
+    A line of plain values (ints, booleans, None, finite floats, ASCII strings; every
+    `train.step` line of a run without a stage) decodes to a copy of `event`, so it is
+    copied: cheaper than decoding. Anything else (a nested object, a non-finite float
+    written as null, a value the encoder converted) is decoded from the line.
+    """
+    for value in event.values():
+        kind = type(value)
+        if kind is str:
+            if not value.isascii():
+                return from_json(line)  # a lone surrogate is written replaced
+        elif kind is float:
+            if value - value != 0.0:  # NaN and infinities are written as null
+                return from_json(line)
+        elif kind not in _COPIED_AS_READ:
+            return from_json(line)
+    return event.copy()
 
 
 class MemorySink:
@@ -173,6 +198,20 @@ class MemorySink:
         return f"MemorySink(<{len(self.lines)} lines>)"
 
 
+# This process's id, refreshed in a forked child: a dispatcher compares it on every line,
+# which is cheaper than asking the system (`os.getpid()`) each time.
+_process_id = os.getpid()
+
+
+def _after_fork_in_child() -> None:
+    global _process_id
+    _process_id = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork either
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class Dispatcher:
     """Hands each line to every sink; a sink that raises is logged once and disabled.
 
@@ -184,10 +223,10 @@ class Dispatcher:
     def __init__(self, sinks: Iterable[Sink] = ()) -> None:
         # a tuple, replaced whole when a sink is dropped, so a dispatch in progress is unaffected
         self.sinks: tuple[Sink, ...] = tuple(sinks)
-        self._owner_pid = os.getpid()
+        self._owner_pid = _process_id
 
     def dispatch(self, line: bytes, event: dict[str, Any]) -> None:
-        if os.getpid() != self._owner_pid:
+        if _process_id != self._owner_pid:
             return
         for sink in self.sinks:
             try:
@@ -211,7 +250,7 @@ class Dispatcher:
     def close(self) -> None:
         """Closes every sink, never raising."""
         sinks, self.sinks = self.sinks, ()
-        if os.getpid() != self._owner_pid:
+        if _process_id != self._owner_pid:
             return  # the parent's sinks: a forked child leaves them (and their buffers) alone
         for sink in sinks:
             try:

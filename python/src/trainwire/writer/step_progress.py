@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from trainwire.writer.fields import microseconds
-
 __all__ = ["StepProgress"]
 
 
@@ -21,24 +19,32 @@ class StepProgress:
         self.last_written = 0.0
 
     def report(self, step: int, now: float) -> tuple[float, float | None, float | None, bool]:
-        """Records `step` at `now`: `(elapsed_s, eta_s, progress, first_of_attempt)`."""
-        first_of_attempt = self._attempt_start is None
-        if self._attempt_start is None:
-            self._attempt_start = now
+        """Records `step` at `now`: `(elapsed_s, eta_s, progress, due)`, the times rounded
+        to the microsecond; `due` says whether the step is written now rather than kept
+        pending (writer rule 5), and a due step counts as written at `now`."""
+        start = self._attempt_start
+        first_of_attempt = start is None
+        if start is None:
+            start = self._attempt_start = now
             self._attempt_start_step = step
         total = self.total_steps
-        elapsed = microseconds(now - self._attempt_start)
+        # `microseconds()` inlined (the per-step path): rounded to the microsecond, never negative
+        seconds = now - start
+        elapsed = int(seconds * 1_000_000 + 0.5) / 1_000_000 if seconds > 0 else 0.0
         done = step - self._attempt_start_step
-        # clamped (by microseconds and min): a step past the planned total must not give a
+        # clamped (by the rounding and min): a step past the planned total must not give a
         # negative ETA or a progress above 1
-        eta = microseconds(elapsed * (total - step) / done) if total is not None and done > 0 else None
+        if total is not None and done > 0:
+            seconds = elapsed * (total - step) / done
+            eta: float | None = int(seconds * 1_000_000 + 0.5) / 1_000_000 if seconds > 0 else 0.0
+        else:
+            eta = None
         progress = min(step / total, 1.0) if total else None
         self.last_step = step
-        return elapsed, eta, progress, first_of_attempt
-
-    def due(self, step: int, now: float, first_of_attempt: bool) -> bool:
-        """Whether this step is written now rather than kept pending (writer rule 5)."""
-        return first_of_attempt or step == self.total_steps or now - self.last_written >= self.interval_s
+        due = first_of_attempt or step == total or now - self.last_written >= self.interval_s
+        if due:
+            self.last_written = now
+        return elapsed, eta, progress, due
 
     def restart(self, step: int) -> tuple[int, int]:
         """Starts a new attempt at `step`: `(attempt, previous_step)`; the ETA starts over."""
