@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import enum
 import io
 import json
 import logging
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
+import numpy
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic_core import from_json
 
 from trainwire.contract.models import EVENT_ADAPTER
+from trainwire.writer.encoding import encode_line
 from trainwire.writer.run import Run
-from trainwire.writer.sinks import CallbackSink, Dispatcher, FileSink, MemorySink, Sink, StdoutSink
+from trainwire.writer.sinks import CallbackSink, Dispatcher, FileSink, MemorySink, Sink, StdoutSink, reader_view
 
 LINE = b'{"a":1}\n'
 
@@ -116,3 +123,72 @@ def test_the_dispatcher_disables_a_failing_sink_once_and_never_raises(caplog: py
     warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
     assert len(warnings) == 1 and "device gone" in warnings[0].getMessage()
     Dispatcher([Exploding()]).close()  # a close that raises is swallowed too
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+def typed(value: Any) -> Any:
+    """`value` with the type of every part spelled out: 5 and 5.0 (and -0.0 and 0.0) differ."""
+    if isinstance(value, dict):
+        return {key: typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [typed(item) for item in value]
+    return (type(value).__name__, repr(value))
+
+
+def assert_reader_view_is_decoded(event: dict[str, Any]) -> None:
+    line = encode_line(event)
+    view = reader_view(line, event)
+    assert typed(view) == typed(from_json(line))
+    assert view is not event
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"seq": 1, "event": "train.step", "loss": 2.5, "learning_rate": 5e-05, "epoch": None, "ok": True, "n": 2**70},
+        {"loss": -0.0, "tiny": 5e-324, "big": 1.7976931348623157e308, "whole": 3.0, "small": 1e-07},
+        {"loss": float("nan"), "eta_s": float("inf")},  # written as null
+        {"note": "caf\u00e9"},
+        {"note": "lone \ud800 surrogate"},  # written replaced
+        {"metrics": {"acc": 0.5}},  # nested: decoded, its own copy
+        {"loss": numpy.float32(1.5), "step": numpy.int64(3), "level": Level.HIGH},  # converted by the encoder
+        {"path": ("a", "b")},
+    ],
+)
+def test_a_callback_sees_what_a_reader_decodes_from_the_line(event: dict[str, Any]) -> None:
+    assert_reader_view_is_decoded(event)
+
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(event=st.dictionaries(st.text(min_size=1, max_size=6), scalars, max_size=12))
+def test_for_any_plain_line_the_copy_equals_the_decoded_line(event: dict[str, Any]) -> None:
+    assert_reader_view_is_decoded(event)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_run_made_in_a_forked_child_writes_from_that_child(tmp_path: Path) -> None:
+    parent = Run(tmp_path / "parent", run_id="parent", step_interval_s=0, heartbeat_interval_s=None)
+    parent.start(total_steps=2, provenance=False)
+    child = os.fork()
+    if child == 0:
+        try:
+            parent.step(1)  # the parent's run: not this process's stream
+            with Run(tmp_path / "child", run_id="child", step_interval_s=0, heartbeat_interval_s=None) as own:
+                own.start(total_steps=1, provenance=False)
+                own.step(1)
+        finally:
+            os._exit(0)
+    assert os.waitpid(child, 0)[1] == 0
+    parent.finish()
+    events = [json.loads(line)["event"] for line in (tmp_path / "child" / "progress.jsonl").read_text().splitlines()]
+    assert events == ["run.started", "train.step", "run.finished"]
+    written = [json.loads(line)["event"] for line in (tmp_path / "parent" / "progress.jsonl").read_text().splitlines()]
+    assert written == ["run.started", "run.finished"]
