@@ -162,14 +162,17 @@ def reader_view(line: bytes, event: dict[str, Any]) -> dict[str, Any]:
     for value in event.values():
         kind = type(value)
         if kind is str:
-            if not value.isascii():
-                return from_json(line)  # a lone surrogate is written replaced
+            if not value.isascii():  # a lone surrogate is written replaced
+                break
         elif kind is float:
             if value - value != 0.0:  # NaN and infinities are written as null
-                return from_json(line)
+                break
         elif kind not in _COPIED_AS_READ:
-            return from_json(line)
-    return event.copy()
+            break
+    else:
+        return event.copy()
+    decoded: dict[str, Any] = from_json(line)
+    return decoded
 
 
 class MemorySink:
