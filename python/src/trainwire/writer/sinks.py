@@ -154,8 +154,8 @@ _COPIED_AS_READ = frozenset((int, bool, type(None)))
 def reader_view(line: bytes, event: dict[str, Any]) -> dict[str, Any]:
     """A fresh dict of what a reader decodes from `line`, the encoding of `event`.
 
-    A line of plain values (ints, booleans, None, finite floats, ASCII strings; every
-    `train.step` line of a run without a stage) decodes to a copy of `event`, so it is
+    A line of plain values (ints, booleans, None, finite floats, ASCII strings; a
+    `train.step` line without stage or metrics) decodes to a copy of `event`, so it is
     copied: cheaper than decoding. Anything else (a nested object, a non-finite float
     written as null, a value the encoder converted) is decoded from the line.
     """

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from trainwire.writer.fields import microseconds
+
 __all__ = ["StepProgress"]
 
 
@@ -28,17 +30,11 @@ class StepProgress:
             start = self._attempt_start = now
             self._attempt_start_step = step
         total = self.total_steps
-        # `microseconds()` inlined (the per-step path): rounded to the microsecond, never negative
-        seconds = now - start
-        elapsed = int(seconds * 1_000_000 + 0.5) / 1_000_000 if seconds > 0 else 0.0
+        elapsed = microseconds(now - start)
         done = step - self._attempt_start_step
-        # clamped (by the rounding and min): a step past the planned total must not give a
+        # clamped (by microseconds and min): a step past the planned total must not give a
         # negative ETA or a progress above 1
-        if total is not None and done > 0:
-            seconds = elapsed * (total - step) / done
-            eta: float | None = int(seconds * 1_000_000 + 0.5) / 1_000_000 if seconds > 0 else 0.0
-        else:
-            eta = None
+        eta = microseconds(elapsed * (total - step) / done) if total is not None and done > 0 else None
         progress = min(step / total, 1.0) if total else None
         self.last_step = step
         due = first_of_attempt or step == total or now - self.last_written >= self.interval_s
