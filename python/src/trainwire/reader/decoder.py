@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import count
 from typing import Any
 
 from pydantic import ValidationError
@@ -55,6 +56,7 @@ from trainwire.reader.exact_checks import (
 )
 
 __all__ = [
+    "Batch",
     "DEFAULT_MAX_DIAGNOSTICS",
     "DEFAULT_MAX_LINE_BYTES",
     "MAX_NESTING",
@@ -78,8 +80,10 @@ _BOM = b"\xef\xbb\xbf"
 
 #: (line number, typed event)
 Record = tuple[int, Any]
-#: (line number, validated event dict): what the decoder hands to the run-state fold
+#: (line number, validated event dict)
 ValidatedRecord = tuple[int, dict[str, Any]]
+#: (first line's number, validated event dicts of consecutive lines): what the decoder hands to the run-state fold
+Batch = tuple[int, list[dict[str, Any]]]
 
 
 class Events(Sequence[Any]):
@@ -214,7 +218,7 @@ class Decoder:
 
     def feed(self, chunk: bytes) -> Events:
         """Decode a chunk; return the typed events of the lines it completed."""
-        return Events([event for _, event in self.validated(chunk)])
+        return Events([event for _, events in self.batches(chunk) for event in events])
 
     def finish(self) -> None:
         """Mark the end of the stream. A partial tail is not an error: it stays counted, unparsed."""
@@ -235,6 +239,13 @@ class Decoder:
         Diagnostics are appended as lines are reached, so a consumer that appends its own
         diagnostics to the same list between items keeps them in stream order.
         """
+        for first, events in self.batches(chunk):
+            yield from zip(count(first), events)
+
+    def batches(self, chunk: bytes) -> Iterator[Batch]:
+        """`validated` in batches of consecutive lines, `(first line's number, event dicts)`:
+        a chunk's lines in one batch when no line is in doubt, else one line a batch, each
+        yielded as its line is reached (diagnostics in stream order, as in `validated`)."""
         if self._finished:
             raise ValueError("the decoder was finished; create a new one to read more")
         if self._bom_probe is not None:
@@ -251,13 +262,12 @@ class Decoder:
             yield from self._complete_lines(chunk[first_newline + 1 : last_newline])
         self._extend_partial(chunk[last_newline + 1 :])
 
-    def _complete_lines(self, body: bytes) -> Iterator[ValidatedRecord]:
+    def _complete_lines(self, body: bytes) -> Iterator[Batch]:
         """Lines entirely inside one chunk (the common case): all at once when none is in doubt."""
         lines = body.split(b"\n")
         events = self._unquestionable(body, lines)
         if events is not None:
-            first = self.lines + 1
-            yield from zip(range(first, first + len(events)), events)
+            yield self.lines + 1, events
             self.lines += len(events)
             self.consumed_bytes += len(body) + 1
             return
@@ -275,7 +285,7 @@ class Decoder:
         except (ValidationError, TypeError):
             return None  # a blank, bad or unknown line: each line gets its own answer
 
-    def _line_by_line(self, body: bytes, lines: list[bytes]) -> Iterator[ValidatedRecord]:
+    def _line_by_line(self, body: bytes, lines: list[bytes]) -> Iterator[Batch]:
         """The careful loop: each line decided on its own, diagnostics in line order."""
         limit = self.max_line_bytes
         may_exceed_limit = len(body) > limit
@@ -288,7 +298,7 @@ class Decoder:
                 self.lines = number
                 event = self._decode(content)
             if event is not None:
-                yield number, event
+                yield number, [event]
         self.lines = number
         self.consumed_bytes += len(body) + 1
 
@@ -320,7 +330,7 @@ class Decoder:
             self._overlong_head = b"".join(self._parts)[:PREVIEW_BYTES]
             self._parts = []
 
-    def _complete_partial(self, segment: bytes) -> Iterator[ValidatedRecord]:
+    def _complete_partial(self, segment: bytes) -> Iterator[Batch]:
         self.lines += 1
         self.consumed_bytes += self._tail_bytes + len(segment) + 1
         length = self._partial_len + len(segment)
@@ -340,7 +350,7 @@ class Decoder:
             return
         event = _plain_known_event(content) or self._decode(content)
         if event is not None:
-            yield self.lines, event
+            yield self.lines, [event]
 
     # checks
 
