@@ -330,3 +330,48 @@ def test_nesting_gets_the_same_answer_inside_a_chunk(depth: int) -> None:
     events, decoder = _one_line_at_a_time(data)
     assert whole_events == events and whole.diagnostics == decoder.diagnostics
     assert codes(whole) == ([] if depth <= 128 else [(2, "invalid_json")])
+
+
+@pytest.mark.parametrize(
+    ("ts", "valid"),
+    [
+        ("2024-02-29T10:00:00Z", True),  # a leap year's February 29 takes the slow path, which knows it
+        ("2026-02-29T10:00:00Z", False),
+        ("2000-02-29T10:00:00Z", True),
+        ("1900-02-29T10:00:00Z", False),
+        ("2026-04-30T10:00:00.5Z", True),
+        ("2026-04-31T10:00:00Z", False),
+        ("2026-12-31T23:59:59.999999999Z", True),
+        ("2026-12-31T23:59:60Z", True),  # a leap second, as ajv-formats allows it
+        ("2026-12-31T22:59:60Z", False),
+        ("2026-11-29T24:00:00Z", False),
+        ("2026-11-29T10:60:00Z", False),
+        ("2026-00-10T10:00:00Z", False),
+        ("2026-13-10T10:00:00Z", False),
+        ("2026-11-00T10:00:00Z", False),
+    ],
+)
+def test_a_timestamp_gets_the_same_answer_inside_a_chunk(ts: str, valid: bool) -> None:
+    data = line(STARTED) + line(STEP, ts=ts) + line(FINISHED)
+    whole_events, whole = decode(data)
+    events, decoder = _one_line_at_a_time(data)
+    assert whole_events == events and whole.diagnostics == decoder.diagnostics
+    assert codes(whole) == ([] if valid else [(2, "schema_violation")])
+
+
+@pytest.mark.parametrize("token", [b"NaN", b"Infinity", b"-Infinity"])
+@pytest.mark.parametrize("where", ["config", "x_extra", "metrics"])
+def test_a_non_finite_token_is_invalid_json_anywhere_inside_a_chunk(token: bytes, where: str) -> None:
+    """The dict validator takes a bare NaN in a free-form value: the chunk's byte test must not."""
+    placeholder = b'"@"'
+    if where == "config":
+        bad = line(STARTED, seq=2, config={"c": "@"})
+    elif where == "x_extra":
+        bad = line(STEP, x_extra=["@"])
+    else:
+        bad = line(STEP, metrics={"m": "@"})
+    data = line(STARTED) + bad.replace(placeholder, token) + line(FINISHED)
+    whole_events, whole = decode(data)
+    events, decoder = _one_line_at_a_time(data)
+    assert whole_events == events and whole.diagnostics == decoder.diagnostics
+    assert codes(whole) == [(2, "invalid_json")]

@@ -10,7 +10,7 @@ from typing import Callable
 
 from context import BENCH_DIR, PYTHON, Context, run_child
 from reattach import TimeReattach, measure_reattach
-from records import Figure, Measurement, Target, median
+from records import Figure, Measurement, Target, median, round_ratios
 from scale import MB
 
 __all__ = ["CHUNK_BYTES", "FIGURES"]
@@ -56,6 +56,7 @@ def _throughput(ctx: Context) -> Measurement:
     ours: list[float] = []
     baseline: list[float] = []
     lines = _json_loads_file(path)  # also puts the file in the page cache for both
+    _read_and_fold_file(path)  # imports the reader (its validators are built at import) before any timed round
     for round_ in range(ctx.scale.reader_rounds):
         if round_ % 2:
             _timed(_json_loads_file, path, baseline)
@@ -64,11 +65,10 @@ def _throughput(ctx: Context) -> Measurement:
             _timed(_json_loads_file, path, baseline)
         if events != lines:
             raise RuntimeError(f"the reader gave {events} events for {lines} valid lines")
-    ratios = sorted(theirs / mine for mine, theirs in zip(ours, baseline))  # throughput ratio per round
     return Measurement(
         size / MB / median(ours), size / MB / median(baseline),
-        notes=(f"{size / MB:.0f} MB stream, {CHUNK_BYTES >> 10} KiB chunks, {len(ours)} rounds; "
-               f"ratio per round {ratios[0]:.2f}-{ratios[-1]:.2f}"),
+        notes=f"{size / MB:.0f} MB stream, {CHUNK_BYTES >> 10} KiB chunks, {len(ours)} rounds",
+        rounds=round_ratios(ours, baseline, throughput=True),
     )
 
 

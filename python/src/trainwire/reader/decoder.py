@@ -5,12 +5,13 @@ is kept. A bad line is skipped with a `Diagnostic` and never stops the decoder (
 mode raises instead). Checks 7-9 of the rules (after_finished, seq) need the runs and
 belong to `trainwire.reader.state`.
 
-The hot path is one `KNOWN_EVENT_DICTS.validate_json(line, strict=True)` per line: the
+The hot path is one `KNOWN_EVENT_DICTS.validate_json(line)` per line: the
 event as a validated dict (`validated()`); typed models are built only for a caller that
-asks for them (`feed()`, `records()`). pydantic is more lenient than the JSON Schema in a few places (bare NaN/Infinity, `true` for
-`schema_version: 1`, an explicit `null` for an optional field that is not nullable,
-`format: date-time`); cheap byte checks route those lines to a slow path that decides
-exactly, so this reader agrees with a JSON Schema validator byte for byte.
+asks for them (`feed()`, `records()`). That validator is as strict as the JSON Schema on
+every declared field (see `trainwire.contract.event_dicts`); what it cannot see (a bare
+NaN/Infinity or nesting past the limit in a free-form value, `format: date-time`) is
+checked on the bytes of a whole chunk at once, and a line in doubt goes to a slow path
+that decides exactly, so this reader agrees with a JSON Schema validator byte for byte.
 
 The exact checks of the slow path, and the byte tests that send a line there, are in
 `trainwire.reader.exact_checks`.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import count
 from typing import Any
 
 from pydantic import ValidationError
@@ -31,21 +33,16 @@ from trainwire.contract.errors import StreamError
 from trainwire.contract.event_dicts import KNOWN_EVENT_DICTS, event_dict
 from trainwire.contract.models import EVENT_ADAPTER, UnknownEvent
 from trainwire.reader.exact_checks import (
-    INFINITY,
     LONE_SURROGATE,
     MAX_NESTING,
-    NULL_NOT_ALLOWED,
     PREVIEW_BYTES,
-    VALID_HOURS,
-    VALID_MINUTES_SECONDS,
     contract_gap,
-    finite_values,
+    finite_tokens,
     first_error,
     integral_floats_to_int,
     is_integer,
     json_type,
     may_nest_too_deeply,
-    may_overflow,
     nesting_depth,
     non_finite_field,
     parse_strict,
@@ -54,13 +51,12 @@ from trainwire.reader.exact_checks import (
     restore_strings,
     shallow,
     trusted,
-    trusted_dict,
     typed,
-    valid_times,
     valid_timestamp,
 )
 
 __all__ = [
+    "Batch",
     "DEFAULT_MAX_DIAGNOSTICS",
     "DEFAULT_MAX_LINE_BYTES",
     "MAX_NESTING",
@@ -84,8 +80,10 @@ _BOM = b"\xef\xbb\xbf"
 
 #: (line number, typed event)
 Record = tuple[int, Any]
-#: (line number, validated event dict): what the decoder hands to the run-state fold
+#: (line number, validated event dict)
 ValidatedRecord = tuple[int, dict[str, Any]]
+#: (first line's number, validated event dicts of consecutive lines): what the decoder hands to the run-state fold
+Batch = tuple[int, list[dict[str, Any]]]
 
 
 class Events(Sequence[Any]):
@@ -220,7 +218,7 @@ class Decoder:
 
     def feed(self, chunk: bytes) -> Events:
         """Decode a chunk; return the typed events of the lines it completed."""
-        return Events([event for _, event in self.validated(chunk)])
+        return Events([event for _, events in self.batches(chunk) for event in events])
 
     def finish(self) -> None:
         """Mark the end of the stream. A partial tail is not an error: it stays counted, unparsed."""
@@ -241,6 +239,13 @@ class Decoder:
         Diagnostics are appended as lines are reached, so a consumer that appends its own
         diagnostics to the same list between items keeps them in stream order.
         """
+        for first, events in self.batches(chunk):
+            yield from zip(count(first), events)
+
+    def batches(self, chunk: bytes) -> Iterator[Batch]:
+        """`validated` in batches of consecutive lines, `(first line's number, event dicts)`:
+        a chunk's lines in one batch when no line is in doubt, else one line a batch, each
+        yielded as its line is reached (diagnostics in stream order, as in `validated`)."""
         if self._finished:
             raise ValueError("the decoder was finished; create a new one to read more")
         if self._bom_probe is not None:
@@ -257,13 +262,12 @@ class Decoder:
             yield from self._complete_lines(chunk[first_newline + 1 : last_newline])
         self._extend_partial(chunk[last_newline + 1 :])
 
-    def _complete_lines(self, body: bytes) -> Iterator[ValidatedRecord]:
+    def _complete_lines(self, body: bytes) -> Iterator[Batch]:
         """Lines entirely inside one chunk (the common case): all at once when none is in doubt."""
         lines = body.split(b"\n")
         events = self._unquestionable(body, lines)
         if events is not None:
-            first = self.lines + 1
-            yield from zip(range(first, first + len(events)), events)
+            yield self.lines + 1, events
             self.lines += len(events)
             self.consumed_bytes += len(body) + 1
             return
@@ -274,61 +278,27 @@ class Decoder:
         checks (judged on the bytes of the whole body at once); None to go line by line."""
         if len(body) > self.max_line_bytes and max(map(len, lines)) > self.max_line_bytes:
             return None
-        if b"NaN" in body or b"Infinity" in body or b"true" in body or may_overflow(body):
+        if not finite_tokens(body) or may_nest_too_deeply(body):
             return None
-        if b"null" in body and NULL_NOT_ALLOWED.search(body):
-            return None
-        if may_nest_too_deeply(body):
-            return None
-        validate = KNOWN_EVENT_DICTS.validate_json
         try:
-            events = [validate(line, strict=True) for line in lines]
+            return list(map(_validate_known, lines))
         except (ValidationError, TypeError):
             return None  # a blank, bad or unknown line: each line gets its own answer
-        return events if valid_times({event["ts"] for event in events}) else None
 
-    def _line_by_line(self, body: bytes, lines: list[bytes]) -> Iterator[ValidatedRecord]:
+    def _line_by_line(self, body: bytes, lines: list[bytes]) -> Iterator[Batch]:
         """The careful loop: each line decided on its own, diagnostics in line order."""
-        validate = KNOWN_EVENT_DICTS.validate_json
         limit = self.max_line_bytes
         may_exceed_limit = len(body) > limit
-        valid_hours = VALID_HOURS
-        valid_minutes_seconds = VALID_MINUTES_SECONDS
-        infinity = INFINITY
         number = self.lines
         for content in lines:
             number += 1
-            # A trailing `\r` is JSON whitespace to pydantic: no need to strip it here.
-            if not (may_exceed_limit and len(content) > limit):
-                try:
-                    event = validate(content, strict=True)
-                except (ValidationError, TypeError):
-                    pass
-                else:
-                    ts = event["ts"]
-                    if ts[:13] in valid_hours and ts[14:19] in valid_minutes_seconds:
-                        # Every valid line has one `u` in its `run_id` key; a `true` or `null`
-                        # token adds another. Counting one byte is cheaper than two searches.
-                        if (
-                            shallow(content)
-                            and b"N" not in content
-                            and b"I" not in content
-                            and content.count(b"u") == 1
-                            and event["event"] == "train.step"
-                            and infinity not in event.values()
-                            and -infinity not in event.values()
-                            and ("metrics" not in event or finite_values(event["metrics"]))
-                        ):
-                            yield number, event
-                            continue
-                        if trusted_dict(content, event):
-                            yield number, event
-                            continue
-            # anything unusual: a blank or bad line, a lenient pydantic answer, a new hour
-            self.lines = number
-            event = self._decode(content)
+            event = None if may_exceed_limit and len(content) > limit else _plain_known_event(content)
+            if event is None:
+                # anything unusual: a blank or bad line, a free-form NaN, a new hour
+                self.lines = number
+                event = self._decode(content)
             if event is not None:
-                yield number, event
+                yield number, [event]
         self.lines = number
         self.consumed_bytes += len(body) + 1
 
@@ -360,7 +330,7 @@ class Decoder:
             self._overlong_head = b"".join(self._parts)[:PREVIEW_BYTES]
             self._parts = []
 
-    def _complete_partial(self, segment: bytes) -> Iterator[ValidatedRecord]:
+    def _complete_partial(self, segment: bytes) -> Iterator[Batch]:
         self.lines += 1
         self.consumed_bytes += self._tail_bytes + len(segment) + 1
         length = self._partial_len + len(segment)
@@ -378,9 +348,9 @@ class Decoder:
         if content is None:
             self._report("line_too_long", f"the line is {length} bytes, over the limit of {self.max_line_bytes}: {preview(head)}")  # type: ignore[arg-type]
             return
-        event = self._decode(content)
+        event = _plain_known_event(content) or self._decode(content)
         if event is not None:
-            yield self.lines, event
+            yield self.lines, [event]
 
     # checks
 
@@ -458,4 +428,16 @@ class Decoder:
         self.diagnostics.append(Diagnostic(self.lines, code, message))
 
 
-# helpers of the slow path
+#: a line (JSON bytes) into the validated dict of a known event; raises when it is not one
+_validate_known = KNOWN_EVENT_DICTS.validate_json
+
+
+def _plain_known_event(content: bytes) -> dict[str, Any] | None:
+    """The event of a line within the length limit when the dict validator's answer stands
+    as the JSON Schema's (a known event, no non-finite token, not nested too deep); None
+    when the slow path must decide."""
+    try:
+        event: dict[str, Any] = _validate_known(content)
+    except (ValidationError, TypeError):
+        return None
+    return event if shallow(content) and finite_tokens(content) else None

@@ -19,6 +19,7 @@ from trainwire.contract import canonical
 from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
 from trainwire.reader.decoder import (
     DEFAULT_MAX_DIAGNOSTICS,
+    Batch,
     DEFAULT_MAX_LINE_BYTES,
     Decoder,
     Diagnostic,
@@ -138,6 +139,10 @@ class RunState:
         return state
 
 
+#: the fold's "no run yet": never written to, as `next_seq` 0 sends the next line to `_run_for`
+_NO_RUN = RunState("")
+
+
 class RunStateFold:
     """Folds `(line, event)` records into runs, with checks 7-9 of the reader rules.
 
@@ -180,32 +185,48 @@ class RunStateFold:
 
     def extend(self, records: Iterable[ValidatedRecord]) -> list[dict[str, Any]]:
         """Fold records in order; return the events applied (validated dicts)."""
+        return self.extend_batches((line, [event]) for line, event in records)
+
+    def extend_batches(self, batches: Iterable[Batch]) -> list[dict[str, Any]]:
+        """Fold the decoder's batches of consecutive lines in order; return the events applied."""
         applied: list[dict[str, Any]] = []
-        append = applied.append
-        run: RunState | None = None  # the run of the line before
-        step: dict[str, Any] | None = None  # its latest train.step, not yet written into it
-        for line, event in records:
-            # The next line of the run just folded (the common case) passes every check.
-            if run is None or event["seq"] != run.last_seq + 1 or event["run_id"] != run.run_id or run.finished is not None:
-                if step is not None:
-                    _train_step(run, step)  # type: ignore[arg-type]
-                    step = None
-                run = self._run_for(line, event)
-                if run is None:
+        run = _NO_RUN  # the run of the line before
+        next_seq = 0  # the seq of that run's next line, which passes every check (0: none does)
+        step: dict[str, Any] | None = None  # the run's latest train.step, not yet written into it
+        for first, events in batches:
+            dropped: list[int] = []
+            for index, event in enumerate(events):
+                seq = event["seq"]
+                if seq != next_seq or event["run_id"] != run.run_id:
+                    if step is not None:
+                        _train_step(run, step)
+                        step = None
+                    found = self._run_for(first + index, event)
+                    if found is None:
+                        dropped.append(index)
+                        run, next_seq = _NO_RUN, 0
+                        continue
+                    run = found
+                run.events += 1
+                run.last_seq = seq
+                run.last_ts = event["ts"]
+                next_seq = seq + 1
+                if event["event"] == "train.step" and "stage" not in event:
+                    step = event  # a later step overwrites every field it sets: only the last one is written
                     continue
-            run.events += 1
-            run.last_seq = event["seq"]
-            run.last_ts = event["ts"]
-            if event["event"] == "train.step" and "stage" not in event:
-                step = event  # a later step overwrites every field it sets: only the last one is written
-            else:
                 if step is not None:
                     _train_step(run, step)
                     step = None
                 self._effect(run, event)
-            append(event)
+                if run.finished is not None:
+                    next_seq = 0  # a later line of the run is dropped: `_run_for` says so
+            if dropped:
+                skipped = set(dropped)
+                applied += [event for index, event in enumerate(events) if index not in skipped]
+            else:
+                applied += events
         if step is not None:
-            _train_step(run, step)  # type: ignore[arg-type]
+            _train_step(run, step)
         return applied
 
     def _run_for(self, line: int, event: dict[str, Any]) -> RunState | None:
@@ -375,7 +396,7 @@ class StreamReader:
 
     def feed(self, chunk: bytes) -> Events:
         """Decode and fold a chunk; return the typed events applied to runs (built when read)."""
-        return Events(self.fold.extend(self.decoder.validated(chunk)))
+        return Events(self.fold.extend_batches(self.decoder.batches(chunk)))
 
     def finish(self) -> None:
         """The stream ended; a partial tail stays counted and unparsed."""
