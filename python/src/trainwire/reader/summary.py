@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import os
 from functools import lru_cache
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,14 @@ class SummaryBuilder:
         handler = _HANDLERS.get(event) if isinstance(event, str) else None
         if handler is not None:
             handler(self, line)
+
+    def add_lines(self, lines: Sequence[Mapping[str, Any]]) -> None:
+        """Folds consecutive lines, as `add` would one by one. A batch of plain `train.step`
+        lines of the latest run (ints and finite floats, no metrics: what a training loop
+        writes) is folded at once; any other batch goes line by line."""
+        if not _fold_steps_at_once(self, lines):
+            for line in lines:
+                self.add(line)
 
     def summary(self) -> dict[str, Any] | None:
         """The summary document of the latest run, or None before any line."""
@@ -192,6 +200,55 @@ def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
         for name, value in metrics.items():
             name = str(name)
             summary._observe(name, value, step, best=is_lower_better(name))
+
+
+_FLOAT_OR_NONE = frozenset((float, type(None)))
+_INT_OR_NONE = frozenset((int, type(None)))
+
+
+def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, Any]]) -> bool:
+    """`_train_step` over a batch, one pass per field in C (comprehensions, `min`, `sum`)
+    instead of a Python call per line; False, with nothing changed, when the batch is not
+    plain steps of the latest run (then each line goes the general way)."""
+    if not lines or summary._run_id is None:
+        return False
+    if {line.get("run_id") for line in lines} != {summary._run_id} or {line.get("event") for line in lines} != {"train.step"}:
+        return False
+    if any(line.get("metrics") for line in lines):
+        return False
+    steps = [line.get("step") for line in lines]
+    stamps = [line.get("ts") for line in lines]
+    totals = [line.get("total_steps") for line in lines]
+    if set(map(type, steps)) != {int} or set(map(type, stamps)) != {str} or not set(map(type, totals)) <= _INT_OR_NONE:
+        return False
+    series = []
+    for name, best in _STEP_SERIES_BEST:
+        values = [line.get(name) for line in lines]
+        if not set(map(type, values)) <= _FLOAT_OR_NONE:
+            return False
+        numbers = [value for value in values if value is not None] if None in values else values
+        total = sum(numbers)
+        if total - total != 0.0:  # an infinity or NaN among them (or a sum that overflows): line by line
+            return False
+        series.append((name, best, values, numbers))
+    # Checked: now fold. Each field's last value is the last line's; a best is the first minimum.
+    summary.last_ts = stamps[-1]
+    summary._step = steps[-1]
+    given_totals = [total for total in totals if total is not None]
+    if given_totals:
+        summary._total_steps = given_totals[-1]
+    for name, best, values, numbers in series:
+        if not numbers:
+            continue
+        summary._last[name] = numbers[-1]
+        if best:
+            lowest = min(numbers)
+            current = summary._best.get(name)
+            if current is None:
+                summary._best[name] = {"value": lowest, "step": steps[values.index(lowest)]}
+            elif lowest < current["value"]:
+                current["value"], current["step"] = lowest, steps[values.index(lowest)]
+    return True
 
 
 def _train_restarted(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:

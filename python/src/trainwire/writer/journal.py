@@ -25,6 +25,8 @@ logger = logging.getLogger("trainwire.writer.journal")
 
 #: a larger diff is cut at a line boundary, with a note saying how much was left out
 DIFF_LIMIT_BYTES = 1 << 20
+#: train.step lines kept before they are folded into the summary together (a few hundred KB)
+STEP_BATCH = 512
 #: changed files whose name matches one of these are left out of the diff
 SECRET_FILE_PATTERNS = (
     ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks",
@@ -47,6 +49,7 @@ class Journal:
         self.directory = Path(directory)
         self._cwd = cwd
         self._summary = SummaryBuilder(_earlier_runs(self.directory / SUMMARY_FILE))
+        self._steps: list[dict[str, Any]] = []
 
     def begin(self, config: Mapping[str, Any] | None, provenance: Mapping[str, Any] | None) -> dict[str, str] | None:
         """Writes the config and notes, and the diff when the tree is dirty; returns
@@ -74,14 +77,27 @@ class Journal:
     # -- the sink ---------------------------------------------------------------------------
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        if kind == "train.step":  # the per-step path: folded in batches (the summary is written at the run's ends)
+            steps = self._steps
+            steps.append(event)
+            if len(steps) >= STEP_BATCH:
+                self._fold_steps()
+            return
+        self._fold_steps()
         self._summary.add(event)
-        if event.get("event") in ("run.started", "run.finished"):
+        if kind in ("run.started", "run.finished"):
             summary = self._summary.summary()
             if summary is not None:
                 write_summary(self.directory, summary)
 
+    def _fold_steps(self) -> None:
+        if self._steps:
+            steps, self._steps = self._steps, []
+            self._summary.add_lines(steps)
+
     def close(self) -> None:
-        pass
+        self._fold_steps()
 
 
 def dirty_diff(cwd: str | os.PathLike[str] | None = None, limit_bytes: int = DIFF_LIMIT_BYTES) -> str | None:
