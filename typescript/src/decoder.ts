@@ -73,6 +73,8 @@ export class Decoder {
   #tail: Uint8Array[] = [];
   #tailHeld = 0;
   #tailLength = 0;
+  #lastName = "";
+  #lastValidator: Validator<Line> | undefined = undefined;
 
   constructor(options: DecoderOptions = {}) {
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -185,9 +187,17 @@ export class Decoder {
     } catch {
       text = undefined; // some line is not UTF-8: decode line by line to find it
     }
+    // Every character one byte (the usual case): a line's byte offsets follow from the text's,
+    // so the bytes are not searched a second time.
+    const ascii = text !== undefined && text.length === last - start;
     let textStart = 0;
     while (start <= last) {
-      const newline = bytes.indexOf(NEWLINE, start);
+      let textEnd = -1;
+      if (text !== undefined) {
+        textEnd = text.indexOf("\n", textStart);
+        if (textEnd === -1) textEnd = text.length;
+      }
+      const newline = ascii ? start + textEnd - textStart : bytes.indexOf(NEWLINE, start);
       const length = newline - start;
       this.#lines += 1;
       this.#consumed += length + 1;
@@ -198,8 +208,6 @@ export class Decoder {
           this.#decodeOne(bytes, start, newline, out);
         }
       } else {
-        let textEnd = text.indexOf("\n", textStart);
-        if (textEnd === -1) textEnd = text.length;
         if (length > this.maxLineBytes) {
           this.#emitDiagnostic(out, "line_too_long", `line is over the limit of ${this.maxLineBytes} bytes`, text.slice(textStart, textStart + QUOTE_CHARS * 2));
         } else {
@@ -251,7 +259,7 @@ export class Decoder {
       return;
     }
     const name = record["event"];
-    const validate = typeof name === "string" ? EVENT_VALIDATORS.get(name) : undefined;
+    const validate = typeof name === "string" ? this.#validatorFor(name) : undefined;
     if (validate !== undefined) {
       if (validate(record)) out.push({ kind: "event", line: this.#lines, event: record });
       else this.#emitDiagnostic(out, "schema_violation", `${String(name)}: ${explain(validate)}`, text);
@@ -260,6 +268,17 @@ export class Decoder {
     } else {
       this.#emitDiagnostic(out, "schema_violation", `envelope: ${explain(validateEnvelope)}`, text);
     }
+  }
+
+  /** The validator of a v1 event name, or undefined for a name this version does not know. */
+  #validatorFor(name: string): Validator<Line> | undefined {
+    // Consecutive lines mostly name the same event: comparing with the last name is cheaper
+    // than hashing each freshly parsed string for the map.
+    if (name !== this.#lastName) {
+      this.#lastName = name;
+      this.#lastValidator = EVENT_VALIDATORS.get(name);
+    }
+    return this.#lastValidator;
   }
 
   #emitDiagnostic(out: DecodedLine[], code: Diagnostic["code"], what: string, offending: string | Uint8Array): void {
