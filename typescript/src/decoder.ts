@@ -291,10 +291,11 @@ export class Decoder {
 /** Too few brackets to nest past the limit: the cheap test that spares most lines a walk. */
 function isShallow(text: string): boolean {
   let brackets = 0;
-  for (const bracket of ["{", "["]) {
-    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
-      if (++brackets > MAX_NESTING) return false;
-    }
+  for (let at = text.indexOf("{"); at !== -1; at = text.indexOf("{", at + 1)) {
+    if (++brackets > MAX_NESTING) return false;
+  }
+  for (let at = text.indexOf("["); at !== -1; at = text.indexOf("[", at + 1)) {
+    if (++brackets > MAX_NESTING) return false;
   }
   return true;
 }
