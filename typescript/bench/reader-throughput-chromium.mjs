@@ -15,33 +15,21 @@ const CHROMIUM_ARGS = [
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ];
 const PAGE = `<!doctype html><meta charset="utf-8"><title>reader throughput</title><script type="module" src="/page.js"></script>`;
-// Runs in the page: fetch the stream once, then alternate the reader and the baseline on it.
-const PAGE_SCRIPT = `
-import { alternate, CHUNK_BYTES, readAndFold, splitAndParse } from "./bench/_rounds.mjs";
-globalThis.measure = async (rounds) => {
-  const bytes = new Uint8Array(await (await fetch("/stream")).arrayBuffer());
-  const chunks = (onChunk) => {
-    for (let start = 0; start < bytes.length; start += CHUNK_BYTES) onChunk(bytes.subarray(start, start + CHUNK_BYTES));
-  };
-  return alternate(rounds, () => readAndFold(chunks), () => splitAndParse(new TextDecoder().decode(bytes)));
-};
-`;
-
 const [streamPath, rounds] = process.argv.slice(2);
 const packageDir = path.resolve(import.meta.dirname, "..");
 
+/** The page module and the reader it imports, as one script (what a site would ship). */
 async function bundlePage() {
-  const result = await build({
-    stdin: { contents: PAGE_SCRIPT, resolveDir: packageDir, loader: "js" },
-    bundle: true,
-    write: false,
-    format: "esm",
+  const { outputFiles } = await build({
+    entryPoints: [path.join(import.meta.dirname, "_chromium-page.mjs")],
+    alias: { trainwire: path.join(packageDir, "dist", "index.js") },
     platform: "browser", // a Node built-in in the reader would fail the build
     target: "es2022",
-    alias: { trainwire: path.join(packageDir, "dist", "index.js") },
-    logLevel: "silent",
+    format: "esm",
+    bundle: true,
+    write: false,
   });
-  return result.outputFiles[0].text;
+  return outputFiles[0].text;
 }
 
 function serve(routes) {
