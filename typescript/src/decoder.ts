@@ -52,6 +52,10 @@ const QUOTE_CHARS = 80;
 // Enough bytes of an over-long line to quote its first 80 characters.
 const KEPT_PREFIX_BYTES = QUOTE_CHARS * 4;
 const BLANK = /^[ \t]*$/;
+// Complete lines are decoded to text a block at a time: one decoder call for many lines, and
+// a string small enough for V8's young generation (a 1 MiB one goes to the large-object
+// space and stays there until a full collection: tens of MB held by dead chunks).
+const BLOCK_BYTES = 1 << 15;
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenientUtf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
@@ -119,9 +123,12 @@ export class Decoder {
       start = newline + 1;
     }
     const last = bytes.lastIndexOf(NEWLINE);
-    if (last >= start) {
-      this.#decodeLines(bytes, start, last, out);
-      start = last + 1;
+    while (start <= last) {
+      // Blocks of complete lines of about BLOCK_BYTES (or one longer line).
+      let end = last - start <= BLOCK_BYTES ? last : bytes.lastIndexOf(NEWLINE, start + BLOCK_BYTES);
+      if (end < start) end = bytes.indexOf(NEWLINE, start + BLOCK_BYTES);
+      this.#decodeLines(bytes, start, end, out);
+      start = end + 1;
     }
     if (start < bytes.length) this.#keepTail(bytes.subarray(start));
     return out;
