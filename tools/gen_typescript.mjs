@@ -19,6 +19,7 @@ const Ajv2020 = require("ajv/dist/2020").default;
 const { _ } = require("ajv");
 const standaloneCode = require("ajv/dist/standalone").default;
 const esbuild = require("esbuild");
+import { lineValidatorsSource } from "./gen_line_validators.mjs";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BUNDLED = path.join(REPO_ROOT, "schemas", "bundled");
@@ -214,6 +215,9 @@ function loadFormats() {
 function createAjv() {
   const ajv = new Ajv2020({
     code: { source: true, esm: true, lines: true, formats: _`require(${FORMATS_MODULE})` },
+    // One function per shared definition (Envelope, Count, Timestamp, ...), called from every
+    // event, instead of a copy inlined into each: the browser bundle carries each check once.
+    inlineRefs: false,
     discriminator: true,
     allErrors: false,
     strict: true,
@@ -231,7 +235,8 @@ function createAjv() {
 function validatorModules(bundles) {
   const def = (bundle, name) => `${bundles[bundle].$id}#/$defs/${name}`;
   const events = eventNames(bundles["trainwire-v1"]);
-  const line = { validateLine: bundles["trainwire-v1"].$id, validateEnvelope: def("trainwire-v1", "Envelope") };
+  // validateLine is a dispatch over the event validators (lineDispatchSource), not compiled.
+  const line = { validateEnvelope: def("trainwire-v1", "Envelope") };
   for (const { def: name } of events) line[`validate${name}`] = def("trainwire-v1", name);
   const state = {
     validateReaderState: bundles["reader-state-v1"].$id,
@@ -249,10 +254,46 @@ function validatorModules(bundles) {
   ];
 }
 
-async function generateValidators(bundles, { file, bundle, exports, events }) {
+// Keywords that only document: ajv embeds the schema objects its error params point into,
+// and the descriptions would ride along into every bundle.
+const ANNOTATIONS = new Set(["title", "description", "examples", "$comment"]);
+const SUBSCHEMA = new Set(["not", "if", "then", "else", "items", "contains", "additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties"]);
+const SUBSCHEMA_LISTS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
+
+/** The schema without annotation keywords; `const`, `enum` and `default` values are kept whole. */
+function withoutAnnotations(schema) {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return schema;
+  const out = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (ANNOTATIONS.has(key)) continue;
+    if (SCHEMA_MAPS.has(key) || key === "dependentSchemas") {
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, withoutAnnotations(sub)]));
+    } else if (SUBSCHEMA.has(key)) out[key] = withoutAnnotations(value);
+    else if (SUBSCHEMA_LISTS.has(key)) out[key] = value.map(withoutAnnotations);
+    else out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * The exported validators: ajv's standalone code, except for the line validators, which a
+ * browser bundle carries: those come from tools/gen_line_validators.mjs, in ajv's order of
+ * checks and with ajv's first error.
+ */
+function validatorsSource(bundles, { bundle, exports, events }) {
   const ajv = createAjv();
-  ajv.addSchema(bundles[bundle]);
-  const standalone = standaloneCode(ajv, exports);
+  const schema = withoutAnnotations(bundles[bundle]);
+  if (events.length === 0) {
+    ajv.addSchema(schema);
+    return standaloneCode(ajv, exports);
+  }
+  const exported = Object.values(exports).map((ref) => ref.replace(/^.*#\/\$defs\//, ""));
+  return lineValidatorsSource({ bundle: schema, exported, rules: ajv.RULES, formatsSource: FORMATS_SOURCE });
+}
+
+async function generateValidators(bundles, module) {
+  const { file, exports, events } = module;
+  const standalone = validatorsSource(bundles, module);
 
   const entry = [`export * from "./standalone.js";`];
   if (events.length > 0) {
@@ -261,6 +302,7 @@ async function generateValidators(bundles, { file, bundle, exports, events }) {
       `import { ${events.map(({ def }) => `validate${def}`).join(", ")} } from "./standalone.js";`,
       `export const validateEvent = Object.freeze({\n${eventMap}\n});`,
       `export const EVENT_NAMES = Object.freeze(${JSON.stringify(events.map(({ event }) => event))});`,
+      lineDispatchSource(bundles[module.bundle]),
     );
   }
   const built = await esbuild.build({
@@ -281,8 +323,41 @@ async function generateValidators(bundles, { file, bundle, exports, events }) {
   });
   return {
     [`${file}.js`]: HEADER + built.outputFiles[0].text,
-    [`${file}.d.ts`]: HEADER + declarations(Object.keys(exports), events),
+    [`${file}.d.ts`]: HEADER + declarations(events.length > 0 ? ["validateLine", ...Object.keys(exports)] : Object.keys(exports), events),
   };
+}
+
+/**
+ * `validateLine`: the union's `type`, `required` and `discriminator` checks, then the event's
+ * own validator, reporting the errors ajv's compiled `oneOf` reports (the generated-validators
+ * test holds it to that). Compiling the union too would repeat the code of every event.
+ */
+function lineDispatchSource(lineBundle) {
+  const { $schema: _s, $id: _i, title: _t, description: _d, $defs: _defs, oneOf: _o, ...checks } = lineBundle;
+  const tag = checks.discriminator?.propertyName;
+  const expected = { type: "object", required: [tag], discriminator: { propertyName: tag } };
+  if (!isDeepStrictEqual(checks, expected)) {
+    throw new Error(`trainwire-v1: the union's own keywords changed (${JSON.stringify(checks)}): update lineDispatchSource`);
+  }
+  const name = JSON.stringify(tag);
+  return String.raw`
+const EVENT_VALIDATORS = new Map(Object.entries(validateEvent));
+function rejectLine(keyword, params, message) {
+  validateLine.errors = [{ instancePath: "", schemaPath: "#/" + keyword, keyword, params, message }];
+  return false;
+}
+export function validateLine(data) {
+  if (!data || typeof data != "object" || Array.isArray(data)) return rejectLine("type", { type: "object" }, "must be object");
+  const tag = data[${name}];
+  if (tag === void 0) return rejectLine("required", { missingProperty: ${name} }, "must have required property '" + ${name} + "'");
+  if (typeof tag != "string") return rejectLine("discriminator", { error: "tag", tag: ${name}, tagValue: tag }, 'tag "' + ${name} + '" must be string');
+  const validate = EVENT_VALIDATORS.get(tag);
+  if (validate === void 0) return rejectLine("discriminator", { error: "mapping", tag: ${name}, tagValue: tag }, 'value of tag "' + ${name} + '" must be in oneOf');
+  const valid = validate(data);
+  validateLine.errors = validate.errors;
+  return valid;
+}
+`;
 }
 
 /** An esbuild plugin that serves in-memory modules by their import specifier. */

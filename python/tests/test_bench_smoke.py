@@ -16,12 +16,14 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "tools" / "bench"
 sys.path.insert(0, str(BENCH))
 
-from run import FIGURES  # noqa: E402  (tools/bench is a folder of scripts, not a package)
+import run  # noqa: E402  (tools/bench is a folder of scripts, not a package)
+from records import Figure, Measurement, Target  # noqa: E402
+from run import FIGURES  # noqa: E402
 from streams import write_stream  # noqa: E402
 
 from trainwire.contract.models import LINE_ADAPTER  # noqa: E402
 
-RECORD_KEYS = {"name", "value", "baseline", "ratio", "target", "pass", "unit", "notes"}
+RECORD_KEYS = {"name", "value", "baseline", "ratio", "spread", "target", "pass", "unit", "notes"}
 
 
 def _is_number(value: object) -> bool:
@@ -32,7 +34,7 @@ def _is_number(value: object) -> bool:
 def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
     output = tmp_path_factory.mktemp("bench") / "results.json"
     done = subprocess.run(
-        [sys.executable, str(BENCH / "run.py"), "--output", str(output)],
+        [sys.executable, str(BENCH / "run.py"), "--output", str(output), "--report-only"],
         cwd=ROOT,
         env={**os.environ, "TRAINWIRE_BENCH_SCALE": "tiny"},
         capture_output=True,
@@ -73,8 +75,33 @@ def test_measured_records_are_consistent(bench: tuple[dict, str]) -> None:
         if record["baseline"] is not None:
             assert _is_number(record["baseline"]) and record["baseline"] > 0, record
             assert _is_number(record["ratio"]), record
+        if record["spread"] is not None:  # the median of the rounds lies within their range
+            low, high = record["spread"]
+            assert low <= record["ratio"] <= high, record
         judged = not record["target"].startswith("report")
         assert (record["pass"] is None) == (not judged), record
+
+
+def test_results_name_the_machine(bench: tuple[dict, str]) -> None:
+    machine = bench[0]["machine"]
+    assert isinstance(machine["cpus"], int) and machine["cpus"] >= 1
+    assert machine["python"].count(".") == 2
+    assert machine["node"].startswith("v")  # make test installs Node; the TypeScript figures need it
+
+
+@pytest.mark.parametrize(("ratio", "report_only", "status"), [(2.0, False, 1), (2.0, True, 0), (0.5, False, 0)])
+def test_exit_status_says_whether_a_target_was_missed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ratio: float, report_only: bool, status: int
+) -> None:
+    rounds = [ratio * 0.9, ratio, ratio * 1.2]
+    figure = Figure("stand-in", "s", Target("<= 1x", "ratio_at_most", 1.0), lambda ctx: Measurement(ratio, 1.0, rounds=rounds))
+    monkeypatch.setattr(run, "FIGURES", [figure])
+    monkeypatch.setenv("TRAINWIRE_BENCH_SCALE", "tiny")
+    argv = ["--output", str(tmp_path / "results.json")] + (["--report-only"] if report_only else [])
+    assert run.main(argv) == status
+    record = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["records"][0]
+    assert record["ratio"] == ratio and record["spread"] == [rounds[0], rounds[2]]
+    assert record["pass"] is (ratio <= 1.0)
 
 
 def test_table_lists_every_figure(bench: tuple[dict, str]) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from context import Context
-from records import Figure, Measurement, Target, median
+from records import Figure, Measurement, Target, median, round_ratios
 from scale import MB
 from typescript_reader import node_script
 
@@ -13,10 +13,9 @@ __all__ = ["FIGURES"]
 def _open(ctx: Context) -> Measurement:
     path = ctx.stream(ctx.scale.reader_bytes)
     result = node_script("dashboard-open.mjs", path, max(5, ctx.scale.reader_rounds))
-    ratios = sorted(ours / base for ours, base in zip(result["ours"], result["baseline"]))
     return Measurement(
-        median(result["ours"]), median(result["baseline"]), ratio=median(ratios),
-        notes=f"{path.stat().st_size / MB:.0f} MB stream, {result['points']} chart points kept; ratio spread {ratios[0]:.2f}-{ratios[-1]:.2f}",
+        median(result["ours"]), median(result["baseline"]), rounds=round_ratios(result["ours"], result["baseline"]),
+        notes=f"{path.stat().st_size / MB:.0f} MB stream, {result['points']} chart points kept",
     )
 
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from context import PYTHON, Context, run_child
-from records import Figure, Measurement, Target, median
+from records import Figure, Measurement, Target, median, round_ratios
 
 __all__ = ["FIGURES"]
 
@@ -58,12 +58,11 @@ def _runs_listing(ctx: Context) -> Measurement:
         started = time.perf_counter()
         run_child([PYTHON, "-c", _WALK, runs_dir], timeout=600)
         walked.append(time.perf_counter() - started)
-    ratios = sorted(a / b for a, b in zip(listed, walked))
     return Measurement(
         median(listed),
         median(walked),
-        ratio=median(ratios),
-        notes=f"{count} runs; ratio spread {ratios[0]:.2f}-{ratios[-1]:.2f}; baseline: os.walk in a fresh python",
+        rounds=round_ratios(listed, walked),
+        notes=f"{count} runs; baseline: os.walk in a fresh python",
     )
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Callable
 
 from context import Context
-from records import Measurement, median
+from records import Measurement, median, round_ratios
 from scale import MB
 from streams import line_offset_before
 
@@ -18,14 +18,14 @@ TimeReattach = Callable[[Path, int], list[float]]
 
 def measure_reattach(ctx: Context, time_reattach: TimeReattach) -> Measurement:
     """Milliseconds to resume near the end of the large stream, against the same on the small one."""
-    medians = []
+    times = []
     for size in (ctx.scale.large_bytes, ctx.scale.small_bytes):
         path = ctx.stream(size)
         offset = line_offset_before(path, path.stat().st_size - ctx.scale.reattach_tail_bytes)
-        medians.append(median(time_reattach(path, offset)) * 1e3)
+        times.append(time_reattach(path, offset))
     large, small = (ctx.stream(size).stat().st_size / MB for size in (ctx.scale.large_bytes, ctx.scale.small_bytes))
     return Measurement(
-        medians[0], medians[1],
+        median(times[0]) * 1e3, median(times[1]) * 1e3, rounds=round_ratios(times[0], times[1]),
         notes=f"the last {ctx.scale.reattach_tail_bytes >> 10} KiB of {large:.0f} MB vs {small:.0f} MB, "
               f"median of {ctx.scale.reattach_repeats}",
     )

@@ -6,7 +6,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Literal
 
-__all__ = ["Figure", "Measurement", "Record", "Target", "error_record", "median"]
+__all__ = ["Figure", "Measurement", "Record", "Target", "error_record", "median", "round_ratios"]
 
 
 def median(values: list[float]) -> float:
@@ -33,16 +33,35 @@ class Target:
 
 @dataclass(frozen=True)
 class Measurement:
-    """A figure's numbers before judging. `ratio` is value/baseline unless the figure says otherwise."""
+    """A figure's numbers before judging.
+
+    `rounds` holds the ratio of each interleaved round (subject against the baseline timed in
+    the same round); the figure's ratio is then their median and `spread` their range. Without
+    rounds, `ratio` is value/baseline unless the figure says otherwise.
+    """
 
     value: float
     baseline: float | None = None
     ratio: float | None = None
     notes: str = ""
+    rounds: list[float] | None = None
 
     def __post_init__(self) -> None:
-        if self.ratio is None and self.baseline:
+        if self.rounds:
+            object.__setattr__(self, "ratio", median(self.rounds))
+        elif self.ratio is None and self.baseline:
             object.__setattr__(self, "ratio", self.value / self.baseline)
+
+    @property
+    def spread(self) -> tuple[float, float] | None:
+        return (min(self.rounds), max(self.rounds)) if self.rounds else None
+
+
+def round_ratios(subject: list[float], baseline: list[float], *, throughput: bool = False) -> list[float]:
+    """The ratio of each round, subject over baseline (baseline over subject for times read as throughput)."""
+    if len(subject) != len(baseline):
+        raise ValueError(f"{len(subject)} subject rounds against {len(baseline)} baseline rounds")
+    return [b / s if throughput else s / b for s, b in zip(subject, baseline)]
 
 
 @dataclass(frozen=True)
@@ -57,10 +76,13 @@ class Record:
     passed: bool | None
     unit: str
     notes: str = ""
+    #: the lowest and highest per-round ratio, when the figure was timed in interleaved rounds
+    spread: tuple[float, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         record = asdict(self)
         record["pass"] = record.pop("passed")
+        record["spread"] = list(self.spread) if self.spread else None
         return record
 
 
@@ -83,6 +105,7 @@ class Figure:
             passed=self.target.judge(measurement.value, measurement.ratio),
             unit=self.unit,
             notes=measurement.notes,
+            spread=measurement.spread,
         )
 
 

@@ -33,7 +33,7 @@ class Scale:
 
 SCALES = {
     "tiny": Scale("tiny", 500, 2, 1 * MB, 2, 4 * MB, 1 * MB, 64 * 1024, 3, 10, 1, 1),
-    "small": Scale("small", 10_000, 5, 16 * MB, 3, 100 * MB, 1 * MB, 256 * 1024, 11, 100, 3, 2),
+    "small": Scale("small", 10_000, 5, 16 * MB, 5, 100 * MB, 1 * MB, 256 * 1024, 11, 100, 5, 2),
     "full": Scale("full", 50_000, 7, 64 * MB, 5, 1000 * MB, 1 * MB, 256 * 1024, 21, 300, 5, 3),
 }
 

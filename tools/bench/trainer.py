@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from context import BENCH_DIR, PYTHON, Context, run_child
-from records import Figure, Measurement, Target, median
+from records import Figure, Measurement, Target, median, round_ratios
 
 __all__ = ["FIGURES"]
 
@@ -27,8 +27,9 @@ def _overhead(ctx: Context) -> Measurement:
         [median([run[part] for run in results[side]]) for part in (0, 1)] for side in ("with", "without")
     )
     per_step_ms = (wall_with - wall_without) / ctx.scale.trainer_steps * 1e3
+    walls = [[run[0] for run in results[side]] for side in ("with", "without")]
     return Measurement(
-        wall_with, wall_without,
+        wall_with, wall_without, rounds=round_ratios(*walls),
         notes=f"{ctx.scale.trainer_steps} steps, logging_steps=1, {len(results['with'])} interleaved pairs; "
               f"{per_step_ms:+.2f} ms per step (one-time costs included); CPU time ratio {cpu_with / cpu_without:.3f}",
     )

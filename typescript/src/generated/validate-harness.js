@@ -112,18 +112,496 @@ var require_trainwire_formats = __commonJS({
 });
 
 // inline:./standalone.js
-var validateHarnessMessage = validate20;
-var schema33 = { "title": "StartResponse", "description": "The harness introduces itself.", "type": "object", "required": ["version", "implementation", "roles"], "properties": { "version": { "const": 1, "description": "The protocol version the harness speaks." }, "implementation": { "type": "object", "title": "Implementation", "description": "The implementation under test.", "required": ["name", "language", "version"], "properties": { "name": { "type": "string", "minLength": 1, "description": "Its name." }, "language": { "type": "string", "minLength": 1, "description": "Its language." }, "version": { "type": "string", "description": "Its version." }, "homepage": { "type": "string", "description": "Where to learn more." } } }, "roles": { "type": "array", "minItems": 1, "uniqueItems": true, "items": { "enum": ["reader", "writer"] }, "description": "What the implementation can be tested as." } } };
-var func1 = require_ucs2length().default;
-var func0 = require_equal().default;
-var schema37 = { "title": "RunState", "description": "The state of one run, folded from its lines.", "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId", "description": "The run's id." }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"], "description": "`running` until `run.finished`; `stale` when the caller gave the current time and the run has been silent too long; else the finished status." }, "events": { "$ref": "#/$defs/Count", "description": "Lines applied to this run." }, "last_seq": { "$ref": "#/$defs/Count", "description": "The `seq` of the last line applied." }, "last_ts": { "type": ["string", "null"], "description": "The `ts` of the last line applied, as written." }, "seq_gaps": { "type": "array", "description": "Each gap as `[expected, got]`.", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"], "description": "From `run.started`, when given." }, "phase": { "type": ["string", "null"], "description": "The open phase: set by `phase.started`, cleared by the matching `phase.ended`." }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }], "description": "From the last `train.step`, `train.epoch` or `train.restarted`." }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }], "description": "From `run.started`, `train.step`, or `train.restarted` when it gives one." }, "epoch": { "type": ["number", "null"], "description": "From the last `train.step` or `train.epoch`." }, "loss": { "type": ["number", "null"], "description": "From the last `train.step`." }, "learning_rate": { "type": ["number", "null"], "description": "From the last `train.step`." }, "eta_s": { "type": ["number", "null"], "description": "From the last `train.step`; null after a restart." }, "progress": { "type": ["number", "null"], "description": "From the last `train.step`; null after a restart." }, "attempt": { "$ref": "#/$defs/Ordinal", "description": "The current attempt: 1, then the `attempt` of each `train.restarted`." }, "restarts": { "type": "array", "description": "Every `train.restarted`, in order.", "items": { "type": "object", "title": "Restart", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string", "description": "`oom` or `other`." }, "previous_step": { "$ref": "#/$defs/Count", "description": "The step the previous attempt reached." }, "step": { "$ref": "#/$defs/Count", "description": "The step the new attempt starts from." } } } }, "stop_requested": { "type": "boolean", "description": "Whether a `stop.requested` was seen." }, "last_eval": { "description": "The last `eval.completed`.", "anyOf": [{ "type": "object", "title": "LastEval", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count", "description": "The step evaluated." }, "epoch": { "type": ["number", "null"], "description": "The epoch evaluated." }, "split": { "type": "string", "description": "The split." }, "metrics": { "$ref": "#/$defs/Metrics", "description": "Its metrics." } } }, { "type": "null" }] }, "last_checkpoint": { "description": "The last `checkpoint.saved`.", "anyOf": [{ "type": "object", "title": "LastCheckpoint", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count", "description": "The step saved." }, "path": { "type": "string", "description": "Relative to the output directory." }, "reason": { "type": "string", "description": "Why it was saved." } } }, { "type": "null" }] }, "trials": { "type": "object", "title": "Trials", "additionalProperties": false, "required": ["count", "best"], "description": "Hyperparameter search progress.", "properties": { "count": { "$ref": "#/$defs/Count", "description": "The highest trial number seen in `trial.started` or `trial.ended`." }, "best": { "description": "The `best` of the last `trial.ended` that carried one.", "anyOf": [{ "type": "object", "title": "TrialsBest", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count", "description": "The best trial." }, "metric": { "type": "string", "description": "The ranking metric." }, "value": { "type": ["number", "null"], "description": "Its value." } } }, { "type": "null" }] } } }, "stage": { "description": "The `stage` of the last line that carried one.", "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "description": "The `run.finished` line without its envelope fields (`schema_version`, `seq`, `ts`, `run_id`, `event`, `stage`), unknown fields kept; null while the run has not finished.", "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
-var schema49 = { "title": "Metrics", "description": "Named numeric metrics; a value that was not finite (NaN, infinity) is written as null.", "type": "object", "propertyNames": { "minLength": 1, "maxLength": 256 }, "additionalProperties": { "type": ["number", "null"] } };
-var func4 = Object.prototype.hasOwnProperty;
-var pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
-function validate24(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var validateHarnessMessage = validate52;
+function validate53(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate24.evaluated;
+  const evaluated0 = validate53.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.cmd === void 0 && (missing0 = "cmd") || data.version === void 0 && (missing0 = "version")) {
+        validate53.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.cmd !== void 0) {
+          const _errs1 = errors;
+          if ("start" !== data.cmd) {
+            validate53.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "start" }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.version !== void 0) {
+            const _errs2 = errors;
+            if (1 !== data.version) {
+              validate53.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
+              return false;
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
+      validate53.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate53.errors = vErrors;
+  return errors === 0;
+}
+validate53.evaluated = { "props": { "cmd": true, "version": true }, "dynamicProps": false, "dynamicItems": false };
+var schema21 = { "type": "object", "required": ["version", "implementation", "roles"], "properties": { "version": { "const": 1 }, "implementation": { "type": "object", "required": ["name", "language", "version"], "properties": { "name": { "type": "string", "minLength": 1 }, "language": { "type": "string", "minLength": 1 }, "version": { "type": "string" }, "homepage": { "type": "string" } } }, "roles": { "type": "array", "minItems": 1, "uniqueItems": true, "items": { "enum": ["reader", "writer"] } } } };
+var func1 = require_ucs2length().default;
+var func0 = require_equal().default;
+function validate55(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate55.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.version === void 0 && (missing0 = "version") || data.implementation === void 0 && (missing0 = "implementation") || data.roles === void 0 && (missing0 = "roles")) {
+        validate55.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.version !== void 0) {
+          const _errs1 = errors;
+          if (1 !== data.version) {
+            validate55.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.implementation !== void 0) {
+            let data1 = data.implementation;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (data1 && typeof data1 == "object" && !Array.isArray(data1)) {
+                let missing1;
+                if (data1.name === void 0 && (missing1 = "name") || data1.language === void 0 && (missing1 = "language") || data1.version === void 0 && (missing1 = "version")) {
+                  validate55.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                  return false;
+                } else {
+                  if (data1.name !== void 0) {
+                    let data2 = data1.name;
+                    const _errs4 = errors;
+                    if (errors === _errs4) {
+                      if (typeof data2 === "string") {
+                        if (func1(data2) < 1) {
+                          validate55.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                          return false;
+                        }
+                      } else {
+                        validate55.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                        return false;
+                      }
+                    }
+                    var valid1 = _errs4 === errors;
+                  } else {
+                    var valid1 = true;
+                  }
+                  if (valid1) {
+                    if (data1.language !== void 0) {
+                      let data3 = data1.language;
+                      const _errs6 = errors;
+                      if (errors === _errs6) {
+                        if (typeof data3 === "string") {
+                          if (func1(data3) < 1) {
+                            validate55.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                            return false;
+                          }
+                        } else {
+                          validate55.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          return false;
+                        }
+                      }
+                      var valid1 = _errs6 === errors;
+                    } else {
+                      var valid1 = true;
+                    }
+                    if (valid1) {
+                      if (data1.version !== void 0) {
+                        const _errs8 = errors;
+                        if (typeof data1.version !== "string") {
+                          validate55.errors = [{ instancePath: instancePath + "/implementation/version", schemaPath: "#/properties/implementation/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          return false;
+                        }
+                        var valid1 = _errs8 === errors;
+                      } else {
+                        var valid1 = true;
+                      }
+                      if (valid1) {
+                        if (data1.homepage !== void 0) {
+                          const _errs10 = errors;
+                          if (typeof data1.homepage !== "string") {
+                            validate55.errors = [{ instancePath: instancePath + "/implementation/homepage", schemaPath: "#/properties/implementation/properties/homepage/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                            return false;
+                          }
+                          var valid1 = _errs10 === errors;
+                        } else {
+                          var valid1 = true;
+                        }
+                      }
+                    }
+                  }
+                }
+              } else {
+                validate55.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                return false;
+              }
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.roles !== void 0) {
+              let data6 = data.roles;
+              const _errs12 = errors;
+              if (errors === _errs12) {
+                if (Array.isArray(data6)) {
+                  if (data6.length < 1) {
+                    validate55.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" }];
+                    return false;
+                  } else {
+                    var valid2 = true;
+                    const len0 = data6.length;
+                    for (let i0 = 0; i0 < len0; i0++) {
+                      let data7 = data6[i0];
+                      const _errs14 = errors;
+                      if (!(data7 === "reader" || data7 === "writer")) {
+                        validate55.errors = [{ instancePath: instancePath + "/roles/" + i0, schemaPath: "#/properties/roles/items/enum", keyword: "enum", params: { allowedValues: schema21.properties.roles.items.enum }, message: "must be equal to one of the allowed values" }];
+                        return false;
+                      }
+                      var valid2 = _errs14 === errors;
+                      if (!valid2) {
+                        break;
+                      }
+                    }
+                    if (valid2) {
+                      let i1 = data6.length;
+                      let j0;
+                      if (i1 > 1) {
+                        outer0:
+                          for (; i1--; ) {
+                            for (j0 = i1; j0--; ) {
+                              if (func0(data6[i1], data6[j0])) {
+                                validate55.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/uniqueItems", keyword: "uniqueItems", params: { i: i1, j: j0 }, message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)" }];
+                                return false;
+                                break outer0;
+                              }
+                            }
+                          }
+                      }
+                    }
+                  }
+                } else {
+                  validate55.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  return false;
+                }
+              }
+              var valid0 = _errs12 === errors;
+            } else {
+              var valid0 = true;
+            }
+          }
+        }
+      }
+    } else {
+      validate55.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate55.errors = vErrors;
+  return errors === 0;
+}
+validate55.evaluated = { "props": { "version": true, "implementation": true, "roles": true }, "dynamicProps": false, "dynamicItems": false };
+function validate57(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate57.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.chunks === void 0 && (missing0 = "chunks")) {
+        validate57.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.cmd !== void 0) {
+          const _errs1 = errors;
+          if ("read" !== data.cmd) {
+            validate57.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "read" }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.chunks !== void 0) {
+            let data1 = data.chunks;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (Array.isArray(data1)) {
+                var valid1 = true;
+                const len0 = data1.length;
+                for (let i0 = 0; i0 < len0; i0++) {
+                  const _errs4 = errors;
+                  if (typeof data1[i0] !== "string") {
+                    validate57.errors = [{ instancePath: instancePath + "/chunks/" + i0, schemaPath: "#/properties/chunks/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    return false;
+                  }
+                  var valid1 = _errs4 === errors;
+                  if (!valid1) {
+                    break;
+                  }
+                }
+              } else {
+                validate57.errors = [{ instancePath: instancePath + "/chunks", schemaPath: "#/properties/chunks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                return false;
+              }
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.now !== void 0) {
+              const _errs6 = errors;
+              if (typeof data.now !== "string") {
+                validate57.errors = [{ instancePath: instancePath + "/now", schemaPath: "#/properties/now/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+              var valid0 = _errs6 === errors;
+            } else {
+              var valid0 = true;
+            }
+            if (valid0) {
+              if (data.stale_after_s !== void 0) {
+                let data4 = data.stale_after_s;
+                const _errs8 = errors;
+                if (errors === _errs8) {
+                  if (typeof data4 == "number" && isFinite(data4)) {
+                    if (data4 <= 0 || isNaN(data4)) {
+                      validate57.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" }];
+                      return false;
+                    }
+                  } else {
+                    validate57.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                    return false;
+                  }
+                }
+                var valid0 = _errs8 === errors;
+              } else {
+                var valid0 = true;
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate57.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate57.errors = vErrors;
+  return errors === 0;
+}
+validate57.evaluated = { "props": { "cmd": true, "seq": true, "chunks": true, "now": true, "stale_after_s": true }, "dynamicProps": false, "dynamicItems": false };
+var schema25 = { "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId" }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] }, "events": { "$ref": "#/$defs/Count" }, "last_seq": { "$ref": "#/$defs/Count" }, "last_ts": { "type": ["string", "null"] }, "seq_gaps": { "type": "array", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"] }, "phase": { "type": ["string", "null"] }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "learning_rate": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "progress": { "type": ["number", "null"] }, "attempt": { "$ref": "#/$defs/Ordinal" }, "restarts": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string" }, "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" } } } }, "stop_requested": { "type": "boolean" }, "last_eval": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count" }, "epoch": { "type": ["number", "null"] }, "split": { "type": "string" }, "metrics": { "$ref": "#/$defs/Metrics" } } }, { "type": "null" }] }, "last_checkpoint": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count" }, "path": { "type": "string" }, "reason": { "type": "string" } } }, { "type": "null" }] }, "trials": { "type": "object", "additionalProperties": false, "required": ["count", "best"], "properties": { "count": { "$ref": "#/$defs/Count" }, "best": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count" }, "metric": { "type": "string" }, "value": { "type": ["number", "null"] } } }, { "type": "null" }] } } }, "stage": { "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
+var func4 = Object.prototype.hasOwnProperty;
+var pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
+function validate62(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate62.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (typeof data === "string") {
+      if (!pattern3.test(data)) {
+        validate62.errors = [{ instancePath, schemaPath: "#/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"' }];
+        return false;
+      }
+    } else {
+      validate62.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+      return false;
+    }
+  }
+  validate62.errors = vErrors;
+  return errors === 0;
+}
+validate62.evaluated = { "dynamicProps": false, "dynamicItems": false };
+function validate64(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate64.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (!(typeof data == "number" && (!(data % 1) && !isNaN(data)) && isFinite(data))) {
+    validate64.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+    return false;
+  }
+  if (errors === 0) {
+    if (typeof data == "number" && isFinite(data)) {
+      if (data > 9007199254740991 || isNaN(data)) {
+        validate64.errors = [{ instancePath, schemaPath: "#/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+        return false;
+      } else {
+        if (data < 0 || isNaN(data)) {
+          validate64.errors = [{ instancePath, schemaPath: "#/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+          return false;
+        }
+      }
+    }
+  }
+  validate64.errors = vErrors;
+  return errors === 0;
+}
+validate64.evaluated = { "dynamicProps": false, "dynamicItems": false };
+function validate71(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate71.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (!(typeof data == "number" && (!(data % 1) && !isNaN(data)) && isFinite(data))) {
+    validate71.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+    return false;
+  }
+  if (errors === 0) {
+    if (typeof data == "number" && isFinite(data)) {
+      if (data > 9007199254740991 || isNaN(data)) {
+        validate71.errors = [{ instancePath, schemaPath: "#/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+        return false;
+      } else {
+        if (data < 1 || isNaN(data)) {
+          validate71.errors = [{ instancePath, schemaPath: "#/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+          return false;
+        }
+      }
+    }
+  }
+  validate71.errors = vErrors;
+  return errors === 0;
+}
+validate71.evaluated = { "dynamicProps": false, "dynamicItems": false };
+var schema29 = { "type": "object", "propertyNames": { "minLength": 1, "maxLength": 256 }, "additionalProperties": { "type": ["number", "null"] } };
+function validate76(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate76.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      for (const key0 in data) {
+        const _errs1 = errors;
+        if (typeof key0 === "string") {
+          if (func1(key0) > 256) {
+            const err0 = { instancePath, schemaPath: "#/propertyNames/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters", propertyName: key0 };
+            if (vErrors === null) {
+              vErrors = [err0];
+            } else {
+              vErrors.push(err0);
+            }
+            errors++;
+          } else {
+            if (func1(key0) < 1) {
+              const err1 = { instancePath, schemaPath: "#/propertyNames/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters", propertyName: key0 };
+              if (vErrors === null) {
+                vErrors = [err1];
+              } else {
+                vErrors.push(err1);
+              }
+              errors++;
+            }
+          }
+        }
+        var valid0 = _errs1 === errors;
+        if (!valid0) {
+          const err2 = { instancePath, schemaPath: "#/propertyNames", keyword: "propertyNames", params: { propertyName: key0 }, message: "property name must be valid" };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+          validate76.errors = vErrors;
+          return false;
+          break;
+        }
+      }
+      if (valid0) {
+        for (const key1 in data) {
+          let data0 = data[key1];
+          const _errs3 = errors;
+          if (!(typeof data0 == "number" && isFinite(data0)) && data0 !== null) {
+            validate76.errors = [{ instancePath: instancePath + "/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/additionalProperties/type", keyword: "type", params: { type: schema29.additionalProperties.type }, message: "must be number,null" }];
+            return false;
+          }
+          var valid1 = _errs3 === errors;
+          if (!valid1) {
+            break;
+          }
+        }
+      }
+    } else {
+      validate76.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate76.errors = vErrors;
+  return errors === 0;
+}
+validate76.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate81.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -134,7 +612,7 @@ function validate24(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.name === void 0 && (missing0 = "name") || data.index === void 0 && (missing0 = "index") || data.count === void 0 && (missing0 = "count")) {
-        validate24.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate81.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.name !== void 0) {
@@ -143,16 +621,16 @@ function validate24(data, { instancePath = "", parentData, parentDataProperty, r
           if (errors === _errs1) {
             if (typeof data0 === "string") {
               if (func1(data0) > 128) {
-                validate24.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
+                validate81.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
                 return false;
               } else {
                 if (func1(data0) < 1) {
-                  validate24.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  validate81.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                   return false;
                 }
               }
             } else {
-              validate24.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate81.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
           }
@@ -162,25 +640,10 @@ function validate24(data, { instancePath = "", parentData, parentDataProperty, r
         }
         if (valid0) {
           if (data.index !== void 0) {
-            let data1 = data.index;
             const _errs3 = errors;
-            const _errs4 = errors;
-            if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate24.errors = [{ instancePath: instancePath + "/index", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-              return false;
-            }
-            if (errors === _errs4) {
-              if (typeof data1 == "number" && isFinite(data1)) {
-                if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate24.errors = [{ instancePath: instancePath + "/index", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                  return false;
-                } else {
-                  if (data1 < 1 || isNaN(data1)) {
-                    validate24.errors = [{ instancePath: instancePath + "/index", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                    return false;
-                  }
-                }
-              }
+            if (!validate71(data.index, { instancePath: instancePath + "/index", parentData: data, parentDataProperty: "index", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+              errors = vErrors.length;
             }
             var valid0 = _errs3 === errors;
           } else {
@@ -188,27 +651,12 @@ function validate24(data, { instancePath = "", parentData, parentDataProperty, r
           }
           if (valid0) {
             if (data.count !== void 0) {
-              let data2 = data.count;
-              const _errs6 = errors;
-              const _errs7 = errors;
-              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                validate24.errors = [{ instancePath: instancePath + "/count", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                return false;
+              const _errs4 = errors;
+              if (!validate71(data.count, { instancePath: instancePath + "/count", parentData: data, parentDataProperty: "count", rootData, dynamicAnchors })) {
+                vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+                errors = vErrors.length;
               }
-              if (errors === _errs7) {
-                if (typeof data2 == "number" && isFinite(data2)) {
-                  if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate24.errors = [{ instancePath: instancePath + "/count", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                    return false;
-                  } else {
-                    if (data2 < 1 || isNaN(data2)) {
-                      validate24.errors = [{ instancePath: instancePath + "/count", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                      return false;
-                    }
-                  }
-                }
-              }
-              var valid0 = _errs6 === errors;
+              var valid0 = _errs4 === errors;
             } else {
               var valid0 = true;
             }
@@ -216,18 +664,18 @@ function validate24(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate24.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate81.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate24.errors = vErrors;
+  validate81.errors = vErrors;
   return errors === 0;
 }
-validate24.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
-function validate23(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate81.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
+function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate23.evaluated;
+  const evaluated0 = validate61.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -238,32 +686,23 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.run_id === void 0 && (missing0 = "run_id") || data.status === void 0 && (missing0 = "status") || data.events === void 0 && (missing0 = "events") || data.last_seq === void 0 && (missing0 = "last_seq") || data.last_ts === void 0 && (missing0 = "last_ts") || data.seq_gaps === void 0 && (missing0 = "seq_gaps") || data.heartbeat_interval_s === void 0 && (missing0 = "heartbeat_interval_s") || data.phase === void 0 && (missing0 = "phase") || data.step === void 0 && (missing0 = "step") || data.total_steps === void 0 && (missing0 = "total_steps") || data.epoch === void 0 && (missing0 = "epoch") || data.loss === void 0 && (missing0 = "loss") || data.learning_rate === void 0 && (missing0 = "learning_rate") || data.eta_s === void 0 && (missing0 = "eta_s") || data.progress === void 0 && (missing0 = "progress") || data.attempt === void 0 && (missing0 = "attempt") || data.restarts === void 0 && (missing0 = "restarts") || data.stop_requested === void 0 && (missing0 = "stop_requested") || data.last_eval === void 0 && (missing0 = "last_eval") || data.last_checkpoint === void 0 && (missing0 = "last_checkpoint") || data.trials === void 0 && (missing0 = "trials") || data.stage === void 0 && (missing0 = "stage") || data.finished === void 0 && (missing0 = "finished")) {
-        validate23.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate61.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
-          if (!func4.call(schema37.properties, key0)) {
-            validate23.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+          if (!func4.call(schema25.properties, key0)) {
+            validate61.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
         }
         if (_errs1 === errors) {
           if (data.run_id !== void 0) {
-            let data0 = data.run_id;
             const _errs2 = errors;
-            const _errs3 = errors;
-            if (errors === _errs3) {
-              if (typeof data0 === "string") {
-                if (!pattern4.test(data0)) {
-                  validate23.errors = [{ instancePath: instancePath + "/run_id", schemaPath: "#/$defs/RunId/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"' }];
-                  return false;
-                }
-              } else {
-                validate23.errors = [{ instancePath: instancePath + "/run_id", schemaPath: "#/$defs/RunId/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
-              }
+            if (!validate62(data.run_id, { instancePath: instancePath + "/run_id", parentData: data, parentDataProperty: "run_id", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+              errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
           } else {
@@ -272,152 +711,92 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
           if (valid0) {
             if (data.status !== void 0) {
               let data1 = data.status;
-              const _errs5 = errors;
+              const _errs3 = errors;
               if (!(data1 === "running" || data1 === "stale" || data1 === "succeeded" || data1 === "failed" || data1 === "interrupted" || data1 === "reverted" || data1 === "awaiting_approval")) {
-                validate23.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema37.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                validate61.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema25.properties.status.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
-              var valid0 = _errs5 === errors;
+              var valid0 = _errs3 === errors;
             } else {
               var valid0 = true;
             }
             if (valid0) {
               if (data.events !== void 0) {
-                let data2 = data.events;
-                const _errs6 = errors;
-                const _errs7 = errors;
-                if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                  validate23.errors = [{ instancePath: instancePath + "/events", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                  return false;
+                const _errs4 = errors;
+                if (!validate64(data.events, { instancePath: instancePath + "/events", parentData: data, parentDataProperty: "events", rootData, dynamicAnchors })) {
+                  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                  errors = vErrors.length;
                 }
-                if (errors === _errs7) {
-                  if (typeof data2 == "number" && isFinite(data2)) {
-                    if (data2 > 9007199254740991 || isNaN(data2)) {
-                      validate23.errors = [{ instancePath: instancePath + "/events", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                      return false;
-                    } else {
-                      if (data2 < 0 || isNaN(data2)) {
-                        validate23.errors = [{ instancePath: instancePath + "/events", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                        return false;
-                      }
-                    }
-                  }
-                }
-                var valid0 = _errs6 === errors;
+                var valid0 = _errs4 === errors;
               } else {
                 var valid0 = true;
               }
               if (valid0) {
                 if (data.last_seq !== void 0) {
-                  let data3 = data.last_seq;
-                  const _errs9 = errors;
-                  const _errs10 = errors;
-                  if (!(typeof data3 == "number" && (!(data3 % 1) && !isNaN(data3)) && isFinite(data3))) {
-                    validate23.errors = [{ instancePath: instancePath + "/last_seq", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                    return false;
+                  const _errs5 = errors;
+                  if (!validate64(data.last_seq, { instancePath: instancePath + "/last_seq", parentData: data, parentDataProperty: "last_seq", rootData, dynamicAnchors })) {
+                    vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                    errors = vErrors.length;
                   }
-                  if (errors === _errs10) {
-                    if (typeof data3 == "number" && isFinite(data3)) {
-                      if (data3 > 9007199254740991 || isNaN(data3)) {
-                        validate23.errors = [{ instancePath: instancePath + "/last_seq", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                        return false;
-                      } else {
-                        if (data3 < 0 || isNaN(data3)) {
-                          validate23.errors = [{ instancePath: instancePath + "/last_seq", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                          return false;
-                        }
-                      }
-                    }
-                  }
-                  var valid0 = _errs9 === errors;
+                  var valid0 = _errs5 === errors;
                 } else {
                   var valid0 = true;
                 }
                 if (valid0) {
                   if (data.last_ts !== void 0) {
                     let data4 = data.last_ts;
-                    const _errs12 = errors;
+                    const _errs6 = errors;
                     if (typeof data4 !== "string" && data4 !== null) {
-                      validate23.errors = [{ instancePath: instancePath + "/last_ts", schemaPath: "#/properties/last_ts/type", keyword: "type", params: { type: schema37.properties.last_ts.type }, message: "must be string,null" }];
+                      validate61.errors = [{ instancePath: instancePath + "/last_ts", schemaPath: "#/properties/last_ts/type", keyword: "type", params: { type: schema25.properties.last_ts.type }, message: "must be string,null" }];
                       return false;
                     }
-                    var valid0 = _errs12 === errors;
+                    var valid0 = _errs6 === errors;
                   } else {
                     var valid0 = true;
                   }
                   if (valid0) {
                     if (data.seq_gaps !== void 0) {
                       let data5 = data.seq_gaps;
-                      const _errs14 = errors;
-                      if (errors === _errs14) {
+                      const _errs8 = errors;
+                      if (errors === _errs8) {
                         if (Array.isArray(data5)) {
-                          var valid4 = true;
+                          var valid1 = true;
                           const len0 = data5.length;
                           for (let i0 = 0; i0 < len0; i0++) {
                             let data6 = data5[i0];
-                            const _errs16 = errors;
-                            if (errors === _errs16) {
+                            const _errs10 = errors;
+                            if (errors === _errs10) {
                               if (Array.isArray(data6)) {
                                 if (data6.length > 2) {
-                                  validate23.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/maxItems", keyword: "maxItems", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
+                                  validate61.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/maxItems", keyword: "maxItems", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
                                   return false;
                                 } else {
                                   if (data6.length < 2) {
-                                    validate23.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/minItems", keyword: "minItems", params: { limit: 2 }, message: "must NOT have fewer than 2 items" }];
+                                    validate61.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/minItems", keyword: "minItems", params: { limit: 2 }, message: "must NOT have fewer than 2 items" }];
                                     return false;
                                   } else {
                                     const len1 = data6.length;
                                     if (len1 > 0) {
-                                      let data7 = data6[0];
-                                      const _errs18 = errors;
-                                      const _errs19 = errors;
-                                      if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7))) {
-                                        validate23.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/0", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                        return false;
+                                      const _errs12 = errors;
+                                      if (!validate64(data6[0], { instancePath: instancePath + "/seq_gaps/" + i0 + "/0", parentData: data6, parentDataProperty: 0, rootData, dynamicAnchors })) {
+                                        vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                        errors = vErrors.length;
                                       }
-                                      if (errors === _errs19) {
-                                        if (typeof data7 == "number" && isFinite(data7)) {
-                                          if (data7 > 9007199254740991 || isNaN(data7)) {
-                                            validate23.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/0", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                            return false;
-                                          } else {
-                                            if (data7 < 0 || isNaN(data7)) {
-                                              validate23.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/0", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                              return false;
-                                            }
-                                          }
-                                        }
-                                      }
-                                      var valid5 = _errs18 === errors;
+                                      var valid2 = _errs12 === errors;
                                     }
-                                    if (valid5) {
+                                    if (valid2) {
                                       if (len1 > 1) {
-                                        let data8 = data6[1];
-                                        const _errs21 = errors;
-                                        const _errs22 = errors;
-                                        if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)) && isFinite(data8))) {
-                                          validate23.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/1", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                          return false;
+                                        const _errs13 = errors;
+                                        if (!validate64(data6[1], { instancePath: instancePath + "/seq_gaps/" + i0 + "/1", parentData: data6, parentDataProperty: 1, rootData, dynamicAnchors })) {
+                                          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                          errors = vErrors.length;
                                         }
-                                        if (errors === _errs22) {
-                                          if (typeof data8 == "number" && isFinite(data8)) {
-                                            if (data8 > 9007199254740991 || isNaN(data8)) {
-                                              validate23.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/1", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                              return false;
-                                            } else {
-                                              if (data8 < 0 || isNaN(data8)) {
-                                                validate23.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/1", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                return false;
-                                              }
-                                            }
-                                          }
-                                        }
-                                        var valid5 = _errs21 === errors;
+                                        var valid2 = _errs13 === errors;
                                       }
-                                      if (valid5) {
+                                      if (valid2) {
                                         const len2 = data6.length;
                                         if (!(len2 <= 2)) {
-                                          validate23.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/items", keyword: "items", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
+                                          validate61.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/items", keyword: "items", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
                                           return false;
                                         }
                                       }
@@ -425,58 +804,64 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                 }
                               } else {
-                                validate23.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                validate61.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                 return false;
                               }
                             }
-                            var valid4 = _errs16 === errors;
-                            if (!valid4) {
+                            var valid1 = _errs10 === errors;
+                            if (!valid1) {
                               break;
                             }
                           }
                         } else {
-                          validate23.errors = [{ instancePath: instancePath + "/seq_gaps", schemaPath: "#/properties/seq_gaps/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                          validate61.errors = [{ instancePath: instancePath + "/seq_gaps", schemaPath: "#/properties/seq_gaps/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                           return false;
                         }
                       }
-                      var valid0 = _errs14 === errors;
+                      var valid0 = _errs8 === errors;
                     } else {
                       var valid0 = true;
                     }
                     if (valid0) {
                       if (data.heartbeat_interval_s !== void 0) {
                         let data9 = data.heartbeat_interval_s;
-                        const _errs24 = errors;
+                        const _errs14 = errors;
                         if (!(typeof data9 == "number" && isFinite(data9)) && data9 !== null) {
-                          validate23.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: schema37.properties.heartbeat_interval_s.type }, message: "must be number,null" }];
+                          validate61.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: schema25.properties.heartbeat_interval_s.type }, message: "must be number,null" }];
                           return false;
                         }
-                        var valid0 = _errs24 === errors;
+                        var valid0 = _errs14 === errors;
                       } else {
                         var valid0 = true;
                       }
                       if (valid0) {
                         if (data.phase !== void 0) {
                           let data10 = data.phase;
-                          const _errs26 = errors;
+                          const _errs16 = errors;
                           if (typeof data10 !== "string" && data10 !== null) {
-                            validate23.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema37.properties.phase.type }, message: "must be string,null" }];
+                            validate61.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema25.properties.phase.type }, message: "must be string,null" }];
                             return false;
                           }
-                          var valid0 = _errs26 === errors;
+                          var valid0 = _errs16 === errors;
                         } else {
                           var valid0 = true;
                         }
                         if (valid0) {
                           if (data.step !== void 0) {
                             let data11 = data.step;
-                            const _errs28 = errors;
-                            const _errs29 = errors;
-                            let valid8 = false;
-                            const _errs30 = errors;
-                            const _errs31 = errors;
-                            if (!(typeof data11 == "number" && (!(data11 % 1) && !isNaN(data11)) && isFinite(data11))) {
-                              const err0 = { instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                            const _errs18 = errors;
+                            const _errs19 = errors;
+                            let valid3 = false;
+                            const _errs20 = errors;
+                            if (!validate64(data11, { instancePath: instancePath + "/step", parentData: data, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                              vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                              errors = vErrors.length;
+                            }
+                            var _valid0 = _errs20 === errors;
+                            valid3 = valid3 || _valid0;
+                            const _errs21 = errors;
+                            if (data11 !== null) {
+                              const err0 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                               if (vErrors === null) {
                                 vErrors = [err0];
                               } else {
@@ -484,413 +869,449 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
                               }
                               errors++;
                             }
-                            if (errors === _errs31) {
-                              if (typeof data11 == "number" && isFinite(data11)) {
-                                if (data11 > 9007199254740991 || isNaN(data11)) {
-                                  const err1 = { instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                  if (vErrors === null) {
-                                    vErrors = [err1];
-                                  } else {
-                                    vErrors.push(err1);
-                                  }
-                                  errors++;
-                                } else {
-                                  if (data11 < 0 || isNaN(data11)) {
-                                    const err2 = { instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                    if (vErrors === null) {
-                                      vErrors = [err2];
-                                    } else {
-                                      vErrors.push(err2);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                              }
-                            }
-                            var _valid0 = _errs30 === errors;
-                            valid8 = valid8 || _valid0;
-                            const _errs33 = errors;
-                            if (data11 !== null) {
-                              const err3 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                            var _valid0 = _errs21 === errors;
+                            valid3 = valid3 || _valid0;
+                            if (!valid3) {
+                              const err1 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                               if (vErrors === null) {
-                                vErrors = [err3];
+                                vErrors = [err1];
                               } else {
-                                vErrors.push(err3);
+                                vErrors.push(err1);
                               }
                               errors++;
-                            }
-                            var _valid0 = _errs33 === errors;
-                            valid8 = valid8 || _valid0;
-                            if (!valid8) {
-                              const err4 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                              if (vErrors === null) {
-                                vErrors = [err4];
-                              } else {
-                                vErrors.push(err4);
-                              }
-                              errors++;
-                              validate23.errors = vErrors;
+                              validate61.errors = vErrors;
                               return false;
                             } else {
-                              errors = _errs29;
+                              errors = _errs19;
                               if (vErrors !== null) {
-                                if (_errs29) {
-                                  vErrors.length = _errs29;
+                                if (_errs19) {
+                                  vErrors.length = _errs19;
                                 } else {
                                   vErrors = null;
                                 }
                               }
                             }
-                            var valid0 = _errs28 === errors;
+                            var valid0 = _errs18 === errors;
                           } else {
                             var valid0 = true;
                           }
                           if (valid0) {
                             if (data.total_steps !== void 0) {
                               let data12 = data.total_steps;
-                              const _errs35 = errors;
-                              const _errs36 = errors;
-                              let valid10 = false;
-                              const _errs37 = errors;
-                              const _errs38 = errors;
-                              if (!(typeof data12 == "number" && (!(data12 % 1) && !isNaN(data12)) && isFinite(data12))) {
-                                const err5 = { instancePath: instancePath + "/total_steps", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                if (vErrors === null) {
-                                  vErrors = [err5];
-                                } else {
-                                  vErrors.push(err5);
-                                }
-                                errors++;
+                              const _errs23 = errors;
+                              const _errs24 = errors;
+                              let valid4 = false;
+                              const _errs25 = errors;
+                              if (!validate64(data12, { instancePath: instancePath + "/total_steps", parentData: data, parentDataProperty: "total_steps", rootData, dynamicAnchors })) {
+                                vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                errors = vErrors.length;
                               }
-                              if (errors === _errs38) {
-                                if (typeof data12 == "number" && isFinite(data12)) {
-                                  if (data12 > 9007199254740991 || isNaN(data12)) {
-                                    const err6 = { instancePath: instancePath + "/total_steps", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                    if (vErrors === null) {
-                                      vErrors = [err6];
-                                    } else {
-                                      vErrors.push(err6);
-                                    }
-                                    errors++;
-                                  } else {
-                                    if (data12 < 0 || isNaN(data12)) {
-                                      const err7 = { instancePath: instancePath + "/total_steps", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                      if (vErrors === null) {
-                                        vErrors = [err7];
-                                      } else {
-                                        vErrors.push(err7);
-                                      }
-                                      errors++;
-                                    }
-                                  }
-                                }
-                              }
-                              var _valid1 = _errs37 === errors;
-                              valid10 = valid10 || _valid1;
-                              const _errs40 = errors;
+                              var _valid1 = _errs25 === errors;
+                              valid4 = valid4 || _valid1;
+                              const _errs26 = errors;
                               if (data12 !== null) {
-                                const err8 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                const err2 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                 if (vErrors === null) {
-                                  vErrors = [err8];
+                                  vErrors = [err2];
                                 } else {
-                                  vErrors.push(err8);
+                                  vErrors.push(err2);
                                 }
                                 errors++;
                               }
-                              var _valid1 = _errs40 === errors;
-                              valid10 = valid10 || _valid1;
-                              if (!valid10) {
-                                const err9 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                              var _valid1 = _errs26 === errors;
+                              valid4 = valid4 || _valid1;
+                              if (!valid4) {
+                                const err3 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                 if (vErrors === null) {
-                                  vErrors = [err9];
+                                  vErrors = [err3];
                                 } else {
-                                  vErrors.push(err9);
+                                  vErrors.push(err3);
                                 }
                                 errors++;
-                                validate23.errors = vErrors;
+                                validate61.errors = vErrors;
                                 return false;
                               } else {
-                                errors = _errs36;
+                                errors = _errs24;
                                 if (vErrors !== null) {
-                                  if (_errs36) {
-                                    vErrors.length = _errs36;
+                                  if (_errs24) {
+                                    vErrors.length = _errs24;
                                   } else {
                                     vErrors = null;
                                   }
                                 }
                               }
-                              var valid0 = _errs35 === errors;
+                              var valid0 = _errs23 === errors;
                             } else {
                               var valid0 = true;
                             }
                             if (valid0) {
                               if (data.epoch !== void 0) {
                                 let data13 = data.epoch;
-                                const _errs42 = errors;
+                                const _errs28 = errors;
                                 if (!(typeof data13 == "number" && isFinite(data13)) && data13 !== null) {
-                                  validate23.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema37.properties.epoch.type }, message: "must be number,null" }];
+                                  validate61.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema25.properties.epoch.type }, message: "must be number,null" }];
                                   return false;
                                 }
-                                var valid0 = _errs42 === errors;
+                                var valid0 = _errs28 === errors;
                               } else {
                                 var valid0 = true;
                               }
                               if (valid0) {
                                 if (data.loss !== void 0) {
                                   let data14 = data.loss;
-                                  const _errs44 = errors;
+                                  const _errs30 = errors;
                                   if (!(typeof data14 == "number" && isFinite(data14)) && data14 !== null) {
-                                    validate23.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema37.properties.loss.type }, message: "must be number,null" }];
+                                    validate61.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema25.properties.loss.type }, message: "must be number,null" }];
                                     return false;
                                   }
-                                  var valid0 = _errs44 === errors;
+                                  var valid0 = _errs30 === errors;
                                 } else {
                                   var valid0 = true;
                                 }
                                 if (valid0) {
                                   if (data.learning_rate !== void 0) {
                                     let data15 = data.learning_rate;
-                                    const _errs46 = errors;
+                                    const _errs32 = errors;
                                     if (!(typeof data15 == "number" && isFinite(data15)) && data15 !== null) {
-                                      validate23.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema37.properties.learning_rate.type }, message: "must be number,null" }];
+                                      validate61.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema25.properties.learning_rate.type }, message: "must be number,null" }];
                                       return false;
                                     }
-                                    var valid0 = _errs46 === errors;
+                                    var valid0 = _errs32 === errors;
                                   } else {
                                     var valid0 = true;
                                   }
                                   if (valid0) {
                                     if (data.eta_s !== void 0) {
                                       let data16 = data.eta_s;
-                                      const _errs48 = errors;
+                                      const _errs34 = errors;
                                       if (!(typeof data16 == "number" && isFinite(data16)) && data16 !== null) {
-                                        validate23.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema37.properties.eta_s.type }, message: "must be number,null" }];
+                                        validate61.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema25.properties.eta_s.type }, message: "must be number,null" }];
                                         return false;
                                       }
-                                      var valid0 = _errs48 === errors;
+                                      var valid0 = _errs34 === errors;
                                     } else {
                                       var valid0 = true;
                                     }
                                     if (valid0) {
                                       if (data.progress !== void 0) {
                                         let data17 = data.progress;
-                                        const _errs50 = errors;
+                                        const _errs36 = errors;
                                         if (!(typeof data17 == "number" && isFinite(data17)) && data17 !== null) {
-                                          validate23.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema37.properties.progress.type }, message: "must be number,null" }];
+                                          validate61.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema25.properties.progress.type }, message: "must be number,null" }];
                                           return false;
                                         }
-                                        var valid0 = _errs50 === errors;
+                                        var valid0 = _errs36 === errors;
                                       } else {
                                         var valid0 = true;
                                       }
                                       if (valid0) {
                                         if (data.attempt !== void 0) {
-                                          let data18 = data.attempt;
-                                          const _errs52 = errors;
-                                          const _errs53 = errors;
-                                          if (!(typeof data18 == "number" && (!(data18 % 1) && !isNaN(data18)) && isFinite(data18))) {
-                                            validate23.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                            return false;
+                                          const _errs38 = errors;
+                                          if (!validate71(data.attempt, { instancePath: instancePath + "/attempt", parentData: data, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
+                                            vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+                                            errors = vErrors.length;
                                           }
-                                          if (errors === _errs53) {
-                                            if (typeof data18 == "number" && isFinite(data18)) {
-                                              if (data18 > 9007199254740991 || isNaN(data18)) {
-                                                validate23.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                return false;
-                                              } else {
-                                                if (data18 < 1 || isNaN(data18)) {
-                                                  validate23.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                  return false;
-                                                }
-                                              }
-                                            }
-                                          }
-                                          var valid0 = _errs52 === errors;
+                                          var valid0 = _errs38 === errors;
                                         } else {
                                           var valid0 = true;
                                         }
                                         if (valid0) {
                                           if (data.restarts !== void 0) {
                                             let data19 = data.restarts;
-                                            const _errs55 = errors;
-                                            if (errors === _errs55) {
+                                            const _errs39 = errors;
+                                            if (errors === _errs39) {
                                               if (Array.isArray(data19)) {
-                                                var valid13 = true;
+                                                var valid5 = true;
                                                 const len3 = data19.length;
                                                 for (let i1 = 0; i1 < len3; i1++) {
                                                   let data20 = data19[i1];
-                                                  const _errs57 = errors;
-                                                  if (errors === _errs57) {
+                                                  const _errs41 = errors;
+                                                  if (errors === _errs41) {
                                                     if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
                                                       let missing1;
                                                       if (data20.reason === void 0 && (missing1 = "reason") || data20.previous_step === void 0 && (missing1 = "previous_step") || data20.step === void 0 && (missing1 = "step")) {
-                                                        validate23.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                                                        validate61.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                                                         return false;
                                                       } else {
-                                                        const _errs59 = errors;
+                                                        const _errs43 = errors;
                                                         for (const key1 in data20) {
                                                           if (!(key1 === "reason" || key1 === "previous_step" || key1 === "step")) {
-                                                            validate23.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                                                            validate61.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
                                                             return false;
                                                             break;
                                                           }
                                                         }
-                                                        if (_errs59 === errors) {
+                                                        if (_errs43 === errors) {
                                                           if (data20.reason !== void 0) {
-                                                            const _errs60 = errors;
+                                                            const _errs44 = errors;
                                                             if (typeof data20.reason !== "string") {
-                                                              validate23.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/reason", schemaPath: "#/properties/restarts/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                              validate61.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/reason", schemaPath: "#/properties/restarts/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                                               return false;
                                                             }
-                                                            var valid14 = _errs60 === errors;
+                                                            var valid6 = _errs44 === errors;
                                                           } else {
-                                                            var valid14 = true;
+                                                            var valid6 = true;
                                                           }
-                                                          if (valid14) {
+                                                          if (valid6) {
                                                             if (data20.previous_step !== void 0) {
-                                                              let data22 = data20.previous_step;
-                                                              const _errs62 = errors;
-                                                              const _errs63 = errors;
-                                                              if (!(typeof data22 == "number" && (!(data22 % 1) && !isNaN(data22)) && isFinite(data22))) {
-                                                                validate23.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/previous_step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                return false;
+                                                              const _errs46 = errors;
+                                                              if (!validate64(data20.previous_step, { instancePath: instancePath + "/restarts/" + i1 + "/previous_step", parentData: data20, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                errors = vErrors.length;
                                                               }
-                                                              if (errors === _errs63) {
-                                                                if (typeof data22 == "number" && isFinite(data22)) {
-                                                                  if (data22 > 9007199254740991 || isNaN(data22)) {
-                                                                    validate23.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/previous_step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                                    return false;
-                                                                  } else {
-                                                                    if (data22 < 0 || isNaN(data22)) {
-                                                                      validate23.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/previous_step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                      return false;
-                                                                    }
-                                                                  }
-                                                                }
-                                                              }
-                                                              var valid14 = _errs62 === errors;
+                                                              var valid6 = _errs46 === errors;
                                                             } else {
-                                                              var valid14 = true;
+                                                              var valid6 = true;
                                                             }
-                                                            if (valid14) {
+                                                            if (valid6) {
                                                               if (data20.step !== void 0) {
-                                                                let data23 = data20.step;
-                                                                const _errs65 = errors;
-                                                                const _errs66 = errors;
-                                                                if (!(typeof data23 == "number" && (!(data23 % 1) && !isNaN(data23)) && isFinite(data23))) {
-                                                                  validate23.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                  return false;
+                                                                const _errs47 = errors;
+                                                                if (!validate64(data20.step, { instancePath: instancePath + "/restarts/" + i1 + "/step", parentData: data20, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                  errors = vErrors.length;
                                                                 }
-                                                                if (errors === _errs66) {
-                                                                  if (typeof data23 == "number" && isFinite(data23)) {
-                                                                    if (data23 > 9007199254740991 || isNaN(data23)) {
-                                                                      validate23.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                                      return false;
-                                                                    } else {
-                                                                      if (data23 < 0 || isNaN(data23)) {
-                                                                        validate23.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                        return false;
-                                                                      }
-                                                                    }
-                                                                  }
-                                                                }
-                                                                var valid14 = _errs65 === errors;
+                                                                var valid6 = _errs47 === errors;
                                                               } else {
-                                                                var valid14 = true;
+                                                                var valid6 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       }
                                                     } else {
-                                                      validate23.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                      validate61.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                       return false;
                                                     }
                                                   }
-                                                  var valid13 = _errs57 === errors;
-                                                  if (!valid13) {
+                                                  var valid5 = _errs41 === errors;
+                                                  if (!valid5) {
                                                     break;
                                                   }
                                                 }
                                               } else {
-                                                validate23.errors = [{ instancePath: instancePath + "/restarts", schemaPath: "#/properties/restarts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                validate61.errors = [{ instancePath: instancePath + "/restarts", schemaPath: "#/properties/restarts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                                 return false;
                                               }
                                             }
-                                            var valid0 = _errs55 === errors;
+                                            var valid0 = _errs39 === errors;
                                           } else {
                                             var valid0 = true;
                                           }
                                           if (valid0) {
                                             if (data.stop_requested !== void 0) {
-                                              const _errs68 = errors;
+                                              const _errs48 = errors;
                                               if (typeof data.stop_requested !== "boolean") {
-                                                validate23.errors = [{ instancePath: instancePath + "/stop_requested", schemaPath: "#/properties/stop_requested/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                                                validate61.errors = [{ instancePath: instancePath + "/stop_requested", schemaPath: "#/properties/stop_requested/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                                 return false;
                                               }
-                                              var valid0 = _errs68 === errors;
+                                              var valid0 = _errs48 === errors;
                                             } else {
                                               var valid0 = true;
                                             }
                                             if (valid0) {
                                               if (data.last_eval !== void 0) {
                                                 let data25 = data.last_eval;
-                                                const _errs70 = errors;
-                                                const _errs71 = errors;
-                                                let valid17 = false;
-                                                const _errs72 = errors;
-                                                if (errors === _errs72) {
+                                                const _errs50 = errors;
+                                                const _errs51 = errors;
+                                                let valid7 = false;
+                                                const _errs52 = errors;
+                                                if (errors === _errs52) {
                                                   if (data25 && typeof data25 == "object" && !Array.isArray(data25)) {
                                                     let missing2;
                                                     if (data25.step === void 0 && (missing2 = "step") || data25.epoch === void 0 && (missing2 = "epoch") || data25.split === void 0 && (missing2 = "split") || data25.metrics === void 0 && (missing2 = "metrics")) {
-                                                      const err10 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
+                                                      const err4 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
                                                       if (vErrors === null) {
-                                                        vErrors = [err10];
+                                                        vErrors = [err4];
                                                       } else {
-                                                        vErrors.push(err10);
+                                                        vErrors.push(err4);
                                                       }
                                                       errors++;
                                                     } else {
-                                                      const _errs74 = errors;
+                                                      const _errs54 = errors;
                                                       for (const key2 in data25) {
                                                         if (!(key2 === "step" || key2 === "epoch" || key2 === "split" || key2 === "metrics")) {
-                                                          const err11 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
+                                                          const err5 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err11];
+                                                            vErrors = [err5];
                                                           } else {
-                                                            vErrors.push(err11);
+                                                            vErrors.push(err5);
                                                           }
                                                           errors++;
                                                           break;
                                                         }
                                                       }
-                                                      if (_errs74 === errors) {
+                                                      if (_errs54 === errors) {
                                                         if (data25.step !== void 0) {
-                                                          let data26 = data25.step;
-                                                          const _errs75 = errors;
-                                                          const _errs76 = errors;
-                                                          if (!(typeof data26 == "number" && (!(data26 % 1) && !isNaN(data26)) && isFinite(data26))) {
-                                                            const err12 = { instancePath: instancePath + "/last_eval/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                                                          const _errs55 = errors;
+                                                          if (!validate64(data25.step, { instancePath: instancePath + "/last_eval/step", parentData: data25, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                            vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                            errors = vErrors.length;
+                                                          }
+                                                          var valid8 = _errs55 === errors;
+                                                        } else {
+                                                          var valid8 = true;
+                                                        }
+                                                        if (valid8) {
+                                                          if (data25.epoch !== void 0) {
+                                                            let data27 = data25.epoch;
+                                                            const _errs56 = errors;
+                                                            if (!(typeof data27 == "number" && isFinite(data27)) && data27 !== null) {
+                                                              const err6 = { instancePath: instancePath + "/last_eval/epoch", schemaPath: "#/properties/last_eval/anyOf/0/properties/epoch/type", keyword: "type", params: { type: schema25.properties.last_eval.anyOf[0].properties.epoch.type }, message: "must be number,null" };
+                                                              if (vErrors === null) {
+                                                                vErrors = [err6];
+                                                              } else {
+                                                                vErrors.push(err6);
+                                                              }
+                                                              errors++;
+                                                            }
+                                                            var valid8 = _errs56 === errors;
+                                                          } else {
+                                                            var valid8 = true;
+                                                          }
+                                                          if (valid8) {
+                                                            if (data25.split !== void 0) {
+                                                              const _errs58 = errors;
+                                                              if (typeof data25.split !== "string") {
+                                                                const err7 = { instancePath: instancePath + "/last_eval/split", schemaPath: "#/properties/last_eval/anyOf/0/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err7];
+                                                                } else {
+                                                                  vErrors.push(err7);
+                                                                }
+                                                                errors++;
+                                                              }
+                                                              var valid8 = _errs58 === errors;
+                                                            } else {
+                                                              var valid8 = true;
+                                                            }
+                                                            if (valid8) {
+                                                              if (data25.metrics !== void 0) {
+                                                                const _errs60 = errors;
+                                                                if (!validate76(data25.metrics, { instancePath: instancePath + "/last_eval/metrics", parentData: data25, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                                                                  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+                                                                  errors = vErrors.length;
+                                                                }
+                                                                var valid8 = _errs60 === errors;
+                                                              } else {
+                                                                var valid8 = true;
+                                                              }
+                                                            }
+                                                          }
+                                                        }
+                                                      }
+                                                    }
+                                                  } else {
+                                                    const err8 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                    if (vErrors === null) {
+                                                      vErrors = [err8];
+                                                    } else {
+                                                      vErrors.push(err8);
+                                                    }
+                                                    errors++;
+                                                  }
+                                                }
+                                                var _valid2 = _errs52 === errors;
+                                                valid7 = valid7 || _valid2;
+                                                const _errs61 = errors;
+                                                if (data25 !== null) {
+                                                  const err9 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  if (vErrors === null) {
+                                                    vErrors = [err9];
+                                                  } else {
+                                                    vErrors.push(err9);
+                                                  }
+                                                  errors++;
+                                                }
+                                                var _valid2 = _errs61 === errors;
+                                                valid7 = valid7 || _valid2;
+                                                if (!valid7) {
+                                                  const err10 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  if (vErrors === null) {
+                                                    vErrors = [err10];
+                                                  } else {
+                                                    vErrors.push(err10);
+                                                  }
+                                                  errors++;
+                                                  validate61.errors = vErrors;
+                                                  return false;
+                                                } else {
+                                                  errors = _errs51;
+                                                  if (vErrors !== null) {
+                                                    if (_errs51) {
+                                                      vErrors.length = _errs51;
+                                                    } else {
+                                                      vErrors = null;
+                                                    }
+                                                  }
+                                                }
+                                                var valid0 = _errs50 === errors;
+                                              } else {
+                                                var valid0 = true;
+                                              }
+                                              if (valid0) {
+                                                if (data.last_checkpoint !== void 0) {
+                                                  let data30 = data.last_checkpoint;
+                                                  const _errs63 = errors;
+                                                  const _errs64 = errors;
+                                                  let valid9 = false;
+                                                  const _errs65 = errors;
+                                                  if (errors === _errs65) {
+                                                    if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
+                                                      let missing3;
+                                                      if (data30.step === void 0 && (missing3 = "step") || data30.path === void 0 && (missing3 = "path") || data30.reason === void 0 && (missing3 = "reason")) {
+                                                        const err11 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err11];
+                                                        } else {
+                                                          vErrors.push(err11);
+                                                        }
+                                                        errors++;
+                                                      } else {
+                                                        const _errs67 = errors;
+                                                        for (const key3 in data30) {
+                                                          if (!(key3 === "step" || key3 === "path" || key3 === "reason")) {
+                                                            const err12 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
                                                             if (vErrors === null) {
                                                               vErrors = [err12];
                                                             } else {
                                                               vErrors.push(err12);
                                                             }
                                                             errors++;
+                                                            break;
                                                           }
-                                                          if (errors === _errs76) {
-                                                            if (typeof data26 == "number" && isFinite(data26)) {
-                                                              if (data26 > 9007199254740991 || isNaN(data26)) {
-                                                                const err13 = { instancePath: instancePath + "/last_eval/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                                                        }
+                                                        if (_errs67 === errors) {
+                                                          if (data30.step !== void 0) {
+                                                            const _errs68 = errors;
+                                                            if (!validate64(data30.step, { instancePath: instancePath + "/last_checkpoint/step", parentData: data30, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                              vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                              errors = vErrors.length;
+                                                            }
+                                                            var valid10 = _errs68 === errors;
+                                                          } else {
+                                                            var valid10 = true;
+                                                          }
+                                                          if (valid10) {
+                                                            if (data30.path !== void 0) {
+                                                              const _errs69 = errors;
+                                                              if (typeof data30.path !== "string") {
+                                                                const err13 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                 if (vErrors === null) {
                                                                   vErrors = [err13];
                                                                 } else {
                                                                   vErrors.push(err13);
                                                                 }
                                                                 errors++;
-                                                              } else {
-                                                                if (data26 < 0 || isNaN(data26)) {
-                                                                  const err14 = { instancePath: instancePath + "/last_eval/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                                                              }
+                                                              var valid10 = _errs69 === errors;
+                                                            } else {
+                                                              var valid10 = true;
+                                                            }
+                                                            if (valid10) {
+                                                              if (data30.reason !== void 0) {
+                                                                const _errs71 = errors;
+                                                                if (typeof data30.reason !== "string") {
+                                                                  const err14 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                   if (vErrors === null) {
                                                                     vErrors = [err14];
                                                                   } else {
@@ -898,652 +1319,338 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
                                                                   }
                                                                   errors++;
                                                                 }
-                                                              }
-                                                            }
-                                                          }
-                                                          var valid18 = _errs75 === errors;
-                                                        } else {
-                                                          var valid18 = true;
-                                                        }
-                                                        if (valid18) {
-                                                          if (data25.epoch !== void 0) {
-                                                            let data27 = data25.epoch;
-                                                            const _errs78 = errors;
-                                                            if (!(typeof data27 == "number" && isFinite(data27)) && data27 !== null) {
-                                                              const err15 = { instancePath: instancePath + "/last_eval/epoch", schemaPath: "#/properties/last_eval/anyOf/0/properties/epoch/type", keyword: "type", params: { type: schema37.properties.last_eval.anyOf[0].properties.epoch.type }, message: "must be number,null" };
-                                                              if (vErrors === null) {
-                                                                vErrors = [err15];
+                                                                var valid10 = _errs71 === errors;
                                                               } else {
-                                                                vErrors.push(err15);
-                                                              }
-                                                              errors++;
-                                                            }
-                                                            var valid18 = _errs78 === errors;
-                                                          } else {
-                                                            var valid18 = true;
-                                                          }
-                                                          if (valid18) {
-                                                            if (data25.split !== void 0) {
-                                                              const _errs80 = errors;
-                                                              if (typeof data25.split !== "string") {
-                                                                const err16 = { instancePath: instancePath + "/last_eval/split", schemaPath: "#/properties/last_eval/anyOf/0/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err16];
-                                                                } else {
-                                                                  vErrors.push(err16);
-                                                                }
-                                                                errors++;
-                                                              }
-                                                              var valid18 = _errs80 === errors;
-                                                            } else {
-                                                              var valid18 = true;
-                                                            }
-                                                            if (valid18) {
-                                                              if (data25.metrics !== void 0) {
-                                                                let data29 = data25.metrics;
-                                                                const _errs82 = errors;
-                                                                const _errs83 = errors;
-                                                                if (errors === _errs83) {
-                                                                  if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
-                                                                    for (const key3 in data29) {
-                                                                      const _errs85 = errors;
-                                                                      if (typeof key3 === "string") {
-                                                                        if (func1(key3) > 256) {
-                                                                          const err17 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/propertyNames/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters", propertyName: key3 };
-                                                                          if (vErrors === null) {
-                                                                            vErrors = [err17];
-                                                                          } else {
-                                                                            vErrors.push(err17);
-                                                                          }
-                                                                          errors++;
-                                                                        } else {
-                                                                          if (func1(key3) < 1) {
-                                                                            const err18 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/propertyNames/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters", propertyName: key3 };
-                                                                            if (vErrors === null) {
-                                                                              vErrors = [err18];
-                                                                            } else {
-                                                                              vErrors.push(err18);
-                                                                            }
-                                                                            errors++;
-                                                                          }
-                                                                        }
-                                                                      }
-                                                                      var valid21 = _errs85 === errors;
-                                                                      if (!valid21) {
-                                                                        const err19 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/propertyNames", keyword: "propertyNames", params: { propertyName: key3 }, message: "property name must be valid" };
-                                                                        if (vErrors === null) {
-                                                                          vErrors = [err19];
-                                                                        } else {
-                                                                          vErrors.push(err19);
-                                                                        }
-                                                                        errors++;
-                                                                        break;
-                                                                      }
-                                                                    }
-                                                                    if (valid21) {
-                                                                      for (const key4 in data29) {
-                                                                        let data30 = data29[key4];
-                                                                        const _errs87 = errors;
-                                                                        if (!(typeof data30 == "number" && isFinite(data30)) && data30 !== null) {
-                                                                          const err20 = { instancePath: instancePath + "/last_eval/metrics/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema49.additionalProperties.type }, message: "must be number,null" };
-                                                                          if (vErrors === null) {
-                                                                            vErrors = [err20];
-                                                                          } else {
-                                                                            vErrors.push(err20);
-                                                                          }
-                                                                          errors++;
-                                                                        }
-                                                                        var valid22 = _errs87 === errors;
-                                                                        if (!valid22) {
-                                                                          break;
-                                                                        }
-                                                                      }
-                                                                    }
-                                                                  } else {
-                                                                    const err21 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                                    if (vErrors === null) {
-                                                                      vErrors = [err21];
-                                                                    } else {
-                                                                      vErrors.push(err21);
-                                                                    }
-                                                                    errors++;
-                                                                  }
-                                                                }
-                                                                var valid18 = _errs82 === errors;
-                                                              } else {
-                                                                var valid18 = true;
-                                                              }
-                                                            }
-                                                          }
-                                                        }
-                                                      }
-                                                    }
-                                                  } else {
-                                                    const err22 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                    if (vErrors === null) {
-                                                      vErrors = [err22];
-                                                    } else {
-                                                      vErrors.push(err22);
-                                                    }
-                                                    errors++;
-                                                  }
-                                                }
-                                                var _valid2 = _errs72 === errors;
-                                                valid17 = valid17 || _valid2;
-                                                const _errs89 = errors;
-                                                if (data25 !== null) {
-                                                  const err23 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
-                                                  if (vErrors === null) {
-                                                    vErrors = [err23];
-                                                  } else {
-                                                    vErrors.push(err23);
-                                                  }
-                                                  errors++;
-                                                }
-                                                var _valid2 = _errs89 === errors;
-                                                valid17 = valid17 || _valid2;
-                                                if (!valid17) {
-                                                  const err24 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                  if (vErrors === null) {
-                                                    vErrors = [err24];
-                                                  } else {
-                                                    vErrors.push(err24);
-                                                  }
-                                                  errors++;
-                                                  validate23.errors = vErrors;
-                                                  return false;
-                                                } else {
-                                                  errors = _errs71;
-                                                  if (vErrors !== null) {
-                                                    if (_errs71) {
-                                                      vErrors.length = _errs71;
-                                                    } else {
-                                                      vErrors = null;
-                                                    }
-                                                  }
-                                                }
-                                                var valid0 = _errs70 === errors;
-                                              } else {
-                                                var valid0 = true;
-                                              }
-                                              if (valid0) {
-                                                if (data.last_checkpoint !== void 0) {
-                                                  let data31 = data.last_checkpoint;
-                                                  const _errs91 = errors;
-                                                  const _errs92 = errors;
-                                                  let valid23 = false;
-                                                  const _errs93 = errors;
-                                                  if (errors === _errs93) {
-                                                    if (data31 && typeof data31 == "object" && !Array.isArray(data31)) {
-                                                      let missing3;
-                                                      if (data31.step === void 0 && (missing3 = "step") || data31.path === void 0 && (missing3 = "path") || data31.reason === void 0 && (missing3 = "reason")) {
-                                                        const err25 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" };
-                                                        if (vErrors === null) {
-                                                          vErrors = [err25];
-                                                        } else {
-                                                          vErrors.push(err25);
-                                                        }
-                                                        errors++;
-                                                      } else {
-                                                        const _errs95 = errors;
-                                                        for (const key5 in data31) {
-                                                          if (!(key5 === "step" || key5 === "path" || key5 === "reason")) {
-                                                            const err26 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
-                                                            if (vErrors === null) {
-                                                              vErrors = [err26];
-                                                            } else {
-                                                              vErrors.push(err26);
-                                                            }
-                                                            errors++;
-                                                            break;
-                                                          }
-                                                        }
-                                                        if (_errs95 === errors) {
-                                                          if (data31.step !== void 0) {
-                                                            let data32 = data31.step;
-                                                            const _errs96 = errors;
-                                                            const _errs97 = errors;
-                                                            if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)) && isFinite(data32))) {
-                                                              const err27 = { instancePath: instancePath + "/last_checkpoint/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                                              if (vErrors === null) {
-                                                                vErrors = [err27];
-                                                              } else {
-                                                                vErrors.push(err27);
-                                                              }
-                                                              errors++;
-                                                            }
-                                                            if (errors === _errs97) {
-                                                              if (typeof data32 == "number" && isFinite(data32)) {
-                                                                if (data32 > 9007199254740991 || isNaN(data32)) {
-                                                                  const err28 = { instancePath: instancePath + "/last_checkpoint/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                                                  if (vErrors === null) {
-                                                                    vErrors = [err28];
-                                                                  } else {
-                                                                    vErrors.push(err28);
-                                                                  }
-                                                                  errors++;
-                                                                } else {
-                                                                  if (data32 < 0 || isNaN(data32)) {
-                                                                    const err29 = { instancePath: instancePath + "/last_checkpoint/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                                                    if (vErrors === null) {
-                                                                      vErrors = [err29];
-                                                                    } else {
-                                                                      vErrors.push(err29);
-                                                                    }
-                                                                    errors++;
-                                                                  }
-                                                                }
-                                                              }
-                                                            }
-                                                            var valid24 = _errs96 === errors;
-                                                          } else {
-                                                            var valid24 = true;
-                                                          }
-                                                          if (valid24) {
-                                                            if (data31.path !== void 0) {
-                                                              const _errs99 = errors;
-                                                              if (typeof data31.path !== "string") {
-                                                                const err30 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err30];
-                                                                } else {
-                                                                  vErrors.push(err30);
-                                                                }
-                                                                errors++;
-                                                              }
-                                                              var valid24 = _errs99 === errors;
-                                                            } else {
-                                                              var valid24 = true;
-                                                            }
-                                                            if (valid24) {
-                                                              if (data31.reason !== void 0) {
-                                                                const _errs101 = errors;
-                                                                if (typeof data31.reason !== "string") {
-                                                                  const err31 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                  if (vErrors === null) {
-                                                                    vErrors = [err31];
-                                                                  } else {
-                                                                    vErrors.push(err31);
-                                                                  }
-                                                                  errors++;
-                                                                }
-                                                                var valid24 = _errs101 === errors;
-                                                              } else {
-                                                                var valid24 = true;
+                                                                var valid10 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       }
                                                     } else {
-                                                      const err32 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                      const err15 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                       if (vErrors === null) {
-                                                        vErrors = [err32];
+                                                        vErrors = [err15];
                                                       } else {
-                                                        vErrors.push(err32);
+                                                        vErrors.push(err15);
                                                       }
                                                       errors++;
                                                     }
                                                   }
-                                                  var _valid3 = _errs93 === errors;
-                                                  valid23 = valid23 || _valid3;
-                                                  const _errs103 = errors;
-                                                  if (data31 !== null) {
-                                                    const err33 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  var _valid3 = _errs65 === errors;
+                                                  valid9 = valid9 || _valid3;
+                                                  const _errs73 = errors;
+                                                  if (data30 !== null) {
+                                                    const err16 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err33];
+                                                      vErrors = [err16];
                                                     } else {
-                                                      vErrors.push(err33);
+                                                      vErrors.push(err16);
                                                     }
                                                     errors++;
                                                   }
-                                                  var _valid3 = _errs103 === errors;
-                                                  valid23 = valid23 || _valid3;
-                                                  if (!valid23) {
-                                                    const err34 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  var _valid3 = _errs73 === errors;
+                                                  valid9 = valid9 || _valid3;
+                                                  if (!valid9) {
+                                                    const err17 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err34];
+                                                      vErrors = [err17];
                                                     } else {
-                                                      vErrors.push(err34);
+                                                      vErrors.push(err17);
                                                     }
                                                     errors++;
-                                                    validate23.errors = vErrors;
+                                                    validate61.errors = vErrors;
                                                     return false;
                                                   } else {
-                                                    errors = _errs92;
+                                                    errors = _errs64;
                                                     if (vErrors !== null) {
-                                                      if (_errs92) {
-                                                        vErrors.length = _errs92;
+                                                      if (_errs64) {
+                                                        vErrors.length = _errs64;
                                                       } else {
                                                         vErrors = null;
                                                       }
                                                     }
                                                   }
-                                                  var valid0 = _errs91 === errors;
+                                                  var valid0 = _errs63 === errors;
                                                 } else {
                                                   var valid0 = true;
                                                 }
                                                 if (valid0) {
                                                   if (data.trials !== void 0) {
-                                                    let data35 = data.trials;
-                                                    const _errs105 = errors;
-                                                    if (errors === _errs105) {
-                                                      if (data35 && typeof data35 == "object" && !Array.isArray(data35)) {
+                                                    let data34 = data.trials;
+                                                    const _errs75 = errors;
+                                                    if (errors === _errs75) {
+                                                      if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
                                                         let missing4;
-                                                        if (data35.count === void 0 && (missing4 = "count") || data35.best === void 0 && (missing4 = "best")) {
-                                                          validate23.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                                        if (data34.count === void 0 && (missing4 = "count") || data34.best === void 0 && (missing4 = "best")) {
+                                                          validate61.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
                                                           return false;
                                                         } else {
-                                                          const _errs107 = errors;
-                                                          for (const key6 in data35) {
-                                                            if (!(key6 === "count" || key6 === "best")) {
-                                                              validate23.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" }];
+                                                          const _errs77 = errors;
+                                                          for (const key4 in data34) {
+                                                            if (!(key4 === "count" || key4 === "best")) {
+                                                              validate61.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
                                                               return false;
                                                               break;
                                                             }
                                                           }
-                                                          if (_errs107 === errors) {
-                                                            if (data35.count !== void 0) {
-                                                              let data36 = data35.count;
-                                                              const _errs108 = errors;
-                                                              const _errs109 = errors;
-                                                              if (!(typeof data36 == "number" && (!(data36 % 1) && !isNaN(data36)) && isFinite(data36))) {
-                                                                validate23.errors = [{ instancePath: instancePath + "/trials/count", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                return false;
+                                                          if (_errs77 === errors) {
+                                                            if (data34.count !== void 0) {
+                                                              const _errs78 = errors;
+                                                              if (!validate64(data34.count, { instancePath: instancePath + "/trials/count", parentData: data34, parentDataProperty: "count", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                errors = vErrors.length;
                                                               }
-                                                              if (errors === _errs109) {
-                                                                if (typeof data36 == "number" && isFinite(data36)) {
-                                                                  if (data36 > 9007199254740991 || isNaN(data36)) {
-                                                                    validate23.errors = [{ instancePath: instancePath + "/trials/count", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                                    return false;
-                                                                  } else {
-                                                                    if (data36 < 0 || isNaN(data36)) {
-                                                                      validate23.errors = [{ instancePath: instancePath + "/trials/count", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                      return false;
-                                                                    }
-                                                                  }
-                                                                }
-                                                              }
-                                                              var valid26 = _errs108 === errors;
+                                                              var valid11 = _errs78 === errors;
                                                             } else {
-                                                              var valid26 = true;
+                                                              var valid11 = true;
                                                             }
-                                                            if (valid26) {
-                                                              if (data35.best !== void 0) {
-                                                                let data37 = data35.best;
-                                                                const _errs111 = errors;
-                                                                const _errs112 = errors;
-                                                                let valid28 = false;
-                                                                const _errs113 = errors;
-                                                                if (errors === _errs113) {
-                                                                  if (data37 && typeof data37 == "object" && !Array.isArray(data37)) {
+                                                            if (valid11) {
+                                                              if (data34.best !== void 0) {
+                                                                let data36 = data34.best;
+                                                                const _errs79 = errors;
+                                                                const _errs80 = errors;
+                                                                let valid12 = false;
+                                                                const _errs81 = errors;
+                                                                if (errors === _errs81) {
+                                                                  if (data36 && typeof data36 == "object" && !Array.isArray(data36)) {
                                                                     let missing5;
-                                                                    if (data37.trial === void 0 && (missing5 = "trial") || data37.metric === void 0 && (missing5 = "metric") || data37.value === void 0 && (missing5 = "value")) {
-                                                                      const err35 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" };
+                                                                    if (data36.trial === void 0 && (missing5 = "trial") || data36.metric === void 0 && (missing5 = "metric") || data36.value === void 0 && (missing5 = "value")) {
+                                                                      const err18 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" };
                                                                       if (vErrors === null) {
-                                                                        vErrors = [err35];
+                                                                        vErrors = [err18];
                                                                       } else {
-                                                                        vErrors.push(err35);
+                                                                        vErrors.push(err18);
                                                                       }
                                                                       errors++;
                                                                     } else {
-                                                                      const _errs115 = errors;
-                                                                      for (const key7 in data37) {
-                                                                        if (!(key7 === "trial" || key7 === "metric" || key7 === "value")) {
-                                                                          const err36 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                                                                      const _errs83 = errors;
+                                                                      for (const key5 in data36) {
+                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value")) {
+                                                                          const err19 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                                                                           if (vErrors === null) {
-                                                                            vErrors = [err36];
+                                                                            vErrors = [err19];
                                                                           } else {
-                                                                            vErrors.push(err36);
+                                                                            vErrors.push(err19);
                                                                           }
                                                                           errors++;
                                                                           break;
                                                                         }
                                                                       }
-                                                                      if (_errs115 === errors) {
-                                                                        if (data37.trial !== void 0) {
-                                                                          let data38 = data37.trial;
-                                                                          const _errs116 = errors;
-                                                                          const _errs117 = errors;
-                                                                          if (!(typeof data38 == "number" && (!(data38 % 1) && !isNaN(data38)) && isFinite(data38))) {
-                                                                            const err37 = { instancePath: instancePath + "/trials/best/trial", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                                                            if (vErrors === null) {
-                                                                              vErrors = [err37];
-                                                                            } else {
-                                                                              vErrors.push(err37);
-                                                                            }
-                                                                            errors++;
+                                                                      if (_errs83 === errors) {
+                                                                        if (data36.trial !== void 0) {
+                                                                          const _errs84 = errors;
+                                                                          if (!validate64(data36.trial, { instancePath: instancePath + "/trials/best/trial", parentData: data36, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                            vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                            errors = vErrors.length;
                                                                           }
-                                                                          if (errors === _errs117) {
-                                                                            if (typeof data38 == "number" && isFinite(data38)) {
-                                                                              if (data38 > 9007199254740991 || isNaN(data38)) {
-                                                                                const err38 = { instancePath: instancePath + "/trials/best/trial", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                                                                if (vErrors === null) {
-                                                                                  vErrors = [err38];
-                                                                                } else {
-                                                                                  vErrors.push(err38);
-                                                                                }
-                                                                                errors++;
-                                                                              } else {
-                                                                                if (data38 < 0 || isNaN(data38)) {
-                                                                                  const err39 = { instancePath: instancePath + "/trials/best/trial", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                                                                  if (vErrors === null) {
-                                                                                    vErrors = [err39];
-                                                                                  } else {
-                                                                                    vErrors.push(err39);
-                                                                                  }
-                                                                                  errors++;
-                                                                                }
-                                                                              }
-                                                                            }
-                                                                          }
-                                                                          var valid29 = _errs116 === errors;
+                                                                          var valid13 = _errs84 === errors;
                                                                         } else {
-                                                                          var valid29 = true;
+                                                                          var valid13 = true;
                                                                         }
-                                                                        if (valid29) {
-                                                                          if (data37.metric !== void 0) {
-                                                                            const _errs119 = errors;
-                                                                            if (typeof data37.metric !== "string") {
-                                                                              const err40 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                        if (valid13) {
+                                                                          if (data36.metric !== void 0) {
+                                                                            const _errs85 = errors;
+                                                                            if (typeof data36.metric !== "string") {
+                                                                              const err20 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                               if (vErrors === null) {
-                                                                                vErrors = [err40];
+                                                                                vErrors = [err20];
                                                                               } else {
-                                                                                vErrors.push(err40);
+                                                                                vErrors.push(err20);
                                                                               }
                                                                               errors++;
                                                                             }
-                                                                            var valid29 = _errs119 === errors;
+                                                                            var valid13 = _errs85 === errors;
                                                                           } else {
-                                                                            var valid29 = true;
+                                                                            var valid13 = true;
                                                                           }
-                                                                          if (valid29) {
-                                                                            if (data37.value !== void 0) {
-                                                                              let data40 = data37.value;
-                                                                              const _errs121 = errors;
-                                                                              if (!(typeof data40 == "number" && isFinite(data40)) && data40 !== null) {
-                                                                                const err41 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema37.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
+                                                                          if (valid13) {
+                                                                            if (data36.value !== void 0) {
+                                                                              let data39 = data36.value;
+                                                                              const _errs87 = errors;
+                                                                              if (!(typeof data39 == "number" && isFinite(data39)) && data39 !== null) {
+                                                                                const err21 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema25.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
                                                                                 if (vErrors === null) {
-                                                                                  vErrors = [err41];
+                                                                                  vErrors = [err21];
                                                                                 } else {
-                                                                                  vErrors.push(err41);
+                                                                                  vErrors.push(err21);
                                                                                 }
                                                                                 errors++;
                                                                               }
-                                                                              var valid29 = _errs121 === errors;
+                                                                              var valid13 = _errs87 === errors;
                                                                             } else {
-                                                                              var valid29 = true;
+                                                                              var valid13 = true;
                                                                             }
                                                                           }
                                                                         }
                                                                       }
                                                                     }
                                                                   } else {
-                                                                    const err42 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                    const err22 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err42];
+                                                                      vErrors = [err22];
                                                                     } else {
-                                                                      vErrors.push(err42);
+                                                                      vErrors.push(err22);
                                                                     }
                                                                     errors++;
                                                                   }
                                                                 }
-                                                                var _valid4 = _errs113 === errors;
-                                                                valid28 = valid28 || _valid4;
-                                                                const _errs123 = errors;
-                                                                if (data37 !== null) {
-                                                                  const err43 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                var _valid4 = _errs81 === errors;
+                                                                valid12 = valid12 || _valid4;
+                                                                const _errs89 = errors;
+                                                                if (data36 !== null) {
+                                                                  const err23 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err43];
+                                                                    vErrors = [err23];
                                                                   } else {
-                                                                    vErrors.push(err43);
+                                                                    vErrors.push(err23);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid4 = _errs123 === errors;
-                                                                valid28 = valid28 || _valid4;
-                                                                if (!valid28) {
-                                                                  const err44 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                var _valid4 = _errs89 === errors;
+                                                                valid12 = valid12 || _valid4;
+                                                                if (!valid12) {
+                                                                  const err24 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err44];
+                                                                    vErrors = [err24];
                                                                   } else {
-                                                                    vErrors.push(err44);
+                                                                    vErrors.push(err24);
                                                                   }
                                                                   errors++;
-                                                                  validate23.errors = vErrors;
+                                                                  validate61.errors = vErrors;
                                                                   return false;
                                                                 } else {
-                                                                  errors = _errs112;
+                                                                  errors = _errs80;
                                                                   if (vErrors !== null) {
-                                                                    if (_errs112) {
-                                                                      vErrors.length = _errs112;
+                                                                    if (_errs80) {
+                                                                      vErrors.length = _errs80;
                                                                     } else {
                                                                       vErrors = null;
                                                                     }
                                                                   }
                                                                 }
-                                                                var valid26 = _errs111 === errors;
+                                                                var valid11 = _errs79 === errors;
                                                               } else {
-                                                                var valid26 = true;
+                                                                var valid11 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       } else {
-                                                        validate23.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                        validate61.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                         return false;
                                                       }
                                                     }
-                                                    var valid0 = _errs105 === errors;
+                                                    var valid0 = _errs75 === errors;
                                                   } else {
                                                     var valid0 = true;
                                                   }
                                                   if (valid0) {
                                                     if (data.stage !== void 0) {
-                                                      let data41 = data.stage;
-                                                      const _errs125 = errors;
-                                                      const _errs126 = errors;
-                                                      let valid31 = false;
-                                                      const _errs127 = errors;
-                                                      if (!validate24(data41, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
-                                                        vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                                                      let data40 = data.stage;
+                                                      const _errs91 = errors;
+                                                      const _errs92 = errors;
+                                                      let valid14 = false;
+                                                      const _errs93 = errors;
+                                                      if (!validate81(data40, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
+                                                        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
                                                         errors = vErrors.length;
                                                       }
-                                                      var _valid5 = _errs127 === errors;
-                                                      valid31 = valid31 || _valid5;
+                                                      var _valid5 = _errs93 === errors;
+                                                      valid14 = valid14 || _valid5;
                                                       if (_valid5) {
                                                         var props3 = {};
                                                         props3.name = true;
                                                         props3.index = true;
                                                         props3.count = true;
                                                       }
-                                                      const _errs128 = errors;
-                                                      if (data41 !== null) {
-                                                        const err45 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                      const _errs94 = errors;
+                                                      if (data40 !== null) {
+                                                        const err25 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err45];
+                                                          vErrors = [err25];
                                                         } else {
-                                                          vErrors.push(err45);
+                                                          vErrors.push(err25);
                                                         }
                                                         errors++;
                                                       }
-                                                      var _valid5 = _errs128 === errors;
-                                                      valid31 = valid31 || _valid5;
-                                                      if (!valid31) {
-                                                        const err46 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                      var _valid5 = _errs94 === errors;
+                                                      valid14 = valid14 || _valid5;
+                                                      if (!valid14) {
+                                                        const err26 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err46];
+                                                          vErrors = [err26];
                                                         } else {
-                                                          vErrors.push(err46);
+                                                          vErrors.push(err26);
                                                         }
                                                         errors++;
-                                                        validate23.errors = vErrors;
+                                                        validate61.errors = vErrors;
                                                         return false;
                                                       } else {
-                                                        errors = _errs126;
+                                                        errors = _errs92;
                                                         if (vErrors !== null) {
-                                                          if (_errs126) {
-                                                            vErrors.length = _errs126;
+                                                          if (_errs92) {
+                                                            vErrors.length = _errs92;
                                                           } else {
                                                             vErrors = null;
                                                           }
                                                         }
                                                       }
-                                                      var valid0 = _errs125 === errors;
+                                                      var valid0 = _errs91 === errors;
                                                     } else {
                                                       var valid0 = true;
                                                     }
                                                     if (valid0) {
                                                       if (data.finished !== void 0) {
-                                                        let data42 = data.finished;
-                                                        const _errs130 = errors;
-                                                        const _errs131 = errors;
-                                                        let valid32 = false;
-                                                        const _errs132 = errors;
-                                                        if (!(data42 && typeof data42 == "object" && !Array.isArray(data42))) {
-                                                          const err47 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                        let data41 = data.finished;
+                                                        const _errs96 = errors;
+                                                        const _errs97 = errors;
+                                                        let valid15 = false;
+                                                        const _errs98 = errors;
+                                                        if (!(data41 && typeof data41 == "object" && !Array.isArray(data41))) {
+                                                          const err27 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err47];
+                                                            vErrors = [err27];
                                                           } else {
-                                                            vErrors.push(err47);
+                                                            vErrors.push(err27);
                                                           }
                                                           errors++;
                                                         }
-                                                        var _valid6 = _errs132 === errors;
-                                                        valid32 = valid32 || _valid6;
-                                                        const _errs134 = errors;
-                                                        if (data42 !== null) {
-                                                          const err48 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        var _valid6 = _errs98 === errors;
+                                                        valid15 = valid15 || _valid6;
+                                                        const _errs100 = errors;
+                                                        if (data41 !== null) {
+                                                          const err28 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err48];
+                                                            vErrors = [err28];
                                                           } else {
-                                                            vErrors.push(err48);
+                                                            vErrors.push(err28);
                                                           }
                                                           errors++;
                                                         }
-                                                        var _valid6 = _errs134 === errors;
-                                                        valid32 = valid32 || _valid6;
-                                                        if (!valid32) {
-                                                          const err49 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                        var _valid6 = _errs100 === errors;
+                                                        valid15 = valid15 || _valid6;
+                                                        if (!valid15) {
+                                                          const err29 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err49];
+                                                            vErrors = [err29];
                                                           } else {
-                                                            vErrors.push(err49);
+                                                            vErrors.push(err29);
                                                           }
                                                           errors++;
-                                                          validate23.errors = vErrors;
+                                                          validate61.errors = vErrors;
                                                           return false;
                                                         } else {
-                                                          errors = _errs131;
+                                                          errors = _errs97;
                                                           if (vErrors !== null) {
-                                                            if (_errs131) {
-                                                              vErrors.length = _errs131;
+                                                            if (_errs97) {
+                                                              vErrors.length = _errs97;
                                                             } else {
                                                               vErrors = null;
                                                             }
                                                           }
                                                         }
-                                                        var valid0 = _errs130 === errors;
+                                                        var valid0 = _errs96 === errors;
                                                       } else {
                                                         var valid0 = true;
                                                       }
@@ -1572,19 +1679,19 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate23.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate61.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate23.errors = vErrors;
+  validate61.errors = vErrors;
   return errors === 0;
 }
-validate23.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var schema60 = { "title": "Diagnostic", "description": "A problem with one line of the stream.", "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal", "description": "The line's number, counting every `\\n`-terminated line from 1, blank ones included." }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"], "description": "What is wrong. `seq_gap` lines are still applied; every other code means the line was skipped." }, "message": { "type": "string", "description": "A readable explanation with the start of the offending text; wording differs between readers." } } };
-function validate27(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate61.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var schema31 = { "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal" }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"] }, "message": { "type": "string" } } };
+function validate90(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate27.evaluated;
+  const evaluated0 = validate90.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1595,38 +1702,23 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.line === void 0 && (missing0 = "line") || data.code === void 0 && (missing0 = "code") || data.message === void 0 && (missing0 = "message")) {
-        validate27.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate90.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "line" || key0 === "code" || key0 === "message")) {
-            validate27.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate90.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
         }
         if (_errs1 === errors) {
           if (data.line !== void 0) {
-            let data0 = data.line;
             const _errs2 = errors;
-            const _errs3 = errors;
-            if (!(typeof data0 == "number" && (!(data0 % 1) && !isNaN(data0)) && isFinite(data0))) {
-              validate27.errors = [{ instancePath: instancePath + "/line", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-              return false;
-            }
-            if (errors === _errs3) {
-              if (typeof data0 == "number" && isFinite(data0)) {
-                if (data0 > 9007199254740991 || isNaN(data0)) {
-                  validate27.errors = [{ instancePath: instancePath + "/line", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                  return false;
-                } else {
-                  if (data0 < 1 || isNaN(data0)) {
-                    validate27.errors = [{ instancePath: instancePath + "/line", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                    return false;
-                  }
-                }
-              }
+            if (!validate71(data.line, { instancePath: instancePath + "/line", parentData: data, parentDataProperty: "line", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+              errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
           } else {
@@ -1635,23 +1727,23 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
           if (valid0) {
             if (data.code !== void 0) {
               let data1 = data.code;
-              const _errs5 = errors;
+              const _errs3 = errors;
               if (!(data1 === "invalid_utf8" || data1 === "invalid_json" || data1 === "schema_violation" || data1 === "unsupported_version" || data1 === "line_too_long" || data1 === "seq_gap" || data1 === "seq_not_increasing" || data1 === "after_finished")) {
-                validate27.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema60.properties.code.enum }, message: "must be equal to one of the allowed values" }];
+                validate90.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema31.properties.code.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
-              var valid0 = _errs5 === errors;
+              var valid0 = _errs3 === errors;
             } else {
               var valid0 = true;
             }
             if (valid0) {
               if (data.message !== void 0) {
-                const _errs6 = errors;
+                const _errs4 = errors;
                 if (typeof data.message !== "string") {
-                  validate27.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  validate90.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                   return false;
                 }
-                var valid0 = _errs6 === errors;
+                var valid0 = _errs4 === errors;
               } else {
                 var valid0 = true;
               }
@@ -1660,18 +1752,18 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate27.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate90.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate27.errors = vErrors;
+  validate90.errors = vErrors;
   return errors === 0;
 }
-validate27.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-function validate22(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate90.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate22.evaluated;
+  const evaluated0 = validate60.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1682,13 +1774,13 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.runs === void 0 && (missing0 = "runs") || data.lines === void 0 && (missing0 = "lines") || data.consumed_bytes === void 0 && (missing0 = "consumed_bytes") || data.partial_tail_bytes === void 0 && (missing0 = "partial_tail_bytes") || data.unknown_events === void 0 && (missing0 = "unknown_events") || data.diagnostics === void 0 && (missing0 = "diagnostics")) {
-        validate22.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate60.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "runs" || key0 === "lines" || key0 === "consumed_bytes" || key0 === "partial_tail_bytes" || key0 === "unknown_events" || key0 === "diagnostics" || key0 === "diagnostics_dropped")) {
-            validate22.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate60.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -1703,8 +1795,8 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
                 const len0 = data0.length;
                 for (let i0 = 0; i0 < len0; i0++) {
                   const _errs4 = errors;
-                  if (!validate23(data0[i0], { instancePath: instancePath + "/runs/" + i0, parentData: data0, parentDataProperty: i0, rootData, dynamicAnchors })) {
-                    vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                  if (!validate61(data0[i0], { instancePath: instancePath + "/runs/" + i0, parentData: data0, parentDataProperty: i0, rootData, dynamicAnchors })) {
+                    vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
                     errors = vErrors.length;
                   }
                   var valid1 = _errs4 === errors;
@@ -1713,7 +1805,7 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
                   }
                 }
               } else {
-                validate22.errors = [{ instancePath: instancePath + "/runs", schemaPath: "#/properties/runs/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                validate60.errors = [{ instancePath: instancePath + "/runs", schemaPath: "#/properties/runs/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                 return false;
               }
             }
@@ -1723,25 +1815,10 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
           }
           if (valid0) {
             if (data.lines !== void 0) {
-              let data2 = data.lines;
               const _errs5 = errors;
-              const _errs6 = errors;
-              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                validate22.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                return false;
-              }
-              if (errors === _errs6) {
-                if (typeof data2 == "number" && isFinite(data2)) {
-                  if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate22.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                    return false;
-                  } else {
-                    if (data2 < 0 || isNaN(data2)) {
-                      validate22.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                      return false;
-                    }
-                  }
-                }
+              if (!validate64(data.lines, { instancePath: instancePath + "/lines", parentData: data, parentDataProperty: "lines", rootData, dynamicAnchors })) {
+                vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
             } else {
@@ -1749,133 +1826,73 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
             }
             if (valid0) {
               if (data.consumed_bytes !== void 0) {
-                let data3 = data.consumed_bytes;
-                const _errs8 = errors;
-                const _errs9 = errors;
-                if (!(typeof data3 == "number" && (!(data3 % 1) && !isNaN(data3)) && isFinite(data3))) {
-                  validate22.errors = [{ instancePath: instancePath + "/consumed_bytes", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                  return false;
+                const _errs6 = errors;
+                if (!validate64(data.consumed_bytes, { instancePath: instancePath + "/consumed_bytes", parentData: data, parentDataProperty: "consumed_bytes", rootData, dynamicAnchors })) {
+                  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                  errors = vErrors.length;
                 }
-                if (errors === _errs9) {
-                  if (typeof data3 == "number" && isFinite(data3)) {
-                    if (data3 > 9007199254740991 || isNaN(data3)) {
-                      validate22.errors = [{ instancePath: instancePath + "/consumed_bytes", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                      return false;
-                    } else {
-                      if (data3 < 0 || isNaN(data3)) {
-                        validate22.errors = [{ instancePath: instancePath + "/consumed_bytes", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                        return false;
-                      }
-                    }
-                  }
-                }
-                var valid0 = _errs8 === errors;
+                var valid0 = _errs6 === errors;
               } else {
                 var valid0 = true;
               }
               if (valid0) {
                 if (data.partial_tail_bytes !== void 0) {
-                  let data4 = data.partial_tail_bytes;
-                  const _errs11 = errors;
-                  const _errs12 = errors;
-                  if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4))) {
-                    validate22.errors = [{ instancePath: instancePath + "/partial_tail_bytes", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                    return false;
+                  const _errs7 = errors;
+                  if (!validate64(data.partial_tail_bytes, { instancePath: instancePath + "/partial_tail_bytes", parentData: data, parentDataProperty: "partial_tail_bytes", rootData, dynamicAnchors })) {
+                    vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                    errors = vErrors.length;
                   }
-                  if (errors === _errs12) {
-                    if (typeof data4 == "number" && isFinite(data4)) {
-                      if (data4 > 9007199254740991 || isNaN(data4)) {
-                        validate22.errors = [{ instancePath: instancePath + "/partial_tail_bytes", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                        return false;
-                      } else {
-                        if (data4 < 0 || isNaN(data4)) {
-                          validate22.errors = [{ instancePath: instancePath + "/partial_tail_bytes", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                          return false;
-                        }
-                      }
-                    }
-                  }
-                  var valid0 = _errs11 === errors;
+                  var valid0 = _errs7 === errors;
                 } else {
                   var valid0 = true;
                 }
                 if (valid0) {
                   if (data.unknown_events !== void 0) {
-                    let data5 = data.unknown_events;
-                    const _errs14 = errors;
-                    const _errs15 = errors;
-                    if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5))) {
-                      validate22.errors = [{ instancePath: instancePath + "/unknown_events", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                      return false;
+                    const _errs8 = errors;
+                    if (!validate64(data.unknown_events, { instancePath: instancePath + "/unknown_events", parentData: data, parentDataProperty: "unknown_events", rootData, dynamicAnchors })) {
+                      vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                      errors = vErrors.length;
                     }
-                    if (errors === _errs15) {
-                      if (typeof data5 == "number" && isFinite(data5)) {
-                        if (data5 > 9007199254740991 || isNaN(data5)) {
-                          validate22.errors = [{ instancePath: instancePath + "/unknown_events", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                          return false;
-                        } else {
-                          if (data5 < 0 || isNaN(data5)) {
-                            validate22.errors = [{ instancePath: instancePath + "/unknown_events", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                            return false;
-                          }
-                        }
-                      }
-                    }
-                    var valid0 = _errs14 === errors;
+                    var valid0 = _errs8 === errors;
                   } else {
                     var valid0 = true;
                   }
                   if (valid0) {
                     if (data.diagnostics !== void 0) {
                       let data6 = data.diagnostics;
-                      const _errs17 = errors;
-                      if (errors === _errs17) {
+                      const _errs9 = errors;
+                      if (errors === _errs9) {
                         if (Array.isArray(data6)) {
-                          var valid6 = true;
+                          var valid2 = true;
                           const len1 = data6.length;
                           for (let i1 = 0; i1 < len1; i1++) {
-                            const _errs19 = errors;
-                            if (!validate27(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
-                              vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+                            const _errs11 = errors;
+                            if (!validate90(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
+                              vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
                               errors = vErrors.length;
                             }
-                            var valid6 = _errs19 === errors;
-                            if (!valid6) {
+                            var valid2 = _errs11 === errors;
+                            if (!valid2) {
                               break;
                             }
                           }
                         } else {
-                          validate22.errors = [{ instancePath: instancePath + "/diagnostics", schemaPath: "#/properties/diagnostics/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                          validate60.errors = [{ instancePath: instancePath + "/diagnostics", schemaPath: "#/properties/diagnostics/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                           return false;
                         }
                       }
-                      var valid0 = _errs17 === errors;
+                      var valid0 = _errs9 === errors;
                     } else {
                       var valid0 = true;
                     }
                     if (valid0) {
                       if (data.diagnostics_dropped !== void 0) {
-                        let data8 = data.diagnostics_dropped;
-                        const _errs20 = errors;
-                        const _errs21 = errors;
-                        if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)) && isFinite(data8))) {
-                          validate22.errors = [{ instancePath: instancePath + "/diagnostics_dropped", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                          return false;
+                        const _errs12 = errors;
+                        if (!validate64(data.diagnostics_dropped, { instancePath: instancePath + "/diagnostics_dropped", parentData: data, parentDataProperty: "diagnostics_dropped", rootData, dynamicAnchors })) {
+                          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                          errors = vErrors.length;
                         }
-                        if (errors === _errs21) {
-                          if (typeof data8 == "number" && isFinite(data8)) {
-                            if (data8 > 9007199254740991 || isNaN(data8)) {
-                              validate22.errors = [{ instancePath: instancePath + "/diagnostics_dropped", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                              return false;
-                            } else {
-                              if (data8 < 0 || isNaN(data8)) {
-                                validate22.errors = [{ instancePath: instancePath + "/diagnostics_dropped", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                return false;
-                              }
-                            }
-                          }
-                        }
-                        var valid0 = _errs20 === errors;
+                        var valid0 = _errs12 === errors;
                       } else {
                         var valid0 = true;
                       }
@@ -1888,18 +1905,18 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate22.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate60.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate22.errors = vErrors;
+  validate60.errors = vErrors;
   return errors === 0;
 }
-validate22.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-function validate21(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate60.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+function validate59(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate21.evaluated;
+  const evaluated0 = validate59.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1910,32 +1927,64 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.state === void 0 && (missing0 = "state")) {
-        validate21.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate59.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.state !== void 0) {
-          if (!validate22(data.state, { instancePath: instancePath + "/state", parentData: data, parentDataProperty: "state", rootData, dynamicAnchors })) {
-            vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+          if (!validate60(data.state, { instancePath: instancePath + "/state", parentData: data, parentDataProperty: "state", rootData, dynamicAnchors })) {
+            vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
             errors = vErrors.length;
           }
         }
       }
     } else {
-      validate21.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate59.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate21.errors = vErrors;
+  validate59.errors = vErrors;
   return errors === 0;
 }
-validate21.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
-var schema64 = { "title": "Scenario", "description": "A writer scenario: actions a trainer takes, played through the writer with a fake clock. Number fields may be given as the strings `NaN`, `Infinity` or `-Infinity` to stand for non-finite values the writer must write as null.", "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp", "description": "The fake clock's first reading." }, "step_interval_s": { "type": "number", "minimum": 0, "description": "The writer's `train.step` throttle.", "default": 1 }, "actions": { "type": "array", "description": "What happens, in order.", "items": { "type": "object", "title": "Action", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "step", "epoch", "eval", "checkpoint", "oom_restart", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"], "description": "`start`: Write `run.started`; the action's other fields (`producer`, `total_steps`, `total_epochs`, `config`, `world_size`, `resumed_from`, `heartbeat_interval_s`, `stage`) are passed through, `config` redacted.; `advance`: Move the fake clock forward by `seconds`.; `phase_start`: Write `phase.started` for `phase`.; `phase_end`: Write `phase.ended` for `phase` with `status` (default `ok`); the duration comes from the clock.; `step`: Report a training step: `step` and optional `epoch`, `loss`, `learning_rate`, `grad_norm`, `samples_per_s`, `tokens_per_s`, `tokens_seen`, `metrics`; the writer adds `total_steps`, `elapsed_s`, `eta_s`, `progress` and applies throttling.; `epoch`: Write `train.epoch` with `epoch`, `step`, `metrics`.; `eval`: Write `eval.completed` with `step`, `epoch`, `split`, `metrics`.; `checkpoint`: Write `checkpoint.saved` with `step`, `path`, `reason`.; `oom_restart`: Announce an out-of-memory restart: `train.restarted` with the attempt counted by the writer, `previous_step` from the last step reported, `step` (default 0), `batch_size_from`, `batch_size_to`, `total_steps`.; `trial_start`: Write `trial.started` with `trial`, `attempt`, `params`.; `trial_end`: Write `trial.ended` with `trial`, `attempt`, `status`, `metrics`, `error`, `best`; the duration comes from the clock.; `request_stop`: Write `stop.requested` with `source`, `signal`, `reason`, `requested_by`.; `heartbeat`: Write `run.heartbeat` as the writer's idle timer would.; `fail`: End the run `failed` with an error of `error_type` and `message` (cut to 200 characters by the writer).; `finish`: End the run with `status` and optional `metrics`, `artifacts`, `checkpoint`, `reason`; the writer fills `exit_code`, `step` and `duration_s`.; `raw`: Append `line` (text) to the stream as is: for streams about invalid input.; `extra`: Write `event` with the action's `fields` through the writer: for unknown events and extra fields." } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok", "description": "How the phase ended." } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval", "description": "The data split evaluated." } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic", "description": "Why the checkpoint was written." } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1, "description": "The attempt of this trial." } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1, "description": "The attempt of this trial." } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "required": ["source"] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0, "description": "The step the new attempt starts from." } } } }] } } } };
+validate59.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
+var schema33 = { "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp" }, "step_interval_s": { "type": "number", "minimum": 0, "default": 1 }, "actions": { "type": "array", "items": { "type": "object", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "step", "epoch", "eval", "checkpoint", "oom_restart", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"] } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok" } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval" } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic" } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "required": ["source"] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0 } } } }] } } } };
 var formats0 = require_trainwire_formats()["date-time"];
-var pattern5 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
-function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var pattern4 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
+function validate98(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate32.evaluated;
+  const evaluated0 = validate98.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (errors === 0) {
+      if (typeof data === "string") {
+        if (!pattern4.test(data)) {
+          validate98.errors = [{ instancePath, schemaPath: "#/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" }, message: 'must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"' }];
+          return false;
+        } else {
+          if (!formats0(data)) {
+            validate98.errors = [{ instancePath, schemaPath: "#/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
+            return false;
+          }
+        }
+      } else {
+        validate98.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+        return false;
+      }
+    }
+  }
+  validate98.errors = vErrors;
+  return errors === 0;
+}
+validate98.evaluated = { "dynamicProps": false, "dynamicItems": false };
+function validate97(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate97.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1946,30 +1995,14 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.start_time === void 0 && (missing0 = "start_time") || data.actions === void 0 && (missing0 = "actions")) {
-        validate32.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate97.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.start_time !== void 0) {
-          let data0 = data.start_time;
           const _errs1 = errors;
-          const _errs2 = errors;
-          if (errors === _errs2) {
-            if (errors === _errs2) {
-              if (typeof data0 === "string") {
-                if (!pattern5.test(data0)) {
-                  validate32.errors = [{ instancePath: instancePath + "/start_time", schemaPath: "#/$defs/Timestamp/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" }, message: 'must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"' }];
-                  return false;
-                } else {
-                  if (!formats0(data0)) {
-                    validate32.errors = [{ instancePath: instancePath + "/start_time", schemaPath: "#/$defs/Timestamp/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
-                    return false;
-                  }
-                }
-              } else {
-                validate32.errors = [{ instancePath: instancePath + "/start_time", schemaPath: "#/$defs/Timestamp/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
-              }
-            }
+          if (!validate98(data.start_time, { instancePath: instancePath + "/start_time", parentData: data, parentDataProperty: "start_time", rootData, dynamicAnchors })) {
+            vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+            errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
         } else {
@@ -1978,37 +2011,37 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
         if (valid0) {
           if (data.step_interval_s !== void 0) {
             let data1 = data.step_interval_s;
-            const _errs4 = errors;
-            if (errors === _errs4) {
+            const _errs2 = errors;
+            if (errors === _errs2) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 < 0 || isNaN(data1)) {
-                  validate32.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                  validate97.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                   return false;
                 }
               } else {
-                validate32.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                validate97.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                 return false;
               }
             }
-            var valid0 = _errs4 === errors;
+            var valid0 = _errs2 === errors;
           } else {
             var valid0 = true;
           }
           if (valid0) {
             if (data.actions !== void 0) {
               let data2 = data.actions;
-              const _errs6 = errors;
-              if (errors === _errs6) {
+              const _errs4 = errors;
+              if (errors === _errs4) {
                 if (Array.isArray(data2)) {
-                  var valid2 = true;
+                  var valid1 = true;
                   const len0 = data2.length;
                   for (let i0 = 0; i0 < len0; i0++) {
                     let data3 = data2[i0];
+                    const _errs6 = errors;
                     const _errs8 = errors;
+                    const _errs9 = errors;
+                    let valid3 = true;
                     const _errs10 = errors;
-                    const _errs11 = errors;
-                    let valid4 = true;
-                    const _errs12 = errors;
                     if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                       if (data3.do !== void 0) {
                         if ("start" !== data3.do) {
@@ -2022,28 +2055,28 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                         }
                       }
                     }
-                    var _valid0 = _errs12 === errors;
-                    errors = _errs11;
+                    var _valid0 = _errs10 === errors;
+                    errors = _errs9;
                     if (vErrors !== null) {
-                      if (_errs11) {
-                        vErrors.length = _errs11;
+                      if (_errs9) {
+                        vErrors.length = _errs9;
                       } else {
                         vErrors = null;
                       }
                     }
                     if (_valid0) {
-                      const _errs14 = errors;
+                      const _errs12 = errors;
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         let missing1;
                         if (data3.run_id === void 0 && (missing1 = "run_id")) {
-                          validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                          validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                           return false;
                         }
                       }
-                      var _valid0 = _errs14 === errors;
-                      valid4 = _valid0;
+                      var _valid0 = _errs12 === errors;
+                      valid3 = _valid0;
                     }
-                    if (!valid4) {
+                    if (!valid3) {
                       const err1 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                       if (vErrors === null) {
                         vErrors = [err1];
@@ -2051,15 +2084,15 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                         vErrors.push(err1);
                       }
                       errors++;
-                      validate32.errors = vErrors;
+                      validate97.errors = vErrors;
                       return false;
                     }
-                    var valid3 = _errs10 === errors;
-                    if (valid3) {
+                    var valid2 = _errs8 === errors;
+                    if (valid2) {
+                      const _errs13 = errors;
+                      const _errs14 = errors;
+                      let valid5 = true;
                       const _errs15 = errors;
-                      const _errs16 = errors;
-                      let valid6 = true;
-                      const _errs17 = errors;
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         if (data3.do !== void 0) {
                           if ("advance" !== data3.do) {
@@ -2073,28 +2106,28 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                           }
                         }
                       }
-                      var _valid1 = _errs17 === errors;
-                      errors = _errs16;
+                      var _valid1 = _errs15 === errors;
+                      errors = _errs14;
                       if (vErrors !== null) {
-                        if (_errs16) {
-                          vErrors.length = _errs16;
+                        if (_errs14) {
+                          vErrors.length = _errs14;
                         } else {
                           vErrors = null;
                         }
                       }
                       if (_valid1) {
-                        const _errs19 = errors;
+                        const _errs17 = errors;
                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                           let missing2;
                           if (data3.seconds === void 0 && (missing2 = "seconds")) {
-                            validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
+                            validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
                             return false;
                           }
                         }
-                        var _valid1 = _errs19 === errors;
-                        valid6 = _valid1;
+                        var _valid1 = _errs17 === errors;
+                        valid5 = _valid1;
                       }
-                      if (!valid6) {
+                      if (!valid5) {
                         const err3 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                         if (vErrors === null) {
                           vErrors = [err3];
@@ -2102,15 +2135,15 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                           vErrors.push(err3);
                         }
                         errors++;
-                        validate32.errors = vErrors;
+                        validate97.errors = vErrors;
                         return false;
                       }
-                      var valid3 = _errs15 === errors;
-                      if (valid3) {
+                      var valid2 = _errs13 === errors;
+                      if (valid2) {
+                        const _errs18 = errors;
+                        const _errs19 = errors;
+                        let valid7 = true;
                         const _errs20 = errors;
-                        const _errs21 = errors;
-                        let valid8 = true;
-                        const _errs22 = errors;
                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                           if (data3.do !== void 0) {
                             if ("phase_start" !== data3.do) {
@@ -2124,28 +2157,28 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                             }
                           }
                         }
-                        var _valid2 = _errs22 === errors;
-                        errors = _errs21;
+                        var _valid2 = _errs20 === errors;
+                        errors = _errs19;
                         if (vErrors !== null) {
-                          if (_errs21) {
-                            vErrors.length = _errs21;
+                          if (_errs19) {
+                            vErrors.length = _errs19;
                           } else {
                             vErrors = null;
                           }
                         }
                         if (_valid2) {
-                          const _errs24 = errors;
+                          const _errs22 = errors;
                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                             let missing3;
                             if (data3.phase === void 0 && (missing3 = "phase")) {
-                              validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
+                              validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
                               return false;
                             }
                           }
-                          var _valid2 = _errs24 === errors;
-                          valid8 = _valid2;
+                          var _valid2 = _errs22 === errors;
+                          valid7 = _valid2;
                         }
-                        if (!valid8) {
+                        if (!valid7) {
                           const err5 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                           if (vErrors === null) {
                             vErrors = [err5];
@@ -2153,15 +2186,15 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                             vErrors.push(err5);
                           }
                           errors++;
-                          validate32.errors = vErrors;
+                          validate97.errors = vErrors;
                           return false;
                         }
-                        var valid3 = _errs20 === errors;
-                        if (valid3) {
+                        var valid2 = _errs18 === errors;
+                        if (valid2) {
+                          const _errs23 = errors;
+                          const _errs24 = errors;
+                          let valid9 = true;
                           const _errs25 = errors;
-                          const _errs26 = errors;
-                          let valid10 = true;
-                          const _errs27 = errors;
                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                             if (data3.do !== void 0) {
                               if ("phase_end" !== data3.do) {
@@ -2175,33 +2208,33 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                               }
                             }
                           }
-                          var _valid3 = _errs27 === errors;
-                          errors = _errs26;
+                          var _valid3 = _errs25 === errors;
+                          errors = _errs24;
                           if (vErrors !== null) {
-                            if (_errs26) {
-                              vErrors.length = _errs26;
+                            if (_errs24) {
+                              vErrors.length = _errs24;
                             } else {
                               vErrors = null;
                             }
                           }
                           if (_valid3) {
-                            const _errs29 = errors;
+                            const _errs27 = errors;
                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                               let missing4;
                               if (data3.phase === void 0 && (missing4 = "phase")) {
-                                validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
                                 return false;
                               }
                             }
-                            var _valid3 = _errs29 === errors;
-                            valid10 = _valid3;
-                            if (valid10) {
+                            var _valid3 = _errs27 === errors;
+                            valid9 = _valid3;
+                            if (valid9) {
                               var props0 = {};
                               props0.status = true;
                               props0.do = true;
                             }
                           }
-                          if (!valid10) {
+                          if (!valid9) {
                             const err7 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                             if (vErrors === null) {
                               vErrors = [err7];
@@ -2209,19 +2242,19 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                               vErrors.push(err7);
                             }
                             errors++;
-                            validate32.errors = vErrors;
+                            validate97.errors = vErrors;
                             return false;
                           }
-                          var valid3 = _errs25 === errors;
-                          if (valid3) {
+                          var valid2 = _errs23 === errors;
+                          if (valid2) {
                             if (props0 !== true) {
                               props0 = props0 || {};
                               props0.do = true;
                             }
+                            const _errs28 = errors;
+                            const _errs29 = errors;
+                            let valid11 = true;
                             const _errs30 = errors;
-                            const _errs31 = errors;
-                            let valid12 = true;
-                            const _errs32 = errors;
                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                               if (data3.do !== void 0) {
                                 if ("step" !== data3.do) {
@@ -2235,28 +2268,28 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                 }
                               }
                             }
-                            var _valid4 = _errs32 === errors;
-                            errors = _errs31;
+                            var _valid4 = _errs30 === errors;
+                            errors = _errs29;
                             if (vErrors !== null) {
-                              if (_errs31) {
-                                vErrors.length = _errs31;
+                              if (_errs29) {
+                                vErrors.length = _errs29;
                               } else {
                                 vErrors = null;
                               }
                             }
                             if (_valid4) {
-                              const _errs34 = errors;
+                              const _errs32 = errors;
                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                 let missing5;
                                 if (data3.step === void 0 && (missing5 = "step")) {
-                                  validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
+                                  validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
                                   return false;
                                 }
                               }
-                              var _valid4 = _errs34 === errors;
-                              valid12 = _valid4;
+                              var _valid4 = _errs32 === errors;
+                              valid11 = _valid4;
                             }
-                            if (!valid12) {
+                            if (!valid11) {
                               const err9 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                               if (vErrors === null) {
                                 vErrors = [err9];
@@ -2264,19 +2297,19 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                 vErrors.push(err9);
                               }
                               errors++;
-                              validate32.errors = vErrors;
+                              validate97.errors = vErrors;
                               return false;
                             }
-                            var valid3 = _errs30 === errors;
-                            if (valid3) {
+                            var valid2 = _errs28 === errors;
+                            if (valid2) {
                               if (props0 !== true) {
                                 props0 = props0 || {};
                                 props0.do = true;
                               }
+                              const _errs33 = errors;
+                              const _errs34 = errors;
+                              let valid13 = true;
                               const _errs35 = errors;
-                              const _errs36 = errors;
-                              let valid14 = true;
-                              const _errs37 = errors;
                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                 if (data3.do !== void 0) {
                                   if ("epoch" !== data3.do) {
@@ -2290,28 +2323,28 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                 }
                               }
-                              var _valid5 = _errs37 === errors;
-                              errors = _errs36;
+                              var _valid5 = _errs35 === errors;
+                              errors = _errs34;
                               if (vErrors !== null) {
-                                if (_errs36) {
-                                  vErrors.length = _errs36;
+                                if (_errs34) {
+                                  vErrors.length = _errs34;
                                 } else {
                                   vErrors = null;
                                 }
                               }
                               if (_valid5) {
-                                const _errs39 = errors;
+                                const _errs37 = errors;
                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                   let missing6;
                                   if (data3.epoch === void 0 && (missing6 = "epoch") || data3.step === void 0 && (missing6 = "step")) {
-                                    validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                    validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
                                     return false;
                                   }
                                 }
-                                var _valid5 = _errs39 === errors;
-                                valid14 = _valid5;
+                                var _valid5 = _errs37 === errors;
+                                valid13 = _valid5;
                               }
-                              if (!valid14) {
+                              if (!valid13) {
                                 const err11 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                 if (vErrors === null) {
                                   vErrors = [err11];
@@ -2319,19 +2352,19 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                   vErrors.push(err11);
                                 }
                                 errors++;
-                                validate32.errors = vErrors;
+                                validate97.errors = vErrors;
                                 return false;
                               }
-                              var valid3 = _errs35 === errors;
-                              if (valid3) {
+                              var valid2 = _errs33 === errors;
+                              if (valid2) {
                                 if (props0 !== true) {
                                   props0 = props0 || {};
                                   props0.do = true;
                                 }
+                                const _errs38 = errors;
+                                const _errs39 = errors;
+                                let valid15 = true;
                                 const _errs40 = errors;
-                                const _errs41 = errors;
-                                let valid16 = true;
-                                const _errs42 = errors;
                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                   if (data3.do !== void 0) {
                                     if ("eval" !== data3.do) {
@@ -2345,33 +2378,33 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                     }
                                   }
                                 }
-                                var _valid6 = _errs42 === errors;
-                                errors = _errs41;
+                                var _valid6 = _errs40 === errors;
+                                errors = _errs39;
                                 if (vErrors !== null) {
-                                  if (_errs41) {
-                                    vErrors.length = _errs41;
+                                  if (_errs39) {
+                                    vErrors.length = _errs39;
                                   } else {
                                     vErrors = null;
                                   }
                                 }
                                 if (_valid6) {
-                                  const _errs44 = errors;
+                                  const _errs42 = errors;
                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                     let missing7;
                                     if (data3.step === void 0 && (missing7 = "step")) {
-                                      validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
+                                      validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
                                       return false;
                                     }
                                   }
-                                  var _valid6 = _errs44 === errors;
-                                  valid16 = _valid6;
-                                  if (valid16) {
+                                  var _valid6 = _errs42 === errors;
+                                  valid15 = _valid6;
+                                  if (valid15) {
                                     var props1 = {};
                                     props1.split = true;
                                     props1.do = true;
                                   }
                                 }
-                                if (!valid16) {
+                                if (!valid15) {
                                   const err13 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                   if (vErrors === null) {
                                     vErrors = [err13];
@@ -2379,11 +2412,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                     vErrors.push(err13);
                                   }
                                   errors++;
-                                  validate32.errors = vErrors;
+                                  validate97.errors = vErrors;
                                   return false;
                                 }
-                                var valid3 = _errs40 === errors;
-                                if (valid3) {
+                                var valid2 = _errs38 === errors;
+                                if (valid2) {
                                   if (props0 !== true && props1 !== void 0) {
                                     if (props1 === true) {
                                       props0 = true;
@@ -2392,10 +2425,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                       Object.assign(props0, props1);
                                     }
                                   }
+                                  const _errs43 = errors;
+                                  const _errs44 = errors;
+                                  let valid17 = true;
                                   const _errs45 = errors;
-                                  const _errs46 = errors;
-                                  let valid18 = true;
-                                  const _errs47 = errors;
                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                     if (data3.do !== void 0) {
                                       if ("checkpoint" !== data3.do) {
@@ -2409,33 +2442,33 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                       }
                                     }
                                   }
-                                  var _valid7 = _errs47 === errors;
-                                  errors = _errs46;
+                                  var _valid7 = _errs45 === errors;
+                                  errors = _errs44;
                                   if (vErrors !== null) {
-                                    if (_errs46) {
-                                      vErrors.length = _errs46;
+                                    if (_errs44) {
+                                      vErrors.length = _errs44;
                                     } else {
                                       vErrors = null;
                                     }
                                   }
                                   if (_valid7) {
-                                    const _errs49 = errors;
+                                    const _errs47 = errors;
                                     if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                       let missing8;
                                       if (data3.step === void 0 && (missing8 = "step") || data3.path === void 0 && (missing8 = "path")) {
-                                        validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
+                                        validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
                                         return false;
                                       }
                                     }
-                                    var _valid7 = _errs49 === errors;
-                                    valid18 = _valid7;
-                                    if (valid18) {
+                                    var _valid7 = _errs47 === errors;
+                                    valid17 = _valid7;
+                                    if (valid17) {
                                       var props2 = {};
                                       props2.reason = true;
                                       props2.do = true;
                                     }
                                   }
-                                  if (!valid18) {
+                                  if (!valid17) {
                                     const err15 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                     if (vErrors === null) {
                                       vErrors = [err15];
@@ -2443,11 +2476,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                       vErrors.push(err15);
                                     }
                                     errors++;
-                                    validate32.errors = vErrors;
+                                    validate97.errors = vErrors;
                                     return false;
                                   }
-                                  var valid3 = _errs45 === errors;
-                                  if (valid3) {
+                                  var valid2 = _errs43 === errors;
+                                  if (valid2) {
                                     if (props0 !== true && props2 !== void 0) {
                                       if (props2 === true) {
                                         props0 = true;
@@ -2456,10 +2489,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                         Object.assign(props0, props2);
                                       }
                                     }
+                                    const _errs48 = errors;
+                                    const _errs49 = errors;
+                                    let valid19 = true;
                                     const _errs50 = errors;
-                                    const _errs51 = errors;
-                                    let valid20 = true;
-                                    const _errs52 = errors;
                                     if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                       if (data3.do !== void 0) {
                                         if ("trial_start" !== data3.do) {
@@ -2473,33 +2506,33 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                       }
                                     }
-                                    var _valid8 = _errs52 === errors;
-                                    errors = _errs51;
+                                    var _valid8 = _errs50 === errors;
+                                    errors = _errs49;
                                     if (vErrors !== null) {
-                                      if (_errs51) {
-                                        vErrors.length = _errs51;
+                                      if (_errs49) {
+                                        vErrors.length = _errs49;
                                       } else {
                                         vErrors = null;
                                       }
                                     }
                                     if (_valid8) {
-                                      const _errs54 = errors;
+                                      const _errs52 = errors;
                                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                         let missing9;
                                         if (data3.trial === void 0 && (missing9 = "trial")) {
-                                          validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                          validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
                                           return false;
                                         }
                                       }
-                                      var _valid8 = _errs54 === errors;
-                                      valid20 = _valid8;
-                                      if (valid20) {
+                                      var _valid8 = _errs52 === errors;
+                                      valid19 = _valid8;
+                                      if (valid19) {
                                         var props3 = {};
                                         props3.attempt = true;
                                         props3.do = true;
                                       }
                                     }
-                                    if (!valid20) {
+                                    if (!valid19) {
                                       const err17 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                       if (vErrors === null) {
                                         vErrors = [err17];
@@ -2507,11 +2540,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                         vErrors.push(err17);
                                       }
                                       errors++;
-                                      validate32.errors = vErrors;
+                                      validate97.errors = vErrors;
                                       return false;
                                     }
-                                    var valid3 = _errs50 === errors;
-                                    if (valid3) {
+                                    var valid2 = _errs48 === errors;
+                                    if (valid2) {
                                       if (props0 !== true && props3 !== void 0) {
                                         if (props3 === true) {
                                           props0 = true;
@@ -2520,10 +2553,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                           Object.assign(props0, props3);
                                         }
                                       }
+                                      const _errs53 = errors;
+                                      const _errs54 = errors;
+                                      let valid21 = true;
                                       const _errs55 = errors;
-                                      const _errs56 = errors;
-                                      let valid22 = true;
-                                      const _errs57 = errors;
                                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                         if (data3.do !== void 0) {
                                           if ("trial_end" !== data3.do) {
@@ -2537,33 +2570,33 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                           }
                                         }
                                       }
-                                      var _valid9 = _errs57 === errors;
-                                      errors = _errs56;
+                                      var _valid9 = _errs55 === errors;
+                                      errors = _errs54;
                                       if (vErrors !== null) {
-                                        if (_errs56) {
-                                          vErrors.length = _errs56;
+                                        if (_errs54) {
+                                          vErrors.length = _errs54;
                                         } else {
                                           vErrors = null;
                                         }
                                       }
                                       if (_valid9) {
-                                        const _errs59 = errors;
+                                        const _errs57 = errors;
                                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                           let missing10;
                                           if (data3.trial === void 0 && (missing10 = "trial") || data3.status === void 0 && (missing10 = "status")) {
-                                            validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
+                                            validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
                                             return false;
                                           }
                                         }
-                                        var _valid9 = _errs59 === errors;
-                                        valid22 = _valid9;
-                                        if (valid22) {
+                                        var _valid9 = _errs57 === errors;
+                                        valid21 = _valid9;
+                                        if (valid21) {
                                           var props4 = {};
                                           props4.attempt = true;
                                           props4.do = true;
                                         }
                                       }
-                                      if (!valid22) {
+                                      if (!valid21) {
                                         const err19 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                         if (vErrors === null) {
                                           vErrors = [err19];
@@ -2571,11 +2604,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                           vErrors.push(err19);
                                         }
                                         errors++;
-                                        validate32.errors = vErrors;
+                                        validate97.errors = vErrors;
                                         return false;
                                       }
-                                      var valid3 = _errs55 === errors;
-                                      if (valid3) {
+                                      var valid2 = _errs53 === errors;
+                                      if (valid2) {
                                         if (props0 !== true && props4 !== void 0) {
                                           if (props4 === true) {
                                             props0 = true;
@@ -2584,10 +2617,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                             Object.assign(props0, props4);
                                           }
                                         }
+                                        const _errs58 = errors;
+                                        const _errs59 = errors;
+                                        let valid23 = true;
                                         const _errs60 = errors;
-                                        const _errs61 = errors;
-                                        let valid24 = true;
-                                        const _errs62 = errors;
                                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                           if (data3.do !== void 0) {
                                             if ("request_stop" !== data3.do) {
@@ -2601,28 +2634,28 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                             }
                                           }
                                         }
-                                        var _valid10 = _errs62 === errors;
-                                        errors = _errs61;
+                                        var _valid10 = _errs60 === errors;
+                                        errors = _errs59;
                                         if (vErrors !== null) {
-                                          if (_errs61) {
-                                            vErrors.length = _errs61;
+                                          if (_errs59) {
+                                            vErrors.length = _errs59;
                                           } else {
                                             vErrors = null;
                                           }
                                         }
                                         if (_valid10) {
-                                          const _errs64 = errors;
+                                          const _errs62 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             let missing11;
                                             if (data3.source === void 0 && (missing11 = "source")) {
-                                              validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" }];
+                                              validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" }];
                                               return false;
                                             }
                                           }
-                                          var _valid10 = _errs64 === errors;
-                                          valid24 = _valid10;
+                                          var _valid10 = _errs62 === errors;
+                                          valid23 = _valid10;
                                         }
-                                        if (!valid24) {
+                                        if (!valid23) {
                                           const err21 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                           if (vErrors === null) {
                                             vErrors = [err21];
@@ -2630,19 +2663,19 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                             vErrors.push(err21);
                                           }
                                           errors++;
-                                          validate32.errors = vErrors;
+                                          validate97.errors = vErrors;
                                           return false;
                                         }
-                                        var valid3 = _errs60 === errors;
-                                        if (valid3) {
+                                        var valid2 = _errs58 === errors;
+                                        if (valid2) {
                                           if (props0 !== true) {
                                             props0 = props0 || {};
                                             props0.do = true;
                                           }
+                                          const _errs63 = errors;
+                                          const _errs64 = errors;
+                                          let valid25 = true;
                                           const _errs65 = errors;
-                                          const _errs66 = errors;
-                                          let valid26 = true;
-                                          const _errs67 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             if (data3.do !== void 0) {
                                               if ("fail" !== data3.do) {
@@ -2656,28 +2689,28 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                               }
                                             }
                                           }
-                                          var _valid11 = _errs67 === errors;
-                                          errors = _errs66;
+                                          var _valid11 = _errs65 === errors;
+                                          errors = _errs64;
                                           if (vErrors !== null) {
-                                            if (_errs66) {
-                                              vErrors.length = _errs66;
+                                            if (_errs64) {
+                                              vErrors.length = _errs64;
                                             } else {
                                               vErrors = null;
                                             }
                                           }
                                           if (_valid11) {
-                                            const _errs69 = errors;
+                                            const _errs67 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                               let missing12;
                                               if (data3.error_type === void 0 && (missing12 = "error_type") || data3.message === void 0 && (missing12 = "message")) {
-                                                validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" }];
+                                                validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" }];
                                                 return false;
                                               }
                                             }
-                                            var _valid11 = _errs69 === errors;
-                                            valid26 = _valid11;
+                                            var _valid11 = _errs67 === errors;
+                                            valid25 = _valid11;
                                           }
-                                          if (!valid26) {
+                                          if (!valid25) {
                                             const err23 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                             if (vErrors === null) {
                                               vErrors = [err23];
@@ -2685,19 +2718,19 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                               vErrors.push(err23);
                                             }
                                             errors++;
-                                            validate32.errors = vErrors;
+                                            validate97.errors = vErrors;
                                             return false;
                                           }
-                                          var valid3 = _errs65 === errors;
-                                          if (valid3) {
+                                          var valid2 = _errs63 === errors;
+                                          if (valid2) {
                                             if (props0 !== true) {
                                               props0 = props0 || {};
                                               props0.do = true;
                                             }
+                                            const _errs68 = errors;
+                                            const _errs69 = errors;
+                                            let valid27 = true;
                                             const _errs70 = errors;
-                                            const _errs71 = errors;
-                                            let valid28 = true;
-                                            const _errs72 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                               if (data3.do !== void 0) {
                                                 if ("finish" !== data3.do) {
@@ -2711,28 +2744,28 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                                 }
                                               }
                                             }
-                                            var _valid12 = _errs72 === errors;
-                                            errors = _errs71;
+                                            var _valid12 = _errs70 === errors;
+                                            errors = _errs69;
                                             if (vErrors !== null) {
-                                              if (_errs71) {
-                                                vErrors.length = _errs71;
+                                              if (_errs69) {
+                                                vErrors.length = _errs69;
                                               } else {
                                                 vErrors = null;
                                               }
                                             }
                                             if (_valid12) {
-                                              const _errs74 = errors;
+                                              const _errs72 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                 let missing13;
                                                 if (data3.status === void 0 && (missing13 = "status")) {
-                                                  validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
+                                                  validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
                                                   return false;
                                                 }
                                               }
-                                              var _valid12 = _errs74 === errors;
-                                              valid28 = _valid12;
+                                              var _valid12 = _errs72 === errors;
+                                              valid27 = _valid12;
                                             }
-                                            if (!valid28) {
+                                            if (!valid27) {
                                               const err25 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                               if (vErrors === null) {
                                                 vErrors = [err25];
@@ -2740,19 +2773,19 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                                 vErrors.push(err25);
                                               }
                                               errors++;
-                                              validate32.errors = vErrors;
+                                              validate97.errors = vErrors;
                                               return false;
                                             }
-                                            var valid3 = _errs70 === errors;
-                                            if (valid3) {
+                                            var valid2 = _errs68 === errors;
+                                            if (valid2) {
                                               if (props0 !== true) {
                                                 props0 = props0 || {};
                                                 props0.do = true;
                                               }
+                                              const _errs73 = errors;
+                                              const _errs74 = errors;
+                                              let valid29 = true;
                                               const _errs75 = errors;
-                                              const _errs76 = errors;
-                                              let valid30 = true;
-                                              const _errs77 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                 if (data3.do !== void 0) {
                                                   if ("raw" !== data3.do) {
@@ -2766,28 +2799,28 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                                   }
                                                 }
                                               }
-                                              var _valid13 = _errs77 === errors;
-                                              errors = _errs76;
+                                              var _valid13 = _errs75 === errors;
+                                              errors = _errs74;
                                               if (vErrors !== null) {
-                                                if (_errs76) {
-                                                  vErrors.length = _errs76;
+                                                if (_errs74) {
+                                                  vErrors.length = _errs74;
                                                 } else {
                                                   vErrors = null;
                                                 }
                                               }
                                               if (_valid13) {
-                                                const _errs79 = errors;
+                                                const _errs77 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                   let missing14;
                                                   if (data3.line === void 0 && (missing14 = "line")) {
-                                                    validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
+                                                    validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
                                                     return false;
                                                   }
                                                 }
-                                                var _valid13 = _errs79 === errors;
-                                                valid30 = _valid13;
+                                                var _valid13 = _errs77 === errors;
+                                                valid29 = _valid13;
                                               }
-                                              if (!valid30) {
+                                              if (!valid29) {
                                                 const err27 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                 if (vErrors === null) {
                                                   vErrors = [err27];
@@ -2795,19 +2828,19 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                                   vErrors.push(err27);
                                                 }
                                                 errors++;
-                                                validate32.errors = vErrors;
+                                                validate97.errors = vErrors;
                                                 return false;
                                               }
-                                              var valid3 = _errs75 === errors;
-                                              if (valid3) {
+                                              var valid2 = _errs73 === errors;
+                                              if (valid2) {
                                                 if (props0 !== true) {
                                                   props0 = props0 || {};
                                                   props0.do = true;
                                                 }
+                                                const _errs78 = errors;
+                                                const _errs79 = errors;
+                                                let valid31 = true;
                                                 const _errs80 = errors;
-                                                const _errs81 = errors;
-                                                let valid32 = true;
-                                                const _errs82 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                   if (data3.do !== void 0) {
                                                     if ("extra" !== data3.do) {
@@ -2821,28 +2854,28 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                                     }
                                                   }
                                                 }
-                                                var _valid14 = _errs82 === errors;
-                                                errors = _errs81;
+                                                var _valid14 = _errs80 === errors;
+                                                errors = _errs79;
                                                 if (vErrors !== null) {
-                                                  if (_errs81) {
-                                                    vErrors.length = _errs81;
+                                                  if (_errs79) {
+                                                    vErrors.length = _errs79;
                                                   } else {
                                                     vErrors = null;
                                                   }
                                                 }
                                                 if (_valid14) {
-                                                  const _errs84 = errors;
+                                                  const _errs82 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                     let missing15;
                                                     if (data3.event === void 0 && (missing15 = "event")) {
-                                                      validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
+                                                      validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
                                                       return false;
                                                     }
                                                   }
-                                                  var _valid14 = _errs84 === errors;
-                                                  valid32 = _valid14;
+                                                  var _valid14 = _errs82 === errors;
+                                                  valid31 = _valid14;
                                                 }
-                                                if (!valid32) {
+                                                if (!valid31) {
                                                   const err29 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                   if (vErrors === null) {
                                                     vErrors = [err29];
@@ -2850,19 +2883,19 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                                     vErrors.push(err29);
                                                   }
                                                   errors++;
-                                                  validate32.errors = vErrors;
+                                                  validate97.errors = vErrors;
                                                   return false;
                                                 }
-                                                var valid3 = _errs80 === errors;
-                                                if (valid3) {
+                                                var valid2 = _errs78 === errors;
+                                                if (valid2) {
                                                   if (props0 !== true) {
                                                     props0 = props0 || {};
                                                     props0.do = true;
                                                   }
+                                                  const _errs83 = errors;
+                                                  const _errs84 = errors;
+                                                  let valid33 = true;
                                                   const _errs85 = errors;
-                                                  const _errs86 = errors;
-                                                  let valid34 = true;
-                                                  const _errs87 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                     if (data3.do !== void 0) {
                                                       if ("oom_restart" !== data3.do) {
@@ -2876,26 +2909,26 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                                       }
                                                     }
                                                   }
-                                                  var _valid15 = _errs87 === errors;
-                                                  errors = _errs86;
+                                                  var _valid15 = _errs85 === errors;
+                                                  errors = _errs84;
                                                   if (vErrors !== null) {
-                                                    if (_errs86) {
-                                                      vErrors.length = _errs86;
+                                                    if (_errs84) {
+                                                      vErrors.length = _errs84;
                                                     } else {
                                                       vErrors = null;
                                                     }
                                                   }
                                                   if (_valid15) {
-                                                    const _errs89 = errors;
-                                                    var _valid15 = _errs89 === errors;
-                                                    valid34 = _valid15;
-                                                    if (valid34) {
+                                                    const _errs87 = errors;
+                                                    var _valid15 = _errs87 === errors;
+                                                    valid33 = _valid15;
+                                                    if (valid33) {
                                                       var props5 = {};
                                                       props5.step = true;
                                                       props5.do = true;
                                                     }
                                                   }
-                                                  if (!valid34) {
+                                                  if (!valid33) {
                                                     const err31 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                     if (vErrors === null) {
                                                       vErrors = [err31];
@@ -2903,11 +2936,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                                                       vErrors.push(err31);
                                                     }
                                                     errors++;
-                                                    validate32.errors = vErrors;
+                                                    validate97.errors = vErrors;
                                                     return false;
                                                   }
-                                                  var valid3 = _errs85 === errors;
-                                                  if (valid3) {
+                                                  var valid2 = _errs83 === errors;
+                                                  if (valid2) {
                                                     if (props0 !== true && props5 !== void 0) {
                                                       if (props5 === true) {
                                                         props0 = true;
@@ -2932,11 +2965,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                         }
                       }
                     }
-                    if (errors === _errs8) {
+                    if (errors === _errs6) {
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         let missing16;
                         if (data3.do === void 0 && (missing16 = "do")) {
-                          validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
+                          validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
                           return false;
                         } else {
                           if (props0 !== true) {
@@ -2946,27 +2979,27 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
                           if (data3.do !== void 0) {
                             let data20 = data3.do;
                             if (!(data20 === "start" || data20 === "advance" || data20 === "phase_start" || data20 === "phase_end" || data20 === "step" || data20 === "epoch" || data20 === "eval" || data20 === "checkpoint" || data20 === "oom_restart" || data20 === "trial_start" || data20 === "trial_end" || data20 === "request_stop" || data20 === "heartbeat" || data20 === "fail" || data20 === "finish" || data20 === "raw" || data20 === "extra")) {
-                              validate32.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema64.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
+                              validate97.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema33.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
                               return false;
                             }
                           }
                         }
                       } else {
-                        validate32.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                        validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                         return false;
                       }
                     }
-                    var valid2 = _errs8 === errors;
-                    if (!valid2) {
+                    var valid1 = _errs6 === errors;
+                    if (!valid1) {
                       break;
                     }
                   }
                 } else {
-                  validate32.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate97.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
-              var valid0 = _errs6 === errors;
+              var valid0 = _errs4 === errors;
             } else {
               var valid0 = true;
             }
@@ -2974,18 +3007,18 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate32.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate97.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate32.errors = vErrors;
+  validate97.errors = vErrors;
   return errors === 0;
 }
-validate32.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
-function validate31(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate97.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
+function validate96(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate31.evaluated;
+  const evaluated0 = validate96.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2996,13 +3029,13 @@ function validate31(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.scenario === void 0 && (missing0 = "scenario")) {
-        validate31.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate96.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("write" !== data.cmd) {
-            validate31.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
+            validate96.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3012,8 +3045,8 @@ function validate31(data, { instancePath = "", parentData, parentDataProperty, r
         if (valid0) {
           if (data.scenario !== void 0) {
             const _errs2 = errors;
-            if (!validate32(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+            if (!validate97(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
               errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
@@ -3023,19 +3056,209 @@ function validate31(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate31.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate96.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate31.errors = vErrors;
+  validate96.errors = vErrors;
   return errors === 0;
 }
-validate31.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
-function validate20(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate96.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
+function validate102(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate102.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.seq === void 0 && (missing0 = "seq") || data.stream === void 0 && (missing0 = "stream")) {
+        validate102.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.stream !== void 0) {
+          if (typeof data.stream !== "string") {
+            validate102.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+            return false;
+          }
+        }
+      }
+    } else {
+      validate102.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate102.errors = vErrors;
+  return errors === 0;
+}
+validate102.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
+function validate104(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate104.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.seq === void 0 && (missing0 = "seq") || data.skipped === void 0 && (missing0 = "skipped")) {
+        validate104.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.skipped !== void 0) {
+          const _errs1 = errors;
+          if (true !== data.skipped) {
+            validate104.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.message !== void 0) {
+            const _errs2 = errors;
+            if (typeof data.message !== "string") {
+              validate104.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              return false;
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
+      validate104.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate104.errors = vErrors;
+  return errors === 0;
+}
+validate104.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+function validate106(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate106.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.seq === void 0 && (missing0 = "seq") || data.errored === void 0 && (missing0 = "errored")) {
+        validate106.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.errored !== void 0) {
+          const _errs1 = errors;
+          if (true !== data.errored) {
+            validate106.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.context !== void 0) {
+            let data1 = data.context;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (data1 && typeof data1 == "object" && !Array.isArray(data1)) {
+                if (data1.message !== void 0) {
+                  const _errs4 = errors;
+                  if (typeof data1.message !== "string") {
+                    validate106.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    return false;
+                  }
+                  var valid1 = _errs4 === errors;
+                } else {
+                  var valid1 = true;
+                }
+                if (valid1) {
+                  if (data1.traceback !== void 0) {
+                    const _errs6 = errors;
+                    if (typeof data1.traceback !== "string") {
+                      validate106.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                      return false;
+                    }
+                    var valid1 = _errs6 === errors;
+                  } else {
+                    var valid1 = true;
+                  }
+                }
+              } else {
+                validate106.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                return false;
+              }
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
+      validate106.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate106.errors = vErrors;
+  return errors === 0;
+}
+validate106.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
+function validate108(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate108.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.cmd === void 0 && (missing0 = "cmd")) {
+        validate108.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.cmd !== void 0) {
+          if ("stop" !== data.cmd) {
+            validate108.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
+            return false;
+          }
+        }
+      }
+    } else {
+      validate108.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate108.errors = vErrors;
+  return errors === 0;
+}
+validate108.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
+function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate20.evaluated;
+  const evaluated0 = validate52.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3045,61 +3268,9 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  const _errs2 = errors;
-  if (errors === _errs2) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.cmd === void 0 && (missing0 = "cmd") || data.version === void 0 && (missing0 = "version")) {
-        const err0 = { instancePath, schemaPath: "#/$defs/StartRequest/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" };
-        if (vErrors === null) {
-          vErrors = [err0];
-        } else {
-          vErrors.push(err0);
-        }
-        errors++;
-      } else {
-        if (data.cmd !== void 0) {
-          const _errs4 = errors;
-          if ("start" !== data.cmd) {
-            const err1 = { instancePath: instancePath + "/cmd", schemaPath: "#/$defs/StartRequest/properties/cmd/const", keyword: "const", params: { allowedValue: "start" }, message: "must be equal to constant" };
-            if (vErrors === null) {
-              vErrors = [err1];
-            } else {
-              vErrors.push(err1);
-            }
-            errors++;
-          }
-          var valid2 = _errs4 === errors;
-        } else {
-          var valid2 = true;
-        }
-        if (valid2) {
-          if (data.version !== void 0) {
-            const _errs5 = errors;
-            if (1 !== data.version) {
-              const err2 = { instancePath: instancePath + "/version", schemaPath: "#/$defs/StartRequest/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" };
-              if (vErrors === null) {
-                vErrors = [err2];
-              } else {
-                vErrors.push(err2);
-              }
-              errors++;
-            }
-            var valid2 = _errs5 === errors;
-          } else {
-            var valid2 = true;
-          }
-        }
-      }
-    } else {
-      const err3 = { instancePath, schemaPath: "#/$defs/StartRequest/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-      if (vErrors === null) {
-        vErrors = [err3];
-      } else {
-        vErrors.push(err3);
-      }
-      errors++;
-    }
+  if (!validate53(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+    errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
   valid0 = valid0 || _valid0;
@@ -3108,242 +3279,12 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
     props0.cmd = true;
     props0.version = true;
   }
-  const _errs6 = errors;
-  const _errs7 = errors;
-  if (errors === _errs7) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing1;
-      if (data.version === void 0 && (missing1 = "version") || data.implementation === void 0 && (missing1 = "implementation") || data.roles === void 0 && (missing1 = "roles")) {
-        const err4 = { instancePath, schemaPath: "#/$defs/StartResponse/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" };
-        if (vErrors === null) {
-          vErrors = [err4];
-        } else {
-          vErrors.push(err4);
-        }
-        errors++;
-      } else {
-        if (data.version !== void 0) {
-          const _errs9 = errors;
-          if (1 !== data.version) {
-            const err5 = { instancePath: instancePath + "/version", schemaPath: "#/$defs/StartResponse/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" };
-            if (vErrors === null) {
-              vErrors = [err5];
-            } else {
-              vErrors.push(err5);
-            }
-            errors++;
-          }
-          var valid4 = _errs9 === errors;
-        } else {
-          var valid4 = true;
-        }
-        if (valid4) {
-          if (data.implementation !== void 0) {
-            let data3 = data.implementation;
-            const _errs10 = errors;
-            if (errors === _errs10) {
-              if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                let missing2;
-                if (data3.name === void 0 && (missing2 = "name") || data3.language === void 0 && (missing2 = "language") || data3.version === void 0 && (missing2 = "version")) {
-                  const err6 = { instancePath: instancePath + "/implementation", schemaPath: "#/$defs/StartResponse/properties/implementation/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
-                  if (vErrors === null) {
-                    vErrors = [err6];
-                  } else {
-                    vErrors.push(err6);
-                  }
-                  errors++;
-                } else {
-                  if (data3.name !== void 0) {
-                    let data4 = data3.name;
-                    const _errs12 = errors;
-                    if (errors === _errs12) {
-                      if (typeof data4 === "string") {
-                        if (func1(data4) < 1) {
-                          const err7 = { instancePath: instancePath + "/implementation/name", schemaPath: "#/$defs/StartResponse/properties/implementation/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                          if (vErrors === null) {
-                            vErrors = [err7];
-                          } else {
-                            vErrors.push(err7);
-                          }
-                          errors++;
-                        }
-                      } else {
-                        const err8 = { instancePath: instancePath + "/implementation/name", schemaPath: "#/$defs/StartResponse/properties/implementation/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err8];
-                        } else {
-                          vErrors.push(err8);
-                        }
-                        errors++;
-                      }
-                    }
-                    var valid5 = _errs12 === errors;
-                  } else {
-                    var valid5 = true;
-                  }
-                  if (valid5) {
-                    if (data3.language !== void 0) {
-                      let data5 = data3.language;
-                      const _errs14 = errors;
-                      if (errors === _errs14) {
-                        if (typeof data5 === "string") {
-                          if (func1(data5) < 1) {
-                            const err9 = { instancePath: instancePath + "/implementation/language", schemaPath: "#/$defs/StartResponse/properties/implementation/properties/language/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                            if (vErrors === null) {
-                              vErrors = [err9];
-                            } else {
-                              vErrors.push(err9);
-                            }
-                            errors++;
-                          }
-                        } else {
-                          const err10 = { instancePath: instancePath + "/implementation/language", schemaPath: "#/$defs/StartResponse/properties/implementation/properties/language/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                          if (vErrors === null) {
-                            vErrors = [err10];
-                          } else {
-                            vErrors.push(err10);
-                          }
-                          errors++;
-                        }
-                      }
-                      var valid5 = _errs14 === errors;
-                    } else {
-                      var valid5 = true;
-                    }
-                    if (valid5) {
-                      if (data3.version !== void 0) {
-                        const _errs16 = errors;
-                        if (typeof data3.version !== "string") {
-                          const err11 = { instancePath: instancePath + "/implementation/version", schemaPath: "#/$defs/StartResponse/properties/implementation/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                          if (vErrors === null) {
-                            vErrors = [err11];
-                          } else {
-                            vErrors.push(err11);
-                          }
-                          errors++;
-                        }
-                        var valid5 = _errs16 === errors;
-                      } else {
-                        var valid5 = true;
-                      }
-                      if (valid5) {
-                        if (data3.homepage !== void 0) {
-                          const _errs18 = errors;
-                          if (typeof data3.homepage !== "string") {
-                            const err12 = { instancePath: instancePath + "/implementation/homepage", schemaPath: "#/$defs/StartResponse/properties/implementation/properties/homepage/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err12];
-                            } else {
-                              vErrors.push(err12);
-                            }
-                            errors++;
-                          }
-                          var valid5 = _errs18 === errors;
-                        } else {
-                          var valid5 = true;
-                        }
-                      }
-                    }
-                  }
-                }
-              } else {
-                const err13 = { instancePath: instancePath + "/implementation", schemaPath: "#/$defs/StartResponse/properties/implementation/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                if (vErrors === null) {
-                  vErrors = [err13];
-                } else {
-                  vErrors.push(err13);
-                }
-                errors++;
-              }
-            }
-            var valid4 = _errs10 === errors;
-          } else {
-            var valid4 = true;
-          }
-          if (valid4) {
-            if (data.roles !== void 0) {
-              let data8 = data.roles;
-              const _errs20 = errors;
-              if (errors === _errs20) {
-                if (Array.isArray(data8)) {
-                  if (data8.length < 1) {
-                    const err14 = { instancePath: instancePath + "/roles", schemaPath: "#/$defs/StartResponse/properties/roles/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
-                    if (vErrors === null) {
-                      vErrors = [err14];
-                    } else {
-                      vErrors.push(err14);
-                    }
-                    errors++;
-                  } else {
-                    var valid6 = true;
-                    const len0 = data8.length;
-                    for (let i0 = 0; i0 < len0; i0++) {
-                      let data9 = data8[i0];
-                      const _errs22 = errors;
-                      if (!(data9 === "reader" || data9 === "writer")) {
-                        const err15 = { instancePath: instancePath + "/roles/" + i0, schemaPath: "#/$defs/StartResponse/properties/roles/items/enum", keyword: "enum", params: { allowedValues: schema33.properties.roles.items.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err15];
-                        } else {
-                          vErrors.push(err15);
-                        }
-                        errors++;
-                      }
-                      var valid6 = _errs22 === errors;
-                      if (!valid6) {
-                        break;
-                      }
-                    }
-                    if (valid6) {
-                      let i1 = data8.length;
-                      let j0;
-                      if (i1 > 1) {
-                        outer0:
-                          for (; i1--; ) {
-                            for (j0 = i1; j0--; ) {
-                              if (func0(data8[i1], data8[j0])) {
-                                const err16 = { instancePath: instancePath + "/roles", schemaPath: "#/$defs/StartResponse/properties/roles/uniqueItems", keyword: "uniqueItems", params: { i: i1, j: j0 }, message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)" };
-                                if (vErrors === null) {
-                                  vErrors = [err16];
-                                } else {
-                                  vErrors.push(err16);
-                                }
-                                errors++;
-                                break outer0;
-                              }
-                            }
-                          }
-                      }
-                    }
-                  }
-                } else {
-                  const err17 = { instancePath: instancePath + "/roles", schemaPath: "#/$defs/StartResponse/properties/roles/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                  if (vErrors === null) {
-                    vErrors = [err17];
-                  } else {
-                    vErrors.push(err17);
-                  }
-                  errors++;
-                }
-              }
-              var valid4 = _errs20 === errors;
-            } else {
-              var valid4 = true;
-            }
-          }
-        }
-      }
-    } else {
-      const err18 = { instancePath, schemaPath: "#/$defs/StartResponse/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-      if (vErrors === null) {
-        vErrors = [err18];
-      } else {
-        vErrors.push(err18);
-      }
-      errors++;
-    }
+  const _errs2 = errors;
+  if (!validate55(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+    errors = vErrors.length;
   }
-  var _valid0 = _errs6 === errors;
+  var _valid0 = _errs2 === errors;
   valid0 = valid0 || _valid0;
   if (_valid0) {
     if (props0 !== true) {
@@ -3353,133 +3294,12 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
       props0.roles = true;
     }
   }
-  const _errs23 = errors;
-  const _errs24 = errors;
-  if (errors === _errs24) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing3;
-      if (data.cmd === void 0 && (missing3 = "cmd") || data.seq === void 0 && (missing3 = "seq") || data.chunks === void 0 && (missing3 = "chunks")) {
-        const err19 = { instancePath, schemaPath: "#/$defs/ReadRequest/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" };
-        if (vErrors === null) {
-          vErrors = [err19];
-        } else {
-          vErrors.push(err19);
-        }
-        errors++;
-      } else {
-        if (data.cmd !== void 0) {
-          const _errs26 = errors;
-          if ("read" !== data.cmd) {
-            const err20 = { instancePath: instancePath + "/cmd", schemaPath: "#/$defs/ReadRequest/properties/cmd/const", keyword: "const", params: { allowedValue: "read" }, message: "must be equal to constant" };
-            if (vErrors === null) {
-              vErrors = [err20];
-            } else {
-              vErrors.push(err20);
-            }
-            errors++;
-          }
-          var valid9 = _errs26 === errors;
-        } else {
-          var valid9 = true;
-        }
-        if (valid9) {
-          if (data.chunks !== void 0) {
-            let data11 = data.chunks;
-            const _errs27 = errors;
-            if (errors === _errs27) {
-              if (Array.isArray(data11)) {
-                var valid10 = true;
-                const len1 = data11.length;
-                for (let i2 = 0; i2 < len1; i2++) {
-                  const _errs29 = errors;
-                  if (typeof data11[i2] !== "string") {
-                    const err21 = { instancePath: instancePath + "/chunks/" + i2, schemaPath: "#/$defs/ReadRequest/properties/chunks/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err21];
-                    } else {
-                      vErrors.push(err21);
-                    }
-                    errors++;
-                  }
-                  var valid10 = _errs29 === errors;
-                  if (!valid10) {
-                    break;
-                  }
-                }
-              } else {
-                const err22 = { instancePath: instancePath + "/chunks", schemaPath: "#/$defs/ReadRequest/properties/chunks/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err22];
-                } else {
-                  vErrors.push(err22);
-                }
-                errors++;
-              }
-            }
-            var valid9 = _errs27 === errors;
-          } else {
-            var valid9 = true;
-          }
-          if (valid9) {
-            if (data.now !== void 0) {
-              const _errs31 = errors;
-              if (typeof data.now !== "string") {
-                const err23 = { instancePath: instancePath + "/now", schemaPath: "#/$defs/ReadRequest/properties/now/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err23];
-                } else {
-                  vErrors.push(err23);
-                }
-                errors++;
-              }
-              var valid9 = _errs31 === errors;
-            } else {
-              var valid9 = true;
-            }
-            if (valid9) {
-              if (data.stale_after_s !== void 0) {
-                let data14 = data.stale_after_s;
-                const _errs33 = errors;
-                if (errors === _errs33) {
-                  if (typeof data14 == "number" && isFinite(data14)) {
-                    if (data14 <= 0 || isNaN(data14)) {
-                      const err24 = { instancePath: instancePath + "/stale_after_s", schemaPath: "#/$defs/ReadRequest/properties/stale_after_s/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" };
-                      if (vErrors === null) {
-                        vErrors = [err24];
-                      } else {
-                        vErrors.push(err24);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err25 = { instancePath: instancePath + "/stale_after_s", schemaPath: "#/$defs/ReadRequest/properties/stale_after_s/type", keyword: "type", params: { type: "number" }, message: "must be number" };
-                    if (vErrors === null) {
-                      vErrors = [err25];
-                    } else {
-                      vErrors.push(err25);
-                    }
-                    errors++;
-                  }
-                }
-                var valid9 = _errs33 === errors;
-              } else {
-                var valid9 = true;
-              }
-            }
-          }
-        }
-      }
-    } else {
-      const err26 = { instancePath, schemaPath: "#/$defs/ReadRequest/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-      if (vErrors === null) {
-        vErrors = [err26];
-      } else {
-        vErrors.push(err26);
-      }
-      errors++;
-    }
+  const _errs3 = errors;
+  if (!validate57(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+    errors = vErrors.length;
   }
-  var _valid0 = _errs23 === errors;
+  var _valid0 = _errs3 === errors;
   valid0 = valid0 || _valid0;
   if (_valid0) {
     if (props0 !== true) {
@@ -3491,12 +3311,12 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
       props0.stale_after_s = true;
     }
   }
-  const _errs35 = errors;
-  if (!validate21(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+  const _errs4 = errors;
+  if (!validate59(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
     errors = vErrors.length;
   }
-  var _valid0 = _errs35 === errors;
+  var _valid0 = _errs4 === errors;
   valid0 = valid0 || _valid0;
   if (_valid0) {
     if (props0 !== true) {
@@ -3505,12 +3325,12 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
       props0.state = true;
     }
   }
-  const _errs36 = errors;
-  if (!validate31(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+  const _errs5 = errors;
+  if (!validate96(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
     errors = vErrors.length;
   }
-  var _valid0 = _errs36 === errors;
+  var _valid0 = _errs5 === errors;
   valid0 = valid0 || _valid0;
   if (_valid0) {
     if (props0 !== true) {
@@ -3520,43 +3340,12 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
       props0.scenario = true;
     }
   }
-  const _errs37 = errors;
-  const _errs38 = errors;
-  if (errors === _errs38) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing4;
-      if (data.seq === void 0 && (missing4 = "seq") || data.stream === void 0 && (missing4 = "stream")) {
-        const err27 = { instancePath, schemaPath: "#/$defs/WriteResponse/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" };
-        if (vErrors === null) {
-          vErrors = [err27];
-        } else {
-          vErrors.push(err27);
-        }
-        errors++;
-      } else {
-        if (data.stream !== void 0) {
-          if (typeof data.stream !== "string") {
-            const err28 = { instancePath: instancePath + "/stream", schemaPath: "#/$defs/WriteResponse/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-            if (vErrors === null) {
-              vErrors = [err28];
-            } else {
-              vErrors.push(err28);
-            }
-            errors++;
-          }
-        }
-      }
-    } else {
-      const err29 = { instancePath, schemaPath: "#/$defs/WriteResponse/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-      if (vErrors === null) {
-        vErrors = [err29];
-      } else {
-        vErrors.push(err29);
-      }
-      errors++;
-    }
+  const _errs6 = errors;
+  if (!validate102(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+    errors = vErrors.length;
   }
-  var _valid0 = _errs37 === errors;
+  var _valid0 = _errs6 === errors;
   valid0 = valid0 || _valid0;
   if (_valid0) {
     if (props0 !== true) {
@@ -3565,64 +3354,12 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
       props0.stream = true;
     }
   }
-  const _errs42 = errors;
-  const _errs43 = errors;
-  if (errors === _errs43) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing5;
-      if (data.seq === void 0 && (missing5 = "seq") || data.skipped === void 0 && (missing5 = "skipped")) {
-        const err30 = { instancePath, schemaPath: "#/$defs/SkippedResponse/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" };
-        if (vErrors === null) {
-          vErrors = [err30];
-        } else {
-          vErrors.push(err30);
-        }
-        errors++;
-      } else {
-        if (data.skipped !== void 0) {
-          const _errs45 = errors;
-          if (true !== data.skipped) {
-            const err31 = { instancePath: instancePath + "/skipped", schemaPath: "#/$defs/SkippedResponse/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" };
-            if (vErrors === null) {
-              vErrors = [err31];
-            } else {
-              vErrors.push(err31);
-            }
-            errors++;
-          }
-          var valid14 = _errs45 === errors;
-        } else {
-          var valid14 = true;
-        }
-        if (valid14) {
-          if (data.message !== void 0) {
-            const _errs46 = errors;
-            if (typeof data.message !== "string") {
-              const err32 = { instancePath: instancePath + "/message", schemaPath: "#/$defs/SkippedResponse/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-              if (vErrors === null) {
-                vErrors = [err32];
-              } else {
-                vErrors.push(err32);
-              }
-              errors++;
-            }
-            var valid14 = _errs46 === errors;
-          } else {
-            var valid14 = true;
-          }
-        }
-      }
-    } else {
-      const err33 = { instancePath, schemaPath: "#/$defs/SkippedResponse/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-      if (vErrors === null) {
-        vErrors = [err33];
-      } else {
-        vErrors.push(err33);
-      }
-      errors++;
-    }
+  const _errs7 = errors;
+  if (!validate104(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+    errors = vErrors.length;
   }
-  var _valid0 = _errs42 === errors;
+  var _valid0 = _errs7 === errors;
   valid0 = valid0 || _valid0;
   if (_valid0) {
     if (props0 !== true) {
@@ -3632,100 +3369,12 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
       props0.message = true;
     }
   }
-  const _errs48 = errors;
-  const _errs49 = errors;
-  if (errors === _errs49) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing6;
-      if (data.seq === void 0 && (missing6 = "seq") || data.errored === void 0 && (missing6 = "errored")) {
-        const err34 = { instancePath, schemaPath: "#/$defs/ErroredResponse/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" };
-        if (vErrors === null) {
-          vErrors = [err34];
-        } else {
-          vErrors.push(err34);
-        }
-        errors++;
-      } else {
-        if (data.errored !== void 0) {
-          const _errs51 = errors;
-          if (true !== data.errored) {
-            const err35 = { instancePath: instancePath + "/errored", schemaPath: "#/$defs/ErroredResponse/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" };
-            if (vErrors === null) {
-              vErrors = [err35];
-            } else {
-              vErrors.push(err35);
-            }
-            errors++;
-          }
-          var valid16 = _errs51 === errors;
-        } else {
-          var valid16 = true;
-        }
-        if (valid16) {
-          if (data.context !== void 0) {
-            let data19 = data.context;
-            const _errs52 = errors;
-            if (errors === _errs52) {
-              if (data19 && typeof data19 == "object" && !Array.isArray(data19)) {
-                if (data19.message !== void 0) {
-                  const _errs54 = errors;
-                  if (typeof data19.message !== "string") {
-                    const err36 = { instancePath: instancePath + "/context/message", schemaPath: "#/$defs/ErroredResponse/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err36];
-                    } else {
-                      vErrors.push(err36);
-                    }
-                    errors++;
-                  }
-                  var valid17 = _errs54 === errors;
-                } else {
-                  var valid17 = true;
-                }
-                if (valid17) {
-                  if (data19.traceback !== void 0) {
-                    const _errs56 = errors;
-                    if (typeof data19.traceback !== "string") {
-                      const err37 = { instancePath: instancePath + "/context/traceback", schemaPath: "#/$defs/ErroredResponse/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                      if (vErrors === null) {
-                        vErrors = [err37];
-                      } else {
-                        vErrors.push(err37);
-                      }
-                      errors++;
-                    }
-                    var valid17 = _errs56 === errors;
-                  } else {
-                    var valid17 = true;
-                  }
-                }
-              } else {
-                const err38 = { instancePath: instancePath + "/context", schemaPath: "#/$defs/ErroredResponse/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                if (vErrors === null) {
-                  vErrors = [err38];
-                } else {
-                  vErrors.push(err38);
-                }
-                errors++;
-              }
-            }
-            var valid16 = _errs52 === errors;
-          } else {
-            var valid16 = true;
-          }
-        }
-      }
-    } else {
-      const err39 = { instancePath, schemaPath: "#/$defs/ErroredResponse/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-      if (vErrors === null) {
-        vErrors = [err39];
-      } else {
-        vErrors.push(err39);
-      }
-      errors++;
-    }
+  const _errs8 = errors;
+  if (!validate106(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+    errors = vErrors.length;
   }
-  var _valid0 = _errs48 === errors;
+  var _valid0 = _errs8 === errors;
   valid0 = valid0 || _valid0;
   if (_valid0) {
     if (props0 !== true) {
@@ -3735,43 +3384,12 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
       props0.context = true;
     }
   }
-  const _errs58 = errors;
-  const _errs59 = errors;
-  if (errors === _errs59) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing7;
-      if (data.cmd === void 0 && (missing7 = "cmd")) {
-        const err40 = { instancePath, schemaPath: "#/$defs/StopRequest/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" };
-        if (vErrors === null) {
-          vErrors = [err40];
-        } else {
-          vErrors.push(err40);
-        }
-        errors++;
-      } else {
-        if (data.cmd !== void 0) {
-          if ("stop" !== data.cmd) {
-            const err41 = { instancePath: instancePath + "/cmd", schemaPath: "#/$defs/StopRequest/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" };
-            if (vErrors === null) {
-              vErrors = [err41];
-            } else {
-              vErrors.push(err41);
-            }
-            errors++;
-          }
-        }
-      }
-    } else {
-      const err42 = { instancePath, schemaPath: "#/$defs/StopRequest/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-      if (vErrors === null) {
-        vErrors = [err42];
-      } else {
-        vErrors.push(err42);
-      }
-      errors++;
-    }
+  const _errs9 = errors;
+  if (!validate108(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+    errors = vErrors.length;
   }
-  var _valid0 = _errs58 === errors;
+  var _valid0 = _errs9 === errors;
   valid0 = valid0 || _valid0;
   if (_valid0) {
     if (props0 !== true) {
@@ -3780,14 +3398,14 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   if (!valid0) {
-    const err43 = { instancePath, schemaPath: "#/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+    const err0 = { instancePath, schemaPath: "#/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
     if (vErrors === null) {
-      vErrors = [err43];
+      vErrors = [err0];
     } else {
-      vErrors.push(err43);
+      vErrors.push(err0);
     }
     errors++;
-    validate20.errors = vErrors;
+    validate52.errors = vErrors;
     return false;
   } else {
     errors = _errs0;
@@ -3799,16 +3417,16 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
       }
     }
   }
-  validate20.errors = vErrors;
+  validate52.errors = vErrors;
   evaluated0.props = props0;
   return errors === 0;
 }
-validate20.evaluated = { "dynamicProps": true, "dynamicItems": false };
-var validateStartRequest = validate35;
-function validate35(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate52.evaluated = { "dynamicProps": true, "dynamicItems": false };
+var validateStartRequest = validate110;
+function validate110(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate35.evaluated;
+  const evaluated0 = validate110.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3819,13 +3437,13 @@ function validate35(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.version === void 0 && (missing0 = "version")) {
-        validate35.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate110.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("start" !== data.cmd) {
-            validate35.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "start" }, message: "must be equal to constant" }];
+            validate110.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "start" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3836,7 +3454,7 @@ function validate35(data, { instancePath = "", parentData, parentDataProperty, r
           if (data.version !== void 0) {
             const _errs2 = errors;
             if (1 !== data.version) {
-              validate35.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
+              validate110.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -3846,19 +3464,19 @@ function validate35(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate35.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate110.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate35.errors = vErrors;
+  validate110.errors = vErrors;
   return errors === 0;
 }
-validate35.evaluated = { "props": { "cmd": true, "version": true }, "dynamicProps": false, "dynamicItems": false };
-var validateStartResponse = validate36;
-function validate36(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate110.evaluated = { "props": { "cmd": true, "version": true }, "dynamicProps": false, "dynamicItems": false };
+var validateStartResponse = validate111;
+function validate111(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate36.evaluated;
+  const evaluated0 = validate111.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3869,13 +3487,13 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.version === void 0 && (missing0 = "version") || data.implementation === void 0 && (missing0 = "implementation") || data.roles === void 0 && (missing0 = "roles")) {
-        validate36.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate111.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.version !== void 0) {
           const _errs1 = errors;
           if (1 !== data.version) {
-            validate36.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
+            validate111.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3890,7 +3508,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
               if (data1 && typeof data1 == "object" && !Array.isArray(data1)) {
                 let missing1;
                 if (data1.name === void 0 && (missing1 = "name") || data1.language === void 0 && (missing1 = "language") || data1.version === void 0 && (missing1 = "version")) {
-                  validate36.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                  validate111.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                   return false;
                 } else {
                   if (data1.name !== void 0) {
@@ -3899,11 +3517,11 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                     if (errors === _errs4) {
                       if (typeof data2 === "string") {
                         if (func1(data2) < 1) {
-                          validate36.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                          validate111.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                           return false;
                         }
                       } else {
-                        validate36.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                        validate111.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                         return false;
                       }
                     }
@@ -3918,11 +3536,11 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                       if (errors === _errs6) {
                         if (typeof data3 === "string") {
                           if (func1(data3) < 1) {
-                            validate36.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                            validate111.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                             return false;
                           }
                         } else {
-                          validate36.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          validate111.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                           return false;
                         }
                       }
@@ -3934,7 +3552,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                       if (data1.version !== void 0) {
                         const _errs8 = errors;
                         if (typeof data1.version !== "string") {
-                          validate36.errors = [{ instancePath: instancePath + "/implementation/version", schemaPath: "#/properties/implementation/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          validate111.errors = [{ instancePath: instancePath + "/implementation/version", schemaPath: "#/properties/implementation/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                           return false;
                         }
                         var valid1 = _errs8 === errors;
@@ -3945,7 +3563,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                         if (data1.homepage !== void 0) {
                           const _errs10 = errors;
                           if (typeof data1.homepage !== "string") {
-                            validate36.errors = [{ instancePath: instancePath + "/implementation/homepage", schemaPath: "#/properties/implementation/properties/homepage/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                            validate111.errors = [{ instancePath: instancePath + "/implementation/homepage", schemaPath: "#/properties/implementation/properties/homepage/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                             return false;
                           }
                           var valid1 = _errs10 === errors;
@@ -3957,7 +3575,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                   }
                 }
               } else {
-                validate36.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                validate111.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                 return false;
               }
             }
@@ -3972,7 +3590,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
               if (errors === _errs12) {
                 if (Array.isArray(data6)) {
                   if (data6.length < 1) {
-                    validate36.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" }];
+                    validate111.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" }];
                     return false;
                   } else {
                     var valid2 = true;
@@ -3981,7 +3599,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                       let data7 = data6[i0];
                       const _errs14 = errors;
                       if (!(data7 === "reader" || data7 === "writer")) {
-                        validate36.errors = [{ instancePath: instancePath + "/roles/" + i0, schemaPath: "#/properties/roles/items/enum", keyword: "enum", params: { allowedValues: schema33.properties.roles.items.enum }, message: "must be equal to one of the allowed values" }];
+                        validate111.errors = [{ instancePath: instancePath + "/roles/" + i0, schemaPath: "#/properties/roles/items/enum", keyword: "enum", params: { allowedValues: schema21.properties.roles.items.enum }, message: "must be equal to one of the allowed values" }];
                         return false;
                       }
                       var valid2 = _errs14 === errors;
@@ -3997,7 +3615,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                           for (; i1--; ) {
                             for (j0 = i1; j0--; ) {
                               if (func0(data6[i1], data6[j0])) {
-                                validate36.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/uniqueItems", keyword: "uniqueItems", params: { i: i1, j: j0 }, message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)" }];
+                                validate111.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/uniqueItems", keyword: "uniqueItems", params: { i: i1, j: j0 }, message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)" }];
                                 return false;
                                 break outer0;
                               }
@@ -4007,7 +3625,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
                     }
                   }
                 } else {
-                  validate36.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate111.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
@@ -4019,19 +3637,19 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate36.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate111.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate36.errors = vErrors;
+  validate111.errors = vErrors;
   return errors === 0;
 }
-validate36.evaluated = { "props": { "version": true, "implementation": true, "roles": true }, "dynamicProps": false, "dynamicItems": false };
-var validateReadRequest = validate37;
-function validate37(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate111.evaluated = { "props": { "version": true, "implementation": true, "roles": true }, "dynamicProps": false, "dynamicItems": false };
+var validateReadRequest = validate112;
+function validate112(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate37.evaluated;
+  const evaluated0 = validate112.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4042,13 +3660,13 @@ function validate37(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.chunks === void 0 && (missing0 = "chunks")) {
-        validate37.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate112.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("read" !== data.cmd) {
-            validate37.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "read" }, message: "must be equal to constant" }];
+            validate112.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "read" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -4066,7 +3684,7 @@ function validate37(data, { instancePath = "", parentData, parentDataProperty, r
                 for (let i0 = 0; i0 < len0; i0++) {
                   const _errs4 = errors;
                   if (typeof data1[i0] !== "string") {
-                    validate37.errors = [{ instancePath: instancePath + "/chunks/" + i0, schemaPath: "#/properties/chunks/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate112.errors = [{ instancePath: instancePath + "/chunks/" + i0, schemaPath: "#/properties/chunks/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                   var valid1 = _errs4 === errors;
@@ -4075,7 +3693,7 @@ function validate37(data, { instancePath = "", parentData, parentDataProperty, r
                   }
                 }
               } else {
-                validate37.errors = [{ instancePath: instancePath + "/chunks", schemaPath: "#/properties/chunks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                validate112.errors = [{ instancePath: instancePath + "/chunks", schemaPath: "#/properties/chunks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                 return false;
               }
             }
@@ -4087,7 +3705,7 @@ function validate37(data, { instancePath = "", parentData, parentDataProperty, r
             if (data.now !== void 0) {
               const _errs6 = errors;
               if (typeof data.now !== "string") {
-                validate37.errors = [{ instancePath: instancePath + "/now", schemaPath: "#/properties/now/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                validate112.errors = [{ instancePath: instancePath + "/now", schemaPath: "#/properties/now/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                 return false;
               }
               var valid0 = _errs6 === errors;
@@ -4101,11 +3719,11 @@ function validate37(data, { instancePath = "", parentData, parentDataProperty, r
                 if (errors === _errs8) {
                   if (typeof data4 == "number" && isFinite(data4)) {
                     if (data4 <= 0 || isNaN(data4)) {
-                      validate37.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" }];
+                      validate112.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" }];
                       return false;
                     }
                   } else {
-                    validate37.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                    validate112.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                     return false;
                   }
                 }
@@ -4118,19 +3736,19 @@ function validate37(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate37.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate112.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate37.errors = vErrors;
+  validate112.errors = vErrors;
   return errors === 0;
 }
-validate37.evaluated = { "props": { "cmd": true, "seq": true, "chunks": true, "now": true, "stale_after_s": true }, "dynamicProps": false, "dynamicItems": false };
-var validateReadResponse = validate38;
-function validate38(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate112.evaluated = { "props": { "cmd": true, "seq": true, "chunks": true, "now": true, "stale_after_s": true }, "dynamicProps": false, "dynamicItems": false };
+var validateReadResponse = validate113;
+function validate113(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate38.evaluated;
+  const evaluated0 = validate113.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4141,30 +3759,30 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.state === void 0 && (missing0 = "state")) {
-        validate38.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate113.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.state !== void 0) {
-          if (!validate22(data.state, { instancePath: instancePath + "/state", parentData: data, parentDataProperty: "state", rootData, dynamicAnchors })) {
-            vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+          if (!validate60(data.state, { instancePath: instancePath + "/state", parentData: data, parentDataProperty: "state", rootData, dynamicAnchors })) {
+            vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
             errors = vErrors.length;
           }
         }
       }
     } else {
-      validate38.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate113.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate38.errors = vErrors;
+  validate113.errors = vErrors;
   return errors === 0;
 }
-validate38.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
-var validateWriteRequest = validate40;
-function validate40(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate113.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
+var validateWriteRequest = validate115;
+function validate115(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate40.evaluated;
+  const evaluated0 = validate115.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4175,13 +3793,13 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.scenario === void 0 && (missing0 = "scenario")) {
-        validate40.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate115.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("write" !== data.cmd) {
-            validate40.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
+            validate115.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -4191,8 +3809,8 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
         if (valid0) {
           if (data.scenario !== void 0) {
             const _errs2 = errors;
-            if (!validate32(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+            if (!validate97(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
               errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
@@ -4202,19 +3820,19 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate40.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate115.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate40.errors = vErrors;
+  validate115.errors = vErrors;
   return errors === 0;
 }
-validate40.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
-var validateWriteResponse = validate42;
-function validate42(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate115.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
+var validateWriteResponse = validate117;
+function validate117(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate42.evaluated;
+  const evaluated0 = validate117.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4225,30 +3843,30 @@ function validate42(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.stream === void 0 && (missing0 = "stream")) {
-        validate42.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate117.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.stream !== void 0) {
           if (typeof data.stream !== "string") {
-            validate42.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+            validate117.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
             return false;
           }
         }
       }
     } else {
-      validate42.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate117.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate42.errors = vErrors;
+  validate117.errors = vErrors;
   return errors === 0;
 }
-validate42.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
-var validateSkippedResponse = validate43;
-function validate43(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate117.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
+var validateSkippedResponse = validate118;
+function validate118(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated;
+  const evaluated0 = validate118.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4259,13 +3877,13 @@ function validate43(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.skipped === void 0 && (missing0 = "skipped")) {
-        validate43.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate118.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.skipped !== void 0) {
           const _errs1 = errors;
           if (true !== data.skipped) {
-            validate43.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            validate118.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -4276,7 +3894,7 @@ function validate43(data, { instancePath = "", parentData, parentDataProperty, r
           if (data.message !== void 0) {
             const _errs2 = errors;
             if (typeof data.message !== "string") {
-              validate43.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate118.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -4286,19 +3904,19 @@ function validate43(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate43.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate118.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate43.errors = vErrors;
+  validate118.errors = vErrors;
   return errors === 0;
 }
-validate43.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
-var validateErroredResponse = validate44;
-function validate44(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate118.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+var validateErroredResponse = validate119;
+function validate119(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate44.evaluated;
+  const evaluated0 = validate119.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4309,13 +3927,13 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.errored === void 0 && (missing0 = "errored")) {
-        validate44.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate119.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.errored !== void 0) {
           const _errs1 = errors;
           if (true !== data.errored) {
-            validate44.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            validate119.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -4331,7 +3949,7 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
                 if (data1.message !== void 0) {
                   const _errs4 = errors;
                   if (typeof data1.message !== "string") {
-                    validate44.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate119.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                   var valid1 = _errs4 === errors;
@@ -4342,7 +3960,7 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
                   if (data1.traceback !== void 0) {
                     const _errs6 = errors;
                     if (typeof data1.traceback !== "string") {
-                      validate44.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                      validate119.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                       return false;
                     }
                     var valid1 = _errs6 === errors;
@@ -4351,7 +3969,7 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
                   }
                 }
               } else {
-                validate44.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                validate119.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                 return false;
               }
             }
@@ -4362,19 +3980,19 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate44.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate119.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate44.errors = vErrors;
+  validate119.errors = vErrors;
   return errors === 0;
 }
-validate44.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
-var validateStopRequest = validate45;
-function validate45(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate119.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
+var validateStopRequest = validate120;
+function validate120(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate45.evaluated;
+  const evaluated0 = validate120.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4385,30 +4003,30 @@ function validate45(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd")) {
-        validate45.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate120.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           if ("stop" !== data.cmd) {
-            validate45.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
+            validate120.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
             return false;
           }
         }
       }
     } else {
-      validate45.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate120.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate45.errors = vErrors;
+  validate120.errors = vErrors;
   return errors === 0;
 }
-validate45.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
-var validateScenario = validate46;
-function validate46(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate120.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
+var validateScenario = validate121;
+function validate121(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate46.evaluated;
+  const evaluated0 = validate121.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4419,30 +4037,14 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.start_time === void 0 && (missing0 = "start_time") || data.actions === void 0 && (missing0 = "actions")) {
-        validate46.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate121.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.start_time !== void 0) {
-          let data0 = data.start_time;
           const _errs1 = errors;
-          const _errs2 = errors;
-          if (errors === _errs2) {
-            if (errors === _errs2) {
-              if (typeof data0 === "string") {
-                if (!pattern5.test(data0)) {
-                  validate46.errors = [{ instancePath: instancePath + "/start_time", schemaPath: "#/$defs/Timestamp/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" }, message: 'must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"' }];
-                  return false;
-                } else {
-                  if (!formats0(data0)) {
-                    validate46.errors = [{ instancePath: instancePath + "/start_time", schemaPath: "#/$defs/Timestamp/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
-                    return false;
-                  }
-                }
-              } else {
-                validate46.errors = [{ instancePath: instancePath + "/start_time", schemaPath: "#/$defs/Timestamp/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
-              }
-            }
+          if (!validate98(data.start_time, { instancePath: instancePath + "/start_time", parentData: data, parentDataProperty: "start_time", rootData, dynamicAnchors })) {
+            vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+            errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
         } else {
@@ -4451,37 +4053,37 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
         if (valid0) {
           if (data.step_interval_s !== void 0) {
             let data1 = data.step_interval_s;
-            const _errs4 = errors;
-            if (errors === _errs4) {
+            const _errs2 = errors;
+            if (errors === _errs2) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 < 0 || isNaN(data1)) {
-                  validate46.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                  validate121.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                   return false;
                 }
               } else {
-                validate46.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                validate121.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                 return false;
               }
             }
-            var valid0 = _errs4 === errors;
+            var valid0 = _errs2 === errors;
           } else {
             var valid0 = true;
           }
           if (valid0) {
             if (data.actions !== void 0) {
               let data2 = data.actions;
-              const _errs6 = errors;
-              if (errors === _errs6) {
+              const _errs4 = errors;
+              if (errors === _errs4) {
                 if (Array.isArray(data2)) {
-                  var valid2 = true;
+                  var valid1 = true;
                   const len0 = data2.length;
                   for (let i0 = 0; i0 < len0; i0++) {
                     let data3 = data2[i0];
+                    const _errs6 = errors;
                     const _errs8 = errors;
+                    const _errs9 = errors;
+                    let valid3 = true;
                     const _errs10 = errors;
-                    const _errs11 = errors;
-                    let valid4 = true;
-                    const _errs12 = errors;
                     if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                       if (data3.do !== void 0) {
                         if ("start" !== data3.do) {
@@ -4495,28 +4097,28 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                         }
                       }
                     }
-                    var _valid0 = _errs12 === errors;
-                    errors = _errs11;
+                    var _valid0 = _errs10 === errors;
+                    errors = _errs9;
                     if (vErrors !== null) {
-                      if (_errs11) {
-                        vErrors.length = _errs11;
+                      if (_errs9) {
+                        vErrors.length = _errs9;
                       } else {
                         vErrors = null;
                       }
                     }
                     if (_valid0) {
-                      const _errs14 = errors;
+                      const _errs12 = errors;
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         let missing1;
                         if (data3.run_id === void 0 && (missing1 = "run_id")) {
-                          validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                          validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                           return false;
                         }
                       }
-                      var _valid0 = _errs14 === errors;
-                      valid4 = _valid0;
+                      var _valid0 = _errs12 === errors;
+                      valid3 = _valid0;
                     }
-                    if (!valid4) {
+                    if (!valid3) {
                       const err1 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                       if (vErrors === null) {
                         vErrors = [err1];
@@ -4524,15 +4126,15 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                         vErrors.push(err1);
                       }
                       errors++;
-                      validate46.errors = vErrors;
+                      validate121.errors = vErrors;
                       return false;
                     }
-                    var valid3 = _errs10 === errors;
-                    if (valid3) {
+                    var valid2 = _errs8 === errors;
+                    if (valid2) {
+                      const _errs13 = errors;
+                      const _errs14 = errors;
+                      let valid5 = true;
                       const _errs15 = errors;
-                      const _errs16 = errors;
-                      let valid6 = true;
-                      const _errs17 = errors;
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         if (data3.do !== void 0) {
                           if ("advance" !== data3.do) {
@@ -4546,28 +4148,28 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                           }
                         }
                       }
-                      var _valid1 = _errs17 === errors;
-                      errors = _errs16;
+                      var _valid1 = _errs15 === errors;
+                      errors = _errs14;
                       if (vErrors !== null) {
-                        if (_errs16) {
-                          vErrors.length = _errs16;
+                        if (_errs14) {
+                          vErrors.length = _errs14;
                         } else {
                           vErrors = null;
                         }
                       }
                       if (_valid1) {
-                        const _errs19 = errors;
+                        const _errs17 = errors;
                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                           let missing2;
                           if (data3.seconds === void 0 && (missing2 = "seconds")) {
-                            validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
+                            validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
                             return false;
                           }
                         }
-                        var _valid1 = _errs19 === errors;
-                        valid6 = _valid1;
+                        var _valid1 = _errs17 === errors;
+                        valid5 = _valid1;
                       }
-                      if (!valid6) {
+                      if (!valid5) {
                         const err3 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                         if (vErrors === null) {
                           vErrors = [err3];
@@ -4575,15 +4177,15 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                           vErrors.push(err3);
                         }
                         errors++;
-                        validate46.errors = vErrors;
+                        validate121.errors = vErrors;
                         return false;
                       }
-                      var valid3 = _errs15 === errors;
-                      if (valid3) {
+                      var valid2 = _errs13 === errors;
+                      if (valid2) {
+                        const _errs18 = errors;
+                        const _errs19 = errors;
+                        let valid7 = true;
                         const _errs20 = errors;
-                        const _errs21 = errors;
-                        let valid8 = true;
-                        const _errs22 = errors;
                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                           if (data3.do !== void 0) {
                             if ("phase_start" !== data3.do) {
@@ -4597,28 +4199,28 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                             }
                           }
                         }
-                        var _valid2 = _errs22 === errors;
-                        errors = _errs21;
+                        var _valid2 = _errs20 === errors;
+                        errors = _errs19;
                         if (vErrors !== null) {
-                          if (_errs21) {
-                            vErrors.length = _errs21;
+                          if (_errs19) {
+                            vErrors.length = _errs19;
                           } else {
                             vErrors = null;
                           }
                         }
                         if (_valid2) {
-                          const _errs24 = errors;
+                          const _errs22 = errors;
                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                             let missing3;
                             if (data3.phase === void 0 && (missing3 = "phase")) {
-                              validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
+                              validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
                               return false;
                             }
                           }
-                          var _valid2 = _errs24 === errors;
-                          valid8 = _valid2;
+                          var _valid2 = _errs22 === errors;
+                          valid7 = _valid2;
                         }
-                        if (!valid8) {
+                        if (!valid7) {
                           const err5 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                           if (vErrors === null) {
                             vErrors = [err5];
@@ -4626,15 +4228,15 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                             vErrors.push(err5);
                           }
                           errors++;
-                          validate46.errors = vErrors;
+                          validate121.errors = vErrors;
                           return false;
                         }
-                        var valid3 = _errs20 === errors;
-                        if (valid3) {
+                        var valid2 = _errs18 === errors;
+                        if (valid2) {
+                          const _errs23 = errors;
+                          const _errs24 = errors;
+                          let valid9 = true;
                           const _errs25 = errors;
-                          const _errs26 = errors;
-                          let valid10 = true;
-                          const _errs27 = errors;
                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                             if (data3.do !== void 0) {
                               if ("phase_end" !== data3.do) {
@@ -4648,33 +4250,33 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                               }
                             }
                           }
-                          var _valid3 = _errs27 === errors;
-                          errors = _errs26;
+                          var _valid3 = _errs25 === errors;
+                          errors = _errs24;
                           if (vErrors !== null) {
-                            if (_errs26) {
-                              vErrors.length = _errs26;
+                            if (_errs24) {
+                              vErrors.length = _errs24;
                             } else {
                               vErrors = null;
                             }
                           }
                           if (_valid3) {
-                            const _errs29 = errors;
+                            const _errs27 = errors;
                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                               let missing4;
                               if (data3.phase === void 0 && (missing4 = "phase")) {
-                                validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
                                 return false;
                               }
                             }
-                            var _valid3 = _errs29 === errors;
-                            valid10 = _valid3;
-                            if (valid10) {
+                            var _valid3 = _errs27 === errors;
+                            valid9 = _valid3;
+                            if (valid9) {
                               var props0 = {};
                               props0.status = true;
                               props0.do = true;
                             }
                           }
-                          if (!valid10) {
+                          if (!valid9) {
                             const err7 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                             if (vErrors === null) {
                               vErrors = [err7];
@@ -4682,19 +4284,19 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                               vErrors.push(err7);
                             }
                             errors++;
-                            validate46.errors = vErrors;
+                            validate121.errors = vErrors;
                             return false;
                           }
-                          var valid3 = _errs25 === errors;
-                          if (valid3) {
+                          var valid2 = _errs23 === errors;
+                          if (valid2) {
                             if (props0 !== true) {
                               props0 = props0 || {};
                               props0.do = true;
                             }
+                            const _errs28 = errors;
+                            const _errs29 = errors;
+                            let valid11 = true;
                             const _errs30 = errors;
-                            const _errs31 = errors;
-                            let valid12 = true;
-                            const _errs32 = errors;
                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                               if (data3.do !== void 0) {
                                 if ("step" !== data3.do) {
@@ -4708,28 +4310,28 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                 }
                               }
                             }
-                            var _valid4 = _errs32 === errors;
-                            errors = _errs31;
+                            var _valid4 = _errs30 === errors;
+                            errors = _errs29;
                             if (vErrors !== null) {
-                              if (_errs31) {
-                                vErrors.length = _errs31;
+                              if (_errs29) {
+                                vErrors.length = _errs29;
                               } else {
                                 vErrors = null;
                               }
                             }
                             if (_valid4) {
-                              const _errs34 = errors;
+                              const _errs32 = errors;
                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                 let missing5;
                                 if (data3.step === void 0 && (missing5 = "step")) {
-                                  validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
+                                  validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
                                   return false;
                                 }
                               }
-                              var _valid4 = _errs34 === errors;
-                              valid12 = _valid4;
+                              var _valid4 = _errs32 === errors;
+                              valid11 = _valid4;
                             }
-                            if (!valid12) {
+                            if (!valid11) {
                               const err9 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                               if (vErrors === null) {
                                 vErrors = [err9];
@@ -4737,19 +4339,19 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                 vErrors.push(err9);
                               }
                               errors++;
-                              validate46.errors = vErrors;
+                              validate121.errors = vErrors;
                               return false;
                             }
-                            var valid3 = _errs30 === errors;
-                            if (valid3) {
+                            var valid2 = _errs28 === errors;
+                            if (valid2) {
                               if (props0 !== true) {
                                 props0 = props0 || {};
                                 props0.do = true;
                               }
+                              const _errs33 = errors;
+                              const _errs34 = errors;
+                              let valid13 = true;
                               const _errs35 = errors;
-                              const _errs36 = errors;
-                              let valid14 = true;
-                              const _errs37 = errors;
                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                 if (data3.do !== void 0) {
                                   if ("epoch" !== data3.do) {
@@ -4763,28 +4365,28 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                 }
                               }
-                              var _valid5 = _errs37 === errors;
-                              errors = _errs36;
+                              var _valid5 = _errs35 === errors;
+                              errors = _errs34;
                               if (vErrors !== null) {
-                                if (_errs36) {
-                                  vErrors.length = _errs36;
+                                if (_errs34) {
+                                  vErrors.length = _errs34;
                                 } else {
                                   vErrors = null;
                                 }
                               }
                               if (_valid5) {
-                                const _errs39 = errors;
+                                const _errs37 = errors;
                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                   let missing6;
                                   if (data3.epoch === void 0 && (missing6 = "epoch") || data3.step === void 0 && (missing6 = "step")) {
-                                    validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                    validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
                                     return false;
                                   }
                                 }
-                                var _valid5 = _errs39 === errors;
-                                valid14 = _valid5;
+                                var _valid5 = _errs37 === errors;
+                                valid13 = _valid5;
                               }
-                              if (!valid14) {
+                              if (!valid13) {
                                 const err11 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                 if (vErrors === null) {
                                   vErrors = [err11];
@@ -4792,19 +4394,19 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                   vErrors.push(err11);
                                 }
                                 errors++;
-                                validate46.errors = vErrors;
+                                validate121.errors = vErrors;
                                 return false;
                               }
-                              var valid3 = _errs35 === errors;
-                              if (valid3) {
+                              var valid2 = _errs33 === errors;
+                              if (valid2) {
                                 if (props0 !== true) {
                                   props0 = props0 || {};
                                   props0.do = true;
                                 }
+                                const _errs38 = errors;
+                                const _errs39 = errors;
+                                let valid15 = true;
                                 const _errs40 = errors;
-                                const _errs41 = errors;
-                                let valid16 = true;
-                                const _errs42 = errors;
                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                   if (data3.do !== void 0) {
                                     if ("eval" !== data3.do) {
@@ -4818,33 +4420,33 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                     }
                                   }
                                 }
-                                var _valid6 = _errs42 === errors;
-                                errors = _errs41;
+                                var _valid6 = _errs40 === errors;
+                                errors = _errs39;
                                 if (vErrors !== null) {
-                                  if (_errs41) {
-                                    vErrors.length = _errs41;
+                                  if (_errs39) {
+                                    vErrors.length = _errs39;
                                   } else {
                                     vErrors = null;
                                   }
                                 }
                                 if (_valid6) {
-                                  const _errs44 = errors;
+                                  const _errs42 = errors;
                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                     let missing7;
                                     if (data3.step === void 0 && (missing7 = "step")) {
-                                      validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
+                                      validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
                                       return false;
                                     }
                                   }
-                                  var _valid6 = _errs44 === errors;
-                                  valid16 = _valid6;
-                                  if (valid16) {
+                                  var _valid6 = _errs42 === errors;
+                                  valid15 = _valid6;
+                                  if (valid15) {
                                     var props1 = {};
                                     props1.split = true;
                                     props1.do = true;
                                   }
                                 }
-                                if (!valid16) {
+                                if (!valid15) {
                                   const err13 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                   if (vErrors === null) {
                                     vErrors = [err13];
@@ -4852,11 +4454,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                     vErrors.push(err13);
                                   }
                                   errors++;
-                                  validate46.errors = vErrors;
+                                  validate121.errors = vErrors;
                                   return false;
                                 }
-                                var valid3 = _errs40 === errors;
-                                if (valid3) {
+                                var valid2 = _errs38 === errors;
+                                if (valid2) {
                                   if (props0 !== true && props1 !== void 0) {
                                     if (props1 === true) {
                                       props0 = true;
@@ -4865,10 +4467,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                       Object.assign(props0, props1);
                                     }
                                   }
+                                  const _errs43 = errors;
+                                  const _errs44 = errors;
+                                  let valid17 = true;
                                   const _errs45 = errors;
-                                  const _errs46 = errors;
-                                  let valid18 = true;
-                                  const _errs47 = errors;
                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                     if (data3.do !== void 0) {
                                       if ("checkpoint" !== data3.do) {
@@ -4882,33 +4484,33 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                       }
                                     }
                                   }
-                                  var _valid7 = _errs47 === errors;
-                                  errors = _errs46;
+                                  var _valid7 = _errs45 === errors;
+                                  errors = _errs44;
                                   if (vErrors !== null) {
-                                    if (_errs46) {
-                                      vErrors.length = _errs46;
+                                    if (_errs44) {
+                                      vErrors.length = _errs44;
                                     } else {
                                       vErrors = null;
                                     }
                                   }
                                   if (_valid7) {
-                                    const _errs49 = errors;
+                                    const _errs47 = errors;
                                     if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                       let missing8;
                                       if (data3.step === void 0 && (missing8 = "step") || data3.path === void 0 && (missing8 = "path")) {
-                                        validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
+                                        validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
                                         return false;
                                       }
                                     }
-                                    var _valid7 = _errs49 === errors;
-                                    valid18 = _valid7;
-                                    if (valid18) {
+                                    var _valid7 = _errs47 === errors;
+                                    valid17 = _valid7;
+                                    if (valid17) {
                                       var props2 = {};
                                       props2.reason = true;
                                       props2.do = true;
                                     }
                                   }
-                                  if (!valid18) {
+                                  if (!valid17) {
                                     const err15 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                     if (vErrors === null) {
                                       vErrors = [err15];
@@ -4916,11 +4518,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                       vErrors.push(err15);
                                     }
                                     errors++;
-                                    validate46.errors = vErrors;
+                                    validate121.errors = vErrors;
                                     return false;
                                   }
-                                  var valid3 = _errs45 === errors;
-                                  if (valid3) {
+                                  var valid2 = _errs43 === errors;
+                                  if (valid2) {
                                     if (props0 !== true && props2 !== void 0) {
                                       if (props2 === true) {
                                         props0 = true;
@@ -4929,10 +4531,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                         Object.assign(props0, props2);
                                       }
                                     }
+                                    const _errs48 = errors;
+                                    const _errs49 = errors;
+                                    let valid19 = true;
                                     const _errs50 = errors;
-                                    const _errs51 = errors;
-                                    let valid20 = true;
-                                    const _errs52 = errors;
                                     if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                       if (data3.do !== void 0) {
                                         if ("trial_start" !== data3.do) {
@@ -4946,33 +4548,33 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                       }
                                     }
-                                    var _valid8 = _errs52 === errors;
-                                    errors = _errs51;
+                                    var _valid8 = _errs50 === errors;
+                                    errors = _errs49;
                                     if (vErrors !== null) {
-                                      if (_errs51) {
-                                        vErrors.length = _errs51;
+                                      if (_errs49) {
+                                        vErrors.length = _errs49;
                                       } else {
                                         vErrors = null;
                                       }
                                     }
                                     if (_valid8) {
-                                      const _errs54 = errors;
+                                      const _errs52 = errors;
                                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                         let missing9;
                                         if (data3.trial === void 0 && (missing9 = "trial")) {
-                                          validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                          validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
                                           return false;
                                         }
                                       }
-                                      var _valid8 = _errs54 === errors;
-                                      valid20 = _valid8;
-                                      if (valid20) {
+                                      var _valid8 = _errs52 === errors;
+                                      valid19 = _valid8;
+                                      if (valid19) {
                                         var props3 = {};
                                         props3.attempt = true;
                                         props3.do = true;
                                       }
                                     }
-                                    if (!valid20) {
+                                    if (!valid19) {
                                       const err17 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                       if (vErrors === null) {
                                         vErrors = [err17];
@@ -4980,11 +4582,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                         vErrors.push(err17);
                                       }
                                       errors++;
-                                      validate46.errors = vErrors;
+                                      validate121.errors = vErrors;
                                       return false;
                                     }
-                                    var valid3 = _errs50 === errors;
-                                    if (valid3) {
+                                    var valid2 = _errs48 === errors;
+                                    if (valid2) {
                                       if (props0 !== true && props3 !== void 0) {
                                         if (props3 === true) {
                                           props0 = true;
@@ -4993,10 +4595,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                           Object.assign(props0, props3);
                                         }
                                       }
+                                      const _errs53 = errors;
+                                      const _errs54 = errors;
+                                      let valid21 = true;
                                       const _errs55 = errors;
-                                      const _errs56 = errors;
-                                      let valid22 = true;
-                                      const _errs57 = errors;
                                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                         if (data3.do !== void 0) {
                                           if ("trial_end" !== data3.do) {
@@ -5010,33 +4612,33 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                           }
                                         }
                                       }
-                                      var _valid9 = _errs57 === errors;
-                                      errors = _errs56;
+                                      var _valid9 = _errs55 === errors;
+                                      errors = _errs54;
                                       if (vErrors !== null) {
-                                        if (_errs56) {
-                                          vErrors.length = _errs56;
+                                        if (_errs54) {
+                                          vErrors.length = _errs54;
                                         } else {
                                           vErrors = null;
                                         }
                                       }
                                       if (_valid9) {
-                                        const _errs59 = errors;
+                                        const _errs57 = errors;
                                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                           let missing10;
                                           if (data3.trial === void 0 && (missing10 = "trial") || data3.status === void 0 && (missing10 = "status")) {
-                                            validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
+                                            validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
                                             return false;
                                           }
                                         }
-                                        var _valid9 = _errs59 === errors;
-                                        valid22 = _valid9;
-                                        if (valid22) {
+                                        var _valid9 = _errs57 === errors;
+                                        valid21 = _valid9;
+                                        if (valid21) {
                                           var props4 = {};
                                           props4.attempt = true;
                                           props4.do = true;
                                         }
                                       }
-                                      if (!valid22) {
+                                      if (!valid21) {
                                         const err19 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                         if (vErrors === null) {
                                           vErrors = [err19];
@@ -5044,11 +4646,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                           vErrors.push(err19);
                                         }
                                         errors++;
-                                        validate46.errors = vErrors;
+                                        validate121.errors = vErrors;
                                         return false;
                                       }
-                                      var valid3 = _errs55 === errors;
-                                      if (valid3) {
+                                      var valid2 = _errs53 === errors;
+                                      if (valid2) {
                                         if (props0 !== true && props4 !== void 0) {
                                           if (props4 === true) {
                                             props0 = true;
@@ -5057,10 +4659,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                             Object.assign(props0, props4);
                                           }
                                         }
+                                        const _errs58 = errors;
+                                        const _errs59 = errors;
+                                        let valid23 = true;
                                         const _errs60 = errors;
-                                        const _errs61 = errors;
-                                        let valid24 = true;
-                                        const _errs62 = errors;
                                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                           if (data3.do !== void 0) {
                                             if ("request_stop" !== data3.do) {
@@ -5074,28 +4676,28 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                             }
                                           }
                                         }
-                                        var _valid10 = _errs62 === errors;
-                                        errors = _errs61;
+                                        var _valid10 = _errs60 === errors;
+                                        errors = _errs59;
                                         if (vErrors !== null) {
-                                          if (_errs61) {
-                                            vErrors.length = _errs61;
+                                          if (_errs59) {
+                                            vErrors.length = _errs59;
                                           } else {
                                             vErrors = null;
                                           }
                                         }
                                         if (_valid10) {
-                                          const _errs64 = errors;
+                                          const _errs62 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             let missing11;
                                             if (data3.source === void 0 && (missing11 = "source")) {
-                                              validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" }];
+                                              validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" }];
                                               return false;
                                             }
                                           }
-                                          var _valid10 = _errs64 === errors;
-                                          valid24 = _valid10;
+                                          var _valid10 = _errs62 === errors;
+                                          valid23 = _valid10;
                                         }
-                                        if (!valid24) {
+                                        if (!valid23) {
                                           const err21 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                           if (vErrors === null) {
                                             vErrors = [err21];
@@ -5103,19 +4705,19 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                             vErrors.push(err21);
                                           }
                                           errors++;
-                                          validate46.errors = vErrors;
+                                          validate121.errors = vErrors;
                                           return false;
                                         }
-                                        var valid3 = _errs60 === errors;
-                                        if (valid3) {
+                                        var valid2 = _errs58 === errors;
+                                        if (valid2) {
                                           if (props0 !== true) {
                                             props0 = props0 || {};
                                             props0.do = true;
                                           }
+                                          const _errs63 = errors;
+                                          const _errs64 = errors;
+                                          let valid25 = true;
                                           const _errs65 = errors;
-                                          const _errs66 = errors;
-                                          let valid26 = true;
-                                          const _errs67 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             if (data3.do !== void 0) {
                                               if ("fail" !== data3.do) {
@@ -5129,28 +4731,28 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                               }
                                             }
                                           }
-                                          var _valid11 = _errs67 === errors;
-                                          errors = _errs66;
+                                          var _valid11 = _errs65 === errors;
+                                          errors = _errs64;
                                           if (vErrors !== null) {
-                                            if (_errs66) {
-                                              vErrors.length = _errs66;
+                                            if (_errs64) {
+                                              vErrors.length = _errs64;
                                             } else {
                                               vErrors = null;
                                             }
                                           }
                                           if (_valid11) {
-                                            const _errs69 = errors;
+                                            const _errs67 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                               let missing12;
                                               if (data3.error_type === void 0 && (missing12 = "error_type") || data3.message === void 0 && (missing12 = "message")) {
-                                                validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" }];
+                                                validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" }];
                                                 return false;
                                               }
                                             }
-                                            var _valid11 = _errs69 === errors;
-                                            valid26 = _valid11;
+                                            var _valid11 = _errs67 === errors;
+                                            valid25 = _valid11;
                                           }
-                                          if (!valid26) {
+                                          if (!valid25) {
                                             const err23 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                             if (vErrors === null) {
                                               vErrors = [err23];
@@ -5158,19 +4760,19 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                               vErrors.push(err23);
                                             }
                                             errors++;
-                                            validate46.errors = vErrors;
+                                            validate121.errors = vErrors;
                                             return false;
                                           }
-                                          var valid3 = _errs65 === errors;
-                                          if (valid3) {
+                                          var valid2 = _errs63 === errors;
+                                          if (valid2) {
                                             if (props0 !== true) {
                                               props0 = props0 || {};
                                               props0.do = true;
                                             }
+                                            const _errs68 = errors;
+                                            const _errs69 = errors;
+                                            let valid27 = true;
                                             const _errs70 = errors;
-                                            const _errs71 = errors;
-                                            let valid28 = true;
-                                            const _errs72 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                               if (data3.do !== void 0) {
                                                 if ("finish" !== data3.do) {
@@ -5184,28 +4786,28 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                                 }
                                               }
                                             }
-                                            var _valid12 = _errs72 === errors;
-                                            errors = _errs71;
+                                            var _valid12 = _errs70 === errors;
+                                            errors = _errs69;
                                             if (vErrors !== null) {
-                                              if (_errs71) {
-                                                vErrors.length = _errs71;
+                                              if (_errs69) {
+                                                vErrors.length = _errs69;
                                               } else {
                                                 vErrors = null;
                                               }
                                             }
                                             if (_valid12) {
-                                              const _errs74 = errors;
+                                              const _errs72 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                 let missing13;
                                                 if (data3.status === void 0 && (missing13 = "status")) {
-                                                  validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
+                                                  validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
                                                   return false;
                                                 }
                                               }
-                                              var _valid12 = _errs74 === errors;
-                                              valid28 = _valid12;
+                                              var _valid12 = _errs72 === errors;
+                                              valid27 = _valid12;
                                             }
-                                            if (!valid28) {
+                                            if (!valid27) {
                                               const err25 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                               if (vErrors === null) {
                                                 vErrors = [err25];
@@ -5213,19 +4815,19 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                                 vErrors.push(err25);
                                               }
                                               errors++;
-                                              validate46.errors = vErrors;
+                                              validate121.errors = vErrors;
                                               return false;
                                             }
-                                            var valid3 = _errs70 === errors;
-                                            if (valid3) {
+                                            var valid2 = _errs68 === errors;
+                                            if (valid2) {
                                               if (props0 !== true) {
                                                 props0 = props0 || {};
                                                 props0.do = true;
                                               }
+                                              const _errs73 = errors;
+                                              const _errs74 = errors;
+                                              let valid29 = true;
                                               const _errs75 = errors;
-                                              const _errs76 = errors;
-                                              let valid30 = true;
-                                              const _errs77 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                 if (data3.do !== void 0) {
                                                   if ("raw" !== data3.do) {
@@ -5239,28 +4841,28 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                                   }
                                                 }
                                               }
-                                              var _valid13 = _errs77 === errors;
-                                              errors = _errs76;
+                                              var _valid13 = _errs75 === errors;
+                                              errors = _errs74;
                                               if (vErrors !== null) {
-                                                if (_errs76) {
-                                                  vErrors.length = _errs76;
+                                                if (_errs74) {
+                                                  vErrors.length = _errs74;
                                                 } else {
                                                   vErrors = null;
                                                 }
                                               }
                                               if (_valid13) {
-                                                const _errs79 = errors;
+                                                const _errs77 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                   let missing14;
                                                   if (data3.line === void 0 && (missing14 = "line")) {
-                                                    validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
+                                                    validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
                                                     return false;
                                                   }
                                                 }
-                                                var _valid13 = _errs79 === errors;
-                                                valid30 = _valid13;
+                                                var _valid13 = _errs77 === errors;
+                                                valid29 = _valid13;
                                               }
-                                              if (!valid30) {
+                                              if (!valid29) {
                                                 const err27 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                 if (vErrors === null) {
                                                   vErrors = [err27];
@@ -5268,19 +4870,19 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                                   vErrors.push(err27);
                                                 }
                                                 errors++;
-                                                validate46.errors = vErrors;
+                                                validate121.errors = vErrors;
                                                 return false;
                                               }
-                                              var valid3 = _errs75 === errors;
-                                              if (valid3) {
+                                              var valid2 = _errs73 === errors;
+                                              if (valid2) {
                                                 if (props0 !== true) {
                                                   props0 = props0 || {};
                                                   props0.do = true;
                                                 }
+                                                const _errs78 = errors;
+                                                const _errs79 = errors;
+                                                let valid31 = true;
                                                 const _errs80 = errors;
-                                                const _errs81 = errors;
-                                                let valid32 = true;
-                                                const _errs82 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                   if (data3.do !== void 0) {
                                                     if ("extra" !== data3.do) {
@@ -5294,28 +4896,28 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                                     }
                                                   }
                                                 }
-                                                var _valid14 = _errs82 === errors;
-                                                errors = _errs81;
+                                                var _valid14 = _errs80 === errors;
+                                                errors = _errs79;
                                                 if (vErrors !== null) {
-                                                  if (_errs81) {
-                                                    vErrors.length = _errs81;
+                                                  if (_errs79) {
+                                                    vErrors.length = _errs79;
                                                   } else {
                                                     vErrors = null;
                                                   }
                                                 }
                                                 if (_valid14) {
-                                                  const _errs84 = errors;
+                                                  const _errs82 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                     let missing15;
                                                     if (data3.event === void 0 && (missing15 = "event")) {
-                                                      validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
+                                                      validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
                                                       return false;
                                                     }
                                                   }
-                                                  var _valid14 = _errs84 === errors;
-                                                  valid32 = _valid14;
+                                                  var _valid14 = _errs82 === errors;
+                                                  valid31 = _valid14;
                                                 }
-                                                if (!valid32) {
+                                                if (!valid31) {
                                                   const err29 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                   if (vErrors === null) {
                                                     vErrors = [err29];
@@ -5323,19 +4925,19 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                                     vErrors.push(err29);
                                                   }
                                                   errors++;
-                                                  validate46.errors = vErrors;
+                                                  validate121.errors = vErrors;
                                                   return false;
                                                 }
-                                                var valid3 = _errs80 === errors;
-                                                if (valid3) {
+                                                var valid2 = _errs78 === errors;
+                                                if (valid2) {
                                                   if (props0 !== true) {
                                                     props0 = props0 || {};
                                                     props0.do = true;
                                                   }
+                                                  const _errs83 = errors;
+                                                  const _errs84 = errors;
+                                                  let valid33 = true;
                                                   const _errs85 = errors;
-                                                  const _errs86 = errors;
-                                                  let valid34 = true;
-                                                  const _errs87 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                     if (data3.do !== void 0) {
                                                       if ("oom_restart" !== data3.do) {
@@ -5349,26 +4951,26 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                                       }
                                                     }
                                                   }
-                                                  var _valid15 = _errs87 === errors;
-                                                  errors = _errs86;
+                                                  var _valid15 = _errs85 === errors;
+                                                  errors = _errs84;
                                                   if (vErrors !== null) {
-                                                    if (_errs86) {
-                                                      vErrors.length = _errs86;
+                                                    if (_errs84) {
+                                                      vErrors.length = _errs84;
                                                     } else {
                                                       vErrors = null;
                                                     }
                                                   }
                                                   if (_valid15) {
-                                                    const _errs89 = errors;
-                                                    var _valid15 = _errs89 === errors;
-                                                    valid34 = _valid15;
-                                                    if (valid34) {
+                                                    const _errs87 = errors;
+                                                    var _valid15 = _errs87 === errors;
+                                                    valid33 = _valid15;
+                                                    if (valid33) {
                                                       var props5 = {};
                                                       props5.step = true;
                                                       props5.do = true;
                                                     }
                                                   }
-                                                  if (!valid34) {
+                                                  if (!valid33) {
                                                     const err31 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                     if (vErrors === null) {
                                                       vErrors = [err31];
@@ -5376,11 +4978,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                                                       vErrors.push(err31);
                                                     }
                                                     errors++;
-                                                    validate46.errors = vErrors;
+                                                    validate121.errors = vErrors;
                                                     return false;
                                                   }
-                                                  var valid3 = _errs85 === errors;
-                                                  if (valid3) {
+                                                  var valid2 = _errs83 === errors;
+                                                  if (valid2) {
                                                     if (props0 !== true && props5 !== void 0) {
                                                       if (props5 === true) {
                                                         props0 = true;
@@ -5405,11 +5007,11 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                         }
                       }
                     }
-                    if (errors === _errs8) {
+                    if (errors === _errs6) {
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         let missing16;
                         if (data3.do === void 0 && (missing16 = "do")) {
-                          validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
+                          validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
                           return false;
                         } else {
                           if (props0 !== true) {
@@ -5419,27 +5021,27 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
                           if (data3.do !== void 0) {
                             let data20 = data3.do;
                             if (!(data20 === "start" || data20 === "advance" || data20 === "phase_start" || data20 === "phase_end" || data20 === "step" || data20 === "epoch" || data20 === "eval" || data20 === "checkpoint" || data20 === "oom_restart" || data20 === "trial_start" || data20 === "trial_end" || data20 === "request_stop" || data20 === "heartbeat" || data20 === "fail" || data20 === "finish" || data20 === "raw" || data20 === "extra")) {
-                              validate46.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema64.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
+                              validate121.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema33.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
                               return false;
                             }
                           }
                         }
                       } else {
-                        validate46.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                        validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                         return false;
                       }
                     }
-                    var valid2 = _errs8 === errors;
-                    if (!valid2) {
+                    var valid1 = _errs6 === errors;
+                    if (!valid1) {
                       break;
                     }
                   }
                 } else {
-                  validate46.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate121.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
-              var valid0 = _errs6 === errors;
+              var valid0 = _errs4 === errors;
             } else {
               var valid0 = true;
             }
@@ -5447,14 +5049,14 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate46.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate121.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate46.errors = vErrors;
+  validate121.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
+validate121.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
 export {
   validateErroredResponse,
   validateHarnessMessage,

@@ -36,16 +36,175 @@ var require_ucs2length = __commonJS({
 });
 
 // inline:./standalone.js
-var validateReaderState = validate20;
-var schema32 = { "title": "RunState", "description": "The state of one run, folded from its lines.", "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId", "description": "The run's id." }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"], "description": "`running` until `run.finished`; `stale` when the caller gave the current time and the run has been silent too long; else the finished status." }, "events": { "$ref": "#/$defs/Count", "description": "Lines applied to this run." }, "last_seq": { "$ref": "#/$defs/Count", "description": "The `seq` of the last line applied." }, "last_ts": { "type": ["string", "null"], "description": "The `ts` of the last line applied, as written." }, "seq_gaps": { "type": "array", "description": "Each gap as `[expected, got]`.", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"], "description": "From `run.started`, when given." }, "phase": { "type": ["string", "null"], "description": "The open phase: set by `phase.started`, cleared by the matching `phase.ended`." }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }], "description": "From the last `train.step`, `train.epoch` or `train.restarted`." }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }], "description": "From `run.started`, `train.step`, or `train.restarted` when it gives one." }, "epoch": { "type": ["number", "null"], "description": "From the last `train.step` or `train.epoch`." }, "loss": { "type": ["number", "null"], "description": "From the last `train.step`." }, "learning_rate": { "type": ["number", "null"], "description": "From the last `train.step`." }, "eta_s": { "type": ["number", "null"], "description": "From the last `train.step`; null after a restart." }, "progress": { "type": ["number", "null"], "description": "From the last `train.step`; null after a restart." }, "attempt": { "$ref": "#/$defs/Ordinal", "description": "The current attempt: 1, then the `attempt` of each `train.restarted`." }, "restarts": { "type": "array", "description": "Every `train.restarted`, in order.", "items": { "type": "object", "title": "Restart", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string", "description": "`oom` or `other`." }, "previous_step": { "$ref": "#/$defs/Count", "description": "The step the previous attempt reached." }, "step": { "$ref": "#/$defs/Count", "description": "The step the new attempt starts from." } } } }, "stop_requested": { "type": "boolean", "description": "Whether a `stop.requested` was seen." }, "last_eval": { "description": "The last `eval.completed`.", "anyOf": [{ "type": "object", "title": "LastEval", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count", "description": "The step evaluated." }, "epoch": { "type": ["number", "null"], "description": "The epoch evaluated." }, "split": { "type": "string", "description": "The split." }, "metrics": { "$ref": "#/$defs/Metrics", "description": "Its metrics." } } }, { "type": "null" }] }, "last_checkpoint": { "description": "The last `checkpoint.saved`.", "anyOf": [{ "type": "object", "title": "LastCheckpoint", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count", "description": "The step saved." }, "path": { "type": "string", "description": "Relative to the output directory." }, "reason": { "type": "string", "description": "Why it was saved." } } }, { "type": "null" }] }, "trials": { "type": "object", "title": "Trials", "additionalProperties": false, "required": ["count", "best"], "description": "Hyperparameter search progress.", "properties": { "count": { "$ref": "#/$defs/Count", "description": "The highest trial number seen in `trial.started` or `trial.ended`." }, "best": { "description": "The `best` of the last `trial.ended` that carried one.", "anyOf": [{ "type": "object", "title": "TrialsBest", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count", "description": "The best trial." }, "metric": { "type": "string", "description": "The ranking metric." }, "value": { "type": ["number", "null"], "description": "Its value." } } }, { "type": "null" }] } } }, "stage": { "description": "The `stage` of the last line that carried one.", "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "description": "The `run.finished` line without its envelope fields (`schema_version`, `seq`, `ts`, `run_id`, `event`, `stage`), unknown fields kept; null while the run has not finished.", "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
-var schema44 = { "title": "Metrics", "description": "Named numeric metrics; a value that was not finite (NaN, infinity) is written as null.", "type": "object", "propertyNames": { "minLength": 1, "maxLength": 256 }, "additionalProperties": { "type": ["number", "null"] } };
+var validateReaderState = validate52;
+var schema20 = { "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId" }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] }, "events": { "$ref": "#/$defs/Count" }, "last_seq": { "$ref": "#/$defs/Count" }, "last_ts": { "type": ["string", "null"] }, "seq_gaps": { "type": "array", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"] }, "phase": { "type": ["string", "null"] }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "learning_rate": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "progress": { "type": ["number", "null"] }, "attempt": { "$ref": "#/$defs/Ordinal" }, "restarts": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string" }, "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" } } } }, "stop_requested": { "type": "boolean" }, "last_eval": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count" }, "epoch": { "type": ["number", "null"] }, "split": { "type": "string" }, "metrics": { "$ref": "#/$defs/Metrics" } } }, { "type": "null" }] }, "last_checkpoint": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count" }, "path": { "type": "string" }, "reason": { "type": "string" } } }, { "type": "null" }] }, "trials": { "type": "object", "additionalProperties": false, "required": ["count", "best"], "properties": { "count": { "$ref": "#/$defs/Count" }, "best": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count" }, "metric": { "type": "string" }, "value": { "type": ["number", "null"] } } }, { "type": "null" }] } } }, "stage": { "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
 var func1 = Object.prototype.hasOwnProperty;
-var func2 = require_ucs2length().default;
-var pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
-function validate22(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
+function validate54(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate22.evaluated;
+  const evaluated0 = validate54.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (typeof data === "string") {
+      if (!pattern3.test(data)) {
+        validate54.errors = [{ instancePath, schemaPath: "#/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"' }];
+        return false;
+      }
+    } else {
+      validate54.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+      return false;
+    }
+  }
+  validate54.errors = vErrors;
+  return errors === 0;
+}
+validate54.evaluated = { "dynamicProps": false, "dynamicItems": false };
+function validate56(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate56.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (!(typeof data == "number" && (!(data % 1) && !isNaN(data)) && isFinite(data))) {
+    validate56.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+    return false;
+  }
+  if (errors === 0) {
+    if (typeof data == "number" && isFinite(data)) {
+      if (data > 9007199254740991 || isNaN(data)) {
+        validate56.errors = [{ instancePath, schemaPath: "#/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+        return false;
+      } else {
+        if (data < 0 || isNaN(data)) {
+          validate56.errors = [{ instancePath, schemaPath: "#/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+          return false;
+        }
+      }
+    }
+  }
+  validate56.errors = vErrors;
+  return errors === 0;
+}
+validate56.evaluated = { "dynamicProps": false, "dynamicItems": false };
+function validate63(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate63.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (!(typeof data == "number" && (!(data % 1) && !isNaN(data)) && isFinite(data))) {
+    validate63.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+    return false;
+  }
+  if (errors === 0) {
+    if (typeof data == "number" && isFinite(data)) {
+      if (data > 9007199254740991 || isNaN(data)) {
+        validate63.errors = [{ instancePath, schemaPath: "#/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+        return false;
+      } else {
+        if (data < 1 || isNaN(data)) {
+          validate63.errors = [{ instancePath, schemaPath: "#/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+          return false;
+        }
+      }
+    }
+  }
+  validate63.errors = vErrors;
+  return errors === 0;
+}
+validate63.evaluated = { "dynamicProps": false, "dynamicItems": false };
+var schema24 = { "type": "object", "propertyNames": { "minLength": 1, "maxLength": 256 }, "additionalProperties": { "type": ["number", "null"] } };
+var func2 = require_ucs2length().default;
+function validate68(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate68.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      for (const key0 in data) {
+        const _errs1 = errors;
+        if (typeof key0 === "string") {
+          if (func2(key0) > 256) {
+            const err0 = { instancePath, schemaPath: "#/propertyNames/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters", propertyName: key0 };
+            if (vErrors === null) {
+              vErrors = [err0];
+            } else {
+              vErrors.push(err0);
+            }
+            errors++;
+          } else {
+            if (func2(key0) < 1) {
+              const err1 = { instancePath, schemaPath: "#/propertyNames/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters", propertyName: key0 };
+              if (vErrors === null) {
+                vErrors = [err1];
+              } else {
+                vErrors.push(err1);
+              }
+              errors++;
+            }
+          }
+        }
+        var valid0 = _errs1 === errors;
+        if (!valid0) {
+          const err2 = { instancePath, schemaPath: "#/propertyNames", keyword: "propertyNames", params: { propertyName: key0 }, message: "property name must be valid" };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+          validate68.errors = vErrors;
+          return false;
+          break;
+        }
+      }
+      if (valid0) {
+        for (const key1 in data) {
+          let data0 = data[key1];
+          const _errs3 = errors;
+          if (!(typeof data0 == "number" && isFinite(data0)) && data0 !== null) {
+            validate68.errors = [{ instancePath: instancePath + "/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/additionalProperties/type", keyword: "type", params: { type: schema24.additionalProperties.type }, message: "must be number,null" }];
+            return false;
+          }
+          var valid1 = _errs3 === errors;
+          if (!valid1) {
+            break;
+          }
+        }
+      }
+    } else {
+      validate68.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate68.errors = vErrors;
+  return errors === 0;
+}
+validate68.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate73.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -56,7 +215,7 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.name === void 0 && (missing0 = "name") || data.index === void 0 && (missing0 = "index") || data.count === void 0 && (missing0 = "count")) {
-        validate22.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate73.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.name !== void 0) {
@@ -65,16 +224,16 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
           if (errors === _errs1) {
             if (typeof data0 === "string") {
               if (func2(data0) > 128) {
-                validate22.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
+                validate73.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
                 return false;
               } else {
                 if (func2(data0) < 1) {
-                  validate22.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  validate73.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                   return false;
                 }
               }
             } else {
-              validate22.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate73.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
           }
@@ -84,25 +243,10 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
         }
         if (valid0) {
           if (data.index !== void 0) {
-            let data1 = data.index;
             const _errs3 = errors;
-            const _errs4 = errors;
-            if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate22.errors = [{ instancePath: instancePath + "/index", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-              return false;
-            }
-            if (errors === _errs4) {
-              if (typeof data1 == "number" && isFinite(data1)) {
-                if (data1 > 9007199254740991 || isNaN(data1)) {
-                  validate22.errors = [{ instancePath: instancePath + "/index", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                  return false;
-                } else {
-                  if (data1 < 1 || isNaN(data1)) {
-                    validate22.errors = [{ instancePath: instancePath + "/index", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                    return false;
-                  }
-                }
-              }
+            if (!validate63(data.index, { instancePath: instancePath + "/index", parentData: data, parentDataProperty: "index", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+              errors = vErrors.length;
             }
             var valid0 = _errs3 === errors;
           } else {
@@ -110,27 +254,12 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
           }
           if (valid0) {
             if (data.count !== void 0) {
-              let data2 = data.count;
-              const _errs6 = errors;
-              const _errs7 = errors;
-              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                validate22.errors = [{ instancePath: instancePath + "/count", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                return false;
+              const _errs4 = errors;
+              if (!validate63(data.count, { instancePath: instancePath + "/count", parentData: data, parentDataProperty: "count", rootData, dynamicAnchors })) {
+                vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                errors = vErrors.length;
               }
-              if (errors === _errs7) {
-                if (typeof data2 == "number" && isFinite(data2)) {
-                  if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate22.errors = [{ instancePath: instancePath + "/count", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                    return false;
-                  } else {
-                    if (data2 < 1 || isNaN(data2)) {
-                      validate22.errors = [{ instancePath: instancePath + "/count", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                      return false;
-                    }
-                  }
-                }
-              }
-              var valid0 = _errs6 === errors;
+              var valid0 = _errs4 === errors;
             } else {
               var valid0 = true;
             }
@@ -138,18 +267,18 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate22.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate73.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate22.errors = vErrors;
+  validate73.errors = vErrors;
   return errors === 0;
 }
-validate22.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
-function validate21(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate73.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
+function validate53(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate21.evaluated;
+  const evaluated0 = validate53.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -160,32 +289,23 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.run_id === void 0 && (missing0 = "run_id") || data.status === void 0 && (missing0 = "status") || data.events === void 0 && (missing0 = "events") || data.last_seq === void 0 && (missing0 = "last_seq") || data.last_ts === void 0 && (missing0 = "last_ts") || data.seq_gaps === void 0 && (missing0 = "seq_gaps") || data.heartbeat_interval_s === void 0 && (missing0 = "heartbeat_interval_s") || data.phase === void 0 && (missing0 = "phase") || data.step === void 0 && (missing0 = "step") || data.total_steps === void 0 && (missing0 = "total_steps") || data.epoch === void 0 && (missing0 = "epoch") || data.loss === void 0 && (missing0 = "loss") || data.learning_rate === void 0 && (missing0 = "learning_rate") || data.eta_s === void 0 && (missing0 = "eta_s") || data.progress === void 0 && (missing0 = "progress") || data.attempt === void 0 && (missing0 = "attempt") || data.restarts === void 0 && (missing0 = "restarts") || data.stop_requested === void 0 && (missing0 = "stop_requested") || data.last_eval === void 0 && (missing0 = "last_eval") || data.last_checkpoint === void 0 && (missing0 = "last_checkpoint") || data.trials === void 0 && (missing0 = "trials") || data.stage === void 0 && (missing0 = "stage") || data.finished === void 0 && (missing0 = "finished")) {
-        validate21.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate53.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
-          if (!func1.call(schema32.properties, key0)) {
-            validate21.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+          if (!func1.call(schema20.properties, key0)) {
+            validate53.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
         }
         if (_errs1 === errors) {
           if (data.run_id !== void 0) {
-            let data0 = data.run_id;
             const _errs2 = errors;
-            const _errs3 = errors;
-            if (errors === _errs3) {
-              if (typeof data0 === "string") {
-                if (!pattern4.test(data0)) {
-                  validate21.errors = [{ instancePath: instancePath + "/run_id", schemaPath: "#/$defs/RunId/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"' }];
-                  return false;
-                }
-              } else {
-                validate21.errors = [{ instancePath: instancePath + "/run_id", schemaPath: "#/$defs/RunId/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
-              }
+            if (!validate54(data.run_id, { instancePath: instancePath + "/run_id", parentData: data, parentDataProperty: "run_id", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+              errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
           } else {
@@ -194,152 +314,92 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
           if (valid0) {
             if (data.status !== void 0) {
               let data1 = data.status;
-              const _errs5 = errors;
+              const _errs3 = errors;
               if (!(data1 === "running" || data1 === "stale" || data1 === "succeeded" || data1 === "failed" || data1 === "interrupted" || data1 === "reverted" || data1 === "awaiting_approval")) {
-                validate21.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema32.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                validate53.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.status.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
-              var valid0 = _errs5 === errors;
+              var valid0 = _errs3 === errors;
             } else {
               var valid0 = true;
             }
             if (valid0) {
               if (data.events !== void 0) {
-                let data2 = data.events;
-                const _errs6 = errors;
-                const _errs7 = errors;
-                if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                  validate21.errors = [{ instancePath: instancePath + "/events", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                  return false;
+                const _errs4 = errors;
+                if (!validate56(data.events, { instancePath: instancePath + "/events", parentData: data, parentDataProperty: "events", rootData, dynamicAnchors })) {
+                  vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                  errors = vErrors.length;
                 }
-                if (errors === _errs7) {
-                  if (typeof data2 == "number" && isFinite(data2)) {
-                    if (data2 > 9007199254740991 || isNaN(data2)) {
-                      validate21.errors = [{ instancePath: instancePath + "/events", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                      return false;
-                    } else {
-                      if (data2 < 0 || isNaN(data2)) {
-                        validate21.errors = [{ instancePath: instancePath + "/events", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                        return false;
-                      }
-                    }
-                  }
-                }
-                var valid0 = _errs6 === errors;
+                var valid0 = _errs4 === errors;
               } else {
                 var valid0 = true;
               }
               if (valid0) {
                 if (data.last_seq !== void 0) {
-                  let data3 = data.last_seq;
-                  const _errs9 = errors;
-                  const _errs10 = errors;
-                  if (!(typeof data3 == "number" && (!(data3 % 1) && !isNaN(data3)) && isFinite(data3))) {
-                    validate21.errors = [{ instancePath: instancePath + "/last_seq", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                    return false;
+                  const _errs5 = errors;
+                  if (!validate56(data.last_seq, { instancePath: instancePath + "/last_seq", parentData: data, parentDataProperty: "last_seq", rootData, dynamicAnchors })) {
+                    vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                    errors = vErrors.length;
                   }
-                  if (errors === _errs10) {
-                    if (typeof data3 == "number" && isFinite(data3)) {
-                      if (data3 > 9007199254740991 || isNaN(data3)) {
-                        validate21.errors = [{ instancePath: instancePath + "/last_seq", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                        return false;
-                      } else {
-                        if (data3 < 0 || isNaN(data3)) {
-                          validate21.errors = [{ instancePath: instancePath + "/last_seq", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                          return false;
-                        }
-                      }
-                    }
-                  }
-                  var valid0 = _errs9 === errors;
+                  var valid0 = _errs5 === errors;
                 } else {
                   var valid0 = true;
                 }
                 if (valid0) {
                   if (data.last_ts !== void 0) {
                     let data4 = data.last_ts;
-                    const _errs12 = errors;
+                    const _errs6 = errors;
                     if (typeof data4 !== "string" && data4 !== null) {
-                      validate21.errors = [{ instancePath: instancePath + "/last_ts", schemaPath: "#/properties/last_ts/type", keyword: "type", params: { type: schema32.properties.last_ts.type }, message: "must be string,null" }];
+                      validate53.errors = [{ instancePath: instancePath + "/last_ts", schemaPath: "#/properties/last_ts/type", keyword: "type", params: { type: schema20.properties.last_ts.type }, message: "must be string,null" }];
                       return false;
                     }
-                    var valid0 = _errs12 === errors;
+                    var valid0 = _errs6 === errors;
                   } else {
                     var valid0 = true;
                   }
                   if (valid0) {
                     if (data.seq_gaps !== void 0) {
                       let data5 = data.seq_gaps;
-                      const _errs14 = errors;
-                      if (errors === _errs14) {
+                      const _errs8 = errors;
+                      if (errors === _errs8) {
                         if (Array.isArray(data5)) {
-                          var valid4 = true;
+                          var valid1 = true;
                           const len0 = data5.length;
                           for (let i0 = 0; i0 < len0; i0++) {
                             let data6 = data5[i0];
-                            const _errs16 = errors;
-                            if (errors === _errs16) {
+                            const _errs10 = errors;
+                            if (errors === _errs10) {
                               if (Array.isArray(data6)) {
                                 if (data6.length > 2) {
-                                  validate21.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/maxItems", keyword: "maxItems", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
+                                  validate53.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/maxItems", keyword: "maxItems", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
                                   return false;
                                 } else {
                                   if (data6.length < 2) {
-                                    validate21.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/minItems", keyword: "minItems", params: { limit: 2 }, message: "must NOT have fewer than 2 items" }];
+                                    validate53.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/minItems", keyword: "minItems", params: { limit: 2 }, message: "must NOT have fewer than 2 items" }];
                                     return false;
                                   } else {
                                     const len1 = data6.length;
                                     if (len1 > 0) {
-                                      let data7 = data6[0];
-                                      const _errs18 = errors;
-                                      const _errs19 = errors;
-                                      if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7))) {
-                                        validate21.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/0", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                        return false;
+                                      const _errs12 = errors;
+                                      if (!validate56(data6[0], { instancePath: instancePath + "/seq_gaps/" + i0 + "/0", parentData: data6, parentDataProperty: 0, rootData, dynamicAnchors })) {
+                                        vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                        errors = vErrors.length;
                                       }
-                                      if (errors === _errs19) {
-                                        if (typeof data7 == "number" && isFinite(data7)) {
-                                          if (data7 > 9007199254740991 || isNaN(data7)) {
-                                            validate21.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/0", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                            return false;
-                                          } else {
-                                            if (data7 < 0 || isNaN(data7)) {
-                                              validate21.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/0", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                              return false;
-                                            }
-                                          }
-                                        }
-                                      }
-                                      var valid5 = _errs18 === errors;
+                                      var valid2 = _errs12 === errors;
                                     }
-                                    if (valid5) {
+                                    if (valid2) {
                                       if (len1 > 1) {
-                                        let data8 = data6[1];
-                                        const _errs21 = errors;
-                                        const _errs22 = errors;
-                                        if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)) && isFinite(data8))) {
-                                          validate21.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/1", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                          return false;
+                                        const _errs13 = errors;
+                                        if (!validate56(data6[1], { instancePath: instancePath + "/seq_gaps/" + i0 + "/1", parentData: data6, parentDataProperty: 1, rootData, dynamicAnchors })) {
+                                          vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                          errors = vErrors.length;
                                         }
-                                        if (errors === _errs22) {
-                                          if (typeof data8 == "number" && isFinite(data8)) {
-                                            if (data8 > 9007199254740991 || isNaN(data8)) {
-                                              validate21.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/1", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                              return false;
-                                            } else {
-                                              if (data8 < 0 || isNaN(data8)) {
-                                                validate21.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/1", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                return false;
-                                              }
-                                            }
-                                          }
-                                        }
-                                        var valid5 = _errs21 === errors;
+                                        var valid2 = _errs13 === errors;
                                       }
-                                      if (valid5) {
+                                      if (valid2) {
                                         const len2 = data6.length;
                                         if (!(len2 <= 2)) {
-                                          validate21.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/items", keyword: "items", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
+                                          validate53.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/items", keyword: "items", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
                                           return false;
                                         }
                                       }
@@ -347,58 +407,64 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                 }
                               } else {
-                                validate21.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                validate53.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                 return false;
                               }
                             }
-                            var valid4 = _errs16 === errors;
-                            if (!valid4) {
+                            var valid1 = _errs10 === errors;
+                            if (!valid1) {
                               break;
                             }
                           }
                         } else {
-                          validate21.errors = [{ instancePath: instancePath + "/seq_gaps", schemaPath: "#/properties/seq_gaps/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                          validate53.errors = [{ instancePath: instancePath + "/seq_gaps", schemaPath: "#/properties/seq_gaps/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                           return false;
                         }
                       }
-                      var valid0 = _errs14 === errors;
+                      var valid0 = _errs8 === errors;
                     } else {
                       var valid0 = true;
                     }
                     if (valid0) {
                       if (data.heartbeat_interval_s !== void 0) {
                         let data9 = data.heartbeat_interval_s;
-                        const _errs24 = errors;
+                        const _errs14 = errors;
                         if (!(typeof data9 == "number" && isFinite(data9)) && data9 !== null) {
-                          validate21.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: schema32.properties.heartbeat_interval_s.type }, message: "must be number,null" }];
+                          validate53.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: schema20.properties.heartbeat_interval_s.type }, message: "must be number,null" }];
                           return false;
                         }
-                        var valid0 = _errs24 === errors;
+                        var valid0 = _errs14 === errors;
                       } else {
                         var valid0 = true;
                       }
                       if (valid0) {
                         if (data.phase !== void 0) {
                           let data10 = data.phase;
-                          const _errs26 = errors;
+                          const _errs16 = errors;
                           if (typeof data10 !== "string" && data10 !== null) {
-                            validate21.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema32.properties.phase.type }, message: "must be string,null" }];
+                            validate53.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema20.properties.phase.type }, message: "must be string,null" }];
                             return false;
                           }
-                          var valid0 = _errs26 === errors;
+                          var valid0 = _errs16 === errors;
                         } else {
                           var valid0 = true;
                         }
                         if (valid0) {
                           if (data.step !== void 0) {
                             let data11 = data.step;
-                            const _errs28 = errors;
-                            const _errs29 = errors;
-                            let valid8 = false;
-                            const _errs30 = errors;
-                            const _errs31 = errors;
-                            if (!(typeof data11 == "number" && (!(data11 % 1) && !isNaN(data11)) && isFinite(data11))) {
-                              const err0 = { instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                            const _errs18 = errors;
+                            const _errs19 = errors;
+                            let valid3 = false;
+                            const _errs20 = errors;
+                            if (!validate56(data11, { instancePath: instancePath + "/step", parentData: data, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                              vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                              errors = vErrors.length;
+                            }
+                            var _valid0 = _errs20 === errors;
+                            valid3 = valid3 || _valid0;
+                            const _errs21 = errors;
+                            if (data11 !== null) {
+                              const err0 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                               if (vErrors === null) {
                                 vErrors = [err0];
                               } else {
@@ -406,413 +472,449 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
                               }
                               errors++;
                             }
-                            if (errors === _errs31) {
-                              if (typeof data11 == "number" && isFinite(data11)) {
-                                if (data11 > 9007199254740991 || isNaN(data11)) {
-                                  const err1 = { instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                  if (vErrors === null) {
-                                    vErrors = [err1];
-                                  } else {
-                                    vErrors.push(err1);
-                                  }
-                                  errors++;
-                                } else {
-                                  if (data11 < 0 || isNaN(data11)) {
-                                    const err2 = { instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                    if (vErrors === null) {
-                                      vErrors = [err2];
-                                    } else {
-                                      vErrors.push(err2);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                              }
-                            }
-                            var _valid0 = _errs30 === errors;
-                            valid8 = valid8 || _valid0;
-                            const _errs33 = errors;
-                            if (data11 !== null) {
-                              const err3 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                            var _valid0 = _errs21 === errors;
+                            valid3 = valid3 || _valid0;
+                            if (!valid3) {
+                              const err1 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                               if (vErrors === null) {
-                                vErrors = [err3];
+                                vErrors = [err1];
                               } else {
-                                vErrors.push(err3);
+                                vErrors.push(err1);
                               }
                               errors++;
-                            }
-                            var _valid0 = _errs33 === errors;
-                            valid8 = valid8 || _valid0;
-                            if (!valid8) {
-                              const err4 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                              if (vErrors === null) {
-                                vErrors = [err4];
-                              } else {
-                                vErrors.push(err4);
-                              }
-                              errors++;
-                              validate21.errors = vErrors;
+                              validate53.errors = vErrors;
                               return false;
                             } else {
-                              errors = _errs29;
+                              errors = _errs19;
                               if (vErrors !== null) {
-                                if (_errs29) {
-                                  vErrors.length = _errs29;
+                                if (_errs19) {
+                                  vErrors.length = _errs19;
                                 } else {
                                   vErrors = null;
                                 }
                               }
                             }
-                            var valid0 = _errs28 === errors;
+                            var valid0 = _errs18 === errors;
                           } else {
                             var valid0 = true;
                           }
                           if (valid0) {
                             if (data.total_steps !== void 0) {
                               let data12 = data.total_steps;
-                              const _errs35 = errors;
-                              const _errs36 = errors;
-                              let valid10 = false;
-                              const _errs37 = errors;
-                              const _errs38 = errors;
-                              if (!(typeof data12 == "number" && (!(data12 % 1) && !isNaN(data12)) && isFinite(data12))) {
-                                const err5 = { instancePath: instancePath + "/total_steps", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                if (vErrors === null) {
-                                  vErrors = [err5];
-                                } else {
-                                  vErrors.push(err5);
-                                }
-                                errors++;
+                              const _errs23 = errors;
+                              const _errs24 = errors;
+                              let valid4 = false;
+                              const _errs25 = errors;
+                              if (!validate56(data12, { instancePath: instancePath + "/total_steps", parentData: data, parentDataProperty: "total_steps", rootData, dynamicAnchors })) {
+                                vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                errors = vErrors.length;
                               }
-                              if (errors === _errs38) {
-                                if (typeof data12 == "number" && isFinite(data12)) {
-                                  if (data12 > 9007199254740991 || isNaN(data12)) {
-                                    const err6 = { instancePath: instancePath + "/total_steps", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                    if (vErrors === null) {
-                                      vErrors = [err6];
-                                    } else {
-                                      vErrors.push(err6);
-                                    }
-                                    errors++;
-                                  } else {
-                                    if (data12 < 0 || isNaN(data12)) {
-                                      const err7 = { instancePath: instancePath + "/total_steps", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                      if (vErrors === null) {
-                                        vErrors = [err7];
-                                      } else {
-                                        vErrors.push(err7);
-                                      }
-                                      errors++;
-                                    }
-                                  }
-                                }
-                              }
-                              var _valid1 = _errs37 === errors;
-                              valid10 = valid10 || _valid1;
-                              const _errs40 = errors;
+                              var _valid1 = _errs25 === errors;
+                              valid4 = valid4 || _valid1;
+                              const _errs26 = errors;
                               if (data12 !== null) {
-                                const err8 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                const err2 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                 if (vErrors === null) {
-                                  vErrors = [err8];
+                                  vErrors = [err2];
                                 } else {
-                                  vErrors.push(err8);
+                                  vErrors.push(err2);
                                 }
                                 errors++;
                               }
-                              var _valid1 = _errs40 === errors;
-                              valid10 = valid10 || _valid1;
-                              if (!valid10) {
-                                const err9 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                              var _valid1 = _errs26 === errors;
+                              valid4 = valid4 || _valid1;
+                              if (!valid4) {
+                                const err3 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                 if (vErrors === null) {
-                                  vErrors = [err9];
+                                  vErrors = [err3];
                                 } else {
-                                  vErrors.push(err9);
+                                  vErrors.push(err3);
                                 }
                                 errors++;
-                                validate21.errors = vErrors;
+                                validate53.errors = vErrors;
                                 return false;
                               } else {
-                                errors = _errs36;
+                                errors = _errs24;
                                 if (vErrors !== null) {
-                                  if (_errs36) {
-                                    vErrors.length = _errs36;
+                                  if (_errs24) {
+                                    vErrors.length = _errs24;
                                   } else {
                                     vErrors = null;
                                   }
                                 }
                               }
-                              var valid0 = _errs35 === errors;
+                              var valid0 = _errs23 === errors;
                             } else {
                               var valid0 = true;
                             }
                             if (valid0) {
                               if (data.epoch !== void 0) {
                                 let data13 = data.epoch;
-                                const _errs42 = errors;
+                                const _errs28 = errors;
                                 if (!(typeof data13 == "number" && isFinite(data13)) && data13 !== null) {
-                                  validate21.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema32.properties.epoch.type }, message: "must be number,null" }];
+                                  validate53.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema20.properties.epoch.type }, message: "must be number,null" }];
                                   return false;
                                 }
-                                var valid0 = _errs42 === errors;
+                                var valid0 = _errs28 === errors;
                               } else {
                                 var valid0 = true;
                               }
                               if (valid0) {
                                 if (data.loss !== void 0) {
                                   let data14 = data.loss;
-                                  const _errs44 = errors;
+                                  const _errs30 = errors;
                                   if (!(typeof data14 == "number" && isFinite(data14)) && data14 !== null) {
-                                    validate21.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema32.properties.loss.type }, message: "must be number,null" }];
+                                    validate53.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema20.properties.loss.type }, message: "must be number,null" }];
                                     return false;
                                   }
-                                  var valid0 = _errs44 === errors;
+                                  var valid0 = _errs30 === errors;
                                 } else {
                                   var valid0 = true;
                                 }
                                 if (valid0) {
                                   if (data.learning_rate !== void 0) {
                                     let data15 = data.learning_rate;
-                                    const _errs46 = errors;
+                                    const _errs32 = errors;
                                     if (!(typeof data15 == "number" && isFinite(data15)) && data15 !== null) {
-                                      validate21.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema32.properties.learning_rate.type }, message: "must be number,null" }];
+                                      validate53.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema20.properties.learning_rate.type }, message: "must be number,null" }];
                                       return false;
                                     }
-                                    var valid0 = _errs46 === errors;
+                                    var valid0 = _errs32 === errors;
                                   } else {
                                     var valid0 = true;
                                   }
                                   if (valid0) {
                                     if (data.eta_s !== void 0) {
                                       let data16 = data.eta_s;
-                                      const _errs48 = errors;
+                                      const _errs34 = errors;
                                       if (!(typeof data16 == "number" && isFinite(data16)) && data16 !== null) {
-                                        validate21.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema32.properties.eta_s.type }, message: "must be number,null" }];
+                                        validate53.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.eta_s.type }, message: "must be number,null" }];
                                         return false;
                                       }
-                                      var valid0 = _errs48 === errors;
+                                      var valid0 = _errs34 === errors;
                                     } else {
                                       var valid0 = true;
                                     }
                                     if (valid0) {
                                       if (data.progress !== void 0) {
                                         let data17 = data.progress;
-                                        const _errs50 = errors;
+                                        const _errs36 = errors;
                                         if (!(typeof data17 == "number" && isFinite(data17)) && data17 !== null) {
-                                          validate21.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema32.properties.progress.type }, message: "must be number,null" }];
+                                          validate53.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema20.properties.progress.type }, message: "must be number,null" }];
                                           return false;
                                         }
-                                        var valid0 = _errs50 === errors;
+                                        var valid0 = _errs36 === errors;
                                       } else {
                                         var valid0 = true;
                                       }
                                       if (valid0) {
                                         if (data.attempt !== void 0) {
-                                          let data18 = data.attempt;
-                                          const _errs52 = errors;
-                                          const _errs53 = errors;
-                                          if (!(typeof data18 == "number" && (!(data18 % 1) && !isNaN(data18)) && isFinite(data18))) {
-                                            validate21.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                            return false;
+                                          const _errs38 = errors;
+                                          if (!validate63(data.attempt, { instancePath: instancePath + "/attempt", parentData: data, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
+                                            vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                            errors = vErrors.length;
                                           }
-                                          if (errors === _errs53) {
-                                            if (typeof data18 == "number" && isFinite(data18)) {
-                                              if (data18 > 9007199254740991 || isNaN(data18)) {
-                                                validate21.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                return false;
-                                              } else {
-                                                if (data18 < 1 || isNaN(data18)) {
-                                                  validate21.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                  return false;
-                                                }
-                                              }
-                                            }
-                                          }
-                                          var valid0 = _errs52 === errors;
+                                          var valid0 = _errs38 === errors;
                                         } else {
                                           var valid0 = true;
                                         }
                                         if (valid0) {
                                           if (data.restarts !== void 0) {
                                             let data19 = data.restarts;
-                                            const _errs55 = errors;
-                                            if (errors === _errs55) {
+                                            const _errs39 = errors;
+                                            if (errors === _errs39) {
                                               if (Array.isArray(data19)) {
-                                                var valid13 = true;
+                                                var valid5 = true;
                                                 const len3 = data19.length;
                                                 for (let i1 = 0; i1 < len3; i1++) {
                                                   let data20 = data19[i1];
-                                                  const _errs57 = errors;
-                                                  if (errors === _errs57) {
+                                                  const _errs41 = errors;
+                                                  if (errors === _errs41) {
                                                     if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
                                                       let missing1;
                                                       if (data20.reason === void 0 && (missing1 = "reason") || data20.previous_step === void 0 && (missing1 = "previous_step") || data20.step === void 0 && (missing1 = "step")) {
-                                                        validate21.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                                                        validate53.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                                                         return false;
                                                       } else {
-                                                        const _errs59 = errors;
+                                                        const _errs43 = errors;
                                                         for (const key1 in data20) {
                                                           if (!(key1 === "reason" || key1 === "previous_step" || key1 === "step")) {
-                                                            validate21.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                                                            validate53.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
                                                             return false;
                                                             break;
                                                           }
                                                         }
-                                                        if (_errs59 === errors) {
+                                                        if (_errs43 === errors) {
                                                           if (data20.reason !== void 0) {
-                                                            const _errs60 = errors;
+                                                            const _errs44 = errors;
                                                             if (typeof data20.reason !== "string") {
-                                                              validate21.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/reason", schemaPath: "#/properties/restarts/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                              validate53.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/reason", schemaPath: "#/properties/restarts/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                                               return false;
                                                             }
-                                                            var valid14 = _errs60 === errors;
+                                                            var valid6 = _errs44 === errors;
                                                           } else {
-                                                            var valid14 = true;
+                                                            var valid6 = true;
                                                           }
-                                                          if (valid14) {
+                                                          if (valid6) {
                                                             if (data20.previous_step !== void 0) {
-                                                              let data22 = data20.previous_step;
-                                                              const _errs62 = errors;
-                                                              const _errs63 = errors;
-                                                              if (!(typeof data22 == "number" && (!(data22 % 1) && !isNaN(data22)) && isFinite(data22))) {
-                                                                validate21.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/previous_step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                return false;
+                                                              const _errs46 = errors;
+                                                              if (!validate56(data20.previous_step, { instancePath: instancePath + "/restarts/" + i1 + "/previous_step", parentData: data20, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                errors = vErrors.length;
                                                               }
-                                                              if (errors === _errs63) {
-                                                                if (typeof data22 == "number" && isFinite(data22)) {
-                                                                  if (data22 > 9007199254740991 || isNaN(data22)) {
-                                                                    validate21.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/previous_step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                                    return false;
-                                                                  } else {
-                                                                    if (data22 < 0 || isNaN(data22)) {
-                                                                      validate21.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/previous_step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                      return false;
-                                                                    }
-                                                                  }
-                                                                }
-                                                              }
-                                                              var valid14 = _errs62 === errors;
+                                                              var valid6 = _errs46 === errors;
                                                             } else {
-                                                              var valid14 = true;
+                                                              var valid6 = true;
                                                             }
-                                                            if (valid14) {
+                                                            if (valid6) {
                                                               if (data20.step !== void 0) {
-                                                                let data23 = data20.step;
-                                                                const _errs65 = errors;
-                                                                const _errs66 = errors;
-                                                                if (!(typeof data23 == "number" && (!(data23 % 1) && !isNaN(data23)) && isFinite(data23))) {
-                                                                  validate21.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                  return false;
+                                                                const _errs47 = errors;
+                                                                if (!validate56(data20.step, { instancePath: instancePath + "/restarts/" + i1 + "/step", parentData: data20, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                  vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                  errors = vErrors.length;
                                                                 }
-                                                                if (errors === _errs66) {
-                                                                  if (typeof data23 == "number" && isFinite(data23)) {
-                                                                    if (data23 > 9007199254740991 || isNaN(data23)) {
-                                                                      validate21.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                                      return false;
-                                                                    } else {
-                                                                      if (data23 < 0 || isNaN(data23)) {
-                                                                        validate21.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                        return false;
-                                                                      }
-                                                                    }
-                                                                  }
-                                                                }
-                                                                var valid14 = _errs65 === errors;
+                                                                var valid6 = _errs47 === errors;
                                                               } else {
-                                                                var valid14 = true;
+                                                                var valid6 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       }
                                                     } else {
-                                                      validate21.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                      validate53.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                       return false;
                                                     }
                                                   }
-                                                  var valid13 = _errs57 === errors;
-                                                  if (!valid13) {
+                                                  var valid5 = _errs41 === errors;
+                                                  if (!valid5) {
                                                     break;
                                                   }
                                                 }
                                               } else {
-                                                validate21.errors = [{ instancePath: instancePath + "/restarts", schemaPath: "#/properties/restarts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                validate53.errors = [{ instancePath: instancePath + "/restarts", schemaPath: "#/properties/restarts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                                 return false;
                                               }
                                             }
-                                            var valid0 = _errs55 === errors;
+                                            var valid0 = _errs39 === errors;
                                           } else {
                                             var valid0 = true;
                                           }
                                           if (valid0) {
                                             if (data.stop_requested !== void 0) {
-                                              const _errs68 = errors;
+                                              const _errs48 = errors;
                                               if (typeof data.stop_requested !== "boolean") {
-                                                validate21.errors = [{ instancePath: instancePath + "/stop_requested", schemaPath: "#/properties/stop_requested/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                                                validate53.errors = [{ instancePath: instancePath + "/stop_requested", schemaPath: "#/properties/stop_requested/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                                 return false;
                                               }
-                                              var valid0 = _errs68 === errors;
+                                              var valid0 = _errs48 === errors;
                                             } else {
                                               var valid0 = true;
                                             }
                                             if (valid0) {
                                               if (data.last_eval !== void 0) {
                                                 let data25 = data.last_eval;
-                                                const _errs70 = errors;
-                                                const _errs71 = errors;
-                                                let valid17 = false;
-                                                const _errs72 = errors;
-                                                if (errors === _errs72) {
+                                                const _errs50 = errors;
+                                                const _errs51 = errors;
+                                                let valid7 = false;
+                                                const _errs52 = errors;
+                                                if (errors === _errs52) {
                                                   if (data25 && typeof data25 == "object" && !Array.isArray(data25)) {
                                                     let missing2;
                                                     if (data25.step === void 0 && (missing2 = "step") || data25.epoch === void 0 && (missing2 = "epoch") || data25.split === void 0 && (missing2 = "split") || data25.metrics === void 0 && (missing2 = "metrics")) {
-                                                      const err10 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
+                                                      const err4 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
                                                       if (vErrors === null) {
-                                                        vErrors = [err10];
+                                                        vErrors = [err4];
                                                       } else {
-                                                        vErrors.push(err10);
+                                                        vErrors.push(err4);
                                                       }
                                                       errors++;
                                                     } else {
-                                                      const _errs74 = errors;
+                                                      const _errs54 = errors;
                                                       for (const key2 in data25) {
                                                         if (!(key2 === "step" || key2 === "epoch" || key2 === "split" || key2 === "metrics")) {
-                                                          const err11 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
+                                                          const err5 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err11];
+                                                            vErrors = [err5];
                                                           } else {
-                                                            vErrors.push(err11);
+                                                            vErrors.push(err5);
                                                           }
                                                           errors++;
                                                           break;
                                                         }
                                                       }
-                                                      if (_errs74 === errors) {
+                                                      if (_errs54 === errors) {
                                                         if (data25.step !== void 0) {
-                                                          let data26 = data25.step;
-                                                          const _errs75 = errors;
-                                                          const _errs76 = errors;
-                                                          if (!(typeof data26 == "number" && (!(data26 % 1) && !isNaN(data26)) && isFinite(data26))) {
-                                                            const err12 = { instancePath: instancePath + "/last_eval/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                                                          const _errs55 = errors;
+                                                          if (!validate56(data25.step, { instancePath: instancePath + "/last_eval/step", parentData: data25, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                            vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                            errors = vErrors.length;
+                                                          }
+                                                          var valid8 = _errs55 === errors;
+                                                        } else {
+                                                          var valid8 = true;
+                                                        }
+                                                        if (valid8) {
+                                                          if (data25.epoch !== void 0) {
+                                                            let data27 = data25.epoch;
+                                                            const _errs56 = errors;
+                                                            if (!(typeof data27 == "number" && isFinite(data27)) && data27 !== null) {
+                                                              const err6 = { instancePath: instancePath + "/last_eval/epoch", schemaPath: "#/properties/last_eval/anyOf/0/properties/epoch/type", keyword: "type", params: { type: schema20.properties.last_eval.anyOf[0].properties.epoch.type }, message: "must be number,null" };
+                                                              if (vErrors === null) {
+                                                                vErrors = [err6];
+                                                              } else {
+                                                                vErrors.push(err6);
+                                                              }
+                                                              errors++;
+                                                            }
+                                                            var valid8 = _errs56 === errors;
+                                                          } else {
+                                                            var valid8 = true;
+                                                          }
+                                                          if (valid8) {
+                                                            if (data25.split !== void 0) {
+                                                              const _errs58 = errors;
+                                                              if (typeof data25.split !== "string") {
+                                                                const err7 = { instancePath: instancePath + "/last_eval/split", schemaPath: "#/properties/last_eval/anyOf/0/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err7];
+                                                                } else {
+                                                                  vErrors.push(err7);
+                                                                }
+                                                                errors++;
+                                                              }
+                                                              var valid8 = _errs58 === errors;
+                                                            } else {
+                                                              var valid8 = true;
+                                                            }
+                                                            if (valid8) {
+                                                              if (data25.metrics !== void 0) {
+                                                                const _errs60 = errors;
+                                                                if (!validate68(data25.metrics, { instancePath: instancePath + "/last_eval/metrics", parentData: data25, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                                                                  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+                                                                  errors = vErrors.length;
+                                                                }
+                                                                var valid8 = _errs60 === errors;
+                                                              } else {
+                                                                var valid8 = true;
+                                                              }
+                                                            }
+                                                          }
+                                                        }
+                                                      }
+                                                    }
+                                                  } else {
+                                                    const err8 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                    if (vErrors === null) {
+                                                      vErrors = [err8];
+                                                    } else {
+                                                      vErrors.push(err8);
+                                                    }
+                                                    errors++;
+                                                  }
+                                                }
+                                                var _valid2 = _errs52 === errors;
+                                                valid7 = valid7 || _valid2;
+                                                const _errs61 = errors;
+                                                if (data25 !== null) {
+                                                  const err9 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  if (vErrors === null) {
+                                                    vErrors = [err9];
+                                                  } else {
+                                                    vErrors.push(err9);
+                                                  }
+                                                  errors++;
+                                                }
+                                                var _valid2 = _errs61 === errors;
+                                                valid7 = valid7 || _valid2;
+                                                if (!valid7) {
+                                                  const err10 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  if (vErrors === null) {
+                                                    vErrors = [err10];
+                                                  } else {
+                                                    vErrors.push(err10);
+                                                  }
+                                                  errors++;
+                                                  validate53.errors = vErrors;
+                                                  return false;
+                                                } else {
+                                                  errors = _errs51;
+                                                  if (vErrors !== null) {
+                                                    if (_errs51) {
+                                                      vErrors.length = _errs51;
+                                                    } else {
+                                                      vErrors = null;
+                                                    }
+                                                  }
+                                                }
+                                                var valid0 = _errs50 === errors;
+                                              } else {
+                                                var valid0 = true;
+                                              }
+                                              if (valid0) {
+                                                if (data.last_checkpoint !== void 0) {
+                                                  let data30 = data.last_checkpoint;
+                                                  const _errs63 = errors;
+                                                  const _errs64 = errors;
+                                                  let valid9 = false;
+                                                  const _errs65 = errors;
+                                                  if (errors === _errs65) {
+                                                    if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
+                                                      let missing3;
+                                                      if (data30.step === void 0 && (missing3 = "step") || data30.path === void 0 && (missing3 = "path") || data30.reason === void 0 && (missing3 = "reason")) {
+                                                        const err11 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err11];
+                                                        } else {
+                                                          vErrors.push(err11);
+                                                        }
+                                                        errors++;
+                                                      } else {
+                                                        const _errs67 = errors;
+                                                        for (const key3 in data30) {
+                                                          if (!(key3 === "step" || key3 === "path" || key3 === "reason")) {
+                                                            const err12 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
                                                             if (vErrors === null) {
                                                               vErrors = [err12];
                                                             } else {
                                                               vErrors.push(err12);
                                                             }
                                                             errors++;
+                                                            break;
                                                           }
-                                                          if (errors === _errs76) {
-                                                            if (typeof data26 == "number" && isFinite(data26)) {
-                                                              if (data26 > 9007199254740991 || isNaN(data26)) {
-                                                                const err13 = { instancePath: instancePath + "/last_eval/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                                                        }
+                                                        if (_errs67 === errors) {
+                                                          if (data30.step !== void 0) {
+                                                            const _errs68 = errors;
+                                                            if (!validate56(data30.step, { instancePath: instancePath + "/last_checkpoint/step", parentData: data30, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                              vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                              errors = vErrors.length;
+                                                            }
+                                                            var valid10 = _errs68 === errors;
+                                                          } else {
+                                                            var valid10 = true;
+                                                          }
+                                                          if (valid10) {
+                                                            if (data30.path !== void 0) {
+                                                              const _errs69 = errors;
+                                                              if (typeof data30.path !== "string") {
+                                                                const err13 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                 if (vErrors === null) {
                                                                   vErrors = [err13];
                                                                 } else {
                                                                   vErrors.push(err13);
                                                                 }
                                                                 errors++;
-                                                              } else {
-                                                                if (data26 < 0 || isNaN(data26)) {
-                                                                  const err14 = { instancePath: instancePath + "/last_eval/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                                                              }
+                                                              var valid10 = _errs69 === errors;
+                                                            } else {
+                                                              var valid10 = true;
+                                                            }
+                                                            if (valid10) {
+                                                              if (data30.reason !== void 0) {
+                                                                const _errs71 = errors;
+                                                                if (typeof data30.reason !== "string") {
+                                                                  const err14 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                   if (vErrors === null) {
                                                                     vErrors = [err14];
                                                                   } else {
@@ -820,652 +922,338 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
                                                                   }
                                                                   errors++;
                                                                 }
-                                                              }
-                                                            }
-                                                          }
-                                                          var valid18 = _errs75 === errors;
-                                                        } else {
-                                                          var valid18 = true;
-                                                        }
-                                                        if (valid18) {
-                                                          if (data25.epoch !== void 0) {
-                                                            let data27 = data25.epoch;
-                                                            const _errs78 = errors;
-                                                            if (!(typeof data27 == "number" && isFinite(data27)) && data27 !== null) {
-                                                              const err15 = { instancePath: instancePath + "/last_eval/epoch", schemaPath: "#/properties/last_eval/anyOf/0/properties/epoch/type", keyword: "type", params: { type: schema32.properties.last_eval.anyOf[0].properties.epoch.type }, message: "must be number,null" };
-                                                              if (vErrors === null) {
-                                                                vErrors = [err15];
+                                                                var valid10 = _errs71 === errors;
                                                               } else {
-                                                                vErrors.push(err15);
-                                                              }
-                                                              errors++;
-                                                            }
-                                                            var valid18 = _errs78 === errors;
-                                                          } else {
-                                                            var valid18 = true;
-                                                          }
-                                                          if (valid18) {
-                                                            if (data25.split !== void 0) {
-                                                              const _errs80 = errors;
-                                                              if (typeof data25.split !== "string") {
-                                                                const err16 = { instancePath: instancePath + "/last_eval/split", schemaPath: "#/properties/last_eval/anyOf/0/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err16];
-                                                                } else {
-                                                                  vErrors.push(err16);
-                                                                }
-                                                                errors++;
-                                                              }
-                                                              var valid18 = _errs80 === errors;
-                                                            } else {
-                                                              var valid18 = true;
-                                                            }
-                                                            if (valid18) {
-                                                              if (data25.metrics !== void 0) {
-                                                                let data29 = data25.metrics;
-                                                                const _errs82 = errors;
-                                                                const _errs83 = errors;
-                                                                if (errors === _errs83) {
-                                                                  if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
-                                                                    for (const key3 in data29) {
-                                                                      const _errs85 = errors;
-                                                                      if (typeof key3 === "string") {
-                                                                        if (func2(key3) > 256) {
-                                                                          const err17 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/propertyNames/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters", propertyName: key3 };
-                                                                          if (vErrors === null) {
-                                                                            vErrors = [err17];
-                                                                          } else {
-                                                                            vErrors.push(err17);
-                                                                          }
-                                                                          errors++;
-                                                                        } else {
-                                                                          if (func2(key3) < 1) {
-                                                                            const err18 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/propertyNames/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters", propertyName: key3 };
-                                                                            if (vErrors === null) {
-                                                                              vErrors = [err18];
-                                                                            } else {
-                                                                              vErrors.push(err18);
-                                                                            }
-                                                                            errors++;
-                                                                          }
-                                                                        }
-                                                                      }
-                                                                      var valid21 = _errs85 === errors;
-                                                                      if (!valid21) {
-                                                                        const err19 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/propertyNames", keyword: "propertyNames", params: { propertyName: key3 }, message: "property name must be valid" };
-                                                                        if (vErrors === null) {
-                                                                          vErrors = [err19];
-                                                                        } else {
-                                                                          vErrors.push(err19);
-                                                                        }
-                                                                        errors++;
-                                                                        break;
-                                                                      }
-                                                                    }
-                                                                    if (valid21) {
-                                                                      for (const key4 in data29) {
-                                                                        let data30 = data29[key4];
-                                                                        const _errs87 = errors;
-                                                                        if (!(typeof data30 == "number" && isFinite(data30)) && data30 !== null) {
-                                                                          const err20 = { instancePath: instancePath + "/last_eval/metrics/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema44.additionalProperties.type }, message: "must be number,null" };
-                                                                          if (vErrors === null) {
-                                                                            vErrors = [err20];
-                                                                          } else {
-                                                                            vErrors.push(err20);
-                                                                          }
-                                                                          errors++;
-                                                                        }
-                                                                        var valid22 = _errs87 === errors;
-                                                                        if (!valid22) {
-                                                                          break;
-                                                                        }
-                                                                      }
-                                                                    }
-                                                                  } else {
-                                                                    const err21 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                                    if (vErrors === null) {
-                                                                      vErrors = [err21];
-                                                                    } else {
-                                                                      vErrors.push(err21);
-                                                                    }
-                                                                    errors++;
-                                                                  }
-                                                                }
-                                                                var valid18 = _errs82 === errors;
-                                                              } else {
-                                                                var valid18 = true;
-                                                              }
-                                                            }
-                                                          }
-                                                        }
-                                                      }
-                                                    }
-                                                  } else {
-                                                    const err22 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                    if (vErrors === null) {
-                                                      vErrors = [err22];
-                                                    } else {
-                                                      vErrors.push(err22);
-                                                    }
-                                                    errors++;
-                                                  }
-                                                }
-                                                var _valid2 = _errs72 === errors;
-                                                valid17 = valid17 || _valid2;
-                                                const _errs89 = errors;
-                                                if (data25 !== null) {
-                                                  const err23 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
-                                                  if (vErrors === null) {
-                                                    vErrors = [err23];
-                                                  } else {
-                                                    vErrors.push(err23);
-                                                  }
-                                                  errors++;
-                                                }
-                                                var _valid2 = _errs89 === errors;
-                                                valid17 = valid17 || _valid2;
-                                                if (!valid17) {
-                                                  const err24 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                  if (vErrors === null) {
-                                                    vErrors = [err24];
-                                                  } else {
-                                                    vErrors.push(err24);
-                                                  }
-                                                  errors++;
-                                                  validate21.errors = vErrors;
-                                                  return false;
-                                                } else {
-                                                  errors = _errs71;
-                                                  if (vErrors !== null) {
-                                                    if (_errs71) {
-                                                      vErrors.length = _errs71;
-                                                    } else {
-                                                      vErrors = null;
-                                                    }
-                                                  }
-                                                }
-                                                var valid0 = _errs70 === errors;
-                                              } else {
-                                                var valid0 = true;
-                                              }
-                                              if (valid0) {
-                                                if (data.last_checkpoint !== void 0) {
-                                                  let data31 = data.last_checkpoint;
-                                                  const _errs91 = errors;
-                                                  const _errs92 = errors;
-                                                  let valid23 = false;
-                                                  const _errs93 = errors;
-                                                  if (errors === _errs93) {
-                                                    if (data31 && typeof data31 == "object" && !Array.isArray(data31)) {
-                                                      let missing3;
-                                                      if (data31.step === void 0 && (missing3 = "step") || data31.path === void 0 && (missing3 = "path") || data31.reason === void 0 && (missing3 = "reason")) {
-                                                        const err25 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" };
-                                                        if (vErrors === null) {
-                                                          vErrors = [err25];
-                                                        } else {
-                                                          vErrors.push(err25);
-                                                        }
-                                                        errors++;
-                                                      } else {
-                                                        const _errs95 = errors;
-                                                        for (const key5 in data31) {
-                                                          if (!(key5 === "step" || key5 === "path" || key5 === "reason")) {
-                                                            const err26 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
-                                                            if (vErrors === null) {
-                                                              vErrors = [err26];
-                                                            } else {
-                                                              vErrors.push(err26);
-                                                            }
-                                                            errors++;
-                                                            break;
-                                                          }
-                                                        }
-                                                        if (_errs95 === errors) {
-                                                          if (data31.step !== void 0) {
-                                                            let data32 = data31.step;
-                                                            const _errs96 = errors;
-                                                            const _errs97 = errors;
-                                                            if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)) && isFinite(data32))) {
-                                                              const err27 = { instancePath: instancePath + "/last_checkpoint/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                                              if (vErrors === null) {
-                                                                vErrors = [err27];
-                                                              } else {
-                                                                vErrors.push(err27);
-                                                              }
-                                                              errors++;
-                                                            }
-                                                            if (errors === _errs97) {
-                                                              if (typeof data32 == "number" && isFinite(data32)) {
-                                                                if (data32 > 9007199254740991 || isNaN(data32)) {
-                                                                  const err28 = { instancePath: instancePath + "/last_checkpoint/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                                                  if (vErrors === null) {
-                                                                    vErrors = [err28];
-                                                                  } else {
-                                                                    vErrors.push(err28);
-                                                                  }
-                                                                  errors++;
-                                                                } else {
-                                                                  if (data32 < 0 || isNaN(data32)) {
-                                                                    const err29 = { instancePath: instancePath + "/last_checkpoint/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                                                    if (vErrors === null) {
-                                                                      vErrors = [err29];
-                                                                    } else {
-                                                                      vErrors.push(err29);
-                                                                    }
-                                                                    errors++;
-                                                                  }
-                                                                }
-                                                              }
-                                                            }
-                                                            var valid24 = _errs96 === errors;
-                                                          } else {
-                                                            var valid24 = true;
-                                                          }
-                                                          if (valid24) {
-                                                            if (data31.path !== void 0) {
-                                                              const _errs99 = errors;
-                                                              if (typeof data31.path !== "string") {
-                                                                const err30 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err30];
-                                                                } else {
-                                                                  vErrors.push(err30);
-                                                                }
-                                                                errors++;
-                                                              }
-                                                              var valid24 = _errs99 === errors;
-                                                            } else {
-                                                              var valid24 = true;
-                                                            }
-                                                            if (valid24) {
-                                                              if (data31.reason !== void 0) {
-                                                                const _errs101 = errors;
-                                                                if (typeof data31.reason !== "string") {
-                                                                  const err31 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                  if (vErrors === null) {
-                                                                    vErrors = [err31];
-                                                                  } else {
-                                                                    vErrors.push(err31);
-                                                                  }
-                                                                  errors++;
-                                                                }
-                                                                var valid24 = _errs101 === errors;
-                                                              } else {
-                                                                var valid24 = true;
+                                                                var valid10 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       }
                                                     } else {
-                                                      const err32 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                      const err15 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                       if (vErrors === null) {
-                                                        vErrors = [err32];
+                                                        vErrors = [err15];
                                                       } else {
-                                                        vErrors.push(err32);
+                                                        vErrors.push(err15);
                                                       }
                                                       errors++;
                                                     }
                                                   }
-                                                  var _valid3 = _errs93 === errors;
-                                                  valid23 = valid23 || _valid3;
-                                                  const _errs103 = errors;
-                                                  if (data31 !== null) {
-                                                    const err33 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  var _valid3 = _errs65 === errors;
+                                                  valid9 = valid9 || _valid3;
+                                                  const _errs73 = errors;
+                                                  if (data30 !== null) {
+                                                    const err16 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err33];
+                                                      vErrors = [err16];
                                                     } else {
-                                                      vErrors.push(err33);
+                                                      vErrors.push(err16);
                                                     }
                                                     errors++;
                                                   }
-                                                  var _valid3 = _errs103 === errors;
-                                                  valid23 = valid23 || _valid3;
-                                                  if (!valid23) {
-                                                    const err34 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  var _valid3 = _errs73 === errors;
+                                                  valid9 = valid9 || _valid3;
+                                                  if (!valid9) {
+                                                    const err17 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err34];
+                                                      vErrors = [err17];
                                                     } else {
-                                                      vErrors.push(err34);
+                                                      vErrors.push(err17);
                                                     }
                                                     errors++;
-                                                    validate21.errors = vErrors;
+                                                    validate53.errors = vErrors;
                                                     return false;
                                                   } else {
-                                                    errors = _errs92;
+                                                    errors = _errs64;
                                                     if (vErrors !== null) {
-                                                      if (_errs92) {
-                                                        vErrors.length = _errs92;
+                                                      if (_errs64) {
+                                                        vErrors.length = _errs64;
                                                       } else {
                                                         vErrors = null;
                                                       }
                                                     }
                                                   }
-                                                  var valid0 = _errs91 === errors;
+                                                  var valid0 = _errs63 === errors;
                                                 } else {
                                                   var valid0 = true;
                                                 }
                                                 if (valid0) {
                                                   if (data.trials !== void 0) {
-                                                    let data35 = data.trials;
-                                                    const _errs105 = errors;
-                                                    if (errors === _errs105) {
-                                                      if (data35 && typeof data35 == "object" && !Array.isArray(data35)) {
+                                                    let data34 = data.trials;
+                                                    const _errs75 = errors;
+                                                    if (errors === _errs75) {
+                                                      if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
                                                         let missing4;
-                                                        if (data35.count === void 0 && (missing4 = "count") || data35.best === void 0 && (missing4 = "best")) {
-                                                          validate21.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                                        if (data34.count === void 0 && (missing4 = "count") || data34.best === void 0 && (missing4 = "best")) {
+                                                          validate53.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
                                                           return false;
                                                         } else {
-                                                          const _errs107 = errors;
-                                                          for (const key6 in data35) {
-                                                            if (!(key6 === "count" || key6 === "best")) {
-                                                              validate21.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" }];
+                                                          const _errs77 = errors;
+                                                          for (const key4 in data34) {
+                                                            if (!(key4 === "count" || key4 === "best")) {
+                                                              validate53.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
                                                               return false;
                                                               break;
                                                             }
                                                           }
-                                                          if (_errs107 === errors) {
-                                                            if (data35.count !== void 0) {
-                                                              let data36 = data35.count;
-                                                              const _errs108 = errors;
-                                                              const _errs109 = errors;
-                                                              if (!(typeof data36 == "number" && (!(data36 % 1) && !isNaN(data36)) && isFinite(data36))) {
-                                                                validate21.errors = [{ instancePath: instancePath + "/trials/count", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                return false;
+                                                          if (_errs77 === errors) {
+                                                            if (data34.count !== void 0) {
+                                                              const _errs78 = errors;
+                                                              if (!validate56(data34.count, { instancePath: instancePath + "/trials/count", parentData: data34, parentDataProperty: "count", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                errors = vErrors.length;
                                                               }
-                                                              if (errors === _errs109) {
-                                                                if (typeof data36 == "number" && isFinite(data36)) {
-                                                                  if (data36 > 9007199254740991 || isNaN(data36)) {
-                                                                    validate21.errors = [{ instancePath: instancePath + "/trials/count", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                                    return false;
-                                                                  } else {
-                                                                    if (data36 < 0 || isNaN(data36)) {
-                                                                      validate21.errors = [{ instancePath: instancePath + "/trials/count", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                      return false;
-                                                                    }
-                                                                  }
-                                                                }
-                                                              }
-                                                              var valid26 = _errs108 === errors;
+                                                              var valid11 = _errs78 === errors;
                                                             } else {
-                                                              var valid26 = true;
+                                                              var valid11 = true;
                                                             }
-                                                            if (valid26) {
-                                                              if (data35.best !== void 0) {
-                                                                let data37 = data35.best;
-                                                                const _errs111 = errors;
-                                                                const _errs112 = errors;
-                                                                let valid28 = false;
-                                                                const _errs113 = errors;
-                                                                if (errors === _errs113) {
-                                                                  if (data37 && typeof data37 == "object" && !Array.isArray(data37)) {
+                                                            if (valid11) {
+                                                              if (data34.best !== void 0) {
+                                                                let data36 = data34.best;
+                                                                const _errs79 = errors;
+                                                                const _errs80 = errors;
+                                                                let valid12 = false;
+                                                                const _errs81 = errors;
+                                                                if (errors === _errs81) {
+                                                                  if (data36 && typeof data36 == "object" && !Array.isArray(data36)) {
                                                                     let missing5;
-                                                                    if (data37.trial === void 0 && (missing5 = "trial") || data37.metric === void 0 && (missing5 = "metric") || data37.value === void 0 && (missing5 = "value")) {
-                                                                      const err35 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" };
+                                                                    if (data36.trial === void 0 && (missing5 = "trial") || data36.metric === void 0 && (missing5 = "metric") || data36.value === void 0 && (missing5 = "value")) {
+                                                                      const err18 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" };
                                                                       if (vErrors === null) {
-                                                                        vErrors = [err35];
+                                                                        vErrors = [err18];
                                                                       } else {
-                                                                        vErrors.push(err35);
+                                                                        vErrors.push(err18);
                                                                       }
                                                                       errors++;
                                                                     } else {
-                                                                      const _errs115 = errors;
-                                                                      for (const key7 in data37) {
-                                                                        if (!(key7 === "trial" || key7 === "metric" || key7 === "value")) {
-                                                                          const err36 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                                                                      const _errs83 = errors;
+                                                                      for (const key5 in data36) {
+                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value")) {
+                                                                          const err19 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                                                                           if (vErrors === null) {
-                                                                            vErrors = [err36];
+                                                                            vErrors = [err19];
                                                                           } else {
-                                                                            vErrors.push(err36);
+                                                                            vErrors.push(err19);
                                                                           }
                                                                           errors++;
                                                                           break;
                                                                         }
                                                                       }
-                                                                      if (_errs115 === errors) {
-                                                                        if (data37.trial !== void 0) {
-                                                                          let data38 = data37.trial;
-                                                                          const _errs116 = errors;
-                                                                          const _errs117 = errors;
-                                                                          if (!(typeof data38 == "number" && (!(data38 % 1) && !isNaN(data38)) && isFinite(data38))) {
-                                                                            const err37 = { instancePath: instancePath + "/trials/best/trial", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                                                            if (vErrors === null) {
-                                                                              vErrors = [err37];
-                                                                            } else {
-                                                                              vErrors.push(err37);
-                                                                            }
-                                                                            errors++;
+                                                                      if (_errs83 === errors) {
+                                                                        if (data36.trial !== void 0) {
+                                                                          const _errs84 = errors;
+                                                                          if (!validate56(data36.trial, { instancePath: instancePath + "/trials/best/trial", parentData: data36, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                            vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                            errors = vErrors.length;
                                                                           }
-                                                                          if (errors === _errs117) {
-                                                                            if (typeof data38 == "number" && isFinite(data38)) {
-                                                                              if (data38 > 9007199254740991 || isNaN(data38)) {
-                                                                                const err38 = { instancePath: instancePath + "/trials/best/trial", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                                                                if (vErrors === null) {
-                                                                                  vErrors = [err38];
-                                                                                } else {
-                                                                                  vErrors.push(err38);
-                                                                                }
-                                                                                errors++;
-                                                                              } else {
-                                                                                if (data38 < 0 || isNaN(data38)) {
-                                                                                  const err39 = { instancePath: instancePath + "/trials/best/trial", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                                                                  if (vErrors === null) {
-                                                                                    vErrors = [err39];
-                                                                                  } else {
-                                                                                    vErrors.push(err39);
-                                                                                  }
-                                                                                  errors++;
-                                                                                }
-                                                                              }
-                                                                            }
-                                                                          }
-                                                                          var valid29 = _errs116 === errors;
+                                                                          var valid13 = _errs84 === errors;
                                                                         } else {
-                                                                          var valid29 = true;
+                                                                          var valid13 = true;
                                                                         }
-                                                                        if (valid29) {
-                                                                          if (data37.metric !== void 0) {
-                                                                            const _errs119 = errors;
-                                                                            if (typeof data37.metric !== "string") {
-                                                                              const err40 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                        if (valid13) {
+                                                                          if (data36.metric !== void 0) {
+                                                                            const _errs85 = errors;
+                                                                            if (typeof data36.metric !== "string") {
+                                                                              const err20 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                               if (vErrors === null) {
-                                                                                vErrors = [err40];
+                                                                                vErrors = [err20];
                                                                               } else {
-                                                                                vErrors.push(err40);
+                                                                                vErrors.push(err20);
                                                                               }
                                                                               errors++;
                                                                             }
-                                                                            var valid29 = _errs119 === errors;
+                                                                            var valid13 = _errs85 === errors;
                                                                           } else {
-                                                                            var valid29 = true;
+                                                                            var valid13 = true;
                                                                           }
-                                                                          if (valid29) {
-                                                                            if (data37.value !== void 0) {
-                                                                              let data40 = data37.value;
-                                                                              const _errs121 = errors;
-                                                                              if (!(typeof data40 == "number" && isFinite(data40)) && data40 !== null) {
-                                                                                const err41 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema32.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
+                                                                          if (valid13) {
+                                                                            if (data36.value !== void 0) {
+                                                                              let data39 = data36.value;
+                                                                              const _errs87 = errors;
+                                                                              if (!(typeof data39 == "number" && isFinite(data39)) && data39 !== null) {
+                                                                                const err21 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema20.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
                                                                                 if (vErrors === null) {
-                                                                                  vErrors = [err41];
+                                                                                  vErrors = [err21];
                                                                                 } else {
-                                                                                  vErrors.push(err41);
+                                                                                  vErrors.push(err21);
                                                                                 }
                                                                                 errors++;
                                                                               }
-                                                                              var valid29 = _errs121 === errors;
+                                                                              var valid13 = _errs87 === errors;
                                                                             } else {
-                                                                              var valid29 = true;
+                                                                              var valid13 = true;
                                                                             }
                                                                           }
                                                                         }
                                                                       }
                                                                     }
                                                                   } else {
-                                                                    const err42 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                    const err22 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err42];
+                                                                      vErrors = [err22];
                                                                     } else {
-                                                                      vErrors.push(err42);
+                                                                      vErrors.push(err22);
                                                                     }
                                                                     errors++;
                                                                   }
                                                                 }
-                                                                var _valid4 = _errs113 === errors;
-                                                                valid28 = valid28 || _valid4;
-                                                                const _errs123 = errors;
-                                                                if (data37 !== null) {
-                                                                  const err43 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                var _valid4 = _errs81 === errors;
+                                                                valid12 = valid12 || _valid4;
+                                                                const _errs89 = errors;
+                                                                if (data36 !== null) {
+                                                                  const err23 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err43];
+                                                                    vErrors = [err23];
                                                                   } else {
-                                                                    vErrors.push(err43);
+                                                                    vErrors.push(err23);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid4 = _errs123 === errors;
-                                                                valid28 = valid28 || _valid4;
-                                                                if (!valid28) {
-                                                                  const err44 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                var _valid4 = _errs89 === errors;
+                                                                valid12 = valid12 || _valid4;
+                                                                if (!valid12) {
+                                                                  const err24 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err44];
+                                                                    vErrors = [err24];
                                                                   } else {
-                                                                    vErrors.push(err44);
+                                                                    vErrors.push(err24);
                                                                   }
                                                                   errors++;
-                                                                  validate21.errors = vErrors;
+                                                                  validate53.errors = vErrors;
                                                                   return false;
                                                                 } else {
-                                                                  errors = _errs112;
+                                                                  errors = _errs80;
                                                                   if (vErrors !== null) {
-                                                                    if (_errs112) {
-                                                                      vErrors.length = _errs112;
+                                                                    if (_errs80) {
+                                                                      vErrors.length = _errs80;
                                                                     } else {
                                                                       vErrors = null;
                                                                     }
                                                                   }
                                                                 }
-                                                                var valid26 = _errs111 === errors;
+                                                                var valid11 = _errs79 === errors;
                                                               } else {
-                                                                var valid26 = true;
+                                                                var valid11 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       } else {
-                                                        validate21.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                        validate53.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                         return false;
                                                       }
                                                     }
-                                                    var valid0 = _errs105 === errors;
+                                                    var valid0 = _errs75 === errors;
                                                   } else {
                                                     var valid0 = true;
                                                   }
                                                   if (valid0) {
                                                     if (data.stage !== void 0) {
-                                                      let data41 = data.stage;
-                                                      const _errs125 = errors;
-                                                      const _errs126 = errors;
-                                                      let valid31 = false;
-                                                      const _errs127 = errors;
-                                                      if (!validate22(data41, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
-                                                        vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+                                                      let data40 = data.stage;
+                                                      const _errs91 = errors;
+                                                      const _errs92 = errors;
+                                                      let valid14 = false;
+                                                      const _errs93 = errors;
+                                                      if (!validate73(data40, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
+                                                        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
                                                         errors = vErrors.length;
                                                       }
-                                                      var _valid5 = _errs127 === errors;
-                                                      valid31 = valid31 || _valid5;
+                                                      var _valid5 = _errs93 === errors;
+                                                      valid14 = valid14 || _valid5;
                                                       if (_valid5) {
                                                         var props3 = {};
                                                         props3.name = true;
                                                         props3.index = true;
                                                         props3.count = true;
                                                       }
-                                                      const _errs128 = errors;
-                                                      if (data41 !== null) {
-                                                        const err45 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                      const _errs94 = errors;
+                                                      if (data40 !== null) {
+                                                        const err25 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err45];
+                                                          vErrors = [err25];
                                                         } else {
-                                                          vErrors.push(err45);
+                                                          vErrors.push(err25);
                                                         }
                                                         errors++;
                                                       }
-                                                      var _valid5 = _errs128 === errors;
-                                                      valid31 = valid31 || _valid5;
-                                                      if (!valid31) {
-                                                        const err46 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                      var _valid5 = _errs94 === errors;
+                                                      valid14 = valid14 || _valid5;
+                                                      if (!valid14) {
+                                                        const err26 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err46];
+                                                          vErrors = [err26];
                                                         } else {
-                                                          vErrors.push(err46);
+                                                          vErrors.push(err26);
                                                         }
                                                         errors++;
-                                                        validate21.errors = vErrors;
+                                                        validate53.errors = vErrors;
                                                         return false;
                                                       } else {
-                                                        errors = _errs126;
+                                                        errors = _errs92;
                                                         if (vErrors !== null) {
-                                                          if (_errs126) {
-                                                            vErrors.length = _errs126;
+                                                          if (_errs92) {
+                                                            vErrors.length = _errs92;
                                                           } else {
                                                             vErrors = null;
                                                           }
                                                         }
                                                       }
-                                                      var valid0 = _errs125 === errors;
+                                                      var valid0 = _errs91 === errors;
                                                     } else {
                                                       var valid0 = true;
                                                     }
                                                     if (valid0) {
                                                       if (data.finished !== void 0) {
-                                                        let data42 = data.finished;
-                                                        const _errs130 = errors;
-                                                        const _errs131 = errors;
-                                                        let valid32 = false;
-                                                        const _errs132 = errors;
-                                                        if (!(data42 && typeof data42 == "object" && !Array.isArray(data42))) {
-                                                          const err47 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                        let data41 = data.finished;
+                                                        const _errs96 = errors;
+                                                        const _errs97 = errors;
+                                                        let valid15 = false;
+                                                        const _errs98 = errors;
+                                                        if (!(data41 && typeof data41 == "object" && !Array.isArray(data41))) {
+                                                          const err27 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err47];
+                                                            vErrors = [err27];
                                                           } else {
-                                                            vErrors.push(err47);
+                                                            vErrors.push(err27);
                                                           }
                                                           errors++;
                                                         }
-                                                        var _valid6 = _errs132 === errors;
-                                                        valid32 = valid32 || _valid6;
-                                                        const _errs134 = errors;
-                                                        if (data42 !== null) {
-                                                          const err48 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        var _valid6 = _errs98 === errors;
+                                                        valid15 = valid15 || _valid6;
+                                                        const _errs100 = errors;
+                                                        if (data41 !== null) {
+                                                          const err28 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err48];
+                                                            vErrors = [err28];
                                                           } else {
-                                                            vErrors.push(err48);
+                                                            vErrors.push(err28);
                                                           }
                                                           errors++;
                                                         }
-                                                        var _valid6 = _errs134 === errors;
-                                                        valid32 = valid32 || _valid6;
-                                                        if (!valid32) {
-                                                          const err49 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                        var _valid6 = _errs100 === errors;
+                                                        valid15 = valid15 || _valid6;
+                                                        if (!valid15) {
+                                                          const err29 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err49];
+                                                            vErrors = [err29];
                                                           } else {
-                                                            vErrors.push(err49);
+                                                            vErrors.push(err29);
                                                           }
                                                           errors++;
-                                                          validate21.errors = vErrors;
+                                                          validate53.errors = vErrors;
                                                           return false;
                                                         } else {
-                                                          errors = _errs131;
+                                                          errors = _errs97;
                                                           if (vErrors !== null) {
-                                                            if (_errs131) {
-                                                              vErrors.length = _errs131;
+                                                            if (_errs97) {
+                                                              vErrors.length = _errs97;
                                                             } else {
                                                               vErrors = null;
                                                             }
                                                           }
                                                         }
-                                                        var valid0 = _errs130 === errors;
+                                                        var valid0 = _errs96 === errors;
                                                       } else {
                                                         var valid0 = true;
                                                       }
@@ -1494,19 +1282,19 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate21.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate53.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate21.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
 }
-validate21.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var schema55 = { "title": "Diagnostic", "description": "A problem with one line of the stream.", "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal", "description": "The line's number, counting every `\\n`-terminated line from 1, blank ones included." }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"], "description": "What is wrong. `seq_gap` lines are still applied; every other code means the line was skipped." }, "message": { "type": "string", "description": "A readable explanation with the start of the offending text; wording differs between readers." } } };
-function validate25(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate53.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var schema26 = { "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal" }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"] }, "message": { "type": "string" } } };
+function validate82(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate25.evaluated;
+  const evaluated0 = validate82.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1517,38 +1305,23 @@ function validate25(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.line === void 0 && (missing0 = "line") || data.code === void 0 && (missing0 = "code") || data.message === void 0 && (missing0 = "message")) {
-        validate25.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate82.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "line" || key0 === "code" || key0 === "message")) {
-            validate25.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate82.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
         }
         if (_errs1 === errors) {
           if (data.line !== void 0) {
-            let data0 = data.line;
             const _errs2 = errors;
-            const _errs3 = errors;
-            if (!(typeof data0 == "number" && (!(data0 % 1) && !isNaN(data0)) && isFinite(data0))) {
-              validate25.errors = [{ instancePath: instancePath + "/line", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-              return false;
-            }
-            if (errors === _errs3) {
-              if (typeof data0 == "number" && isFinite(data0)) {
-                if (data0 > 9007199254740991 || isNaN(data0)) {
-                  validate25.errors = [{ instancePath: instancePath + "/line", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                  return false;
-                } else {
-                  if (data0 < 1 || isNaN(data0)) {
-                    validate25.errors = [{ instancePath: instancePath + "/line", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                    return false;
-                  }
-                }
-              }
+            if (!validate63(data.line, { instancePath: instancePath + "/line", parentData: data, parentDataProperty: "line", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+              errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
           } else {
@@ -1557,23 +1330,23 @@ function validate25(data, { instancePath = "", parentData, parentDataProperty, r
           if (valid0) {
             if (data.code !== void 0) {
               let data1 = data.code;
-              const _errs5 = errors;
+              const _errs3 = errors;
               if (!(data1 === "invalid_utf8" || data1 === "invalid_json" || data1 === "schema_violation" || data1 === "unsupported_version" || data1 === "line_too_long" || data1 === "seq_gap" || data1 === "seq_not_increasing" || data1 === "after_finished")) {
-                validate25.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema55.properties.code.enum }, message: "must be equal to one of the allowed values" }];
+                validate82.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema26.properties.code.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
-              var valid0 = _errs5 === errors;
+              var valid0 = _errs3 === errors;
             } else {
               var valid0 = true;
             }
             if (valid0) {
               if (data.message !== void 0) {
-                const _errs6 = errors;
+                const _errs4 = errors;
                 if (typeof data.message !== "string") {
-                  validate25.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  validate82.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                   return false;
                 }
-                var valid0 = _errs6 === errors;
+                var valid0 = _errs4 === errors;
               } else {
                 var valid0 = true;
               }
@@ -1582,19 +1355,19 @@ function validate25(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate25.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate82.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate25.errors = vErrors;
+  validate82.errors = vErrors;
   return errors === 0;
 }
-validate25.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-function validate20(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate82.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate20.evaluated;
+  const evaluated0 = validate52.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1605,13 +1378,13 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.runs === void 0 && (missing0 = "runs") || data.lines === void 0 && (missing0 = "lines") || data.consumed_bytes === void 0 && (missing0 = "consumed_bytes") || data.partial_tail_bytes === void 0 && (missing0 = "partial_tail_bytes") || data.unknown_events === void 0 && (missing0 = "unknown_events") || data.diagnostics === void 0 && (missing0 = "diagnostics")) {
-        validate20.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate52.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "runs" || key0 === "lines" || key0 === "consumed_bytes" || key0 === "partial_tail_bytes" || key0 === "unknown_events" || key0 === "diagnostics" || key0 === "diagnostics_dropped")) {
-            validate20.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate52.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -1626,8 +1399,8 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
                 const len0 = data0.length;
                 for (let i0 = 0; i0 < len0; i0++) {
                   const _errs4 = errors;
-                  if (!validate21(data0[i0], { instancePath: instancePath + "/runs/" + i0, parentData: data0, parentDataProperty: i0, rootData, dynamicAnchors })) {
-                    vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+                  if (!validate53(data0[i0], { instancePath: instancePath + "/runs/" + i0, parentData: data0, parentDataProperty: i0, rootData, dynamicAnchors })) {
+                    vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
                     errors = vErrors.length;
                   }
                   var valid1 = _errs4 === errors;
@@ -1636,7 +1409,7 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
                   }
                 }
               } else {
-                validate20.errors = [{ instancePath: instancePath + "/runs", schemaPath: "#/properties/runs/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                validate52.errors = [{ instancePath: instancePath + "/runs", schemaPath: "#/properties/runs/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                 return false;
               }
             }
@@ -1646,25 +1419,10 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
           }
           if (valid0) {
             if (data.lines !== void 0) {
-              let data2 = data.lines;
               const _errs5 = errors;
-              const _errs6 = errors;
-              if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                validate20.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                return false;
-              }
-              if (errors === _errs6) {
-                if (typeof data2 == "number" && isFinite(data2)) {
-                  if (data2 > 9007199254740991 || isNaN(data2)) {
-                    validate20.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                    return false;
-                  } else {
-                    if (data2 < 0 || isNaN(data2)) {
-                      validate20.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                      return false;
-                    }
-                  }
-                }
+              if (!validate56(data.lines, { instancePath: instancePath + "/lines", parentData: data, parentDataProperty: "lines", rootData, dynamicAnchors })) {
+                vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
             } else {
@@ -1672,133 +1430,73 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
             }
             if (valid0) {
               if (data.consumed_bytes !== void 0) {
-                let data3 = data.consumed_bytes;
-                const _errs8 = errors;
-                const _errs9 = errors;
-                if (!(typeof data3 == "number" && (!(data3 % 1) && !isNaN(data3)) && isFinite(data3))) {
-                  validate20.errors = [{ instancePath: instancePath + "/consumed_bytes", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                  return false;
+                const _errs6 = errors;
+                if (!validate56(data.consumed_bytes, { instancePath: instancePath + "/consumed_bytes", parentData: data, parentDataProperty: "consumed_bytes", rootData, dynamicAnchors })) {
+                  vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                  errors = vErrors.length;
                 }
-                if (errors === _errs9) {
-                  if (typeof data3 == "number" && isFinite(data3)) {
-                    if (data3 > 9007199254740991 || isNaN(data3)) {
-                      validate20.errors = [{ instancePath: instancePath + "/consumed_bytes", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                      return false;
-                    } else {
-                      if (data3 < 0 || isNaN(data3)) {
-                        validate20.errors = [{ instancePath: instancePath + "/consumed_bytes", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                        return false;
-                      }
-                    }
-                  }
-                }
-                var valid0 = _errs8 === errors;
+                var valid0 = _errs6 === errors;
               } else {
                 var valid0 = true;
               }
               if (valid0) {
                 if (data.partial_tail_bytes !== void 0) {
-                  let data4 = data.partial_tail_bytes;
-                  const _errs11 = errors;
-                  const _errs12 = errors;
-                  if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4))) {
-                    validate20.errors = [{ instancePath: instancePath + "/partial_tail_bytes", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                    return false;
+                  const _errs7 = errors;
+                  if (!validate56(data.partial_tail_bytes, { instancePath: instancePath + "/partial_tail_bytes", parentData: data, parentDataProperty: "partial_tail_bytes", rootData, dynamicAnchors })) {
+                    vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                    errors = vErrors.length;
                   }
-                  if (errors === _errs12) {
-                    if (typeof data4 == "number" && isFinite(data4)) {
-                      if (data4 > 9007199254740991 || isNaN(data4)) {
-                        validate20.errors = [{ instancePath: instancePath + "/partial_tail_bytes", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                        return false;
-                      } else {
-                        if (data4 < 0 || isNaN(data4)) {
-                          validate20.errors = [{ instancePath: instancePath + "/partial_tail_bytes", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                          return false;
-                        }
-                      }
-                    }
-                  }
-                  var valid0 = _errs11 === errors;
+                  var valid0 = _errs7 === errors;
                 } else {
                   var valid0 = true;
                 }
                 if (valid0) {
                   if (data.unknown_events !== void 0) {
-                    let data5 = data.unknown_events;
-                    const _errs14 = errors;
-                    const _errs15 = errors;
-                    if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5))) {
-                      validate20.errors = [{ instancePath: instancePath + "/unknown_events", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                      return false;
+                    const _errs8 = errors;
+                    if (!validate56(data.unknown_events, { instancePath: instancePath + "/unknown_events", parentData: data, parentDataProperty: "unknown_events", rootData, dynamicAnchors })) {
+                      vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                      errors = vErrors.length;
                     }
-                    if (errors === _errs15) {
-                      if (typeof data5 == "number" && isFinite(data5)) {
-                        if (data5 > 9007199254740991 || isNaN(data5)) {
-                          validate20.errors = [{ instancePath: instancePath + "/unknown_events", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                          return false;
-                        } else {
-                          if (data5 < 0 || isNaN(data5)) {
-                            validate20.errors = [{ instancePath: instancePath + "/unknown_events", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                            return false;
-                          }
-                        }
-                      }
-                    }
-                    var valid0 = _errs14 === errors;
+                    var valid0 = _errs8 === errors;
                   } else {
                     var valid0 = true;
                   }
                   if (valid0) {
                     if (data.diagnostics !== void 0) {
                       let data6 = data.diagnostics;
-                      const _errs17 = errors;
-                      if (errors === _errs17) {
+                      const _errs9 = errors;
+                      if (errors === _errs9) {
                         if (Array.isArray(data6)) {
-                          var valid6 = true;
+                          var valid2 = true;
                           const len1 = data6.length;
                           for (let i1 = 0; i1 < len1; i1++) {
-                            const _errs19 = errors;
-                            if (!validate25(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
-                              vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+                            const _errs11 = errors;
+                            if (!validate82(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
+                              vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
                               errors = vErrors.length;
                             }
-                            var valid6 = _errs19 === errors;
-                            if (!valid6) {
+                            var valid2 = _errs11 === errors;
+                            if (!valid2) {
                               break;
                             }
                           }
                         } else {
-                          validate20.errors = [{ instancePath: instancePath + "/diagnostics", schemaPath: "#/properties/diagnostics/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                          validate52.errors = [{ instancePath: instancePath + "/diagnostics", schemaPath: "#/properties/diagnostics/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                           return false;
                         }
                       }
-                      var valid0 = _errs17 === errors;
+                      var valid0 = _errs9 === errors;
                     } else {
                       var valid0 = true;
                     }
                     if (valid0) {
                       if (data.diagnostics_dropped !== void 0) {
-                        let data8 = data.diagnostics_dropped;
-                        const _errs20 = errors;
-                        const _errs21 = errors;
-                        if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)) && isFinite(data8))) {
-                          validate20.errors = [{ instancePath: instancePath + "/diagnostics_dropped", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                          return false;
+                        const _errs12 = errors;
+                        if (!validate56(data.diagnostics_dropped, { instancePath: instancePath + "/diagnostics_dropped", parentData: data, parentDataProperty: "diagnostics_dropped", rootData, dynamicAnchors })) {
+                          vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                          errors = vErrors.length;
                         }
-                        if (errors === _errs21) {
-                          if (typeof data8 == "number" && isFinite(data8)) {
-                            if (data8 > 9007199254740991 || isNaN(data8)) {
-                              validate20.errors = [{ instancePath: instancePath + "/diagnostics_dropped", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                              return false;
-                            } else {
-                              if (data8 < 0 || isNaN(data8)) {
-                                validate20.errors = [{ instancePath: instancePath + "/diagnostics_dropped", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                return false;
-                              }
-                            }
-                          }
-                        }
-                        var valid0 = _errs20 === errors;
+                        var valid0 = _errs12 === errors;
                       } else {
                         var valid0 = true;
                       }
@@ -1811,19 +1509,19 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate20.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate52.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate20.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-validate20.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var validateRunState = validate27;
-function validate27(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate52.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateRunState = validate86;
+function validate86(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate27.evaluated;
+  const evaluated0 = validate86.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1834,32 +1532,23 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.run_id === void 0 && (missing0 = "run_id") || data.status === void 0 && (missing0 = "status") || data.events === void 0 && (missing0 = "events") || data.last_seq === void 0 && (missing0 = "last_seq") || data.last_ts === void 0 && (missing0 = "last_ts") || data.seq_gaps === void 0 && (missing0 = "seq_gaps") || data.heartbeat_interval_s === void 0 && (missing0 = "heartbeat_interval_s") || data.phase === void 0 && (missing0 = "phase") || data.step === void 0 && (missing0 = "step") || data.total_steps === void 0 && (missing0 = "total_steps") || data.epoch === void 0 && (missing0 = "epoch") || data.loss === void 0 && (missing0 = "loss") || data.learning_rate === void 0 && (missing0 = "learning_rate") || data.eta_s === void 0 && (missing0 = "eta_s") || data.progress === void 0 && (missing0 = "progress") || data.attempt === void 0 && (missing0 = "attempt") || data.restarts === void 0 && (missing0 = "restarts") || data.stop_requested === void 0 && (missing0 = "stop_requested") || data.last_eval === void 0 && (missing0 = "last_eval") || data.last_checkpoint === void 0 && (missing0 = "last_checkpoint") || data.trials === void 0 && (missing0 = "trials") || data.stage === void 0 && (missing0 = "stage") || data.finished === void 0 && (missing0 = "finished")) {
-        validate27.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate86.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
-          if (!func1.call(schema32.properties, key0)) {
-            validate27.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+          if (!func1.call(schema20.properties, key0)) {
+            validate86.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
         }
         if (_errs1 === errors) {
           if (data.run_id !== void 0) {
-            let data0 = data.run_id;
             const _errs2 = errors;
-            const _errs3 = errors;
-            if (errors === _errs3) {
-              if (typeof data0 === "string") {
-                if (!pattern4.test(data0)) {
-                  validate27.errors = [{ instancePath: instancePath + "/run_id", schemaPath: "#/$defs/RunId/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"' }];
-                  return false;
-                }
-              } else {
-                validate27.errors = [{ instancePath: instancePath + "/run_id", schemaPath: "#/$defs/RunId/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
-              }
+            if (!validate54(data.run_id, { instancePath: instancePath + "/run_id", parentData: data, parentDataProperty: "run_id", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+              errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
           } else {
@@ -1868,152 +1557,92 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
           if (valid0) {
             if (data.status !== void 0) {
               let data1 = data.status;
-              const _errs5 = errors;
+              const _errs3 = errors;
               if (!(data1 === "running" || data1 === "stale" || data1 === "succeeded" || data1 === "failed" || data1 === "interrupted" || data1 === "reverted" || data1 === "awaiting_approval")) {
-                validate27.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema32.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                validate86.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.status.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
-              var valid0 = _errs5 === errors;
+              var valid0 = _errs3 === errors;
             } else {
               var valid0 = true;
             }
             if (valid0) {
               if (data.events !== void 0) {
-                let data2 = data.events;
-                const _errs6 = errors;
-                const _errs7 = errors;
-                if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                  validate27.errors = [{ instancePath: instancePath + "/events", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                  return false;
+                const _errs4 = errors;
+                if (!validate56(data.events, { instancePath: instancePath + "/events", parentData: data, parentDataProperty: "events", rootData, dynamicAnchors })) {
+                  vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                  errors = vErrors.length;
                 }
-                if (errors === _errs7) {
-                  if (typeof data2 == "number" && isFinite(data2)) {
-                    if (data2 > 9007199254740991 || isNaN(data2)) {
-                      validate27.errors = [{ instancePath: instancePath + "/events", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                      return false;
-                    } else {
-                      if (data2 < 0 || isNaN(data2)) {
-                        validate27.errors = [{ instancePath: instancePath + "/events", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                        return false;
-                      }
-                    }
-                  }
-                }
-                var valid0 = _errs6 === errors;
+                var valid0 = _errs4 === errors;
               } else {
                 var valid0 = true;
               }
               if (valid0) {
                 if (data.last_seq !== void 0) {
-                  let data3 = data.last_seq;
-                  const _errs9 = errors;
-                  const _errs10 = errors;
-                  if (!(typeof data3 == "number" && (!(data3 % 1) && !isNaN(data3)) && isFinite(data3))) {
-                    validate27.errors = [{ instancePath: instancePath + "/last_seq", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                    return false;
+                  const _errs5 = errors;
+                  if (!validate56(data.last_seq, { instancePath: instancePath + "/last_seq", parentData: data, parentDataProperty: "last_seq", rootData, dynamicAnchors })) {
+                    vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                    errors = vErrors.length;
                   }
-                  if (errors === _errs10) {
-                    if (typeof data3 == "number" && isFinite(data3)) {
-                      if (data3 > 9007199254740991 || isNaN(data3)) {
-                        validate27.errors = [{ instancePath: instancePath + "/last_seq", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                        return false;
-                      } else {
-                        if (data3 < 0 || isNaN(data3)) {
-                          validate27.errors = [{ instancePath: instancePath + "/last_seq", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                          return false;
-                        }
-                      }
-                    }
-                  }
-                  var valid0 = _errs9 === errors;
+                  var valid0 = _errs5 === errors;
                 } else {
                   var valid0 = true;
                 }
                 if (valid0) {
                   if (data.last_ts !== void 0) {
                     let data4 = data.last_ts;
-                    const _errs12 = errors;
+                    const _errs6 = errors;
                     if (typeof data4 !== "string" && data4 !== null) {
-                      validate27.errors = [{ instancePath: instancePath + "/last_ts", schemaPath: "#/properties/last_ts/type", keyword: "type", params: { type: schema32.properties.last_ts.type }, message: "must be string,null" }];
+                      validate86.errors = [{ instancePath: instancePath + "/last_ts", schemaPath: "#/properties/last_ts/type", keyword: "type", params: { type: schema20.properties.last_ts.type }, message: "must be string,null" }];
                       return false;
                     }
-                    var valid0 = _errs12 === errors;
+                    var valid0 = _errs6 === errors;
                   } else {
                     var valid0 = true;
                   }
                   if (valid0) {
                     if (data.seq_gaps !== void 0) {
                       let data5 = data.seq_gaps;
-                      const _errs14 = errors;
-                      if (errors === _errs14) {
+                      const _errs8 = errors;
+                      if (errors === _errs8) {
                         if (Array.isArray(data5)) {
-                          var valid4 = true;
+                          var valid1 = true;
                           const len0 = data5.length;
                           for (let i0 = 0; i0 < len0; i0++) {
                             let data6 = data5[i0];
-                            const _errs16 = errors;
-                            if (errors === _errs16) {
+                            const _errs10 = errors;
+                            if (errors === _errs10) {
                               if (Array.isArray(data6)) {
                                 if (data6.length > 2) {
-                                  validate27.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/maxItems", keyword: "maxItems", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
+                                  validate86.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/maxItems", keyword: "maxItems", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
                                   return false;
                                 } else {
                                   if (data6.length < 2) {
-                                    validate27.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/minItems", keyword: "minItems", params: { limit: 2 }, message: "must NOT have fewer than 2 items" }];
+                                    validate86.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/minItems", keyword: "minItems", params: { limit: 2 }, message: "must NOT have fewer than 2 items" }];
                                     return false;
                                   } else {
                                     const len1 = data6.length;
                                     if (len1 > 0) {
-                                      let data7 = data6[0];
-                                      const _errs18 = errors;
-                                      const _errs19 = errors;
-                                      if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7))) {
-                                        validate27.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/0", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                        return false;
+                                      const _errs12 = errors;
+                                      if (!validate56(data6[0], { instancePath: instancePath + "/seq_gaps/" + i0 + "/0", parentData: data6, parentDataProperty: 0, rootData, dynamicAnchors })) {
+                                        vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                        errors = vErrors.length;
                                       }
-                                      if (errors === _errs19) {
-                                        if (typeof data7 == "number" && isFinite(data7)) {
-                                          if (data7 > 9007199254740991 || isNaN(data7)) {
-                                            validate27.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/0", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                            return false;
-                                          } else {
-                                            if (data7 < 0 || isNaN(data7)) {
-                                              validate27.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/0", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                              return false;
-                                            }
-                                          }
-                                        }
-                                      }
-                                      var valid5 = _errs18 === errors;
+                                      var valid2 = _errs12 === errors;
                                     }
-                                    if (valid5) {
+                                    if (valid2) {
                                       if (len1 > 1) {
-                                        let data8 = data6[1];
-                                        const _errs21 = errors;
-                                        const _errs22 = errors;
-                                        if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)) && isFinite(data8))) {
-                                          validate27.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/1", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                          return false;
+                                        const _errs13 = errors;
+                                        if (!validate56(data6[1], { instancePath: instancePath + "/seq_gaps/" + i0 + "/1", parentData: data6, parentDataProperty: 1, rootData, dynamicAnchors })) {
+                                          vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                          errors = vErrors.length;
                                         }
-                                        if (errors === _errs22) {
-                                          if (typeof data8 == "number" && isFinite(data8)) {
-                                            if (data8 > 9007199254740991 || isNaN(data8)) {
-                                              validate27.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/1", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                              return false;
-                                            } else {
-                                              if (data8 < 0 || isNaN(data8)) {
-                                                validate27.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0 + "/1", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                return false;
-                                              }
-                                            }
-                                          }
-                                        }
-                                        var valid5 = _errs21 === errors;
+                                        var valid2 = _errs13 === errors;
                                       }
-                                      if (valid5) {
+                                      if (valid2) {
                                         const len2 = data6.length;
                                         if (!(len2 <= 2)) {
-                                          validate27.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/items", keyword: "items", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
+                                          validate86.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/items", keyword: "items", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
                                           return false;
                                         }
                                       }
@@ -2021,58 +1650,64 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                 }
                               } else {
-                                validate27.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                validate86.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                 return false;
                               }
                             }
-                            var valid4 = _errs16 === errors;
-                            if (!valid4) {
+                            var valid1 = _errs10 === errors;
+                            if (!valid1) {
                               break;
                             }
                           }
                         } else {
-                          validate27.errors = [{ instancePath: instancePath + "/seq_gaps", schemaPath: "#/properties/seq_gaps/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                          validate86.errors = [{ instancePath: instancePath + "/seq_gaps", schemaPath: "#/properties/seq_gaps/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                           return false;
                         }
                       }
-                      var valid0 = _errs14 === errors;
+                      var valid0 = _errs8 === errors;
                     } else {
                       var valid0 = true;
                     }
                     if (valid0) {
                       if (data.heartbeat_interval_s !== void 0) {
                         let data9 = data.heartbeat_interval_s;
-                        const _errs24 = errors;
+                        const _errs14 = errors;
                         if (!(typeof data9 == "number" && isFinite(data9)) && data9 !== null) {
-                          validate27.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: schema32.properties.heartbeat_interval_s.type }, message: "must be number,null" }];
+                          validate86.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: schema20.properties.heartbeat_interval_s.type }, message: "must be number,null" }];
                           return false;
                         }
-                        var valid0 = _errs24 === errors;
+                        var valid0 = _errs14 === errors;
                       } else {
                         var valid0 = true;
                       }
                       if (valid0) {
                         if (data.phase !== void 0) {
                           let data10 = data.phase;
-                          const _errs26 = errors;
+                          const _errs16 = errors;
                           if (typeof data10 !== "string" && data10 !== null) {
-                            validate27.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema32.properties.phase.type }, message: "must be string,null" }];
+                            validate86.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema20.properties.phase.type }, message: "must be string,null" }];
                             return false;
                           }
-                          var valid0 = _errs26 === errors;
+                          var valid0 = _errs16 === errors;
                         } else {
                           var valid0 = true;
                         }
                         if (valid0) {
                           if (data.step !== void 0) {
                             let data11 = data.step;
-                            const _errs28 = errors;
-                            const _errs29 = errors;
-                            let valid8 = false;
-                            const _errs30 = errors;
-                            const _errs31 = errors;
-                            if (!(typeof data11 == "number" && (!(data11 % 1) && !isNaN(data11)) && isFinite(data11))) {
-                              const err0 = { instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                            const _errs18 = errors;
+                            const _errs19 = errors;
+                            let valid3 = false;
+                            const _errs20 = errors;
+                            if (!validate56(data11, { instancePath: instancePath + "/step", parentData: data, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                              vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                              errors = vErrors.length;
+                            }
+                            var _valid0 = _errs20 === errors;
+                            valid3 = valid3 || _valid0;
+                            const _errs21 = errors;
+                            if (data11 !== null) {
+                              const err0 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                               if (vErrors === null) {
                                 vErrors = [err0];
                               } else {
@@ -2080,413 +1715,449 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
                               }
                               errors++;
                             }
-                            if (errors === _errs31) {
-                              if (typeof data11 == "number" && isFinite(data11)) {
-                                if (data11 > 9007199254740991 || isNaN(data11)) {
-                                  const err1 = { instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                  if (vErrors === null) {
-                                    vErrors = [err1];
-                                  } else {
-                                    vErrors.push(err1);
-                                  }
-                                  errors++;
-                                } else {
-                                  if (data11 < 0 || isNaN(data11)) {
-                                    const err2 = { instancePath: instancePath + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                    if (vErrors === null) {
-                                      vErrors = [err2];
-                                    } else {
-                                      vErrors.push(err2);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                              }
-                            }
-                            var _valid0 = _errs30 === errors;
-                            valid8 = valid8 || _valid0;
-                            const _errs33 = errors;
-                            if (data11 !== null) {
-                              const err3 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                            var _valid0 = _errs21 === errors;
+                            valid3 = valid3 || _valid0;
+                            if (!valid3) {
+                              const err1 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                               if (vErrors === null) {
-                                vErrors = [err3];
+                                vErrors = [err1];
                               } else {
-                                vErrors.push(err3);
+                                vErrors.push(err1);
                               }
                               errors++;
-                            }
-                            var _valid0 = _errs33 === errors;
-                            valid8 = valid8 || _valid0;
-                            if (!valid8) {
-                              const err4 = { instancePath: instancePath + "/step", schemaPath: "#/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                              if (vErrors === null) {
-                                vErrors = [err4];
-                              } else {
-                                vErrors.push(err4);
-                              }
-                              errors++;
-                              validate27.errors = vErrors;
+                              validate86.errors = vErrors;
                               return false;
                             } else {
-                              errors = _errs29;
+                              errors = _errs19;
                               if (vErrors !== null) {
-                                if (_errs29) {
-                                  vErrors.length = _errs29;
+                                if (_errs19) {
+                                  vErrors.length = _errs19;
                                 } else {
                                   vErrors = null;
                                 }
                               }
                             }
-                            var valid0 = _errs28 === errors;
+                            var valid0 = _errs18 === errors;
                           } else {
                             var valid0 = true;
                           }
                           if (valid0) {
                             if (data.total_steps !== void 0) {
                               let data12 = data.total_steps;
-                              const _errs35 = errors;
-                              const _errs36 = errors;
-                              let valid10 = false;
-                              const _errs37 = errors;
-                              const _errs38 = errors;
-                              if (!(typeof data12 == "number" && (!(data12 % 1) && !isNaN(data12)) && isFinite(data12))) {
-                                const err5 = { instancePath: instancePath + "/total_steps", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                if (vErrors === null) {
-                                  vErrors = [err5];
-                                } else {
-                                  vErrors.push(err5);
-                                }
-                                errors++;
+                              const _errs23 = errors;
+                              const _errs24 = errors;
+                              let valid4 = false;
+                              const _errs25 = errors;
+                              if (!validate56(data12, { instancePath: instancePath + "/total_steps", parentData: data, parentDataProperty: "total_steps", rootData, dynamicAnchors })) {
+                                vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                errors = vErrors.length;
                               }
-                              if (errors === _errs38) {
-                                if (typeof data12 == "number" && isFinite(data12)) {
-                                  if (data12 > 9007199254740991 || isNaN(data12)) {
-                                    const err6 = { instancePath: instancePath + "/total_steps", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                    if (vErrors === null) {
-                                      vErrors = [err6];
-                                    } else {
-                                      vErrors.push(err6);
-                                    }
-                                    errors++;
-                                  } else {
-                                    if (data12 < 0 || isNaN(data12)) {
-                                      const err7 = { instancePath: instancePath + "/total_steps", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                      if (vErrors === null) {
-                                        vErrors = [err7];
-                                      } else {
-                                        vErrors.push(err7);
-                                      }
-                                      errors++;
-                                    }
-                                  }
-                                }
-                              }
-                              var _valid1 = _errs37 === errors;
-                              valid10 = valid10 || _valid1;
-                              const _errs40 = errors;
+                              var _valid1 = _errs25 === errors;
+                              valid4 = valid4 || _valid1;
+                              const _errs26 = errors;
                               if (data12 !== null) {
-                                const err8 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                const err2 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                 if (vErrors === null) {
-                                  vErrors = [err8];
+                                  vErrors = [err2];
                                 } else {
-                                  vErrors.push(err8);
+                                  vErrors.push(err2);
                                 }
                                 errors++;
                               }
-                              var _valid1 = _errs40 === errors;
-                              valid10 = valid10 || _valid1;
-                              if (!valid10) {
-                                const err9 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                              var _valid1 = _errs26 === errors;
+                              valid4 = valid4 || _valid1;
+                              if (!valid4) {
+                                const err3 = { instancePath: instancePath + "/total_steps", schemaPath: "#/properties/total_steps/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                 if (vErrors === null) {
-                                  vErrors = [err9];
+                                  vErrors = [err3];
                                 } else {
-                                  vErrors.push(err9);
+                                  vErrors.push(err3);
                                 }
                                 errors++;
-                                validate27.errors = vErrors;
+                                validate86.errors = vErrors;
                                 return false;
                               } else {
-                                errors = _errs36;
+                                errors = _errs24;
                                 if (vErrors !== null) {
-                                  if (_errs36) {
-                                    vErrors.length = _errs36;
+                                  if (_errs24) {
+                                    vErrors.length = _errs24;
                                   } else {
                                     vErrors = null;
                                   }
                                 }
                               }
-                              var valid0 = _errs35 === errors;
+                              var valid0 = _errs23 === errors;
                             } else {
                               var valid0 = true;
                             }
                             if (valid0) {
                               if (data.epoch !== void 0) {
                                 let data13 = data.epoch;
-                                const _errs42 = errors;
+                                const _errs28 = errors;
                                 if (!(typeof data13 == "number" && isFinite(data13)) && data13 !== null) {
-                                  validate27.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema32.properties.epoch.type }, message: "must be number,null" }];
+                                  validate86.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema20.properties.epoch.type }, message: "must be number,null" }];
                                   return false;
                                 }
-                                var valid0 = _errs42 === errors;
+                                var valid0 = _errs28 === errors;
                               } else {
                                 var valid0 = true;
                               }
                               if (valid0) {
                                 if (data.loss !== void 0) {
                                   let data14 = data.loss;
-                                  const _errs44 = errors;
+                                  const _errs30 = errors;
                                   if (!(typeof data14 == "number" && isFinite(data14)) && data14 !== null) {
-                                    validate27.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema32.properties.loss.type }, message: "must be number,null" }];
+                                    validate86.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema20.properties.loss.type }, message: "must be number,null" }];
                                     return false;
                                   }
-                                  var valid0 = _errs44 === errors;
+                                  var valid0 = _errs30 === errors;
                                 } else {
                                   var valid0 = true;
                                 }
                                 if (valid0) {
                                   if (data.learning_rate !== void 0) {
                                     let data15 = data.learning_rate;
-                                    const _errs46 = errors;
+                                    const _errs32 = errors;
                                     if (!(typeof data15 == "number" && isFinite(data15)) && data15 !== null) {
-                                      validate27.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema32.properties.learning_rate.type }, message: "must be number,null" }];
+                                      validate86.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema20.properties.learning_rate.type }, message: "must be number,null" }];
                                       return false;
                                     }
-                                    var valid0 = _errs46 === errors;
+                                    var valid0 = _errs32 === errors;
                                   } else {
                                     var valid0 = true;
                                   }
                                   if (valid0) {
                                     if (data.eta_s !== void 0) {
                                       let data16 = data.eta_s;
-                                      const _errs48 = errors;
+                                      const _errs34 = errors;
                                       if (!(typeof data16 == "number" && isFinite(data16)) && data16 !== null) {
-                                        validate27.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema32.properties.eta_s.type }, message: "must be number,null" }];
+                                        validate86.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.eta_s.type }, message: "must be number,null" }];
                                         return false;
                                       }
-                                      var valid0 = _errs48 === errors;
+                                      var valid0 = _errs34 === errors;
                                     } else {
                                       var valid0 = true;
                                     }
                                     if (valid0) {
                                       if (data.progress !== void 0) {
                                         let data17 = data.progress;
-                                        const _errs50 = errors;
+                                        const _errs36 = errors;
                                         if (!(typeof data17 == "number" && isFinite(data17)) && data17 !== null) {
-                                          validate27.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema32.properties.progress.type }, message: "must be number,null" }];
+                                          validate86.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema20.properties.progress.type }, message: "must be number,null" }];
                                           return false;
                                         }
-                                        var valid0 = _errs50 === errors;
+                                        var valid0 = _errs36 === errors;
                                       } else {
                                         var valid0 = true;
                                       }
                                       if (valid0) {
                                         if (data.attempt !== void 0) {
-                                          let data18 = data.attempt;
-                                          const _errs52 = errors;
-                                          const _errs53 = errors;
-                                          if (!(typeof data18 == "number" && (!(data18 % 1) && !isNaN(data18)) && isFinite(data18))) {
-                                            validate27.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                            return false;
+                                          const _errs38 = errors;
+                                          if (!validate63(data.attempt, { instancePath: instancePath + "/attempt", parentData: data, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
+                                            vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                            errors = vErrors.length;
                                           }
-                                          if (errors === _errs53) {
-                                            if (typeof data18 == "number" && isFinite(data18)) {
-                                              if (data18 > 9007199254740991 || isNaN(data18)) {
-                                                validate27.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                return false;
-                                              } else {
-                                                if (data18 < 1 || isNaN(data18)) {
-                                                  validate27.errors = [{ instancePath: instancePath + "/attempt", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                  return false;
-                                                }
-                                              }
-                                            }
-                                          }
-                                          var valid0 = _errs52 === errors;
+                                          var valid0 = _errs38 === errors;
                                         } else {
                                           var valid0 = true;
                                         }
                                         if (valid0) {
                                           if (data.restarts !== void 0) {
                                             let data19 = data.restarts;
-                                            const _errs55 = errors;
-                                            if (errors === _errs55) {
+                                            const _errs39 = errors;
+                                            if (errors === _errs39) {
                                               if (Array.isArray(data19)) {
-                                                var valid13 = true;
+                                                var valid5 = true;
                                                 const len3 = data19.length;
                                                 for (let i1 = 0; i1 < len3; i1++) {
                                                   let data20 = data19[i1];
-                                                  const _errs57 = errors;
-                                                  if (errors === _errs57) {
+                                                  const _errs41 = errors;
+                                                  if (errors === _errs41) {
                                                     if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
                                                       let missing1;
                                                       if (data20.reason === void 0 && (missing1 = "reason") || data20.previous_step === void 0 && (missing1 = "previous_step") || data20.step === void 0 && (missing1 = "step")) {
-                                                        validate27.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                                                        validate86.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                                                         return false;
                                                       } else {
-                                                        const _errs59 = errors;
+                                                        const _errs43 = errors;
                                                         for (const key1 in data20) {
                                                           if (!(key1 === "reason" || key1 === "previous_step" || key1 === "step")) {
-                                                            validate27.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                                                            validate86.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
                                                             return false;
                                                             break;
                                                           }
                                                         }
-                                                        if (_errs59 === errors) {
+                                                        if (_errs43 === errors) {
                                                           if (data20.reason !== void 0) {
-                                                            const _errs60 = errors;
+                                                            const _errs44 = errors;
                                                             if (typeof data20.reason !== "string") {
-                                                              validate27.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/reason", schemaPath: "#/properties/restarts/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                              validate86.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/reason", schemaPath: "#/properties/restarts/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                                               return false;
                                                             }
-                                                            var valid14 = _errs60 === errors;
+                                                            var valid6 = _errs44 === errors;
                                                           } else {
-                                                            var valid14 = true;
+                                                            var valid6 = true;
                                                           }
-                                                          if (valid14) {
+                                                          if (valid6) {
                                                             if (data20.previous_step !== void 0) {
-                                                              let data22 = data20.previous_step;
-                                                              const _errs62 = errors;
-                                                              const _errs63 = errors;
-                                                              if (!(typeof data22 == "number" && (!(data22 % 1) && !isNaN(data22)) && isFinite(data22))) {
-                                                                validate27.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/previous_step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                return false;
+                                                              const _errs46 = errors;
+                                                              if (!validate56(data20.previous_step, { instancePath: instancePath + "/restarts/" + i1 + "/previous_step", parentData: data20, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                errors = vErrors.length;
                                                               }
-                                                              if (errors === _errs63) {
-                                                                if (typeof data22 == "number" && isFinite(data22)) {
-                                                                  if (data22 > 9007199254740991 || isNaN(data22)) {
-                                                                    validate27.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/previous_step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                                    return false;
-                                                                  } else {
-                                                                    if (data22 < 0 || isNaN(data22)) {
-                                                                      validate27.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/previous_step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                      return false;
-                                                                    }
-                                                                  }
-                                                                }
-                                                              }
-                                                              var valid14 = _errs62 === errors;
+                                                              var valid6 = _errs46 === errors;
                                                             } else {
-                                                              var valid14 = true;
+                                                              var valid6 = true;
                                                             }
-                                                            if (valid14) {
+                                                            if (valid6) {
                                                               if (data20.step !== void 0) {
-                                                                let data23 = data20.step;
-                                                                const _errs65 = errors;
-                                                                const _errs66 = errors;
-                                                                if (!(typeof data23 == "number" && (!(data23 % 1) && !isNaN(data23)) && isFinite(data23))) {
-                                                                  validate27.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                  return false;
+                                                                const _errs47 = errors;
+                                                                if (!validate56(data20.step, { instancePath: instancePath + "/restarts/" + i1 + "/step", parentData: data20, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                  vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                  errors = vErrors.length;
                                                                 }
-                                                                if (errors === _errs66) {
-                                                                  if (typeof data23 == "number" && isFinite(data23)) {
-                                                                    if (data23 > 9007199254740991 || isNaN(data23)) {
-                                                                      validate27.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                                      return false;
-                                                                    } else {
-                                                                      if (data23 < 0 || isNaN(data23)) {
-                                                                        validate27.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                        return false;
-                                                                      }
-                                                                    }
-                                                                  }
-                                                                }
-                                                                var valid14 = _errs65 === errors;
+                                                                var valid6 = _errs47 === errors;
                                                               } else {
-                                                                var valid14 = true;
+                                                                var valid6 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       }
                                                     } else {
-                                                      validate27.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                      validate86.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                       return false;
                                                     }
                                                   }
-                                                  var valid13 = _errs57 === errors;
-                                                  if (!valid13) {
+                                                  var valid5 = _errs41 === errors;
+                                                  if (!valid5) {
                                                     break;
                                                   }
                                                 }
                                               } else {
-                                                validate27.errors = [{ instancePath: instancePath + "/restarts", schemaPath: "#/properties/restarts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                validate86.errors = [{ instancePath: instancePath + "/restarts", schemaPath: "#/properties/restarts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                                 return false;
                                               }
                                             }
-                                            var valid0 = _errs55 === errors;
+                                            var valid0 = _errs39 === errors;
                                           } else {
                                             var valid0 = true;
                                           }
                                           if (valid0) {
                                             if (data.stop_requested !== void 0) {
-                                              const _errs68 = errors;
+                                              const _errs48 = errors;
                                               if (typeof data.stop_requested !== "boolean") {
-                                                validate27.errors = [{ instancePath: instancePath + "/stop_requested", schemaPath: "#/properties/stop_requested/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                                                validate86.errors = [{ instancePath: instancePath + "/stop_requested", schemaPath: "#/properties/stop_requested/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                                 return false;
                                               }
-                                              var valid0 = _errs68 === errors;
+                                              var valid0 = _errs48 === errors;
                                             } else {
                                               var valid0 = true;
                                             }
                                             if (valid0) {
                                               if (data.last_eval !== void 0) {
                                                 let data25 = data.last_eval;
-                                                const _errs70 = errors;
-                                                const _errs71 = errors;
-                                                let valid17 = false;
-                                                const _errs72 = errors;
-                                                if (errors === _errs72) {
+                                                const _errs50 = errors;
+                                                const _errs51 = errors;
+                                                let valid7 = false;
+                                                const _errs52 = errors;
+                                                if (errors === _errs52) {
                                                   if (data25 && typeof data25 == "object" && !Array.isArray(data25)) {
                                                     let missing2;
                                                     if (data25.step === void 0 && (missing2 = "step") || data25.epoch === void 0 && (missing2 = "epoch") || data25.split === void 0 && (missing2 = "split") || data25.metrics === void 0 && (missing2 = "metrics")) {
-                                                      const err10 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
+                                                      const err4 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
                                                       if (vErrors === null) {
-                                                        vErrors = [err10];
+                                                        vErrors = [err4];
                                                       } else {
-                                                        vErrors.push(err10);
+                                                        vErrors.push(err4);
                                                       }
                                                       errors++;
                                                     } else {
-                                                      const _errs74 = errors;
+                                                      const _errs54 = errors;
                                                       for (const key2 in data25) {
                                                         if (!(key2 === "step" || key2 === "epoch" || key2 === "split" || key2 === "metrics")) {
-                                                          const err11 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
+                                                          const err5 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err11];
+                                                            vErrors = [err5];
                                                           } else {
-                                                            vErrors.push(err11);
+                                                            vErrors.push(err5);
                                                           }
                                                           errors++;
                                                           break;
                                                         }
                                                       }
-                                                      if (_errs74 === errors) {
+                                                      if (_errs54 === errors) {
                                                         if (data25.step !== void 0) {
-                                                          let data26 = data25.step;
-                                                          const _errs75 = errors;
-                                                          const _errs76 = errors;
-                                                          if (!(typeof data26 == "number" && (!(data26 % 1) && !isNaN(data26)) && isFinite(data26))) {
-                                                            const err12 = { instancePath: instancePath + "/last_eval/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                                                          const _errs55 = errors;
+                                                          if (!validate56(data25.step, { instancePath: instancePath + "/last_eval/step", parentData: data25, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                            vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                            errors = vErrors.length;
+                                                          }
+                                                          var valid8 = _errs55 === errors;
+                                                        } else {
+                                                          var valid8 = true;
+                                                        }
+                                                        if (valid8) {
+                                                          if (data25.epoch !== void 0) {
+                                                            let data27 = data25.epoch;
+                                                            const _errs56 = errors;
+                                                            if (!(typeof data27 == "number" && isFinite(data27)) && data27 !== null) {
+                                                              const err6 = { instancePath: instancePath + "/last_eval/epoch", schemaPath: "#/properties/last_eval/anyOf/0/properties/epoch/type", keyword: "type", params: { type: schema20.properties.last_eval.anyOf[0].properties.epoch.type }, message: "must be number,null" };
+                                                              if (vErrors === null) {
+                                                                vErrors = [err6];
+                                                              } else {
+                                                                vErrors.push(err6);
+                                                              }
+                                                              errors++;
+                                                            }
+                                                            var valid8 = _errs56 === errors;
+                                                          } else {
+                                                            var valid8 = true;
+                                                          }
+                                                          if (valid8) {
+                                                            if (data25.split !== void 0) {
+                                                              const _errs58 = errors;
+                                                              if (typeof data25.split !== "string") {
+                                                                const err7 = { instancePath: instancePath + "/last_eval/split", schemaPath: "#/properties/last_eval/anyOf/0/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err7];
+                                                                } else {
+                                                                  vErrors.push(err7);
+                                                                }
+                                                                errors++;
+                                                              }
+                                                              var valid8 = _errs58 === errors;
+                                                            } else {
+                                                              var valid8 = true;
+                                                            }
+                                                            if (valid8) {
+                                                              if (data25.metrics !== void 0) {
+                                                                const _errs60 = errors;
+                                                                if (!validate68(data25.metrics, { instancePath: instancePath + "/last_eval/metrics", parentData: data25, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                                                                  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+                                                                  errors = vErrors.length;
+                                                                }
+                                                                var valid8 = _errs60 === errors;
+                                                              } else {
+                                                                var valid8 = true;
+                                                              }
+                                                            }
+                                                          }
+                                                        }
+                                                      }
+                                                    }
+                                                  } else {
+                                                    const err8 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                    if (vErrors === null) {
+                                                      vErrors = [err8];
+                                                    } else {
+                                                      vErrors.push(err8);
+                                                    }
+                                                    errors++;
+                                                  }
+                                                }
+                                                var _valid2 = _errs52 === errors;
+                                                valid7 = valid7 || _valid2;
+                                                const _errs61 = errors;
+                                                if (data25 !== null) {
+                                                  const err9 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  if (vErrors === null) {
+                                                    vErrors = [err9];
+                                                  } else {
+                                                    vErrors.push(err9);
+                                                  }
+                                                  errors++;
+                                                }
+                                                var _valid2 = _errs61 === errors;
+                                                valid7 = valid7 || _valid2;
+                                                if (!valid7) {
+                                                  const err10 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  if (vErrors === null) {
+                                                    vErrors = [err10];
+                                                  } else {
+                                                    vErrors.push(err10);
+                                                  }
+                                                  errors++;
+                                                  validate86.errors = vErrors;
+                                                  return false;
+                                                } else {
+                                                  errors = _errs51;
+                                                  if (vErrors !== null) {
+                                                    if (_errs51) {
+                                                      vErrors.length = _errs51;
+                                                    } else {
+                                                      vErrors = null;
+                                                    }
+                                                  }
+                                                }
+                                                var valid0 = _errs50 === errors;
+                                              } else {
+                                                var valid0 = true;
+                                              }
+                                              if (valid0) {
+                                                if (data.last_checkpoint !== void 0) {
+                                                  let data30 = data.last_checkpoint;
+                                                  const _errs63 = errors;
+                                                  const _errs64 = errors;
+                                                  let valid9 = false;
+                                                  const _errs65 = errors;
+                                                  if (errors === _errs65) {
+                                                    if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
+                                                      let missing3;
+                                                      if (data30.step === void 0 && (missing3 = "step") || data30.path === void 0 && (missing3 = "path") || data30.reason === void 0 && (missing3 = "reason")) {
+                                                        const err11 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err11];
+                                                        } else {
+                                                          vErrors.push(err11);
+                                                        }
+                                                        errors++;
+                                                      } else {
+                                                        const _errs67 = errors;
+                                                        for (const key3 in data30) {
+                                                          if (!(key3 === "step" || key3 === "path" || key3 === "reason")) {
+                                                            const err12 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
                                                             if (vErrors === null) {
                                                               vErrors = [err12];
                                                             } else {
                                                               vErrors.push(err12);
                                                             }
                                                             errors++;
+                                                            break;
                                                           }
-                                                          if (errors === _errs76) {
-                                                            if (typeof data26 == "number" && isFinite(data26)) {
-                                                              if (data26 > 9007199254740991 || isNaN(data26)) {
-                                                                const err13 = { instancePath: instancePath + "/last_eval/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                                                        }
+                                                        if (_errs67 === errors) {
+                                                          if (data30.step !== void 0) {
+                                                            const _errs68 = errors;
+                                                            if (!validate56(data30.step, { instancePath: instancePath + "/last_checkpoint/step", parentData: data30, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                              vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                              errors = vErrors.length;
+                                                            }
+                                                            var valid10 = _errs68 === errors;
+                                                          } else {
+                                                            var valid10 = true;
+                                                          }
+                                                          if (valid10) {
+                                                            if (data30.path !== void 0) {
+                                                              const _errs69 = errors;
+                                                              if (typeof data30.path !== "string") {
+                                                                const err13 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                 if (vErrors === null) {
                                                                   vErrors = [err13];
                                                                 } else {
                                                                   vErrors.push(err13);
                                                                 }
                                                                 errors++;
-                                                              } else {
-                                                                if (data26 < 0 || isNaN(data26)) {
-                                                                  const err14 = { instancePath: instancePath + "/last_eval/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                                                              }
+                                                              var valid10 = _errs69 === errors;
+                                                            } else {
+                                                              var valid10 = true;
+                                                            }
+                                                            if (valid10) {
+                                                              if (data30.reason !== void 0) {
+                                                                const _errs71 = errors;
+                                                                if (typeof data30.reason !== "string") {
+                                                                  const err14 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                   if (vErrors === null) {
                                                                     vErrors = [err14];
                                                                   } else {
@@ -2494,652 +2165,338 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
                                                                   }
                                                                   errors++;
                                                                 }
-                                                              }
-                                                            }
-                                                          }
-                                                          var valid18 = _errs75 === errors;
-                                                        } else {
-                                                          var valid18 = true;
-                                                        }
-                                                        if (valid18) {
-                                                          if (data25.epoch !== void 0) {
-                                                            let data27 = data25.epoch;
-                                                            const _errs78 = errors;
-                                                            if (!(typeof data27 == "number" && isFinite(data27)) && data27 !== null) {
-                                                              const err15 = { instancePath: instancePath + "/last_eval/epoch", schemaPath: "#/properties/last_eval/anyOf/0/properties/epoch/type", keyword: "type", params: { type: schema32.properties.last_eval.anyOf[0].properties.epoch.type }, message: "must be number,null" };
-                                                              if (vErrors === null) {
-                                                                vErrors = [err15];
+                                                                var valid10 = _errs71 === errors;
                                                               } else {
-                                                                vErrors.push(err15);
-                                                              }
-                                                              errors++;
-                                                            }
-                                                            var valid18 = _errs78 === errors;
-                                                          } else {
-                                                            var valid18 = true;
-                                                          }
-                                                          if (valid18) {
-                                                            if (data25.split !== void 0) {
-                                                              const _errs80 = errors;
-                                                              if (typeof data25.split !== "string") {
-                                                                const err16 = { instancePath: instancePath + "/last_eval/split", schemaPath: "#/properties/last_eval/anyOf/0/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err16];
-                                                                } else {
-                                                                  vErrors.push(err16);
-                                                                }
-                                                                errors++;
-                                                              }
-                                                              var valid18 = _errs80 === errors;
-                                                            } else {
-                                                              var valid18 = true;
-                                                            }
-                                                            if (valid18) {
-                                                              if (data25.metrics !== void 0) {
-                                                                let data29 = data25.metrics;
-                                                                const _errs82 = errors;
-                                                                const _errs83 = errors;
-                                                                if (errors === _errs83) {
-                                                                  if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
-                                                                    for (const key3 in data29) {
-                                                                      const _errs85 = errors;
-                                                                      if (typeof key3 === "string") {
-                                                                        if (func2(key3) > 256) {
-                                                                          const err17 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/propertyNames/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters", propertyName: key3 };
-                                                                          if (vErrors === null) {
-                                                                            vErrors = [err17];
-                                                                          } else {
-                                                                            vErrors.push(err17);
-                                                                          }
-                                                                          errors++;
-                                                                        } else {
-                                                                          if (func2(key3) < 1) {
-                                                                            const err18 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/propertyNames/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters", propertyName: key3 };
-                                                                            if (vErrors === null) {
-                                                                              vErrors = [err18];
-                                                                            } else {
-                                                                              vErrors.push(err18);
-                                                                            }
-                                                                            errors++;
-                                                                          }
-                                                                        }
-                                                                      }
-                                                                      var valid21 = _errs85 === errors;
-                                                                      if (!valid21) {
-                                                                        const err19 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/propertyNames", keyword: "propertyNames", params: { propertyName: key3 }, message: "property name must be valid" };
-                                                                        if (vErrors === null) {
-                                                                          vErrors = [err19];
-                                                                        } else {
-                                                                          vErrors.push(err19);
-                                                                        }
-                                                                        errors++;
-                                                                        break;
-                                                                      }
-                                                                    }
-                                                                    if (valid21) {
-                                                                      for (const key4 in data29) {
-                                                                        let data30 = data29[key4];
-                                                                        const _errs87 = errors;
-                                                                        if (!(typeof data30 == "number" && isFinite(data30)) && data30 !== null) {
-                                                                          const err20 = { instancePath: instancePath + "/last_eval/metrics/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/$defs/Metrics/additionalProperties/type", keyword: "type", params: { type: schema44.additionalProperties.type }, message: "must be number,null" };
-                                                                          if (vErrors === null) {
-                                                                            vErrors = [err20];
-                                                                          } else {
-                                                                            vErrors.push(err20);
-                                                                          }
-                                                                          errors++;
-                                                                        }
-                                                                        var valid22 = _errs87 === errors;
-                                                                        if (!valid22) {
-                                                                          break;
-                                                                        }
-                                                                      }
-                                                                    }
-                                                                  } else {
-                                                                    const err21 = { instancePath: instancePath + "/last_eval/metrics", schemaPath: "#/$defs/Metrics/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                                    if (vErrors === null) {
-                                                                      vErrors = [err21];
-                                                                    } else {
-                                                                      vErrors.push(err21);
-                                                                    }
-                                                                    errors++;
-                                                                  }
-                                                                }
-                                                                var valid18 = _errs82 === errors;
-                                                              } else {
-                                                                var valid18 = true;
-                                                              }
-                                                            }
-                                                          }
-                                                        }
-                                                      }
-                                                    }
-                                                  } else {
-                                                    const err22 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                    if (vErrors === null) {
-                                                      vErrors = [err22];
-                                                    } else {
-                                                      vErrors.push(err22);
-                                                    }
-                                                    errors++;
-                                                  }
-                                                }
-                                                var _valid2 = _errs72 === errors;
-                                                valid17 = valid17 || _valid2;
-                                                const _errs89 = errors;
-                                                if (data25 !== null) {
-                                                  const err23 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
-                                                  if (vErrors === null) {
-                                                    vErrors = [err23];
-                                                  } else {
-                                                    vErrors.push(err23);
-                                                  }
-                                                  errors++;
-                                                }
-                                                var _valid2 = _errs89 === errors;
-                                                valid17 = valid17 || _valid2;
-                                                if (!valid17) {
-                                                  const err24 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                  if (vErrors === null) {
-                                                    vErrors = [err24];
-                                                  } else {
-                                                    vErrors.push(err24);
-                                                  }
-                                                  errors++;
-                                                  validate27.errors = vErrors;
-                                                  return false;
-                                                } else {
-                                                  errors = _errs71;
-                                                  if (vErrors !== null) {
-                                                    if (_errs71) {
-                                                      vErrors.length = _errs71;
-                                                    } else {
-                                                      vErrors = null;
-                                                    }
-                                                  }
-                                                }
-                                                var valid0 = _errs70 === errors;
-                                              } else {
-                                                var valid0 = true;
-                                              }
-                                              if (valid0) {
-                                                if (data.last_checkpoint !== void 0) {
-                                                  let data31 = data.last_checkpoint;
-                                                  const _errs91 = errors;
-                                                  const _errs92 = errors;
-                                                  let valid23 = false;
-                                                  const _errs93 = errors;
-                                                  if (errors === _errs93) {
-                                                    if (data31 && typeof data31 == "object" && !Array.isArray(data31)) {
-                                                      let missing3;
-                                                      if (data31.step === void 0 && (missing3 = "step") || data31.path === void 0 && (missing3 = "path") || data31.reason === void 0 && (missing3 = "reason")) {
-                                                        const err25 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" };
-                                                        if (vErrors === null) {
-                                                          vErrors = [err25];
-                                                        } else {
-                                                          vErrors.push(err25);
-                                                        }
-                                                        errors++;
-                                                      } else {
-                                                        const _errs95 = errors;
-                                                        for (const key5 in data31) {
-                                                          if (!(key5 === "step" || key5 === "path" || key5 === "reason")) {
-                                                            const err26 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
-                                                            if (vErrors === null) {
-                                                              vErrors = [err26];
-                                                            } else {
-                                                              vErrors.push(err26);
-                                                            }
-                                                            errors++;
-                                                            break;
-                                                          }
-                                                        }
-                                                        if (_errs95 === errors) {
-                                                          if (data31.step !== void 0) {
-                                                            let data32 = data31.step;
-                                                            const _errs96 = errors;
-                                                            const _errs97 = errors;
-                                                            if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)) && isFinite(data32))) {
-                                                              const err27 = { instancePath: instancePath + "/last_checkpoint/step", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                                              if (vErrors === null) {
-                                                                vErrors = [err27];
-                                                              } else {
-                                                                vErrors.push(err27);
-                                                              }
-                                                              errors++;
-                                                            }
-                                                            if (errors === _errs97) {
-                                                              if (typeof data32 == "number" && isFinite(data32)) {
-                                                                if (data32 > 9007199254740991 || isNaN(data32)) {
-                                                                  const err28 = { instancePath: instancePath + "/last_checkpoint/step", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                                                  if (vErrors === null) {
-                                                                    vErrors = [err28];
-                                                                  } else {
-                                                                    vErrors.push(err28);
-                                                                  }
-                                                                  errors++;
-                                                                } else {
-                                                                  if (data32 < 0 || isNaN(data32)) {
-                                                                    const err29 = { instancePath: instancePath + "/last_checkpoint/step", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                                                    if (vErrors === null) {
-                                                                      vErrors = [err29];
-                                                                    } else {
-                                                                      vErrors.push(err29);
-                                                                    }
-                                                                    errors++;
-                                                                  }
-                                                                }
-                                                              }
-                                                            }
-                                                            var valid24 = _errs96 === errors;
-                                                          } else {
-                                                            var valid24 = true;
-                                                          }
-                                                          if (valid24) {
-                                                            if (data31.path !== void 0) {
-                                                              const _errs99 = errors;
-                                                              if (typeof data31.path !== "string") {
-                                                                const err30 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err30];
-                                                                } else {
-                                                                  vErrors.push(err30);
-                                                                }
-                                                                errors++;
-                                                              }
-                                                              var valid24 = _errs99 === errors;
-                                                            } else {
-                                                              var valid24 = true;
-                                                            }
-                                                            if (valid24) {
-                                                              if (data31.reason !== void 0) {
-                                                                const _errs101 = errors;
-                                                                if (typeof data31.reason !== "string") {
-                                                                  const err31 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                  if (vErrors === null) {
-                                                                    vErrors = [err31];
-                                                                  } else {
-                                                                    vErrors.push(err31);
-                                                                  }
-                                                                  errors++;
-                                                                }
-                                                                var valid24 = _errs101 === errors;
-                                                              } else {
-                                                                var valid24 = true;
+                                                                var valid10 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       }
                                                     } else {
-                                                      const err32 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                      const err15 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                       if (vErrors === null) {
-                                                        vErrors = [err32];
+                                                        vErrors = [err15];
                                                       } else {
-                                                        vErrors.push(err32);
+                                                        vErrors.push(err15);
                                                       }
                                                       errors++;
                                                     }
                                                   }
-                                                  var _valid3 = _errs93 === errors;
-                                                  valid23 = valid23 || _valid3;
-                                                  const _errs103 = errors;
-                                                  if (data31 !== null) {
-                                                    const err33 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  var _valid3 = _errs65 === errors;
+                                                  valid9 = valid9 || _valid3;
+                                                  const _errs73 = errors;
+                                                  if (data30 !== null) {
+                                                    const err16 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err33];
+                                                      vErrors = [err16];
                                                     } else {
-                                                      vErrors.push(err33);
+                                                      vErrors.push(err16);
                                                     }
                                                     errors++;
                                                   }
-                                                  var _valid3 = _errs103 === errors;
-                                                  valid23 = valid23 || _valid3;
-                                                  if (!valid23) {
-                                                    const err34 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  var _valid3 = _errs73 === errors;
+                                                  valid9 = valid9 || _valid3;
+                                                  if (!valid9) {
+                                                    const err17 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err34];
+                                                      vErrors = [err17];
                                                     } else {
-                                                      vErrors.push(err34);
+                                                      vErrors.push(err17);
                                                     }
                                                     errors++;
-                                                    validate27.errors = vErrors;
+                                                    validate86.errors = vErrors;
                                                     return false;
                                                   } else {
-                                                    errors = _errs92;
+                                                    errors = _errs64;
                                                     if (vErrors !== null) {
-                                                      if (_errs92) {
-                                                        vErrors.length = _errs92;
+                                                      if (_errs64) {
+                                                        vErrors.length = _errs64;
                                                       } else {
                                                         vErrors = null;
                                                       }
                                                     }
                                                   }
-                                                  var valid0 = _errs91 === errors;
+                                                  var valid0 = _errs63 === errors;
                                                 } else {
                                                   var valid0 = true;
                                                 }
                                                 if (valid0) {
                                                   if (data.trials !== void 0) {
-                                                    let data35 = data.trials;
-                                                    const _errs105 = errors;
-                                                    if (errors === _errs105) {
-                                                      if (data35 && typeof data35 == "object" && !Array.isArray(data35)) {
+                                                    let data34 = data.trials;
+                                                    const _errs75 = errors;
+                                                    if (errors === _errs75) {
+                                                      if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
                                                         let missing4;
-                                                        if (data35.count === void 0 && (missing4 = "count") || data35.best === void 0 && (missing4 = "best")) {
-                                                          validate27.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                                        if (data34.count === void 0 && (missing4 = "count") || data34.best === void 0 && (missing4 = "best")) {
+                                                          validate86.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
                                                           return false;
                                                         } else {
-                                                          const _errs107 = errors;
-                                                          for (const key6 in data35) {
-                                                            if (!(key6 === "count" || key6 === "best")) {
-                                                              validate27.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" }];
+                                                          const _errs77 = errors;
+                                                          for (const key4 in data34) {
+                                                            if (!(key4 === "count" || key4 === "best")) {
+                                                              validate86.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
                                                               return false;
                                                               break;
                                                             }
                                                           }
-                                                          if (_errs107 === errors) {
-                                                            if (data35.count !== void 0) {
-                                                              let data36 = data35.count;
-                                                              const _errs108 = errors;
-                                                              const _errs109 = errors;
-                                                              if (!(typeof data36 == "number" && (!(data36 % 1) && !isNaN(data36)) && isFinite(data36))) {
-                                                                validate27.errors = [{ instancePath: instancePath + "/trials/count", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                                return false;
+                                                          if (_errs77 === errors) {
+                                                            if (data34.count !== void 0) {
+                                                              const _errs78 = errors;
+                                                              if (!validate56(data34.count, { instancePath: instancePath + "/trials/count", parentData: data34, parentDataProperty: "count", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                errors = vErrors.length;
                                                               }
-                                                              if (errors === _errs109) {
-                                                                if (typeof data36 == "number" && isFinite(data36)) {
-                                                                  if (data36 > 9007199254740991 || isNaN(data36)) {
-                                                                    validate27.errors = [{ instancePath: instancePath + "/trials/count", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                                                                    return false;
-                                                                  } else {
-                                                                    if (data36 < 0 || isNaN(data36)) {
-                                                                      validate27.errors = [{ instancePath: instancePath + "/trials/count", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                      return false;
-                                                                    }
-                                                                  }
-                                                                }
-                                                              }
-                                                              var valid26 = _errs108 === errors;
+                                                              var valid11 = _errs78 === errors;
                                                             } else {
-                                                              var valid26 = true;
+                                                              var valid11 = true;
                                                             }
-                                                            if (valid26) {
-                                                              if (data35.best !== void 0) {
-                                                                let data37 = data35.best;
-                                                                const _errs111 = errors;
-                                                                const _errs112 = errors;
-                                                                let valid28 = false;
-                                                                const _errs113 = errors;
-                                                                if (errors === _errs113) {
-                                                                  if (data37 && typeof data37 == "object" && !Array.isArray(data37)) {
+                                                            if (valid11) {
+                                                              if (data34.best !== void 0) {
+                                                                let data36 = data34.best;
+                                                                const _errs79 = errors;
+                                                                const _errs80 = errors;
+                                                                let valid12 = false;
+                                                                const _errs81 = errors;
+                                                                if (errors === _errs81) {
+                                                                  if (data36 && typeof data36 == "object" && !Array.isArray(data36)) {
                                                                     let missing5;
-                                                                    if (data37.trial === void 0 && (missing5 = "trial") || data37.metric === void 0 && (missing5 = "metric") || data37.value === void 0 && (missing5 = "value")) {
-                                                                      const err35 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" };
+                                                                    if (data36.trial === void 0 && (missing5 = "trial") || data36.metric === void 0 && (missing5 = "metric") || data36.value === void 0 && (missing5 = "value")) {
+                                                                      const err18 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" };
                                                                       if (vErrors === null) {
-                                                                        vErrors = [err35];
+                                                                        vErrors = [err18];
                                                                       } else {
-                                                                        vErrors.push(err35);
+                                                                        vErrors.push(err18);
                                                                       }
                                                                       errors++;
                                                                     } else {
-                                                                      const _errs115 = errors;
-                                                                      for (const key7 in data37) {
-                                                                        if (!(key7 === "trial" || key7 === "metric" || key7 === "value")) {
-                                                                          const err36 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                                                                      const _errs83 = errors;
+                                                                      for (const key5 in data36) {
+                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value")) {
+                                                                          const err19 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                                                                           if (vErrors === null) {
-                                                                            vErrors = [err36];
+                                                                            vErrors = [err19];
                                                                           } else {
-                                                                            vErrors.push(err36);
+                                                                            vErrors.push(err19);
                                                                           }
                                                                           errors++;
                                                                           break;
                                                                         }
                                                                       }
-                                                                      if (_errs115 === errors) {
-                                                                        if (data37.trial !== void 0) {
-                                                                          let data38 = data37.trial;
-                                                                          const _errs116 = errors;
-                                                                          const _errs117 = errors;
-                                                                          if (!(typeof data38 == "number" && (!(data38 % 1) && !isNaN(data38)) && isFinite(data38))) {
-                                                                            const err37 = { instancePath: instancePath + "/trials/best/trial", schemaPath: "#/$defs/Count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                                                                            if (vErrors === null) {
-                                                                              vErrors = [err37];
-                                                                            } else {
-                                                                              vErrors.push(err37);
-                                                                            }
-                                                                            errors++;
+                                                                      if (_errs83 === errors) {
+                                                                        if (data36.trial !== void 0) {
+                                                                          const _errs84 = errors;
+                                                                          if (!validate56(data36.trial, { instancePath: instancePath + "/trials/best/trial", parentData: data36, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                            vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                            errors = vErrors.length;
                                                                           }
-                                                                          if (errors === _errs117) {
-                                                                            if (typeof data38 == "number" && isFinite(data38)) {
-                                                                              if (data38 > 9007199254740991 || isNaN(data38)) {
-                                                                                const err38 = { instancePath: instancePath + "/trials/best/trial", schemaPath: "#/$defs/Count/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                                                                if (vErrors === null) {
-                                                                                  vErrors = [err38];
-                                                                                } else {
-                                                                                  vErrors.push(err38);
-                                                                                }
-                                                                                errors++;
-                                                                              } else {
-                                                                                if (data38 < 0 || isNaN(data38)) {
-                                                                                  const err39 = { instancePath: instancePath + "/trials/best/trial", schemaPath: "#/$defs/Count/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                                                                                  if (vErrors === null) {
-                                                                                    vErrors = [err39];
-                                                                                  } else {
-                                                                                    vErrors.push(err39);
-                                                                                  }
-                                                                                  errors++;
-                                                                                }
-                                                                              }
-                                                                            }
-                                                                          }
-                                                                          var valid29 = _errs116 === errors;
+                                                                          var valid13 = _errs84 === errors;
                                                                         } else {
-                                                                          var valid29 = true;
+                                                                          var valid13 = true;
                                                                         }
-                                                                        if (valid29) {
-                                                                          if (data37.metric !== void 0) {
-                                                                            const _errs119 = errors;
-                                                                            if (typeof data37.metric !== "string") {
-                                                                              const err40 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                        if (valid13) {
+                                                                          if (data36.metric !== void 0) {
+                                                                            const _errs85 = errors;
+                                                                            if (typeof data36.metric !== "string") {
+                                                                              const err20 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                               if (vErrors === null) {
-                                                                                vErrors = [err40];
+                                                                                vErrors = [err20];
                                                                               } else {
-                                                                                vErrors.push(err40);
+                                                                                vErrors.push(err20);
                                                                               }
                                                                               errors++;
                                                                             }
-                                                                            var valid29 = _errs119 === errors;
+                                                                            var valid13 = _errs85 === errors;
                                                                           } else {
-                                                                            var valid29 = true;
+                                                                            var valid13 = true;
                                                                           }
-                                                                          if (valid29) {
-                                                                            if (data37.value !== void 0) {
-                                                                              let data40 = data37.value;
-                                                                              const _errs121 = errors;
-                                                                              if (!(typeof data40 == "number" && isFinite(data40)) && data40 !== null) {
-                                                                                const err41 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema32.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
+                                                                          if (valid13) {
+                                                                            if (data36.value !== void 0) {
+                                                                              let data39 = data36.value;
+                                                                              const _errs87 = errors;
+                                                                              if (!(typeof data39 == "number" && isFinite(data39)) && data39 !== null) {
+                                                                                const err21 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema20.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
                                                                                 if (vErrors === null) {
-                                                                                  vErrors = [err41];
+                                                                                  vErrors = [err21];
                                                                                 } else {
-                                                                                  vErrors.push(err41);
+                                                                                  vErrors.push(err21);
                                                                                 }
                                                                                 errors++;
                                                                               }
-                                                                              var valid29 = _errs121 === errors;
+                                                                              var valid13 = _errs87 === errors;
                                                                             } else {
-                                                                              var valid29 = true;
+                                                                              var valid13 = true;
                                                                             }
                                                                           }
                                                                         }
                                                                       }
                                                                     }
                                                                   } else {
-                                                                    const err42 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                    const err22 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err42];
+                                                                      vErrors = [err22];
                                                                     } else {
-                                                                      vErrors.push(err42);
+                                                                      vErrors.push(err22);
                                                                     }
                                                                     errors++;
                                                                   }
                                                                 }
-                                                                var _valid4 = _errs113 === errors;
-                                                                valid28 = valid28 || _valid4;
-                                                                const _errs123 = errors;
-                                                                if (data37 !== null) {
-                                                                  const err43 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                var _valid4 = _errs81 === errors;
+                                                                valid12 = valid12 || _valid4;
+                                                                const _errs89 = errors;
+                                                                if (data36 !== null) {
+                                                                  const err23 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err43];
+                                                                    vErrors = [err23];
                                                                   } else {
-                                                                    vErrors.push(err43);
+                                                                    vErrors.push(err23);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid4 = _errs123 === errors;
-                                                                valid28 = valid28 || _valid4;
-                                                                if (!valid28) {
-                                                                  const err44 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                var _valid4 = _errs89 === errors;
+                                                                valid12 = valid12 || _valid4;
+                                                                if (!valid12) {
+                                                                  const err24 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err44];
+                                                                    vErrors = [err24];
                                                                   } else {
-                                                                    vErrors.push(err44);
+                                                                    vErrors.push(err24);
                                                                   }
                                                                   errors++;
-                                                                  validate27.errors = vErrors;
+                                                                  validate86.errors = vErrors;
                                                                   return false;
                                                                 } else {
-                                                                  errors = _errs112;
+                                                                  errors = _errs80;
                                                                   if (vErrors !== null) {
-                                                                    if (_errs112) {
-                                                                      vErrors.length = _errs112;
+                                                                    if (_errs80) {
+                                                                      vErrors.length = _errs80;
                                                                     } else {
                                                                       vErrors = null;
                                                                     }
                                                                   }
                                                                 }
-                                                                var valid26 = _errs111 === errors;
+                                                                var valid11 = _errs79 === errors;
                                                               } else {
-                                                                var valid26 = true;
+                                                                var valid11 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       } else {
-                                                        validate27.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                        validate86.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                         return false;
                                                       }
                                                     }
-                                                    var valid0 = _errs105 === errors;
+                                                    var valid0 = _errs75 === errors;
                                                   } else {
                                                     var valid0 = true;
                                                   }
                                                   if (valid0) {
                                                     if (data.stage !== void 0) {
-                                                      let data41 = data.stage;
-                                                      const _errs125 = errors;
-                                                      const _errs126 = errors;
-                                                      let valid31 = false;
-                                                      const _errs127 = errors;
-                                                      if (!validate22(data41, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
-                                                        vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+                                                      let data40 = data.stage;
+                                                      const _errs91 = errors;
+                                                      const _errs92 = errors;
+                                                      let valid14 = false;
+                                                      const _errs93 = errors;
+                                                      if (!validate73(data40, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
+                                                        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
                                                         errors = vErrors.length;
                                                       }
-                                                      var _valid5 = _errs127 === errors;
-                                                      valid31 = valid31 || _valid5;
+                                                      var _valid5 = _errs93 === errors;
+                                                      valid14 = valid14 || _valid5;
                                                       if (_valid5) {
                                                         var props3 = {};
                                                         props3.name = true;
                                                         props3.index = true;
                                                         props3.count = true;
                                                       }
-                                                      const _errs128 = errors;
-                                                      if (data41 !== null) {
-                                                        const err45 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                      const _errs94 = errors;
+                                                      if (data40 !== null) {
+                                                        const err25 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err45];
+                                                          vErrors = [err25];
                                                         } else {
-                                                          vErrors.push(err45);
+                                                          vErrors.push(err25);
                                                         }
                                                         errors++;
                                                       }
-                                                      var _valid5 = _errs128 === errors;
-                                                      valid31 = valid31 || _valid5;
-                                                      if (!valid31) {
-                                                        const err46 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                      var _valid5 = _errs94 === errors;
+                                                      valid14 = valid14 || _valid5;
+                                                      if (!valid14) {
+                                                        const err26 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err46];
+                                                          vErrors = [err26];
                                                         } else {
-                                                          vErrors.push(err46);
+                                                          vErrors.push(err26);
                                                         }
                                                         errors++;
-                                                        validate27.errors = vErrors;
+                                                        validate86.errors = vErrors;
                                                         return false;
                                                       } else {
-                                                        errors = _errs126;
+                                                        errors = _errs92;
                                                         if (vErrors !== null) {
-                                                          if (_errs126) {
-                                                            vErrors.length = _errs126;
+                                                          if (_errs92) {
+                                                            vErrors.length = _errs92;
                                                           } else {
                                                             vErrors = null;
                                                           }
                                                         }
                                                       }
-                                                      var valid0 = _errs125 === errors;
+                                                      var valid0 = _errs91 === errors;
                                                     } else {
                                                       var valid0 = true;
                                                     }
                                                     if (valid0) {
                                                       if (data.finished !== void 0) {
-                                                        let data42 = data.finished;
-                                                        const _errs130 = errors;
-                                                        const _errs131 = errors;
-                                                        let valid32 = false;
-                                                        const _errs132 = errors;
-                                                        if (!(data42 && typeof data42 == "object" && !Array.isArray(data42))) {
-                                                          const err47 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                        let data41 = data.finished;
+                                                        const _errs96 = errors;
+                                                        const _errs97 = errors;
+                                                        let valid15 = false;
+                                                        const _errs98 = errors;
+                                                        if (!(data41 && typeof data41 == "object" && !Array.isArray(data41))) {
+                                                          const err27 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err47];
+                                                            vErrors = [err27];
                                                           } else {
-                                                            vErrors.push(err47);
+                                                            vErrors.push(err27);
                                                           }
                                                           errors++;
                                                         }
-                                                        var _valid6 = _errs132 === errors;
-                                                        valid32 = valid32 || _valid6;
-                                                        const _errs134 = errors;
-                                                        if (data42 !== null) {
-                                                          const err48 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        var _valid6 = _errs98 === errors;
+                                                        valid15 = valid15 || _valid6;
+                                                        const _errs100 = errors;
+                                                        if (data41 !== null) {
+                                                          const err28 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err48];
+                                                            vErrors = [err28];
                                                           } else {
-                                                            vErrors.push(err48);
+                                                            vErrors.push(err28);
                                                           }
                                                           errors++;
                                                         }
-                                                        var _valid6 = _errs134 === errors;
-                                                        valid32 = valid32 || _valid6;
-                                                        if (!valid32) {
-                                                          const err49 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                        var _valid6 = _errs100 === errors;
+                                                        valid15 = valid15 || _valid6;
+                                                        if (!valid15) {
+                                                          const err29 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err49];
+                                                            vErrors = [err29];
                                                           } else {
-                                                            vErrors.push(err49);
+                                                            vErrors.push(err29);
                                                           }
                                                           errors++;
-                                                          validate27.errors = vErrors;
+                                                          validate86.errors = vErrors;
                                                           return false;
                                                         } else {
-                                                          errors = _errs131;
+                                                          errors = _errs97;
                                                           if (vErrors !== null) {
-                                                            if (_errs131) {
-                                                              vErrors.length = _errs131;
+                                                            if (_errs97) {
+                                                              vErrors.length = _errs97;
                                                             } else {
                                                               vErrors = null;
                                                             }
                                                           }
                                                         }
-                                                        var valid0 = _errs130 === errors;
+                                                        var valid0 = _errs96 === errors;
                                                       } else {
                                                         var valid0 = true;
                                                       }
@@ -3168,19 +2525,19 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate27.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate86.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate27.errors = vErrors;
+  validate86.errors = vErrors;
   return errors === 0;
 }
-validate27.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var validateDiagnostic = validate29;
-function validate29(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate86.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateDiagnostic = validate103;
+function validate103(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate29.evaluated;
+  const evaluated0 = validate103.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3191,38 +2548,23 @@ function validate29(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.line === void 0 && (missing0 = "line") || data.code === void 0 && (missing0 = "code") || data.message === void 0 && (missing0 = "message")) {
-        validate29.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate103.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "line" || key0 === "code" || key0 === "message")) {
-            validate29.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate103.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
         }
         if (_errs1 === errors) {
           if (data.line !== void 0) {
-            let data0 = data.line;
             const _errs2 = errors;
-            const _errs3 = errors;
-            if (!(typeof data0 == "number" && (!(data0 % 1) && !isNaN(data0)) && isFinite(data0))) {
-              validate29.errors = [{ instancePath: instancePath + "/line", schemaPath: "#/$defs/Ordinal/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-              return false;
-            }
-            if (errors === _errs3) {
-              if (typeof data0 == "number" && isFinite(data0)) {
-                if (data0 > 9007199254740991 || isNaN(data0)) {
-                  validate29.errors = [{ instancePath: instancePath + "/line", schemaPath: "#/$defs/Ordinal/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
-                  return false;
-                } else {
-                  if (data0 < 1 || isNaN(data0)) {
-                    validate29.errors = [{ instancePath: instancePath + "/line", schemaPath: "#/$defs/Ordinal/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                    return false;
-                  }
-                }
-              }
+            if (!validate63(data.line, { instancePath: instancePath + "/line", parentData: data, parentDataProperty: "line", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+              errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
           } else {
@@ -3231,23 +2573,23 @@ function validate29(data, { instancePath = "", parentData, parentDataProperty, r
           if (valid0) {
             if (data.code !== void 0) {
               let data1 = data.code;
-              const _errs5 = errors;
+              const _errs3 = errors;
               if (!(data1 === "invalid_utf8" || data1 === "invalid_json" || data1 === "schema_violation" || data1 === "unsupported_version" || data1 === "line_too_long" || data1 === "seq_gap" || data1 === "seq_not_increasing" || data1 === "after_finished")) {
-                validate29.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema55.properties.code.enum }, message: "must be equal to one of the allowed values" }];
+                validate103.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema26.properties.code.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
-              var valid0 = _errs5 === errors;
+              var valid0 = _errs3 === errors;
             } else {
               var valid0 = true;
             }
             if (valid0) {
               if (data.message !== void 0) {
-                const _errs6 = errors;
+                const _errs4 = errors;
                 if (typeof data.message !== "string") {
-                  validate29.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  validate103.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                   return false;
                 }
-                var valid0 = _errs6 === errors;
+                var valid0 = _errs4 === errors;
               } else {
                 var valid0 = true;
               }
@@ -3256,14 +2598,14 @@ function validate29(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate29.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate103.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate29.errors = vErrors;
+  validate103.errors = vErrors;
   return errors === 0;
 }
-validate29.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+validate103.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 export {
   validateDiagnostic,
   validateReaderState,
