@@ -10,7 +10,7 @@ from typing import Any
 from context import ROOT, Context, run_child
 from python_reader import CHUNK_BYTES
 from reattach import measure_reattach
-from records import Figure, Measurement, Target, median
+from records import Figure, Measurement, Target, median, round_ratios
 from scale import MB
 
 __all__ = ["FIGURES"]
@@ -33,11 +33,10 @@ def _compare_reader(ctx: Context, script: str) -> Measurement:
     path = ctx.stream(ctx.scale.reader_bytes)
     size = path.stat().st_size
     result = node_script(script, path, max(5, ctx.scale.reader_rounds))
-    ratios = sorted(theirs / mine for mine, theirs in zip(result["ours"], result["baseline"]))  # throughput ratio per round
     return Measurement(
         size / MB / median(result["ours"]), size / MB / median(result["baseline"]),
-        notes=(f"{result['engine']}; {size / MB:.0f} MB stream, {CHUNK_BYTES >> 10} KiB chunks, {len(ratios)} rounds; "
-               f"ratio per round {ratios[0]:.2f}-{ratios[-1]:.2f}"),
+        rounds=round_ratios(result["ours"], result["baseline"], throughput=True),
+        notes=f"{result['engine']}; {size / MB:.0f} MB stream, {CHUNK_BYTES >> 10} KiB chunks, {len(result['ours'])} rounds",
     )
 
 
