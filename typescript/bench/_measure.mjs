@@ -1,17 +1,8 @@
 // Shared by the bench scripts: timing, chunked file reading, the JSON report on stdout.
 import { closeSync, openSync, readSync } from "node:fs";
-import { performance } from "node:perf_hooks";
+import { CHUNK_BYTES } from "./_rounds.mjs";
 
-/** How much a reader is fed at a time (the Python bench uses the same). */
-export const CHUNK_BYTES = 1 << 20;
-
-/** Seconds `fn` took, after a full collection when node runs with --expose-gc. */
-export function timed(fn) {
-  globalThis.gc?.();
-  const started = performance.now();
-  const result = fn();
-  return { seconds: (performance.now() - started) / 1000, result };
-}
+export { CHUNK_BYTES, timed } from "./_rounds.mjs";
 
 /** Calls `onChunk` with each chunk of the file from `offset`, each a fresh buffer (a reader may keep it). */
 export function readChunks(path, onChunk, offset = 0) {

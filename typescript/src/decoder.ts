@@ -52,6 +52,10 @@ const QUOTE_CHARS = 80;
 // Enough bytes of an over-long line to quote its first 80 characters.
 const KEPT_PREFIX_BYTES = QUOTE_CHARS * 4;
 const BLANK = /^[ \t]*$/;
+// Complete lines are decoded to text a block at a time: one decoder call for many lines, and
+// a string small enough for V8's young generation (a 1 MiB one goes to the large-object
+// space and stays there until a full collection: tens of MB held by dead chunks).
+const BLOCK_BYTES = 1 << 15;
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenientUtf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
@@ -73,6 +77,8 @@ export class Decoder {
   #tail: Uint8Array[] = [];
   #tailHeld = 0;
   #tailLength = 0;
+  #lastName = "";
+  #lastValidator: Validator<Line> | undefined = undefined;
 
   constructor(options: DecoderOptions = {}) {
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -117,9 +123,12 @@ export class Decoder {
       start = newline + 1;
     }
     const last = bytes.lastIndexOf(NEWLINE);
-    if (last >= start) {
-      this.#decodeLines(bytes, start, last, out);
-      start = last + 1;
+    while (start <= last) {
+      // Blocks of complete lines of about BLOCK_BYTES (or one longer line).
+      let end = last - start <= BLOCK_BYTES ? last : bytes.lastIndexOf(NEWLINE, start + BLOCK_BYTES);
+      if (end < start) end = bytes.indexOf(NEWLINE, start + BLOCK_BYTES);
+      this.#decodeLines(bytes, start, end, out);
+      start = end + 1;
     }
     if (start < bytes.length) this.#keepTail(bytes.subarray(start));
     return out;
@@ -185,9 +194,17 @@ export class Decoder {
     } catch {
       text = undefined; // some line is not UTF-8: decode line by line to find it
     }
+    // Every character one byte (the usual case): a line's byte offsets follow from the text's,
+    // so the bytes are not searched a second time.
+    const ascii = text !== undefined && text.length === last - start;
     let textStart = 0;
     while (start <= last) {
-      const newline = bytes.indexOf(NEWLINE, start);
+      let textEnd = -1;
+      if (text !== undefined) {
+        textEnd = text.indexOf("\n", textStart);
+        if (textEnd === -1) textEnd = text.length;
+      }
+      const newline = ascii ? start + textEnd - textStart : bytes.indexOf(NEWLINE, start);
       const length = newline - start;
       this.#lines += 1;
       this.#consumed += length + 1;
@@ -198,8 +215,6 @@ export class Decoder {
           this.#decodeOne(bytes, start, newline, out);
         }
       } else {
-        let textEnd = text.indexOf("\n", textStart);
-        if (textEnd === -1) textEnd = text.length;
         if (length > this.maxLineBytes) {
           this.#emitDiagnostic(out, "line_too_long", `line is over the limit of ${this.maxLineBytes} bytes`, text.slice(textStart, textStart + QUOTE_CHARS * 2));
         } else {
@@ -251,7 +266,7 @@ export class Decoder {
       return;
     }
     const name = record["event"];
-    const validate = typeof name === "string" ? EVENT_VALIDATORS.get(name) : undefined;
+    const validate = typeof name === "string" ? this.#validatorFor(name) : undefined;
     if (validate !== undefined) {
       if (validate(record)) out.push({ kind: "event", line: this.#lines, event: record });
       else this.#emitDiagnostic(out, "schema_violation", `${String(name)}: ${explain(validate)}`, text);
@@ -260,6 +275,17 @@ export class Decoder {
     } else {
       this.#emitDiagnostic(out, "schema_violation", `envelope: ${explain(validateEnvelope)}`, text);
     }
+  }
+
+  /** The validator of a v1 event name, or undefined for a name this version does not know. */
+  #validatorFor(name: string): Validator<Line> | undefined {
+    // Consecutive lines mostly name the same event: comparing with the last name is cheaper
+    // than hashing each freshly parsed string for the map.
+    if (name !== this.#lastName) {
+      this.#lastName = name;
+      this.#lastValidator = EVENT_VALIDATORS.get(name);
+    }
+    return this.#lastValidator;
   }
 
   #emitDiagnostic(out: DecodedLine[], code: Diagnostic["code"], what: string, offending: string | Uint8Array): void {
@@ -272,10 +298,11 @@ export class Decoder {
 /** Too few brackets to nest past the limit: the cheap test that spares most lines a walk. */
 function isShallow(text: string): boolean {
   let brackets = 0;
-  for (const bracket of ["{", "["]) {
-    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
-      if (++brackets > MAX_NESTING) return false;
-    }
+  for (let at = text.indexOf("{"); at !== -1; at = text.indexOf("{", at + 1)) {
+    if (++brackets > MAX_NESTING) return false;
+  }
+  for (let at = text.indexOf("["); at !== -1; at = text.indexOf("[", at + 1)) {
+    if (++brackets > MAX_NESTING) return false;
   }
   return true;
 }

@@ -187,6 +187,34 @@ describe("Decoder: framing", () => {
     assert.equal(canonicalStringify(byByte.toState()), expected);
   });
 
+  it("decodes a chunk of many blocks as it decodes each line fed alone", () => {
+    const lines: (Record<string, unknown> | string)[] = [];
+    for (let seq = 1; seq <= 600; seq++) {
+      if (seq % 100 === 7) lines.push(known("phase.started", seq, { x_note: "é".repeat(20_000) })); // longer than a block
+      else if (seq % 100 === 50) lines.push("x".repeat(70_000)); // over the limit below
+      else if (seq % 100 === 60) lines.push(`{"seq": ${seq}, "note": "é"}`); // no envelope
+      else if (seq % 100 === 70) lines.push(`{"seq": ${seq},}`);
+      else lines.push(known("train.step", seq, { step: seq, metrics: { [seq > 100 && seq < 200 ? "μ" : "mu"]: seq } }));
+    }
+    const bytes = utf8(ndjson(...lines).replace(/\n/, "\r\n"));
+    const invalid = bytes.indexOf(0xa9, bytes.length >> 1); // one byte of an é: that line is not UTF-8
+    bytes[invalid] = 0xff;
+    const options = { maxLineBytes: 60_000 };
+    const whole = new Decoder(options);
+    const items = whole.feed(bytes);
+    const oneByOne = new Decoder(options);
+    const expected: DecodedLine[] = [];
+    for (let start = 0; start < bytes.length; ) {
+      const end = bytes.indexOf(0x0a, start) + 1;
+      expected.push(...oneByOne.feed(bytes.subarray(start, end)));
+      start = end;
+    }
+    assert.deepEqual(items, expected);
+    assert.deepEqual(new Set(codes(items).map(([, code]) => code)), new Set(["line_too_long", "invalid_utf8", "schema_violation", "invalid_json"]));
+    assert.equal(whole.consumedBytes, bytes.length);
+    assert.equal(whole.lines, 600);
+  });
+
   it("never holds a long line whole, and reads the line after it", () => {
     const limit = 1 << 20;
     const decoder = new Decoder();

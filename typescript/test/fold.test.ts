@@ -140,6 +140,21 @@ describe("the fold", () => {
   });
 });
 
+describe("copies read between two lines of one run", () => {
+  it("show the later line, whichever way the run was read", () => {
+    const reader = new StreamReader();
+    reader.feed(ndjson(known("run.started", 1), known("train.step", 2, { step: 1 })));
+    assert.equal(reader.run("r1")?.step, 1);
+    reader.feed(ndjson(known("train.step", 3, { step: 2 })));
+    assert.equal(reader.run("r1")?.step, 2);
+    assert.equal(reader.runs()[0]?.step, 2);
+    reader.feed(ndjson(known("train.step", 4, { step: 3 })));
+    assert.equal(reader.latestRun()?.step, 3);
+    reader.feed(ndjson(known("train.step", 5, { step: 4 }), known("train.step", 6, { step: 5 })));
+    assert.deepEqual([reader.runs()[0]?.step, reader.runs()[0]?.events], [5, 6]);
+  });
+});
+
 describe("liveness", () => {
   const stream = ndjson(
     { ...known("run.started", 1), ts: "2026-11-29T10:00:00.000000Z" },
