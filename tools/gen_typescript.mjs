@@ -181,7 +181,15 @@ function eventNames(lineBundle) {
 const FORMATS_SOURCE = String.raw`"use strict";
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt\s](\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(?:[Zz]|([+-])(\d{2})(?::?(\d{2}))?)$/;
 const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+// Lines of a stream share their date, hour and minute: "YYYY-MM-DDTHH:MM" of the last
+// date-time found valid with an ordinary hour and minute, and the seconds that may follow it.
+let validMinute = "";
+const SECONDS_IN_UTC = /:[0-5]\d(?:\.\d+)?[Zz]$/y;
 function dateTime(text) {
+  if (validMinute !== "" && text.startsWith(validMinute)) {
+    SECONDS_IN_UTC.lastIndex = validMinute.length;
+    if (SECONDS_IN_UTC.test(text)) return true;
+  }
   const match = DATE_TIME.exec(text);
   if (match === null) return false;
   const year = +match[1];
@@ -196,7 +204,10 @@ function dateTime(text) {
   const zoneHour = +(match[8] || 0);
   const zoneMinute = +(match[9] || 0);
   if (zoneHour > 23 || zoneMinute > 59) return false;
-  if (hour <= 23 && minute <= 59 && second < 60) return true;
+  if (hour <= 23 && minute <= 59 && second < 60) {
+    validMinute = text.slice(0, 16);
+    return true;
+  }
   const utcMinute = minute - zoneMinute * sign;
   const utcHour = hour - zoneHour * sign - (utcMinute < 0 ? 1 : 0);
   return (utcHour === 23 || utcHour === -1) && (utcMinute === 59 || utcMinute === -1) && second < 61;

@@ -62,6 +62,8 @@ describe("generated validators", () => {
       "2026-12-31T22:59:60-01:00", "2026-12-31T23:59:60+00:00", "2026-12-31T24:00:00Z", "2026-12-31T23:60:00Z",
       "2026-12-31T10:00:00+24:00", "2026-12-31T10:00:00+23:59", "2026-12-31T10:00:00+0100", "2026-12-31T10:00:00+01",
       "2026-12-31T10:00:00.Z", "2026-12-31TT10:00:00Z", "26-12-31T10:00:00Z", "2026-12-31T10:00:00Z ", "",
+      "2026-12-31T10:00:59Z", "2026-12-31T10:00:60Z", "2026-12-31T10:00:5Z", "2026-12-31T10:00:59.999999999Z",
+      "2026-12-31T10:00:00.1z", "2026-12-31T10:00:00+01:00", "2026-12-31T10:00:00Zx",
     ];
     const pattern = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$/;
     for (const sample of samples) {
@@ -70,5 +72,12 @@ describe("generated validators", () => {
       assert.equal(validateLine({ ...known("phase.started", 1), ts: sample }), expected, sample);
     }
     assert.ok(samples.filter((sample) => pattern.test(sample) && !reference(sample)).length >= 8);
+    // Right after a valid date-time of the same minute (the validator remembers the last one): the same verdicts.
+    for (const sample of samples) {
+      const primer = `${sample.slice(0, 16)}:00Z`;
+      if (pattern.test(primer) && reference(primer)) assert.ok(validateLine({ ...known("phase.started", 1), ts: primer }), primer);
+      const expected: boolean = pattern.test(sample) && reference(sample);
+      assert.equal(validateLine({ ...known("phase.started", 1), ts: sample }), expected, `${sample} after ${primer}`);
+    }
   });
 });
