@@ -221,14 +221,14 @@ def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, An
     totals = [line.get("total_steps") for line in lines]
     if set(map(type, steps)) != {int} or set(map(type, stamps)) != {str} or not set(map(type, totals)) <= _INT_OR_NONE:
         return False
-    series = []
+    series: list[tuple[str, bool, list[Any], list[float]]] = []
     for name, best in _STEP_SERIES_BEST:
-        values = [line.get(name) for line in lines]
+        values: list[Any] = [line.get(name) for line in lines]
         if not set(map(type, values)) <= _FLOAT_OR_NONE:
             return False
-        numbers = [value for value in values if value is not None] if None in values else values
-        total = sum(numbers)
-        if total - total != 0.0:  # an infinity or NaN among them (or a sum that overflows): line by line
+        numbers: list[float] = [value for value in values if value is not None] if None in values else values
+        added = sum(numbers)
+        if added - added != 0.0:  # an infinity or NaN among them (or a sum that overflows): line by line
             return False
         series.append((name, best, values, numbers))
     # Checked: now fold. Each field's last value is the last line's; a best is the first minimum.
