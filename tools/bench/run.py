@@ -20,7 +20,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-import bundle
+import bundle_size
 import conformance
 import dashboard
 import emitter
@@ -36,7 +36,7 @@ FIGURES: list[Figure] = [
     *emitter.FIGURES,
     *python_reader.FIGURES,
     *typescript_reader.FIGURES,
-    *bundle.FIGURES,
+    *bundle_size.FIGURES,
     *trainer.FIGURES,
     *conformance.FIGURES,
     *dashboard.FIGURES,
