@@ -32,6 +32,18 @@ const LIMITS = {
 };
 
 const RUNTIME = String.raw`
+// A pattern test that remembers the last string it matched: consecutive lines repeat their
+// event name, run id and phase, and comparing two strings is cheaper than running the pattern.
+function lastMatch(pattern) {
+  let last;
+  return (text) => {
+    if (text === last) return true;
+    if (!pattern.test(text)) return false;
+    last = text;
+    return true;
+  };
+}
+
 // The length of a string in code points, as ajv counts it for minLength and maxLength.
 function ucs2length(text) {
   let length = 0;
@@ -197,7 +209,7 @@ export function lineValidatorsSource({ bundle, exported, rules, formatsSource })
     ),
     maxLength: ({ value, x, p, schemaPath }) => [`if (ucs2length(${x}) > ${literal(value)}) ${failWith(p, schemaPath, "maxLength", `{ limit: ${literal(value)} }`)}`],
     minLength: ({ value, x, p, schemaPath }) => [`if (ucs2length(${x}) < ${literal(value)}) ${failWith(p, schemaPath, "minLength", `{ limit: ${literal(value)} }`)}`],
-    pattern: ({ value, x, p, schemaPath }) => [`if (!${patternName(value)}.test(${x})) ${failWith(p, schemaPath, "pattern", `{ pattern: ${literal(value)} }`)}`],
+    pattern: ({ value, x, p, schemaPath }) => [`if (!${patternName(value)}(${x})) ${failWith(p, schemaPath, "pattern", `{ pattern: ${literal(value)} }`)}`],
     format: ({ value, group, x, p, schemaPath }) => {
       if (group !== "string") return [];
       if (value !== "date-time") throw new Error(`${schemaPath}: format ${value} is not supported`);
@@ -236,7 +248,7 @@ export function lineValidatorsSource({ bundle, exported, rules, formatsSource })
     "  return module.exports;",
     "})();",
     RUNTIME,
-    ...[...patterns].map(([source, name]) => `const ${name} = new RegExp(${literal(source)}, "u");`),
+    ...[...patterns].map(([source, name]) => `const ${name} = lastMatch(new RegExp(${literal(source)}, "u"));`),
     "",
     ...definitions.flatMap((source) => [source, ""]),
     ...hoisted.flatMap((source) => [source, ""]),

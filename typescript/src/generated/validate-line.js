@@ -38,6 +38,15 @@ var formats = (() => {
   module.exports = { "date-time": dateTime };
   return module.exports;
 })();
+function lastMatch(pattern) {
+  let last;
+  return (text) => {
+    if (text === last) return true;
+    if (!pattern.test(text)) return false;
+    last = text;
+    return true;
+  };
+}
 function ucs2length(text) {
   let length = 0;
   for (let at = 0; at < text.length; length++) {
@@ -81,12 +90,12 @@ function validator(check) {
   }
   return validate;
 }
-var pattern0 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$", "u");
-var pattern1 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
-var pattern2 = new RegExp("^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$", "u");
-var pattern3 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-var pattern4 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
-var pattern5 = new RegExp("^[0-9a-f]{64}$", "u");
+var pattern0 = lastMatch(new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$", "u"));
+var pattern1 = lastMatch(new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u"));
+var pattern2 = lastMatch(new RegExp("^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$", "u"));
+var pattern3 = lastMatch(new RegExp("^[a-z][a-z0-9_]{0,63}$", "u"));
+var pattern4 = lastMatch(new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u"));
+var pattern5 = lastMatch(new RegExp("^[0-9a-f]{64}$", "u"));
 function checkEnvelope(d, p) {
   let e;
   if (d && typeof d == "object" && !Array.isArray(d)) {
@@ -110,7 +119,7 @@ function checkEnvelope(d, p) {
     }
     if (d.event !== void 0) {
       if (typeof d.event == "string") {
-        if (!pattern0.test(d.event)) return fail(p + "/event", "#/properties/event/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$" });
+        if (!pattern0(d.event)) return fail(p + "/event", "#/properties/event/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$" });
       } else return fail(p + "/event", "#/properties/event/type", "type", { type: "string" });
     }
     if (d.stage !== void 0) {
@@ -174,7 +183,7 @@ function checkRunHeartbeat(d, p) {
     if (d.phase !== void 0) {
       if (!(typeof d.phase == "string" || d.phase === null)) return fail(p + "/phase", "#/properties/phase/type", "type", { type: ["string", "null"] });
       if (typeof d.phase == "string") {
-        if (!pattern3.test(d.phase)) return fail(p + "/phase", "#/properties/phase/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
+        if (!pattern3(d.phase)) return fail(p + "/phase", "#/properties/phase/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
       }
     }
     if (d.step !== void 0) {
@@ -585,7 +594,7 @@ function checkRunFinished(d, p) {
       if (typeof d.checkpoint == "string") {
         if (ucs2length(d.checkpoint) > 4096) return fail(p + "/checkpoint", "#/properties/checkpoint/maxLength", "maxLength", { limit: 4096 });
         if (ucs2length(d.checkpoint) < 1) return fail(p + "/checkpoint", "#/properties/checkpoint/minLength", "minLength", { limit: 1 });
-        if (!pattern2.test(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
+        if (!pattern2(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
       }
     }
     if (d.duration_s !== void 0) {
@@ -612,13 +621,13 @@ function checkOrdinal(d, p) {
 }
 function checkTimestamp(d, p) {
   if (typeof d == "string") {
-    if (!pattern4.test(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" });
+    if (!pattern4(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" });
     if (!formats["date-time"](d)) return fail(p, "#/format", "format", { format: "date-time" });
   } else return fail(p, "#/type", "type", { type: "string" });
 }
 function checkRunId(d, p) {
   if (typeof d == "string") {
-    if (!pattern1.test(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" });
+    if (!pattern1(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" });
   } else return fail(p, "#/type", "type", { type: "string" });
 }
 function checkStage(d, p) {
@@ -709,7 +718,7 @@ function checkProvenance(d, p) {
 }
 function checkPhaseName(d, p) {
   if (typeof d == "string") {
-    if (!pattern3.test(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
+    if (!pattern3(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
   } else return fail(p, "#/type", "type", { type: "string" });
 }
 function checkDuration(d, p) {
@@ -739,7 +748,7 @@ function checkRelativePath(d, p) {
   if (typeof d == "string") {
     if (ucs2length(d) > 4096) return fail(p, "#/maxLength", "maxLength", { limit: 4096 });
     if (ucs2length(d) < 1) return fail(p, "#/minLength", "minLength", { limit: 1 });
-    if (!pattern2.test(d)) return fail(p, "#/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
+    if (!pattern2(d)) return fail(p, "#/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
   } else return fail(p, "#/type", "type", { type: "string" });
 }
 function checkErrorInfo(d, p) {
@@ -769,7 +778,7 @@ function checkDirtyDiff(d, p) {
     }
     if (d.sha256 !== void 0) {
       if (typeof d.sha256 == "string") {
-        if (!pattern5.test(d.sha256)) return fail(p + "/sha256", "#/properties/sha256/pattern", "pattern", { pattern: "^[0-9a-f]{64}$" });
+        if (!pattern5(d.sha256)) return fail(p + "/sha256", "#/properties/sha256/pattern", "pattern", { pattern: "^[0-9a-f]{64}$" });
       } else return fail(p + "/sha256", "#/properties/sha256/type", "type", { type: "string" });
     }
   } else return fail(p, "#/type", "type", { type: "object" });
@@ -782,7 +791,7 @@ function branch0(d, p) {
     if (d.run_id !== void 0) {
       if (!(typeof d.run_id == "string" || d.run_id === null)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/type", "type", { type: ["string", "null"] });
       if (typeof d.run_id == "string") {
-        if (!pattern1.test(d.run_id)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/pattern", "pattern", { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" });
+        if (!pattern1(d.run_id)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/pattern", "pattern", { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" });
       }
     }
     if (d.checkpoint !== void 0) {
@@ -790,7 +799,7 @@ function branch0(d, p) {
       if (typeof d.checkpoint == "string") {
         if (ucs2length(d.checkpoint) > 4096) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/maxLength", "maxLength", { limit: 4096 });
         if (ucs2length(d.checkpoint) < 1) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/minLength", "minLength", { limit: 1 });
-        if (!pattern2.test(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
+        if (!pattern2(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
       }
     }
     if (d.step !== void 0) {
