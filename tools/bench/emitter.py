@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from context import Context
+from emitter_floor import time_floor
 from records import Figure, Measurement, Target, median, round_ratios
 
 __all__ = ["FIGURES"]
@@ -79,6 +80,7 @@ class EmitterTimes:
     ours_with_callback: list[float]
     json_dumps: list[float]
     llama_factory: list[float]
+    floor: list[float]
 
 
 def _measure(ctx: Context) -> EmitterTimes:
@@ -93,6 +95,7 @@ def _measure(ctx: Context) -> EmitterTimes:
         "ours_with_callback": lambda directory: _time_ours(directory, values, (_discard,)),
         "json_dumps": lambda directory: _time_json_dumps(directory, lines),
         "llama_factory": lambda directory: _time_llama_factory(directory, lines),
+        "floor": lambda directory: time_floor(directory / _STREAM, values),
     }
     times: dict[str, list[float]] = {name: [] for name in contenders}
     names = list(contenders)
@@ -131,8 +134,16 @@ def _llama_factory(ctx: Context) -> Measurement:
                        notes="value: open/append/close per line; baseline: our emitter; ratio = how many times slower")
 
 
+def _floor(ctx: Context) -> Measurement:
+    times = _times(ctx)
+    return Measurement(median(times.floor) * _MICRO, median(times.json_dumps) * _MICRO,
+                       rounds=round_ratios(times.floor, times.json_dumps),
+                       notes="one function: lock, step arithmetic, line dict, ts, to_json, os.write, batch append; no checks, no sinks")
+
+
 FIGURES = [
     Figure("emitter, file sink", "us/event", Target("<= 0.5x json.dumps+write+flush", "ratio_at_most", 0.5), _file_sink),
     Figure("emitter, file + callback sinks", "us/event", Target("<= 1.3x json.dumps+write+flush", "ratio_at_most", 1.3), _second_sink),
+    Figure("emitter floor: one function, no checks or sinks", "us/event", Target("report (bounds the file sink figure)"), _floor),
     Figure("LLaMA-Factory-style writer vs ours", "us/event", Target("report (expected several x)"), _llama_factory),
 ]
