@@ -18,27 +18,41 @@ logged); `on_epoch_end` -> `train.epoch`; `on_evaluate` -> `eval.completed`; `on
 every rank takes part in the stop decision so that all ranks stop at the same step.
 
 Longer than the other integrations: one documented hook per `TrainerCallback` event, and
-the run's lifecycle across a second `train()`, a rebuilt Trainer and `evaluate()`. The
-wrapper around `train()` and `evaluate()` is in `trainer_wrapper`.
+the run's lifecycle across a second `train()`, a rebuilt Trainer and `evaluate()`. Beside
+it: `trainer_logs` (what the Trainer's logs mean in trainwire fields), `checkpoint_origin`
+(the `trainwire.json` of each checkpoint, read back on resume), `held_step` (one step per
+trainer step) and `trainer_wrapper` (the wrapper around `train()` and `evaluate()`).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import math
 import os
-import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable
 
 from transformers import TrainerCallback
 
 from trainwire.contract.status import status_for_exception
+from trainwire.integrations.checkpoint_origin import (
+    CHECKPOINT_ORIGIN_FILE,
+    checkpoint_origin,
+    resolve_checkpoint,
+    write_checkpoint_origin,
+)
 from trainwire.integrations.distributed import agreed_stop, is_distributed
 from trainwire.integrations.held_step import HeldStep
 from trainwire.integrations.hooks import StopOutcome, number, shielded
+from trainwire.integrations.trainer_logs import (
+    NOT_METRICS,
+    NOT_STEP_METRICS,
+    STEP_FIELDS,
+    logs_at_epoch_end,
+    metrics_of,
+    scheduler_learning_rate,
+)
 from trainwire.integrations.trainer_wrapper import wrap_trainer
 from trainwire.writer.provenance import ProvenancePrefetch
 from trainwire.writer.fields import UNSET
@@ -51,65 +65,6 @@ if TYPE_CHECKING:
 __all__ = ["CHECKPOINT_ORIGIN_FILE", "TrainwireCallback", "attach", "checkpoint_origin"]
 
 logger = logging.getLogger("trainwire.integrations.transformers")
-
-#: written into every checkpoint directory so that a resumed run knows where it came from
-CHECKPOINT_ORIGIN_FILE = "trainwire.json"
-_CHECKPOINT_DIR = re.compile(r"^checkpoint-(\d+)$")
-
-# Log keys that have their own `train.step` field; every other number goes to `metrics`.
-_STEP_FIELDS = {
-    "loss": "loss",
-    "learning_rate": "learning_rate",
-    "grad_norm": "grad_norm",
-    "num_input_tokens_seen": "tokens_seen",
-    "train_tokens_per_second": "tokens_per_s",
-    "train_samples_per_second": "samples_per_s",
-}
-_NOT_METRICS = frozenset({"epoch", "step"})
-_NOT_STEP_METRICS = _NOT_METRICS | frozenset(_STEP_FIELDS)
-
-
-def _metrics(values: Mapping[str, Any], *, skip: frozenset[str], prefix: str = "") -> dict[str, Any]:
-    """The entries of a log or metrics dict not in `skip`, keys without `prefix` (the run drops non-numbers)."""
-    return {key.removeprefix(prefix): value for key, value in values.items() if key not in skip}
-
-
-def _learning_rate(hook_arguments: Mapping[str, Any]) -> float | None:
-    """The scheduler's current rate, as the trainer logs it (None when it cannot tell)."""
-    scheduler = hook_arguments.get("lr_scheduler")
-    try:
-        return number(scheduler.get_last_lr()[0]) if scheduler is not None else None
-    except Exception:  # a scheduler without get_last_lr, or one not stepped yet
-        return None
-
-
-def _logs_at_epoch_end(args: TrainingArguments) -> bool:
-    """With the `epoch` strategy the trainer logs a step only after `on_epoch_end`."""
-    strategy = args.logging_strategy
-    return str(getattr(strategy, "value", strategy)) == "epoch"
-
-
-def checkpoint_origin(checkpoint_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """The `run.started.resumed_from` object for a resume from `checkpoint_dir`.
-
-    The run id comes from the `trainwire.json` this integration writes on save (null when
-    absent); the step from that file or the directory's `checkpoint-N` name. The run makes
-    the checkpoint path relative to its output directory.
-    """
-    directory = Path(checkpoint_dir).absolute()
-    origin: dict[str, Any] = {}
-    try:
-        loaded = json.loads((directory / CHECKPOINT_ORIGIN_FILE).read_text(encoding="utf-8"))
-        origin = loaded if isinstance(loaded, dict) else {}
-    except (OSError, ValueError):
-        pass
-    step = origin.get("step")
-    if not isinstance(step, int):
-        match = _CHECKPOINT_DIR.match(directory.name)
-        step = int(match.group(1)) if match else None
-    run_id = origin.get("run_id")
-    return {"run_id": run_id if isinstance(run_id, str) else None, "checkpoint": str(directory), "step": step}
-
 
 
 class TrainwireCallback(TrainerCallback, StopOutcome):
@@ -226,7 +181,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         # The rate this step used: the scheduler steps between here and on_step_end.
-        self._step_learning_rate = _learning_rate(kwargs)
+        self._step_learning_rate = scheduler_learning_rate(kwargs)
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         self._decide_stop(state, control)  # first: a stop asks for a log of this step
@@ -246,12 +201,12 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         # Eval logs and the final train summary carry no `loss`: they are not steps.
         if run is None or not logs or number(logs.get("loss")) is None:
             return
-        fields: dict[str, Any] = {name: number(logs[key]) for key, name in _STEP_FIELDS.items() if key in logs}
+        fields: dict[str, Any] = {name: number(logs[key]) for key, name in STEP_FIELDS.items() if key in logs}
         fields["step"] = state.global_step
         fields["total_steps"] = state.max_steps
         fields["epoch"] = number(logs.get("epoch", state.epoch))
         # Anything else the trainer logs at a step (custom values) travels as metrics.
-        metrics = _metrics(logs, skip=_NOT_STEP_METRICS)
+        metrics = metrics_of(logs, skip=NOT_STEP_METRICS)
         if metrics:
             fields["metrics"] = metrics
         self._last_loss = fields.get("loss")
@@ -294,7 +249,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         if run is not None and metrics is not None:
             if not run.started:
                 self._start_run(run, args, state)
-            run.eval(state.global_step, _metrics(metrics, skip=_NOT_METRICS, prefix="eval_"), epoch=state.epoch)
+            run.eval(state.global_step, metrics_of(metrics, skip=NOT_METRICS, prefix="eval_"), epoch=state.epoch)
         self._poll_stop(control)
 
     @shielded
@@ -305,7 +260,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         run = self._writer(state)
         if run is None:
             return
-        self._write_origin(run, directory, state.global_step)
+        write_checkpoint_origin(directory, run.run_id, state.global_step)
         run.checkpoint(state.global_step, str(directory), "stop" if self.stopped else "periodic")
 
     @shielded
@@ -334,7 +289,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
 
     def _before_train(self, trainer: Trainer, resume_from_checkpoint: str | bool | None) -> None:
         self._in_train = False
-        self._resume_checkpoint = _resolve_checkpoint(trainer, resume_from_checkpoint)
+        self._resume_checkpoint = resolve_checkpoint(trainer, resume_from_checkpoint)
 
     def _train_failed(self, error: BaseException) -> None:
         self._in_train = False
@@ -395,7 +350,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
             if not run.started:
                 self._start_run(run, args, state, resumed=False)
             run.phase_started("eval")
-            run.eval(state.global_step, _metrics(metrics, skip=_NOT_METRICS, prefix="eval_"), epoch=state.epoch)
+            run.eval(state.global_step, metrics_of(metrics, skip=NOT_METRICS, prefix="eval_"), epoch=state.epoch)
             run.phase_ended("eval")
             self._finishing = True
             run.finish("succeeded")
@@ -421,7 +376,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
     def _report_step(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
-        learning_rate = self._step_learning_rate if self._step_learning_rate is not None else _learning_rate(kwargs)
+        learning_rate = self._step_learning_rate if self._step_learning_rate is not None else scheduler_learning_rate(kwargs)
         self._step_learning_rate = None
         run = self._writer(state)
         if run is None:
@@ -433,7 +388,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
             "epoch": number(state.epoch),
             "learning_rate": learning_rate,
         }
-        if control.should_log or _logs_at_epoch_end(args):
+        if control.should_log or logs_at_epoch_end(args):
             self._held.hold(fields)  # written by on_log with the loss, or before the next event
         else:
             run.step(**fields)
@@ -486,24 +441,6 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         control.should_save = True
         control.should_log = True
         control.should_training_stop = True
-
-    def _write_origin(self, run: Run, directory: Path, step: int) -> None:
-        if not directory.is_dir():
-            return
-        try:
-            (directory / CHECKPOINT_ORIGIN_FILE).write_text(
-                json.dumps({"run_id": run.run_id, "step": step}), encoding="utf-8"
-            )
-        except OSError as error:
-            logger.warning("could not write %s into %s: %s", CHECKPOINT_ORIGIN_FILE, directory, error)
-
-
-def _resolve_checkpoint(trainer: Trainer, resume_from_checkpoint: str | bool | None) -> str | None:
-    if resume_from_checkpoint is True:
-        from transformers.trainer_utils import get_last_checkpoint
-
-        return get_last_checkpoint(trainer.args.output_dir)
-    return str(resume_from_checkpoint) if resume_from_checkpoint else None
 
 
 def attach(
