@@ -5,12 +5,13 @@ out, or the event dropped, as each message says."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from trainwire import __version__
-from trainwire._generated.contract import RUN_ID_PATTERN
+from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN, RUN_ID_PATTERN
 from trainwire.contract.models import (
     CheckpointSaved,
     PhaseEnded,
@@ -36,10 +37,15 @@ __all__ = [
     "TRIAL_STATUSES",
     "Arguments",
     "checked_run_id",
+    "extension_fields",
     "is_run_id",
 ]
 
+logger = logging.getLogger("trainwire.writer")
+
 _RUN_ID_RE = re.compile(RUN_ID_PATTERN)
+_EVENT_NAME = re.compile(EVENT_NAME_PATTERN)
+_ENVELOPE_KEYS = frozenset(ENVELOPE_FIELDS)
 _PHASE_RE = re.compile(field_pattern(PhaseStarted, "phase"))
 # the contract's enums, read from the generated models
 PHASE_STATUSES = field_values(PhaseEnded, "status")
@@ -53,6 +59,19 @@ FINISH_REASONS = field_values(RunFinished, "reason")
 
 def is_run_id(value: Any) -> bool:
     return isinstance(value, str) and _RUN_ID_RE.fullmatch(value) is not None
+
+
+def extension_fields(event: Any, fields: dict[str, Any]) -> dict[str, Any] | None:
+    """The fields of an event written as given (`Run.emit`): None, with a WARNING, for an
+    invalid event name; fields that would overwrite the envelope are dropped, with a WARNING."""
+    if not isinstance(event, str) or _EVENT_NAME.fullmatch(event) is None:
+        logger.warning("trainwire: %r is not an event name (noun.verb); not written", event)
+        return None
+    clashing = _ENVELOPE_KEYS.intersection(fields)
+    if clashing:
+        logger.warning("trainwire: %s: envelope fields %s are set by the writer; ignored", event, sorted(clashing))
+        fields = {name: value for name, value in fields.items() if name not in clashing}
+    return fields
 
 
 def checked_run_id(run_id: str | None, now: Callable[[], float]) -> str:

@@ -5,8 +5,8 @@ and the run's state (started, finished, open phases and trials, the stop's reaso
 work is done by the parts beside it: `arguments` (checking and converting what callers
 pass), `started`, `payloads` and `ending` (the payloads of `run.started`, of the events
 during a run and of `run.finished`, with their fallbacks), `outputs` (the sinks),
-`LineWriter` (envelope and sequencing), `StepProgress` (throttle, ETA, attempts) and
-`Heartbeat` (liveness).
+`LineWriter` (envelope and sequencing), `StepProgress` (throttle, ETA, attempts),
+`OpenSpans` (open phases and trials, their durations) and `Heartbeat` (liveness).
 
 Longer than the writer's other modules because the public API is here, one documented
 method per event; `step()` builds its line in place since it is the per-step hot path
@@ -18,19 +18,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import threading
 from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any, Callable, Iterable, Literal
 
-from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN
 from trainwire.contract.clock import Clock, SystemClock
 from trainwire.contract.status import EXIT_CODES, status_for_exception, stop_reason
-from trainwire.writer.arguments import PHASE_STATUSES, TRIAL_STATUSES, Arguments, checked_run_id
+from trainwire.writer.arguments import PHASE_STATUSES, TRIAL_STATUSES, Arguments, checked_run_id, extension_fields
 from trainwire.writer.checks import Complaints, RejectedInput
 from trainwire.writer.ending import checked_ending, ending_for, finished_payload, required_finished
-from trainwire.writer.fields import UNSET, ErrorLike, Unset, clean_metrics, error_info, microseconds, new_run_id, param_value
+from trainwire.writer.fields import UNSET, ErrorLike, Unset, clean_metrics, error_info, new_run_id, param_value
 from trainwire.writer.heartbeat import Heartbeat
 from trainwire.writer.journal import Journal
 from trainwire.writer.lines import LineWriter
@@ -47,6 +45,7 @@ from trainwire.writer.payloads import (
 from trainwire.writer.redaction import redact_config
 from trainwire.writer.rank import global_rank
 from trainwire.writer.sinks import Dispatcher, Sink
+from trainwire.writer.spans import OpenSpans
 from trainwire.writer.started import provenance_field, required_started, started_payload
 from trainwire.writer.step_progress import StepProgress
 from trainwire.writer.values import BAD, MAX_SAFE_INTEGER, integer
@@ -55,8 +54,6 @@ __all__ = ["UNSET", "ErrorLike", "RejectedInput", "Run", "Unset", "clean_metrics
 
 logger = logging.getLogger("trainwire.writer")
 
-_EVENT_RE = re.compile(EVENT_NAME_PATTERN)
-_ENVELOPE_KEYS = frozenset(ENVELOPE_FIELDS)
 
 
 class Run:
@@ -123,8 +120,7 @@ class Run:
         self._closed = False
         self._status: str | None = None
         self._run_start = self._monotonic()
-        self._open_phases: list[tuple[str, float]] = []
-        self._trial_starts: dict[tuple[int, int], float] = {}
+        self._spans = OpenSpans(self._monotonic)
         self.stop_reason: str | None = None
         self._journal: Journal | None = None
         self._steps = StepProgress(step_interval_s)  # train.step state (writer rules 5 and 6)
@@ -244,7 +240,7 @@ class Run:
         with self._lock:
             if not self._args.phase_name("phase.started", name):
                 return
-            self._open_phases.append((name, self._monotonic()))
+            self._spans.open_phase(name)
             self._emit("phase.started", {"phase": name})
 
     def phase_ended(self, name: str, status: str = "ok") -> None:
@@ -257,10 +253,9 @@ class Run:
         with self._lock:
             if not self._args.phase_name("phase.ended", name):
                 return
-            started = self._close_phase(name)
+            duration = self._spans.close_phase(name)
             if not self._args.one_of("phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"):
                 return
-            duration = 0.0 if started is None else self._since(started)
             self._emit("phase.ended", {"phase": name, "status": status, "duration_s": duration})
 
     @contextlib.contextmanager
@@ -409,7 +404,7 @@ class Run:
             return
         trial, attempt = counted["trial"], counted["attempt"]
         with self._lock:
-            self._trial_starts[(trial, attempt)] = self._monotonic()
+            self._spans.open_trial(trial, attempt)
             clean = {str(name): param_value(value) for name, value in (params or {}).items()}
             self._emit("trial.started", {"trial": trial, "attempt": attempt, "params": clean})
 
@@ -431,8 +426,7 @@ class Run:
         if not self._args.one_of("trial.ended.status", "trial status", status, TRIAL_STATUSES, "trial.ended not written"):
             return
         with self._lock:
-            started = self._trial_starts.pop((counted["trial"], counted["attempt"]), None)
-            duration = 0.0 if started is None else self._since(started)
+            duration = self._spans.close_trial(counted["trial"], counted["attempt"])
             self._emit("trial.ended", trial_ended_payload(self._args, counted, status, duration, metrics, error, best))
 
     def stop_requested(
@@ -461,8 +455,7 @@ class Run:
         with self._lock:
             if self._finished:  # a beat racing the end of the run: nothing to say
                 return
-            phase = self._open_phases[-1][0] if self._open_phases else None
-            self._emit("run.heartbeat", {"phase": phase, "step": self._steps.last_step})
+            self._emit("run.heartbeat", {"phase": self._spans.innermost_phase, "step": self._steps.last_step})
 
     def emit(self, event: str, **fields: Any) -> None:
         """Writes any event as given: extensions (`x_...` fields, new event names).
@@ -472,22 +465,18 @@ class Run:
         """
         if not self._active:
             return
-        if not isinstance(event, str) or _EVENT_RE.fullmatch(event) is None:
-            logger.warning("trainwire: %r is not an event name (noun.verb); not written", event)
+        checked = extension_fields(event, fields)
+        if checked is None:
             return
-        clashing = _ENVELOPE_KEYS.intersection(fields)
-        if clashing:
-            logger.warning("trainwire: %s: envelope fields %s are set by the writer; ignored", event, sorted(clashing))
-            fields = {name: value for name, value in fields.items() if name not in clashing}
         with self._lock:
             if event == "run.finished" and not self._finished:
-                if self._emit(event, fields):
-                    self._mark_finished(str(fields.get("status")))
+                if self._emit(event, checked):
+                    self._mark_finished(str(checked.get("status")))
             elif event == "run.started" and not self._started:
                 self._started = True
-                self._emit(event, fields)
+                self._emit(event, checked)
             else:
-                self._emit(event, fields)
+                self._emit(event, checked)
 
     def finish(
         self,
@@ -522,7 +511,7 @@ class Run:
                 reason=reason,
                 step=self._steps.last_step,
                 checkpoint=checkpoint,
-                duration_s=self._since(self._run_start),
+                duration_s=self._spans.since(self._run_start),
                 metrics=metrics,
                 artifacts=artifacts,
             )
@@ -610,17 +599,6 @@ class Run:
         self._status = status
         if self._heartbeat is not None:
             self._heartbeat.stop(join=False)
-
-    def _since(self, start: float) -> float:
-        # rounded to the microsecond, the precision of `ts`
-        return microseconds(self._monotonic() - start)
-
-    def _close_phase(self, name: str) -> float | None:
-        for index in range(len(self._open_phases) - 1, -1, -1):
-            if self._open_phases[index][0] == name:
-                return self._open_phases.pop(index)[1]
-        logger.debug("trainwire: phase %r ended but was not started", name)
-        return None
 
     # -- heartbeat ---------------------------------------------------------------------
 
