@@ -8,66 +8,9 @@ import os
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
-import pytest
-
-from trainwire import Run
-
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class Server:
-    def __init__(self, process: subprocess.Popen[str], url: str) -> None:
-        self.process = process
-        parts = urlsplit(url)
-        self.base = f"{parts.scheme}://{parts.netloc}"
-        self.netloc = parts.netloc
-        self.token = parse_qs(parts.query)["token"][0]
-
-    def request(self, path: str, *, method: str = "GET", headers: dict[str, str] | None = None, body: Any = None) -> tuple[int, dict[str, str], bytes]:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method, headers=headers or {})
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, dict(response.headers), response.read()
-        except urllib.error.HTTPError as error:
-            return error.code, dict(error.headers), error.read()
-
-
-@contextmanager
-def serve(*arguments: str) -> Iterator[Server]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
-    process = subprocess.Popen([sys.executable, "-m", "trainwire", "serve", *arguments, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()  # the server prints its URL before it listens for requests
-        if not line.startswith("trainwire serve: http://"):
-            process.wait(timeout=30)
-            raise AssertionError(f"serve printed {line!r}; stderr: {process.stderr.read() if process.stderr else ''}")
-        yield Server(process, line.split()[2])
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-def make_run(directory: Path, steps: int = 5, finish: bool = True) -> str:
-    run = Run(directory, step_interval_s=0, heartbeat_interval_s=None)
-    run.start(total_steps=steps, config={"lr": 0.1}, provenance=False)
-    for step in range(1, steps + 1):
-        run.step(step, loss=1.0 / step)
-    if finish:
-        run.finish()
-    else:
-        run.close()
-    return run.run_id
+from serve_process import ROOT, make_run, serve
 
 
 def test_lists_runs_and_serves_their_streams_by_range(tmp_path: Path) -> None:
@@ -115,7 +58,7 @@ def test_stop_needs_the_token_and_writes_the_control_file(tmp_path: Path) -> Non
     make_run(tmp_path / "a", finish=False)
     control = tmp_path / "a" / ".trainwire-stop"
     with serve(str(tmp_path)) as server:
-        status, _, _ = server.request("/api/runs/a/stop", method="POST", body={"reason": "from a test"})
+        status, _, _ = server.request("/api/runs/a/stop", method="POST", body={"reason": "from a test"}, token=False)
         assert status == 403 and not control.exists()
         status, _, _ = server.request("/api/runs/a/stop", method="POST", body={"reason": "x"}, headers={"X-Trainwire-Token": "wrong", "Content-Type": "application/json"})
         assert status == 403 and not control.exists()
@@ -123,6 +66,7 @@ def test_stop_needs_the_token_and_writes_the_control_file(tmp_path: Path) -> Non
         assert status == 403 and not control.exists()
         status, _, body = server.request("/api/runs/a/stop", method="POST", body={"reason": "enough", "requested_by": "dashboard test"}, headers={"X-Trainwire-Token": server.token})
         assert status == 200, body
+        assert json.loads(body) == {"stop_file": "a/.trainwire-stop"}  # no absolute path
         assert json.loads(control.read_text()) == {"reason": "enough", "requested_by": "dashboard test"}
         assert server.request("/api/runs/nope/stop", method="POST", body={}, headers={"X-Trainwire-Token": server.token})[0] == 404
 

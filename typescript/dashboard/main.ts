@@ -26,6 +26,7 @@ interface RunRow {
 type SortKey = "run_id" | "status" | "progress" | "last_loss" | "best_loss" | "started_at" | "duration_s" | "git_sha";
 
 const TOKEN_KEY = "trainwire-token";
+const NO_TOKEN = "the server refused this page: open the URL `trainwire serve` printed (with ?token=)";
 const LIST_POLL_MS = 2000;
 const STREAM_POLL_MS = 1000;
 
@@ -54,6 +55,13 @@ function takeToken(): string {
     history.replaceState(null, "", url.pathname + url.search + url.hash);
   }
   return sessionStorage.getItem(TOKEN_KEY) ?? "";
+}
+
+/** Every request to the server carries the token: the runs, the streams and stop all need it. */
+const authorised: Record<string, string> = { "X-Trainwire-Token": token };
+
+function fetchWithToken(url: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(url, { ...init, headers: { ...authorised, ...(init.headers as Record<string, string> | undefined) } });
 }
 
 function streamUrl(key: string): string {
@@ -91,9 +99,9 @@ function badge(status: string): HTMLSpanElement {
 
 async function refreshRuns(): Promise<void> {
   try {
-    const response = await fetch("api/runs", { cache: "no-store" });
+    const response = await fetchWithToken("api/runs", { cache: "no-store" });
     if (response.ok) rows = (await response.json()) as RunRow[];
-    $("server-note").textContent = `trainwire ${config.version}${config.read_only ? " · read-only" : ""}`;
+    $("server-note").textContent = response.status === 403 ? NO_TOKEN : `trainwire ${config.version}${config.read_only ? " · read-only" : ""}`;
   } catch {
     $("server-note").textContent = "server unreachable; retrying";
   }
@@ -184,7 +192,7 @@ async function openRun(key: string, signal: AbortSignal): Promise<void> {
   let runView = (shownRun = newRunView(key));
   $("run-title").textContent = key;
   let pending = false;
-  const updates = watchRun((hooks) => fromFetch(streamUrl(key), { ...hooks, pollIntervalMs: STREAM_POLL_MS, pauseWhenHidden: true }), { series: true, signal });
+  const updates = watchRun((hooks) => fromFetch(streamUrl(key), { ...hooks, headers: authorised, pollIntervalMs: STREAM_POLL_MS, pauseWhenHidden: true }), { series: true, signal });
   for await (const update of updates) {
     if (update.reset) runView = shownRun = newRunView(key);
     for (const item of update.events) onEvent(runView, item);
@@ -294,9 +302,9 @@ function renderPanels(runView: RunView): void {
 async function requestStop(key: string): Promise<void> {
   const reason = prompt("Stop this run? It saves a checkpoint and ends interrupted.\nReason:", "stopped from the dashboard");
   if (reason === null) return;
-  const response = await fetch(`api/runs/${key.split("/").map(encodeURIComponent).join("/")}/stop`, {
+  const response = await fetchWithToken(`api/runs/${key.split("/").map(encodeURIComponent).join("/")}/stop`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", "X-Trainwire-Token": token },
+    headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ reason, requested_by: "dashboard" }),
   });
   $("progress-text").textContent = response.ok ? "stop requested: the run saves a checkpoint and ends" : `stop refused: ${await response.text()}`;
@@ -312,7 +320,7 @@ async function openCompare(keys: string[], signal: AbortSignal): Promise<void> {
   const chart = new Chart("loss", container);
   const series = new Map<string, uPlot.AlignedData>();
   for (const key of keys) {
-    const response = await fetch(streamUrl(key), { signal });
+    const response = await fetchWithToken(streamUrl(key), { signal });
     const reader = new StreamReader({ series: true });
     reader.feed(new Uint8Array(await response.arrayBuffer()));
     const run = reader.latestRun();
@@ -343,7 +351,9 @@ function route(): void {
 }
 
 async function start(): Promise<void> {
-  config = (await (await fetch("api/config", { cache: "no-store" })).json()) as ServerConfig;
+  const answer = await fetchWithToken("api/config", { cache: "no-store" });
+  if (answer.ok) config = (await answer.json()) as ServerConfig;
+  else $("server-note").textContent = answer.status === 403 ? NO_TOKEN : `the server answered ${answer.status}`;
   $("filter").addEventListener("input", renderRuns);
   for (const th of $("runs").querySelectorAll<HTMLElement>("th[data-sort]")) {
     th.addEventListener("click", () => {

@@ -23,4 +23,4 @@ for (const [entry, file] of [["main.ts", "dashboard.js"], ["plot.ts", "plot.js"]
 const uplotCss = await readFile(new URL("../node_modules/uplot/dist/uPlot.min.css", import.meta.url), "utf8");
 const ownCss = await readFile(new URL("dashboard.css", here), "utf8");
 await writeFile(new URL("dashboard.css", out), `${uplotCss}\n${ownCss}`);
-await copyFile(new URL("index.html", here), new URL("index.html", out));
+for (const file of ["index.html", "favicon.svg"]) await copyFile(new URL(file, here), new URL(file, out));

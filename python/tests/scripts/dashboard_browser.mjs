@@ -21,6 +21,10 @@ const errors = [];
 try {
   const page = context.pages()[0] ?? (await context.newPage());
   page.on("pageerror", (error) => errors.push(String(error)));
+  // the page must live within its Content-Security-Policy and load nothing that fails (favicon included)
+  page.on("console", (message) => { if (/Content Security Policy/i.test(message.text())) errors.push(message.text()); });
+  page.on("response", (response) => { if (response.status() >= 400) errors.push(`${response.status()} for ${response.url()}`); });
+  await page.addInitScript(() => document.addEventListener("securitypolicyviolation", (event) => console.error(`Content Security Policy violation: ${event.violatedDirective} ${event.blockedURI}`)));
   page.on("dialog", (dialog) => dialog.accept("enough from the browser test"));
   await page.goto(url);
   if (new URL(page.url()).searchParams.has("token")) throw new Error("the token stays in the address bar");

@@ -1,7 +1,9 @@
 """The runs found under directories, one row each, from summaries and stream tails.
 
 Never reads a whole stream: a finished run whose `summary.json` is newer than its stream
-costs one small file; a running one, the last 64 KiB of its stream as well.
+costs one small file; a running one, the last 64 KiB of its stream as well. Reads regular
+files only (a FIFO named `progress.jsonl` would block a reader forever) and, given `within`,
+only files whose resolved path lies inside that directory.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
+from trainwire.contract.files import open_regular
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
 from trainwire.reader.summary import SummaryBuilder
 
@@ -34,17 +37,19 @@ def find_streams(roots: list[Path]) -> Iterator[Path]:
                 yield Path(directory) / STREAM_FILE
 
 
-def run_row(stream: Path, now_us: int, stale_after_s: float | None = None) -> dict[str, Any] | None:
-    """The row of the latest run of `stream`, or None when it holds no valid line."""
-    summary = load_summary(stream.parent / SUMMARY_FILE)
+def run_row(stream: Path, now_us: int, stale_after_s: float | None = None, *, within: Path | None = None) -> dict[str, Any] | None:
+    """The row of the latest run of `stream`, or None when it holds no valid line. With
+    `within`, a journal file or stream leading outside that directory is not read
+    (`NotARegularFile` for the stream, no summary for the journal)."""
+    summary = load_summary(stream.parent / SUMMARY_FILE, within=within)
     if summary is not None and summary["status"] != "running" and _written_after(stream.parent / SUMMARY_FILE, stream):
         # a finished run whose summary is newer than every line: nothing to read
         return _row(summary, summary["status"], stream, now_us)
-    tail = _window_summary(stream, (False,))
+    tail = _window_summary(stream, (False,), within)
     latest = tail.summary()
     if summary is None or (latest is not None and latest["run_id"] != summary["run_id"]):
         # no journal (another writer), or a run newer than the journal: head and tail
-        partial = _window_summary(stream, (True, False))
+        partial = _window_summary(stream, (True, False), within)
         summary, latest = partial.summary(), partial.summary()
         last_ts = partial.last_ts
     else:
@@ -79,9 +84,12 @@ def _written_after(summary: Path, stream: Path) -> bool:
         return False
 
 
-def load_summary(path: Path) -> dict[str, Any] | None:
+def load_summary(path: Path, *, within: Path | None = None) -> dict[str, Any] | None:
+    """The journal summary at `path`, or None when it is missing, not a regular file (or
+    outside `within`) or not a summary this version reads."""
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        with open_regular(path, within=within) as file:
+            summary = json.loads(file.read().decode("utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(summary, dict) or summary.get("summary_version") != 1 or not isinstance(summary.get("run_id"), str):
@@ -89,19 +97,19 @@ def load_summary(path: Path) -> dict[str, Any] | None:
     return summary
 
 
-def _window_summary(stream: Path, heads: tuple[bool, ...]) -> SummaryBuilder:
+def _window_summary(stream: Path, heads: tuple[bool, ...], within: Path | None) -> SummaryBuilder:
     """A summary of the lines in the first (True) and last (False) windows of `stream`."""
     from trainwire.reader.state import StreamReader
 
     builder = SummaryBuilder(any_line_switches=True)
     for head in heads:
-        for line in StreamReader().feed(_window(stream, head)).dicts:
+        for line in StreamReader().feed(_window(stream, head, within)).dicts:
             builder.add(line)
     return builder
 
 
-def _window(stream: Path, head: bool) -> bytes:
-    with open(stream, "rb") as file:
+def _window(stream: Path, head: bool, within: Path | None) -> bytes:
+    with open_regular(stream, within=within) as file:
         size = os.fstat(file.fileno()).st_size
         if head or size <= WINDOW_BYTES:
             data = file.read(WINDOW_BYTES)

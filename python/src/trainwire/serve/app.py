@@ -1,76 +1,114 @@
-"""The dashboard's HTTP side: the page, the runs list, each run's stream by Range, and stop."""
+"""The dashboard's HTTP side: the page, the runs list, each run's stream by Range, and stop.
+
+Every file system call runs in a worker thread under a deadline (never on the event loop),
+so a slow disk, a huge tree or a hostile file can delay one answer, not the server.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TypeVar
 
+import anyio
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
 
 from trainwire import __version__
 from trainwire.contract.clock import format_ts, parse_timestamp_us
+from trainwire.contract.files import open_regular
 from trainwire.contract.limits import clip
+from trainwire.contract.status import EXIT_CODES
 from trainwire.reader.catalog import run_row
-from trainwire.serve.index import RunIndex
+from trainwire.serve.index import IndexedStream, RunIndex
 from trainwire.serve.security import Guard
-from trainwire.stop import request_stop
+from trainwire.stop import STOP_FILE, request_stop
 
-__all__ = ["create_app", "static_dir"]
+__all__ = ["BODY_LIMIT_BYTES", "create_app", "static_dir"]
+
+logger = logging.getLogger("trainwire.serve")
 
 _NO_STORE = {"cache-control": "no-store"}
+#: a stop body is `{"reason": ..., "requested_by": ...}`: a few hundred bytes
+BODY_LIMIT_BYTES = 4096
+_BODY_DEPTH_LIMIT = 4
+#: how long one answer may wait for the file system before it is a 503
+_FILE_DEADLINE_S = 10.0
+#: the runs list is shared by every client asking within this long
+_ROWS_MAX_AGE_S = 1.0
+#: worker threads for file work: a stuck disk holds these, not the event loop
+_FILE_WORKERS = 8
+
+T = TypeVar("T")
 
 
 def static_dir() -> Path:
-    """The built page (index.html, dashboard.js, dashboard.css) inside the package."""
+    """The built page (index.html, dashboard.js, dashboard.css, favicon.svg) inside the package."""
     return Path(str(resources.files("trainwire.serve").joinpath("static")))
 
 
-def create_app(index: RunIndex, *, token: str, hosts: frozenset[str] | None, read_only: bool = False) -> Guard:
-    """The ASGI application behind `trainwire serve`."""
+class _Problem(Exception):
+    """An answer other than 200, with its status and message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def create_app(index: RunIndex, *, token: str, hosts: frozenset[str], read_only: bool = False) -> Guard:
+    """The ASGI application behind `trainwire serve`. `index` must have been started."""
+    files = _FileWork()
+    rows = _SharedRows(index, files)
 
     async def page(request: Request) -> Response:
         return FileResponse(static_dir() / "index.html", headers=_NO_STORE)
 
+    async def favicon(request: Request) -> Response:
+        return FileResponse(static_dir() / "favicon.svg", media_type="image/svg+xml")
+
     async def config(request: Request) -> Response:
-        return JSONResponse({"version": __version__, "read_only": read_only, "roots": [str(root) for root in index.roots]}, headers=_NO_STORE)
+        return JSONResponse({"version": __version__, "read_only": read_only, "roots": index.root_names}, headers=_NO_STORE)
 
     async def runs(request: Request) -> Response:
-        now_us = parse_timestamp_us(format_ts(time.time()))
-        rows = []
-        for key, stream in sorted(index.streams().items()):
-            try:
-                row = run_row(stream, now_us)
-            except OSError:
-                continue  # removed while listing
-            if row is not None:
-                rows.append({"key": key, **{name: value for name, value in row.items() if name != "path"}})
-        return JSONResponse(rows, headers=_NO_STORE)
+        return JSONResponse(await rows.get(), headers=_NO_STORE)
 
     async def stream(request: Request) -> Response:
-        path = index.stream(request.path_params["key"])
-        if path is None:
-            return JSONResponse({"error": "no such run"}, status_code=404, headers=_NO_STORE)
+        found = index.stream(request.path_params["key"])
+        if found is None:
+            raise _Problem(404, "no such run")
+        try:
+            file = await files.run(open_regular, found.path, within=found.root)
+        except OSError:
+            raise _Problem(404, "no such run") from None
         # Range, If-Range, ETag and Last-Modified come with FileResponse: a poll reads new bytes only
-        return FileResponse(path, media_type="application/x-ndjson", headers={"cache-control": "no-cache"})
+        return _OpenedFileResponse(file, media_type="application/x-ndjson", headers={"cache-control": "no-cache"})
 
     async def stop(request: Request) -> Response:
-        path = index.stream(request.path_params["key"])
-        if path is None:
-            return JSONResponse({"error": "no such run"}, status_code=404, headers=_NO_STORE)
-        body: Any = await _json_body(request)
-        if not isinstance(body, dict):
-            return JSONResponse({"error": "the body is a JSON object {reason, requested_by}"}, status_code=400, headers=_NO_STORE)
-        control = request_stop(path.parent, reason=clip(body.get("reason")), requested_by=clip(body.get("requested_by")))
-        return JSONResponse({"stop_file": str(control)}, headers=_NO_STORE)
+        key = request.path_params["key"]
+        found = index.stream(key)
+        if found is None:
+            raise _Problem(404, "no such run")
+        reason, requested_by = _stop_fields(await _limited_body(request))
+        row = await files.run(_latest_row, found)
+        if row is not None and row["status"] in EXIT_CODES:
+            raise _Problem(409, f"the latest run here has ended ({row['status']}): nothing to stop")
+        await files.run(lambda: request_stop(found.path.parent, reason=reason, requested_by=requested_by))
+        return JSONResponse({"stop_file": f"{key}/{STOP_FILE}"}, headers=_NO_STORE)
 
     routes = [
         Route("/", page),
+        Route("/favicon.ico", favicon),
         Route("/api/config", config),
         Route("/api/runs", runs),
         Route("/runs/{key:path}/progress.jsonl", stream),
@@ -78,11 +116,137 @@ def create_app(index: RunIndex, *, token: str, hosts: frozenset[str] | None, rea
     ]
     if not read_only:
         routes.append(Route("/api/runs/{key:path}/stop", stop, methods=["POST"]))
-    return Guard(Starlette(routes=routes), token=token, hosts=hosts)
+    app = Starlette(routes=routes, exception_handlers={_Problem: _answer_problem})
+    return Guard(app, token=token, hosts=hosts)
 
 
-async def _json_body(request: Request) -> Any:
+async def _answer_problem(request: Request, error: Exception) -> Response:
+    assert isinstance(error, _Problem)
+    return JSONResponse({"error": str(error)}, status_code=error.status, headers=_NO_STORE)
+
+
+class _FileWork:
+    """File system calls in a few worker threads, each under a deadline."""
+
+    def __init__(self) -> None:
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        if self._limiter is None:  # made in the event loop that uses it
+            self._limiter = anyio.CapacityLimiter(_FILE_WORKERS)
+        try:
+            with anyio.fail_after(_FILE_DEADLINE_S):
+                return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs), limiter=self._limiter, abandon_on_cancel=True)
+        except TimeoutError:
+            raise _Problem(503, "the file system did not answer in time; try again") from None
+
+
+class _SharedRows:
+    """The runs list, made in a worker thread and shared by the clients asking within
+    `_ROWS_MAX_AGE_S`, so fifty open tabs cost one read of the runs."""
+
+    def __init__(self, index: RunIndex, files: _FileWork) -> None:
+        self._index = index
+        self._files = files
+        self._lock: anyio.Lock | None = None
+        self._rows: list[dict[str, Any]] = []
+        self._made_at = float("-inf")
+
+    async def get(self) -> list[dict[str, Any]]:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if time.monotonic() - self._made_at >= _ROWS_MAX_AGE_S:
+                self._rows = await self._files.run(_rows, self._index.streams())
+                self._made_at = time.monotonic()
+            return self._rows
+
+
+def _rows(streams: dict[str, IndexedStream]) -> list[dict[str, Any]]:
+    now_us = parse_timestamp_us(format_ts(time.time()))
+    rows = []
+    for key, found in sorted(streams.items()):
+        try:
+            row = run_row(found.path, now_us, within=found.root)
+        except OSError:
+            continue  # removed, or replaced by something that may not be read, since the walk
+        except Exception:  # a hostile file must cost its own row only
+            logger.exception("trainwire serve: cannot read the run %s", key)
+            continue
+        if row is not None:
+            rows.append({"key": key, **{name: value for name, value in row.items() if name != "path"}})
+    return rows
+
+
+def _latest_row(found: IndexedStream) -> dict[str, Any] | None:
     try:
-        return await request.json()
-    except ValueError:
-        return None
+        return run_row(found.path, parse_timestamp_us(format_ts(time.time())), within=found.root)
+    except OSError:
+        raise _Problem(404, "no such run") from None
+
+
+async def _limited_body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > BODY_LIMIT_BYTES):
+        raise _Problem(413, f"the body is larger than {BODY_LIMIT_BYTES} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > BODY_LIMIT_BYTES:
+            raise _Problem(413, f"the body is larger than {BODY_LIMIT_BYTES} bytes")
+    return bytes(body)
+
+
+def _stop_fields(body: bytes) -> tuple[str | None, str | None]:
+    """`reason` and `requested_by` of a stop body: a JSON object of strings (or nulls)."""
+    try:
+        value = json.loads(body.decode("utf-8")) if body else {}
+    except (ValueError, RecursionError):
+        raise _Problem(400, "the body is not JSON") from None
+    if _depth(value) > _BODY_DEPTH_LIMIT:
+        raise _Problem(400, "the body is nested too deeply")
+    if not isinstance(value, dict):
+        raise _Problem(400, "the body is a JSON object {reason, requested_by}")
+    fields = (value.get("reason"), value.get("requested_by"))
+    if any(field is not None and not isinstance(field, str) for field in fields):
+        raise _Problem(400, "reason and requested_by are strings")
+    return clip(fields[0]), clip(fields[1])
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests, counted without recursion."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            pending.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, depth + 1) for child in item)
+    return deepest
+
+
+class _OpenedFileResponse(FileResponse):
+    """A `FileResponse` of a file already opened and checked (`open_regular`): what is sent is
+    that file, even when its path is replaced by a link or a FIFO after the check."""
+
+    def __init__(self, file: IO[bytes], **kwargs: Any) -> None:
+        self._file = file
+        super().__init__(f"/dev/fd/{file.fileno()}", stat_result=os.fstat(file.fileno()), **kwargs)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope = {**scope, "extensions": {name: value for name, value in scope.get("extensions", {}).items() if name != "http.response.pathsend"}}
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._file.close()
+
+    @asynccontextmanager
+    async def _open_file(self) -> AsyncIterator[anyio.AsyncFile[bytes]]:
+        duplicate = os.fdopen(os.dup(self._file.fileno()), "rb")
+        file = anyio.wrap_file(duplicate)
+        try:
+            yield file
+        finally:
+            with anyio.CancelScope(shield=True):
+                await file.aclose()

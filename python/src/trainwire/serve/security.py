@@ -1,19 +1,42 @@
-"""Who may talk to the server: requests for another Host or from another Origin are refused
-(DNS rebinding); a state-changing request must carry the server's token in a header (never
-a cookie, so another site cannot make the browser send it)."""
+"""Who may talk to the server, and what every answer carries.
+
+- A request for another `Host` or from another `Origin` is refused (DNS rebinding); the
+  `Host` check is on for every bind address.
+- Every data route (`/api/*`, the streams) needs the server's token in a header (never a
+  cookie, so another site cannot make the browser send it); only the page and its assets are
+  public, so the printed URL with `?token=` still opens.
+- Every answer, refusals included, carries security headers: a Content-Security-Policy with
+  no inline script or style and no framing, nosniff and no referrer.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import secrets
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
-__all__ = ["TOKEN_HEADER", "Guard", "allowed_hosts"]
+__all__ = ["SECURITY_HEADERS", "TOKEN_HEADER", "Guard", "allowed_hosts", "is_loopback"]
 
 TOKEN_HEADER = "x-trainwire-token"
-_SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_WILDCARDS = ("0.0.0.0", "::", "")
+#: paths anyone may read: the page itself and what it loads before it has the token
+_PUBLIC_PATHS = ("/", "/favicon.ico")
+_PUBLIC_PREFIX = "/assets/"
+
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        b"base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -22,19 +45,21 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
-    """The `Host` values the server answers: its own names with the port. None (any host)
-    when it listens on every interface, where the token still guards every change."""
-    if host in ("0.0.0.0", "::", ""):
-        return None
-    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    names = {shown}
-    if _is_loopback(host):
+def allowed_hosts(host: str, port: int, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The `Host` values the server answers, with the port: the loopback names when it listens
+    on loopback or every interface (a rebinding page cannot send them), the bound address
+    itself unless it is a wildcard, and the names in `extra`."""
+    names = {name.lower() for name in extra}
+    wildcard = host in _WILDCARDS
+    if not wildcard:
+        names.add(f"[{host}]" if ":" in host and not host.startswith("[") else host)
+    if wildcard or is_loopback(host):
         names.update(_LOOPBACK_NAMES)
     return frozenset(f"{name}:{port}" for name in names)
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether binding to `host` keeps the server to this machine."""
     if host == "localhost":
         return True
     try:
@@ -44,9 +69,10 @@ def _is_loopback(host: str) -> bool:
 
 
 class Guard:
-    """ASGI middleware: 403 for a foreign Host or Origin, 403 for a change without the token."""
+    """ASGI middleware: 403 for a foreign Host or Origin, 403 for a data route without the
+    token; the security headers on every answer."""
 
-    def __init__(self, app: ASGIApp, *, token: str, hosts: frozenset[str] | None) -> None:
+    def __init__(self, app: ASGIApp, *, token: str, hosts: frozenset[str]) -> None:
         self.app = app
         self.token = token
         self.hosts = hosts
@@ -55,26 +81,33 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
-        problem = self._problem(scope["method"], headers)
-        if problem is not None:
-            await _refuse(send, problem)
-            return
-        await self.app(scope, receive, send)
 
-    def _problem(self, method: str, headers: dict[str, str]) -> str | None:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+        problem = self._problem(scope["path"], headers)
+        if problem is not None:
+            await _refuse(send_with_headers, problem)
+            return
+        await self.app(scope, receive, send_with_headers)
+
+    def _problem(self, path: str, headers: dict[str, str]) -> str | None:
         host = headers.get("host", "")
-        if self.hosts is not None and host.lower() not in self.hosts:
+        if host.lower() not in self.hosts:
             return f"host {host!r} is not this server"
         origin = headers.get("origin")
         if origin is not None and origin.lower() != f"http://{host.lower()}":
             return f"origin {origin!r} is not this server"
-        if method not in _SAFE_METHODS and not secrets.compare_digest(headers.get(TOKEN_HEADER, ""), self.token):
-            return "a change needs the server's token in the X-Trainwire-Token header"
+        public = path in _PUBLIC_PATHS or path.startswith(_PUBLIC_PREFIX)
+        if not public and not secrets.compare_digest(headers.get(TOKEN_HEADER, "").encode(), self.token.encode()):
+            return "this needs the server's token in the X-Trainwire-Token header: open the URL `trainwire serve` printed"
         return None
 
 
 async def _refuse(send: Send, reason: str) -> None:
     body = reason.encode("utf-8")
-    await send({"type": "http.response.start", "status": 403, "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.start", "status": 403, "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store")]})
     await send({"type": "http.response.body", "body": body})
