@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from trainwire.contract.layout import STREAM_FILE
+from trainwire.contract.status import EXIT_CODES
 from trainwire.cli.arguments import output_directory
+from trainwire.cli.extras import MissingExtra, require_extra
 from trainwire.contract.errors import RunInterrupted
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -32,6 +34,8 @@ from trainwire.stop import StopControl
 __all__ = ["main"]
 
 MODEL_DIR = "model"
+#: how much of a failed training's log `demo run` shows
+FAILURE_LOG_LINES = 20
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -172,9 +176,15 @@ def _version() -> str:
 
 
 def run_demo(output_dir: Path | None, *, steps: int = 150, step_delay: float = 0.1) -> int:
-    """Train in a child process, follow its stream live, then validate it."""
+    """Train in a child process, follow its stream live, then validate it. Says which extra to
+    install before starting, and shows the end of the training's log when it fails."""
     from trainwire.cli.tail import tail
 
+    try:
+        require_extra("transformers")
+    except MissingExtra as error:
+        _say(f"trainwire demo: {error}")
+        return 1
     directory = output_dir or Path(tempfile.mkdtemp(prefix="trainwire-demo-"))
     directory.mkdir(parents=True, exist_ok=True)
     stream = directory / STREAM_FILE
@@ -192,6 +202,8 @@ def run_demo(output_dir: Path | None, *, steps: int = 150, step_delay: float = 0
         with _forward_interrupts(child):
             tail(stream, follow=True, stop=child_exited)
             train_code = child.wait()
+    if train_code not in EXIT_CODES.values() or train_code == EXIT_CODES["failed"]:
+        _say_log_tail(directory / "demo-train.log", train_code)
     validate_code = subprocess.call([sys.executable, "-m", "trainwire", "validate", str(stream)])
     _say(f"trainwire demo: training exited {train_code}, validate exited {validate_code}; files in {directory}")
     return train_code or validate_code
@@ -222,6 +234,14 @@ def _forward_interrupts(child: subprocess.Popen[bytes]) -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _say_log_tail(log: Path, code: int) -> None:
+    """The last lines of the training's log: why it failed, in the terminal that started it."""
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[-FAILURE_LOG_LINES:]
+    _say(f"trainwire demo: training failed (exit {code}); the end of {log}:")
+    for line in lines:
+        _say(f"  {line}")
 
 
 def _say(message: str) -> None:
