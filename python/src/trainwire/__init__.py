@@ -14,6 +14,8 @@ __version__ = "0.1.0"
 # public name -> the module that defines it
 _EXPORTS = {
     "Run": "trainwire.writer.run",
+    "progress_arguments": "trainwire.writer.command_line",
+    "run_from_arguments": "trainwire.writer.command_line",
     "EXIT_CODES": "trainwire.contract.status",
     "Decoder": "trainwire.reader.decoder",
     "StreamReader": "trainwire.reader.state",
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
         TrialStarted,
         UnknownEvent,
     )
+    from trainwire.writer.command_line import progress_arguments, run_from_arguments
     from trainwire.writer.run import Run
     from trainwire.reader.state import StreamReader, read_state
     from trainwire.contract.status import EXIT_CODES
@@ -68,6 +71,8 @@ __all__ = [
     "__version__",
     # writing
     "Run",
+    "progress_arguments",
+    "run_from_arguments",
     "EXIT_CODES",
     # reading
     "Decoder",
