@@ -80,6 +80,9 @@ export class Chart {
     const curves = chart.series;
     const smoothing = chart.smoothing ? pageSmoothing : 0;
     const log = pageLog && chart.log_scale;
+    // what is drawn, for people's tools and the tests that compare it with the PNG/SVG plot
+    this.root.dataset["series"] = JSON.stringify(curves.map((curve) => curve.label));
+    this.root.dataset["markers"] = chart.markers.map((marker) => marker.kind).join(" ");
     const names = curves.map((curve) => curve.label);
     const tables = curves.map((curve) => [curve.steps, curve.values] as uPlot.AlignedData);
     if (tables.length === 0) return;

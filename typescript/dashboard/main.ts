@@ -267,7 +267,8 @@ function renderCharts(runView: RunView): void {
   if (runView.series === undefined) return;
   const smoothing = Number(($("smoothing") as HTMLInputElement).value);
   const log = ($("log-scale") as HTMLInputElement).checked;
-  for (const data of chartList([[runView.series.runId, runView.series]])) {
+  const drawn = chartList([[runView.series.runId, runView.series]]);
+  for (const data of drawn) {
     let chart = runView.charts.get(data.title);
     if (chart === undefined) {
       chart = new Chart(data.title, $("charts"));
@@ -275,8 +276,10 @@ function renderCharts(runView: RunView): void {
     }
     chart.update(data, smoothing, log);
     chart.root.dataset["points"] = String(chart.points);
-    chart.root.dataset["markers"] = data.markers.map((marker) => marker.kind).join(" ");
   }
+  // a chart that appears later still takes its place in the specification's order
+  const roots = drawn.map((data) => runView.charts.get(data.title)?.root as HTMLElement);
+  if (roots.some((root, index) => $("charts").children[index] !== root)) $("charts").append(...roots);
 }
 
 function renderPanels(runView: RunView): void {
