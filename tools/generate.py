@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import bundle
+import gen_charts
 import gen_contract
 import gen_docs
 import gen_python
@@ -31,6 +32,7 @@ def generate(out_root: Path) -> None:
     bundle.main(bundles)
     gen_python.generate(out_root, bundles)
     gen_contract.generate(out_root, bundles)
+    gen_charts.generate(out_root)
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
 

@@ -1,9 +1,9 @@
 // The `trainwire serve` page: runs list, one run live, compare. Built by scripts/build-dashboard.mjs.
 // Everything it shows comes from the package's own reader, fold and series store.
-import type uPlot from "uplot";
 import { fromFetch } from "../src/browser.js";
 import { StreamReader, watchRun, type DecodedLine, type RunSeries, type RunState } from "../src/index.js";
-import { Chart, chartGroups, type Marker } from "./chart.js";
+import { chartList, chartOf, type ChartCurve } from "../src/charts.js";
+import { Chart } from "./chart.js";
 
 interface ServerConfig {
   version: string;
@@ -273,19 +273,21 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
 
 function renderCharts(runView: RunView): void {
   if (runView.series === undefined) return;
-  const markers: readonly Marker[] = runView.series.markers();
   const smoothing = Number(($("smoothing") as HTMLInputElement).value);
   const log = ($("log-scale") as HTMLInputElement).checked;
-  for (const [group, series] of chartGroups(runView.series)) {
-    let chart = runView.charts.get(group);
+  const drawn = chartList([[runView.series.runId, runView.series]]);
+  for (const data of drawn) {
+    let chart = runView.charts.get(data.title);
     if (chart === undefined) {
-      chart = new Chart(group, $("charts"));
-      runView.charts.set(group, chart);
+      chart = new Chart(data.title, $("charts"));
+      runView.charts.set(data.title, chart);
     }
-    chart.update(series, markers, group === "learning rate" ? 0 : smoothing, log && group !== "learning rate");
+    chart.update(data, smoothing, log);
     chart.root.dataset["points"] = String(chart.points);
-    chart.root.dataset["markers"] = markers.map((marker) => marker.kind).join(" ");
   }
+  // a chart that appears later still takes its place in the specification's order
+  const roots = drawn.map((data) => runView.charts.get(data.title)?.root as HTMLElement);
+  if (roots.some((root, index) => $("charts").children[index] !== root)) $("charts").append(...roots);
 }
 
 function renderPanels(runView: RunView): void {
@@ -318,16 +320,18 @@ async function openCompare(keys: string[], signal: AbortSignal): Promise<void> {
   container.replaceChildren();
   $("compare-note").textContent = keys.length ? `Loss of ${keys.length} run(s), overlaid on the step axis.` : "Pick runs in the list, then Compare selected.";
   const chart = new Chart("loss", container);
-  const series = new Map<string, uPlot.AlignedData>();
+  const series: ChartCurve[] = [];
   for (const key of keys) {
     const response = await fetchWithToken(streamUrl(key), { signal });
     const reader = new StreamReader({ series: true });
     reader.feed(new Uint8Array(await response.arrayBuffer()));
     const run = reader.latestRun();
     const history = run === undefined ? undefined : reader.series?.run(run.run_id);
-    if (history !== undefined) series.set(`loss ${key}`, history.uplot("loss") as uPlot.AlignedData);
+    if (history === undefined) continue;
+    const [steps, values] = history.uplot("loss");
+    series.push({ name: "loss", label: `loss ${key}`, run: history.runId, sparse: false, steps, values });
   }
-  chart.update(series, [], Number(($("smoothing") as HTMLInputElement).value), false);
+  chart.update({ ...chartOf("loss"), series, markers: [] }, Number(($("smoothing") as HTMLInputElement).value), false);
   chart.root.dataset["points"] = String(chart.points);
 }
 
