@@ -9,10 +9,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 # public name -> the module that defines it
 _EXPORTS = {
+    "__version__": "trainwire._version",
     "Run": "trainwire.writer.run",
     "EXIT_CODES": "trainwire.contract.status",
     "Decoder": "trainwire.reader.decoder",
@@ -34,6 +33,7 @@ _MODEL_NAMES = (
 _EXPORTS.update(dict.fromkeys(_MODEL_NAMES, "trainwire.contract.models"))
 
 if TYPE_CHECKING:
+    from trainwire._version import __version__
     from trainwire.reader.decoder import Decoder
     from trainwire.contract.errors import RunInterrupted, StreamError, TrainwireError
     from trainwire.contract.models import (

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import NoReturn
 
-from trainwire import __version__
+from trainwire._version import __version__
 from trainwire.cli.arguments import positive_seconds, rfc3339_time
 from trainwire._generated.contract import SCHEMA_FAMILIES
 from trainwire.cli.extras import MissingExtra, missing_extra

@@ -24,6 +24,7 @@ from typing import Any, Iterator, Sequence
 
 from trainwire.contract.layout import STREAM_FILE
 from trainwire.cli.arguments import output_directory
+from trainwire._version import __version__
 from trainwire.contract.errors import RunInterrupted
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -82,7 +83,7 @@ def train(
 ) -> int:
     """Train the demo model into `output_dir`; returns the exit code of the run."""
     output_dir.mkdir(parents=True, exist_ok=True)
-    run = Run(output_dir, producer={"name": "trainwire-demo", "version": _version()})
+    run = Run(output_dir, producer={"name": "trainwire-demo", "version": __version__})
     stop = StopControl(output_dir, run=run).install_signal_handlers()
     try:
         with run:
@@ -160,12 +161,6 @@ def _last_checkpoint(output_dir: Path) -> Path | None:
 
     found = get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
     return Path(found) if found else None
-
-
-def _version() -> str:
-    from trainwire import __version__
-
-    return __version__
 
 
 # -- demo run -------------------------------------------------------------------------------

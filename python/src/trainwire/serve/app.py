@@ -13,7 +13,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from trainwire import __version__
+from trainwire._version import __version__
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.limits import clip
 from trainwire.reader.catalog import run_row
