@@ -1,6 +1,8 @@
 """The `trainwire` command: tail, state, validate, stop, plot, schema, export, demo, conformance.
 
 Errors are one line on stderr and a non-zero exit (2 for a usage error), never a traceback.
+Each command imports what it runs inside its function (the reader's models, the stop
+control, the plot): those are slow to import, and every invocation builds this parser.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from typing import NoReturn
 from trainwire._version import __version__
 from trainwire.cli.arguments import positive_seconds, rfc3339_time
 from trainwire._generated.contract import SCHEMA_FAMILIES
+from trainwire.cli import runs as journal_commands, serve as serve_command
+from trainwire.cli.errors import CommandError
+from trainwire.cli.export import add_export_commands
 from trainwire.cli.extras import MissingExtra, missing_extra
 
 __all__ = ["main"]
@@ -28,10 +33,6 @@ FORWARDED = {
     "demo": ("trainwire.cli.demo", "run a small training with a live view of its stream"),
     "conformance": ("trainwire.conformance", "run the conformance suite against harnesses"),
 }
-
-
-class CommandError(Exception):
-    """A failure to report as one line on stderr."""
 
 
 class _UsageError(CommandError):
@@ -106,13 +107,8 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--family", choices=SCHEMA_FAMILIES, help="which schema family")
     schema.set_defaults(command=_schema)
 
-    from trainwire.cli import runs as journal_commands, serve as serve_command
-
     journal_commands.register(commands)
     serve_command.register(commands)
-
-    from trainwire.cli.export import add_export_commands
-
     add_export_commands(commands)
 
     for name, (_, summary) in FORWARDED.items():
