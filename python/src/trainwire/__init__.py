@@ -14,7 +14,7 @@ _EXPORTS = {
     "__version__": "trainwire._version",
     "Run": "trainwire.writer.run",
     "EXIT_CODES": "trainwire.contract.status",
-    "Decoder": "trainwire.reader.decoder",
+    "Decoder": "trainwire.lines.decoder",
     "StreamReader": "trainwire.reader.state",
     "read_state": "trainwire.reader.state",
     "request_stop": "trainwire.stop",
@@ -34,7 +34,7 @@ _EXPORTS.update(dict.fromkeys(_MODEL_NAMES, "trainwire.contract.models"))
 
 if TYPE_CHECKING:
     from trainwire._version import __version__
-    from trainwire.reader.decoder import Decoder
+    from trainwire.lines.decoder import Decoder
     from trainwire.contract.errors import RunInterrupted, StreamError, TrainwireError
     from trainwire.contract.models import (
         EVENT_ADAPTER,

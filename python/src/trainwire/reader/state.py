@@ -17,7 +17,7 @@ from typing import Any
 from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
 from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
-from trainwire.reader.decoder import (
+from trainwire.lines.decoder import (
     DEFAULT_MAX_DIAGNOSTICS,
     Batch,
     DEFAULT_MAX_LINE_BYTES,
