@@ -121,7 +121,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _tail(options: argparse.Namespace) -> int:
-    from trainwire.cli.tail import stream_files, tail
+    from trainwire.cli.tail import tail
+    from trainwire.reader.targets import stream_files
 
     if options.timeout is not None and not options.follow:
         raise _UsageError("--timeout needs --follow")
