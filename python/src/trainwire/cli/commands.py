@@ -22,7 +22,7 @@ from trainwire._generated.contract import SCHEMA_FAMILIES
 from trainwire.cli import runs as journal_commands, serve as serve_command
 from trainwire.cli.errors import CommandError
 from trainwire.cli.export import add_export_commands
-from trainwire.cli.extras import MissingExtra, missing_extra
+from trainwire.extras import MissingExtra, missing_extra
 
 __all__ = ["main"]
 
