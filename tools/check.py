@@ -3,13 +3,16 @@
 1. every schema is valid against the JSON Schema 2020-12 metaschema;
 2. nothing generated differs from what `make generate` writes (names each file);
 3. the v1 schemas are backward compatible with the last released snapshot;
-4. the Python package type-checks (mypy, strict; settings in python/pyproject.toml).
+4. the Python package type-checks (mypy, strict; settings in python/pyproject.toml);
+5. the package keeps its layers: no import runs up a layer, no circle (import-linter's
+   contracts in python/pyproject.toml).
 """
 
 from __future__ import annotations
 
 import filecmp
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -66,12 +69,24 @@ def type_errors() -> list[str]:
     return [line for line in result.stdout.splitlines() if ": error:" in line] or [result.stdout + result.stderr]
 
 
+def layer_breaks() -> list[str]:
+    """What import-linter reports broken, one line per contract and import (empty when all are kept)."""
+    # this tree's sources, whatever the virtualenv's editable install points at
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
+    command = [str(Path(sys.executable).parent / "lint-imports"), "--no-cache", "--no-logo"]
+    result = subprocess.run(command, cwd=ROOT / "python", env=env, capture_output=True, text=True)
+    if result.returncode == 0:
+        return []
+    found = [line.strip() for line in result.stdout.splitlines() if line.rstrip().endswith("BROKEN") or line.lstrip().startswith("- ")]
+    return [f"layers: {line}" for line in found] or [result.stdout + result.stderr]
+
+
 def main() -> int:
-    failures = invalid_schemas() + drifted_files() + compat.check_against_release() + type_errors()
+    failures = invalid_schemas() + drifted_files() + compat.check_against_release() + type_errors() + layer_breaks()
     for line in failures:
         print(f"check: {line}", file=sys.stderr)
     if not failures:
-        print("check: schemas valid, generated files in sync, v1 compatible with the last release, types check")
+        print("check: schemas valid, generated files in sync, v1 compatible with the last release, types check, layers kept")
     return 1 if failures else 0
 
 

@@ -10,7 +10,7 @@ from fuzz_strategies import scenarios
 from hypothesis import HealthCheck, given, settings
 
 from trainwire.conformance.diff import first_difference
-from trainwire.reader.decoder import Decoder
+from trainwire.lines.decoder import Decoder
 from trainwire.reader.invariants import check_stream
 from trainwire.conformance.scenario import play
 from trainwire.reader.state import read_state

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from trainwire.contract import canonical
 from trainwire.conformance.diff import first_difference
 from trainwire.conformance.runner import comparable_state
-from trainwire.reader.decoder import parse_strict
+from trainwire.lines.decoder import parse_strict
 from trainwire.conformance.scenario import play
 from trainwire.conformance.schema_check import line_verdict
 from trainwire.reader.state import StreamReader, read_state

@@ -17,7 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 from trainwire.conformance.paths import SUITE_DIR
-from trainwire.reader.decoder import Decoder
+from trainwire.lines.decoder import Decoder
 from trainwire.contract.models import EVENT_ADAPTER, LINE_ADAPTER, UnknownEvent
 from trainwire.conformance.schema_check import line_verdict
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 # public name -> the module that defines it
 _EXPORTS = {
+    "__version__": "trainwire._version",
     "Run": "trainwire.writer.run",
     "progress_arguments": "trainwire.writer.command_line",
     "run_from_arguments": "trainwire.writer.command_line",
     "EXIT_CODES": "trainwire.contract.status",
-    "Decoder": "trainwire.reader.decoder",
+    "Decoder": "trainwire.lines.decoder",
     "StreamReader": "trainwire.reader.state",
     "read_state": "trainwire.reader.state",
     "request_stop": "trainwire.stop",
@@ -36,7 +35,8 @@ _MODEL_NAMES = (
 _EXPORTS.update(dict.fromkeys(_MODEL_NAMES, "trainwire.contract.models"))
 
 if TYPE_CHECKING:
-    from trainwire.reader.decoder import Decoder
+    from trainwire._version import __version__
+    from trainwire.lines.decoder import Decoder
     from trainwire.contract.errors import RunInterrupted, StreamError, TrainwireError
     from trainwire.contract.models import (
         EVENT_ADAPTER,

@@ -1,6 +1,8 @@
 """The `trainwire` command: tail, state, validate, stop, plot, schema, export, demo, conformance.
 
 Errors are one line on stderr and a non-zero exit (2 for a usage error), never a traceback.
+Each command imports what it runs inside its function (the reader's models, the stop
+control, the plot): those are slow to import, and every invocation builds this parser.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from importlib import resources
 from pathlib import Path
 from typing import NoReturn
 
-from trainwire import __version__
+from trainwire._version import __version__
 from trainwire.cli.arguments import positive_seconds, rfc3339_time
 from trainwire._generated.contract import SCHEMA_FAMILIES
-from trainwire.cli.extras import MissingExtra, missing_extra
+from trainwire.cli import runs as journal_commands, serve as serve_command
+from trainwire.cli.errors import CommandError
+from trainwire.cli.export import add_export_commands
+from trainwire.extras import MissingExtra, missing_extra
 
 __all__ = ["main"]
 
@@ -28,10 +33,6 @@ FORWARDED = {
     "demo": ("trainwire.cli.demo", "run a small training with a live view of its stream"),
     "conformance": ("trainwire.conformance", "run the conformance suite against harnesses"),
 }
-
-
-class CommandError(Exception):
-    """A failure to report as one line on stderr."""
 
 
 class _UsageError(CommandError):
@@ -106,13 +107,8 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--family", choices=SCHEMA_FAMILIES, help="which schema family")
     schema.set_defaults(command=_schema)
 
-    from trainwire.cli import runs as journal_commands, serve as serve_command
-
     journal_commands.register(commands)
     serve_command.register(commands)
-
-    from trainwire.cli.export import add_export_commands
-
     add_export_commands(commands)
 
     for name, (_, summary) in FORWARDED.items():
@@ -125,7 +121,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _tail(options: argparse.Namespace) -> int:
-    from trainwire.cli.tail import stream_files, tail
+    from trainwire.cli.tail import tail
+    from trainwire.reader.targets import stream_files
 
     if options.timeout is not None and not options.follow:
         raise _UsageError("--timeout needs --follow")

@@ -25,7 +25,8 @@ from typing import Any, Iterator, Sequence
 from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.status import EXIT_CODES
 from trainwire.cli.arguments import output_directory
-from trainwire.cli.extras import MissingExtra, require_extra
+from trainwire._version import __version__
+from trainwire.extras import MissingExtra, require_extra
 from trainwire.contract.errors import RunInterrupted
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -86,7 +87,7 @@ def train(
 ) -> int:
     """Train the demo model into `output_dir`; returns the exit code of the run."""
     output_dir.mkdir(parents=True, exist_ok=True)
-    run = Run(output_dir, producer={"name": "trainwire-demo", "version": _version()})
+    run = Run(output_dir, producer={"name": "trainwire-demo", "version": __version__})
     stop = StopControl(output_dir, run=run).install_signal_handlers()
     try:
         with run:
@@ -164,12 +165,6 @@ def _last_checkpoint(output_dir: Path) -> Path | None:
 
     found = get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
     return Path(found) if found else None
-
-
-def _version() -> str:
-    from trainwire import __version__
-
-    return __version__
 
 
 # -- demo run -------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.cli.arguments import positive_seconds
-from trainwire.cli.commands import CommandError
+from trainwire.cli.errors import CommandError
 
 __all__ = ["add_export_commands"]
 

@@ -21,11 +21,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.tail import stream_files
 from trainwire.reader.charts import CHART_SPEC, MARKER_STYLES, chart_list
 from trainwire.reader.series import RunSeries, SeriesStore
 from trainwire.reader.sources import read_file
 from trainwire.reader.state import StreamReader
+from trainwire.reader.targets import stream_files
 
 __all__ = ["FORMATS", "PlotUnavailable", "PlottedRun", "chart_specs", "format_of", "load_runs", "render_html", "stream_files", "write_plot"]
 

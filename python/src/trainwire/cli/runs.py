@@ -17,7 +17,7 @@ from typing import Any
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.layout import CONFIG_FILE, STREAM_FILE, SUMMARY_FILE
 from trainwire.reader.catalog import find_streams, load_summary, run_row
-from trainwire.reader.summary import summarise_stream, write_summary
+from trainwire.lines.summary import write_summary
 
 __all__ = ["compare", "register"]
 
@@ -138,6 +138,8 @@ def _run_record(path: Path) -> dict[str, Any]:
     stream = path if path.is_file() else path / STREAM_FILE
     if not stream.is_file():
         raise JournalError(f"{path}: no {STREAM_FILE} here")
+    from trainwire.reader.stream_summary import summarise_stream  # the reader's models: only when no summary.json
+
     summary = load_summary(directory / SUMMARY_FILE) or summarise_stream(stream)
     if summary is None:
         raise JournalError(f"{stream}: no valid line")
@@ -223,6 +225,8 @@ def _rebuild(options: argparse.Namespace) -> int:
     if not stream.is_file():
         sys.stderr.write(f"trainwire journal rebuild: {options.dir}: no {STREAM_FILE} here\n")
         return 1
+    from trainwire.reader.stream_summary import summarise_stream
+
     summary = summarise_stream(stream)
     if summary is None:
         sys.stderr.write(f"trainwire journal rebuild: {stream}: no valid line\n")

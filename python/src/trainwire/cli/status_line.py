@@ -11,13 +11,12 @@ import math
 import unicodedata
 from collections import deque
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
-from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
+from trainwire.contract.clock import format_duration, parse_timestamp_us
 from trainwire.reader.state import RunState
 
-__all__ = ["Field", "RunTrend", "fit", "format_duration", "now_us", "printable", "render_status", "status_fields"]
+__all__ = ["Field", "RunTrend", "fit", "printable", "render_status", "status_fields"]
 
 #: rank of a field that is never dropped
 ALWAYS = math.inf
@@ -51,19 +50,6 @@ def _escape(char: str) -> str:
         return char
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def format_duration(seconds: float) -> str:
-    """`4.2s` under a minute, else `H:MM:SS`."""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    whole = int(seconds)
-    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-
-
-def now_us() -> int:
-    """The current time in microseconds since the epoch, as run states compare it."""
-    return to_timestamp_us(datetime.now(timezone.utc))
 
 
 class RunTrend:

@@ -19,31 +19,17 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from trainwire.cli.status_line import RunTrend, format_duration, now_us, printable, render_status, status_fields
-from trainwire.contract.layout import STREAM_FILE
+from trainwire.cli.status_line import RunTrend, printable, render_status, status_fields
+from trainwire.contract.clock import format_duration, now_us
 from trainwire.reader.sources import FileFollower, read_file
+from trainwire.reader.targets import stream_files, target_run
 from trainwire.reader.state import RunState, StreamReader
 
-__all__ = ["NOT_FINISHED_EXIT_CODE", "StreamTail", "TailView", "stream_files", "tail", "target_run"]
+__all__ = ["NOT_FINISHED_EXIT_CODE", "StreamTail", "TailView", "tail"]
 
 #: the exit code when the run has not finished (still running, stale, or not there yet)
 NOT_FINISHED_EXIT_CODE = 5
 #: the file a run writes into its output directory
-
-
-def stream_files(path: Path) -> list[Path]:
-    """The streams `path` names: a file; a run directory's progress.jsonl; or every run's in a directory of runs.
-
-    A directory with no stream yet names its own progress.jsonl, to be waited for; so does a
-    path that does not exist yet and has no suffix (`out`, not `out.jsonl`).
-    """
-    if not path.is_dir():
-        return [path / STREAM_FILE] if not path.exists() and not path.suffix else [path]
-    own = path / STREAM_FILE
-    if own.exists():
-        return [own]
-    runs = sorted(path.glob(f"*/{STREAM_FILE}")) + sorted(file for file in path.glob("*.jsonl") if file.is_file())
-    return runs or [own]
 
 
 def tail(
@@ -121,14 +107,6 @@ def _read_until_over(
         if all(stream.is_over(now_us(), timeout_s, waited_out) for stream in streams):
             return
         stop.wait(poll_interval_s)
-
-
-def target_run(reader: StreamReader, run_id: str | None) -> RunState | None:
-    """The run to show: `run_id`, else the last one in the stream."""
-    if run_id is not None:
-        return reader.run(run_id)
-    runs = reader.runs
-    return runs[-1] if runs else None
 
 
 class StreamTail:

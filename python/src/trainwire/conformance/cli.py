@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.extras import MissingExtra, require_extra
+from trainwire.extras import MissingExtra, require_extra
 from trainwire.conformance.cases import ROLES, load_cases
 from trainwire.conformance.client import DEFAULT_TIMEOUT_S
 from trainwire.conformance.normalise import Rules

@@ -29,7 +29,7 @@ def reader_framing(data: bytes) -> bytes:
 
 def parse_lines(data: bytes) -> tuple[list[Any], list[Difference]]:
     """Each line as JSON, and every line that a writer must not have written."""
-    from trainwire.reader.decoder import parse_strict
+    from trainwire.lines.decoder import parse_strict
     from trainwire.conformance.schema_check import line_verdict, validator_for
 
     lines, tail = split_lines(data)

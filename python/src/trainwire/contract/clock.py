@@ -7,7 +7,7 @@ import time
 from datetime import datetime, timezone
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "FakeClock", "SystemClock", "format_ts", "parse_timestamp_us", "to_timestamp_us"]
+__all__ = ["Clock", "FakeClock", "SystemClock", "format_duration", "format_ts", "now_us", "parse_timestamp_us", "to_timestamp_us"]
 
 
 @runtime_checkable
@@ -93,6 +93,19 @@ def to_timestamp_us(now: str | datetime) -> int:
     now = now.astimezone(timezone.utc)
     seconds = _days_from_civil(now.year, now.month, now.day) * 86400 + now.hour * 3600 + now.minute * 60 + now.second
     return seconds * 1_000_000 + now.microsecond
+
+
+def now_us() -> int:
+    """The current time in microseconds since the epoch, as run states compare it."""
+    return to_timestamp_us(datetime.now(timezone.utc))
+
+
+def format_duration(seconds: float) -> str:
+    """A duration as people read it: `4.2s` under a minute, else `H:MM:SS`."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:

@@ -6,6 +6,8 @@ control (which interrupts them), so that all three speak the contract's values.
 
 from __future__ import annotations
 
+from trainwire.contract.errors import RunInterrupted
+
 __all__ = ["EXIT_CODES", "STOP_REASONS", "status_for_exception", "stop_reason"]
 
 #: the process exit code a run ends with, by `run.finished` status
@@ -35,8 +37,6 @@ def status_for_exception(error: BaseException | None) -> str:
     """The `run.finished` (and `phase.ended`) status of a block that ended with `error`:
     `succeeded` for none or a clean `SystemExit`, `interrupted` for a honoured stop or
     Ctrl+C, `failed` for anything else."""
-    from trainwire.contract.errors import RunInterrupted
-
     if error is None or (isinstance(error, SystemExit) and error.code in (None, 0)):
         return "succeeded"
     if isinstance(error, (RunInterrupted, KeyboardInterrupt)):

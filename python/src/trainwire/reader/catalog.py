@@ -17,7 +17,7 @@ from typing import Any
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import open_regular
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
-from trainwire.reader.summary import SummaryBuilder
+from trainwire.lines.summary import SummaryBuilder
 
 __all__ = ["WINDOW_BYTES", "find_streams", "load_summary", "run_row"]
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from trainwire._generated.contract import WARNING_RULES, ValidateRule
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.models import EVENT_NAMES, UnknownEvent
-from trainwire.reader.decoder import Decoder
+from trainwire.lines.decoder import Decoder
 
 __all__ = ["Violation", "check_chunks", "check_file", "check_stream"]
 

@@ -9,6 +9,7 @@ one module so that the fold reads as the reader rules do, section by section.
 from __future__ import annotations
 
 import copy
+import html
 import math
 from collections.abc import Iterable
 from datetime import datetime
@@ -16,8 +17,8 @@ from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
-from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
-from trainwire.reader.decoder import (
+from trainwire.contract.clock import format_duration, now_us, parse_timestamp_us, to_timestamp_us
+from trainwire.lines.decoder import (
     DEFAULT_MAX_DIAGNOSTICS,
     Batch,
     DEFAULT_MAX_LINE_BYTES,
@@ -37,6 +38,7 @@ __all__ = [
     "RunStateFold",
     "StreamReader",
     "read_state",
+    "run_table_html",
 ]
 
 _ENVELOPE_FIELDS = frozenset(ENVELOPE_FIELDS)
@@ -119,9 +121,7 @@ class RunState:
 
     def _repr_html_(self) -> str:
         """In Jupyter: a small table of the run, a snapshot at display time."""
-        from trainwire.notebook import run_html  # only where something displays it
-
-        return run_html(self)
+        return run_table_html(self)
 
     @classmethod
     def from_dict(cls, saved: dict[str, Any]) -> RunState:
@@ -462,3 +462,29 @@ def _round_half_up(value: float) -> int:
     """JavaScript's `Math.round`: to the nearest integer, halves toward +infinity."""
     floor = math.floor(value)
     return floor + 1 if value - floor >= 0.5 else floor
+
+
+def run_table_html(run: RunState, *, stale_after_s: float | None = None) -> str:
+    """The run as a small HTML table (Jupyter shows a `RunState` so): status now, step, loss, ..."""
+    rows = [("run", run.run_id), ("status", run.status_at(now_us(), stale_after_s))]
+    if run.phase:
+        rows.append(("phase", run.phase))
+    if run.step is not None:
+        total = f"/{run.total_steps}" if run.total_steps is not None else ""
+        progress = f" ({run.progress:.0%})" if run.progress is not None else ""
+        rows.append(("step", f"{run.step}{total}{progress}"))
+    if run.loss is not None:
+        rows.append(("loss", f"{run.loss:.4g}"))
+    if run.learning_rate is not None:
+        rows.append(("learning rate", f"{run.learning_rate:.2e}"))
+    if run.eta_s is not None and run.finished is None:
+        rows.append(("eta", format_duration(run.eta_s)))
+    if run.last_eval is not None:
+        metrics = ", ".join(f"{name} {value:.4g}" for name, value in run.last_eval["metrics"].items() if value is not None)
+        rows.append((f"eval ({run.last_eval['split']}) at step {run.last_eval['step']}", metrics))
+    if run.last_checkpoint is not None:
+        rows.append(("checkpoint", f"{run.last_checkpoint['path']} at step {run.last_checkpoint['step']}"))
+    if run.restarts:
+        rows.append(("restarts", str(len(run.restarts))))
+    body = "".join(f"<tr><th style='text-align:left'>{html.escape(name)}</th><td style='text-align:left'>{html.escape(value)}</td></tr>" for name, value in rows)
+    return f"<table class='trainwire-run'>{body}</table>"

@@ -25,7 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from trainwire import __version__
+from trainwire._version import __version__
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.files import open_regular
 from trainwire.contract.limits import clip

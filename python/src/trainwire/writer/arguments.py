@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from trainwire import __version__
+from trainwire._version import __version__
 from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN, RUN_ID_PATTERN
 from trainwire.contract.models import (
     CheckpointSaved,

@@ -15,7 +15,7 @@ from typing import Any
 
 from trainwire.contract.files import write_json_atomically, write_text_atomically
 from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE
-from trainwire.reader.summary import SummaryBuilder, write_summary
+from trainwire.lines.summary import SummaryBuilder, write_summary
 from trainwire.writer.provenance import run_git
 from trainwire.writer.redaction import redact_text
 

@@ -9,7 +9,7 @@ from typing import Any, Callable
 from pydantic_core import to_json
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
-from trainwire.reader.decoder import DEFAULT_MAX_LINE_BYTES, Decoder
+from trainwire.lines.decoder import DEFAULT_MAX_LINE_BYTES, Decoder
 
 __all__ = ["CUT_KEY", "LINE_LIMIT", "cut_to_fit", "line_problem"]
 

@@ -15,7 +15,7 @@ from trainwire.contract.files import write_json_atomically
 from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.contract.status import EXIT_CODES
 
-__all__ = ["SummaryBuilder", "is_lower_better", "summarise_stream", "write_summary"]
+__all__ = ["SummaryBuilder", "is_lower_better", "write_summary"]
 
 SUMMARY_VERSION = 1
 _LOWER_IS_BETTER = ("loss", "error", "perplexity", "ppl", "wer", "cer")
@@ -299,22 +299,6 @@ _HANDLERS = {
     "checkpoint.saved": _checkpoint_saved,
     "run.finished": _run_finished,
 }
-
-
-def summarise_stream(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The summary of the latest run of the stream at `path`, from its valid lines only
-    (the reader's rules decide which lines count: the same lines a dashboard folds); None
-    for a stream with no valid line."""
-    from trainwire.reader.sources import read_file
-    from trainwire.reader.state import StreamReader
-
-    reader = StreamReader()
-    builder = SummaryBuilder()
-    for chunk in read_file(path):
-        for line in reader.feed(chunk).dicts:  # the validated lines, no models built
-            builder.add(line)
-    reader.finish()
-    return builder.summary()
 
 
 def write_summary(directory: str | os.PathLike[str], summary: Mapping[str, Any]) -> Path:
