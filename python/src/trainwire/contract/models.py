@@ -75,7 +75,7 @@ Event = Annotated[  # type: ignore[valid-type]
 EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)  # type: ignore[arg-type]
 #: known events only, discriminated inside pydantic-core (no Python call per line): the
 #: readers' fast path; an unknown event name fails it and takes `EVENT_ADAPTER`'s path
-KNOWN_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[KnownEvent, Field(discriminator="event")])
+KNOWN_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[KnownEvent, Field(discriminator="event")])  # type: ignore[arg-type]
 #: validates against the contract's union only (an unknown event name is an error)
 LINE_ADAPTER: TypeAdapter[Any] = TypeAdapter(_GeneratedLine)
 
