@@ -3,8 +3,9 @@
 `gen_contract` renders them into a Python and a TypeScript module, so a schema change
 reaches the writer, the readers and `validate` through `make generate` and nothing is
 copied by hand: the patterns of a run id, an event name and a relative path, the envelope
-fields, the schema families, the message length limit, the fields that may be absent but
-not null, and the diagnostic and rule codes with their meaning (from `CODES`).
+fields, the schema families, the events (names, schema titles and families, in the order of
+the `Line` union), the message length limit, the fields that may be absent but not null,
+and the diagnostic and rule codes with their meaning (from `CODES`).
 """
 
 from __future__ import annotations
@@ -120,6 +121,22 @@ class _NullRules:
         return {title: rule for title, rule in sorted(self.rules.items()) if rule}
 
 
+def _events(defs: dict[str, Any], titles: list[str]) -> dict[str, str]:
+    """Event name -> the title of its schema, in the order of the `Line` union."""
+    events = {defs[title]["properties"]["event"]["const"]: title for title in titles}
+    if len(events) != len(titles):
+        raise SystemExit(f"two events of {titles} share a name")
+    return events
+
+
+def _families(names: list[str]) -> dict[str, list[str]]:
+    """Family (the name before its first dot: `run`, `train`, ...) -> its event names."""
+    families: dict[str, list[str]] = {}
+    for name in names:
+        families.setdefault(name.split(".", 1)[0], []).append(name)
+    return families
+
+
 def _codes(reader_state: dict[str, Any]) -> dict[str, Any]:
     table = json.loads(CODES.read_text(encoding="utf-8"))
     declared = reader_state["$defs"]["Diagnostic"]["properties"]["code"]["enum"]
@@ -135,7 +152,10 @@ def derive(bundles: Path) -> dict[str, Any]:
     defs = line["$defs"]
     envelope = defs["Envelope"]
     events = [_def_name(ref["$ref"]) for ref in line["oneOf"]]
+    titles = _events(defs, events)
     return {
+        "events": titles,
+        "event_families": _families(list(titles)),
         "schema_families": list(bundle.FAMILIES),
         "envelope_fields": list(envelope["properties"]),
         "run_id_pattern": _pattern(defs["RunId"]),

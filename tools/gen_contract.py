@@ -30,6 +30,8 @@ def render_python(facts: dict[str, Any]) -> str:
         nested = "{" + ", ".join(f"{name!r}: {child!r}" for name, child in rule.get("nested", {}).items()) + "}"
         rules.append(f"    {title!r}: NullRule({_py_tuple(rule.get('not_nullable', []))}, {nested}),")
     codes = [f"    {entry['code']!r}: {entry['meaning']!r}," for entry in facts["codes"]]
+    titles = [f"    {name!r}: {title!r}," for name, title in facts["events"].items()]
+    families = [f"    {family!r}: {_py_tuple(names)}," for family, names in facts["event_families"].items()]
     by_reader = [entry["code"] for entry in facts["codes"] if "reader" in entry["reported_by"]]
     by_validate = [entry["code"] for entry in facts["codes"] if "validate" in entry["reported_by"]]
     warnings = [entry["code"] for entry in facts["codes"] if entry.get("severity") == "warning"]
@@ -53,6 +55,18 @@ def render_python(facts: dict[str, Any]) -> str:
         f"SCHEMA_FAMILIES: Final = {_py_tuple(facts['schema_families'])}",
         "#: the envelope's fields, in the order a line carries them",
         f"ENVELOPE_FIELDS: Final = {_py_tuple(facts['envelope_fields'])}",
+        "#: the name of an event of the contract",
+        f"EventName = Literal[{', '.join(map(repr, facts['events']))}]",
+        "#: the contract's event names, in the order of the `Line` union",
+        "EVENT_NAMES: Final[tuple[EventName, ...]] = get_args(EventName)",
+        "#: event name -> the title of its schema (its model class)",
+        "EVENT_TITLES: Final[dict[EventName, str]] = {",
+        *titles,
+        "}",
+        "#: event family (the name before its first dot) -> its event names, in contract order",
+        "EVENT_FAMILIES: Final[dict[str, tuple[EventName, ...]]] = {",
+        *families,
+        "}",
         "#: a run id (`RunId`), matched whole",
         f"RUN_ID_PATTERN: Final = {facts['run_id_pattern']!r}",
         "#: an event name (the envelope's `event`), matched whole",
@@ -94,6 +108,10 @@ def render_typescript(facts: dict[str, Any]) -> str:
         "",
         *const("The schema families, each bundled into schemas/bundled/<family>.schema.json.", "SCHEMA_FAMILIES", facts["schema_families"]),
         *const("The envelope's fields, in the order a line carries them.", "ENVELOPE_FIELDS", facts["envelope_fields"]),
+        *const("Event name -> the title of its schema (its type), in the order of the `Line` union.", "EVENT_TITLES", facts["events"]),
+        "/** The name of an event of the contract. */",
+        "export type EventName = keyof typeof EVENT_TITLES;",
+        *const("Event family (the name before its first dot) -> its event names, in contract order.", "EVENT_FAMILIES", facts["event_families"]),
         *const("A run id (`RunId`).", "RUN_ID_PATTERN", f"^{facts['run_id_pattern']}$", ""),
         *const("An event name (the envelope's `event`).", "EVENT_NAME_PATTERN", f"^{facts['event_name_pattern']}$", ""),
         *const("A path relative to the output directory (`RelativePath`).", "RELATIVE_PATH_PATTERN", f"^{facts['relative_path_pattern']}$", ""),

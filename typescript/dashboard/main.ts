@@ -3,6 +3,7 @@
 import { fromFetch } from "../src/browser.js";
 import { StreamReader, watchRun, type DecodedLine, type RunSeries, type RunState } from "../src/index.js";
 import { chartList, chartOf, type ChartCurve } from "../src/charts.js";
+import { assertNever } from "../src/vocabulary.js";
 import { Chart } from "./chart.js";
 
 interface ServerConfig {
@@ -246,8 +247,15 @@ function onEvent(runView: RunView, item: DecodedLine): void {
       runView.trials.set(`${event.trial}/${event.attempt}`, { trial: event.trial, status: event.status, metrics: event.metrics });
       if (event.best) runView.bestTrial = event.best.trial;
       break;
+    case "run.heartbeat":
+    case "train.epoch":
+    case "eval.completed":
+    case "checkpoint.saved":
+    case "stop.requested":
+    case "run.finished":
+      break; // no panel of their own: the run state and the charts show them
     default:
-      break;
+      assertNever(event);
   }
   renderPanels(runView);
 }

@@ -4,6 +4,7 @@ import { StreamError } from "./errors.js";
 import { toTimestampUs } from "./clock.js";
 import { ENVELOPE_FIELDS } from "./generated/contract.js";
 import type { Diagnostic, Line, ReaderState, RunState, TrainStep, UnknownEvent } from "./types.js";
+import { assertNever } from "./vocabulary.js";
 
 /** The fields of `run.finished` that are not its payload. */
 const NOT_PAYLOAD: ReadonlySet<string> = new Set(ENVELOPE_FIELDS);
@@ -313,8 +314,4 @@ function deepFreeze<T>(value: T): Readonly<T> {
     Object.freeze(value);
   }
   return value;
-}
-
-function assertNever(value: never): never {
-  throw new TypeError(`unhandled event ${JSON.stringify(value)}`);
 }

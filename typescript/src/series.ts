@@ -1,6 +1,7 @@
 // Step-indexed history of each run for charts, bounded by downsampling. Browser-safe.
 // The Python twin (trainwire.reader.series) gives the same snapshot for the same events.
 import type { Line, UnknownEvent } from "./types.js";
+import { assertNever, isKnownEvent } from "./vocabulary.js";
 
 /** The default number of points one series keeps at most. */
 export const DEFAULT_MAX_POINTS = 4000;
@@ -207,6 +208,7 @@ export class RunSeries {
 
   /** Take one event the run-state fold accepted. */
   add(event: Line | UnknownEvent): void {
+    if (!isKnownEvent(event)) return;
     switch (event.event) {
       case "train.step": {
         const step = event.step as number;
@@ -244,8 +246,15 @@ export class RunSeries {
       case "run.finished":
         this.#marker("finished", (event.step as number | null) ?? this.#lastStep, event.status as string);
         break;
+      case "run.started":
+      case "run.heartbeat":
+      case "phase.started":
+      case "phase.ended":
+      case "trial.started":
+      case "trial.ended":
+        break; // nothing to plot
       default:
-        break;
+        assertNever(event);
     }
   }
 

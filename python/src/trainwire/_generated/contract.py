@@ -17,6 +17,36 @@ class NullRule(NamedTuple):
 SCHEMA_FAMILIES: Final = ('trainwire-v1', 'reader-state-v1', 'harness-v1', 'summary-v1')
 #: the envelope's fields, in the order a line carries them
 ENVELOPE_FIELDS: Final = ('schema_version', 'seq', 'ts', 'run_id', 'event', 'stage')
+#: the name of an event of the contract
+EventName = Literal['run.started', 'run.heartbeat', 'phase.started', 'phase.ended', 'train.step', 'train.epoch', 'train.restarted', 'eval.completed', 'checkpoint.saved', 'trial.started', 'trial.ended', 'stop.requested', 'run.finished']
+#: the contract's event names, in the order of the `Line` union
+EVENT_NAMES: Final[tuple[EventName, ...]] = get_args(EventName)
+#: event name -> the title of its schema (its model class)
+EVENT_TITLES: Final[dict[EventName, str]] = {
+    'run.started': 'RunStarted',
+    'run.heartbeat': 'RunHeartbeat',
+    'phase.started': 'PhaseStarted',
+    'phase.ended': 'PhaseEnded',
+    'train.step': 'TrainStep',
+    'train.epoch': 'TrainEpoch',
+    'train.restarted': 'TrainRestarted',
+    'eval.completed': 'EvalCompleted',
+    'checkpoint.saved': 'CheckpointSaved',
+    'trial.started': 'TrialStarted',
+    'trial.ended': 'TrialEnded',
+    'stop.requested': 'StopRequested',
+    'run.finished': 'RunFinished',
+}
+#: event family (the name before its first dot) -> its event names, in contract order
+EVENT_FAMILIES: Final[dict[str, tuple[EventName, ...]]] = {
+    'run': ('run.started', 'run.heartbeat', 'run.finished'),
+    'phase': ('phase.started', 'phase.ended'),
+    'train': ('train.step', 'train.epoch', 'train.restarted'),
+    'eval': ('eval.completed',),
+    'checkpoint': ('checkpoint.saved',),
+    'trial': ('trial.started', 'trial.ended'),
+    'stop': ('stop.requested',),
+}
 #: a run id (`RunId`), matched whole
 RUN_ID_PATTERN: Final = '[A-Za-z0-9][A-Za-z0-9._:-]{0,127}'
 #: an event name (the envelope's `event`), matched whole

@@ -15,7 +15,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -249,48 +249,60 @@ class TailView:
 
 def describe(event: Any) -> str | None:
     """A plain line for an event of interest; None for the others (heartbeats, unknown events)."""
-    name = event.event
-    if name == "run.started":
-        total = "unknown" if event.total_steps is None else event.total_steps
-        return f"run started by {event.producer.name} {event.producer.version}, total steps {total}"
-    if name == "phase.started":
-        return f"phase {event.phase} started"
-    if name == "phase.ended":
-        return f"phase {event.phase} {event.status} in {format_duration(event.duration_s)}"
-    if name == "train.step":
-        text = f"step {event.step}" + (f"/{event.total_steps}" if event.total_steps is not None else "")
-        if event.progress is not None:
-            text += f" ({event.progress:.0%})"
-        if event.loss is not None:
-            text += f" loss {event.loss:.4g}"
-        if event.learning_rate is not None:
-            text += f" lr {event.learning_rate:.2e}"
-        if event.eta_s is not None:
-            text += f" eta {format_duration(event.eta_s)}"
-        return text
-    if name == "train.epoch":
-        return f"epoch {event.epoch} done at step {event.step}" + _metrics(event.metrics)
-    if name == "train.restarted":
-        sizes = ""
-        if event.batch_size_from is not None and event.batch_size_to is not None:
-            sizes = f", batch size {event.batch_size_from} -> {event.batch_size_to}"
-        return f"restarted ({event.reason}): attempt {event.attempt} from step {event.step} (was at {event.previous_step}{sizes})"
-    if name == "eval.completed":
-        return f"eval ({event.split}) at step {event.step}" + _metrics(event.metrics)
-    if name == "checkpoint.saved":
-        return f"checkpoint {event.path} ({event.reason}) at step {event.step}"
-    if name == "trial.started":
-        return f"trial {event.trial} started (attempt {event.attempt})"
-    if name == "trial.ended":
-        return f"trial {event.trial} {event.status} in {format_duration(event.duration_s)}" + _metrics(event.metrics)
-    if name == "stop.requested":
-        who = f" by {event.requested_by}" if event.requested_by else ""
-        why = f": {event.reason}" if event.reason else ""
-        source = event.signal or event.source
-        return f"stop requested ({source}){who}{why}"
-    if name == "run.finished":
-        return f"run finished: {event.status}" + (f" at step {event.step}" if event.step is not None else "") + f" in {format_duration(event.duration_s)}"
-    return None
+    text = _DESCRIPTIONS.get(event.event)
+    return None if text is None else text(event)
+
+
+def _run_started(event: Any) -> str:
+    total = "unknown" if event.total_steps is None else event.total_steps
+    return f"run started by {event.producer.name} {event.producer.version}, total steps {total}"
+
+
+def _train_step(event: Any) -> str:
+    text = f"step {event.step}" + (f"/{event.total_steps}" if event.total_steps is not None else "")
+    if event.progress is not None:
+        text += f" ({event.progress:.0%})"
+    if event.loss is not None:
+        text += f" loss {event.loss:.4g}"
+    if event.learning_rate is not None:
+        text += f" lr {event.learning_rate:.2e}"
+    if event.eta_s is not None:
+        text += f" eta {format_duration(event.eta_s)}"
+    return text
+
+
+def _train_restarted(event: Any) -> str:
+    sizes = ""
+    if event.batch_size_from is not None and event.batch_size_to is not None:
+        sizes = f", batch size {event.batch_size_from} -> {event.batch_size_to}"
+    return f"restarted ({event.reason}): attempt {event.attempt} from step {event.step} (was at {event.previous_step}{sizes})"
+
+
+def _stop_requested(event: Any) -> str:
+    who = f" by {event.requested_by}" if event.requested_by else ""
+    why = f": {event.reason}" if event.reason else ""
+    source = event.signal or event.source
+    return f"stop requested ({source}){who}{why}"
+
+
+#: every event -> its plain line; None: not printed (a test requires every event of the contract)
+_DESCRIPTIONS: dict[str, Callable[[Any], str] | None] = {
+    "run.started": _run_started,
+    "run.heartbeat": None,
+    "phase.started": lambda event: f"phase {event.phase} started",
+    "phase.ended": lambda event: f"phase {event.phase} {event.status} in {format_duration(event.duration_s)}",
+    "train.step": _train_step,
+    "train.epoch": lambda event: f"epoch {event.epoch} done at step {event.step}" + _metrics(event.metrics),
+    "train.restarted": _train_restarted,
+    "eval.completed": lambda event: f"eval ({event.split}) at step {event.step}" + _metrics(event.metrics),
+    "checkpoint.saved": lambda event: f"checkpoint {event.path} ({event.reason}) at step {event.step}",
+    "trial.started": lambda event: f"trial {event.trial} started (attempt {event.attempt})",
+    "trial.ended": lambda event: f"trial {event.trial} {event.status} in {format_duration(event.duration_s)}" + _metrics(event.metrics),
+    "stop.requested": _stop_requested,
+    "run.finished": lambda event: (
+        f"run finished: {event.status}" + (f" at step {event.step}" if event.step is not None else "") + f" in {format_duration(event.duration_s)}"
+    ),
+}
 
 
 def _summary(run: RunState) -> str:

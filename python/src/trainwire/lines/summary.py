@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import os
 from functools import lru_cache
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -291,12 +291,21 @@ def _run_finished(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
             summary._observe(str(name), value, summary._step, best=is_lower_better(str(name)))
 
 
-_HANDLERS = {
+#: every event -> how it changes the summary; None: the summary does not show it (a test
+#: requires every event of the contract here)
+_HANDLERS: dict[str, Callable[[SummaryBuilder, Mapping[str, Any]], None] | None] = {
     "run.started": _run_started,
+    "run.heartbeat": None,
+    "phase.started": None,
+    "phase.ended": None,
     "train.step": _train_step,
+    "train.epoch": None,
     "train.restarted": _train_restarted,
     "eval.completed": _eval_completed,
     "checkpoint.saved": _checkpoint_saved,
+    "trial.started": None,
+    "trial.ended": None,
+    "stop.requested": None,
     "run.finished": _run_finished,
 }
 

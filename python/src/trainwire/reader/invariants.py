@@ -31,8 +31,23 @@ Severity = Literal["error", "warning"]
 
 #: reading granularity: what the decoder holds beyond the longest line
 CHUNK_BYTES = 1 << 16
-#: events whose `step` moves the run's step; `train.restarted` may take it back
-_STEP_EVENTS = frozenset({"train.step", "train.epoch"})
+#: every event -> what its `step` does to the run's step: "moves" it (never back), "resets" it
+#: (may take it back); None: its step, if any, is not checked (a test requires every event)
+_STEP_ROLES: dict[str, Literal["moves", "resets"] | None] = {
+    "run.started": None,
+    "run.heartbeat": None,
+    "phase.started": None,
+    "phase.ended": None,
+    "train.step": "moves",
+    "train.epoch": "moves",
+    "train.restarted": "resets",
+    "eval.completed": None,
+    "checkpoint.saved": None,
+    "trial.started": None,
+    "trial.ended": None,
+    "stop.requested": None,
+    "run.finished": None,
+}
 _NEAR_MISS_CUTOFF = 0.8
 
 
@@ -102,9 +117,10 @@ class _RunCheck:
         return found
 
     def _check_step(self, event: Any, violation: Any) -> None:
-        if event.event == "train.restarted":
+        role = _STEP_ROLES.get(event.event)
+        if role == "resets":
             self.step = event.step
-        elif event.event in _STEP_EVENTS:
+        elif role == "moves":
             if self.step is not None and event.step < self.step:
                 violation("step_backwards", f"{event.event} at step {event.step} after step {self.step} with no train.restarted between", "step")
             self.step = event.step

@@ -344,8 +344,11 @@ def _run_finished(run: RunState, event: Event) -> None:
     run.finished = {key: value for key, value in event.items() if key not in _ENVELOPE_FIELDS}
 
 
+#: every event -> its effect on the run (reader rules section 3); None: no effect beyond the
+#: envelope's (a test requires every event of the contract here)
 _EFFECTS: dict[str, Any] = {
     "run.started": _run_started,
+    "run.heartbeat": None,
     "phase.started": _phase_started,
     "phase.ended": _phase_ended,
     "train.step": _train_step,
