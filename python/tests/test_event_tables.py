@@ -22,7 +22,7 @@ SCENARIO_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "harness" / 
 #: module -> its per-event table
 TABLES = {
     "trainwire.reader.state": "_EFFECTS",
-    "trainwire.reader.summary": "_HANDLERS",
+    "trainwire.lines.summary": "_HANDLERS",
     "trainwire.reader.series": "_ADD",
     "trainwire.reader.invariants": "_STEP_ROLES",
     "trainwire.cli.tail": "_DESCRIPTIONS",

@@ -100,7 +100,7 @@ __all__ = [
 ]
 # the rest of `__all__`: the typed events and the union over lines (generated models, through
 # trainwire.contract.models); a test holds the event models to the generated event names
-_EXPORTS.update(dict.fromkeys((name for name in __all__ if name not in _EXPORTS and name != "__version__"), "trainwire.contract.models"))
+_EXPORTS.update(dict.fromkeys((name for name in __all__ if name not in _EXPORTS), "trainwire.contract.models"))
 
 
 def __getattr__(name: str) -> Any:
