@@ -180,7 +180,10 @@ class RunStateFold:
         run = self._run_for(line, event)
         if run is None:
             return False
-        self._update(run, event)
+        run.events += 1
+        run.last_seq = event["seq"]
+        run.last_ts = event["ts"]
+        self._effect(run, event)
         return True
 
     def extend(self, records: Iterable[ValidatedRecord]) -> list[dict[str, Any]]:
@@ -247,12 +250,6 @@ class RunStateFold:
             run.seq_gaps.append([run.last_seq + 1, seq])
             self._report(line, "seq_gap", f"run {run_id}: expected seq {run.last_seq + 1}, got {seq}; line applied")
         return run
-
-    def _update(self, run: RunState, event: dict[str, Any]) -> None:
-        run.events += 1
-        run.last_seq = event["seq"]
-        run.last_ts = event["ts"]
-        self._effect(run, event)
 
     def _effect(self, run: RunState, event: dict[str, Any]) -> None:
         if "stage" in event and event["stage"] is not None:
