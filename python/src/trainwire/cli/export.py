@@ -55,7 +55,7 @@ def _export_mlflow(options: argparse.Namespace) -> int:
     try:
         from mlflow.tracking import MlflowClient, get_tracking_uri
 
-        from trainwire.export.mlflow import MlflowSink
+        from trainwire.export.mlflow import MlflowExporter
     except ImportError as error:
         raise CommandError(f"export mlflow needs MLflow: pip install 'trainwire[mlflow]' ({error})") from None
     uri = options.tracking_uri or get_tracking_uri()  # MLflow's default when not given
@@ -64,7 +64,7 @@ def _export_mlflow(options: argparse.Namespace) -> int:
     cursor = options.cursor or stream.parent / CURSOR_DIR / f"{stream.name}.mlflow-{destination}.json"
     experiment = client.get_experiment_by_name(options.experiment)
     experiment_id = experiment.experiment_id if experiment is not None else client.create_experiment(options.experiment)
-    return _run(options, stream, cursor, lambda saved: MlflowSink(client, experiment_id, stream, saved))
+    return _run(options, stream, cursor, lambda saved: MlflowExporter(client, experiment_id, stream, saved))
 
 
 def _export_tensorboard(options: argparse.Namespace) -> int:
@@ -72,24 +72,24 @@ def _export_tensorboard(options: argparse.Namespace) -> int:
 
     stream = stream_file(options.run)
     try:
-        from trainwire.export.tensorboard import TensorBoardSink
+        from trainwire.export.tensorboard import TensorBoardExporter
     except ImportError as error:
         raise CommandError(f"export tensorboard needs TensorBoard: pip install 'trainwire[tensorboard]' ({error})") from None
     key = hashlib.sha256(str(stream.absolute()).encode()).hexdigest()[:12]
     cursor = options.cursor or options.logdir / CURSOR_DIR / f"{stream.name}-{key}.json"
-    return _run(options, stream, cursor, lambda saved: TensorBoardSink(options.logdir))
+    return _run(options, stream, cursor, lambda saved: TensorBoardExporter(options.logdir))
 
 
-def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_sink: Any) -> int:
+def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_exporter: Any) -> int:
     from trainwire.export.sync import ExportError, load_cursor, sync
 
     try:
         saved = load_cursor(cursor, stream)
-        sink = make_sink(saved["sink"] if saved else None)
+        exporter = make_exporter(saved["sink"] if saved else None)
         try:
-            written = sync(stream, sink, cursor, saved=saved, follow=options.follow, poll_interval_s=options.poll)
+            written = sync(stream, exporter, cursor, saved=saved, follow=options.follow, poll_interval_s=options.poll)
         finally:
-            sink.close()
+            exporter.close()
     except ExportError as error:
         raise CommandError(str(error)) from None
     sys.stderr.write(f"exported {written} event(s) from {stream}\n")
