@@ -14,6 +14,7 @@ from typing import Any
 
 from trainwire.cli.arguments import positive_seconds
 from trainwire.cli.commands import CommandError
+from trainwire.contract.layout import STREAM_FILE, stream_path
 
 __all__ = ["add_export_commands"]
 
@@ -42,16 +43,14 @@ def add_export_commands(commands: Any) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", type=Path, metavar="RUN", help="a stream file, or a run's output directory (its progress.jsonl)")
+    parser.add_argument("run", type=Path, metavar="RUN", help=f"a stream file, or a run's output directory (its {STREAM_FILE})")
     parser.add_argument("-f", "--follow", action="store_true", help="keep the tracker in sync until every run in the stream has finished")
     parser.add_argument("--poll", type=positive_seconds, default=0.5, metavar="S", help="seconds between polls with --follow (default 0.5)")
     parser.add_argument("--cursor", type=Path, metavar="FILE", help="where the export remembers its position (default: see docs/integrations.md)")
 
 
 def _export_mlflow(options: argparse.Namespace) -> int:
-    from trainwire.export.sync import stream_file
-
-    stream = stream_file(options.run)
+    stream = stream_path(options.run)
     try:
         from mlflow.tracking import MlflowClient, get_tracking_uri
 
@@ -68,9 +67,7 @@ def _export_mlflow(options: argparse.Namespace) -> int:
 
 
 def _export_tensorboard(options: argparse.Namespace) -> int:
-    from trainwire.export.sync import stream_file
-
-    stream = stream_file(options.run)
+    stream = stream_path(options.run)
     try:
         from trainwire.export.tensorboard import TensorBoardExporter
     except ImportError as error:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.clock import format_ts, parse_timestamp_us
-from trainwire.contract.layout import CONFIG_FILE, STREAM_FILE, SUMMARY_FILE
+from trainwire.contract.layout import CONFIG_FILE, STREAM_FILE, SUMMARY_FILE, stream_path
 from trainwire.reader.catalog import find_streams, load_summary, run_row
 from trainwire.reader.summary import summarise_stream, write_summary
 
@@ -39,7 +39,7 @@ def register(commands: Any) -> None:
     runs.add_argument("--json", action="store_true", help="print the rows as JSON")
     runs.set_defaults(command=_runs)
 
-    diff = commands.add_parser("diff", help="compare two runs: config, provenance, metrics", description="Config diff, provenance diff (git sha, dirty, seed, package versions) and metrics side by side. RUN is a run directory or its progress.jsonl.")
+    diff = commands.add_parser("diff", help="compare two runs: config, provenance, metrics", description=f"Config diff, provenance diff (git sha, dirty, seed, package versions) and metrics side by side. RUN is a run directory or its {STREAM_FILE}.")
     diff.add_argument("run_a", type=Path, metavar="RUN_A")
     diff.add_argument("run_b", type=Path, metavar="RUN_B")
     diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
@@ -47,7 +47,7 @@ def register(commands: Any) -> None:
 
     journal = commands.add_parser("journal", help="the run journal beside a stream", description="Maintain the run journal (see docs/journal.md).")
     actions = journal.add_subparsers(title="actions", metavar="ACTION", required=True)
-    rebuild = actions.add_parser("rebuild", help="rewrite summary.json from the stream", description="Rewrite DIR/summary.json from DIR/progress.jsonl: the same document the writer writes live.")
+    rebuild = actions.add_parser("rebuild", help=f"rewrite {SUMMARY_FILE} from the stream", description=f"Rewrite DIR/{SUMMARY_FILE} from DIR/{STREAM_FILE}: the same document the writer writes live.")
     rebuild.add_argument("dir", type=Path, metavar="DIR")
     rebuild.set_defaults(command=_rebuild)
 
@@ -134,8 +134,8 @@ def compare(run_a: Path, run_b: Path) -> dict[str, Any]:
 
 
 def _run_record(path: Path) -> dict[str, Any]:
-    directory = path.parent if path.is_file() else path
-    stream = path if path.is_file() else path / STREAM_FILE
+    stream = stream_path(path)
+    directory = stream.parent
     if not stream.is_file():
         raise JournalError(f"{path}: no {STREAM_FILE} here")
     summary = load_summary(directory / SUMMARY_FILE) or summarise_stream(stream)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from trainwire.cli.status_line import RunTrend, format_duration, now_us, printable, render_status, status_fields
-from trainwire.contract.layout import STREAM_FILE
+from trainwire.contract.layout import STREAM_FILE, stream_path
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
 
@@ -28,19 +28,15 @@ __all__ = ["NOT_FINISHED_EXIT_CODE", "StreamTail", "TailView", "stream_files", "
 
 #: the exit code when the run has not finished (still running, stale, or not there yet)
 NOT_FINISHED_EXIT_CODE = 5
-#: the file a run writes into its output directory
 
 
 def stream_files(path: Path) -> list[Path]:
-    """The streams `path` names: a file; a run directory's progress.jsonl; or every run's in a directory of runs.
+    """The streams `path` names: its stream (`stream_path`), or every run's in a directory of runs.
 
-    A directory with no stream yet names its own progress.jsonl, to be waited for; so does a
-    path that does not exist yet and has no suffix (`out`, not `out.jsonl`).
+    A directory with neither names its own stream, to be waited for (docs/decisions.md).
     """
-    if not path.is_dir():
-        return [path / STREAM_FILE] if not path.exists() and not path.suffix else [path]
-    own = path / STREAM_FILE
-    if own.exists():
+    own = stream_path(path)
+    if own.exists() or not path.is_dir():
         return [own]
     runs = sorted(path.glob(f"*/{STREAM_FILE}")) + sorted(file for file in path.glob("*.jsonl") if file.is_file())
     return runs or [own]

@@ -9,7 +9,6 @@ export run again, or after a crash, starts where the last one ended.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +18,7 @@ from trainwire.contract.files import write_json_atomically
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import StreamReader
 
-__all__ = ["CURSOR_VERSION", "ExportError", "Exporter", "load_cursor", "stream_file", "sync"]
+__all__ = ["CURSOR_VERSION", "ExportError", "Exporter", "load_cursor", "sync"]
 
 #: the cursor file's format; another version is refused rather than guessed at
 CURSOR_VERSION = 1
@@ -41,12 +40,6 @@ class Exporter(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def stream_file(run: str | os.PathLike[str]) -> Path:
-    """The stream of RUN: the file itself, or `progress.jsonl` in a run's output directory."""
-    path = Path(run)
-    return path / "progress.jsonl" if path.is_dir() else path
 
 
 def load_cursor(cursor_path: Path, stream_path: Path) -> dict[str, Any] | None:

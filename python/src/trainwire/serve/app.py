@@ -15,6 +15,7 @@ from starlette.staticfiles import StaticFiles
 
 from trainwire import __version__
 from trainwire.contract.clock import format_ts, parse_timestamp_us
+from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.limits import clip
 from trainwire.reader.catalog import run_row
 from trainwire.serve.index import RunIndex
@@ -73,7 +74,7 @@ def create_app(index: RunIndex, *, token: str, hosts: frozenset[str] | None, rea
         Route("/", page),
         Route("/api/config", config),
         Route("/api/runs", runs),
-        Route("/runs/{key:path}/progress.jsonl", stream),
+        Route(f"/runs/{{key:path}}/{STREAM_FILE}", stream),
         Mount("/assets", app=StaticFiles(directory=static_dir(), check_dir=False), name="assets"),
     ]
     if not read_only:
