@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.status_line import format_duration, now_us
+from trainwire.cli.humanize import format_duration
+from trainwire.cli.status_line import now_us
 from trainwire.cli.tail import stream_files, target_run
 from trainwire.reader.series import RunSeries, SeriesStore
 from trainwire.reader.sources import FileFollower

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from trainwire.cli.humanize import format_duration
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.layout import CONFIG_FILE, STREAM_FILE, SUMMARY_FILE, stream_path
 from trainwire.reader.catalog import find_streams, load_summary, run_row
@@ -83,20 +84,12 @@ def _cells(row: Mapping[str, Any]) -> list[str]:
         row["run_id"],
         row["status"],
         steps,
-        _format_duration(row["duration_s"]),
+        "-" if row["duration_s"] is None else format_duration(row["duration_s"]),
         _format_number(row["last_loss"]),
         _format_number(row["best_loss"]),
         (row["git_sha"] or "-")[:10],
         row["started_at"] or "-",
     ]
-
-
-def _format_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    minutes, secs = divmod(int(seconds + 0.5), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def _format_number(value: Any) -> str:

@@ -19,7 +19,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from trainwire.cli.status_line import RunTrend, format_duration, now_us, printable, render_status, status_fields
+from trainwire.cli.humanize import format_duration
+from trainwire.cli.status_line import RunTrend, now_us, printable, render_status, status_fields
 from trainwire.contract.layout import STREAM_FILE, stream_path
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
