@@ -4,8 +4,8 @@ On a terminal: one status line per stream redrawn in place (see `status_line`), 
 events printed above. Elsewhere (a pipe, a CI log): one plain line per event of interest.
 With `follow`, it waits for streams that do not exist yet (saying so) and ends when every
 run has finished or turned stale (silent for `timeout_s`, else for three heartbeat
-intervals). Exits with the run's exit code (succeeded 0, failed 1, interrupted 2, reverted 3,
-awaiting_approval 4, not finished or stale 5); with several streams, the highest of them.
+intervals). Exits with the run's exit code (`TAIL_EXIT_CODES_TEXT` of the generated contract:
+`NOT_FINISHED_EXIT_CODE` when not finished or stale); with several streams, the highest.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE
 from trainwire.cli.humanize import format_duration
 from trainwire.cli.status_line import RunTrend, now_us, printable, render_status, status_fields
 from trainwire.contract.layout import STREAM_FILE, stream_path
@@ -27,8 +28,6 @@ from trainwire.reader.state import RunState, StreamReader
 
 __all__ = ["NOT_FINISHED_EXIT_CODE", "StreamTail", "TailView", "stream_files", "tail", "target_run"]
 
-#: the exit code when the run has not finished (still running, stale, or not there yet)
-NOT_FINISHED_EXIT_CODE = 5
 
 
 def stream_files(path: Path) -> list[Path]:
