@@ -20,6 +20,8 @@ import bundle
 
 #: the one table of every code a reader or `trainwire validate` reports
 CODES = ROOT / "conformance" / "codes.json"
+#: the one table of the exit code of each run status (and `tail`'s "not finished")
+EXIT_CODES = ROOT / "conformance" / "exit-codes.json"
 
 
 def _def_name(ref: str) -> str:
@@ -146,6 +148,29 @@ def _codes(reader_state: dict[str, Any]) -> dict[str, Any]:
     return table
 
 
+def _exit_codes(run_finished: dict[str, Any]) -> dict[str, Any]:
+    table = json.loads(EXIT_CODES.read_text(encoding="utf-8"))
+    status = run_finished["properties"]["status"]
+    declared, listed = status["enum"], [entry["status"] for entry in table["statuses"]]
+    if listed != declared:
+        raise SystemExit(f"{EXIT_CODES.relative_to(ROOT)}: the statuses {listed} differ from the RunFinished schema's {declared}")
+    # the schema's own text states the codes too: it must say what the table says
+    if f"Exit codes: {exit_codes_text(table)}." not in status["description"]:
+        raise SystemExit(f"RunFinished.status: the description must state `Exit codes: {exit_codes_text(table)}.`")
+    return table
+
+
+def exit_codes_text(exit_codes: dict[str, Any]) -> str:
+    """The codes as a sentence lists them: `succeeded 0, failed 1, ...`."""
+    return ", ".join(f"{entry['status']} {entry['exit_code']}" for entry in exit_codes["statuses"])
+
+
+def tail_exit_codes_text(exit_codes: dict[str, Any]) -> str:
+    """`exit_codes_text` and the code `trainwire tail` adds for a run that has not finished."""
+    extra = exit_codes["not_finished"]
+    return f"{exit_codes_text(exit_codes)}, {extra['label']} {extra['exit_code']}"
+
+
 def derive(bundles: Path) -> dict[str, Any]:
     line = json.loads((bundles / "trainwire-v1.schema.json").read_text(encoding="utf-8"))
     reader_state = json.loads((bundles / "reader-state-v1.schema.json").read_text(encoding="utf-8"))
@@ -164,4 +189,5 @@ def derive(bundles: Path) -> dict[str, Any]:
         "message_limit": _message_limit(defs),
         "null_rules": _NullRules(defs).derive(["Envelope", *events]),
         "codes": _codes(reader_state)["codes"],
+        "exit_codes": _exit_codes(defs["RunFinished"]),
     }

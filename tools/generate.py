@@ -13,6 +13,7 @@ from pathlib import Path
 import bundle
 import gen_charts
 import gen_contract
+import gen_doc_tables
 import gen_docs
 import gen_python
 from _common import ROOT
@@ -24,6 +25,7 @@ GENERATED = (
     "typescript/src/generated",
     "docs/reference/events.md",
     "docs/reference/codes.md",
+    *gen_doc_tables.DOCS,
 )
 
 
@@ -35,6 +37,7 @@ def generate(out_root: Path) -> None:
     gen_charts.generate(out_root)
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
+    gen_doc_tables.generate(out_root, bundles)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // The `trainwire serve` page: runs list, one run live, compare. Built by scripts/build-dashboard.mjs.
 // Everything it shows comes from the package's own reader, fold and series store.
 import { fromFetch } from "../src/browser.js";
+import { formatDuration, formatRate } from "../src/humanize.js";
 import { StreamReader, watchRun, type DecodedLine, type RunSeries, type RunState } from "../src/index.js";
 import { chartList, chartOf, type ChartCurve } from "../src/charts.js";
 import { assertNever } from "../src/vocabulary.js";
@@ -76,13 +77,7 @@ function text(value: unknown): string {
 }
 
 function duration(seconds: number | null | undefined): string {
-  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "–";
-  const total = Math.round(seconds);
-  const hours = Math.floor(total / 3600);
-  const minutes = Math.floor((total % 3600) / 60);
-  const secs = total % 60;
-  const pad = (n: number): string => String(n).padStart(2, "0");
-  return hours > 0 ? `${hours}:${pad(minutes)}:${pad(secs)}` : `${minutes}:${pad(secs)}`;
+  return seconds === null || seconds === undefined || !Number.isFinite(seconds) ? "–" : formatDuration(seconds);
 }
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, content?: string, className?: string): HTMLElementTagNameMap[K] {
@@ -268,7 +263,7 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
   const fraction = state.progress ?? (state.step !== null && state.total_steps ? state.step / state.total_steps : 0);
   $("progress-bar").style.width = `${Math.round(Math.min(fraction, 1) * 1000) / 10}%`;
   const parts = [`step ${text(state.step)}${state.total_steps ? ` / ${state.total_steps}` : ""}`];
-  if (runView.rate !== null) parts.push(`${runView.rate.toPrecision(3)} steps/s`);
+  if (runView.rate !== null) parts.push(formatRate(runView.rate));
   if (state.status === "running" && state.eta_s !== null) parts.push(`ETA ${duration(state.eta_s)}`);
   if (state.loss !== null) parts.push(`loss ${text(state.loss)}`);
   if (state.attempt > 1) parts.push(`attempt ${state.attempt}`);

@@ -2,6 +2,7 @@
 import type { DecodedLine } from "./decoder.js";
 import { StreamError } from "./errors.js";
 import { toTimestampUs } from "./clock.js";
+import { statusAt } from "./liveness.js";
 import { ENVELOPE_FIELDS } from "./generated/contract.js";
 import type { Diagnostic, Line, ReaderState, RunState, TrainStep, UnknownEvent } from "./types.js";
 import { assertNever } from "./vocabulary.js";
@@ -165,7 +166,8 @@ export class RunStateFold {
       this.#copies.set(runId, copy);
       if (run === this.#hot) this.#hot = undefined;
     }
-    if (now !== undefined && isStale(run, now, staleAfterS)) return Object.freeze({ ...copy, status: "stale" });
+    const status = statusAt(run.status, run.last_ts, run.heartbeat_interval_s, now, staleAfterS);
+    if (status !== run.status) return Object.freeze({ ...copy, status });
     return copy;
   }
 
@@ -298,14 +300,6 @@ function payloadOf(event: Line | UnknownEvent): Record<string, unknown> {
   const payload: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(event)) if (!NOT_PAYLOAD.has(key)) payload[key] = value;
   return payload;
-}
-
-function isStale(run: RunState, nowMicros: number, staleAfterS: number | undefined): boolean {
-  if (run.status !== "running" || run.last_ts === null) return false;
-  const timeout = staleAfterS ?? (run.heartbeat_interval_s === null ? undefined : 3 * run.heartbeat_interval_s);
-  if (timeout === undefined) return false;
-  // Integer microseconds on both sides: the comparison every reader makes alike.
-  return nowMicros - toTimestampUs(run.last_ts) > Math.round(timeout * 1e6);
 }
 
 function deepFreeze<T>(value: T): Readonly<T> {

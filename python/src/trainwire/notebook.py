@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.clock import now_us
+from trainwire.contract.humanize import format_duration
 from trainwire.reader.series import RunSeries, SeriesStore
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import RunState, StreamReader, run_table_html

@@ -18,10 +18,11 @@ from typing import NoReturn
 
 from trainwire._version import __version__
 from trainwire.cli.arguments import positive_seconds, rfc3339_time
-from trainwire._generated.contract import SCHEMA_FAMILIES
+from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE, SCHEMA_FAMILIES, TAIL_EXIT_CODES_TEXT
 from trainwire.cli import runs as journal_commands, serve as serve_command
 from trainwire.cli.errors import CommandError
 from trainwire.cli.export import add_export_commands
+from trainwire.contract.layout import STREAM_FILE
 from trainwire.extras import MissingExtra, missing_extra
 
 __all__ = ["main"]
@@ -71,12 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"trainwire {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
-    tail = commands.add_parser("tail", help="show a stream live, for humans", description="Show a stream (a file, a run directory's progress.jsonl, or one line per run in a directory of runs): live status lines on a terminal, plain lines elsewhere. Exits with the run's exit code (succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4, not finished or stale 5); with several runs, the highest.")
+    tail = commands.add_parser("tail", help="show a stream live, for humans", description=f"Show a stream (a file, a run directory's {STREAM_FILE}, or one line per run in a directory of runs): live status lines on a terminal, plain lines elsewhere. Exits with the run's exit code ({TAIL_EXIT_CODES_TEXT}); with several runs, the highest.")
     tail.add_argument("file", type=Path, metavar="PATH", help="a stream file or a run directory")
     tail.add_argument("-f", "--follow", action="store_true", help="wait for the stream and follow it until the run finishes or turns stale")
     tail.add_argument("--run", metavar="RUN_ID", help="the run to show (default: the last one in the file)")
     tail.add_argument("--poll", type=positive_seconds, default=0.25, metavar="S", help="seconds between polls with --follow (default 0.25)")
-    tail.add_argument("--timeout", type=positive_seconds, metavar="S", help="with --follow: end (exit 5) after S seconds without a new line, or without the stream (default: three heartbeat intervals; never without them)")
+    tail.add_argument("--timeout", type=positive_seconds, metavar="S", help=f"with --follow: end (exit {NOT_FINISHED_EXIT_CODE}) after S seconds without a new line, or without the stream (default: three heartbeat intervals; never without them)")
     tail.set_defaults(command=_tail)
 
     state = commands.add_parser("state", help="print the canonical reader state of a stream", description="Print the reader state (schemas/reader-state/v1) as canonical JSON.")

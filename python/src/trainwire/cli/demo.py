@@ -42,7 +42,7 @@ FAILURE_LOG_LINES = 20
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainwire demo", description="A tiny real training that writes the stream.")
     commands = parser.add_subparsers(dest="command", required=True)
-    train = commands.add_parser("train", help="train the demo model (writes DIR/progress.jsonl)")
+    train = commands.add_parser("train", help=f"train the demo model (writes DIR/{STREAM_FILE})")
     train.add_argument("--output-dir", required=True, type=output_directory)
     train.add_argument("--steps", type=int, default=150, help="optimisation steps (default 150)")
     train.add_argument("--eval-every", type=int, default=25, help="evaluate every K steps (0: never; default 25)")

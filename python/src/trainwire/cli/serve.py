@@ -10,13 +10,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trainwire.contract.layout import STREAM_FILE
+
 __all__ = ["register"]
 
 DEFAULT_PORT = 8765
 
 
 def register(commands: Any) -> None:
-    serve = commands.add_parser("serve", help="a live dashboard of the runs under directories", description="Serve a live dashboard of every run (progress.jsonl) found under DIR (default .), with a stop button. Listens on loopback; prints a URL with a per-server token. Needs: pip install 'trainwire[serve]'.")
+    serve = commands.add_parser("serve", help="a live dashboard of the runs under directories", description=f"Serve a live dashboard of every run ({STREAM_FILE}) found under DIR (default .), with a stop button. Listens on loopback; prints a URL with a per-server token. Needs: pip install 'trainwire[serve]'.")
     serve.add_argument("dirs", nargs="*", type=Path, default=[Path(".")], metavar="DIR")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only); any other address needs --allow-host")
     serve.add_argument("--allow-host", action="append", default=[], type=_host_name, metavar="NAME", help="a name (or address) clients use to reach the server, checked against the Host header; needed, once or more, with a --host beyond loopback")

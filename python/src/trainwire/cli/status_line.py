@@ -13,7 +13,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from trainwire.contract.clock import format_duration, parse_timestamp_us
+from trainwire.contract.clock import parse_timestamp_us
+from trainwire.contract.humanize import format_duration, format_rate
 from trainwire.reader.state import RunState
 
 __all__ = ["Field", "RunTrend", "fit", "printable", "render_status", "status_fields"]
@@ -114,7 +115,7 @@ def status_fields(run: RunState, trend: RunTrend, status: str, now_us: int, *, u
         fields.append(Field(f"eta {format_duration(run.eta_s)}", colour="cyan"))
     rate = trend.steps_per_s()
     if rate is not None:
-        fields.append(Field(f"{rate:.3g} steps/s" if rate >= 1 else f"{1 / rate:.3g} s/step", 5))
+        fields.append(Field(format_rate(rate), 5))
     if run.loss is not None:
         fields.append(Field(f"loss {run.loss:.4g}", colour="bold"))
     if len(trend.losses) >= 2:

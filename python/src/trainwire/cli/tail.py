@@ -4,8 +4,8 @@ On a terminal: one status line per stream redrawn in place (see `status_line`), 
 events printed above. Elsewhere (a pipe, a CI log): one plain line per event of interest.
 With `follow`, it waits for streams that do not exist yet (saying so) and ends when every
 run has finished or turned stale (silent for `timeout_s`, else for three heartbeat
-intervals). Exits with the run's exit code (succeeded 0, failed 1, interrupted 2, reverted 3,
-awaiting_approval 4, not finished or stale 5); with several streams, the highest of them.
+intervals). Exits with the run's exit code (`TAIL_EXIT_CODES_TEXT` of the generated contract:
+`NOT_FINISHED_EXIT_CODE` when not finished or stale); with several streams, the highest.
 """
 
 from __future__ import annotations
@@ -19,18 +19,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE
 from trainwire.cli.status_line import RunTrend, printable, render_status, status_fields
-from trainwire.contract.clock import format_duration, now_us
+from trainwire.contract.clock import now_us
+from trainwire.contract.humanize import format_duration
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.targets import stream_files, target_run
 from trainwire.reader.state import RunState, StreamReader
 
 __all__ = ["NOT_FINISHED_EXIT_CODE", "StreamTail", "TailView", "tail"]
-
-#: the exit code when the run has not finished (still running, stale, or not there yet)
-NOT_FINISHED_EXIT_CODE = 5
-#: the file a run writes into its output directory
-
 
 def tail(
     path: str | os.PathLike[str],

@@ -7,7 +7,7 @@ import time
 from datetime import datetime, timezone
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "FakeClock", "SystemClock", "format_duration", "format_ts", "now_us", "parse_timestamp_us", "to_timestamp_us"]
+__all__ = ["Clock", "FakeClock", "SystemClock", "format_ts", "now_us", "parse_timestamp_us", "to_timestamp_us"]
 
 
 @runtime_checkable
@@ -98,14 +98,6 @@ def to_timestamp_us(now: str | datetime) -> int:
 def now_us() -> int:
     """The current time in microseconds since the epoch, as run states compare it."""
     return to_timestamp_us(datetime.now(timezone.utc))
-
-
-def format_duration(seconds: float) -> str:
-    """A duration as people read it: `4.2s` under a minute, else `H:MM:SS`."""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    whole = int(seconds)
-    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:

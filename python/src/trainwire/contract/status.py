@@ -2,22 +2,16 @@
 
 Shared by the writer (which ends runs), the reader (which reports them) and the stop
 control (which interrupts them), so that all three speak the contract's values.
+`EXIT_CODES` is generated from conformance/exit-codes.json, the one table of them.
 """
 
 from __future__ import annotations
 
+from trainwire._generated.contract import EXIT_CODES
 from trainwire.contract.errors import RunInterrupted
 
 __all__ = ["EXIT_CODES", "STOP_REASONS", "status_for_exception", "stop_reason"]
 
-#: the process exit code a run ends with, by `run.finished` status
-EXIT_CODES: dict[str, int] = {
-    "succeeded": 0,
-    "failed": 1,
-    "interrupted": 2,
-    "reverted": 3,
-    "awaiting_approval": 4,
-}
 #: `run.finished.reason` of an interrupted run, by `stop.requested` source (and signal)
 STOP_REASONS: dict[str, str] = {
     "control_file": "control_file",

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import copy
 import html
-import math
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
-from trainwire.contract.clock import format_duration, now_us, parse_timestamp_us, to_timestamp_us
+from trainwire.contract.clock import now_us, to_timestamp_us
+from trainwire.contract.humanize import format_duration
 from trainwire.lines.decoder import (
     DEFAULT_MAX_DIAGNOSTICS,
     Batch,
@@ -30,6 +30,7 @@ from trainwire.lines.decoder import (
 )
 from trainwire.contract.errors import StreamError
 from trainwire.contract.event_dicts import event_dict
+from trainwire.contract.liveness import status_at
 from trainwire.contract.models import EVENT_NAMES
 from trainwire.contract.status import EXIT_CODES
 
@@ -107,17 +108,7 @@ class RunState:
 
     def status_at(self, now_us: int | None, stale_after_s: float | None = None) -> str:
         """`stale` when a running run has been silent too long at `now_us` (rule 4)."""
-        if self.status != "running" or now_us is None or self.last_ts is None:
-            return self.status
-        limit_s = stale_after_s if stale_after_s is not None else self._heartbeat_timeout_s()
-        if limit_s is None:
-            return self.status
-        silence_us = now_us - parse_timestamp_us(self.last_ts)
-        # integer microseconds on both sides, rounded as JavaScript's Math.round: every reader alike
-        return "stale" if silence_us > _round_half_up(limit_s * 1_000_000) else self.status
-
-    def _heartbeat_timeout_s(self) -> float | None:
-        return None if self.heartbeat_interval_s is None else 3 * self.heartbeat_interval_s
+        return status_at(self.status, self.last_ts, self.heartbeat_interval_s, now_us, stale_after_s)
 
     def _repr_html_(self) -> str:
         """In Jupyter: a small table of the run, a snapshot at display time."""
@@ -180,7 +171,10 @@ class RunStateFold:
         run = self._run_for(line, event)
         if run is None:
             return False
-        self._update(run, event)
+        run.events += 1
+        run.last_seq = event["seq"]
+        run.last_ts = event["ts"]
+        self._effect(run, event)
         return True
 
     def extend(self, records: Iterable[ValidatedRecord]) -> list[dict[str, Any]]:
@@ -247,12 +241,6 @@ class RunStateFold:
             run.seq_gaps.append([run.last_seq + 1, seq])
             self._report(line, "seq_gap", f"run {run_id}: expected seq {run.last_seq + 1}, got {seq}; line applied")
         return run
-
-    def _update(self, run: RunState, event: dict[str, Any]) -> None:
-        run.events += 1
-        run.last_seq = event["seq"]
-        run.last_ts = event["ts"]
-        self._effect(run, event)
 
     def _effect(self, run: RunState, event: dict[str, Any]) -> None:
         if "stage" in event and event["stage"] is not None:
@@ -460,11 +448,6 @@ def read_state(
     reader.finish()
     return reader.to_dict(now, stale_after_s)
 
-
-def _round_half_up(value: float) -> int:
-    """JavaScript's `Math.round`: to the nearest integer, halves toward +infinity."""
-    floor = math.floor(value)
-    return floor + 1 if value - floor >= 0.5 else floor
 
 
 def run_table_html(run: RunState, *, stale_after_s: float | None = None) -> str:

@@ -5,22 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainwire.contract.layout import STREAM_FILE
+from trainwire.contract.layout import STREAM_FILE, stream_path
 from trainwire.reader.state import RunState, StreamReader
 
 __all__ = ["stream_files", "target_run"]
 
 
 def stream_files(path: Path) -> list[Path]:
-    """The streams `path` names: a file; a run directory's progress.jsonl; or every run's in a directory of runs.
+    """The streams `path` names: its stream (`stream_path`), or every run's in a directory of runs.
 
-    A directory with no stream yet names its own progress.jsonl, to be waited for; so does a
-    path that does not exist yet and has no suffix (`out`, not `out.jsonl`).
+    A directory with neither names its own stream, to be waited for (docs/decisions.md).
     """
-    if not path.is_dir():
-        return [path / STREAM_FILE] if not path.exists() and not path.suffix else [path]
-    own = path / STREAM_FILE
-    if own.exists():
+    own = stream_path(path)
+    if own.exists() or not path.is_dir():
         return [own]
     runs = sorted(path.glob(f"*/{STREAM_FILE}")) + sorted(file for file in path.glob("*.jsonl") if file.is_file())
     return runs or [own]

@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import Any, Callable, Iterable, Literal
 
 from trainwire.contract.clock import Clock, SystemClock
+from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.status import EXIT_CODES, status_for_exception, stop_reason
 from trainwire.writer.arguments import PHASE_STATUSES, TRIAL_STATUSES, Arguments, checked_run_id, extension_fields
 from trainwire.writer.checks import Complaints, RejectedInput
@@ -89,7 +90,7 @@ class Run:
         stdout: bool = False,
         callbacks: Iterable[Callable[[Any], object]] = (),
         sinks: Iterable[Sink] = (),
-        file_name: str = "progress.jsonl",
+        file_name: str = STREAM_FILE,
         fsync: bool = False,
         step_interval_s: float = 1.0,
         heartbeat_interval_s: float | None = 30.0,
