@@ -13,6 +13,7 @@ from pathlib import Path
 import bundle
 import gen_contract
 import gen_docs
+import gen_known_event_dicts
 import gen_python
 from _common import ROOT
 
@@ -31,6 +32,7 @@ def generate(out_root: Path) -> None:
     bundle.main(bundles)
     gen_python.generate(out_root, bundles)
     gen_contract.generate(out_root, bundles)
+    gen_known_event_dicts.generate(out_root, bundles)
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
 
