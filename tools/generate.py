@@ -15,6 +15,7 @@ import gen_charts
 import gen_contract
 import gen_doc_tables
 import gen_docs
+import gen_known_event_dicts
 import gen_python
 from _common import ROOT
 
@@ -35,6 +36,7 @@ def generate(out_root: Path) -> None:
     gen_python.generate(out_root, bundles)
     gen_contract.generate(out_root, bundles)
     gen_charts.generate(out_root)
+    gen_known_event_dicts.generate(out_root, bundles)
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
     gen_doc_tables.generate(out_root, bundles)

@@ -66,3 +66,25 @@ def test_importing_the_package_and_the_reader_imports_neither_torch_nor_transfor
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
+
+
+def test_a_run_starts_steps_and_finishes_without_building_pydantic_models(tmp_path) -> None:
+    # the lines are checked by the generated dict validator (pydantic-core alone): the cost
+    # of a run's start is the `emitter, cold start` figure of docs/performance.md
+    code = (
+        "import sys\n"
+        "from trainwire.writer.run import Run\n"
+        f"run = Run({str(tmp_path / 'out')!r}, heartbeat_interval_s=None)\n"
+        "run.start(total_steps=2, config={'lr': 0.1})\n"
+        "run.step(1, loss=1.5)\n"
+        "run.eval(1, {'accuracy': 0.5})\n"
+        "run.finish()\n"
+        "loaded = ('pydantic', 'trainwire._generated.events', 'trainwire.lines.decoder')\n"
+        "print(','.join(m for m in loaded if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert result.stdout.strip() == ""
+    lines = (tmp_path / "out" / "progress.jsonl").read_bytes().splitlines()
+    assert [line.split(b'"event":"')[1].split(b'"')[0] for line in lines] == [
+        b"run.started", b"train.step", b"eval.completed", b"run.finished"
+    ]

@@ -24,6 +24,7 @@ import bundle_size
 import conformance
 import dashboard
 import emitter
+import emitter_start
 import journal
 import python_reader
 import trainer
@@ -34,6 +35,7 @@ from scale import scale_from_env
 
 FIGURES: list[Figure] = [
     *emitter.FIGURES,
+    *emitter_start.FIGURES,
     *python_reader.FIGURES,
     *typescript_reader.FIGURES,
     *bundle_size.FIGURES,

@@ -31,13 +31,13 @@ from trainwire._generated.contract import DiagnosticCode
 from trainwire.contract.canonical import format_number
 from trainwire.contract.errors import StreamError
 from trainwire.contract.event_dicts import KNOWN_EVENT_DICTS, event_dict
+from trainwire.contract.known_event_dicts import plain_known_event
+from trainwire.contract.line_bytes import DEFAULT_MAX_LINE_BYTES, MAX_NESTING, finite_tokens, shallow
 from trainwire.contract.models import EVENT_ADAPTER, UnknownEvent
 from trainwire.lines.exact_checks import (
     LONE_SURROGATE,
-    MAX_NESTING,
     PREVIEW_BYTES,
     contract_gap,
-    finite_tokens,
     first_error,
     integral_floats_to_int,
     is_integer,
@@ -49,7 +49,6 @@ from trainwire.lines.exact_checks import (
     preview,
     replace_lone_surrogates,
     restore_strings,
-    shallow,
     trusted,
     typed,
     valid_timestamp,
@@ -73,7 +72,6 @@ __all__ = [
 
 logger = logging.getLogger("trainwire.lines.decoder")
 
-DEFAULT_MAX_LINE_BYTES = 1 << 20
 #: the diagnostics a reader lists; the others are counted in `diagnostics_dropped`
 DEFAULT_MAX_DIAGNOSTICS = 1000
 _BOM = b"\xef\xbb\xbf"
@@ -430,14 +428,5 @@ class Decoder:
 
 #: a line (JSON bytes) into the validated dict of a known event; raises when it is not one
 _validate_known = KNOWN_EVENT_DICTS.validate_json
-
-
-def _plain_known_event(content: bytes) -> dict[str, Any] | None:
-    """The event of a line within the length limit when the dict validator's answer stands
-    as the JSON Schema's (a known event, no non-finite token, not nested too deep); None
-    when the slow path must decide."""
-    try:
-        event: dict[str, Any] = _validate_known(content)
-    except (ValidationError, TypeError):
-        return None
-    return event if shallow(content) and finite_tokens(content) else None
+#: the event of a line the slow path need not see, else None (shared with the writer's line check)
+_plain_known_event = plain_known_event

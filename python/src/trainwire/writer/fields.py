@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 import logging
-import secrets
+import os
 import time
 from collections.abc import Mapping
 from typing import Any, Callable, Union
@@ -102,4 +102,5 @@ def microseconds(seconds: float) -> float:
 def new_run_id(epoch_seconds: float | None = None) -> str:
     """A fresh run id: `<UTC yyyymmddTHHMMSS>-<6 hex digits>`."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(time.time() if epoch_seconds is None else epoch_seconds))
-    return f"{stamp}-{secrets.token_hex(3)}"
+    # `secrets.token_hex(3)` is `os.urandom(3).hex()`; `secrets` would add hmac and OpenSSL to a run's start
+    return f"{stamp}-{os.urandom(3).hex()}"

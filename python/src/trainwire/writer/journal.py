@@ -5,7 +5,6 @@ is the same fold that `trainwire journal rebuild` runs over it."""
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import logging
 import os
@@ -72,6 +71,8 @@ class Journal:
             return None
         data = text.encode("utf-8")
         write_text_atomically(self.directory / DIFF_FILE, text)
+        import hashlib  # deferred: OpenSSL, for a dirty tree only
+
         return {"path": DIFF_FILE, "sha256": hashlib.sha256(data).hexdigest()}
 
     # -- the sink ---------------------------------------------------------------------------
