@@ -36,7 +36,7 @@ def _child(names: list[str], path: Path | None, *, metadata_first: bool) -> dict
 
 
 def _dist_info(root: Path, directory: str, file: str, version: str) -> None:
-    (root / directory).mkdir(parents=True)
+    (root / directory / file).parent.mkdir(parents=True)
     name = directory.partition("-")[0].partition(".")[0]
     (root / directory / file).write_text(
         f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\nA description.\nVersion: 0.0.1\n", encoding="utf-8"
@@ -55,7 +55,7 @@ def test_the_installed_versions_are_importlib_metadatas_without_importing_it() -
     ("directory", "file", "package", "read_directly"),
     [
         ("numpy-99.0.dist-info", "METADATA", "numpy", True),  # the plain layout, read directly
-        ("pydantic.egg-info", "PKG-INFO", "pydantic", False),  # an egg: importlib.metadata reads it
+        ("pydantic.egg-info", "PKG-INFO", "pydantic", True),  # a source tree's metadata (an editable install), read directly
     ],
 )
 def test_a_distribution_earlier_on_the_path_is_the_one_read(tmp_path: Path, directory: str, file: str, package: str, read_directly: bool) -> None:

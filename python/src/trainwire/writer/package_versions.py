@@ -2,8 +2,9 @@
 importing `importlib.metadata` when it is not loaded yet: it brings `email`, `zipfile` and
 `csv`, tens of milliseconds of a run's start for the versions in `run.started`.
 
-The common layout is read directly: `.dist-info` directories in the directories of
-`sys.path`, the first match in path order, its `METADATA`'s `Version` header. Anything
+The common layouts are read directly: `.dist-info` and `.egg-info` directories in the
+directories of `sys.path` (an editable install leaves the latter in the source tree), the
+first match in path order, the `Version` header of its `METADATA` or `PKG-INFO`. Anything
 else (an egg, a zip on the path, another distribution finder, a header not found) is left
 to `importlib.metadata`, so the answer is its answer.
 """
@@ -16,6 +17,10 @@ import sys
 from collections.abc import Iterable
 
 __all__ = ["installed_versions"]
+
+
+#: the file holding the headers, by the kind of metadata directory read directly
+_HEADERS_FILE = {".dist-info": "METADATA", ".egg-info": "PKG-INFO"}
 
 
 class _Unsure(Exception):
@@ -70,14 +75,15 @@ def _from_dist_info(names: list[str]) -> dict[str, str]:
             name = wanted.get(_normalize(base.partition("-")[0]))
             if name is None or name in found:
                 continue
-            if extension != ".dist-info":
+            headers = _HEADERS_FILE.get(extension)
+            if headers is None or not os.path.isdir(os.path.join(directory, child)):
                 raise _Unsure
-            found[name] = _metadata_version(os.path.join(directory, child, "METADATA"))
+            found[name] = _metadata_version(os.path.join(directory, child, headers))
     return {name: found[name] for name in names if name in found}
 
 
 def _metadata_version(path: str) -> str:
-    """The `Version` header of a `METADATA` file (the headers end at the first blank line)."""
+    """The `Version` header of a `METADATA` or `PKG-INFO` file (the headers end at the first blank line)."""
     with open(path, encoding="utf-8") as metadata:
         for line in metadata:
             if not line.strip():
