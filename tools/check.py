@@ -5,7 +5,9 @@
 3. the v1 schemas are backward compatible with the last released snapshot;
 4. the Python package type-checks (mypy, strict; settings in python/pyproject.toml);
 5. the package keeps its layers: no import runs up a layer, no circle (import-linter's
-   contracts in python/pyproject.toml).
+   contracts in python/pyproject.toml);
+6. the code keeps the house style: `ruff format` and `ruff check` (ruff.toml), Biome for the
+   TypeScript (typescript/biome.json); `make format` applies both.
 """
 
 from __future__ import annotations
@@ -18,11 +20,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jsonschema import Draft202012Validator
-
 import compat
 import generate
 from _common import ROOT, SCHEMAS
+from jsonschema import Draft202012Validator
 
 
 def invalid_schemas() -> list[str]:
@@ -30,7 +31,9 @@ def invalid_schemas() -> list[str]:
     for path in sorted(SCHEMAS.rglob("*.json")):
         schema = json.loads(path.read_text(encoding="utf-8"))
         for error in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema):
-            problems.append(f"{path.relative_to(ROOT)}: not a valid 2020-12 schema at /{'/'.join(map(str, error.absolute_path))}: {error.message}")
+            problems.append(
+                f"{path.relative_to(ROOT)}: not a valid 2020-12 schema at /{'/'.join(map(str, error.absolute_path))}: {error.message}"
+            )
     return problems
 
 
@@ -57,7 +60,9 @@ def drifted_files(root: Path = ROOT) -> list[str]:
                 problems.append(f"{name}: not produced by `make generate`; remove it")
             for name in sorted(expected & actual):
                 if not filecmp.cmp(fresh / name, root / name, shallow=False):
-                    problems.append(f"{name}: differs from what `make generate` writes (edited by hand, or not regenerated)")
+                    problems.append(
+                        f"{name}: differs from what `make generate` writes (edited by hand, or not regenerated)"
+                    )
         return problems
 
 
@@ -77,16 +82,48 @@ def layer_breaks() -> list[str]:
     result = subprocess.run(command, cwd=ROOT / "python", env=env, capture_output=True, text=True)
     if result.returncode == 0:
         return []
-    found = [line.strip() for line in result.stdout.splitlines() if line.rstrip().endswith("BROKEN") or line.lstrip().startswith("- ")]
+    found = [
+        line.strip()
+        for line in result.stdout.splitlines()
+        if line.rstrip().endswith("BROKEN") or line.lstrip().startswith("- ")
+    ]
     return [f"layers: {line}" for line in found] or [result.stdout + result.stderr]
 
 
+def style_breaks() -> list[str]:
+    """What the house style refuses: `ruff format` and `ruff check` on the Python, Biome on the
+    TypeScript (settings in ruff.toml and typescript/biome.json). `make format` fixes most."""
+    ruff = str(Path(sys.executable).parent / "ruff")
+    biome = str(ROOT / "typescript" / "node_modules" / ".bin" / "biome")
+    commands = [
+        ([ruff, "format", "--check", "--quiet", "."], ROOT),
+        ([ruff, "check", "--quiet", "--output-format", "concise", "."], ROOT),
+        ([biome, "ci", "--reporter=summary", "."], ROOT / "typescript"),
+    ]
+    problems = []
+    for command, cwd in commands:
+        result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+        if result.returncode != 0:
+            shown = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()][:20]
+            problems += [f"style: {' '.join(command[1:3])}: {line}" for line in shown]
+    return problems
+
+
 def main() -> int:
-    failures = invalid_schemas() + drifted_files() + compat.check_against_release() + type_errors() + layer_breaks()
+    failures = (
+        invalid_schemas()
+        + drifted_files()
+        + compat.check_against_release()
+        + type_errors()
+        + layer_breaks()
+        + style_breaks()
+    )
     for line in failures:
         print(f"check: {line}", file=sys.stderr)
     if not failures:
-        print("check: schemas valid, generated files in sync, v1 compatible with the last release, types check, layers kept")
+        print(
+            "check: schemas valid, generated files in sync, v1 compatible with the last release, types check, layers kept, style kept"
+        )
     return 1 if failures else 0
 
 

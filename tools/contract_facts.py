@@ -14,9 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT
-
 import bundle
+from _common import ROOT
 
 #: the one table of every code a reader or `trainwire validate` reports
 CODES = ROOT / "conformance" / "codes.json"
@@ -98,7 +97,12 @@ class _NullRules:
         titles = []
         for branch in [prop, *prop.get("anyOf", []), *prop.get("oneOf", [])]:
             target = self.deref(branch) if "$ref" in branch else branch
-            if isinstance(target, dict) and target.get("type") == "object" and "title" in target and (target.get("properties") or target.get("allOf")):
+            if (
+                isinstance(target, dict)
+                and target.get("type") == "object"
+                and "title" in target
+                and (target.get("properties") or target.get("allOf"))
+            ):
                 self.objects.setdefault(target["title"], target)
                 titles.append(target["title"])
         return titles
@@ -144,7 +148,9 @@ def _codes(reader_state: dict[str, Any]) -> dict[str, Any]:
     declared = reader_state["$defs"]["Diagnostic"]["properties"]["code"]["enum"]
     diagnostics = [entry["code"] for entry in table["codes"] if "reader" in entry["reported_by"]]
     if diagnostics != declared:
-        raise SystemExit(f"{CODES.relative_to(ROOT)}: the reader codes {diagnostics} differ from the Diagnostic schema's {declared}")
+        raise SystemExit(
+            f"{CODES.relative_to(ROOT)}: the reader codes {diagnostics} differ from the Diagnostic schema's {declared}"
+        )
     return table
 
 
@@ -153,7 +159,9 @@ def _exit_codes(run_finished: dict[str, Any]) -> dict[str, Any]:
     status = run_finished["properties"]["status"]
     declared, listed = status["enum"], [entry["status"] for entry in table["statuses"]]
     if listed != declared:
-        raise SystemExit(f"{EXIT_CODES.relative_to(ROOT)}: the statuses {listed} differ from the RunFinished schema's {declared}")
+        raise SystemExit(
+            f"{EXIT_CODES.relative_to(ROOT)}: the statuses {listed} differ from the RunFinished schema's {declared}"
+        )
     # the schema's own text states the codes too: it must say what the table says
     if f"Exit codes: {exit_codes_text(table)}." not in status["description"]:
         raise SystemExit(f"RunFinished.status: the description must state `Exit codes: {exit_codes_text(table)}.`")

@@ -41,7 +41,9 @@ _VALID_TIMESTAMP = (
 STRICT: dict[str, Any] = {"strict": True}
 
 #: keys of a core schema that describe the Python side only (classes, JSON Schema hints)
-_PYTHON_ONLY = frozenset({"cls", "ref", "metadata", "custom_init", "root_model", "post_init", "computed_fields", "model_name"})
+_PYTHON_ONLY = frozenset(
+    {"cls", "ref", "metadata", "custom_init", "root_model", "post_init", "computed_fields", "model_name"}
+)
 
 
 def _load_events(path: Path) -> Any:
@@ -91,7 +93,11 @@ class _Derivation:
             # a literal integer matches `true` and `1.0` too; a strict integer first does not
             return {"type": "chain", "steps": [{"type": "int", "strict": True}, schema]}
         # strict throughout by the validator's config, which a schema's own `strict: False` would undo
-        return {key: self.typed_dicts(value) for key, value in schema.items() if key not in _PYTHON_ONLY and not (key == "strict" and value is False)}
+        return {
+            key: self.typed_dicts(value)
+            for key, value in schema.items()
+            if key not in _PYTHON_ONLY and not (key == "strict" and value is False)
+        }
 
     def _field(self, field: dict[str, Any], not_nullable: bool) -> dict[str, Any]:
         inner = field["schema"]
@@ -117,7 +123,9 @@ def _timestamp_pattern(events: Any) -> str:
         pattern = getattr(constraint, "pattern", None)
         if isinstance(pattern, str):
             if pattern != _TIMESTAMP_WRITTEN_FOR:
-                raise RuntimeError(f"the contract's timestamp pattern changed to {pattern!r}: narrow it again in {__file__}")
+                raise RuntimeError(
+                    f"the contract's timestamp pattern changed to {pattern!r}: narrow it again in {__file__}"
+                )
             return pattern
     raise LookupError("Envelope.ts has no pattern")
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from stream_files import stream_of
+
 from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.reader.sources import read_process
 from trainwire.reader.state import StreamReader
@@ -52,11 +52,19 @@ def test_a_progress_file_leaves_standard_output_to_the_tool(tmp_path: Path) -> N
     stream = tmp_path / "progress.jsonl"
     result = tool("--progress-file", str(stream))
     assert sorted(result.stdout.decode().splitlines()) == sorted(TOOL_OUTPUT)
-    assert [line["event"] for line in stream_of(stream)] == ["run.started", "train.step", "train.step", "train.step", "run.finished"]
+    assert [line["event"] for line in stream_of(stream)] == [
+        "run.started",
+        "train.step",
+        "train.step",
+        "train.step",
+        "run.finished",
+    ]
 
 
 def test_a_reader_follows_the_tool_live_through_its_stdout() -> None:
-    process = subprocess.Popen([sys.executable, str(TOOL), "--progress", "json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, str(TOOL), "--progress", "json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     reader = StreamReader()
     for chunk in read_process(process):
         reader.feed(chunk)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from typescript_side import typescript_lines
+
 from trainwire.conformance.paths import cases_dir
 from trainwire.reader.state import StreamReader
-from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(cases_dir().iterdir())
@@ -34,12 +35,12 @@ def test_every_conformance_stream_gives_the_same_canonical_bytes_in_both_languag
     streams = [case / "stream.ndjson" for case in CASES]
     request = [
         {"path": str(stream), "now": case.get("now"), "stale_after_s": case.get("stale_after_s")}
-        for case, stream in zip(cases, streams)
+        for case, stream in zip(cases, streams, strict=False)
     ]
     typescript = typescript_lines("ts_canonical_states.mjs", request)
     assert len(typescript) == len(CASES) >= 24
     assert len(set(typescript)) == len(CASES)  # every case is a different state: nothing trivial compared
-    for case, stream, ts_state in zip(cases, streams, typescript):
+    for case, stream, ts_state in zip(cases, streams, typescript, strict=False):
         assert _python_state(case, stream) == ts_state, case["id"]
 
 
@@ -70,7 +71,9 @@ def test_staleness_is_one_function_that_both_languages_answer_alike() -> None:
     from trainwire.contract.liveness import status_at
 
     fields = ("status", "last_ts", "heartbeat_interval_s", "now", "stale_after_s")
-    typescript = typescript_lines("ts_status_at.mjs", [dict(zip(fields, case)) for case in STATUS_AT_CASES])
+    typescript = typescript_lines(
+        "ts_status_at.mjs", [dict(zip(fields, case, strict=False)) for case in STATUS_AT_CASES]
+    )
     for case, ts_answer in zip(STATUS_AT_CASES, typescript, strict=True):
         status, last_ts, heartbeat, now, stale_after, expected = case
         now_us = None if now is None else to_timestamp_us(now)

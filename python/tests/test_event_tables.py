@@ -38,8 +38,16 @@ def _file(module: str) -> str:
 @pytest.mark.parametrize(("module", "name"), TABLES.items())
 def test_each_table_has_an_entry_for_every_event_and_no_other(module: str, name: str) -> None:
     table = getattr(import_module(module), name)
-    missing = [f"{_file(module)}: {name} lacks {event!r} (add it, None if it has no effect)" for event in EVENT_NAMES if event not in table]
-    unknown = [f"{_file(module)}: {name} has {event!r}, not an event of the contract" for event in table if event not in EVENT_NAMES]
+    missing = [
+        f"{_file(module)}: {name} lacks {event!r} (add it, None if it has no effect)"
+        for event in EVENT_NAMES
+        if event not in table
+    ]
+    unknown = [
+        f"{_file(module)}: {name} has {event!r}, not an event of the contract"
+        for event in table
+        if event not in EVENT_NAMES
+    ]
     assert missing + unknown == []
 
 

@@ -6,9 +6,9 @@ import json
 import random
 
 import pytest
+from typescript_side import typescript_lines
 
 from trainwire.contract.humanize import format_duration, format_quantity, format_rate
-from typescript_side import typescript_lines
 
 FORMATTERS = {"duration": format_duration, "quantity": format_quantity, "rate": format_rate}
 #: kind, value -> the text, chosen at the edges of each form

@@ -56,9 +56,15 @@ def _literals(tree: ast.AST) -> list[tuple[int, str]]:
     ]
 
 
-@pytest.mark.parametrize("module", sorted(p for p in SOURCES.rglob("*.py") if "_generated" not in p.parts), ids=lambda p: str(p.relative_to(SOURCES)))
+@pytest.mark.parametrize(
+    "module",
+    sorted(p for p in SOURCES.rglob("*.py") if "_generated" not in p.parts),
+    ids=lambda p: str(p.relative_to(SOURCES)),
+)
 def test_the_stream_file_name_is_written_once_in_code(module: Path) -> None:
     if module == SOURCES / "contract" / "layout.py":
         return
-    found = [(line, text) for line, text in _literals(ast.parse(module.read_text(encoding="utf-8"))) if STREAM_FILE in text]
+    found = [
+        (line, text) for line, text in _literals(ast.parse(module.read_text(encoding="utf-8"))) if STREAM_FILE in text
+    ]
     assert found == [], f"use contract.layout.STREAM_FILE or stream_path: {found}"

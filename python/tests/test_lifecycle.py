@@ -110,7 +110,8 @@ def test_a_begin_without_an_end_is_an_out_of_memory_attempt_of_the_same_run(tmp_
 
 
 @pytest.mark.parametrize(
-    "error, reason", [(RuntimeError("CUDA out of memory. Tried to allocate"), "oom"), (ValueError("bad batch"), "other")]
+    "error, reason",
+    [(RuntimeError("CUDA out of memory. Tried to allocate"), "oom"), (ValueError("bad batch"), "other")],
 )
 def test_a_callers_run_trained_again_from_an_earlier_step_is_restarted(
     tmp_path: Path, error: Exception, reason: str
@@ -142,9 +143,12 @@ def test_a_callers_run_going_on_from_its_last_step_is_not_restarted(tmp_path: Pa
 
 
 @pytest.mark.parametrize(
-    "error, phase, status", [(RuntimeError("boom"), "failed", "failed"), (KeyboardInterrupt(), "interrupted", "interrupted")]
+    "error, phase, status",
+    [(RuntimeError("boom"), "failed", "failed"), (KeyboardInterrupt(), "interrupted", "interrupted")],
 )
-def test_a_failed_training_ends_the_phase_and_the_owned_run(tmp_path: Path, error: BaseException, phase: str, status: str) -> None:
+def test_a_failed_training_ends_the_phase_and_the_owned_run(
+    tmp_path: Path, error: BaseException, phase: str, status: str
+) -> None:
     lifecycle = owning(tmp_path)
     train(lifecycle, range(1, 3))
     lifecycle.fail(error)
@@ -213,7 +217,10 @@ def test_a_new_owned_run_forgets_the_stop_of_the_last_one(tmp_path: Path) -> Non
     assert train(lifecycle, range(1, 5)) is None and not lifecycle.stopped
     lifecycle.end_train()
     lifecycle.finish()
-    assert [line["status"] for line in events(tmp_path) if line["event"] == "run.finished"] == ["interrupted", "succeeded"]
+    assert [line["status"] for line in events(tmp_path) if line["event"] == "run.finished"] == [
+        "interrupted",
+        "succeeded",
+    ]
 
 
 def test_without_a_stop_control_nothing_is_decided(tmp_path: Path) -> None:
@@ -303,7 +310,11 @@ def test_the_runs_after_an_owned_one_keep_its_options_but_not_its_id(tmp_path: P
 
 @pytest.mark.parametrize(
     "error, expected",
-    [(RuntimeError("CUDA out of memory. Tried to allocate 2 GiB"), True), (MemoryError(), False), (ValueError("x"), False)],
+    [
+        (RuntimeError("CUDA out of memory. Tried to allocate 2 GiB"), True),
+        (MemoryError(), False),
+        (ValueError("x"), False),
+    ],
 )
 def test_out_of_memory_errors_are_told_by_type_or_message(error: BaseException, expected: bool) -> None:
     assert is_out_of_memory(error) is expected

@@ -15,9 +15,9 @@ from trainwire.contract import models
 
 
 def test_public_names_resolve_to_their_modules() -> None:
-    from trainwire.writer.run import Run
     from trainwire.reader.state import read_state
     from trainwire.stop import request_stop
+    from trainwire.writer.run import Run
 
     assert trainwire.Run is Run
     assert trainwire.read_state is read_state
@@ -28,7 +28,7 @@ def test_public_names_resolve_to_their_modules() -> None:
 def test_every_event_has_a_typed_model_and_lines_validate_through_the_union() -> None:
     from trainwire import EVENT_ADAPTER, EVENT_NAMES, TrainStep, UnknownEvent
 
-    assert EVENT_NAMES == frozenset(contract.EVENT_NAMES)
+    assert frozenset(contract.EVENT_NAMES) == EVENT_NAMES
     line = (
         b'{"schema_version":1,"seq":1,"ts":"2026-11-29T10:00:00Z","run_id":"r1","event":"train.step",'
         b'"step":1,"total_steps":2,"epoch":null,"loss":1.5,"learning_rate":null,"elapsed_s":0.5,"eta_s":null,"progress":0.5}'
@@ -39,7 +39,9 @@ def test_every_event_has_a_typed_model_and_lines_validate_through_the_union() ->
 
 
 def test_the_event_models_are_the_generated_events_in_contract_order() -> None:
-    assert [(name, model.__name__) for name, model in models.EVENT_MODELS.items()] == list(contract.EVENT_TITLES.items())
+    assert [(name, model.__name__) for name, model in models.EVENT_MODELS.items()] == list(
+        contract.EVENT_TITLES.items()
+    )
 
 
 def test_the_literal_export_lists_name_every_generated_event_model() -> None:
@@ -48,7 +50,12 @@ def test_the_literal_export_lists_name_every_generated_event_model() -> None:
     titles = set(contract.EVENT_TITLES.values())
     assert titles - set(models.__all__) == set(), "contract/models.py: add the new event models to __all__"
     assert titles - set(trainwire.__all__) == set(), "trainwire/__init__.py: add the new event models to __all__"
-    typed = {alias.asname or alias.name for node in ast.walk(ast.parse(inspect.getsource(trainwire))) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    typed = {
+        alias.asname or alias.name
+        for node in ast.walk(ast.parse(inspect.getsource(trainwire)))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
     assert set(trainwire.__all__) - typed == set(), "trainwire/__init__.py: import each public name under TYPE_CHECKING"
 
 
@@ -86,5 +93,8 @@ def test_a_run_starts_steps_and_finishes_without_building_pydantic_models(tmp_pa
     assert result.stdout.strip() == ""
     lines = (tmp_path / "out" / "progress.jsonl").read_bytes().splitlines()
     assert [line.split(b'"event":"')[1].split(b'"')[0] for line in lines] == [
-        b"run.started", b"train.step", b"eval.completed", b"run.finished"
+        b"run.started",
+        b"train.step",
+        b"eval.completed",
+        b"run.finished",
     ]

@@ -55,10 +55,17 @@ def test_the_installed_versions_are_importlib_metadatas_without_importing_it() -
     ("directory", "file", "package", "read_directly"),
     [
         ("numpy-99.0.dist-info", "METADATA", "numpy", True),  # the plain layout, read directly
-        ("pydantic.egg-info", "PKG-INFO", "pydantic", True),  # a source tree's metadata (an editable install), read directly
+        (
+            "pydantic.egg-info",
+            "PKG-INFO",
+            "pydantic",
+            True,
+        ),  # a source tree's metadata (an editable install), read directly
     ],
 )
-def test_a_distribution_earlier_on_the_path_is_the_one_read(tmp_path: Path, directory: str, file: str, package: str, read_directly: bool) -> None:
+def test_a_distribution_earlier_on_the_path_is_the_one_read(
+    tmp_path: Path, directory: str, file: str, package: str, read_directly: bool
+) -> None:
     _dist_info(tmp_path, directory, file, "99.0")
     fast = _child(NAMES, tmp_path, metadata_first=False)
     assert fast["metadata"] is not read_directly

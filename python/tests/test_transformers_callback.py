@@ -11,8 +11,8 @@ import pytest
 from transformers import TrainerCallback
 
 from trainwire.cli.demo_model import build_trainer
-from trainwire.integrations.transformers import CHECKPOINT_ORIGIN_FILE, TrainwireCallback, attach, checkpoint_origin
 from trainwire.contract.models import EVENT_ADAPTER
+from trainwire.integrations.transformers import CHECKPOINT_ORIGIN_FILE, TrainwireCallback, attach, checkpoint_origin
 from trainwire.writer.run import Run
 
 
@@ -61,7 +61,7 @@ def test_every_event_maps_with_the_trainers_values(tmp_path: Path) -> None:
     logged = [entry for entry in trainer.state.log_history if "loss" in entry]
     steps = of(stream, "train.step")
     assert [line["step"] for line in steps] == [entry["step"] for entry in logged] == list(range(1, 37))
-    for line, entry in zip(steps, logged):
+    for line, entry in zip(steps, logged, strict=False):
         assert line["loss"] == pytest.approx(entry["loss"])
         assert line["learning_rate"] == pytest.approx(entry["learning_rate"])
         assert line["grad_norm"] == pytest.approx(entry["grad_norm"])
@@ -74,7 +74,7 @@ def test_every_event_maps_with_the_trainers_values(tmp_path: Path) -> None:
     evaluations = of(stream, "eval.completed")
     assert [line["step"] for line in evaluations] == [12, 24, 36]
     expected_eval = [entry for entry in trainer.state.log_history if "eval_loss" in entry]
-    for line, entry in zip(evaluations, expected_eval):
+    for line, entry in zip(evaluations, expected_eval, strict=False):
         assert line["split"] == "eval"
         assert line["metrics"]["loss"] == pytest.approx(entry["eval_loss"])
         assert not any(key.startswith("eval_") or key == "epoch" for key in line["metrics"])
@@ -139,13 +139,12 @@ def test_a_training_that_raises_ends_the_owned_run_failed(tmp_path: Path) -> Non
 
 
 def test_a_training_that_raises_inside_the_callers_run(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
-        with Run(tmp_path, step_interval_s=0) as run:
-            run.start(total_steps=20, provenance=False)
-            trainer = build_trainer(tmp_path, max_steps=20)
-            trainer.add_callback(RaiseAtStep(3))
-            attach(trainer, run)
-            trainer.train()
+    with pytest.raises(ValueError), Run(tmp_path, step_interval_s=0) as run:
+        run.start(total_steps=20, provenance=False)
+        trainer = build_trainer(tmp_path, max_steps=20)
+        trainer.add_callback(RaiseAtStep(3))
+        attach(trainer, run)
+        trainer.train()
     stream = events(tmp_path / "progress.jsonl")
     assert [(line["phase"], line["status"]) for line in of(stream, "phase.ended")] == [("train", "failed")]
     assert stream[-1]["status"] == "failed" and stream[-1]["error"]["type"] == "ValueError"

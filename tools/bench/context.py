@@ -5,8 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from scale import MB, Scale
 from streams import write_stream
@@ -54,11 +55,12 @@ class Context:
         return self.once(f"stream:{size}", generate)
 
 
-def run_child(args: list[str], *, timeout: float, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_child(
+    args: list[str], *, timeout: float, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run a measuring child process (in `env`, default ours); its own stderr is kept for the error message."""
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         raise RuntimeError(f"{Path(args[1]).name if len(args) > 1 else args[0]} failed: {tail}")
     return done
-

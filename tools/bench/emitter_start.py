@@ -74,11 +74,20 @@ def _cold_start(ctx: Context) -> Measurement:
     for round_ in range(ctx.scale.start_rounds):
         for times, args in contenders[round_ % 2 :] + contenders[: round_ % 2]:
             times.append(_timed(args()))
-    return Measurement(median(subject) * _MS, median(baseline) * _MS, rounds=round_ratios(subject, baseline),
-                       notes=f"fresh `python -c`: import trainwire.writer.run, Run(dir).start(), one step; baseline "
-                             f"`python -c 'import json'`; median of {len(subject)} rounds, in {where}")
+    return Measurement(
+        median(subject) * _MS,
+        median(baseline) * _MS,
+        rounds=round_ratios(subject, baseline),
+        notes=f"fresh `python -c`: import trainwire.writer.run, Run(dir).start(), one step; baseline "
+        f"`python -c 'import json'`; median of {len(subject)} rounds, in {where}",
+    )
 
 
 FIGURES = [
-    Figure("emitter, cold start: import + start() + first step", "ms", Target("<= 150 ms (ratio to import json reported)", "value_at_most", 150), _cold_start),
+    Figure(
+        "emitter, cold start: import + start() + first step",
+        "ms",
+        Target("<= 150 ms (ratio to import json reported)", "value_at_most", 150),
+        _cold_start,
+    ),
 ]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 __all__ = ["Figure", "Measurement", "Record", "Target", "error_record", "median", "round_ratios"]
 
@@ -61,7 +62,7 @@ def round_ratios(subject: list[float], baseline: list[float], *, throughput: boo
     """The ratio of each round, subject over baseline (baseline over subject for times read as throughput)."""
     if len(subject) != len(baseline):
         raise ValueError(f"{len(subject)} subject rounds against {len(baseline)} baseline rounds")
-    return [b / s if throughput else s / b for s, b in zip(subject, baseline)]
+    return [b / s if throughput else s / b for s, b in zip(subject, baseline, strict=False)]
 
 
 @dataclass(frozen=True)

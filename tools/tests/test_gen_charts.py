@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import gen_charts
+import pytest
 from _common import ROOT
 
 

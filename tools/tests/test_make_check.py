@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import check
+import pytest
 from _common import ROOT
 
 
@@ -21,7 +20,9 @@ def test_hand_edits_of_generated_files_are_each_named(generated_copy: Path) -> N
     python_file = "python/src/trainwire/_generated/events.py"
     docs_file = "docs/reference/events.md"
     ts_file = next(
-        str(p.relative_to(generated_copy)) for p in sorted((generated_copy / "typescript/src/generated").rglob("*")) if p.is_file()
+        str(p.relative_to(generated_copy))
+        for p in sorted((generated_copy / "typescript/src/generated").rglob("*"))
+        if p.is_file()
     )
     for rel in (python_file, docs_file, ts_file):
         _append(generated_copy / rel, "\n# edited by hand\n")
@@ -53,7 +54,10 @@ def test_a_hand_edit_between_the_markers_of_a_doc_is_named(generated_copy: Path)
     assert "| `interrupted` | 2 |" in original
     stop.write_text(original.replace("| `interrupted` | 2 |", "| `interrupted` | 7 |"), encoding="utf-8")
     try:
-        assert "docs/stop.md: differs from what `make generate` writes (edited by hand, or not regenerated)" in check.drifted_files(generated_copy)
+        assert (
+            "docs/stop.md: differs from what `make generate` writes (edited by hand, or not regenerated)"
+            in check.drifted_files(generated_copy)
+        )
     finally:
         stop.write_text(original, encoding="utf-8")
 
@@ -64,7 +68,10 @@ def test_doc_regions_are_filled_from_the_one_exit_code_table() -> None:
 
     facts = contract_facts.derive(ROOT / "schemas" / "bundled")
     text = "code (<!-- generated: exit-codes-inline -->stale<!-- end: exit-codes-inline -->)"
-    assert gen_doc_tables.fill(text, facts, "x.md") == "code (<!-- generated: exit-codes-inline -->succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4<!-- end: exit-codes-inline -->)"
+    assert (
+        gen_doc_tables.fill(text, facts, "x.md")
+        == "code (<!-- generated: exit-codes-inline -->succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4<!-- end: exit-codes-inline -->)"
+    )
     with pytest.raises(SystemExit, match="unknown generated region 'exit-code'"):
         gen_doc_tables.fill("<!-- generated: exit-code --><!-- end: exit-code -->", facts, "x.md")
     with pytest.raises(SystemExit, match="no generated region"):

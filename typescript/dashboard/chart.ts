@@ -2,9 +2,13 @@
 // Which series go on which chart, and how curves and markers look, come from the chart
 // specification (src/charts.ts), shared with the PNG/SVG plot.
 import uPlot from "uplot";
-import { CHART_SPEC, MARKER_STYLES, type ChartCurve, type ChartData } from "../src/charts.js";
+import { CHART_SPEC, type ChartCurve, type ChartData, MARKER_STYLES } from "../src/charts.js";
 
-export interface Marker { kind: string; step: number | null; label: string | null }
+export interface Marker {
+  kind: string;
+  step: number | null;
+  label: string | null;
+}
 
 /** What a chart draws: a chart of `chartList`, or a chart put together by the page (compare). */
 export interface DrawnChart extends Pick<ChartData, "smoothing" | "log_scale"> {
@@ -64,7 +68,10 @@ export class Chart {
   #log = false;
   #markers: readonly Marker[] = [];
 
-  constructor(readonly title: string, container: HTMLElement) {
+  constructor(
+    readonly title: string,
+    container: HTMLElement,
+  ) {
     this.root = document.createElement("div");
     this.root.className = "chart";
     this.root.dataset["chart"] = title;
@@ -87,26 +94,39 @@ export class Chart {
     const tables = curves.map((curve) => [curve.steps, curve.values] as uPlot.AlignedData);
     if (tables.length === 0) return;
     const joined = tables.length === 1 ? (tables[0] as uPlot.AlignedData) : uPlot.join(tables as uPlot.AlignedData[]);
-    const data: uPlot.AlignedData = [joined[0], ...joined.slice(1).map((values) => {
-      const ys = smooth([...(values as (number | null | undefined)[])], smoothing);
-      return log ? ys.map((y) => (y !== null && y !== undefined && y > 0 ? y : null)) : ys;
-    })] as uPlot.AlignedData;
+    const data: uPlot.AlignedData = [
+      joined[0],
+      ...joined.slice(1).map((values) => {
+        const ys = smooth([...(values as (number | null | undefined)[])], smoothing);
+        return log ? ys.map((y) => (y !== null && y !== undefined && y > 0 ? y : null)) : ys;
+      }),
+    ] as uPlot.AlignedData;
     if (this.#plot === undefined || names.join() !== this.#names.join() || log !== this.#log) {
       this.#plot?.destroy();
       this.#names = names;
       this.#log = log;
       const colours = CHART_SPEC.series.colours;
-      this.#plot = new uPlot({
-        width: Math.max(320, this.root.clientWidth || 460),
-        height: 240,
-        scales: { x: { time: false }, y: log ? { distr: 3 } : {} },
-        axes: [{ label: "step" }, { values: (_plot: uPlot, splits: number[]) => splits.map(axisNumber), size: 60 }],
-        series: [{ label: "step" }, ...curves.map((curve, index) => ({
-          label: curve.label, stroke: colours[index % colours.length] as string, width: CHART_SPEC.series.width,
-          dash: curve.sparse ? CHART_SPEC.series.sparse.dash : [], spanGaps: curve.sparse,
-        }))],
-        plugins: [markerPlugin(() => this.#markers)],
-      }, data, this.root);
+      this.#plot = new uPlot(
+        {
+          width: Math.max(320, this.root.clientWidth || 460),
+          height: 240,
+          scales: { x: { time: false }, y: log ? { distr: 3 } : {} },
+          axes: [{ label: "step" }, { values: (_plot: uPlot, splits: number[]) => splits.map(axisNumber), size: 60 }],
+          series: [
+            { label: "step" },
+            ...curves.map((curve, index) => ({
+              label: curve.label,
+              stroke: colours[index % colours.length] as string,
+              width: CHART_SPEC.series.width,
+              dash: curve.sparse ? CHART_SPEC.series.sparse.dash : [],
+              spanGaps: curve.sparse,
+            })),
+          ],
+          plugins: [markerPlugin(() => this.#markers)],
+        },
+        data,
+        this.root,
+      );
     } else {
       this.#plot.setData(data);
     }

@@ -1,7 +1,8 @@
 // The page `trainwire plot` writes: the runs' series store snapshots, embedded in the page,
 // drawn by the dashboard's own charts. Built by scripts/build-dashboard.mjs.
-import { RunSeries, type RunSeriesSnapshot } from "../src/index.js";
+
 import { chartList, MARKER_STYLES } from "../src/charts.js";
+import { RunSeries, type RunSeriesSnapshot } from "../src/index.js";
 import { Chart } from "./chart.js";
 
 interface PlotData {

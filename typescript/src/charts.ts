@@ -42,7 +42,9 @@ const KIND_ORDER = new Map(CHART_SPEC.kinds.map((entry, index) => [entry.kind, i
 const RULES = CHART_SPEC.charts.map((rule) => ({ pattern: new RegExp(rule.match), rule }));
 const SPARSE = new RegExp(CHART_SPEC.series.sparse.match);
 /** How each marker kind is drawn, by kind; a marker of a kind not listed is not drawn. */
-export const MARKER_STYLES: ReadonlyMap<string, MarkerStyle> = new Map(CHART_SPEC.markers.map((marker) => [marker.kind, marker]));
+export const MARKER_STYLES: ReadonlyMap<string, MarkerStyle> = new Map(
+  CHART_SPEC.markers.map((marker) => [marker.kind, marker]),
+);
 
 /** The chart a series goes on: the first rule whose pattern matches its name (the last matches all). */
 export function chartOf(name: string): ChartHeading {
@@ -71,7 +73,9 @@ export function chartList(runs: readonly (readonly [runId: string, history: RunS
   const charts = new Map<string, ChartData>();
   for (const [runId, history] of runs) {
     const prefix = runs.length > 1 ? `${runId} ` : "";
-    const markers = history.markers().filter((marker) => MARKER_STYLES.has(marker.kind))
+    const markers = history
+      .markers()
+      .filter((marker) => MARKER_STYLES.has(marker.kind))
       .map((marker) => ({ run: runId, kind: marker.kind, step: marker.step, label: marker.label }));
     for (const name of history.names()) {
       const [steps, values] = history.uplot(name);
@@ -82,7 +86,14 @@ export function chartList(runs: readonly (readonly [runId: string, history: RunS
         chart = { ...heading, series: [], markers: [] };
         charts.set(heading.title, chart);
       }
-      chart.series.push({ name, label: prefix + seriesLabel(name), run: runId, sparse: SPARSE.test(name), steps, values });
+      chart.series.push({
+        name,
+        label: prefix + seriesLabel(name),
+        run: runId,
+        sparse: SPARSE.test(name),
+        steps,
+        values,
+      });
       if (!chart.markers.some((marker) => marker.run === runId)) chart.markers.push(...markers);
     }
   }

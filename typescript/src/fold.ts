@@ -1,9 +1,10 @@
 // Decoded lines to run state, following docs/reader-rules.md sections 2 (checks 7-9), 3 and 4.
+
+import { toTimestampUs } from "./clock.js";
 import type { DecodedLine } from "./decoder.js";
 import { StreamError } from "./errors.js";
-import { toTimestampUs } from "./clock.js";
-import { statusAt } from "./liveness.js";
 import { ENVELOPE_FIELDS } from "./generated/contract.js";
+import { statusAt } from "./liveness.js";
 import type { Diagnostic, Line, ReaderState, RunState, TrainStep, UnknownEvent } from "./types.js";
 import { assertNever } from "./vocabulary.js";
 
@@ -96,16 +97,28 @@ export class RunStateFold {
     const hot = this.#hot;
     const known = hot !== undefined && hot.run_id === event.run_id ? hot : this.#runs.get(event.run_id);
     if (known !== undefined && known.finished !== null) {
-      this.#record({ line: item.line, code: "after_finished", message: `run ${event.run_id} already finished; seq ${event.seq} dropped` });
+      this.#record({
+        line: item.line,
+        code: "after_finished",
+        message: `run ${event.run_id} already finished; seq ${event.seq} dropped`,
+      });
       return false;
     }
     const lastSeq = known?.last_seq ?? 0;
     if (event.seq <= lastSeq) {
-      this.#record({ line: item.line, code: "seq_not_increasing", message: `run ${event.run_id}: seq ${event.seq} after ${lastSeq}; line dropped` });
+      this.#record({
+        line: item.line,
+        code: "seq_not_increasing",
+        message: `run ${event.run_id}: seq ${event.seq} after ${lastSeq}; line dropped`,
+      });
       return false;
     }
     if (event.seq > lastSeq + 1) {
-      this.#record({ line: item.line, code: "seq_gap", message: `run ${event.run_id}: expected seq ${lastSeq + 1}, got ${event.seq}` });
+      this.#record({
+        line: item.line,
+        code: "seq_gap",
+        message: `run ${event.run_id}: expected seq ${lastSeq + 1}, got ${event.seq}`,
+      });
     }
     const run = known ?? this.#create(event.run_id);
     if (run !== hot) {

@@ -18,7 +18,8 @@ export function statusAt<Status extends string>(
   staleAfterS?: number | undefined,
 ): Status | "stale" {
   if (status !== "running" || nowMicros === undefined || lastTs === null) return status;
-  const limitS = staleAfterS ?? (heartbeatIntervalS === null ? undefined : HEARTBEATS_BEFORE_STALE * heartbeatIntervalS);
+  const limitS =
+    staleAfterS ?? (heartbeatIntervalS === null ? undefined : HEARTBEATS_BEFORE_STALE * heartbeatIntervalS);
   if (limitS === undefined) return status;
   // Integer microseconds on both sides: the comparison every reader makes alike.
   return nowMicros - toTimestampUs(lastTs) > Math.round(limitS * 1e6) ? "stale" : status;

@@ -28,7 +28,6 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from trainwire._version import __version__
-    from trainwire.lines.decoder import Decoder
     from trainwire.contract.errors import RunInterrupted, StreamError, TrainwireError
     from trainwire.contract.models import (
         EVENT_ADAPTER,
@@ -51,11 +50,12 @@ if TYPE_CHECKING:
         TrialStarted,
         UnknownEvent,
     )
+    from trainwire.contract.status import EXIT_CODES
+    from trainwire.lines.decoder import Decoder
+    from trainwire.reader.state import StreamReader, read_state
+    from trainwire.stop import StopControl, request_stop
     from trainwire.writer.command_line import progress_arguments, run_from_arguments
     from trainwire.writer.run import Run
-    from trainwire.reader.state import StreamReader, read_state
-    from trainwire.contract.status import EXIT_CODES
-    from trainwire.stop import StopControl, request_stop
 
 # the public API, documented in docs/python.md ("The public API"); a literal, so that a
 # static checker reads it; the lazy table serves exactly these (a test holds them together)

@@ -27,7 +27,17 @@ from trainwire.reader.sources import read_file
 from trainwire.reader.state import StreamReader
 from trainwire.reader.targets import stream_files
 
-__all__ = ["FORMATS", "PlotUnavailable", "PlottedRun", "chart_specs", "format_of", "load_runs", "render_html", "stream_files", "write_plot"]
+__all__ = [
+    "FORMATS",
+    "PlotUnavailable",
+    "PlottedRun",
+    "chart_specs",
+    "format_of",
+    "load_runs",
+    "render_html",
+    "stream_files",
+    "write_plot",
+]
 
 FORMATS = (".html", ".png", ".svg")
 
@@ -89,7 +99,9 @@ def render_html(runs: Sequence[PlottedRun], *, title: str = "trainwire plot") ->
         script = static.joinpath("plot.js").read_text("utf-8")
         style = static.joinpath("dashboard.css").read_text("utf-8")
     except FileNotFoundError:
-        raise PlotUnavailable("the chart code is not built (from a checkout: make setup); PNG and SVG still work") from None
+        raise PlotUnavailable(
+            "the chart code is not built (from a checkout: make setup); PNG and SVG still work"
+        ) from None
     data = {"runs": [{"run_id": run.run_id, "status": run.status, "series": run.series.to_dict()} for run in runs]}
     parts = {
         "title": html.escape(title),
@@ -118,21 +130,35 @@ def _render_image(runs: Sequence[PlottedRun], out: Path, kind: str) -> None:
         matplotlib.use("Agg")  # no display needed: files only
         import matplotlib.pyplot as pyplot
     except ImportError:
-        raise PlotUnavailable(f"{out}: PNG and SVG need matplotlib: pip install 'trainwire[plot]' (or write .html)") from None
+        raise PlotUnavailable(
+            f"{out}: PNG and SVG need matplotlib: pip install 'trainwire[plot]' (or write .html)"
+        ) from None
     charts = chart_specs(runs) or [{"title": "no points", "series": [], "markers": []}]
     colours = CHART_SPEC["series"]["colours"]
     figure, axes = pyplot.subplots(len(charts), 1, figsize=(9, 3 * len(charts)), squeeze=False)
     try:
-        for axis, chart in zip(axes[:, 0], charts):
+        for axis, chart in zip(axes[:, 0], charts, strict=False):
             for index, series in enumerate(chart["series"]):
                 values = [math.nan if value is None else value for value in series["values"]]  # a gap breaks the line
                 dash = CHART_SPEC["series"]["sparse"]["dash"] if series["sparse"] else []
-                axis.plot(series["steps"], values, label=series["label"], color=colours[index % len(colours)], linestyle=_line_style(dash), linewidth=CHART_SPEC["series"]["width"])
+                axis.plot(
+                    series["steps"],
+                    values,
+                    label=series["label"],
+                    color=colours[index % len(colours)],
+                    linestyle=_line_style(dash),
+                    linewidth=CHART_SPEC["series"]["width"],
+                )
             for marker in chart["markers"]:
                 if marker["step"] is None:
                     continue
                 style = MARKER_STYLES[marker["kind"]]
-                axis.axvline(marker["step"], color=style["colour"], linestyle=_line_style(style["dash"]), linewidth=style["width"])
+                axis.axvline(
+                    marker["step"],
+                    color=style["colour"],
+                    linestyle=_line_style(style["dash"]),
+                    linewidth=style["width"],
+                )
             axis.set_title(chart["title"])
             axis.set_xlabel("step")
             if chart["series"]:

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.humanize import format_duration
 from trainwire.contract.clock import format_ts, parse_timestamp_us
+from trainwire.contract.humanize import format_duration
 from trainwire.contract.layout import CONFIG_FILE, STREAM_FILE, SUMMARY_FILE, stream_path
-from trainwire.reader.catalog import find_streams, load_summary, run_row
 from trainwire.lines.summary import write_summary
+from trainwire.reader.catalog import find_streams, load_summary, run_row
 
 __all__ = ["compare", "register"]
 
@@ -32,23 +32,42 @@ class JournalError(Exception):
 
 def register(commands: Any) -> None:
     """Adds `runs`, `diff` and `journal` to the `trainwire` command's subparsers."""
-    runs = commands.add_parser("runs", help="list the runs under directories", description="One row per run found under DIR (default .): id, status (stale included), steps, duration, last and best loss, git sha, start. Reads summaries and stream tails only.")
+    runs = commands.add_parser(
+        "runs",
+        help="list the runs under directories",
+        description="One row per run found under DIR (default .): id, status (stale included), steps, duration, last and best loss, git sha, start. Reads summaries and stream tails only.",
+    )
     runs.add_argument("dirs", nargs="*", type=Path, default=[Path(".")], metavar="DIR")
     runs.add_argument("--status", action="append", metavar="STATUS", help="only runs with this status (repeatable)")
     runs.add_argument("--sort", choices=_SORT_KEYS, default="started", help="sort key (default: started, newest first)")
-    runs.add_argument("--stale-after", type=float, metavar="S", help="seconds of silence after which a running run is stale (default: three heartbeat intervals)")
+    runs.add_argument(
+        "--stale-after",
+        type=float,
+        metavar="S",
+        help="seconds of silence after which a running run is stale (default: three heartbeat intervals)",
+    )
     runs.add_argument("--json", action="store_true", help="print the rows as JSON")
     runs.set_defaults(command=_runs)
 
-    diff = commands.add_parser("diff", help="compare two runs: config, provenance, metrics", description=f"Config diff, provenance diff (git sha, dirty, seed, package versions) and metrics side by side. RUN is a run directory or its {STREAM_FILE}.")
+    diff = commands.add_parser(
+        "diff",
+        help="compare two runs: config, provenance, metrics",
+        description=f"Config diff, provenance diff (git sha, dirty, seed, package versions) and metrics side by side. RUN is a run directory or its {STREAM_FILE}.",
+    )
     diff.add_argument("run_a", type=Path, metavar="RUN_A")
     diff.add_argument("run_b", type=Path, metavar="RUN_B")
     diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
     diff.set_defaults(command=_diff)
 
-    journal = commands.add_parser("journal", help="the run journal beside a stream", description="Maintain the run journal (see docs/journal.md).")
+    journal = commands.add_parser(
+        "journal", help="the run journal beside a stream", description="Maintain the run journal (see docs/journal.md)."
+    )
     actions = journal.add_subparsers(title="actions", metavar="ACTION", required=True)
-    rebuild = actions.add_parser("rebuild", help=f"rewrite {SUMMARY_FILE} from the stream", description=f"Rewrite DIR/{SUMMARY_FILE} from DIR/{STREAM_FILE}: the same document the writer writes live.")
+    rebuild = actions.add_parser(
+        "rebuild",
+        help=f"rewrite {SUMMARY_FILE} from the stream",
+        description=f"Rewrite DIR/{SUMMARY_FILE} from DIR/{STREAM_FILE}: the same document the writer writes live.",
+    )
     rebuild.add_argument("dir", type=Path, metavar="DIR")
     rebuild.set_defaults(command=_rebuild)
 
@@ -100,7 +119,9 @@ def _print_table(rows: list[list[str]], header: tuple[str, ...]) -> None:
     table = [list(header), *rows]
     widths = [max(len(_safe(row[column])) for row in table) for column in range(len(header))]
     for row in table:
-        sys.stdout.write("  ".join(_safe(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
+        sys.stdout.write(
+            "  ".join(_safe(cell).ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip() + "\n"
+        )
 
 
 def _safe(text: str) -> str:

@@ -24,10 +24,11 @@ from trainwire.cli.status_line import RunTrend, printable, render_status, status
 from trainwire.contract.clock import now_us
 from trainwire.contract.humanize import format_duration
 from trainwire.reader.sources import FileFollower, read_file
-from trainwire.reader.targets import stream_files, target_run
 from trainwire.reader.state import RunState, StreamReader
+from trainwire.reader.targets import stream_files, target_run
 
 __all__ = ["NOT_FINISHED_EXIT_CODE", "StreamTail", "TailView", "tail"]
+
 
 def tail(
     path: str | os.PathLike[str],
@@ -61,14 +62,19 @@ def tail(
     return view.close(streams, timeout_s)
 
 
-def _follow(streams: list[StreamTail], view: TailView, poll_interval_s: float, timeout_s: float | None, stop: threading.Event) -> None:
+def _follow(
+    streams: list[StreamTail], view: TailView, poll_interval_s: float, timeout_s: float | None, stop: threading.Event
+) -> None:
     """Read every stream as it grows until each run is over (finished or stale), or `stop` is set and all is read."""
     started = time.monotonic()
     for stream in streams:
         if not stream.path.exists():
             view.note(f"waiting for {stream.path} (it does not exist yet)")
     # poll_interval_s=0: each follower yields b"" at its end; the loop below does the waiting
-    chunks = [iter(FileFollower(s.path, poll_interval_s=0, stop=stop, on_reset=s.start_over, yield_when_idle=True)) for s in streams]
+    chunks = [
+        iter(FileFollower(s.path, poll_interval_s=0, stop=stop, on_reset=s.start_over, yield_when_idle=True))
+        for s in streams
+    ]
     try:
         _read_until_over(streams, chunks, view, poll_interval_s, timeout_s, stop, started)
     finally:
@@ -88,7 +94,7 @@ def _read_until_over(
     while True:
         idle = True
         ended = 0
-        for stream, source in zip(streams, chunks):
+        for stream, source in zip(streams, chunks, strict=False):
             chunk = next(source, None)
             if chunk is None:
                 ended += 1
@@ -188,7 +194,10 @@ class TailView:
             self._line(f"{stream.path}: line {diagnostic.line}: {diagnostic.code}: {diagnostic.message}", self.err)
         dropped = stream.new_dropped()
         if dropped:
-            self._line(f"{stream.path}: {dropped} more bad lines (only the first {stream.reader.diagnostics.limit} are listed)", self.err)
+            self._line(
+                f"{stream.path}: {dropped} more bad lines (only the first {stream.reader.diagnostics.limit} are listed)",
+                self.err,
+            )
 
     def refresh(self, streams: list[StreamTail], timeout_s: float | None = None) -> None:
         """Redraw one status line per stream that has its run (on a TTY only)."""
@@ -294,10 +303,14 @@ _DESCRIPTIONS: dict[str, Callable[[Any], str] | None] = {
     "eval.completed": lambda event: f"eval ({event.split}) at step {event.step}" + _metrics(event.metrics),
     "checkpoint.saved": lambda event: f"checkpoint {event.path} ({event.reason}) at step {event.step}",
     "trial.started": lambda event: f"trial {event.trial} started (attempt {event.attempt})",
-    "trial.ended": lambda event: f"trial {event.trial} {event.status} in {format_duration(event.duration_s)}" + _metrics(event.metrics),
+    "trial.ended": lambda event: (
+        f"trial {event.trial} {event.status} in {format_duration(event.duration_s)}" + _metrics(event.metrics)
+    ),
     "stop.requested": _stop_requested,
     "run.finished": lambda event: (
-        f"run finished: {event.status}" + (f" at step {event.step}" if event.step is not None else "") + f" in {format_duration(event.duration_s)}"
+        f"run finished: {event.status}"
+        + (f" at step {event.step}" if event.step is not None else "")
+        + f" in {format_duration(event.duration_s)}"
     ),
 }
 

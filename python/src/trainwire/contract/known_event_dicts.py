@@ -54,7 +54,9 @@ def _field_nodes(event: str, name: str) -> Iterator[dict[str, Any]]:
 
 def event_field_values(event: str, name: str) -> frozenset[Any]:
     """The values the contract allows in the field `name` of `event` (its enum)."""
-    return frozenset(value for node in _field_nodes(event, name) if node["type"] == "literal" for value in node["expected"])
+    return frozenset(
+        value for node in _field_nodes(event, name) if node["type"] == "literal" for value in node["expected"]
+    )
 
 
 def event_field_pattern(event: str, name: str) -> str:

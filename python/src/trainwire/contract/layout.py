@@ -19,7 +19,6 @@ NOTES_FILE = "notes.md"
 SUMMARY_FILE = "summary.json"
 
 
-
 def stream_path(path: str | os.PathLike[str]) -> Path:
     """The stream a run path names: a run directory's `STREAM_FILE`, or the file itself.
 

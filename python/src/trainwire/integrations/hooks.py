@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from trainwire.writer.encoding import to_scalar
 
 __all__ = ["number", "shielded"]
+
 
 def number(value: Any) -> float | int | None:
     """The value as a number (tensors and numpy scalars included), or None."""
@@ -40,4 +42,3 @@ def shielded(hook: Callable[..., None]) -> Callable[..., None]:
                 )
 
     return guarded
-

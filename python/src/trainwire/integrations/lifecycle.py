@@ -25,7 +25,8 @@ import functools
 import logging
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.status import status_for_exception
@@ -280,7 +281,6 @@ class Lifecycle:
         if self._signals_installed and self.stop is not None:
             self.stop.uninstall()
         self._signals_installed = False
-
 
 
 class LifecycleAdapter:

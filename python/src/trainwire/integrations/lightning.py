@@ -31,8 +31,9 @@ import math
 import os
 import signal
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import lightning.pytorch as pl
 from lightning.pytorch.utilities.exceptions import SIGTERMException
@@ -107,11 +108,15 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
             lifecycle.stop = watched_stop(lifecycle.run, zero=zero, check_interval_s=self._check_interval_s)
         _wrap_save_checkpoint(trainer)
 
-    def on_load_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]) -> None:
+    def on_load_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
+    ) -> None:
         origin = checkpoint.get(CHECKPOINT_KEY)
         self._origin = origin if isinstance(origin, Mapping) else None
 
-    def on_save_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]) -> None:
+    def on_save_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
+    ) -> None:
         if self.run is not None:
             checkpoint[CHECKPOINT_KEY] = {"run_id": self.run.run_id, "step": trainer.global_step}
 
@@ -203,7 +208,9 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
             return
         self._last_reported_step = step
         loss = outputs.get("loss") if isinstance(outputs, Mapping) else outputs
-        metrics = {name: value for name, value in trainer.logged_metrics.items() if not name.startswith(_VALIDATION_PREFIXES)}
+        metrics = {
+            name: value for name, value in trainer.logged_metrics.items() if not name.startswith(_VALIDATION_PREFIXES)
+        }
         self.run.step(
             step,
             total_steps=_total_steps(trainer),

@@ -29,8 +29,9 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from transformers import TrainerCallback
 
@@ -52,10 +53,10 @@ from trainwire.integrations.trainer_logs import (
     scheduler_learning_rate,
 )
 from trainwire.integrations.trainer_wrapper import wrap_trainer
-from trainwire.writer.provenance import ProvenancePrefetch
-from trainwire.writer.fields import UNSET
-from trainwire.writer.run import Run
 from trainwire.stop import StopControl, StopRequest
+from trainwire.writer.fields import UNSET
+from trainwire.writer.provenance import ProvenancePrefetch
+from trainwire.writer.run import Run
 
 if TYPE_CHECKING:
     from transformers import Trainer, TrainerControl, TrainerState, TrainingArguments
@@ -144,7 +145,9 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
         self._batch_size = state.train_batch_size
 
     @shielded
-    def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
+    def on_step_begin(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
         self._held.write(self._writer(state), loss=self._last_loss)
 
     @shielded
@@ -209,7 +212,11 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
             return
         self._held.write(run, loss=self._last_loss)
         if completed:
-            run.epoch(round(epoch), state.global_step, metrics={"loss": self._last_loss} if self._last_loss is not None else {})
+            run.epoch(
+                round(epoch),
+                state.global_step,
+                metrics={"loss": self._last_loss} if self._last_loss is not None else {},
+            )
 
     @shielded
     def on_evaluate(
@@ -317,7 +324,9 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
     def _report_step(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
-        learning_rate = self._step_learning_rate if self._step_learning_rate is not None else scheduler_learning_rate(kwargs)
+        learning_rate = (
+            self._step_learning_rate if self._step_learning_rate is not None else scheduler_learning_rate(kwargs)
+        )
         self._step_learning_rate = None
         run = self._writer(state)
         if run is None:

@@ -29,14 +29,23 @@ _SPARSE = re.compile(CHART_SPEC["series"]["sparse"]["match"])
 MARKER_STYLES: dict[str, dict[str, Any]] = {marker["kind"]: marker for marker in CHART_SPEC["markers"]}
 
 
+def _title(template: str, match: re.Match[str]) -> str:
+    """The chart's title: `$1` in the rule's title is the rule's first group."""
+    return re.sub(r"\$(\d)", lambda number: match.group(int(number.group(1))) or "", template)
+
+
 def chart_of(name: str) -> dict[str, Any]:
     """The chart a series goes on: the first rule whose pattern matches its name (the last matches all)."""
     for pattern, rule in _RULES:
         match = pattern.search(name)
         if match is not None:
-            # `$1` in a title is the rule's first group
-            title = re.sub(r"\$(\d)", lambda number: match.group(int(number.group(1))) or "", rule["title"])
-            return {"title": title, "kind": rule["kind"], "smoothing": rule["smoothing"], "log_scale": rule["log_scale"]}
+            title = _title(rule["title"], match)
+            return {
+                "title": title,
+                "kind": rule["kind"],
+                "smoothing": rule["smoothing"],
+                "log_scale": rule["log_scale"],
+            }
     raise ValueError(f"no chart takes {name!r}: the specification's last rule must match every name")
 
 
@@ -63,7 +72,18 @@ def chart_list(runs: Sequence[tuple[str, RunSeries]]) -> list[dict[str, Any]]:
             spec = chart_of(name)
             chart = charts.setdefault(spec["title"], {**spec, "series": [], "markers": []})
             sparse = _SPARSE.search(name) is not None
-            chart["series"].append({"name": name, "label": prefix + series_label(name), "run": run_id, "sparse": sparse, "steps": steps, "values": values})
+            chart["series"].append(
+                {
+                    "name": name,
+                    "label": prefix + series_label(name),
+                    "run": run_id,
+                    "sparse": sparse,
+                    "steps": steps,
+                    "values": values,
+                }
+            )
             if not any(marker["run"] == run_id for marker in chart["markers"]):
                 chart["markers"].extend(markers)
-    return sorted(charts.values(), key=lambda chart: _KIND_ORDER[chart["kind"]])  # stable: first appearance within a kind
+    return sorted(
+        charts.values(), key=lambda chart: _KIND_ORDER[chart["kind"]]
+    )  # stable: first appearance within a kind

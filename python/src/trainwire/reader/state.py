@@ -17,22 +17,22 @@ from typing import Any
 from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
 from trainwire.contract.clock import now_us, to_timestamp_us
+from trainwire.contract.errors import StreamError
+from trainwire.contract.event_dicts import event_dict
 from trainwire.contract.humanize import format_duration
+from trainwire.contract.liveness import status_at
+from trainwire.contract.models import EVENT_NAMES
+from trainwire.contract.status import EXIT_CODES
 from trainwire.lines.decoder import (
     DEFAULT_MAX_DIAGNOSTICS,
-    Batch,
     DEFAULT_MAX_LINE_BYTES,
+    Batch,
     Decoder,
     Diagnostic,
     DiagnosticLog,
     Events,
     ValidatedRecord,
 )
-from trainwire.contract.errors import StreamError
-from trainwire.contract.event_dicts import event_dict
-from trainwire.contract.liveness import status_at
-from trainwire.contract.models import EVENT_NAMES
-from trainwire.contract.status import EXIT_CODES
 
 __all__ = [
     "RunState",
@@ -230,10 +230,14 @@ class RunStateFold:
         seq = event["seq"]
         if run is not None:
             if run.finished is not None:
-                self._report(line, "after_finished", f"run {run_id} already finished; {event['event']} seq {seq} dropped")
+                self._report(
+                    line, "after_finished", f"run {run_id} already finished; {event['event']} seq {seq} dropped"
+                )
                 return None
             if seq <= run.last_seq:
-                self._report(line, "seq_not_increasing", f"run {run_id}: seq {seq} after seq {run.last_seq}; line dropped")
+                self._report(
+                    line, "seq_not_increasing", f"run {run_id}: seq {seq} after seq {run.last_seq}; line dropped"
+                )
                 return None
         else:
             run = self.runs[run_id] = RunState(run_id)
@@ -305,7 +309,12 @@ def _train_restarted(run: RunState, event: Event) -> None:
 
 
 def _eval_completed(run: RunState, event: Event) -> None:
-    run.last_eval = {"step": event["step"], "epoch": event.get("epoch"), "split": event.get("split"), "metrics": dict(event["metrics"])}
+    run.last_eval = {
+        "step": event["step"],
+        "epoch": event.get("epoch"),
+        "split": event.get("split"),
+        "metrics": dict(event["metrics"]),
+    }
 
 
 def _checkpoint_saved(run: RunState, event: Event) -> None:
@@ -449,7 +458,6 @@ def read_state(
     return reader.to_dict(now, stale_after_s)
 
 
-
 def run_table_html(run: RunState, *, stale_after_s: float | None = None) -> str:
     """The run as a small HTML table (Jupyter shows a `RunState` so): status now, step, loss, ..."""
     rows = [("run", run.run_id), ("status", run.status_at(now_us(), stale_after_s))]
@@ -466,11 +474,16 @@ def run_table_html(run: RunState, *, stale_after_s: float | None = None) -> str:
     if run.eta_s is not None and run.finished is None:
         rows.append(("eta", format_duration(run.eta_s)))
     if run.last_eval is not None:
-        metrics = ", ".join(f"{name} {value:.4g}" for name, value in run.last_eval["metrics"].items() if value is not None)
+        metrics = ", ".join(
+            f"{name} {value:.4g}" for name, value in run.last_eval["metrics"].items() if value is not None
+        )
         rows.append((f"eval ({run.last_eval['split']}) at step {run.last_eval['step']}", metrics))
     if run.last_checkpoint is not None:
         rows.append(("checkpoint", f"{run.last_checkpoint['path']} at step {run.last_checkpoint['step']}"))
     if run.restarts:
         rows.append(("restarts", str(len(run.restarts))))
-    body = "".join(f"<tr><th style='text-align:left'>{html.escape(name)}</th><td style='text-align:left'>{html.escape(value)}</td></tr>" for name, value in rows)
+    body = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(name)}</th><td style='text-align:left'>{html.escape(value)}</td></tr>"
+        for name, value in rows
+    )
     return f"<table class='trainwire-run'>{body}</table>"

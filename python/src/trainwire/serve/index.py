@@ -79,7 +79,7 @@ class RunIndex:
     def refresh(self) -> None:
         """Walk every root once and replace the snapshot."""
         found: dict[str, IndexedStream] = {}
-        for root, prefix in zip(self.roots, self._prefixes):
+        for root, prefix in zip(self.roots, self._prefixes, strict=False):
             for stream in self._walk(root):
                 relative = stream.parent.relative_to(root).as_posix()
                 key = "/".join(part for part in (prefix, "" if relative == "." else relative) if part) or "."
@@ -129,7 +129,15 @@ def _problem(candidate: Path, root: Path) -> str | None:
     except OSError as error:
         return f"cannot be read ({error.strerror or error})"
     if not stat.S_ISREG(mode):
-        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "not a regular file"
+        )
         return kind
     return None
 

@@ -36,7 +36,12 @@ def progress_arguments(parser: argparse.ArgumentParser, *, default: str = "plain
         default=default,
         help=f"plain: the tool's own output; json: a trainwire NDJSON progress stream on standard output, everything else on standard error (default {default})",
     )
-    group.add_argument("--progress-file", action=_ProgressFile, metavar="PATH", help="append the NDJSON progress stream to PATH instead; standard output stays the tool's")
+    group.add_argument(
+        "--progress-file",
+        action=_ProgressFile,
+        metavar="PATH",
+        help="append the NDJSON progress stream to PATH instead; standard output stays the tool's",
+    )
     return group
 
 
@@ -57,7 +62,13 @@ class _ProgressFormat(argparse.Action):
     """`--progress json` takes standard output over as it is parsed, so that nothing the tool
     prints before it makes its run reaches the stream."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         setattr(namespace, self.dest, values)
         if values == "json" and not getattr(namespace, "progress_file", None):
             own_stdout()
@@ -66,6 +77,12 @@ class _ProgressFormat(argparse.Action):
 class _ProgressFile(argparse.Action):
     """`--progress-file` sends the stream elsewhere: standard output goes back to the tool."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         setattr(namespace, self.dest, values)
         release_stdout()

@@ -8,7 +8,8 @@ starts without building them."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic_core import to_json
 
@@ -29,7 +30,12 @@ def line_problem(encoded: bytes) -> str | None:
     """Why a reader would skip this encoded line (`code: message`), or None when it is valid."""
     content = encoded[:-1]
     # the decoder's first check of one whole line within the limit: what it accepts, the decoder accepts
-    if encoded[-1:] == b"\n" and b"\n" not in content and len(content) <= LINE_LIMIT and plain_known_event(content) is not None:
+    if (
+        encoded[-1:] == b"\n"
+        and b"\n" not in content
+        and len(content) <= LINE_LIMIT
+        and plain_known_event(content) is not None
+    ):
         return None
     from trainwire.lines.decoder import Decoder  # deferred: the models of the slow path
 
@@ -42,7 +48,9 @@ def line_problem(encoded: bytes) -> str | None:
     return "blank line"
 
 
-def cut_to_fit(line: dict[str, Any], encode: Callable[[dict[str, Any]], bytes], limit: int = LINE_LIMIT) -> tuple[dict[str, Any], bytes, list[str]] | None:
+def cut_to_fit(
+    line: dict[str, Any], encode: Callable[[dict[str, Any]], bytes], limit: int = LINE_LIMIT
+) -> tuple[dict[str, Any], bytes, list[str]] | None:
     """`line` with its largest open-ended values replaced by a marker until it fits `limit`
     bytes: `(line, encoded, what was cut)`; None when cutting cannot make it fit.
 

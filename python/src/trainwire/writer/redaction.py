@@ -29,7 +29,9 @@ SECRET_WORDS = frozenset({
     "accesstoken", "cookie", "dsn",
 })  # fmt: skip
 #: a key ending in `token` is a secret unless the word before names a tokenizer's special token
-SPECIAL_TOKENS = frozenset({"pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "start", "end", "image", "audio"})
+SPECIAL_TOKENS = frozenset(
+    {"pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "start", "end", "image", "audio"}
+)
 #: a `key` segment right after one of these words is a secret (`api_key`, `x-api-key`, `aws_access_key_id`)
 KEY_QUALIFIERS = frozenset({
     "api", "access", "private", "secret", "auth", "encryption", "signing", "ssh", "service",
@@ -65,7 +67,7 @@ def is_secret_key(key: object, parent: object = None) -> bool:
         return False
     if SECRET_WORDS.intersection(segments):
         return True
-    if any(word == "key" and before in KEY_QUALIFIERS for before, word in zip(segments, segments[1:])):
+    if any(word == "key" and before in KEY_QUALIFIERS for before, word in zip(segments, segments[1:], strict=False)):
         return True  # `api_key`, `x-api-key`, `aws_access_key_id`
     if segments[-1] == "token":
         return len(segments) == 1 or segments[-2] not in SPECIAL_TOKENS

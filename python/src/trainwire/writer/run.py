@@ -19,9 +19,9 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
 from trainwire.contract.clock import Clock, SystemClock
 from trainwire.contract.layout import STREAM_FILE
@@ -43,8 +43,8 @@ from trainwire.writer.payloads import (
     stop_payload,
     trial_ended_payload,
 )
-from trainwire.writer.redaction import redact_config
 from trainwire.writer.rank import global_rank
+from trainwire.writer.redaction import redact_config
 from trainwire.writer.sinks import Dispatcher, Sink
 from trainwire.writer.spans import OpenSpans
 from trainwire.writer.started import provenance_field, required_started, started_payload
@@ -54,7 +54,6 @@ from trainwire.writer.values import BAD, MAX_SAFE_INTEGER, integer
 __all__ = ["UNSET", "ErrorLike", "RejectedInput", "Run", "Unset", "clean_metrics", "error_info", "new_run_id"]
 
 logger = logging.getLogger("trainwire.writer")
-
 
 
 class Run:
@@ -129,7 +128,13 @@ class Run:
         made: list[Sink] = []
         if self._active:
             made, self._journal = open_sinks(
-                self.output_dir, file_name=file_name, fsync=fsync, journal=journal, stdout=stdout, callbacks=callbacks, sinks=sinks
+                self.output_dir,
+                file_name=file_name,
+                fsync=fsync,
+                journal=journal,
+                stdout=stdout,
+                callbacks=callbacks,
+                sinks=sinks,
             )
         self._lines = LineWriter(run_id, self._stage, Dispatcher(made), self._now, self._monotonic, self._complain)
         self._step_envelope = self._lines.new_line("train.step")  # copied for each step
@@ -255,7 +260,9 @@ class Run:
             if not self._args.phase_name("phase.ended", name):
                 return
             duration = self._spans.close_phase(name)
-            if not self._args.one_of("phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"):
+            if not self._args.one_of(
+                "phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"
+            ):
                 return
             self._emit("phase.ended", {"phase": name, "status": status, "duration_s": duration})
 
@@ -308,7 +315,9 @@ class Run:
             if total_steps is not UNSET:
                 total = integer(total_steps)
                 if total is BAD:
-                    self._complain("train.step.total_steps", f"total_steps={total_steps!r} is not an integer >= 0; ignored")
+                    self._complain(
+                        "train.step.total_steps", f"total_steps={total_steps!r} is not an integer >= 0; ignored"
+                    )
                 else:
                     steps.total_steps = total
             elapsed, eta, progress, due = steps.report(step, now)
@@ -317,7 +326,9 @@ class Run:
             line["total_steps"] = steps.total_steps
             # plain floats and None (the common case) go straight in
             line["epoch"] = epoch if epoch is None else self._args.number("train.step", "epoch", epoch, 0)
-            line["loss"] = loss if loss is None or type(loss) is float else self._args.number("train.step", "loss", loss)
+            line["loss"] = (
+                loss if loss is None or type(loss) is float else self._args.number("train.step", "loss", loss)
+            )
             line["learning_rate"] = (
                 learning_rate
                 if learning_rate is None or type(learning_rate) is float
@@ -368,10 +379,17 @@ class Run:
             step = counted["step"]
             self._flush_pending_step()
             attempt, previous_step = self._steps.restart(step)
-            payload: dict[str, Any] = {"reason": reason, "attempt": attempt, "previous_step": previous_step, "step": step}
+            payload: dict[str, Any] = {
+                "reason": reason,
+                "attempt": attempt,
+                "previous_step": previous_step,
+                "step": step,
+            }
             payload.update(restart_sizes(self._args, batch_size_from, batch_size_to))
             if total_steps is not UNSET:
-                payload["total_steps"] = self._steps.total_steps = self._args.optional_int("train.restarted", "total_steps", total_steps)
+                payload["total_steps"] = self._steps.total_steps = self._args.optional_int(
+                    "train.restarted", "total_steps", total_steps
+                )
             self._emit("train.restarted", payload)
 
     def eval(
@@ -424,7 +442,9 @@ class Run:
         counted = self._args.counts("trial.ended", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
         if counted is None:
             return
-        if not self._args.one_of("trial.ended.status", "trial status", status, TRIAL_STATUSES, "trial.ended not written"):
+        if not self._args.one_of(
+            "trial.ended.status", "trial status", status, TRIAL_STATUSES, "trial.ended not written"
+        ):
             return
         with self._lock:
             duration = self._spans.close_trial(counted["trial"], counted["attempt"])
