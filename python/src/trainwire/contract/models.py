@@ -71,7 +71,7 @@ Event = Annotated[Union[_TAGGED], Discriminator(_event_tag)]  # type: ignore[val
 """Any line: a known event model, or `UnknownEvent` for an event name not in v1."""
 
 #: validates one line (JSON bytes or a parsed object) into a typed event
-EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)  # type: ignore[arg-type]
+EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
 #: known events only, discriminated inside pydantic-core (no Python call per line): the
 #: readers' fast path; an unknown event name fails it and takes `EVENT_ADAPTER`'s path
 KNOWN_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[KnownEvent, Field(discriminator="event")])  # type: ignore[arg-type]
