@@ -27,21 +27,23 @@ RELATIVE_PATH_PATTERN: Final = '(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:
 MESSAGE_LIMIT: Final = 200
 #: object title -> its null rule (only objects that have one)
 NULL_RULES: Final[dict[str, NullRule]] = {
-    'CheckpointSaved': NullRule(('stage',), {}),
+    'CheckpointSaved': NullRule(('stage', 'trial'), {}),
     'Envelope': NullRule(('stage',), {}),
-    'EvalCompleted': NullRule(('stage',), {}),
-    'PhaseEnded': NullRule(('stage',), {}),
-    'PhaseStarted': NullRule(('stage',), {}),
+    'EvalCompleted': NullRule(('stage', 'trial'), {}),
+    'PhaseEnded': NullRule(('stage', 'cycle', 'trial'), {}),
+    'PhaseProgress': NullRule(('stage', 'unit', 'trial'), {}),
+    'PhaseStarted': NullRule(('stage', 'cycle', 'trial'), {}),
     'Provenance': NullRule(('dirty_diff', 'python', 'packages', 'platform', 'accelerator'), {}),
     'RunFinished': NullRule(('stage',), {}),
     'RunHeartbeat': NullRule(('stage',), {}),
     'RunStarted': NullRule(('stage', 'config', 'provenance', 'world_size', 'heartbeat_interval_s'), {'provenance': 'Provenance'}),
     'StopRequested': NullRule(('stage',), {}),
-    'TrainEpoch': NullRule(('stage',), {}),
-    'TrainRestarted': NullRule(('stage',), {}),
-    'TrainStep': NullRule(('stage', 'metrics'), {}),
-    'TrialEnded': NullRule(('stage', 'best'), {}),
-    'TrialStarted': NullRule(('stage',), {}),
+    'TrainEpoch': NullRule(('stage', 'trial'), {}),
+    'TrainRestarted': NullRule(('stage', 'trial'), {}),
+    'TrainRolledBack': NullRule(('stage', 'trial'), {}),
+    'TrainStep': NullRule(('stage', 'metrics', 'memory', 'trial'), {}),
+    'TrialEnded': NullRule(('stage', 'best', 'accepted'), {}),
+    'TrialStarted': NullRule(('stage', 'baseline'), {}),
 }
 #: every code a reader or `trainwire validate` reports -> its meaning
 CODES: Final[dict[str, str]] = {
