@@ -372,7 +372,11 @@ class Run:
         """
         if not self._active:
             return
-        trial = self._scopes.trial if trial is None else self._args.trial("train.step", trial)
+        if trial is None:
+            scopes = self._scopes.trials  # inline: the per-step path
+            trial = scopes[-1] if scopes else None
+        else:
+            trial = self._args.trial("train.step", trial)
         with self._lock:
             if (self._finished or not self._started) and not self._ready("train.step"):
                 return
