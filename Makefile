@@ -7,7 +7,7 @@ NODE_MODULES := typescript/node_modules/.package-lock.json
 TS_BUILD := typescript/dist/index.js
 SETUP := system $(VENV)/.setup-done $(NODE_MODULES) $(TS_BUILD)
 
-.PHONY: setup system generate check test demo bench fuzz clean
+.PHONY: setup system generate check format test demo bench fuzz clean
 
 setup: $(SETUP)
 
@@ -34,6 +34,11 @@ generate: setup
 
 check: setup
 	$(PY) tools/check.py
+
+# the house style, applied: ruff for the Python, Biome for the TypeScript (`make check` holds to it)
+format: setup
+	$(VENV)/bin/ruff format . && $(VENV)/bin/ruff check --fix .
+	cd typescript && npx biome check --write .
 
 test: setup check
 	cd typescript && npm run --silent build && npm test --silent

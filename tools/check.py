@@ -3,13 +3,18 @@
 1. every schema is valid against the JSON Schema 2020-12 metaschema;
 2. nothing generated differs from what `make generate` writes (names each file);
 3. the v1 schemas are backward compatible with the last released snapshot;
-4. the Python package type-checks (mypy, strict; settings in python/pyproject.toml).
+4. the Python package type-checks (mypy, strict; settings in python/pyproject.toml);
+5. the package keeps its layers: no import runs up a layer, no circle (import-linter's
+   contracts in python/pyproject.toml);
+6. the code keeps the house style: `ruff format` and `ruff check` (ruff.toml), Biome for the
+   TypeScript (typescript/biome.json); `make format` applies both.
 """
 
 from __future__ import annotations
 
 import filecmp
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -69,12 +74,56 @@ def type_errors() -> list[str]:
     return [line for line in result.stdout.splitlines() if ": error:" in line] or [result.stdout + result.stderr]
 
 
+def layer_breaks() -> list[str]:
+    """What import-linter reports broken, one line per contract and import (empty when all are kept)."""
+    # this tree's sources, whatever the virtualenv's editable install points at
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
+    command = [str(Path(sys.executable).parent / "lint-imports"), "--no-cache", "--no-logo"]
+    result = subprocess.run(command, cwd=ROOT / "python", env=env, capture_output=True, text=True)
+    if result.returncode == 0:
+        return []
+    found = [
+        line.strip()
+        for line in result.stdout.splitlines()
+        if line.rstrip().endswith("BROKEN") or line.lstrip().startswith("- ")
+    ]
+    return [f"layers: {line}" for line in found] or [result.stdout + result.stderr]
+
+
+def style_breaks() -> list[str]:
+    """What the house style refuses: `ruff format` and `ruff check` on the Python, Biome on the
+    TypeScript (settings in ruff.toml and typescript/biome.json). `make format` fixes most."""
+    ruff = str(Path(sys.executable).parent / "ruff")
+    biome = str(ROOT / "typescript" / "node_modules" / ".bin" / "biome")
+    commands = [
+        ([ruff, "format", "--check", "--quiet", "."], ROOT),
+        ([ruff, "check", "--quiet", "--output-format", "concise", "."], ROOT),
+        ([biome, "ci", "--reporter=summary", "."], ROOT / "typescript"),
+    ]
+    problems = []
+    for command, cwd in commands:
+        result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+        if result.returncode != 0:
+            shown = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()][:20]
+            problems += [f"style: {' '.join(command[1:3])}: {line}" for line in shown]
+    return problems
+
+
 def main() -> int:
-    failures = invalid_schemas() + drifted_files() + compat.check_against_release() + type_errors()
+    failures = (
+        invalid_schemas()
+        + drifted_files()
+        + compat.check_against_release()
+        + type_errors()
+        + layer_breaks()
+        + style_breaks()
+    )
     for line in failures:
         print(f"check: {line}", file=sys.stderr)
     if not failures:
-        print("check: schemas valid, generated files in sync, v1 compatible with the last release, types check")
+        print(
+            "check: schemas valid, generated files in sync, v1 compatible with the last release, types check, layers kept, style kept"
+        )
     return 1 if failures else 0
 
 

@@ -97,11 +97,11 @@ def compare(old: dict, new: dict) -> list[Violation]:
                 walk(a[key], b[key], f"{path}/{key}")
         for key in ("anyOf", "oneOf"):
             if key in a and key in b and len(a[key]) == len(b[key]):
-                for index, (x, y) in enumerate(zip(a[key], b[key])):
+                for index, (x, y) in enumerate(zip(a[key], b[key], strict=False)):
                     walk(x, y, f"{path}/{key}/{index}")
             elif key in a and key in b and len(b[key]) < len(a[key]):
                 found.append(Violation("type-changed", f"{path}/{key}", "fewer alternatives than before"))
-        for index, (x, y) in enumerate(zip(a.get("allOf", ()), b.get("allOf", ()))):
+        for index, (x, y) in enumerate(zip(a.get("allOf", ()), b.get("allOf", ()), strict=False)):
             walk(x, y, f"{path}/allOf/{index}")
 
     old_events, new_events = _events(old), _events(new)

@@ -3,8 +3,9 @@
 `gen_contract` renders them into a Python and a TypeScript module, so a schema change
 reaches the writer, the readers and `validate` through `make generate` and nothing is
 copied by hand: the patterns of a run id, an event name and a relative path, the envelope
-fields, the schema families, the message length limit, the fields that may be absent but
-not null, and the diagnostic and rule codes with their meaning (from `CODES`).
+fields, the schema families, the events (names, schema titles and families, in the order of
+the `Line` union), the message length limit, the fields that may be absent but not null,
+and the diagnostic and rule codes with their meaning (from `CODES`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from _common import ROOT
 
 #: the one table of every code a reader or `trainwire validate` reports
 CODES = ROOT / "conformance" / "codes.json"
+#: the one table of the exit code of each run status (and `tail`'s "not finished")
+EXIT_CODES = ROOT / "conformance" / "exit-codes.json"
 
 
 def _def_name(ref: str) -> str:
@@ -124,6 +127,22 @@ class _NullRules:
         return {title: rule for title, rule in sorted(self.rules.items()) if rule}
 
 
+def _events(defs: dict[str, Any], titles: list[str]) -> dict[str, str]:
+    """Event name -> the title of its schema, in the order of the `Line` union."""
+    events = {defs[title]["properties"]["event"]["const"]: title for title in titles}
+    if len(events) != len(titles):
+        raise SystemExit(f"two events of {titles} share a name")
+    return events
+
+
+def _families(names: list[str]) -> dict[str, list[str]]:
+    """Family (the name before its first dot: `run`, `train`, ...) -> its event names."""
+    families: dict[str, list[str]] = {}
+    for name in names:
+        families.setdefault(name.split(".", 1)[0], []).append(name)
+    return families
+
+
 def _codes(reader_state: dict[str, Any]) -> dict[str, Any]:
     table = json.loads(CODES.read_text(encoding="utf-8"))
     declared = reader_state["$defs"]["Diagnostic"]["properties"]["code"]["enum"]
@@ -135,13 +154,41 @@ def _codes(reader_state: dict[str, Any]) -> dict[str, Any]:
     return table
 
 
+def _exit_codes(run_finished: dict[str, Any]) -> dict[str, Any]:
+    table = json.loads(EXIT_CODES.read_text(encoding="utf-8"))
+    status = run_finished["properties"]["status"]
+    declared, listed = status["enum"], [entry["status"] for entry in table["statuses"]]
+    if listed != declared:
+        raise SystemExit(
+            f"{EXIT_CODES.relative_to(ROOT)}: the statuses {listed} differ from the RunFinished schema's {declared}"
+        )
+    # the schema's own text states the codes too: it must say what the table says
+    if f"Exit codes: {exit_codes_text(table)}." not in status["description"]:
+        raise SystemExit(f"RunFinished.status: the description must state `Exit codes: {exit_codes_text(table)}.`")
+    return table
+
+
+def exit_codes_text(exit_codes: dict[str, Any]) -> str:
+    """The codes as a sentence lists them: `succeeded 0, failed 1, ...`."""
+    return ", ".join(f"{entry['status']} {entry['exit_code']}" for entry in exit_codes["statuses"])
+
+
+def tail_exit_codes_text(exit_codes: dict[str, Any]) -> str:
+    """`exit_codes_text` and the code `trainwire tail` adds for a run that has not finished."""
+    extra = exit_codes["not_finished"]
+    return f"{exit_codes_text(exit_codes)}, {extra['label']} {extra['exit_code']}"
+
+
 def derive(bundles: Path) -> dict[str, Any]:
     line = json.loads((bundles / "trainwire-v1.schema.json").read_text(encoding="utf-8"))
     reader_state = json.loads((bundles / "reader-state-v1.schema.json").read_text(encoding="utf-8"))
     defs = line["$defs"]
     envelope = defs["Envelope"]
     events = [_def_name(ref["$ref"]) for ref in line["oneOf"]]
+    titles = _events(defs, events)
     return {
+        "events": titles,
+        "event_families": _families(list(titles)),
         "schema_families": list(bundle.FAMILIES),
         "envelope_fields": list(envelope["properties"]),
         "run_id_pattern": _pattern(defs["RunId"]),
@@ -150,4 +197,5 @@ def derive(bundles: Path) -> dict[str, Any]:
         "message_limit": _message_limit(defs),
         "null_rules": _NullRules(defs).derive(["Envelope", *events]),
         "codes": _codes(reader_state)["codes"],
+        "exit_codes": _exit_codes(defs["RunFinished"]),
     }

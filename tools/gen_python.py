@@ -89,7 +89,7 @@ def _renamed(schema: dict, names: dict[str, str]) -> dict:
         text = text.replace(f'"#/$defs/{old}"', f'"#/$defs/{new}"')
     renamed = json.loads(text)
     renamed["$defs"] = {names.get(key, key): value for key, value in renamed["$defs"].items()}
-    for old, new in names.items():
+    for new in names.values():
         renamed["$defs"][new]["title"] = new
     return renamed
 

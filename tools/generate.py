@@ -11,8 +11,11 @@ import sys
 from pathlib import Path
 
 import bundle
+import gen_charts
 import gen_contract
+import gen_doc_tables
 import gen_docs
+import gen_known_event_dicts
 import gen_python
 from _common import ROOT
 
@@ -23,6 +26,7 @@ GENERATED = (
     "typescript/src/generated",
     "docs/reference/events.md",
     "docs/reference/codes.md",
+    *gen_doc_tables.DOCS,
 )
 
 
@@ -31,8 +35,11 @@ def generate(out_root: Path) -> None:
     bundle.main(bundles)
     gen_python.generate(out_root, bundles)
     gen_contract.generate(out_root, bundles)
+    gen_charts.generate(out_root)
+    gen_known_event_dicts.generate(out_root, bundles)
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
+    gen_doc_tables.generate(out_root, bundles)
 
 
 if __name__ == "__main__":

@@ -265,4 +265,4 @@ def splits(draw: st.DrawFn, data: bytes) -> list[bytes]:
         cuts += draw(st.lists(st.sampled_from(inside_characters), max_size=6))
     cuts.sort()
     edges = [0, *cuts, len(data)]
-    return [data[start:end] for start, end in zip(edges, edges[1:])]
+    return [data[start:end] for start, end in zip(edges, edges[1:], strict=False)]

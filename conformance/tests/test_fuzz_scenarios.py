@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 from trainwire.conformance.diff import first_difference
 from trainwire.conformance.scenario import play
-from trainwire.reader.decoder import Decoder
+from trainwire.lines.decoder import Decoder
 from trainwire.reader.invariants import check_stream
 from trainwire.reader.state import read_state
 

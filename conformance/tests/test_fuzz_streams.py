@@ -18,7 +18,7 @@ from trainwire.conformance.runner import comparable_state
 from trainwire.conformance.scenario import play
 from trainwire.conformance.schema_check import line_verdict
 from trainwire.contract import canonical
-from trainwire.reader.decoder import parse_strict
+from trainwire.lines.decoder import parse_strict
 from trainwire.reader.state import StreamReader, read_state
 
 FUZZ_SETTINGS = settings(FUZZ, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -37,7 +37,9 @@ def test_every_plan_rebuilds_the_stream_and_the_named_ones_cut_where_they_say():
 
 
 def test_random_plans_follow_the_seed():
-    cuts = lambda seed: [plan.cuts for plan in plans_for(STREAM, seed)]
+    def cuts(seed: int) -> list:
+        return [plan.cuts for plan in plans_for(STREAM, seed)]
+
     assert cuts(1) == cuts(1) and cuts(1) != cuts(2)
 
 

@@ -48,7 +48,7 @@ def test_python_and_typescript_bound_diagnostics_alike_also_across_a_resume(tmp_
     ]
     typescript = typescript_lines("ts_canonical_states.mjs", request)
     assert len(typescript) == len(request)
-    for case, ts_state in zip(request, typescript):
+    for case, ts_state in zip(request, typescript, strict=False):
         reader = StreamReader(max_diagnostics=case["max_diagnostics"])
         at = case.get("resume_at")
         if at is not None:

@@ -104,7 +104,7 @@ def test_numbers_and_strings_match_node_exactly() -> None:
     ours = [dumps(v) for v in doubles] + [dumps(v) for v in big_integers] + [dumps(s) for s in strings]
     mismatches = [
         (value, mine, theirs)
-        for value, mine, theirs in zip(doubles + big_integers + strings, ours, expected)
+        for value, mine, theirs in zip(doubles + big_integers + strings, ours, expected, strict=False)
         if mine != theirs
     ]
     assert not mismatches, mismatches[:5]

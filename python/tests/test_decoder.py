@@ -394,7 +394,7 @@ def test_a_number_that_may_overflow_gets_the_same_answer_inside_a_chunk(number: 
 
 
 def test_typed_events_are_built_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    from trainwire.reader import exact_checks
+    from trainwire.lines import exact_checks
 
     built: list[Any] = []
     real = exact_checks.event_model

@@ -102,3 +102,32 @@ def test_ctrl_c_on_demo_run_stops_the_training_cleanly(tmp_path: Path) -> None:
     assert [line["signal"] for line in stream if line["event"] == "stop.requested"] == ["SIGINT"]
     assert (stream[-1]["status"], stream[-1]["reason"]) == ("interrupted", "sigint")
     assert not (tmp_path / "model").exists()
+
+
+def test_demo_run_names_the_extra_before_it_starts(tmp_path: Path) -> None:
+    # transformers made unimportable in the parent: the check runs before any child starts
+    code = "import sys; sys.modules['transformers'] = None; from trainwire.cli.demo import main; sys.exit(main(sys.argv[1:]))"
+    process = subprocess.run(
+        [sys.executable, "-c", code, "run", "--output-dir", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert process.returncode == 1
+    assert "pip install 'trainwire[transformers]'" in process.stderr and "Traceback" not in process.stderr
+    assert not (tmp_path / "out" / "demo-train.log").exists()
+
+
+def test_demo_run_shows_why_its_training_failed(tmp_path: Path) -> None:
+    # a transformers package that cannot be imported: found by the check, fails in the child
+    broken = tmp_path / "broken"
+    (broken / "transformers").mkdir(parents=True)
+    (broken / "transformers" / "__init__.py").write_text(
+        "raise ImportError('this transformers is broken on purpose')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), *sys.path])}
+    command = [sys.executable, "-m", "trainwire.cli.demo", "run", "--output-dir", str(tmp_path / "out"), "--steps", "2"]
+    process = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+    assert process.returncode != 0
+    assert "training failed (exit 1)" in process.stderr
+    assert "this transformers is broken on purpose" in process.stderr  # the child's own message, shown

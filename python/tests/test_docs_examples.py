@@ -13,6 +13,7 @@ A block that cannot run here says so in the page, visibly, on the line before it
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -98,15 +99,17 @@ def _typescript_project(workdir: Path, blocks: list[Block]) -> None:
     (workdir / "node_modules").mkdir()
     (workdir / "node_modules" / "trainwire").symlink_to(TYPESCRIPT, target_is_directory=True)
     (workdir / "package.json").write_text('{"type": "module", "private": true}\n', encoding="utf-8")
-    (workdir / "tsconfig.json").write_text(
-        '{"extends": "%s", "compilerOptions": {"outDir": "out", "rootDir": ".", "noUnusedLocals": false, "typeRoots": ["%s"]}, "files": [%s]}\n'
-        % (
-            TYPESCRIPT / "tsconfig.base.json",
-            TYPESCRIPT / "node_modules" / "@types",
-            ", ".join(f'"example_{i}.ts"' for i in range(len(blocks))),
-        ),
-        encoding="utf-8",
-    )
+    tsconfig = {
+        "extends": str(TYPESCRIPT / "tsconfig.base.json"),
+        "compilerOptions": {
+            "outDir": "out",
+            "rootDir": ".",
+            "noUnusedLocals": False,
+            "typeRoots": [str(TYPESCRIPT / "node_modules" / "@types")],
+        },
+        "files": [f"example_{i}.ts" for i in range(len(blocks))],
+    }
+    (workdir / "tsconfig.json").write_text(json.dumps(tsconfig) + "\n", encoding="utf-8")
     for index, block in enumerate(blocks):
         (workdir / f"example_{index}.ts").write_text(block.code, encoding="utf-8")
 

@@ -15,7 +15,7 @@ import pytest
 
 from trainwire import Run
 from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE
-from trainwire.reader.summary import summarise_stream
+from trainwire.reader.stream_summary import summarise_stream
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -151,6 +151,24 @@ def test_an_out_of_memory_fit_followed_by_a_smaller_one_is_a_restart(tmp_path: P
     assert (stream[-1]["status"], stream[-1]["step"]) == ("succeeded", 4)
 
 
+def test_a_fit_after_the_owned_run_ended_is_a_new_run_in_the_same_file(tmp_path: Path) -> None:
+    callback = TrainwireCallback(step_interval_s=0, heartbeat_interval_s=None, check_interval_s=0)
+    stopper = AtStep(3, lambda: request_stop(tmp_path))
+    example.trainer_for(str(tmp_path), 1000, callback, callbacks=[stopper, callback]).fit(
+        example.TinyRegression(), example.loader()
+    )
+    first = callback.run
+    example.trainer_for(str(tmp_path), 4, callback).fit(example.TinyRegression(), example.loader())
+    second = callback.run
+
+    assert first is not None and second is not None and first.run_id != second.run_id
+    assert check_stream((tmp_path / "progress.jsonl").read_bytes()) == []
+    stream = stream_of(tmp_path / "progress.jsonl")
+    finished = [(line["run_id"], line["status"], line["step"]) for line in stream if line["event"] == "run.finished"]
+    assert finished == [(first.run_id, "interrupted", 3), (second.run_id, "succeeded", 4)]
+    assert not callback.stopped  # the stop was the first run's
+
+
 def test_sigterm_to_the_example_saves_a_checkpoint_and_exits_2(tmp_path: Path) -> None:
     stream_path = tmp_path / "progress.jsonl"
     command = [sys.executable, str(EXAMPLE), str(tmp_path), "--max-steps", "100000", "--step-delay", "0.02"]

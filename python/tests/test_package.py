@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import subprocess
 import sys
 
 import pytest
 
 import trainwire
+from trainwire._generated import contract
+from trainwire.contract import models
 
 
 def test_public_names_resolve_to_their_modules() -> None:
@@ -24,7 +28,7 @@ def test_public_names_resolve_to_their_modules() -> None:
 def test_every_event_has_a_typed_model_and_lines_validate_through_the_union() -> None:
     from trainwire import EVENT_ADAPTER, EVENT_NAMES, TrainStep, UnknownEvent
 
-    assert len(EVENT_NAMES) == 13
+    assert frozenset(contract.EVENT_NAMES) == EVENT_NAMES
     line = (
         b'{"schema_version":1,"seq":1,"ts":"2026-11-29T10:00:00Z","run_id":"r1","event":"train.step",'
         b'"step":1,"total_steps":2,"epoch":null,"loss":1.5,"learning_rate":null,"elapsed_s":0.5,"eta_s":null,"progress":0.5}'
@@ -32,6 +36,27 @@ def test_every_event_has_a_typed_model_and_lines_validate_through_the_union() ->
     assert isinstance(EVENT_ADAPTER.validate_json(line, strict=True), TrainStep)
     unknown = line.replace(b'"train.step"', b'"model.exported"')
     assert isinstance(EVENT_ADAPTER.validate_json(unknown, strict=True), UnknownEvent)
+
+
+def test_the_event_models_are_the_generated_events_in_contract_order() -> None:
+    assert [(name, model.__name__) for name, model in models.EVENT_MODELS.items()] == list(
+        contract.EVENT_TITLES.items()
+    )
+
+
+def test_the_literal_export_lists_name_every_generated_event_model() -> None:
+    # `__all__` stay literals (a static checker reads them, and importing trainwire loads no
+    # generated module): a new event's model must join both, and the typing imports
+    titles = set(contract.EVENT_TITLES.values())
+    assert titles - set(models.__all__) == set(), "contract/models.py: add the new event models to __all__"
+    assert titles - set(trainwire.__all__) == set(), "trainwire/__init__.py: add the new event models to __all__"
+    typed = {
+        alias.asname or alias.name
+        for node in ast.walk(ast.parse(inspect.getsource(trainwire)))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert set(trainwire.__all__) - typed == set(), "trainwire/__init__.py: import each public name under TYPE_CHECKING"
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
@@ -48,3 +73,28 @@ def test_importing_the_package_and_the_reader_imports_neither_torch_nor_transfor
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
+
+
+def test_a_run_starts_steps_and_finishes_without_building_pydantic_models(tmp_path) -> None:
+    # the lines are checked by the generated dict validator (pydantic-core alone): the cost
+    # of a run's start is the `emitter, cold start` figure of docs/performance.md
+    code = (
+        "import sys\n"
+        "from trainwire.writer.run import Run\n"
+        f"run = Run({str(tmp_path / 'out')!r}, heartbeat_interval_s=None)\n"
+        "run.start(total_steps=2, config={'lr': 0.1})\n"
+        "run.step(1, loss=1.5)\n"
+        "run.eval(1, {'accuracy': 0.5})\n"
+        "run.finish()\n"
+        "loaded = ('pydantic', 'trainwire._generated.events', 'trainwire.lines.decoder')\n"
+        "print(','.join(m for m in loaded if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert result.stdout.strip() == ""
+    lines = (tmp_path / "out" / "progress.jsonl").read_bytes().splitlines()
+    assert [line.split(b'"event":"')[1].split(b'"')[0] for line in lines] == [
+        b"run.started",
+        b"train.step",
+        b"eval.completed",
+        b"run.finished",
+    ]

@@ -70,12 +70,12 @@ def test_resuming_mid_stream_gives_the_uninterrupted_state_in_both_languages() -
             "stale_after_s": spec.get("stale_after_s"),
             "resume_at": _split(data),
         }
-        for case, spec, data in zip(CASES, cases, streams)
+        for case, spec, data in zip(CASES, cases, streams, strict=False)
     ]
     typescript = typescript_lines("ts_canonical_states.mjs", request)
     assert len(typescript) == len(CASES)
     assert sum(1 for item in request if item["resume_at"] > 0) >= 20
-    for spec, data, item, ts_state in zip(cases, streams, request, typescript):
+    for spec, data, item, ts_state in zip(cases, streams, request, typescript, strict=False):
         whole = StreamReader()
         whole.feed(data)
         resumed = _resumed(data, item["resume_at"])

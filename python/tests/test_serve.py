@@ -12,6 +12,8 @@ from pathlib import Path
 
 from serve_process import ROOT, make_run, serve
 
+from trainwire.cli.plot import chart_specs, load_runs
+
 
 def test_lists_runs_and_serves_their_streams_by_range(tmp_path: Path) -> None:
     first = make_run(tmp_path / "a")
@@ -156,8 +158,14 @@ def test_the_page_follows_a_live_run_and_stops_it_in_a_real_browser(tmp_path: Pa
                 timeout=240,
             )
             assert browser.returncode == 0, browser.stdout + browser.stderr
-            checks = [json.loads(line)["check"] for line in browser.stdout.splitlines()]
-            assert checks == ["runs list", "progress and curve advance", "restart marker", "stopped"]
+            reports = [json.loads(line) for line in browser.stdout.splitlines()]
+            assert [report["check"] for report in reports] == [
+                "runs list",
+                "progress and curve advance",
+                "restart marker",
+                "stopped",
+                "charts",
+            ]
         assert training.wait(timeout=60) == 2, training.stderr.read() if training.stderr else ""
     finally:
         if training.poll() is None:
@@ -172,5 +180,9 @@ def test_the_page_follows_a_live_run_and_stops_it_in_a_real_browser(tmp_path: Pa
         and stop["requested_by"] == "dashboard"
         and stop["reason"] == "enough from the browser test"
     )
+    # the dashboard drew the charts the PNG/SVG plot draws for this run: titles, curves, markers
+    drawn = [{"title": chart["title"], "series": [curve["label"] for curve in chart["series"]], "markers": [marker["kind"] for marker in chart["markers"]]}
+             for chart in chart_specs(load_runs(run_dir / "progress.jsonl"))]  # fmt: skip
+    assert reports[-1]["charts"] == drawn and len(drawn) >= 3
     for name in ("dashboard-runs.png", "dashboard-run.png", "dashboard-stopped.png"):
         assert (screenshots / name).read_bytes().startswith(b"\x89PNG")

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainwire.reader.summary import SummaryBuilder
+from trainwire.lines.summary import SummaryBuilder
 
 RUN = "run-a"
 

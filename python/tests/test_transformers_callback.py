@@ -61,7 +61,7 @@ def test_every_event_maps_with_the_trainers_values(tmp_path: Path) -> None:
     logged = [entry for entry in trainer.state.log_history if "loss" in entry]
     steps = of(stream, "train.step")
     assert [line["step"] for line in steps] == [entry["step"] for entry in logged] == list(range(1, 37))
-    for line, entry in zip(steps, logged):
+    for line, entry in zip(steps, logged, strict=False):
         assert line["loss"] == pytest.approx(entry["loss"])
         assert line["learning_rate"] == pytest.approx(entry["learning_rate"])
         assert line["grad_norm"] == pytest.approx(entry["grad_norm"])
@@ -74,7 +74,7 @@ def test_every_event_maps_with_the_trainers_values(tmp_path: Path) -> None:
     evaluations = of(stream, "eval.completed")
     assert [line["step"] for line in evaluations] == [12, 24, 36]
     expected_eval = [entry for entry in trainer.state.log_history if "eval_loss" in entry]
-    for line, entry in zip(evaluations, expected_eval):
+    for line, entry in zip(evaluations, expected_eval, strict=False):
         assert line["split"] == "eval"
         assert line["metrics"]["loss"] == pytest.approx(entry["eval_loss"])
         assert not any(key.startswith("eval_") or key == "epoch" for key in line["metrics"])

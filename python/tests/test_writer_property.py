@@ -144,5 +144,5 @@ def test_any_call_sequence_gives_a_stream_both_readers_take_whole(tmp_path: Path
     )  # fmt: skip
     typescript = result.stdout.split("\n")[:-1]
     assert len(typescript) == len(streams) >= 100
-    for data, ts_state in zip(streams, typescript):
+    for data, ts_state in zip(streams, typescript, strict=False):
         assert python_state(data)[0] == ts_state, data

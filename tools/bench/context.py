@@ -55,9 +55,11 @@ class Context:
         return self.once(f"stream:{size}", generate)
 
 
-def run_child(args: list[str], *, timeout: float, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """Run a measuring child process; its own stderr is kept for the error message."""
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+def run_child(
+    args: list[str], *, timeout: float, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a measuring child process (in `env`, default ours); its own stderr is kept for the error message."""
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         raise RuntimeError(f"{Path(args[1]).name if len(args) > 1 else args[0]} failed: {tail}")

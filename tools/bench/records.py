@@ -62,7 +62,7 @@ def round_ratios(subject: list[float], baseline: list[float], *, throughput: boo
     """The ratio of each round, subject over baseline (baseline over subject for times read as throughput)."""
     if len(subject) != len(baseline):
         raise ValueError(f"{len(subject)} subject rounds against {len(baseline)} baseline rounds")
-    return [b / s if throughput else s / b for s, b in zip(subject, baseline)]
+    return [b / s if throughput else s / b for s, b in zip(subject, baseline, strict=False)]
 
 
 @dataclass(frozen=True)

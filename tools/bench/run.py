@@ -23,6 +23,7 @@ from pathlib import Path
 import bundle_size
 import dashboard
 import emitter
+import emitter_start
 import journal
 import python_reader
 import trainer
@@ -35,6 +36,7 @@ import conformance
 
 FIGURES: list[Figure] = [
     *emitter.FIGURES,
+    *emitter_start.FIGURES,
     *python_reader.FIGURES,
     *typescript_reader.FIGURES,
     *bundle_size.FIGURES,
@@ -87,7 +89,7 @@ def format_table(records: list[Record]) -> str:
         for r in records
     ]
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
     notes = [f"- {r.name}: {r.notes}" for r in records if r.notes]
     return "\n".join(lines + [""] + notes)

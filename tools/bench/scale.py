@@ -29,12 +29,14 @@ class Scale:
     trainer_steps: int
     trainer_pairs: int
     stop_repeats: int
+    #: fresh processes timed for the emitter's cold start, and for its baseline
+    start_rounds: int
 
 
 SCALES = {
-    "tiny": Scale("tiny", 500, 2, 1 * MB, 2, 4 * MB, 1 * MB, 64 * 1024, 3, 10, 1, 1),
-    "small": Scale("small", 10_000, 5, 16 * MB, 5, 100 * MB, 1 * MB, 256 * 1024, 11, 100, 5, 2),
-    "full": Scale("full", 50_000, 7, 64 * MB, 5, 1000 * MB, 1 * MB, 256 * 1024, 21, 300, 5, 3),
+    "tiny": Scale("tiny", 500, 2, 1 * MB, 2, 4 * MB, 1 * MB, 64 * 1024, 3, 10, 1, 1, 3),
+    "small": Scale("small", 10_000, 5, 16 * MB, 5, 100 * MB, 1 * MB, 256 * 1024, 11, 100, 5, 2, 11),
+    "full": Scale("full", 50_000, 7, 64 * MB, 5, 1000 * MB, 1 * MB, 256 * 1024, 21, 300, 5, 3, 21),
 }
 
 

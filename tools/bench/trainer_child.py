@@ -74,7 +74,7 @@ def _stop_latency(scratch: Path, delay_s: float) -> dict[str, float]:
     if not callback.stopped or controller.requested_at is None:
         raise RuntimeError(f"the stop was not honoured within {_STOP_MAX_STEPS} steps")
     ends = controller.step_ends
-    step_s = statistics.median(later - earlier for earlier, later in zip(ends, ends[1:]))
+    step_s = statistics.median(later - earlier for earlier, later in zip(ends, ends[1:], strict=False))
     return {"latency_s": exited_at - controller.requested_at, "step_s": step_s}
 
 

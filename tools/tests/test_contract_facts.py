@@ -54,6 +54,30 @@ def test_a_schema_change_reaches_the_generated_facts(bundles: Path) -> None:
     assert 'export const RUN_ID_PATTERN = "^[a-z]{1,8}$";' in gen_contract.render_typescript(facts)
 
 
+def test_a_new_event_reaches_the_event_names_and_families(bundles: Path) -> None:
+    def change(schema: dict) -> None:
+        exported = json.loads(json.dumps(schema["$defs"]["RunHeartbeat"]))
+        exported["properties"]["event"]["const"] = "model.exported"
+        schema["$defs"]["ModelExported"] = exported
+        schema["oneOf"].append({"$ref": "#/$defs/ModelExported"})
+
+    _edit(bundles, "trainwire-v1", change)
+    facts = contract_facts.derive(bundles)
+    assert list(facts["events"])[-1] == "model.exported" and facts["events"]["model.exported"] == "ModelExported"
+    assert facts["event_families"]["model"] == ["model.exported"]
+    assert "'model': ('model.exported',)," in gen_contract.render_python(facts)
+    assert '"model": ["model.exported"]' in gen_contract.render_typescript(facts)
+
+
+def test_two_events_may_not_share_a_name(bundles: Path) -> None:
+    def change(schema: dict) -> None:
+        schema["$defs"]["TrainEpoch"]["properties"]["event"]["const"] = "train.step"
+
+    _edit(bundles, "trainwire-v1", change)
+    with pytest.raises(SystemExit, match="share a name"):
+        contract_facts.derive(bundles)
+
+
 def test_the_clipped_texts_must_share_one_limit(bundles: Path) -> None:
     _edit(
         bundles,

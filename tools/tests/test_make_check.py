@@ -7,6 +7,7 @@ from pathlib import Path
 
 import check
 import pytest
+from _common import ROOT
 
 
 def _append(path: Path, text: str) -> None:
@@ -45,3 +46,33 @@ def test_an_invalid_schema_is_reported(tmp_path: Path, monkeypatch: pytest.Monke
 def test_the_committed_tree_is_in_sync() -> None:
     assert check.invalid_schemas() == []
     assert check.drifted_files() == []
+
+
+def test_a_hand_edit_between_the_markers_of_a_doc_is_named(generated_copy: Path) -> None:
+    stop = generated_copy / "docs/stop.md"
+    original = stop.read_text(encoding="utf-8")
+    assert "| `interrupted` | 2 |" in original
+    stop.write_text(original.replace("| `interrupted` | 2 |", "| `interrupted` | 7 |"), encoding="utf-8")
+    try:
+        assert (
+            "docs/stop.md: differs from what `make generate` writes (edited by hand, or not regenerated)"
+            in check.drifted_files(generated_copy)
+        )
+    finally:
+        stop.write_text(original, encoding="utf-8")
+
+
+def test_doc_regions_are_filled_from_the_one_exit_code_table() -> None:
+    import contract_facts
+    import gen_doc_tables
+
+    facts = contract_facts.derive(ROOT / "schemas" / "bundled")
+    text = "code (<!-- generated: exit-codes-inline -->stale<!-- end: exit-codes-inline -->)"
+    assert (
+        gen_doc_tables.fill(text, facts, "x.md")
+        == "code (<!-- generated: exit-codes-inline -->succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4<!-- end: exit-codes-inline -->)"
+    )
+    with pytest.raises(SystemExit, match="unknown generated region 'exit-code'"):
+        gen_doc_tables.fill("<!-- generated: exit-code --><!-- end: exit-code -->", facts, "x.md")
+    with pytest.raises(SystemExit, match="no generated region"):
+        gen_doc_tables.fill("no markers", facts, "x.md")

@@ -7,5 +7,9 @@ globalThis.measure = async (rounds) => {
   const chunks = (onChunk) => {
     for (let start = 0; start < bytes.length; start += CHUNK_BYTES) onChunk(bytes.subarray(start, start + CHUNK_BYTES));
   };
-  return alternate(rounds, () => readAndFold(chunks), () => splitAndParse(new TextDecoder().decode(bytes)));
+  return alternate(
+    rounds,
+    () => readAndFold(chunks),
+    () => splitAndParse(new TextDecoder().decode(bytes)),
+  );
 };

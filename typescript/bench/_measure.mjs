@@ -23,5 +23,5 @@ export function readChunks(path, onChunk, offset = 0) {
 
 /** The measurement for the Python side, as one JSON line on stdout. */
 export function report(result) {
-  process.stdout.write(JSON.stringify(result) + "\n");
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -11,8 +11,14 @@ import { report } from "./_measure.mjs";
 
 const CHROMIUM = "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
 ];
 const PAGE = `<!doctype html><meta charset="utf-8"><title>reader throughput</title><script type="module" src="/page.js"></script>`;
 const [streamPath, rounds] = process.argv.slice(2);
@@ -35,7 +41,10 @@ async function bundlePage() {
 function serve(routes) {
   const server = createServer((request, response) => {
     const route = routes[request.url ?? ""];
-    response.writeHead(route === undefined ? 404 : 200, { "Cache-Control": "no-store", "Content-Type": route?.type ?? "text/plain" });
+    response.writeHead(route === undefined ? 404 : 200, {
+      "Cache-Control": "no-store",
+      "Content-Type": route?.type ?? "text/plain",
+    });
     response.end(route?.body ?? "");
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));

@@ -6,10 +6,22 @@ import { report, timed } from "./_measure.mjs";
 
 const [runsText, repeatsText] = process.argv.slice(2);
 const runs = Number(runsText);
-const line = (runId, seq) => JSON.stringify({
-  schema_version: 1, seq, ts: "2026-11-29T10:00:00Z", run_id: runId, event: "train.step", step: seq, total_steps: null,
-  epoch: null, loss: 1 / seq, learning_rate: null, elapsed_s: seq, eta_s: null, progress: null,
-}) + "\n";
+const line = (runId, seq) =>
+  `${JSON.stringify({
+    schema_version: 1,
+    seq,
+    ts: "2026-11-29T10:00:00Z",
+    run_id: runId,
+    event: "train.step",
+    step: seq,
+    total_steps: null,
+    epoch: null,
+    loss: 1 / seq,
+    learning_rate: null,
+    elapsed_s: seq,
+    eta_s: null,
+    progress: null,
+  })}\n`;
 
 const reader = new StreamReader();
 reader.feed(Array.from({ length: runs }, (_, index) => line(`run-${index}`, 1)).join(""));

@@ -1,11 +1,20 @@
 // The charts of the dashboard and of `trainwire plot`: uPlot on a step axis, with markers.
+// Which series go on which chart, and how curves and markers look, come from the chart
+// specification (src/charts.ts), shared with the PNG/SVG plot.
 import uPlot from "uplot";
-import type { RunSeries } from "../src/index.js";
+import { CHART_SPEC, type ChartCurve, type ChartData, MARKER_STYLES } from "../src/charts.js";
 
-export const MARKER_COLOURS: Record<string, string> = { restart: "#d92d20", checkpoint: "#98a2b3", eval: "#84adea", stop: "#dc6803", finished: "#12a150" };
-export const SERIES_COLOURS = ["#2e6fd8", "#dc6803", "#12a150", "#7a5af8", "#d92d20", "#0e9384", "#c11574", "#667085"];
+export interface Marker {
+  kind: string;
+  step: number | null;
+  label: string | null;
+}
 
-export interface Marker { kind: string; step: number | null; label: string | null }
+/** What a chart draws: a chart of `chartList`, or a chart put together by the page (compare). */
+export interface DrawnChart extends Pick<ChartData, "smoothing" | "log_scale"> {
+  series: readonly Pick<ChartCurve, "label" | "sparse" | "steps" | "values">[];
+  markers: readonly Marker[];
+}
 
 export function smooth(values: (number | null | undefined)[], weight: number): (number | null | undefined)[] {
   if (weight <= 0) return values;
@@ -34,10 +43,11 @@ export function markerPlugin(markers: () => readonly Marker[]): uPlot.Plugin {
           for (const marker of markers()) {
             if (marker.step === null) continue;
             const x = Math.round(plot.valToPos(marker.step, "x", true));
-            if (x < plot.bbox.left || x > plot.bbox.left + plot.bbox.width) continue;
-            context.strokeStyle = MARKER_COLOURS[marker.kind] ?? "#98a2b3";
-            context.lineWidth = marker.kind === "restart" || marker.kind === "stop" ? 2 : 1;
-            context.setLineDash(marker.kind === "eval" ? [2, 3] : marker.kind === "restart" ? [6, 3] : []);
+            const style = MARKER_STYLES.get(marker.kind);
+            if (style === undefined || x < plot.bbox.left || x > plot.bbox.left + plot.bbox.width) continue;
+            context.strokeStyle = style.colour;
+            context.lineWidth = style.width;
+            context.setLineDash(style.dash);
             context.beginPath();
             context.moveTo(x, top);
             context.lineTo(x, top + height);
@@ -58,7 +68,10 @@ export class Chart {
   #log = false;
   #markers: readonly Marker[] = [];
 
-  constructor(readonly title: string, container: HTMLElement) {
+  constructor(
+    readonly title: string,
+    container: HTMLElement,
+  ) {
     this.root = document.createElement("div");
     this.root.className = "chart";
     this.root.dataset["chart"] = title;
@@ -68,28 +81,52 @@ export class Chart {
     container.append(this.root);
   }
 
-  update(series: Map<string, uPlot.AlignedData>, markers: readonly Marker[], smoothing: number, log: boolean): void {
-    this.#markers = markers;
-    const names = [...series.keys()];
-    const tables = names.map((name) => series.get(name) as uPlot.AlignedData);
+  /** Draws a chart of `chartList`; `smoothing` and `log` are the page's settings, applied where the chart's rule allows. */
+  update(chart: DrawnChart, pageSmoothing: number, pageLog: boolean): void {
+    this.#markers = chart.markers;
+    const curves = chart.series;
+    const smoothing = chart.smoothing ? pageSmoothing : 0;
+    const log = pageLog && chart.log_scale;
+    // what is drawn, for people's tools and the tests that compare it with the PNG/SVG plot
+    this.root.dataset["series"] = JSON.stringify(curves.map((curve) => curve.label));
+    this.root.dataset["markers"] = chart.markers.map((marker) => marker.kind).join(" ");
+    const names = curves.map((curve) => curve.label);
+    const tables = curves.map((curve) => [curve.steps, curve.values] as uPlot.AlignedData);
     if (tables.length === 0) return;
     const joined = tables.length === 1 ? (tables[0] as uPlot.AlignedData) : uPlot.join(tables as uPlot.AlignedData[]);
-    const data: uPlot.AlignedData = [joined[0], ...joined.slice(1).map((values) => {
-      const ys = smooth([...(values as (number | null | undefined)[])], smoothing);
-      return log ? ys.map((y) => (y !== null && y !== undefined && y > 0 ? y : null)) : ys;
-    })] as uPlot.AlignedData;
+    const data: uPlot.AlignedData = [
+      joined[0],
+      ...joined.slice(1).map((values) => {
+        const ys = smooth([...(values as (number | null | undefined)[])], smoothing);
+        return log ? ys.map((y) => (y !== null && y !== undefined && y > 0 ? y : null)) : ys;
+      }),
+    ] as uPlot.AlignedData;
     if (this.#plot === undefined || names.join() !== this.#names.join() || log !== this.#log) {
       this.#plot?.destroy();
       this.#names = names;
       this.#log = log;
-      this.#plot = new uPlot({
-        width: Math.max(320, this.root.clientWidth || 460),
-        height: 240,
-        scales: { x: { time: false }, y: log ? { distr: 3 } : {} },
-        axes: [{ label: "step" }, { values: (_plot: uPlot, splits: number[]) => splits.map(axisNumber), size: 60 }],
-        series: [{ label: "step" }, ...names.map((name, index) => ({ label: seriesLabel(name), stroke: SERIES_COLOURS[index % SERIES_COLOURS.length] as string, width: 1.5, spanGaps: isEvaluation(name) }))],
-        plugins: [markerPlugin(() => this.#markers)],
-      }, data, this.root);
+      const colours = CHART_SPEC.series.colours;
+      this.#plot = new uPlot(
+        {
+          width: Math.max(320, this.root.clientWidth || 460),
+          height: 240,
+          scales: { x: { time: false }, y: log ? { distr: 3 } : {} },
+          axes: [{ label: "step" }, { values: (_plot: uPlot, splits: number[]) => splits.map(axisNumber), size: 60 }],
+          series: [
+            { label: "step" },
+            ...curves.map((curve, index) => ({
+              label: curve.label,
+              stroke: colours[index % colours.length] as string,
+              width: CHART_SPEC.series.width,
+              dash: curve.sparse ? CHART_SPEC.series.sparse.dash : [],
+              spanGaps: curve.sparse,
+            })),
+          ],
+          plugins: [markerPlugin(() => this.#markers)],
+        },
+        data,
+        this.root,
+      );
     } else {
       this.#plot.setData(data);
     }
@@ -101,36 +138,8 @@ export class Chart {
   }
 }
 
-/** `eval/<split>/<metric>` as people read it: `eval loss`, `test accuracy`. */
-export function seriesLabel(name: string): string {
-  const match = /^(.*?)eval\/([^/]+)\/([^/]+)$/.exec(name);
-  return match === null ? name : `${match[1]}${match[2]} ${match[3]}`;
-}
-
-/** Evaluations are sparse: their points are joined across the steps between them. */
-function isEvaluation(name: string): boolean {
-  return /(^|\s)eval\//.test(name);
-}
-
 export function axisNumber(value: number | null): string {
   if (value === null) return "";
   if (value !== 0 && Math.abs(value) < 0.01) return value.toExponential(1);
   return String(Number(value.toPrecision(4)));
 }
-
-export function chartGroups(series: RunSeries): Map<string, Map<string, uPlot.AlignedData>> {
-  const groups = new Map<string, Map<string, uPlot.AlignedData>>();
-  const add = (group: string, name: string): void => {
-    const [x, y] = series.uplot(name);
-    if (x.length === 0) return;
-    if (!groups.has(group)) groups.set(group, new Map());
-    groups.get(group)?.set(name, [x, y] as uPlot.AlignedData);
-  };
-  for (const name of series.names()) {
-    if (name === "loss" || name.endsWith("/loss")) add("loss", name);
-    else if (name === "learning_rate") add("learning rate", name);
-    else add(seriesLabel(name), name);
-  }
-  return groups;
-}
-

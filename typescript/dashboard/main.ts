@@ -1,9 +1,11 @@
 // The `trainwire serve` page: runs list, one run live, compare. Built by scripts/build-dashboard.mjs.
 // Everything it shows comes from the package's own reader, fold and series store.
-import type uPlot from "uplot";
 import { fromFetch } from "../src/browser.js";
-import { StreamReader, watchRun, type DecodedLine, type RunSeries, type RunState } from "../src/index.js";
-import { Chart, chartGroups, type Marker } from "./chart.js";
+import { type ChartCurve, chartList, chartOf } from "../src/charts.js";
+import { formatDuration, formatRate } from "../src/humanize.js";
+import { type DecodedLine, type RunSeries, type RunState, StreamReader, watchRun } from "../src/index.js";
+import { assertNever } from "../src/vocabulary.js";
+import { Chart } from "./chart.js";
 
 interface ServerConfig {
   version: string;
@@ -75,16 +77,14 @@ function text(value: unknown): string {
 }
 
 function duration(seconds: number | null | undefined): string {
-  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "–";
-  const total = Math.round(seconds);
-  const hours = Math.floor(total / 3600);
-  const minutes = Math.floor((total % 3600) / 60);
-  const secs = total % 60;
-  const pad = (n: number): string => String(n).padStart(2, "0");
-  return hours > 0 ? `${hours}:${pad(minutes)}:${pad(secs)}` : `${minutes}:${pad(secs)}`;
+  return seconds === null || seconds === undefined || !Number.isFinite(seconds) ? "–" : formatDuration(seconds);
 }
 
-function element<K extends keyof HTMLElementTagNameMap>(tag: K, content?: string, className?: string): HTMLElementTagNameMap[K] {
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  content?: string,
+  className?: string,
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (content !== undefined) node.textContent = content;
   if (className !== undefined) node.className = className;
@@ -101,7 +101,8 @@ async function refreshRuns(): Promise<void> {
   try {
     const response = await fetchWithToken("api/runs", { cache: "no-store" });
     if (response.ok) rows = (await response.json()) as RunRow[];
-    $("server-note").textContent = response.status === 403 ? NO_TOKEN : `trainwire ${config.version}${config.read_only ? " · read-only" : ""}`;
+    $("server-note").textContent =
+      response.status === 403 ? NO_TOKEN : `trainwire ${config.version}${config.read_only ? " · read-only" : ""}`;
   } catch {
     $("server-note").textContent = "server unreachable; retrying";
   }
@@ -119,7 +120,11 @@ function sortValue(row: RunRow, key: SortKey): string | number | null {
 function renderRuns(): void {
   const filter = ($("filter") as HTMLInputElement).value.trim().toLowerCase();
   const shown = rows
-    .filter((row) => !filter || [row.run_id, row.status, row.git_sha ?? "", row.key].some((field) => field.toLowerCase().includes(filter)))
+    .filter(
+      (row) =>
+        !filter ||
+        [row.run_id, row.status, row.git_sha ?? "", row.key].some((field) => field.toLowerCase().includes(filter)),
+    )
     .sort((a, b) => {
       const x = sortValue(a, sortKey);
       const y = sortValue(b, sortKey);
@@ -152,10 +157,20 @@ function renderRuns(): void {
     fill.style.width = `${Math.round((fraction ?? 0) * 100)}%`;
     bar.append(fill);
     progress.append(bar, ` ${text(row.step)}${row.total_steps ? `/${row.total_steps}` : ""}`);
-    tr.append(check, element("td", row.run_id), status, progress, element("td", text(row.last_loss)), element("td", text(row.best_loss)),
-      element("td", row.started_at ? new Date(row.started_at).toLocaleString() : "–"), element("td", duration(row.duration_s)),
-      element("td", (row.git_sha ?? "–").slice(0, 10)));
-    tr.addEventListener("click", () => { location.hash = `#/run/${encodeURIComponent(row.key)}`; });
+    tr.append(
+      check,
+      element("td", row.run_id),
+      status,
+      progress,
+      element("td", text(row.last_loss)),
+      element("td", text(row.best_loss)),
+      element("td", row.started_at ? new Date(row.started_at).toLocaleString() : "–"),
+      element("td", duration(row.duration_s)),
+      element("td", (row.git_sha ?? "–").slice(0, 10)),
+    );
+    tr.addEventListener("click", () => {
+      location.hash = `#/run/${encodeURIComponent(row.key)}`;
+    });
     body.append(tr);
   }
   $("runs").querySelector("tbody")?.replaceWith(body);
@@ -185,14 +200,33 @@ function newRunView(key: string): RunView {
   $("provenance").replaceChildren();
   $("config").textContent = "";
   $("trials").querySelector("tbody")?.replaceChildren();
-  return { key, charts: new Map(), phases: [], trials: new Map(), bestTrial: null, attemptStart: null, rate: null, series: undefined };
+  return {
+    key,
+    charts: new Map(),
+    phases: [],
+    trials: new Map(),
+    bestTrial: null,
+    attemptStart: null,
+    rate: null,
+    series: undefined,
+  };
 }
 
 async function openRun(key: string, signal: AbortSignal): Promise<void> {
-  let runView = (shownRun = newRunView(key));
+  shownRun = newRunView(key);
+  let runView = shownRun;
   $("run-title").textContent = key;
   let pending = false;
-  const updates = watchRun((hooks) => fromFetch(streamUrl(key), { ...hooks, headers: authorised, pollIntervalMs: STREAM_POLL_MS, pauseWhenHidden: true }), { series: true, signal });
+  const updates = watchRun(
+    (hooks) =>
+      fromFetch(streamUrl(key), {
+        ...hooks,
+        headers: authorised,
+        pollIntervalMs: STREAM_POLL_MS,
+        pauseWhenHidden: true,
+      }),
+    { series: true, signal },
+  );
   for await (const update of updates) {
     if (update.reset) runView = shownRun = newRunView(key);
     for (const item of update.events) onEvent(runView, item);
@@ -218,9 +252,16 @@ function onEvent(runView: RunView, item: DecodedLine): void {
       const list = $("provenance");
       list.replaceChildren();
       const provenance = event.provenance ?? {};
-      const entries: [string, unknown][] = [["git sha", provenance.git_sha], ["git dirty", provenance.git_dirty], ["seed", provenance.seed],
-        ["python", provenance.python], ["platform", provenance.platform], ...Object.entries(provenance.packages ?? {})];
-      for (const [name, value] of entries) list.append(element("dt", name), element("dd", value === undefined ? "–" : String(value)));
+      const entries: [string, unknown][] = [
+        ["git sha", provenance.git_sha],
+        ["git dirty", provenance.git_dirty],
+        ["seed", provenance.seed],
+        ["python", provenance.python],
+        ["platform", provenance.platform],
+        ...Object.entries(provenance.packages ?? {}),
+      ];
+      for (const [name, value] of entries)
+        list.append(element("dt", name), element("dd", value === undefined ? "–" : String(value)));
       break;
     }
     case "phase.started":
@@ -234,7 +275,8 @@ function onEvent(runView: RunView, item: DecodedLine): void {
     }
     case "train.step":
       if (runView.attemptStart === null) runView.attemptStart = { step: event.step, elapsed: event.elapsed_s };
-      else if (event.elapsed_s > runView.attemptStart.elapsed) runView.rate = (event.step - runView.attemptStart.step) / (event.elapsed_s - runView.attemptStart.elapsed);
+      else if (event.elapsed_s > runView.attemptStart.elapsed)
+        runView.rate = (event.step - runView.attemptStart.step) / (event.elapsed_s - runView.attemptStart.elapsed);
       break;
     case "train.restarted":
       runView.attemptStart = null;
@@ -243,11 +285,24 @@ function onEvent(runView: RunView, item: DecodedLine): void {
       runView.trials.set(`${event.trial}/${event.attempt}`, { trial: event.trial, status: "running", metrics: {} });
       break;
     case "trial.ended":
-      runView.trials.set(`${event.trial}/${event.attempt}`, { trial: event.trial, status: event.status, metrics: event.metrics });
+      runView.trials.set(`${event.trial}/${event.attempt}`, {
+        trial: event.trial,
+        status: event.status,
+        metrics: event.metrics,
+      });
       if (event.best) runView.bestTrial = event.best.trial;
       break;
+    case "run.heartbeat":
+    case "phase.progress":
+    case "train.rolled_back":
+    case "train.epoch":
+    case "eval.completed":
+    case "checkpoint.saved":
+    case "stop.requested":
+    case "run.finished":
+      break; // no panel of their own: the run state and the charts show them
     default:
-      break;
+      assertNever(event);
   }
   renderPanels(runView);
 }
@@ -260,11 +315,12 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
   const fraction = state.progress ?? (state.step !== null && state.total_steps ? state.step / state.total_steps : 0);
   $("progress-bar").style.width = `${Math.round(Math.min(fraction, 1) * 1000) / 10}%`;
   const parts = [`step ${text(state.step)}${state.total_steps ? ` / ${state.total_steps}` : ""}`];
-  if (runView.rate !== null) parts.push(`${runView.rate.toPrecision(3)} steps/s`);
+  if (runView.rate !== null) parts.push(formatRate(runView.rate));
   if (state.status === "running" && state.eta_s !== null) parts.push(`ETA ${duration(state.eta_s)}`);
   if (state.loss !== null) parts.push(`loss ${text(state.loss)}`);
   if (state.attempt > 1) parts.push(`attempt ${state.attempt}`);
-  if (state.finished) parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
+  if (state.finished)
+    parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
   $("progress-text").textContent = parts.join(" · ");
   $("progress-text").dataset["step"] = String(state.step ?? "");
   const stop = $("stop") as HTMLButtonElement;
@@ -273,41 +329,66 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
 
 function renderCharts(runView: RunView): void {
   if (runView.series === undefined) return;
-  const markers: readonly Marker[] = runView.series.markers();
   const smoothing = Number(($("smoothing") as HTMLInputElement).value);
   const log = ($("log-scale") as HTMLInputElement).checked;
-  for (const [group, series] of chartGroups(runView.series)) {
-    let chart = runView.charts.get(group);
+  const drawn = chartList([[runView.series.runId, runView.series]]);
+  for (const data of drawn) {
+    let chart = runView.charts.get(data.title);
     if (chart === undefined) {
-      chart = new Chart(group, $("charts"));
-      runView.charts.set(group, chart);
+      chart = new Chart(data.title, $("charts"));
+      runView.charts.set(data.title, chart);
     }
-    chart.update(series, markers, group === "learning rate" ? 0 : smoothing, log && group !== "learning rate");
+    chart.update(data, smoothing, log);
     chart.root.dataset["points"] = String(chart.points);
-    chart.root.dataset["markers"] = markers.map((marker) => marker.kind).join(" ");
   }
+  // a chart that appears later still takes its place in the specification's order
+  const roots = drawn.map((data) => runView.charts.get(data.title)?.root as HTMLElement);
+  if (roots.some((root, index) => $("charts").children[index] !== root)) $("charts").append(...roots);
 }
 
 function renderPanels(runView: RunView): void {
   const phases = $("phases");
-  phases.replaceChildren(...runView.phases.map((phase) => element("li", `${phase.name}: ${phase.status ?? "running"}${phase.duration !== null ? `, ${duration(phase.duration)}` : ""}`)));
+  phases.replaceChildren(
+    ...runView.phases.map((phase) =>
+      element(
+        "li",
+        `${phase.name}: ${phase.status ?? "running"}${phase.duration !== null ? `, ${duration(phase.duration)}` : ""}`,
+      ),
+    ),
+  );
   const body = $("trials").querySelector("tbody");
-  body?.replaceChildren(...[...runView.trials.values()].map((trial) => {
-    const tr = element("tr", undefined, trial.trial === runView.bestTrial ? "best" : undefined);
-    tr.append(element("td", String(trial.trial)), element("td", trial.status), element("td", Object.entries(trial.metrics).map(([name, value]) => `${name} ${text(value)}`).join(", ")));
-    return tr;
-  }));
+  body?.replaceChildren(
+    ...[...runView.trials.values()].map((trial) => {
+      const tr = element("tr", undefined, trial.trial === runView.bestTrial ? "best" : undefined);
+      tr.append(
+        element("td", String(trial.trial)),
+        element("td", trial.status),
+        element(
+          "td",
+          Object.entries(trial.metrics)
+            .map(([name, value]) => `${name} ${text(value)}`)
+            .join(", "),
+        ),
+      );
+      return tr;
+    }),
+  );
 }
 
 async function requestStop(key: string): Promise<void> {
-  const reason = prompt("Stop this run? It saves a checkpoint and ends interrupted.\nReason:", "stopped from the dashboard");
+  const reason = prompt(
+    "Stop this run? It saves a checkpoint and ends interrupted.\nReason:",
+    "stopped from the dashboard",
+  );
   if (reason === null) return;
   const response = await fetchWithToken(`api/runs/${key.split("/").map(encodeURIComponent).join("/")}/stop`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ reason, requested_by: "dashboard" }),
   });
-  $("progress-text").textContent = response.ok ? "stop requested: the run saves a checkpoint and ends" : `stop refused: ${await response.text()}`;
+  $("progress-text").textContent = response.ok
+    ? "stop requested: the run saves a checkpoint and ends"
+    : `stop refused: ${await response.text()}`;
   ($("stop") as HTMLButtonElement).hidden = response.ok;
 }
 
@@ -316,18 +397,22 @@ async function requestStop(key: string): Promise<void> {
 async function openCompare(keys: string[], signal: AbortSignal): Promise<void> {
   const container = $("compare-chart");
   container.replaceChildren();
-  $("compare-note").textContent = keys.length ? `Loss of ${keys.length} run(s), overlaid on the step axis.` : "Pick runs in the list, then Compare selected.";
+  $("compare-note").textContent = keys.length
+    ? `Loss of ${keys.length} run(s), overlaid on the step axis.`
+    : "Pick runs in the list, then Compare selected.";
   const chart = new Chart("loss", container);
-  const series = new Map<string, uPlot.AlignedData>();
+  const series: ChartCurve[] = [];
   for (const key of keys) {
     const response = await fetchWithToken(streamUrl(key), { signal });
     const reader = new StreamReader({ series: true });
     reader.feed(new Uint8Array(await response.arrayBuffer()));
     const run = reader.latestRun();
     const history = run === undefined ? undefined : reader.series?.run(run.run_id);
-    if (history !== undefined) series.set(`loss ${key}`, history.uplot("loss") as uPlot.AlignedData);
+    if (history === undefined) continue;
+    const [steps, values] = history.uplot("loss");
+    series.push({ name: "loss", label: `loss ${key}`, run: history.runId, sparse: false, steps, values });
   }
-  chart.update(series, [], Number(($("smoothing") as HTMLInputElement).value), false);
+  chart.update({ ...chartOf("loss"), series, markers: [] }, Number(($("smoothing") as HTMLInputElement).value), false);
   chart.root.dataset["points"] = String(chart.points);
 }
 
@@ -343,10 +428,14 @@ function route(): void {
   if (hash.startsWith("#/run/")) {
     const key = decodeURIComponent(hash.slice("#/run/".length));
     ($("stop") as HTMLButtonElement).onclick = () => void requestStop(key);
-    openRun(key, view.signal).catch((error: unknown) => { $("progress-text").textContent = `cannot follow this run: ${String(error)}`; });
+    openRun(key, view.signal).catch((error: unknown) => {
+      $("progress-text").textContent = `cannot follow this run: ${String(error)}`;
+    });
   } else if (hash.startsWith("#/compare")) {
     const keys = new URLSearchParams(hash.split("?")[1] ?? "").getAll("run");
-    openCompare(keys, view.signal).catch((error: unknown) => { $("compare-note").textContent = `cannot compare: ${String(error)}`; });
+    openCompare(keys, view.signal).catch((error: unknown) => {
+      $("compare-note").textContent = `cannot compare: ${String(error)}`;
+    });
   }
 }
 
@@ -366,7 +455,10 @@ async function start(): Promise<void> {
   $("compare-selected").addEventListener("click", () => {
     location.hash = `#/compare?${[...selected].map((key) => `run=${encodeURIComponent(key)}`).join("&")}`;
   });
-  for (const id of ["smoothing", "log-scale"]) $(id).addEventListener("input", () => { if (shownRun !== undefined) renderCharts(shownRun); });
+  for (const id of ["smoothing", "log-scale"])
+    $(id).addEventListener("input", () => {
+      if (shownRun !== undefined) renderCharts(shownRun);
+    });
   window.addEventListener("hashchange", route);
   route();
   await refreshRuns();

@@ -2,7 +2,12 @@ import { StreamReader } from "trainwire";
 import { fromFetch } from "trainwire/browser";
 
 /** Shows a live progress bar for the run whose progress.jsonl is served at `url`. */
-export async function showProgress(url: string, bar: HTMLProgressElement, label: HTMLElement, pollIntervalMs = 1000): Promise<string> {
+export async function showProgress(
+  url: string,
+  bar: HTMLProgressElement,
+  label: HTMLElement,
+  pollIntervalMs = 1000,
+): Promise<string> {
   let reader = new StreamReader();
   const stream = fromFetch(url, {
     pollIntervalMs,

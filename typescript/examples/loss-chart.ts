@@ -1,4 +1,4 @@
-import { watchRun, type UPlotSeries } from "trainwire";
+import { type UPlotSeries, watchRun } from "trainwire";
 import { fromFetch } from "trainwire/browser";
 
 /**
@@ -6,9 +6,20 @@ import { fromFetch } from "trainwire/browser";
  * of the progress.jsonl served at `url`. Returns how the run ended, or "stopped" when
  * `signal` aborts.
  */
-export async function chartLoss(url: string, draw: (data: UPlotSeries, title: string) => void, signal?: AbortSignal, warn = console.warn): Promise<string> {
+export async function chartLoss(
+  url: string,
+  draw: (data: UPlotSeries, title: string) => void,
+  signal?: AbortSignal,
+  warn = console.warn,
+): Promise<string> {
   const updates = watchRun(
-    (hooks) => fromFetch(url, { ...hooks, pollIntervalMs: 1000, pauseWhenHidden: true, onError: (error) => warn(`${error.code}: ${error.message}`) }),
+    (hooks) =>
+      fromFetch(url, {
+        ...hooks,
+        pollIntervalMs: 1000,
+        pauseWhenHidden: true,
+        onError: (error) => warn(`${error.code}: ${error.message}`),
+      }),
     { series: true, signal },
   );
   for await (const { state, series } of updates) {

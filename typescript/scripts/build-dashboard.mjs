@@ -8,7 +8,10 @@ const here = new URL("../dashboard/", import.meta.url);
 const out = new URL("../../python/src/trainwire/serve/static/", import.meta.url);
 await mkdir(out, { recursive: true });
 // dashboard.js: the page of `trainwire serve`; plot.js: the charts `trainwire plot` inlines
-for (const [entry, file] of [["main.ts", "dashboard.js"], ["plot.ts", "plot.js"]]) {
+for (const [entry, file] of [
+  ["main.ts", "dashboard.js"],
+  ["plot.ts", "plot.js"],
+]) {
   await build({
     entryPoints: [new URL(entry, here).pathname],
     bundle: true,

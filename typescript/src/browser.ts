@@ -1,3 +1,4 @@
 // trainwire/browser: follow a stream over HTTP. No Node API.
-export { fromFetch, type FromFetchOptions } from "./fetch-source.js";
+
 export { FetchError, type FetchErrorCode } from "./errors.js";
+export { type FromFetchOptions, fromFetch } from "./fetch-source.js";

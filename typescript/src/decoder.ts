@@ -158,7 +158,10 @@ export class Decoder {
   /** Whether the tail (with `next` after it) starts the stream with a BOM, which the line limit does not count. */
   #tailStartsWithBom(next: Uint8Array): boolean {
     if (this.#consumed !== 0) return false;
-    const head = concat([...this.#tail, next.subarray(0, BOM.length)], this.#tailHeld + Math.min(BOM.length, next.length));
+    const head = concat(
+      [...this.#tail, next.subarray(0, BOM.length)],
+      this.#tailHeld + Math.min(BOM.length, next.length),
+    );
     return hasBom(head, 0, head.length);
   }
 
@@ -174,7 +177,12 @@ export class Decoder {
     this.#consumed += length + 1;
     const bom = startsStream && hasBom(held, 0, held.length) ? BOM.length : 0;
     if (length - bom > this.maxLineBytes) {
-      this.#emitDiagnostic(out, "line_too_long", `line is over the limit of ${this.maxLineBytes} bytes`, held.subarray(bom));
+      this.#emitDiagnostic(
+        out,
+        "line_too_long",
+        `line is over the limit of ${this.maxLineBytes} bytes`,
+        held.subarray(bom),
+      );
       return;
     }
     this.#decodeOne(held, bom, held.length, out);
@@ -210,13 +218,23 @@ export class Decoder {
       this.#consumed += length + 1;
       if (text === undefined) {
         if (length > this.maxLineBytes) {
-          this.#emitDiagnostic(out, "line_too_long", `line is over the limit of ${this.maxLineBytes} bytes`, bytes.subarray(start, start + KEPT_PREFIX_BYTES));
+          this.#emitDiagnostic(
+            out,
+            "line_too_long",
+            `line is over the limit of ${this.maxLineBytes} bytes`,
+            bytes.subarray(start, start + KEPT_PREFIX_BYTES),
+          );
         } else {
           this.#decodeOne(bytes, start, newline, out);
         }
       } else {
         if (length > this.maxLineBytes) {
-          this.#emitDiagnostic(out, "line_too_long", `line is over the limit of ${this.maxLineBytes} bytes`, text.slice(textStart, textStart + QUOTE_CHARS * 2));
+          this.#emitDiagnostic(
+            out,
+            "line_too_long",
+            `line is over the limit of ${this.maxLineBytes} bytes`,
+            text.slice(textStart, textStart + QUOTE_CHARS * 2),
+          );
         } else {
           const crlf = length > 0 && bytes[newline - 1] === CARRIAGE_RETURN ? 1 : 0;
           this.#decodeText(text.slice(textStart, textEnd - crlf), bytes[start] === OPEN_BRACE, out);
@@ -321,7 +339,9 @@ export function nestingDepth(value: unknown): number {
 }
 
 function hasBom(bytes: Uint8Array, start: number, end: number): boolean {
-  return end - start >= BOM.length && bytes[start] === BOM[0] && bytes[start + 1] === BOM[1] && bytes[start + 2] === BOM[2];
+  return (
+    end - start >= BOM.length && bytes[start] === BOM[0] && bytes[start + 1] === BOM[1] && bytes[start + 2] === BOM[2]
+  );
 }
 
 /** A copy, also of a Node Buffer (whose own `slice` returns a view). */
@@ -352,7 +372,10 @@ function explain(validate: Validator<unknown>): string {
   const error = validate.errors?.[0];
   if (error === undefined) return "does not match the schema";
   const where = error.instancePath === "" ? "line" : error.instancePath;
-  const params = error.keyword === "discriminator" || error.keyword === "additionalProperties" ? ` ${JSON.stringify(error.params)}` : "";
+  const params =
+    error.keyword === "discriminator" || error.keyword === "additionalProperties"
+      ? ` ${JSON.stringify(error.params)}`
+      : "";
   return `${where} ${error.message ?? error.keyword}${params}`;
 }
 

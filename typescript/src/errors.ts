@@ -42,7 +42,12 @@ export class FetchError extends TrainwireError {
   /** Retrying cannot help (a bad URL, 401, 403, a compressed body, ...). */
   readonly permanent: boolean;
 
-  constructor(code: FetchErrorCode, url: string, message: string, options: { status?: number | undefined; permanent: boolean; cause?: unknown }) {
+  constructor(
+    code: FetchErrorCode,
+    url: string,
+    message: string,
+    options: { status?: number | undefined; permanent: boolean; cause?: unknown },
+  ) {
     super(code, `GET ${url}: ${message}`, options.cause === undefined ? undefined : { cause: options.cause });
     this.url = url;
     this.status = options.status;

@@ -67,15 +67,24 @@ const HEAD_BYTES = 256;
  * a `FetchError` on a permanent error (a bad URL, another status, a compressed body) or
  * after `maxRetries` failures in a row.
  */
-export async function* fromFetch(url: string | URL, options: FromFetchOptions = {}): AsyncGenerator<Uint8Array, void, undefined> {
+export async function* fromFetch(
+  url: string | URL,
+  options: FromFetchOptions = {},
+): AsyncGenerator<Uint8Array, void, undefined> {
   const href = checkedUrl(url);
   const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
   const pollMs = options.pollIntervalMs ?? DEFAULT_POLL_MS;
-  const maxRetries = options.maxRetries ?? (options.untilEnd === true ? UNTIL_END_MAX_RETRIES : Number.POSITIVE_INFINITY);
+  const maxRetries =
+    options.maxRetries ?? (options.untilEnd === true ? UNTIL_END_MAX_RETRIES : Number.POSITIVE_INFINITY);
   const signal = options.signal;
   const start = options.offset ?? 0;
   // A resume offset is a reader's consumedBytes: the byte before it ends a line.
-  const position: Position = { offset: start, lastByte: start > 0 ? NEWLINE : undefined, validator: undefined, head: start > 0 ? undefined : new Uint8Array(0) };
+  const position: Position = {
+    offset: start,
+    lastByte: start > 0 ? NEWLINE : undefined,
+    validator: undefined,
+    head: start > 0 ? undefined : new Uint8Array(0),
+  };
   const reset = (): void => {
     options.onReset?.();
     Object.assign(position, { offset: 0, lastByte: undefined, validator: undefined, head: new Uint8Array(0) });
@@ -94,7 +103,10 @@ export async function* fromFetch(url: string | URL, options: FromFetchOptions = 
     options.onError?.(error, failures);
     if (failures > maxRetries) throw error;
     const waitingForFile = error.status === 404; // a normal wait, not a fault to back off from
-    return sleep(waitingForFile ? pollMs : backoffMs(failures, pollMs, options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS), signal);
+    return sleep(
+      waitingForFile ? pollMs : backoffMs(failures, pollMs, options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS),
+      signal,
+    );
   };
 
   while (!isAborted(signal)) {
@@ -107,7 +119,8 @@ export async function* fromFetch(url: string | URL, options: FromFetchOptions = 
       if (status !== 200 && status !== 206 && status !== 416) {
         await discard(response);
         const retried = status === 404 || status === 408 || status === 429 || status >= 500;
-        if (!(await failed(new FetchError("http_status", href, `HTTP ${status}`, { status, permanent: !retried })))) return;
+        if (!(await failed(new FetchError("http_status", href, `HTTP ${status}`, { status, permanent: !retried }))))
+          return;
         continue;
       }
       failures = 0;
@@ -166,7 +179,12 @@ function partialBody(response: Response, from: number, position: Position, href:
     const range = parseContentRange(response.headers.get("Content-Range"));
     if (range.start !== undefined && range.start !== from) {
       await discard(response);
-      throw new FetchError("bad_range", href, `asked for bytes from ${from}, the server sent them from ${range.start}`, { status: 206, permanent: true });
+      throw new FetchError(
+        "bad_range",
+        href,
+        `asked for bytes from ${from}, the server sent them from ${range.start}`,
+        { status: 206, permanent: true },
+      );
     }
     if (sameSizeButChanged(position, response, range.total)) {
       replaced = true;
@@ -204,7 +222,12 @@ function wholeBody(response: Response, position: Position): BodyOutcome {
     let read = 0; // bytes of the body seen so far
     for await (const chunk of bodyChunks(response)) {
       const end = read + chunk.length;
-      if (position.lastByte !== undefined && read < position.offset && end >= position.offset && chunk[position.offset - 1 - read] !== position.lastByte) {
+      if (
+        position.lastByte !== undefined &&
+        read < position.offset &&
+        end >= position.offset &&
+        chunk[position.offset - 1 - read] !== position.lastByte
+      ) {
         replaced = true;
         return;
       }
@@ -242,11 +265,17 @@ function grew(response: Response, position: Position): boolean {
  * by a larger one may by chance have a `\n` at the same place, never the same first line.
  * One small request each time the resource grows; none while it is idle.
  */
-async function headDiffers(request: (range: string) => Promise<Response>, head: Uint8Array | undefined): Promise<boolean> {
+async function headDiffers(
+  request: (range: string) => Promise<Response>,
+  head: Uint8Array | undefined,
+): Promise<boolean> {
   if (head === undefined || head.length === 0) return false;
   const response = await request(`bytes=0-${head.length - 1}`);
   const bytes = new Uint8Array(await response.arrayBuffer());
-  const same = (response.status === 206 || response.status === 200) && bytes.length >= head.length && head.every((byte, index) => bytes[index] === byte);
+  const same =
+    (response.status === 206 || response.status === 200) &&
+    bytes.length >= head.length &&
+    head.every((byte, index) => bytes[index] === byte);
   return !same;
 }
 

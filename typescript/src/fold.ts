@@ -1,9 +1,12 @@
 // Decoded lines to run state, following docs/reader-rules.md sections 2 (checks 7-9), 3 and 4.
+
+import { toTimestampUs } from "./clock.js";
 import type { DecodedLine } from "./decoder.js";
 import { StreamError } from "./errors.js";
-import { toTimestampUs } from "./clock.js";
 import { ENVELOPE_FIELDS } from "./generated/contract.js";
+import { statusAt } from "./liveness.js";
 import type { Diagnostic, Line, ReaderState, RunState, TrainStep, UnknownEvent } from "./types.js";
+import { assertNever } from "./vocabulary.js";
 
 /** The fields of `run.finished` that are not its payload. */
 const NOT_PAYLOAD: ReadonlySet<string> = new Set(ENVELOPE_FIELDS);
@@ -94,16 +97,28 @@ export class RunStateFold {
     const hot = this.#hot;
     const known = hot !== undefined && hot.run_id === event.run_id ? hot : this.#runs.get(event.run_id);
     if (known !== undefined && known.finished !== null) {
-      this.#record({ line: item.line, code: "after_finished", message: `run ${event.run_id} already finished; seq ${event.seq} dropped` });
+      this.#record({
+        line: item.line,
+        code: "after_finished",
+        message: `run ${event.run_id} already finished; seq ${event.seq} dropped`,
+      });
       return false;
     }
     const lastSeq = known?.last_seq ?? 0;
     if (event.seq <= lastSeq) {
-      this.#record({ line: item.line, code: "seq_not_increasing", message: `run ${event.run_id}: seq ${event.seq} after ${lastSeq}; line dropped` });
+      this.#record({
+        line: item.line,
+        code: "seq_not_increasing",
+        message: `run ${event.run_id}: seq ${event.seq} after ${lastSeq}; line dropped`,
+      });
       return false;
     }
     if (event.seq > lastSeq + 1) {
-      this.#record({ line: item.line, code: "seq_gap", message: `run ${event.run_id}: expected seq ${lastSeq + 1}, got ${event.seq}` });
+      this.#record({
+        line: item.line,
+        code: "seq_gap",
+        message: `run ${event.run_id}: expected seq ${lastSeq + 1}, got ${event.seq}`,
+      });
     }
     const run = known ?? this.#create(event.run_id);
     if (run !== hot) {
@@ -164,7 +179,8 @@ export class RunStateFold {
       this.#copies.set(runId, copy);
       if (run === this.#hot) this.#hot = undefined;
     }
-    if (now !== undefined && isStale(run, now, staleAfterS)) return Object.freeze({ ...copy, status: "stale" });
+    const status = statusAt(run.status, run.last_ts, run.heartbeat_interval_s, now, staleAfterS);
+    if (status !== run.status) return Object.freeze({ ...copy, status });
     return copy;
   }
 
@@ -303,22 +319,10 @@ function payloadOf(event: Line | UnknownEvent): Record<string, unknown> {
   return payload;
 }
 
-function isStale(run: RunState, nowMicros: number, staleAfterS: number | undefined): boolean {
-  if (run.status !== "running" || run.last_ts === null) return false;
-  const timeout = staleAfterS ?? (run.heartbeat_interval_s === null ? undefined : 3 * run.heartbeat_interval_s);
-  if (timeout === undefined) return false;
-  // Integer microseconds on both sides: the comparison every reader makes alike.
-  return nowMicros - toTimestampUs(run.last_ts) > Math.round(timeout * 1e6);
-}
-
 function deepFreeze<T>(value: T): Readonly<T> {
   if (value !== null && typeof value === "object") {
     for (const field of Object.values(value)) deepFreeze(field);
     Object.freeze(value);
   }
   return value;
-}
-
-function assertNever(value: never): never {
-  throw new TypeError(`unhandled event ${JSON.stringify(value)}`);
 }

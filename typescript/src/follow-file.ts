@@ -1,6 +1,6 @@
 // Follow a growing file (tail -F), in chunks of bytes.
 import { constants } from "node:fs";
-import { open, stat, type FileHandle } from "node:fs/promises";
+import { type FileHandle, open, stat } from "node:fs/promises";
 import { sleep } from "./sleep.js";
 
 export interface FollowFileOptions {
@@ -28,7 +28,10 @@ const DEFAULT_CHUNK_BYTES = 1 << 20;
  * Survives the file not existing yet, truncation and replacement (rotation). Reading
  * resumes at `offset` without touching the bytes before it.
  */
-export async function* followFile(path: string, options: FollowFileOptions = {}): AsyncGenerator<Uint8Array, void, undefined> {
+export async function* followFile(
+  path: string,
+  options: FollowFileOptions = {},
+): AsyncGenerator<Uint8Array, void, undefined> {
   const pollMs = options.pollIntervalMs ?? DEFAULT_POLL_MS;
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   const signal = options.signal;

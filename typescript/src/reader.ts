@@ -1,7 +1,7 @@
 // The decoder and the fold together: bytes in, reader state out.
-import { Decoder, type DecodedLine, type DecoderOptions } from "./decoder.js";
+import { type DecodedLine, Decoder, type DecoderOptions } from "./decoder.js";
 import { RunStateFold, type StateOptions } from "./fold.js";
-import { SeriesStore, type SeriesOptions } from "./series.js";
+import { type SeriesOptions, SeriesStore } from "./series.js";
 import type { ReaderState, RunState } from "./types.js";
 
 export interface StreamReaderOptions extends Omit<DecoderOptions, "offset" | "lines"> {

@@ -1,6 +1,7 @@
 // Step-indexed history of each run for charts, bounded by downsampling. Browser-safe.
 // The Python twin (trainwire.reader.series) gives the same snapshot for the same events.
 import type { Line, UnknownEvent } from "./types.js";
+import { assertNever, isKnownEvent } from "./vocabulary.js";
 
 /** The default number of points one series keeps at most. */
 export const DEFAULT_MAX_POINTS = 4000;
@@ -18,7 +19,14 @@ export interface SeriesOptions {
 export type SeriesPoint = [index: number, step: number, value: number];
 
 /** A bucket of consecutive points of one attempt: [attempt, count, first, min, max, last]. */
-export type SeriesBucket = [attempt: number, count: number, first: SeriesPoint, min: SeriesPoint, max: SeriesPoint, last: SeriesPoint];
+export type SeriesBucket = [
+  attempt: number,
+  count: number,
+  first: SeriesPoint,
+  min: SeriesPoint,
+  max: SeriesPoint,
+  last: SeriesPoint,
+];
 
 export interface SeriesSnapshot {
   /** Points per full bucket: 1 until the series first outgrew its limit, then doubling. */
@@ -114,7 +122,8 @@ export class Series {
     const merged: SeriesBucket[] = [];
     for (const bucket of this.#buckets) {
       const previous = merged.at(-1);
-      if (previous !== undefined && previous[0] === bucket[0] && previous[1] + bucket[1] <= this.#bucketSize) mergeInto(previous, bucket);
+      if (previous !== undefined && previous[0] === bucket[0] && previous[1] + bucket[1] <= this.#bucketSize)
+        mergeInto(previous, bucket);
       else merged.push(bucket);
     }
     const shrunk = merged.length < this.#buckets.length;
@@ -152,7 +161,8 @@ export class RunSeries {
       this.#attempt = snapshot.attempt;
       this.#lastStep = snapshot.last_step;
       this.#restarts = structuredClone(snapshot.restarts);
-      for (const [name, series] of Object.entries(snapshot.series)) this.#series.set(name, new Series(this.maxPoints, series));
+      for (const [name, series] of Object.entries(snapshot.series))
+        this.#series.set(name, new Series(this.maxPoints, series));
       this.#markers = structuredClone(snapshot.markers);
       this.#boundedMarkers = this.#markers.filter((marker) => isBounded(marker.kind)).length;
       this.#droppedMarkers = snapshot.dropped_markers;
@@ -207,6 +217,7 @@ export class RunSeries {
 
   /** Take one event the run-state fold accepted. */
   add(event: Line | UnknownEvent): void {
+    if (!isKnownEvent(event)) return;
     switch (event.event) {
       case "train.step": {
         const step = event.step as number;
@@ -244,8 +255,17 @@ export class RunSeries {
       case "run.finished":
         this.#marker("finished", (event.step as number | null) ?? this.#lastStep, event.status as string);
         break;
+      case "run.started":
+      case "run.heartbeat":
+      case "phase.progress":
+      case "train.rolled_back":
+      case "phase.started":
+      case "phase.ended":
+      case "trial.started":
+      case "trial.ended":
+        break; // nothing to plot
       default:
-        break;
+        assertNever(event);
     }
   }
 
@@ -331,6 +351,10 @@ export class SeriesStore {
 
   /** A JSON-serialisable snapshot; `canonicalStringify` of it matches the Python store's. */
   toJSON(): SeriesStoreSnapshot {
-    return { max_points: this.maxPoints, max_markers: this.maxMarkers, runs: [...this.#runs.values()].map((run) => run.toJSON()) };
+    return {
+      max_points: this.maxPoints,
+      max_markers: this.maxMarkers,
+      runs: [...this.#runs.values()].map((run) => run.toJSON()),
+    };
   }
 }

@@ -1,5 +1,5 @@
 // Items, not bytes: a web TransformStream of decoded lines, and watchRun's run updates. Browser-safe.
-import { Decoder, type DecodedLine, type DecoderOptions } from "./decoder.js";
+import { type DecodedLine, Decoder, type DecoderOptions } from "./decoder.js";
 import type { StateOptions } from "./fold.js";
 import { StreamReader } from "./reader.js";
 import type { RunSeries, SeriesOptions } from "./series.js";
@@ -73,7 +73,10 @@ export interface RunUpdate {
  * Follows one run of a stream: yields an update for each chunk that brought lines. The
  * `signal` ends it quietly, with any source.
  */
-export async function* watchRun(source: WatchSource, options: WatchRunOptions = {}): AsyncGenerator<RunUpdate, void, undefined> {
+export async function* watchRun(
+  source: WatchSource,
+  options: WatchRunOptions = {},
+): AsyncGenerator<RunUpdate, void, undefined> {
   const newReader = (resume?: ReaderState): StreamReader =>
     new StreamReader({ resume, series: options.series, maxLineBytes: options.maxLineBytes, strict: options.strict });
   let reader = newReader(options.resume);
@@ -86,7 +89,8 @@ export async function* watchRun(source: WatchSource, options: WatchRunOptions = 
     },
     signal: options.signal,
   };
-  const chunks = typeof source === "function" ? source(hooks) : isReadableStream(source) ? streamChunks(source) : source;
+  const chunks =
+    typeof source === "function" ? source(hooks) : isReadableStream(source) ? streamChunks(source) : source;
   try {
     for await (const chunk of chunks) {
       if (isAborted(options.signal)) return;

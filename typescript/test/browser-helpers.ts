@@ -5,8 +5,14 @@ import { PACKAGE_DIR } from "./helpers.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
 ];
 
 /** Resolves the package's own entries to its build output, as an installed copy would. */
@@ -16,7 +22,9 @@ const selfReference: Plugin = {
     const entries: Record<string, string> = { trainwire: "index.js", "trainwire/browser": "browser.js" };
     builder.onResolve({ filter: /^trainwire(\/.*)?$/ }, ({ path: specifier }) => {
       const file = entries[specifier];
-      return file === undefined ? { errors: [{ text: `${specifier} is not a browser entry` }] } : { path: path.join(PACKAGE_DIR, "dist", file) };
+      return file === undefined
+        ? { errors: [{ text: `${specifier} is not a browser entry` }] }
+        : { path: path.join(PACKAGE_DIR, "dist", file) };
     });
   },
 };
@@ -35,4 +43,3 @@ export async function bundleForBrowser(script: string): Promise<string> {
   });
   return result.outputFiles[0]?.text ?? "";
 }
-

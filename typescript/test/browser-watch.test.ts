@@ -58,57 +58,75 @@ async function until(page: Page, condition: (log: PageLog) => boolean): Promise<
 }
 
 const steps = (run: string, from: number, to: number, seq: number): Record<string, unknown>[] =>
-  Array.from({ length: to - from + 1 }, (_, index) => known("train.step", seq + index, { step: from + index, loss: 1 / (from + index) }, run));
+  Array.from({ length: to - from + 1 }, (_, index) =>
+    known("train.step", seq + index, { step: from + index, loss: 1 / (from + index) }, run),
+  );
 
 describe("watchRun in a browser", () => {
   it("waits for the file, rides out a 500 burst, follows replacement and truncation, and ends quietly", async () => {
     await stat(CHROMIUM).catch(() => assert.fail(`${CHROMIUM} is missing: apt-get install chromium (make setup does)`));
     const stream = resource();
-    const files = { "/": { type: "text/html", body: PAGE }, "/page.js": { type: "text/javascript", body: await bundleForBrowser(PAGE_SCRIPT) } };
-    await withRangeServer(stream, async (origin) => {
-      const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-      try {
-        const page = await browser.newPage();
-        await page.goto(`${origin}/`);
-        await until(page, (log) => log.errors.filter((status) => status === 404).length >= 2); // not there yet: a normal wait
+    const files = {
+      "/": { type: "text/html", body: PAGE },
+      "/page.js": { type: "text/javascript", body: await bundleForBrowser(PAGE_SCRIPT) },
+    };
+    await withRangeServer(
+      stream,
+      async (origin) => {
+        const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+        try {
+          const page = await browser.newPage();
+          await page.goto(`${origin}/`);
+          await until(page, (log) => log.errors.filter((status) => status === 404).length >= 2); // not there yet: a normal wait
 
-        let text = ndjson(known("run.started", 1, {}, "a"), ...steps("a", 1, 3, 2));
-        stream.body = utf8(text);
-        let log = await until(page, (current) => current.updates.at(-1)?.step === 3);
-        assert.equal(log.updates.at(-1)?.run, "a");
+          let text = ndjson(known("run.started", 1, {}, "a"), ...steps("a", 1, 3, 2));
+          stream.body = utf8(text);
+          let log = await until(page, (current) => current.updates.at(-1)?.step === 3);
+          assert.equal(log.updates.at(-1)?.run, "a");
 
-        stream.faults.push(500, 502, 500);
-        text += ndjson(...steps("a", 4, 5, 5));
-        stream.body = utf8(text);
-        log = await until(page, (current) => current.updates.at(-1)?.step === 5);
-        assert.deepEqual(log.errors.filter((status) => status !== 404), [500, 502, 500]);
-        assert.deepEqual(log.updates.at(-1)?.loss?.[0], [1, 2, 3, 4, 5]);
+          stream.faults.push(500, 502, 500);
+          text += ndjson(...steps("a", 4, 5, 5));
+          stream.body = utf8(text);
+          log = await until(page, (current) => current.updates.at(-1)?.step === 5);
+          assert.deepEqual(
+            log.errors.filter((status) => status !== 404),
+            [500, 502, 500],
+          );
+          assert.deepEqual(log.updates.at(-1)?.loss?.[0], [1, 2, 3, 4, 5]);
 
-        // Replaced by a larger file: the byte before the offset differs.
-        text = ndjson(known("run.started", 1, {}, "b"), ...steps("b", 1, 6, 2));
-        stream.body = utf8(text);
-        stream.version += 1;
-        log = await until(page, (current) => current.updates.at(-1)?.run === "b" && current.updates.at(-1)?.step === 6);
-        assert.equal(log.resets, 1);
-        assert.ok(log.updates.some((update) => update.run === "b" && update.reset));
+          // Replaced by a larger file: the byte before the offset differs.
+          text = ndjson(known("run.started", 1, {}, "b"), ...steps("b", 1, 6, 2));
+          stream.body = utf8(text);
+          stream.version += 1;
+          log = await until(
+            page,
+            (current) => current.updates.at(-1)?.run === "b" && current.updates.at(-1)?.step === 6,
+          );
+          assert.equal(log.resets, 1);
+          assert.ok(log.updates.some((update) => update.run === "b" && update.reset));
 
-        // Truncated to a shorter file.
-        stream.body = utf8(ndjson(known("run.started", 1, {}, "c")));
-        stream.version += 1;
-        log = await until(page, (current) => current.updates.at(-1)?.run === "c");
-        assert.equal(log.resets, 2);
+          // Truncated to a shorter file.
+          stream.body = utf8(ndjson(known("run.started", 1, {}, "c")));
+          stream.version += 1;
+          log = await until(page, (current) => current.updates.at(-1)?.run === "c");
+          assert.equal(log.resets, 2);
 
-        await page.evaluate(() => (window as unknown as { abort: AbortController }).abort.abort());
-        log = await until(page, (current) => current.end !== null);
-        assert.equal(log.end, "quiet");
+          await page.evaluate(() => (window as unknown as { abort: AbortController }).abort.abort());
+          log = await until(page, (current) => current.end !== null);
+          assert.equal(log.end, "quiet");
 
-        stream.stallAfter = 10; // the next body stops after 10 bytes; the page aborts in the middle
-        assert.equal(await page.evaluate(() => (window as unknown as { readStalled: () => Promise<string> }).readStalled()), "quiet after 10");
-        const idle = stream.sent.filter((bytes) => bytes === 1).length;
-        assert.ok(idle >= 1, `idle polls transfer one byte: ${stream.sent.join(" ")}`);
-      } finally {
-        await browser.close();
-      }
-    }, files);
+          stream.stallAfter = 10; // the next body stops after 10 bytes; the page aborts in the middle
+          assert.equal(
+            await page.evaluate(() => (window as unknown as { readStalled: () => Promise<string> }).readStalled()),
+            "quiet after 10",
+          );
+          const idle = stream.sent.filter((bytes) => bytes === 1).length;
+          assert.ok(idle >= 1, `idle polls transfer one byte: ${stream.sent.join(" ")}`);
+        } finally {
+          await browser.close();
+        }
+      },
+      files,
+    );
   });
 });

@@ -38,13 +38,23 @@ function serve(streamFile: string, script: string, ranges: string[]): Promise<Se
       if (match === null) return send(response, 200, { "Content-Type": "application/x-ndjson" }, bytes);
       const start = Number(match[1]);
       if (start >= bytes.length) return send(response, 416, { "Content-Range": `bytes */${bytes.length}` }, "");
-      return send(response, 206, { "Content-Range": `bytes ${start}-${bytes.length - 1}/${bytes.length}` }, bytes.subarray(start));
+      return send(
+        response,
+        206,
+        { "Content-Range": `bytes ${start}-${bytes.length - 1}/${bytes.length}` },
+        bytes.subarray(start),
+      );
     })();
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
-function send(response: ServerResponse, status: number, headers: Record<string, string>, body: string | Uint8Array): void {
+function send(
+  response: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body: string | Uint8Array,
+): void {
   response.writeHead(status, { "Cache-Control": "no-store", ...headers });
   response.end(body);
 }
@@ -63,7 +73,13 @@ describe("in a browser", () => {
       await page.goto(`http://127.0.0.1:${port}/`);
       const label = (): Promise<string> => page.locator("#label").innerText();
 
-      await writeFile(streamFile, ndjson(known("run.started", 1, { total_steps: 4 }), known("train.step", 2, { step: 1, total_steps: 4, progress: 0.25, loss: 2 })));
+      await writeFile(
+        streamFile,
+        ndjson(
+          known("run.started", 1, { total_steps: 4 }),
+          known("train.step", 2, { step: 1, total_steps: 4, progress: 0.25, loss: 2 }),
+        ),
+      );
       await page.waitForFunction(() => document.querySelector("#label")?.textContent?.startsWith("step 1 of 4"));
       assert.equal(await page.locator("progress").evaluate((bar) => (bar as HTMLProgressElement).value), 0.25);
 
@@ -71,19 +87,39 @@ describe("in a browser", () => {
       await page.waitForFunction(() => document.querySelector("#label")?.textContent?.startsWith("step 4 of 4"));
       assert.equal(await label(), "step 4 of 4, loss 0.500");
 
-      const finished = JSON.stringify(line("run.finished", 4, { status: "succeeded", exit_code: 0, error: null, reason: null, step: 4, checkpoint: null, duration_s: 1, metrics: {}, artifacts: {} }));
+      const finished = JSON.stringify(
+        line("run.finished", 4, {
+          status: "succeeded",
+          exit_code: 0,
+          error: null,
+          reason: null,
+          step: 4,
+          checkpoint: null,
+          duration_s: 1,
+          metrics: {},
+          artifacts: {},
+        }),
+      );
       await appendFile(streamFile, finished.slice(0, 40)); // a torn line first: it must wait for the rest
-      await appendFile(streamFile, finished.slice(40) + "\n");
+      await appendFile(streamFile, `${finished.slice(40)}\n`);
       await page.waitForFunction(() => document.body.dataset["result"] !== undefined);
       assert.equal(await page.evaluate(() => document.body.dataset["result"]), "succeeded");
       assert.equal(await label(), "finished: succeeded");
       assert.equal(await page.locator("progress").evaluate((bar) => (bar as HTMLProgressElement).value), 1);
       // Each poll asked only for the bytes after what it had: the offsets grew past 0.
       // (Closed ranges, bytes=0-N, are the check of the first bytes when the file grows.)
-      const offsets = ranges.filter((range) => !/^bytes=0-\d+$/.test(range)).map((range) => Number(/bytes=(\d+)-/.exec(range)?.[1]));
-      assert.ok(offsets.every((offset) => Number.isInteger(offset)), ranges.join(" "));
+      const offsets = ranges
+        .filter((range) => !/^bytes=0-\d+$/.test(range))
+        .map((range) => Number(/bytes=(\d+)-/.exec(range)?.[1]));
+      assert.ok(
+        offsets.every((offset) => Number.isInteger(offset)),
+        ranges.join(" "),
+      );
       assert.ok(new Set(offsets).size >= 3, ranges.join(" "));
-      assert.deepEqual([...offsets].sort((a, b) => a - b), offsets);
+      assert.deepEqual(
+        [...offsets].sort((a, b) => a - b),
+        offsets,
+      );
     } finally {
       await browser.close();
       await new Promise((resolve) => server.close(resolve));

@@ -29,7 +29,9 @@ function splitter(seed: number): (limit: number) => number {
   };
 }
 
-const ids = readdirSync(CASES).filter((id) => existsSync(path.join(CASES, id, "expected-state.json"))).sort();
+const ids = readdirSync(CASES)
+  .filter((id) => existsSync(path.join(CASES, id, "expected-state.json")))
+  .sort();
 
 describe("conformance cases", () => {
   it("are there to check", () => assert.ok(ids.length >= 20, `only ${ids.length} cases with an expected state`));

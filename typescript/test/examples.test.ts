@@ -44,9 +44,20 @@ describe("the examples of docs/typescript.md", () => {
   it("are quoted verbatim by the page", async () => {
     const page = await readFile(path.join(REPO_ROOT, "docs/typescript.md"), "utf8");
     const quoted = [...page.matchAll(/<!-- example: (\S+) -->\n```ts\n([\s\S]*?)```\n/g)];
-    assert.deepEqual(quoted.map(([, file]) => file), ["typescript/examples/loss-chart.ts", "typescript/examples/browser-progress.ts", "typescript/examples/node-watch-and-stop.ts"]);
+    assert.deepEqual(
+      quoted.map(([, file]) => file),
+      [
+        "typescript/examples/loss-chart.ts",
+        "typescript/examples/browser-progress.ts",
+        "typescript/examples/node-watch-and-stop.ts",
+      ],
+    );
     for (const [, file, code] of quoted) {
-      assert.equal(code, await readFile(path.join(REPO_ROOT, file ?? ""), "utf8"), `docs/typescript.md is out of date with ${file}`);
+      assert.equal(
+        code,
+        await readFile(path.join(REPO_ROOT, file ?? ""), "utf8"),
+        `docs/typescript.md is out of date with ${file}`,
+      );
     }
   });
 
@@ -58,8 +69,14 @@ describe("the examples of docs/typescript.md", () => {
     try {
       const status = await stopWhenGoodEnough(dir, 0.1, (message) => logged.push(message));
       assert.equal(status, "interrupted");
-      assert.ok(logged.some((message) => message.startsWith("step ")), logged.join("\n"));
-      const lines = (await readFile(path.join(dir, "progress.jsonl"), "utf8")).trim().split("\n").map((text) => JSON.parse(text) as Record<string, unknown>);
+      assert.ok(
+        logged.some((message) => message.startsWith("step ")),
+        logged.join("\n"),
+      );
+      const lines = (await readFile(path.join(dir, "progress.jsonl"), "utf8"))
+        .trim()
+        .split("\n")
+        .map((text) => JSON.parse(text) as Record<string, unknown>);
       const stop = lines.find((item) => item["event"] === "stop.requested");
       assert.deepEqual([stop?.["reason"], stop?.["requested_by"]], ["loss below 0.1", "stop-when-good-enough"]);
       const lastStep = lines.filter((item) => item["event"] === "train.step").at(-1);
@@ -76,20 +93,33 @@ describe("the examples of docs/typescript.md", () => {
     await withRangeServer(stream, async (origin) => {
       const draws: [string, unknown][] = [];
       const warnings: string[] = [];
-      const ended = chartLoss(`${origin}/progress.jsonl`, (data, title) => draws.push([title, data]), undefined, (message) => warnings.push(message));
+      const ended = chartLoss(
+        `${origin}/progress.jsonl`,
+        (data, title) => draws.push([title, data]),
+        undefined,
+        (message) => warnings.push(message),
+      );
       await new Promise<void>((resolve) => {
         const check = (): unknown => (warnings.length > 0 ? resolve() : setTimeout(check, 5)); // a 404 first: reported, not fatal
         check();
       });
-      stream.body = utf8(ndjson(
-        known("run.started", 1),
-        ...[1, 2, 3].map((step) => known("train.step", step + 1, { step, loss: 4 - step })),
-        line("train.restarted", 5, { reason: "oom", attempt: 2, previous_step: 3, step: 2 }),
-        known("train.step", 6, { step: 3, loss: 0.5 }),
-        known("run.finished", 7, { step: 3 }),
-      ));
+      stream.body = utf8(
+        ndjson(
+          known("run.started", 1),
+          ...[1, 2, 3].map((step) => known("train.step", step + 1, { step, loss: 4 - step })),
+          line("train.restarted", 5, { reason: "oom", attempt: 2, previous_step: 3, step: 2 }),
+          known("train.step", 6, { step: 3, loss: 0.5 }),
+          known("run.finished", 7, { step: 3 }),
+        ),
+      );
       assert.equal(await ended, "succeeded");
-      assert.deepEqual(draws.at(-1), ["r1, attempt 2", [[1, 2, 3], [3, null, 0.5]]]);
+      assert.deepEqual(draws.at(-1), [
+        "r1, attempt 2",
+        [
+          [1, 2, 3],
+          [3, null, 0.5],
+        ],
+      ]);
       assert.match(warnings[0] ?? "", /^http_status: .*HTTP 404/);
     });
   });

@@ -4,8 +4,8 @@ import { createServer } from "node:net";
 import { describe, it } from "node:test";
 import { FetchError, TrainwireError } from "trainwire";
 import { fromFetch } from "trainwire/browser";
-import { resource, withRangeServer, type RangeResource } from "./range-server.js";
 import { utf8 } from "./helpers.js";
+import { type RangeResource, resource, withRangeServer } from "./range-server.js";
 
 const decode = (chunks: Uint8Array[]): string => Buffer.concat(chunks).toString("utf8");
 
@@ -44,12 +44,20 @@ describe("fromFetch", () => {
     await serving(stream, async (url) => {
       let resets = 0;
       const errors: number[] = [];
-      const iterator = fromFetch(url, { pollIntervalMs: 5, offset: 2, onReset: () => (resets += 1), onError: (error) => errors.push(error.status ?? 0) })[Symbol.asyncIterator]();
+      const iterator = fromFetch(url, {
+        pollIntervalMs: 5,
+        offset: 2,
+        onReset: () => (resets += 1),
+        onError: (error) => errors.push(error.status ?? 0),
+      })[Symbol.asyncIterator]();
       const first = iterator.next(); // 404 until the file is there
       await until(() => errors.length > 0);
       stream.body = utf8("a\ncdef\n");
       assert.equal(decode([(await first).value as Uint8Array]), "cdef\n");
-      assert.ok(errors.every((status) => status === 404), "each 404 is reported, and not fatal");
+      assert.ok(
+        errors.every((status) => status === 404),
+        "each 404 is reported, and not fatal",
+      );
       const second = iterator.next(); // idle polls until it grows
       await until(() => stream.sent.includes(1)); // an idle poll: the byte before the offset, nothing more
       stream.body = utf8("a\ncdef\ngh\n");
@@ -97,9 +105,19 @@ describe("fromFetch", () => {
     await serving(stream, async (url) => {
       const failures: [number | undefined, number][] = [];
       const chunks: Uint8Array[] = [];
-      for await (const chunk of fromFetch(url, { pollIntervalMs: 2, untilEnd: true, maxRetries: 5, onError: (error, count) => failures.push([error.status, count]) })) chunks.push(chunk);
+      for await (const chunk of fromFetch(url, {
+        pollIntervalMs: 2,
+        untilEnd: true,
+        maxRetries: 5,
+        onError: (error, count) => failures.push([error.status, count]),
+      }))
+        chunks.push(chunk);
       assert.equal(decode(chunks), "ok\n");
-      assert.deepEqual(failures, [[500, 1], [503, 2], [500, 3]]);
+      assert.deepEqual(failures, [
+        [500, 1],
+        [503, 2],
+        [500, 3],
+      ]);
       stream.faults.push(500, 500);
       const error = await rejection(fromFetch(url, { pollIntervalMs: 2, maxRetries: 1 }));
       assert.equal(error.status, 500);
@@ -126,7 +144,13 @@ describe("fromFetch", () => {
     assert.equal((await rejection(fromFetch("not a url"))).code, "bad_url");
     const port = await closedPort();
     const failures: string[] = [];
-    const error = await rejection(fromFetch(`http://127.0.0.1:${port}/progress.jsonl`, { pollIntervalMs: 1, maxRetries: 2, onError: (failure) => failures.push(failure.code) }));
+    const error = await rejection(
+      fromFetch(`http://127.0.0.1:${port}/progress.jsonl`, {
+        pollIntervalMs: 1,
+        maxRetries: 2,
+        onError: (failure) => failures.push(failure.code),
+      }),
+    );
     assert.equal(error.code, "network");
     assert.deepEqual(failures, ["network", "network", "network"]);
   });
@@ -164,7 +188,12 @@ describe("fromFetch", () => {
     await serving(stream, async (url) => {
       const failures: string[] = [];
       const chunks: Uint8Array[] = [];
-      for await (const chunk of fromFetch(url, { pollIntervalMs: 1, untilEnd: true, onError: (error) => failures.push(error.code) })) chunks.push(chunk);
+      for await (const chunk of fromFetch(url, {
+        pollIntervalMs: 1,
+        untilEnd: true,
+        onError: (error) => failures.push(error.code),
+      }))
+        chunks.push(chunk);
       assert.equal(decode(chunks), "first line\nsecond line\n");
       assert.deepEqual(failures, ["network"]);
       assert.deepEqual(stream.seen.slice(0, 2), ["bytes=0-", "bytes=10-"]);
@@ -174,7 +203,12 @@ describe("fromFetch", () => {
   it("sends HeadersInit headers and passes RequestInit fields through", async () => {
     const stream = resource({ body: utf8("a\n") });
     await serving(stream, async (url) => {
-      for await (const chunk of fromFetch(url, { untilEnd: true, headers: [["Authorization", "Bearer t"]], init: { credentials: "include", referrer: "" } })) void chunk;
+      for await (const chunk of fromFetch(url, {
+        untilEnd: true,
+        headers: [["Authorization", "Bearer t"]],
+        init: { credentials: "include", referrer: "" },
+      }))
+        void chunk;
       assert.equal(stream.lastHeaders?.["authorization"], "Bearer t");
     });
   });
@@ -189,7 +223,13 @@ describe("fromFetch", () => {
         requests += 1;
         return new Response("a\n", { status: 206, headers: { "Content-Range": "bytes 0-1/2" } });
       };
-      const next = fromFetch("http://127.0.0.1:9/progress.jsonl", { fetch: fake, pauseWhenHidden: true, untilEnd: true })[Symbol.asyncIterator]().next();
+      const next = fromFetch("http://127.0.0.1:9/progress.jsonl", {
+        fetch: fake,
+        pauseWhenHidden: true,
+        untilEnd: true,
+      })
+        [Symbol.asyncIterator]()
+        .next();
       for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
       assert.equal(requests, 0);
       page.visibilityState = "visible";

@@ -51,12 +51,28 @@ describe("the fold", () => {
         known("run.started", 1, { stage }),
         known("phase.started", 2),
         known("train.step", 3),
-        line("train.restarted", 4, { reason: "oom", attempt: 2, previous_step: 5, step: 0, batch_size_from: 16, batch_size_to: 14, total_steps: 12 }),
+        line("train.restarted", 4, {
+          reason: "oom",
+          attempt: 2,
+          previous_step: 5,
+          step: 0,
+          batch_size_from: 16,
+          batch_size_to: 14,
+          total_steps: 12,
+        }),
         line("train.epoch", 5, { epoch: 1, step: 6, metrics: { loss: 1 } }),
         line("eval.completed", 6, { step: 6, epoch: 1, split: "eval", metrics: { acc: 0.5, bad: null } }),
         line("checkpoint.saved", 7, { step: 6, path: "checkpoint-6", reason: "periodic" }),
         line("trial.started", 8, { trial: 3, attempt: 1, params: { lr: 0.1 } }),
-        line("trial.ended", 9, { trial: 2, attempt: 1, status: "succeeded", duration_s: 1, metrics: {}, error: null, best: { trial: 2, metric: "acc", value: 0.9, x_extra: 1 } }),
+        line("trial.ended", 9, {
+          trial: 2,
+          attempt: 1,
+          status: "succeeded",
+          duration_s: 1,
+          metrics: {},
+          error: null,
+          best: { trial: 2, metric: "acc", value: 0.9, x_extra: 1 },
+        }),
         line("stop.requested", 10, { source: "api", signal: null, reason: "enough", requested_by: "me" }),
         known("phase.ended", 11, { phase: "other" }),
         line("run.heartbeat", 12, { phase: "train", step: 6 }),
@@ -79,13 +95,23 @@ describe("the fold", () => {
 
   it("keeps total_steps through a restart that does not give one, and closes the matching phase", () => {
     const state = read(
-      ndjson(known("run.started", 1), known("phase.started", 2), line("train.restarted", 3, { reason: "other", attempt: 2, previous_step: 4, step: 4 }), known("phase.ended", 4)),
+      ndjson(
+        known("run.started", 1),
+        known("phase.started", 2),
+        line("train.restarted", 3, { reason: "other", attempt: 2, previous_step: 4, step: 4 }),
+        known("phase.ended", 4),
+      ),
     );
     assert.deepEqual([state.runs[0]?.total_steps, state.runs[0]?.phase, state.runs[0]?.step], [10, null, 4]);
   });
 
   it("ends a run with run.finished: status, and the payload without the envelope", () => {
-    const state = read(ndjson(known("run.started", 1), known("run.finished", 2, { stage: { name: "s", index: 1, count: 1 }, x_note: "kept" })));
+    const state = read(
+      ndjson(
+        known("run.started", 1),
+        known("run.finished", 2, { stage: { name: "s", index: 1, count: 1 }, x_note: "kept" }),
+      ),
+    );
     assert.equal(state.runs[0]?.status, "succeeded");
     assert.deepEqual(state.runs[0]?.finished, {
       status: "succeeded",
@@ -119,7 +145,13 @@ describe("the fold", () => {
         line("model.exported", 7),
       ),
     );
-    assert.deepEqual(diagnostics(state), [[2, "seq_gap"], [3, "seq_not_increasing"], [4, "seq_not_increasing"], [6, "after_finished"], [7, "after_finished"]]);
+    assert.deepEqual(diagnostics(state), [
+      [2, "seq_gap"],
+      [3, "seq_not_increasing"],
+      [4, "seq_not_increasing"],
+      [6, "after_finished"],
+      [7, "after_finished"],
+    ]);
     assert.deepEqual(state.runs[0]?.seq_gaps, [[2, 4]]);
     assert.deepEqual([state.runs[0]?.events, state.runs[0]?.phase, state.unknown_events], [3, "train", 0]);
   });
@@ -135,7 +167,13 @@ describe("the fold", () => {
         known("phase.started", 3, { phase: "eval" }, "b"),
       ),
     );
-    assert.deepEqual(state.runs.map((run) => [run.run_id, run.status, run.phase]), [["b", "running", "eval"], ["a", "succeeded", null]]);
+    assert.deepEqual(
+      state.runs.map((run) => [run.run_id, run.status, run.phase]),
+      [
+        ["b", "running", "eval"],
+        ["a", "succeeded", null],
+      ],
+    );
     assert.deepEqual(diagnostics(state), [[2, "schema_violation"]]);
   });
 });
@@ -177,7 +215,9 @@ describe("liveness", () => {
   });
 
   it("never makes a finished run stale, nor one with no interval and no timeout", () => {
-    const finished = read(stream + ndjson({ ...known("run.finished", 3), ts: "2026-11-29T10:00:11.000000Z" }), { now: "2030-01-01T00:00:00Z" });
+    const finished = read(stream + ndjson({ ...known("run.finished", 3), ts: "2026-11-29T10:00:11.000000Z" }), {
+      now: "2030-01-01T00:00:00Z",
+    });
     assert.equal(finished.runs[0]?.status, "succeeded");
     const noInterval = read(ndjson(known("phase.started", 1)), { now: "2030-01-01T00:00:00Z" });
     assert.equal(noInterval.runs[0]?.status, "running");
@@ -195,10 +235,16 @@ describe("bounded diagnostics", () => {
   it("lists the first maxDiagnostics and counts the rest, across a resume too", () => {
     const reader = new StreamReader({ maxDiagnostics: 3 });
     reader.feed(ndjson(known("run.started", 1), "bad", "bad"));
-    const resumed = new StreamReader({ maxDiagnostics: 3, resume: JSON.parse(JSON.stringify(reader.toState())) as ReaderState });
+    const resumed = new StreamReader({
+      maxDiagnostics: 3,
+      resume: JSON.parse(JSON.stringify(reader.toState())) as ReaderState,
+    });
     resumed.feed(ndjson("bad", "bad", known("run.started", 1)));
     const state = resumed.toState();
-    assert.deepEqual(state.diagnostics.map((diagnostic) => diagnostic.line), [2, 3, 4]);
+    assert.deepEqual(
+      state.diagnostics.map((diagnostic) => diagnostic.line),
+      [2, 3, 4],
+    );
     assert.equal(state.diagnostics_dropped, 2);
     assert.ok(validateReaderState(state));
     const within = new StreamReader();

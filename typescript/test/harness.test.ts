@@ -5,7 +5,15 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
-import { canonicalStringify, StreamReader, validateErroredResponse, validateReadResponse, validateSkippedResponse, validateStartResponse, VERSION } from "trainwire";
+import {
+  canonicalStringify,
+  StreamReader,
+  VERSION,
+  validateErroredResponse,
+  validateReadResponse,
+  validateSkippedResponse,
+  validateStartResponse,
+} from "trainwire";
 import { known, ndjson, PACKAGE_DIR } from "./helpers.js";
 
 describe("the harness", () => {
@@ -15,11 +23,13 @@ describe("the harness", () => {
   });
 
   it("answers start, read, write and errors, one line each, and exits on stop", async () => {
-    const child = spawn(process.execPath, [path.join(PACKAGE_DIR, "dist/bin/harness.js")], { stdio: ["pipe", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [path.join(PACKAGE_DIR, "dist/bin/harness.js")], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     const answers = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const ask = async (request: unknown): Promise<Record<string, unknown>> => {
-      child.stdin.write((typeof request === "string" ? request : JSON.stringify(request)) + "\n");
+      child.stdin.write(`${typeof request === "string" ? request : JSON.stringify(request)}\n`);
       const answer = await answers.next();
       assert.equal(answer.done, false);
       return JSON.parse(answer.value as string) as Record<string, unknown>;
@@ -29,11 +39,16 @@ describe("the harness", () => {
     assert.ok(validateStartResponse(start));
     assert.deepEqual(start, {
       version: 1,
-      implementation: { name: "trainwire-ts", language: "typescript", version: VERSION, homepage: "https://trainwire.dev" },
+      implementation: {
+        name: "trainwire-ts",
+        language: "typescript",
+        version: VERSION,
+        homepage: "https://trainwire.dev",
+      },
       roles: ["reader"],
     });
 
-    const stream = Buffer.from(ndjson(known("run.started", 1), known("phase.started", 2)) + '{"torn":');
+    const stream = Buffer.from(`${ndjson(known("run.started", 1), known("phase.started", 2))}{"torn":`);
     const cut = 50;
     const chunks = [stream.subarray(0, cut), stream.subarray(cut)].map((chunk) => chunk.toString("base64"));
     const now = "2030-01-01T00:00:00Z";
@@ -41,7 +56,10 @@ describe("the harness", () => {
     assert.ok(validateReadResponse(read), JSON.stringify(validateReadResponse.errors));
     const reader = new StreamReader();
     reader.feed(stream);
-    assert.equal(canonicalStringify(read), canonicalStringify({ seq: { id: [1] }, state: reader.toState({ now, staleAfterS: 60 }) }));
+    assert.equal(
+      canonicalStringify(read),
+      canonicalStringify({ seq: { id: [1] }, state: reader.toState({ now, staleAfterS: 60 }) }),
+    );
     assert.equal((read["state"] as { runs: { status: string }[] }).runs[0]?.status, "stale");
 
     const write = await ask({ cmd: "write", seq: 2, scenario: { start_time: "2026-11-29T10:00:00Z", actions: [] } });
@@ -53,7 +71,7 @@ describe("the harness", () => {
     assert.equal(errored["seq"], 3);
     assert.ok(validateErroredResponse(await ask("{not json")));
 
-    child.stdin.write(JSON.stringify({ cmd: "stop" }) + "\n");
+    child.stdin.write(`${JSON.stringify({ cmd: "stop" })}\n`);
     assert.equal(await exited, 0);
   });
 });

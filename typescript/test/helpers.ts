@@ -19,7 +19,12 @@ export function utf8(text: string): Uint8Array {
 let clock = 0;
 
 /** One valid line of run `runId` (an object: tweak it before `JSON.stringify`). */
-export function line(event: string, seq: number, fields: Record<string, unknown> = {}, runId = "r1"): Record<string, unknown> {
+export function line(
+  event: string,
+  seq: number,
+  fields: Record<string, unknown> = {},
+  runId = "r1",
+): Record<string, unknown> {
   clock += 1;
   const ts = new Date(Date.UTC(2026, 10, 29, 10, 0, 0) + clock * 1000).toISOString().replace("Z", "000Z");
   return { schema_version: 1, seq, ts, run_id: runId, event, ...fields };
@@ -29,7 +34,16 @@ export const PAYLOADS: Record<string, Record<string, unknown>> = {
   "run.started": { producer: { name: "test", version: "1" }, total_steps: 10, heartbeat_interval_s: 5 },
   "phase.started": { phase: "train" },
   "phase.ended": { phase: "train", status: "ok", duration_s: 1.5 },
-  "train.step": { step: 5, total_steps: 10, epoch: 0.5, loss: 2.25, learning_rate: 0.001, elapsed_s: 2, eta_s: 2, progress: 0.5 },
+  "train.step": {
+    step: 5,
+    total_steps: 10,
+    epoch: 0.5,
+    loss: 2.25,
+    learning_rate: 0.001,
+    elapsed_s: 2,
+    eta_s: 2,
+    progress: 0.5,
+  },
   "run.finished": {
     status: "succeeded",
     exit_code: 0,
@@ -44,13 +58,18 @@ export const PAYLOADS: Record<string, Record<string, unknown>> = {
 };
 
 /** A valid line of a known event with its usual payload. */
-export function known(event: keyof typeof PAYLOADS & string, seq: number, extra: Record<string, unknown> = {}, runId = "r1"): Record<string, unknown> {
+export function known(
+  event: keyof typeof PAYLOADS & string,
+  seq: number,
+  extra: Record<string, unknown> = {},
+  runId = "r1",
+): Record<string, unknown> {
   return line(event, seq, { ...PAYLOADS[event], ...extra }, runId);
 }
 
 /** NDJSON text of the given objects or raw strings, each `\n`-terminated. */
 export function ndjson(...lines: (Record<string, unknown> | string)[]): string {
-  return lines.map((item) => (typeof item === "string" ? item : JSON.stringify(item)) + "\n").join("");
+  return lines.map((item) => `${typeof item === "string" ? item : JSON.stringify(item)}\n`).join("");
 }
 
 /** A fresh temporary directory, removed by the returned function. */

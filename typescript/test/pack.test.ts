@@ -17,7 +17,9 @@ function runWithInput(command: string, input: string): Promise<string> {
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     child.once("error", reject);
-    child.once("exit", (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} exited ${code}: ${output}`))));
+    child.once("exit", (code) =>
+      code === 0 ? resolve(output) : reject(new Error(`${command} exited ${code}: ${output}`)),
+    );
     child.stdin.end(input);
   });
 }
@@ -58,34 +60,82 @@ describe("pack and import", () => {
       const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
       assert.ok(packed !== undefined);
       const files = packed.files.map((file) => file.path);
-      assert.ok(files.includes("dist/generated/validate-line.js") && files.includes("dist/node.d.ts") && files.includes("dist/bin/harness.js"));
-      assert.ok(!files.some((file) => file.startsWith("dist/test/") || file.startsWith("src/") || file.startsWith("test/")), files.join(" "));
+      assert.ok(
+        files.includes("dist/generated/validate-line.js") &&
+          files.includes("dist/node.d.ts") &&
+          files.includes("dist/bin/harness.js"),
+      );
+      assert.ok(
+        !files.some((file) => file.startsWith("dist/test/") || file.startsWith("src/") || file.startsWith("test/")),
+        files.join(" "),
+      );
       assert.ok(files.includes("README.md") && files.includes("LICENSE"), files.join(" "));
 
       const project = path.join(dir, "scratch");
       await run("mkdir", [project]);
-      await writeFile(path.join(project, "package.json"), JSON.stringify({ name: "scratch", private: true, type: "module" }));
-      await run(npm, ["install", "--offline", "--no-audit", "--no-fund", path.join(dir, packed.filename)], { cwd: project });
+      await writeFile(
+        path.join(project, "package.json"),
+        JSON.stringify({ name: "scratch", private: true, type: "module" }),
+      );
+      await run(npm, ["install", "--offline", "--no-audit", "--no-fund", path.join(dir, packed.filename)], {
+        cwd: project,
+      });
       assert.deepEqual(await readdir(path.join(project, "node_modules")), [".bin", ".package-lock.json", "trainwire"]); // no runtime dependency; .bin holds the harness
 
       // Type-check against the installed declarations, as a strict NodeNext user would.
       await writeFile(path.join(project, "use.ts"), USE_ALL_ENTRIES);
       const tsc = path.join(PACKAGE_DIR, "node_modules/typescript/bin/tsc");
-      await run(process.execPath, [tsc, "--pretty", "false", "--strict", "--exactOptionalPropertyTypes", "--noUncheckedIndexedAccess", "--module", "NodeNext",
-        "--moduleResolution", "NodeNext", "--target", "ES2022", "--lib", "ES2022,DOM,DOM.Iterable", "--typeRoots", path.join(PACKAGE_DIR, "node_modules/@types"),
-        "--types", "node", "use.ts"], { cwd: project });
+      await run(
+        process.execPath,
+        [
+          tsc,
+          "--pretty",
+          "false",
+          "--strict",
+          "--exactOptionalPropertyTypes",
+          "--noUncheckedIndexedAccess",
+          "--module",
+          "NodeNext",
+          "--moduleResolution",
+          "NodeNext",
+          "--target",
+          "ES2022",
+          "--lib",
+          "ES2022,DOM,DOM.Iterable",
+          "--typeRoots",
+          path.join(PACKAGE_DIR, "node_modules/@types"),
+          "--types",
+          "node",
+          "use.ts",
+        ],
+        { cwd: project },
+      );
       const { stdout: output } = await run(process.execPath, ["use.js", project], { cwd: project });
-      assert.deepEqual(JSON.parse(output), { version: "0.1.0", phase: "train", events: 2, stopFile: true, first: null });
+      assert.deepEqual(JSON.parse(output), {
+        version: "0.1.0",
+        phase: "train",
+        events: 2,
+        stopFile: true,
+        first: null,
+      });
 
       // CommonJS: the `require` condition loads the same ES modules (Node's require(esm)).
-      await writeFile(path.join(project, "use.cjs"), 'const { StreamReader } = require("trainwire"); const { requestStop } = require("trainwire/node"); console.log(typeof StreamReader, typeof requestStop);');
+      await writeFile(
+        path.join(project, "use.cjs"),
+        'const { StreamReader } = require("trainwire"); const { requestStop } = require("trainwire/node"); console.log(typeof StreamReader, typeof requestStop);',
+      );
       const { stdout: required } = await run(process.execPath, ["use.cjs"], { cwd: project });
       assert.equal(required.trim(), "function function");
 
       // The harness bin answers the protocol's `start` like `node dist/bin/harness.js`.
-      const manifest = JSON.parse(await readFile(path.join(project, "node_modules/trainwire/package.json"), "utf8")) as Record<string, unknown>;
+      const manifest = JSON.parse(
+        await readFile(path.join(project, "node_modules/trainwire/package.json"), "utf8"),
+      ) as Record<string, unknown>;
       assert.equal(manifest["homepage"], undefined);
-      const harness = await runWithInput(path.join(project, "node_modules/.bin/trainwire-harness"), '{"seq":1,"cmd":"start","version":1}\n{"seq":2,"cmd":"stop"}\n');
+      const harness = await runWithInput(
+        path.join(project, "node_modules/.bin/trainwire-harness"),
+        '{"seq":1,"cmd":"start","version":1}\n{"seq":2,"cmd":"stop"}\n',
+      );
       assert.match(harness, /"roles":\["reader"\]/);
     } finally {
       await remove();

@@ -36,11 +36,21 @@ export function resource(fields: Partial<RangeResource> = {}): RangeResource {
 /** Other paths the server answers with fixed content (a page, its script). */
 export type StaticFiles = Record<string, { type: string; body: string }>;
 
-export async function withRangeServer(stream: RangeResource, test: (origin: string) => Promise<void>, files: StaticFiles = {}): Promise<void> {
+export async function withRangeServer(
+  stream: RangeResource,
+  test: (origin: string) => Promise<void>,
+  files: StaticFiles = {},
+): Promise<void> {
   const server: Server = createServer((request, response) => {
     const file = files[request.url ?? ""];
-    if (file !== undefined) return send(response, 200, { "Content-Type": file.type }, file.body);
-    if (request.url !== "/progress.jsonl") return send(response, 404, {}, "");
+    if (file !== undefined) {
+      send(response, 200, { "Content-Type": file.type }, file.body);
+      return;
+    }
+    if (request.url !== "/progress.jsonl") {
+      send(response, 404, {}, "");
+      return;
+    }
     answer(stream, request, response);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -57,25 +67,49 @@ function answer(stream: RangeResource, request: IncomingMessage, response: Serve
   stream.seen.push(range ?? "none");
   stream.lastHeaders = request.headers;
   const fault = stream.faults.shift();
-  if (fault !== undefined) return send(response, fault, {}, "");
+  if (fault !== undefined) {
+    send(response, fault, {}, "");
+    return;
+  }
   const body = stream.body;
-  if (body === undefined) return send(response, 404, {}, "");
+  if (body === undefined) {
+    send(response, 404, {}, "");
+    return;
+  }
   const headers: Record<string, string> = { "Content-Type": "application/x-ndjson", "Accept-Ranges": "bytes" };
   if (stream.etag) headers["ETag"] = `"${stream.version}-${body.length}"`;
   const match = range === undefined || !stream.ranges ? null : /^bytes=(\d+)-(\d*)$/.exec(range);
-  if (match === null) return deliver(stream, response, 200, headers, body);
+  if (match === null) {
+    deliver(stream, response, 200, headers, body);
+    return;
+  }
   const start = Number(match[1]);
   const end = Math.min(body.length - 1, match[2] === "" ? Number.POSITIVE_INFINITY : Number(match[2]));
-  if (start >= body.length) return send(response, 416, { "Content-Range": `bytes */${body.length}` }, "");
+  if (start >= body.length) {
+    send(response, 416, { "Content-Range": `bytes */${body.length}` }, "");
+    return;
+  }
   headers["Content-Range"] = `bytes ${start}-${end}/${body.length}`;
   deliver(stream, response, 206, headers, body.subarray(start, end + 1));
 }
 
-function deliver(stream: RangeResource, response: ServerResponse, status: number, headers: Record<string, string>, bytes: Uint8Array): void {
+function deliver(
+  stream: RangeResource,
+  response: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  bytes: Uint8Array,
+): void {
   stream.sent.push(bytes.length);
-  if (stream.gzip) return send(response, status, { ...headers, "Content-Encoding": "gzip" }, gzipSync(bytes));
+  if (stream.gzip) {
+    send(response, status, { ...headers, "Content-Encoding": "gzip" }, gzipSync(bytes));
+    return;
+  }
   const partial = stream.stallAfter ?? stream.cutAfter;
-  if (partial === undefined) return send(response, status, { ...headers, "Content-Length": String(bytes.length) }, bytes);
+  if (partial === undefined) {
+    send(response, status, { ...headers, "Content-Length": String(bytes.length) }, bytes);
+    return;
+  }
   const cut = stream.cutAfter !== undefined;
   stream.stallAfter = stream.cutAfter = undefined;
   response.writeHead(status, { "Cache-Control": "no-store", ...headers, "Content-Length": String(bytes.length) });
@@ -85,7 +119,12 @@ function deliver(stream: RangeResource, response: ServerResponse, status: number
   });
 }
 
-function send(response: ServerResponse, status: number, headers: Record<string, string>, body: string | Uint8Array): void {
+function send(
+  response: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body: string | Uint8Array,
+): void {
   response.writeHead(status, { "Cache-Control": "no-store", ...headers });
   response.end(body);
 }

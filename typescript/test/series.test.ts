@@ -11,7 +11,7 @@ function longRun(steps: number): string {
     const loss = 10 / step + ((step * 7919) % 13) / 100;
     lines.push(JSON.stringify(known("train.step", step + 1, { step, total_steps: steps, loss, learning_rate: 0.001 })));
   }
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 describe("SeriesStore", () => {
@@ -27,24 +27,41 @@ describe("SeriesStore", () => {
     const values = Array.from({ length: steps }, (_, index) => 10 / (index + 1) + (((index + 1) * 7919) % 13) / 100);
     assert.deepEqual(points[0]?.slice(1), [1, values[0]]);
     assert.deepEqual(points.at(-1)?.slice(1), [steps, values.at(-1)]);
-    assert.equal(Math.min(...points.map((point) => point[2])), values.reduce((a, b) => Math.min(a, b)));
-    assert.equal(Math.max(...points.map((point) => point[2])), values.reduce((a, b) => Math.max(a, b)));
+    assert.equal(
+      Math.min(...points.map((point) => point[2])),
+      values.reduce((a, b) => Math.min(a, b)),
+    );
+    assert.equal(
+      Math.max(...points.map((point) => point[2])),
+      values.reduce((a, b) => Math.max(a, b)),
+    );
     const stepsKept = points.map((point) => point[1]);
-    assert.deepEqual(stepsKept, [...stepsKept].sort((a, b) => a - b), "points stay in step order");
+    assert.deepEqual(
+      stepsKept,
+      [...stepsKept].sort((a, b) => a - b),
+      "points stay in step order",
+    );
   });
 
   it("breaks the uPlot line at a restart instead of drawing it back in time, and records markers", () => {
     const reader = new StreamReader({ series: true });
-    reader.feed(ndjson(
-      known("run.started", 1),
-      ...[1, 2, 3, 4].map((step, index) => known("train.step", index + 2, { step, loss: 5 - step })),
-      line("checkpoint.saved", 6, { step: 2, path: "ckpt/2", reason: "periodic" }),
-      line("train.restarted", 7, { reason: "oom", attempt: 2, previous_step: 4, step: 2 }),
-      ...[3, 4, 5].map((step, index) => known("train.step", index + 8, { step, loss: 1 / step })),
-      line("eval.completed", 11, { step: 5, epoch: null, split: "validation", metrics: { accuracy: 0.75, loss: 0.5, perplexity: null } }),
-      line("stop.requested", 12, { source: "api", signal: null, reason: null, requested_by: null }),
-      known("run.finished", 13, { status: "interrupted", step: 5 }),
-    ));
+    reader.feed(
+      ndjson(
+        known("run.started", 1),
+        ...[1, 2, 3, 4].map((step, index) => known("train.step", index + 2, { step, loss: 5 - step })),
+        line("checkpoint.saved", 6, { step: 2, path: "ckpt/2", reason: "periodic" }),
+        line("train.restarted", 7, { reason: "oom", attempt: 2, previous_step: 4, step: 2 }),
+        ...[3, 4, 5].map((step, index) => known("train.step", index + 8, { step, loss: 1 / step })),
+        line("eval.completed", 11, {
+          step: 5,
+          epoch: null,
+          split: "validation",
+          metrics: { accuracy: 0.75, loss: 0.5, perplexity: null },
+        }),
+        line("stop.requested", 12, { source: "api", signal: null, reason: null, requested_by: null }),
+        known("run.finished", 13, { status: "interrupted", step: 5 }),
+      ),
+    );
     const run = reader.series?.run("r1");
     assert.ok(run !== undefined);
     const [x, y] = run.uplot("loss");
@@ -52,13 +69,16 @@ describe("SeriesStore", () => {
     assert.deepEqual(y, [4, null, 1 / 3, 1 / 4, 1 / 5]);
     assert.deepEqual(run.uplot("eval/validation/accuracy"), [[5], [0.75]]);
     assert.deepEqual(run.names(), ["loss", "learning_rate", "eval/validation/accuracy", "eval/validation/loss"]);
-    assert.deepEqual(run.markers().map((marker) => [marker.kind, marker.step, marker.attempt, marker.label]), [
-      ["checkpoint", 2, 1, "periodic"],
-      ["restart", 2, 2, "oom"],
-      ["eval", 5, 2, "validation"],
-      ["stop", 5, 2, "api"],
-      ["finished", 5, 2, "interrupted"],
-    ]);
+    assert.deepEqual(
+      run.markers().map((marker) => [marker.kind, marker.step, marker.attempt, marker.label]),
+      [
+        ["checkpoint", 2, 1, "periodic"],
+        ["restart", 2, 2, "oom"],
+        ["eval", 5, 2, "validation"],
+        ["stop", 5, 2, "api"],
+        ["finished", 5, 2, "interrupted"],
+      ],
+    );
   });
 
   it("gives the same snapshot after a JSON round trip as without one", () => {
@@ -76,7 +96,8 @@ describe("SeriesStore", () => {
 
   it("bounds eval and checkpoint markers and counts the rest", () => {
     const store = new SeriesStore({ maxMarkers: 2 });
-    for (let step = 1; step <= 5; step += 1) store.add(line("checkpoint.saved", step, { step, path: "c", reason: "periodic" }) as never);
+    for (let step = 1; step <= 5; step += 1)
+      store.add(line("checkpoint.saved", step, { step, path: "c", reason: "periodic" }) as never);
     assert.equal(store.run("r1")?.markers().length, 2);
     assert.equal(store.run("r1")?.droppedMarkers, 3);
   });

@@ -27,7 +27,9 @@ describe("followFile", () => {
     const file = path.join(dir, "progress.jsonl");
     const abort = new AbortController();
     let resets = 0;
-    const iterator = followFile(file, { pollIntervalMs: 10, signal: abort.signal, onReset: () => (resets += 1) })[Symbol.asyncIterator]();
+    const iterator = followFile(file, { pollIntervalMs: 10, signal: abort.signal, onReset: () => (resets += 1) })[
+      Symbol.asyncIterator
+    ]();
     try {
       const first = iterator.next(); // the file does not exist yet
       await writeFile(file, "one\n");
@@ -62,7 +64,11 @@ describe("followFile", () => {
     const abort = new AbortController();
     try {
       const chunks: Uint8Array[] = [];
-      for await (const chunk of followFile(file, { offset: Buffer.byteLength(head), pollIntervalMs: 10, signal: abort.signal })) {
+      for await (const chunk of followFile(file, {
+        offset: Buffer.byteLength(head),
+        pollIntervalMs: 10,
+        signal: abort.signal,
+      })) {
         chunks.push(chunk);
         if (text(chunks) === tail) abort.abort();
       }
@@ -77,7 +83,8 @@ describe("followFile", () => {
     const abort = new AbortController();
     setTimeout(() => abort.abort(), 30);
     const chunks: Uint8Array[] = [];
-    for await (const chunk of followFile(path.join(dir, "never.jsonl"), { pollIntervalMs: 5, signal: abort.signal })) chunks.push(chunk);
+    for await (const chunk of followFile(path.join(dir, "never.jsonl"), { pollIntervalMs: 5, signal: abort.signal }))
+      chunks.push(chunk);
     assert.equal(chunks.length, 0);
     await remove();
   });
@@ -85,10 +92,14 @@ describe("followFile", () => {
 
 describe("fromReadable", () => {
   it("reads a child process's stdout into a reader, byte offsets exact", async () => {
-    const lines = [known("run.started", 1), known("phase.started", 2, { x_note: "évaluation" }), known("run.finished", 3)];
+    const lines = [
+      known("run.started", 1),
+      known("phase.started", 2, { x_note: "évaluation" }),
+      known("run.finished", 3),
+    ];
     // The child writes one line at a time, a multi-byte character split between two writes.
     const script = `
-      const lines = ${JSON.stringify(lines.map((item) => JSON.stringify(item) + "\n"))};
+      const lines = ${JSON.stringify(lines.map((item) => `${JSON.stringify(item)}\n`))};
       const bytes = Buffer.from(lines.join(""));
       const cut = bytes.indexOf(Buffer.from("é")) + 1;
       process.stdout.write(bytes.subarray(0, cut));
@@ -109,7 +120,10 @@ describe("fromReadable", () => {
       yield ndjson(known("phase.started", 1, { x_note: "日本" }));
     }
     for await (const chunk of fromReadable(strings())) reader.feed(chunk);
-    assert.equal(reader.toState().consumed_bytes, Buffer.byteLength(ndjson(known("phase.started", 1, { x_note: "日本" }))));
+    assert.equal(
+      reader.toState().consumed_bytes,
+      Buffer.byteLength(ndjson(known("phase.started", 1, { x_note: "日本" }))),
+    );
     assert.equal(reader.toState().runs[0]?.phase, "train");
   });
 });
@@ -135,7 +149,11 @@ describe("requestStop", () => {
     const target = path.join(dir, STOP_FILE);
     const reason = "x".repeat(150);
     // A watcher in another process polls as fast as it can while we write, 20 times.
-    const watcher = spawn(process.execPath, ["-e", `
+    const watcher = spawn(
+      process.execPath,
+      [
+        "-e",
+        `
       const fs = require("node:fs");
       const seen = new Set();
       const end = Date.now() + 20000;
@@ -143,7 +161,10 @@ describe("requestStop", () => {
         try { seen.add(fs.readFileSync(${JSON.stringify(target)}, "utf8")); } catch {}
       }
       process.stdout.write(JSON.stringify([...seen]));
-    `], { stdio: ["ignore", "pipe", "inherit"] });
+    `,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     try {
       for (let round = 0; round < 20; round++) {
         await requestStop(dir, { reason, requestedBy: `round ${round % 2}` });
@@ -152,7 +173,12 @@ describe("requestStop", () => {
       let output = "";
       for await (const chunk of watcher.stdout) output += String(chunk);
       const seen = JSON.parse(output) as string[];
-      for (const body of seen) assert.ok(body === JSON.stringify({ reason, requested_by: "round 0" }) || body === JSON.stringify({ reason, requested_by: "round 1" }), body);
+      for (const body of seen)
+        assert.ok(
+          body === JSON.stringify({ reason, requested_by: "round 0" }) ||
+            body === JSON.stringify({ reason, requested_by: "round 1" }),
+          body,
+        );
       assert.ok((await stat(target)).isFile());
     } finally {
       await remove();

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { EVENT_NAMES, validateEnvelope, validateEvent, validateLine, type Validator } from "trainwire";
+import { EVENT_NAMES, type Validator, validateEnvelope, validateEvent, validateLine } from "trainwire";
 import { known, PACKAGE_DIR, REPO_ROOT, SUITE_DIR } from "./helpers.js";
 
 type Check = (data: unknown) => { valid: boolean; error: unknown };
@@ -23,13 +23,27 @@ interface AjvValidator {
  */
 function referenceValidators(): { line: Check; envelope: Check; events: Map<string, Check> } {
   const require = createRequire(path.join(PACKAGE_DIR, "package.json"));
-  const Ajv2020 = (require("ajv/dist/2020") as { default: new (options: object) => { addSchema(schema: object): void; getSchema(ref: string): AjvValidator | undefined } }).default;
+  const Ajv2020 = (
+    require("ajv/dist/2020") as {
+      default: new (
+        options: object,
+      ) => { addSchema(schema: object): void; getSchema(ref: string): AjvValidator | undefined };
+    }
+  ).default;
   const addFormats = (require("ajv-formats") as { default: (ajv: object, options: object) => void }).default;
   const bundle = JSON.parse(readFileSync(path.join(REPO_ROOT, "schemas/bundled/trainwire-v1.schema.json"), "utf8")) as {
     $id: string;
     $defs: Record<string, { properties?: { event?: { const?: string } } }>;
   };
-  const ajv = new Ajv2020({ inlineRefs: false, discriminator: true, allErrors: false, strict: true, strictRequired: false, strictTypes: false, allowUnionTypes: true });
+  const ajv = new Ajv2020({
+    inlineRefs: false,
+    discriminator: true,
+    allErrors: false,
+    strict: true,
+    strictRequired: false,
+    strictTypes: false,
+    allowUnionTypes: true,
+  });
   addFormats(ajv, { mode: "full", keywords: false, formats: ["date-time"] });
   ajv.addSchema(bundle);
   const compiled = (ref: string): Check => {
@@ -54,15 +68,19 @@ function suiteLines(): Record<string, unknown>[] {
   const texts = new Set<string>();
   const cases = path.join(SUITE_DIR, "cases");
   for (const id of readdirSync(cases)) {
-    for (const text of readFileSync(path.join(cases, id, "stream.ndjson"), "utf8").split(/\r?\n/)) texts.add(text.replace(/^\uFEFF/, ""));
+    for (const text of readFileSync(path.join(cases, id, "stream.ndjson"), "utf8").split(/\r?\n/))
+      texts.add(text.replace(/^\uFEFF/, ""));
   }
-  const verdicts = JSON.parse(readFileSync(path.join(SUITE_DIR, "validation-cases.json"), "utf8")) as { cases: { line: string }[] };
+  const verdicts = JSON.parse(readFileSync(path.join(SUITE_DIR, "validation-cases.json"), "utf8")) as {
+    cases: { line: string }[];
+  };
   for (const { line } of verdicts.cases) texts.add(line);
   const lines: Record<string, unknown>[] = EVENT_NAMES.map((event) => known(event, 1));
   for (const text of texts) {
     try {
       const value: unknown = JSON.parse(text);
-      if (value !== null && typeof value === "object" && !Array.isArray(value)) lines.push(value as Record<string, unknown>);
+      if (value !== null && typeof value === "object" && !Array.isArray(value))
+        lines.push(value as Record<string, unknown>);
     } catch {
       // not JSON: no validator sees it
     }
@@ -71,8 +89,26 @@ function suiteLines(): Record<string, unknown>[] {
 }
 
 const REPLACEMENTS: unknown[] = [
-  null, true, 0, -1, 1.5, 2 ** 53, -(2 ** 53), "", "x", "a".repeat(300), "a/b", "../up", "2026-13-01T00:00:00Z",
-  "2026-12-31T23:59:60Z", {}, [], { "": 1 }, { "a/b~c": "x" }, { k: {} }, { name: "n", version: "1" },
+  null,
+  true,
+  0,
+  -1,
+  1.5,
+  2 ** 53,
+  -(2 ** 53),
+  "",
+  "x",
+  "a".repeat(300),
+  "a/b",
+  "../up",
+  "2026-13-01T00:00:00Z",
+  "2026-12-31T23:59:60Z",
+  {},
+  [],
+  { "": 1 },
+  { "a/b~c": "x" },
+  { k: {} },
+  { name: "n", version: "1" },
 ];
 
 /** The line, and copies with one field (at any depth) removed or replaced, or its event renamed. */
@@ -113,7 +149,11 @@ describe("generated line validators", () => {
     const pairs: [string, Check, Check][] = [
       ["validateLine", generated(validateLine), reference.line],
       ["validateEnvelope", generated(validateEnvelope), reference.envelope],
-      ...EVENT_NAMES.map((event): [string, Check, Check] => [event, generated(validateEvent[event]), reference.events.get(event) as Check]),
+      ...EVENT_NAMES.map((event): [string, Check, Check] => [
+        event,
+        generated(validateEvent[event]),
+        reference.events.get(event) as Check,
+      ]),
     ];
     let compared = 0;
     let invalid = 0;
@@ -128,7 +168,8 @@ describe("generated line validators", () => {
       }
     }
     for (const data of [null, 1, "x", [], true]) {
-      for (const [name, ours, theirs] of pairs) assert.deepEqual(ours(data), theirs(data), `${name}: ${JSON.stringify(data)}`);
+      for (const [name, ours, theirs] of pairs)
+        assert.deepEqual(ours(data), theirs(data), `${name}: ${JSON.stringify(data)}`);
     }
     // Both verdicts are well represented.
     assert.ok(compared > 100_000 && invalid > compared / 2 && invalid < compared, `${invalid} of ${compared} invalid`);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { appendFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { DecoderStream, StreamReader, watchRun, type DecodedLine, type RunUpdate } from "trainwire";
+import { type DecodedLine, DecoderStream, type RunUpdate, StreamReader, watchRun } from "trainwire";
 import { fromFetch } from "trainwire/browser";
 import { followFile } from "trainwire/node";
 import { known, line, ndjson, tempDir, utf8 } from "./helpers.js";
@@ -26,7 +26,10 @@ describe("watchRun", () => {
       const abort = new AbortController();
       const updates: RunUpdate[] = [];
       const watching = (async () => {
-        for await (const update of watchRun((hooks) => followFile(file, { ...hooks, pollIntervalMs: 5 }), { signal: abort.signal, series: true })) {
+        for await (const update of watchRun((hooks) => followFile(file, { ...hooks, pollIntervalMs: 5 }), {
+          signal: abort.signal,
+          series: true,
+        })) {
           updates.push(update);
           if (update.state?.finished !== null && update.state?.finished !== undefined) {
             // replaced by a fresh file with another run: the watch starts afresh
@@ -39,14 +42,20 @@ describe("watchRun", () => {
       const first = await waitFor(updates, (all) => all.length >= 1);
       assert.equal(first[0]?.state?.run_id, "new");
       assert.equal(first[0]?.state?.step, 7);
-      assert.deepEqual(first[0]?.events.map((item) => eventOf(item)), ["run.started", "train.step"]);
+      assert.deepEqual(
+        first[0]?.events.map((item) => eventOf(item)),
+        ["run.started", "train.step"],
+      );
       assert.deepEqual(first[0]?.series?.uplot("loss"), [[7], [0.5]]);
       await appendFile(file, ndjson("not json", known("run.finished", 3, {}, "new")));
       await watching; // ends quietly on abort
       const last = updates.at(-1);
       assert.equal(last?.state?.run_id, "third");
       assert.equal(last?.reset, true);
-      assert.ok(updates.some((update) => update.events.some((item) => item.kind === "diagnostic")), "diagnostics are passed on");
+      assert.ok(
+        updates.some((update) => update.events.some((item) => item.kind === "diagnostic")),
+        "diagnostics are passed on",
+      );
     } finally {
       await remove();
     }
@@ -57,9 +66,14 @@ describe("watchRun", () => {
     await withRangeServer(stream, async (origin) => {
       const url = `${origin}/progress.jsonl`;
       const fromSource: RunUpdate[] = [];
-      for await (const update of watchRun((hooks) => fromFetch(url, { ...hooks, untilEnd: true }), { runId: "old" })) fromSource.push(update);
+      for await (const update of watchRun((hooks) => fromFetch(url, { ...hooks, untilEnd: true }), { runId: "old" }))
+        fromSource.push(update);
       assert.equal(fromSource.at(-1)?.state?.step, 2);
-      assert.ok(fromSource.every((update) => update.events.every((item) => item.kind === "diagnostic" || item.event.run_id === "old")));
+      assert.ok(
+        fromSource.every((update) =>
+          update.events.every((item) => item.kind === "diagnostic" || item.event.run_id === "old"),
+        ),
+      );
       const response = await fetch(url);
       assert.ok(response.body !== null);
       const fromBody: RunUpdate[] = [];
@@ -88,7 +102,10 @@ describe("DecoderStream", () => {
     const items: DecodedLine[] = [];
     const reader = bytes.pipeThrough(new DecoderStream()).getReader();
     for (let next = await reader.read(); !next.done; next = await reader.read()) items.push(next.value);
-    assert.deepEqual(items.map((item) => item.kind), ["event", "diagnostic"]);
+    assert.deepEqual(
+      items.map((item) => item.kind),
+      ["event", "diagnostic"],
+    );
   });
 });
 
@@ -111,18 +128,32 @@ describe("StreamReader runs", () => {
   it("resumed from a saved state, still detects sequence gaps and staleness", () => {
     const first = new StreamReader();
     first.feed(ndjson(known("run.started", 1, { heartbeat_interval_s: 5 }), known("train.step", 2)));
-    const saved = JSON.parse(JSON.stringify(first.toState({ now: "2030-01-01T00:00:00Z" }))) as ReturnType<StreamReader["toState"]>;
+    const saved = JSON.parse(JSON.stringify(first.toState({ now: "2030-01-01T00:00:00Z" }))) as ReturnType<
+      StreamReader["toState"]
+    >;
     assert.equal(saved.runs[0]?.status, "stale");
     const resumed = new StreamReader({ resume: saved });
     assert.equal(resumed.consumedBytes, first.consumedBytes);
-    const next = line("train.step", 5, { step: 6, total_steps: 10, epoch: null, loss: 1, learning_rate: null, elapsed_s: 1, eta_s: null, progress: null });
+    const next = line("train.step", 5, {
+      step: 6,
+      total_steps: 10,
+      epoch: null,
+      loss: 1,
+      learning_rate: null,
+      elapsed_s: 1,
+      eta_s: null,
+      progress: null,
+    });
     resumed.feed(ndjson(next));
     const run = resumed.latestRun();
     assert.deepEqual(run?.seq_gaps, [[3, 5]]);
     assert.equal(run?.status, "running");
     assert.equal(resumed.latestRun({ now: "2030-01-01T00:00:00Z" })?.status, "stale");
     const state = resumed.toState();
-    assert.deepEqual(state.diagnostics.map((diagnostic) => diagnostic.code), ["seq_gap"]);
+    assert.deepEqual(
+      state.diagnostics.map((diagnostic) => diagnostic.code),
+      ["seq_gap"],
+    );
     assert.equal(state.lines, 3);
   });
 });

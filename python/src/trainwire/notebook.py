@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.status_line import format_duration, now_us
-from trainwire.cli.tail import stream_files, target_run
+from trainwire.contract.clock import now_us
 from trainwire.reader.series import RunSeries, SeriesStore
 from trainwire.reader.sources import FileFollower
-from trainwire.reader.state import RunState, StreamReader
+from trainwire.reader.state import RunState, StreamReader, run_table_html
+from trainwire.reader.targets import stream_files, target_run
 
 __all__ = ["FollowedRun", "run_html", "watch"]
 
@@ -33,34 +33,7 @@ _CHART_HEIGHT = 120
 
 def run_html(run: RunState, series: RunSeries | None = None, *, stale_after_s: float | None = None) -> str:
     """A table of the run's state, and its loss chart when `series` is given."""
-    status = run.status_at(now_us(), stale_after_s)
-    rows = [("run", run.run_id), ("status", status)]
-    if run.phase:
-        rows.append(("phase", run.phase))
-    if run.step is not None:
-        total = f"/{run.total_steps}" if run.total_steps is not None else ""
-        progress = f" ({run.progress:.0%})" if run.progress is not None else ""
-        rows.append(("step", f"{run.step}{total}{progress}"))
-    if run.loss is not None:
-        rows.append(("loss", f"{run.loss:.4g}"))
-    if run.learning_rate is not None:
-        rows.append(("learning rate", f"{run.learning_rate:.2e}"))
-    if run.eta_s is not None and run.finished is None:
-        rows.append(("eta", format_duration(run.eta_s)))
-    if run.last_eval is not None:
-        metrics = ", ".join(
-            f"{name} {value:.4g}" for name, value in run.last_eval["metrics"].items() if value is not None
-        )
-        rows.append((f"eval ({run.last_eval['split']}) at step {run.last_eval['step']}", metrics))
-    if run.last_checkpoint is not None:
-        rows.append(("checkpoint", f"{run.last_checkpoint['path']} at step {run.last_checkpoint['step']}"))
-    if run.restarts:
-        rows.append(("restarts", str(len(run.restarts))))
-    body = "".join(
-        f"<tr><th style='text-align:left'>{html.escape(name)}</th><td style='text-align:left'>{html.escape(value)}</td></tr>"
-        for name, value in rows
-    )
-    table = f"<table class='trainwire-run'>{body}</table>"
+    table = run_table_html(run, stale_after_s=stale_after_s)
     if series is None:
         return table
     return f"<div class='trainwire-run' style='display:flex;gap:1em;align-items:flex-start'>{table}{loss_svg(series)}</div>"
@@ -69,7 +42,7 @@ def run_html(run: RunState, series: RunSeries | None = None, *, stale_after_s: f
 def loss_svg(series: RunSeries) -> str:
     """The loss (solid) and eval loss (dashed) against the step, restarts as red lines: an inline SVG."""
     curves = [
-        (name, [(step, value) for step, value in zip(*series.uplot(name)) if value is not None])
+        (name, [(step, value) for step, value in zip(*series.uplot(name), strict=False) if value is not None])
         for name in series.names()
         if name == "loss" or name.endswith("/loss")
     ]

@@ -49,6 +49,11 @@ try {
   await page.locator("#stop").click();
   await page.waitForFunction(() => document.querySelector("#run-status")?.textContent === "interrupted", null, { timeout: 60_000 });
   say("stopped", { text: await page.locator("#progress-text").textContent() });
+  await page.waitForFunction(() => (document.querySelector('[data-chart="loss"]')?.dataset.markers ?? "").split(" ").includes("finished"), null, { timeout: 30_000 });
+  const charts = await page.evaluate(() => [...document.querySelectorAll("#charts [data-chart]")].map((chart) => ({
+    title: chart.dataset.chart, series: JSON.parse(chart.dataset.series ?? "[]"), markers: (chart.dataset.markers ?? "").split(" ").filter(Boolean),
+  })));
+  say("charts", { charts });
   await page.screenshot({ path: path.join(screenshots, "dashboard-stopped.png"), fullPage: true });
   if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
 } catch (error) {

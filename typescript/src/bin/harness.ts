@@ -61,14 +61,15 @@ async function main(): Promise<void> {
     let response: Record<string, unknown> | undefined;
     try {
       const parsed: unknown = JSON.parse(line);
-      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new TypeError("a request is a JSON object");
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+        throw new TypeError("a request is a JSON object");
       request = parsed as Request;
       response = respond(request);
       if (response === undefined) break;
     } catch (error) {
       response = errored(request?.["seq"], error);
     }
-    process.stdout.write(canonicalStringify(response) + "\n");
+    process.stdout.write(`${canonicalStringify(response)}\n`);
   }
   lines.close();
 }

@@ -1382,7 +1382,7 @@ export interface RunFinished {
   event: "run.finished";
   stage?: Stage;
   /**
-   * How the run ended. Exit codes: succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4, unless the host gave its own (`exit_code`).
+   * How the run ended. Exit codes: succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4. A host with codes of its own may give its own instead (`exit_code`).
    */
   status: "succeeded" | "failed" | "interrupted" | "reverted" | "awaiting_approval";
   /**

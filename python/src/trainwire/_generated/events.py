@@ -546,7 +546,7 @@ class RunFinished(Envelope):
     status: Annotated[
         Literal['succeeded', 'failed', 'interrupted', 'reverted', 'awaiting_approval'],
         Field(
-            description='How the run ended. Exit codes: succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4, unless the host gave its own (`exit_code`).'
+            description='How the run ended. Exit codes: succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4. A host with codes of its own may give its own instead (`exit_code`).'
         ),
     ]
     exit_code: Annotated[

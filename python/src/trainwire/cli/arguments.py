@@ -11,6 +11,8 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
+from trainwire.contract.clock import parse_timestamp_us
+
 __all__ = ["output_directory", "positive_seconds", "rfc3339_time"]
 
 #: (start, width) of year, month, day, hour, minute, second in an RFC 3339 time
@@ -32,8 +34,6 @@ def positive_seconds(text: str) -> float:
 
 def rfc3339_time(text: str) -> str:
     """An RFC 3339 time that exists on the calendar (`2026-13-45T...` is refused)."""
-    from trainwire.contract.clock import parse_timestamp_us
-
     try:
         parse_timestamp_us(text)  # the form; its fields are then at fixed places
     except ValueError:

@@ -1,6 +1,8 @@
 """The `trainwire` command: tail, state, validate, stop, plot, schema, export, demo, conformance.
 
 Errors are one line on stderr and a non-zero exit (2 for a usage error), never a traceback.
+Each command imports what it runs inside its function (the reader's models, the stop
+control, the plot): those are slow to import, and every invocation builds this parser.
 """
 
 from __future__ import annotations
@@ -14,10 +16,15 @@ from importlib import resources
 from pathlib import Path
 from typing import NoReturn
 
-from trainwire import __version__
-from trainwire._generated.contract import SCHEMA_FAMILIES
+from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE, SCHEMA_FAMILIES, TAIL_EXIT_CODES_TEXT
+from trainwire._version import __version__
+from trainwire.cli import runs as journal_commands
+from trainwire.cli import serve as serve_command
 from trainwire.cli.arguments import positive_seconds, rfc3339_time
-from trainwire.cli.extras import MissingExtra, missing_extra
+from trainwire.cli.errors import CommandError
+from trainwire.cli.export import add_export_commands
+from trainwire.contract.layout import STREAM_FILE
+from trainwire.extras import MissingExtra, missing_extra
 
 __all__ = ["main"]
 
@@ -28,10 +35,6 @@ FORWARDED = {
     "demo": ("trainwire.cli.demo", "run a small training with a live view of its stream"),
     "conformance": ("trainwire.conformance", "run the conformance suite against harnesses"),
 }
-
-
-class CommandError(Exception):
-    """A failure to report as one line on stderr."""
 
 
 class _UsageError(CommandError):
@@ -73,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     tail = commands.add_parser(
         "tail",
         help="show a stream live, for humans",
-        description="Show a stream (a file, a run directory's progress.jsonl, or one line per run in a directory of runs): live status lines on a terminal, plain lines elsewhere. Exits with the run's exit code (succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4, not finished or stale 5); with several runs, the highest.",
+        description=f"Show a stream (a file, a run directory's {STREAM_FILE}, or one line per run in a directory of runs): live status lines on a terminal, plain lines elsewhere. Exits with the run's exit code ({TAIL_EXIT_CODES_TEXT}); with several runs, the highest.",
     )
     tail.add_argument("file", type=Path, metavar="PATH", help="a stream file or a run directory")
     tail.add_argument(
@@ -94,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout",
         type=positive_seconds,
         metavar="S",
-        help="with --follow: end (exit 5) after S seconds without a new line, or without the stream (default: three heartbeat intervals; never without them)",
+        help=f"with --follow: end (exit {NOT_FINISHED_EXIT_CODE}) after S seconds without a new line, or without the stream (default: three heartbeat intervals; never without them)",
     )
     tail.set_defaults(command=_tail)
 
@@ -153,14 +156,8 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--family", choices=SCHEMA_FAMILIES, help="which schema family")
     schema.set_defaults(command=_schema)
 
-    from trainwire.cli import runs as journal_commands
-    from trainwire.cli import serve as serve_command
-
     journal_commands.register(commands)
     serve_command.register(commands)
-
-    from trainwire.cli.export import add_export_commands
-
     add_export_commands(commands)
 
     for name, (_, summary) in FORWARDED.items():
@@ -173,7 +170,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _tail(options: argparse.Namespace) -> int:
-    from trainwire.cli.tail import stream_files, tail
+    from trainwire.cli.tail import tail
+    from trainwire.reader.targets import stream_files
 
     if options.timeout is not None and not options.follow:
         raise _UsageError("--timeout needs --follow")

@@ -23,9 +23,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from trainwire._version import __version__
 from trainwire.cli.arguments import output_directory
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.layout import STREAM_FILE
+from trainwire.contract.status import EXIT_CODES
+from trainwire.extras import MissingExtra, require_extra
 from trainwire.stop import StopControl
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -33,12 +36,14 @@ from trainwire.writer.run import Run
 __all__ = ["main"]
 
 MODEL_DIR = "model"
+#: how much of a failed training's log `demo run` shows
+FAILURE_LOG_LINES = 20
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainwire demo", description="A tiny real training that writes the stream.")
     commands = parser.add_subparsers(dest="command", required=True)
-    train = commands.add_parser("train", help="train the demo model (writes DIR/progress.jsonl)")
+    train = commands.add_parser("train", help=f"train the demo model (writes DIR/{STREAM_FILE})")
     train.add_argument("--output-dir", required=True, type=output_directory)
     train.add_argument("--steps", type=int, default=150, help="optimisation steps (default 150)")
     train.add_argument("--eval-every", type=int, default=25, help="evaluate every K steps (0: never; default 25)")
@@ -83,7 +88,7 @@ def train(
 ) -> int:
     """Train the demo model into `output_dir`; returns the exit code of the run."""
     output_dir.mkdir(parents=True, exist_ok=True)
-    run = Run(output_dir, producer={"name": "trainwire-demo", "version": _version()})
+    run = Run(output_dir, producer={"name": "trainwire-demo", "version": __version__})
     stop = StopControl(output_dir, run=run).install_signal_handlers()
     try:
         with run:
@@ -163,19 +168,19 @@ def _last_checkpoint(output_dir: Path) -> Path | None:
     return Path(found) if found else None
 
 
-def _version() -> str:
-    from trainwire import __version__
-
-    return __version__
-
-
 # -- demo run -------------------------------------------------------------------------------
 
 
 def run_demo(output_dir: Path | None, *, steps: int = 150, step_delay: float = 0.1) -> int:
-    """Train in a child process, follow its stream live, then validate it."""
+    """Train in a child process, follow its stream live, then validate it. Says which extra to
+    install before starting, and shows the end of the training's log when it fails."""
     from trainwire.cli.tail import tail
 
+    try:
+        require_extra("transformers")
+    except MissingExtra as error:
+        _say(f"trainwire demo: {error}")
+        return 1
     directory = output_dir or Path(tempfile.mkdtemp(prefix="trainwire-demo-"))
     directory.mkdir(parents=True, exist_ok=True)
     stream = directory / STREAM_FILE
@@ -193,6 +198,8 @@ def run_demo(output_dir: Path | None, *, steps: int = 150, step_delay: float = 0
         with _forward_interrupts(child):
             tail(stream, follow=True, stop=child_exited)
             train_code = child.wait()
+    if train_code not in EXIT_CODES.values() or train_code == EXIT_CODES["failed"]:
+        _say_log_tail(directory / "demo-train.log", train_code)
     validate_code = subprocess.call([sys.executable, "-m", "trainwire", "validate", str(stream)])
     _say(f"trainwire demo: training exited {train_code}, validate exited {validate_code}; files in {directory}")
     return train_code or validate_code
@@ -223,6 +230,14 @@ def _forward_interrupts(child: subprocess.Popen[bytes]) -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _say_log_tail(log: Path, code: int) -> None:
+    """The last lines of the training's log: why it failed, in the terminal that started it."""
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[-FAILURE_LOG_LINES:]
+    _say(f"trainwire demo: training failed (exit {code}); the end of {log}:")
+    for line in lines:
+        _say(f"  {line}")
 
 
 def _say(message: str) -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.cli.arguments import positive_seconds
-from trainwire.cli.commands import CommandError
+from trainwire.cli.errors import CommandError
+from trainwire.contract.layout import STREAM_FILE, stream_path
 
 __all__ = ["add_export_commands"]
 
@@ -60,7 +61,7 @@ def add_export_commands(commands: Any) -> None:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "run", type=Path, metavar="RUN", help="a stream file, or a run's output directory (its progress.jsonl)"
+        "run", type=Path, metavar="RUN", help=f"a stream file, or a run's output directory (its {STREAM_FILE})"
     )
     parser.add_argument(
         "-f",
@@ -84,13 +85,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _export_mlflow(options: argparse.Namespace) -> int:
-    from trainwire.export.sync import stream_file
-
-    stream = stream_file(options.run)
+    stream = stream_path(options.run)
     try:
         from mlflow.tracking import MlflowClient, get_tracking_uri
 
-        from trainwire.export.mlflow import MlflowSink
+        from trainwire.export.mlflow import MlflowExporter
     except ImportError as error:
         raise CommandError(f"export mlflow needs MLflow: pip install 'trainwire[mlflow]' ({error})") from None
     uri = options.tracking_uri or get_tracking_uri()  # MLflow's default when not given
@@ -99,34 +98,32 @@ def _export_mlflow(options: argparse.Namespace) -> int:
     cursor = options.cursor or stream.parent / CURSOR_DIR / f"{stream.name}.mlflow-{destination}.json"
     experiment = client.get_experiment_by_name(options.experiment)
     experiment_id = experiment.experiment_id if experiment is not None else client.create_experiment(options.experiment)
-    return _run(options, stream, cursor, lambda saved: MlflowSink(client, experiment_id, stream, saved))
+    return _run(options, stream, cursor, lambda saved: MlflowExporter(client, experiment_id, stream, saved))
 
 
 def _export_tensorboard(options: argparse.Namespace) -> int:
-    from trainwire.export.sync import stream_file
-
-    stream = stream_file(options.run)
+    stream = stream_path(options.run)
     try:
-        from trainwire.export.tensorboard import TensorBoardSink
+        from trainwire.export.tensorboard import TensorBoardExporter
     except ImportError as error:
         raise CommandError(
             f"export tensorboard needs TensorBoard: pip install 'trainwire[tensorboard]' ({error})"
         ) from None
     key = hashlib.sha256(str(stream.absolute()).encode()).hexdigest()[:12]
     cursor = options.cursor or options.logdir / CURSOR_DIR / f"{stream.name}-{key}.json"
-    return _run(options, stream, cursor, lambda saved: TensorBoardSink(options.logdir))
+    return _run(options, stream, cursor, lambda saved: TensorBoardExporter(options.logdir))
 
 
-def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_sink: Any) -> int:
+def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_exporter: Any) -> int:
     from trainwire.export.sync import ExportError, load_cursor, sync
 
     try:
         saved = load_cursor(cursor, stream)
-        sink = make_sink(saved["sink"] if saved else None)
+        exporter = make_exporter(saved["sink"] if saved else None)
         try:
-            written = sync(stream, sink, cursor, saved=saved, follow=options.follow, poll_interval_s=options.poll)
+            written = sync(stream, exporter, cursor, saved=saved, follow=options.follow, poll_interval_s=options.poll)
         finally:
-            sink.close()
+            exporter.close()
     except ExportError as error:
         raise CommandError(str(error)) from None
     sys.stderr.write(f"exported {written} event(s) from {stream}\n")

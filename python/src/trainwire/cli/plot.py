@@ -1,12 +1,12 @@
-"""`trainwire plot`: loss, learning rate and eval curves of runs, drawn into a file.
+"""`trainwire plot`: the charts of runs (curves and markers), drawn into a file.
 
 The curves are the reader's series store (`trainwire.reader.series`), the same history the
-dashboard draws. An HTML page inlines the series snapshots and the dashboard's own chart
-code (uPlot, built from the TypeScript package into `trainwire/serve/static/plot.js`): it
-looks like the dashboard and works offline. PNG and SVG are drawn with matplotlib (the
-`plot` extra) from the same `chart_specs`: one chart for the losses (training and eval),
-one for the learning rate and one per other eval metric, every run overlaid, restarts and
-checkpoints marked.
+dashboard draws, and the charts are the chart specification's (`trainwire.reader.charts`,
+from charts/charts.json): which series go on which chart, and how curves and markers look.
+An HTML page inlines the series snapshots and the dashboard's own chart code (uPlot, built
+from the TypeScript package into `trainwire/serve/static/plot.js`): it looks like the
+dashboard and works offline. PNG and SVG are drawn with matplotlib (the `plot` extra) from
+`chart_specs`, the same list the HTML page draws; every run overlaid.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.tail import stream_files
+from trainwire.reader.charts import CHART_SPEC, MARKER_STYLES, chart_list
 from trainwire.reader.series import RunSeries, SeriesStore
 from trainwire.reader.sources import read_file
 from trainwire.reader.state import StreamReader
+from trainwire.reader.targets import stream_files
 
 __all__ = [
     "FORMATS",
@@ -39,8 +40,6 @@ __all__ = [
 ]
 
 FORMATS = (".html", ".png", ".svg")
-#: marker kinds drawn on the charts
-MARKED = ("restart", "checkpoint", "stop")
 
 
 class PlotUnavailable(Exception):
@@ -71,42 +70,9 @@ def load_runs(path: str | Path) -> list[PlottedRun]:
     return plotted
 
 
-def series_label(name: str) -> str:
-    """`eval/<split>/<metric>` as people read it: `eval loss`, `test accuracy` (as the dashboard)."""
-    parts = name.split("/")
-    return f"{parts[1]} {parts[2]}" if len(parts) == 3 and parts[0] == "eval" else name
-
-
-def _chart_title(name: str) -> str:
-    if name == "loss" or name.endswith("/loss"):
-        return "loss"
-    return "learning rate" if name == "learning_rate" else series_label(name)
-
-
 def chart_specs(runs: Sequence[PlottedRun]) -> list[dict[str, Any]]:
-    """The charts to draw, grouped as the dashboard groups them: title, curves (label, steps,
-    values with None where a restart breaks the line) and markers."""
-    charts: dict[str, dict[str, Any]] = {}
-    for index, run in enumerate(runs):
-        prefix = f"{run.run_id} " if len(runs) > 1 else ""
-        markers = [{"run": index, **marker} for marker in run.series.markers if marker["kind"] in MARKED]
-        for name in run.series.names():
-            steps, values = run.series.uplot(name)
-            if not steps:
-                continue
-            chart = charts.setdefault(_chart_title(name), {"title": _chart_title(name), "series": [], "markers": []})
-            chart["series"].append(
-                {
-                    "label": prefix + series_label(name),
-                    "run": index,
-                    "dashed": name.startswith("eval/"),
-                    "steps": steps,
-                    "values": values,
-                }
-            )
-            if not any(marker["run"] == index for marker in chart["markers"]):
-                chart["markers"].extend(markers)
-    return list(charts.values())  # in order of first appearance, as the dashboard
+    """The charts to draw, as the dashboard and the HTML page draw them (`chart_list`)."""
+    return chart_list([(run.run_id, run.series) for run in runs])
 
 
 def format_of(path: Path) -> str | None:
@@ -157,9 +123,6 @@ def _title(runs: Sequence[PlottedRun]) -> str:
     return "trainwire plot: " + (", ".join(run.run_id for run in runs) or "no runs")
 
 
-_COLOURS = ("#2e6fd8", "#dc6803", "#12a150", "#7a5af8", "#d92d20", "#0e9384", "#c11574", "#667085")
-
-
 def _render_image(runs: Sequence[PlottedRun], out: Path, kind: str) -> None:
     try:
         import matplotlib
@@ -171,30 +134,30 @@ def _render_image(runs: Sequence[PlottedRun], out: Path, kind: str) -> None:
             f"{out}: PNG and SVG need matplotlib: pip install 'trainwire[plot]' (or write .html)"
         ) from None
     charts = chart_specs(runs) or [{"title": "no points", "series": [], "markers": []}]
+    colours = CHART_SPEC["series"]["colours"]
     figure, axes = pyplot.subplots(len(charts), 1, figsize=(9, 3 * len(charts)), squeeze=False)
     try:
-        for axis, chart in zip(axes[:, 0], charts):
-            for series in chart["series"]:
+        for axis, chart in zip(axes[:, 0], charts, strict=False):
+            for index, series in enumerate(chart["series"]):
                 values = [math.nan if value is None else value for value in series["values"]]  # a gap breaks the line
-                colour = _COLOURS[series["run"] % len(_COLOURS)]
+                dash = CHART_SPEC["series"]["sparse"]["dash"] if series["sparse"] else []
                 axis.plot(
                     series["steps"],
                     values,
                     label=series["label"],
-                    color=colour,
-                    linestyle="--" if series["dashed"] else "-",
-                    linewidth=1.2,
+                    color=colours[index % len(colours)],
+                    linestyle=_line_style(dash),
+                    linewidth=CHART_SPEC["series"]["width"],
                 )
             for marker in chart["markers"]:
                 if marker["step"] is None:
                     continue
-                colour = _COLOURS[marker["run"] % len(_COLOURS)]
+                style = MARKER_STYLES[marker["kind"]]
                 axis.axvline(
                     marker["step"],
-                    color=colour,
-                    linestyle=":" if marker["kind"] == "checkpoint" else "-.",
-                    linewidth=0.8,
-                    alpha=0.7,
+                    color=style["colour"],
+                    linestyle=_line_style(style["dash"]),
+                    linewidth=style["width"],
                 )
             axis.set_title(chart["title"])
             axis.set_xlabel("step")
@@ -205,3 +168,8 @@ def _render_image(runs: Sequence[PlottedRun], out: Path, kind: str) -> None:
         figure.savefig(out, format=kind)
     finally:
         pyplot.close(figure)
+
+
+def _line_style(dash: Sequence[float]) -> Any:
+    # the specification's dash pattern (on, off, ...), as matplotlib takes one
+    return (0, tuple(dash)) if dash else "-"

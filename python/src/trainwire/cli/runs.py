@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.clock import format_ts, parse_timestamp_us
-from trainwire.contract.layout import CONFIG_FILE, STREAM_FILE, SUMMARY_FILE
+from trainwire.contract.humanize import format_duration
+from trainwire.contract.layout import CONFIG_FILE, STREAM_FILE, SUMMARY_FILE, stream_path
+from trainwire.lines.summary import write_summary
 from trainwire.reader.catalog import find_streams, load_summary, run_row
-from trainwire.reader.summary import summarise_stream, write_summary
 
 __all__ = ["compare", "register"]
 
@@ -51,7 +52,7 @@ def register(commands: Any) -> None:
     diff = commands.add_parser(
         "diff",
         help="compare two runs: config, provenance, metrics",
-        description="Config diff, provenance diff (git sha, dirty, seed, package versions) and metrics side by side. RUN is a run directory or its progress.jsonl.",
+        description=f"Config diff, provenance diff (git sha, dirty, seed, package versions) and metrics side by side. RUN is a run directory or its {STREAM_FILE}.",
     )
     diff.add_argument("run_a", type=Path, metavar="RUN_A")
     diff.add_argument("run_b", type=Path, metavar="RUN_B")
@@ -64,8 +65,8 @@ def register(commands: Any) -> None:
     actions = journal.add_subparsers(title="actions", metavar="ACTION", required=True)
     rebuild = actions.add_parser(
         "rebuild",
-        help="rewrite summary.json from the stream",
-        description="Rewrite DIR/summary.json from DIR/progress.jsonl: the same document the writer writes live.",
+        help=f"rewrite {SUMMARY_FILE} from the stream",
+        description=f"Rewrite DIR/{SUMMARY_FILE} from DIR/{STREAM_FILE}: the same document the writer writes live.",
     )
     rebuild.add_argument("dir", type=Path, metavar="DIR")
     rebuild.set_defaults(command=_rebuild)
@@ -102,20 +103,12 @@ def _cells(row: Mapping[str, Any]) -> list[str]:
         row["run_id"],
         row["status"],
         steps,
-        _format_duration(row["duration_s"]),
+        "-" if row["duration_s"] is None else format_duration(row["duration_s"]),
         _format_number(row["last_loss"]),
         _format_number(row["best_loss"]),
         (row["git_sha"] or "-")[:10],
         row["started_at"] or "-",
     ]
-
-
-def _format_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    minutes, secs = divmod(int(seconds + 0.5), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def _format_number(value: Any) -> str:
@@ -126,7 +119,9 @@ def _print_table(rows: list[list[str]], header: tuple[str, ...]) -> None:
     table = [list(header), *rows]
     widths = [max(len(_safe(row[column])) for row in table) for column in range(len(header))]
     for row in table:
-        sys.stdout.write("  ".join(_safe(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
+        sys.stdout.write(
+            "  ".join(_safe(cell).ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip() + "\n"
+        )
 
 
 def _safe(text: str) -> str:
@@ -153,10 +148,12 @@ def compare(run_a: Path, run_b: Path) -> dict[str, Any]:
 
 
 def _run_record(path: Path) -> dict[str, Any]:
-    directory = path.parent if path.is_file() else path
-    stream = path if path.is_file() else path / STREAM_FILE
+    stream = stream_path(path)
+    directory = stream.parent
     if not stream.is_file():
         raise JournalError(f"{path}: no {STREAM_FILE} here")
+    from trainwire.reader.stream_summary import summarise_stream  # the reader's models: only when no summary.json
+
     summary = load_summary(directory / SUMMARY_FILE) or summarise_stream(stream)
     if summary is None:
         raise JournalError(f"{stream}: no valid line")
@@ -242,6 +239,8 @@ def _rebuild(options: argparse.Namespace) -> int:
     if not stream.is_file():
         sys.stderr.write(f"trainwire journal rebuild: {options.dir}: no {STREAM_FILE} here\n")
         return 1
+    from trainwire.reader.stream_summary import summarise_stream
+
     summary = summarise_stream(stream)
     if summary is None:
         sys.stderr.write(f"trainwire journal rebuild: {stream}: no valid line\n")

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trainwire.contract.layout import STREAM_FILE
+
 __all__ = ["register"]
 
 DEFAULT_PORT = 8765
@@ -19,7 +21,7 @@ def register(commands: Any) -> None:
     serve = commands.add_parser(
         "serve",
         help="a live dashboard of the runs under directories",
-        description="Serve a live dashboard of every run (progress.jsonl) found under DIR (default .), with a stop button. Listens on loopback; prints a URL with a per-server token. Needs: pip install 'trainwire[serve]'.",
+        description=f"Serve a live dashboard of every run ({STREAM_FILE}) found under DIR (default .), with a stop button. Listens on loopback; prints a URL with a per-server token. Needs: pip install 'trainwire[serve]'.",
     )
     serve.add_argument("dirs", nargs="*", type=Path, default=[Path(".")], metavar="DIR")
     serve.add_argument(

@@ -11,13 +11,13 @@ import math
 import unicodedata
 from collections import deque
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
-from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
+from trainwire.contract.clock import parse_timestamp_us
+from trainwire.contract.humanize import format_duration, format_rate
 from trainwire.reader.state import RunState
 
-__all__ = ["Field", "RunTrend", "fit", "format_duration", "now_us", "printable", "render_status", "status_fields"]
+__all__ = ["Field", "RunTrend", "fit", "printable", "render_status", "status_fields"]
 
 #: rank of a field that is never dropped
 ALWAYS = math.inf
@@ -51,19 +51,6 @@ def _escape(char: str) -> str:
         return char
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def format_duration(seconds: float) -> str:
-    """`4.2s` under a minute, else `H:MM:SS`."""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    whole = int(seconds)
-    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-
-
-def now_us() -> int:
-    """The current time in microseconds since the epoch, as run states compare it."""
-    return to_timestamp_us(datetime.now(timezone.utc))
 
 
 class RunTrend:
@@ -128,7 +115,7 @@ def status_fields(run: RunState, trend: RunTrend, status: str, now_us: int, *, u
         fields.append(Field(f"eta {format_duration(run.eta_s)}", colour="cyan"))
     rate = trend.steps_per_s()
     if rate is not None:
-        fields.append(Field(f"{rate:.3g} steps/s" if rate >= 1 else f"{1 / rate:.3g} s/step", 5))
+        fields.append(Field(format_rate(rate), 5))
     if run.loss is not None:
         fields.append(Field(f"loss {run.loss:.4g}", colour="bold"))
     if len(trend.losses) >= 2:

@@ -4,8 +4,8 @@ On a terminal: one status line per stream redrawn in place (see `status_line`), 
 events printed above. Elsewhere (a pipe, a CI log): one plain line per event of interest.
 With `follow`, it waits for streams that do not exist yet (saying so) and ends when every
 run has finished or turned stale (silent for `timeout_s`, else for three heartbeat
-intervals). Exits with the run's exit code (succeeded 0, failed 1, interrupted 2, reverted 3,
-awaiting_approval 4, not finished or stale 5); with several streams, the highest of them.
+intervals). Exits with the run's exit code (`TAIL_EXIT_CODES_TEXT` of the generated contract:
+`NOT_FINISHED_EXIT_CODE` when not finished or stale); with several streams, the highest.
 """
 
 from __future__ import annotations
@@ -15,35 +15,19 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from trainwire.cli.status_line import RunTrend, format_duration, now_us, printable, render_status, status_fields
-from trainwire.contract.layout import STREAM_FILE
+from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE
+from trainwire.cli.status_line import RunTrend, printable, render_status, status_fields
+from trainwire.contract.clock import now_us
+from trainwire.contract.humanize import format_duration
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
+from trainwire.reader.targets import stream_files, target_run
 
-__all__ = ["NOT_FINISHED_EXIT_CODE", "StreamTail", "TailView", "stream_files", "tail", "target_run"]
-
-#: the exit code when the run has not finished (still running, stale, or not there yet)
-NOT_FINISHED_EXIT_CODE = 5
-#: the file a run writes into its output directory
-
-
-def stream_files(path: Path) -> list[Path]:
-    """The streams `path` names: a file; a run directory's progress.jsonl; or every run's in a directory of runs.
-
-    A directory with no stream yet names its own progress.jsonl, to be waited for; so does a
-    path that does not exist yet and has no suffix (`out`, not `out.jsonl`).
-    """
-    if not path.is_dir():
-        return [path / STREAM_FILE] if not path.exists() and not path.suffix else [path]
-    own = path / STREAM_FILE
-    if own.exists():
-        return [own]
-    runs = sorted(path.glob(f"*/{STREAM_FILE}")) + sorted(file for file in path.glob("*.jsonl") if file.is_file())
-    return runs or [own]
+__all__ = ["NOT_FINISHED_EXIT_CODE", "StreamTail", "TailView", "tail"]
 
 
 def tail(
@@ -110,7 +94,7 @@ def _read_until_over(
     while True:
         idle = True
         ended = 0
-        for stream, source in zip(streams, chunks):
+        for stream, source in zip(streams, chunks, strict=False):
             chunk = next(source, None)
             if chunk is None:
                 ended += 1
@@ -126,14 +110,6 @@ def _read_until_over(
         if all(stream.is_over(now_us(), timeout_s, waited_out) for stream in streams):
             return
         stop.wait(poll_interval_s)
-
-
-def target_run(reader: StreamReader, run_id: str | None) -> RunState | None:
-    """The run to show: `run_id`, else the last one in the stream."""
-    if run_id is not None:
-        return reader.run(run_id)
-    runs = reader.runs
-    return runs[-1] if runs else None
 
 
 class StreamTail:
@@ -279,52 +255,66 @@ class TailView:
 
 def describe(event: Any) -> str | None:
     """A plain line for an event of interest; None for the others (heartbeats, unknown events)."""
-    name = event.event
-    if name == "run.started":
-        total = "unknown" if event.total_steps is None else event.total_steps
-        return f"run started by {event.producer.name} {event.producer.version}, total steps {total}"
-    if name == "phase.started":
-        return f"phase {event.phase} started"
-    if name == "phase.ended":
-        return f"phase {event.phase} {event.status} in {format_duration(event.duration_s)}"
-    if name == "train.step":
-        text = f"step {event.step}" + (f"/{event.total_steps}" if event.total_steps is not None else "")
-        if event.progress is not None:
-            text += f" ({event.progress:.0%})"
-        if event.loss is not None:
-            text += f" loss {event.loss:.4g}"
-        if event.learning_rate is not None:
-            text += f" lr {event.learning_rate:.2e}"
-        if event.eta_s is not None:
-            text += f" eta {format_duration(event.eta_s)}"
-        return text
-    if name == "train.epoch":
-        return f"epoch {event.epoch} done at step {event.step}" + _metrics(event.metrics)
-    if name == "train.restarted":
-        sizes = ""
-        if event.batch_size_from is not None and event.batch_size_to is not None:
-            sizes = f", batch size {event.batch_size_from} -> {event.batch_size_to}"
-        return f"restarted ({event.reason}): attempt {event.attempt} from step {event.step} (was at {event.previous_step}{sizes})"
-    if name == "eval.completed":
-        return f"eval ({event.split}) at step {event.step}" + _metrics(event.metrics)
-    if name == "checkpoint.saved":
-        return f"checkpoint {event.path} ({event.reason}) at step {event.step}"
-    if name == "trial.started":
-        return f"trial {event.trial} started (attempt {event.attempt})"
-    if name == "trial.ended":
-        return f"trial {event.trial} {event.status} in {format_duration(event.duration_s)}" + _metrics(event.metrics)
-    if name == "stop.requested":
-        who = f" by {event.requested_by}" if event.requested_by else ""
-        why = f": {event.reason}" if event.reason else ""
-        source = event.signal or event.source
-        return f"stop requested ({source}){who}{why}"
-    if name == "run.finished":
-        return (
-            f"run finished: {event.status}"
-            + (f" at step {event.step}" if event.step is not None else "")
-            + f" in {format_duration(event.duration_s)}"
-        )
-    return None
+    text = _DESCRIPTIONS.get(event.event)
+    return None if text is None else text(event)
+
+
+def _run_started(event: Any) -> str:
+    total = "unknown" if event.total_steps is None else event.total_steps
+    return f"run started by {event.producer.name} {event.producer.version}, total steps {total}"
+
+
+def _train_step(event: Any) -> str:
+    text = f"step {event.step}" + (f"/{event.total_steps}" if event.total_steps is not None else "")
+    if event.progress is not None:
+        text += f" ({event.progress:.0%})"
+    if event.loss is not None:
+        text += f" loss {event.loss:.4g}"
+    if event.learning_rate is not None:
+        text += f" lr {event.learning_rate:.2e}"
+    if event.eta_s is not None:
+        text += f" eta {format_duration(event.eta_s)}"
+    return text
+
+
+def _train_restarted(event: Any) -> str:
+    sizes = ""
+    if event.batch_size_from is not None and event.batch_size_to is not None:
+        sizes = f", batch size {event.batch_size_from} -> {event.batch_size_to}"
+    return f"restarted ({event.reason}): attempt {event.attempt} from step {event.step} (was at {event.previous_step}{sizes})"
+
+
+def _stop_requested(event: Any) -> str:
+    who = f" by {event.requested_by}" if event.requested_by else ""
+    why = f": {event.reason}" if event.reason else ""
+    source = event.signal or event.source
+    return f"stop requested ({source}){who}{why}"
+
+
+#: every event -> its plain line; None: not printed (a test requires every event of the contract)
+_DESCRIPTIONS: dict[str, Callable[[Any], str] | None] = {
+    "run.started": _run_started,
+    "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
+    "phase.started": lambda event: f"phase {event.phase} started",
+    "phase.ended": lambda event: f"phase {event.phase} {event.status} in {format_duration(event.duration_s)}",
+    "train.step": _train_step,
+    "train.epoch": lambda event: f"epoch {event.epoch} done at step {event.step}" + _metrics(event.metrics),
+    "train.restarted": _train_restarted,
+    "eval.completed": lambda event: f"eval ({event.split}) at step {event.step}" + _metrics(event.metrics),
+    "checkpoint.saved": lambda event: f"checkpoint {event.path} ({event.reason}) at step {event.step}",
+    "trial.started": lambda event: f"trial {event.trial} started (attempt {event.attempt})",
+    "trial.ended": lambda event: (
+        f"trial {event.trial} {event.status} in {format_duration(event.duration_s)}" + _metrics(event.metrics)
+    ),
+    "stop.requested": _stop_requested,
+    "run.finished": lambda event: (
+        f"run finished: {event.status}"
+        + (f" at step {event.step}" if event.step is not None else "")
+        + f" in {format_duration(event.duration_s)}"
+    ),
+}
 
 
 def _summary(run: RunState) -> str:

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.extras import MissingExtra, require_extra
 from trainwire.conformance.cases import ROLES, load_cases
 from trainwire.conformance.client import DEFAULT_TIMEOUT_S
 from trainwire.conformance.normalise import Rules
@@ -23,6 +22,7 @@ from trainwire.conformance.paths import (
     suite_version,
 )
 from trainwire.conformance.report import Report
+from trainwire.extras import MissingExtra, require_extra
 
 
 def listed_harnesses(checkout: Path) -> list[list[str]]:

@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
-from trainwire.reader.decoder import parse_strict
+from trainwire.lines.decoder import parse_strict
 
 logger = logging.getLogger("trainwire.conformance")
 

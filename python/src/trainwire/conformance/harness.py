@@ -13,7 +13,7 @@ import sys
 import traceback
 from typing import Any, TextIO
 
-from trainwire import __version__
+from trainwire._version import __version__
 from trainwire.contract import canonical
 from trainwire.reader.state import StreamReader
 

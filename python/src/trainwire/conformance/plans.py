@@ -19,7 +19,7 @@ class Plan:
 
     def chunks(self, data: bytes) -> list[bytes]:
         edges = [0, *self.cuts, len(data)]
-        return [data[start:end] for start, end in zip(edges, edges[1:])]
+        return [data[start:end] for start, end in zip(edges, edges[1:], strict=False)]
 
 
 def _plan(name: str, cuts: object, size: int) -> Plan:

@@ -22,6 +22,25 @@ _NON_FINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float
 # Run(...) arguments a `start` action may give, and start(...) ones.
 _RUN_ARGS = ("producer", "heartbeat_interval_s", "stage")
 _START_ARGS = ("total_steps", "total_epochs", "config", "world_size", "resumed_from")
+#: every event -> the scenario action that writes it, so that a scenario can make any event of
+#: the contract (a test requires every event here, each action in the player and the schema)
+EVENT_ACTIONS: dict[str, str | None] = {
+    "run.started": "start",
+    "run.heartbeat": "heartbeat",
+    "phase.progress": None,
+    "train.rolled_back": None,
+    "phase.started": "phase_start",
+    "phase.ended": "phase_end",
+    "train.step": "step",
+    "train.epoch": "epoch",
+    "train.restarted": "oom_restart",
+    "eval.completed": "eval",
+    "checkpoint.saved": "checkpoint",
+    "trial.started": "trial_start",
+    "trial.ended": "trial_end",
+    "stop.requested": "request_stop",
+    "run.finished": "finish",
+}
 
 
 def play(scenario: Mapping[str, Any], *, run_id_prefix: str = "run") -> bytes:

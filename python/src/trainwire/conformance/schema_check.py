@@ -19,7 +19,7 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
-from trainwire.reader.decoder import MAX_NESTING, nesting_depth, parse_strict
+from trainwire.lines.decoder import MAX_NESTING, nesting_depth, parse_strict
 
 Verdict = Literal["valid", "unknown", "invalid"]
 

@@ -30,7 +30,7 @@ def reader_framing(data: bytes) -> bytes:
 def parse_lines(data: bytes) -> tuple[list[Any], list[Difference]]:
     """Each line as JSON, and every line that a writer must not have written."""
     from trainwire.conformance.schema_check import line_verdict, validator_for
-    from trainwire.reader.decoder import parse_strict
+    from trainwire.lines.decoder import parse_strict
 
     lines, tail = split_lines(data)
     parsed: list[Any] = []

@@ -7,7 +7,7 @@ import time
 from datetime import datetime, timezone
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "FakeClock", "SystemClock", "format_ts", "parse_timestamp_us", "to_timestamp_us"]
+__all__ = ["Clock", "FakeClock", "SystemClock", "format_ts", "now_us", "parse_timestamp_us", "to_timestamp_us"]
 
 
 @runtime_checkable
@@ -95,6 +95,11 @@ def to_timestamp_us(now: str | datetime) -> int:
     now = now.astimezone(timezone.utc)
     seconds = _days_from_civil(now.year, now.month, now.day) * 86400 + now.hour * 3600 + now.minute * 60 + now.second
     return seconds * 1_000_000 + now.microsecond
+
+
+def now_us() -> int:
+    """The current time in microseconds since the epoch, as run states compare it."""
+    return to_timestamp_us(datetime.now(timezone.utc))
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:

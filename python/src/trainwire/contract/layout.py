@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["CONFIG_FILE", "DIFF_FILE", "NOTES_FILE", "STREAM_FILE", "SUMMARY_FILE"]
+import os
+from pathlib import Path
+
+__all__ = ["CONFIG_FILE", "DIFF_FILE", "NOTES_FILE", "STREAM_FILE", "SUMMARY_FILE", "stream_path"]
 
 #: the stream: the source of truth for everything else here
 STREAM_FILE = "progress.jsonl"
@@ -14,3 +17,15 @@ DIFF_FILE = "git_dirty.diff"
 NOTES_FILE = "notes.md"
 #: the latest run's summary (schemas/summary/v1), rewritten atomically at start and finish
 SUMMARY_FILE = "summary.json"
+
+
+def stream_path(path: str | os.PathLike[str]) -> Path:
+    """The stream a run path names: a run directory's `STREAM_FILE`, or the file itself.
+
+    A path that does not exist yet and has no suffix (`out`, not `out.jsonl`) is a run
+    directory to come, so it names the stream that run will write.
+    """
+    path = Path(path)
+    if path.is_dir() or (not path.exists() and not path.suffix):
+        return path / STREAM_FILE
+    return path

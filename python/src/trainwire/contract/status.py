@@ -2,20 +2,16 @@
 
 Shared by the writer (which ends runs), the reader (which reports them) and the stop
 control (which interrupts them), so that all three speak the contract's values.
+`EXIT_CODES` is generated from conformance/exit-codes.json, the one table of them.
 """
 
 from __future__ import annotations
 
+from trainwire._generated.contract import EXIT_CODES
+from trainwire.contract.errors import RunInterrupted
+
 __all__ = ["EXIT_CODES", "STOP_REASONS", "status_for_exception", "stop_reason"]
 
-#: the process exit code a run ends with, by `run.finished` status
-EXIT_CODES: dict[str, int] = {
-    "succeeded": 0,
-    "failed": 1,
-    "interrupted": 2,
-    "reverted": 3,
-    "awaiting_approval": 4,
-}
 #: `run.finished.reason` of an interrupted run, by `stop.requested` source (and signal)
 STOP_REASONS: dict[str, str] = {
     "control_file": "control_file",
@@ -35,8 +31,6 @@ def status_for_exception(error: BaseException | None) -> str:
     """The `run.finished` (and `phase.ended`) status of a block that ended with `error`:
     `succeeded` for none or a clean `SystemExit`, `interrupted` for a honoured stop or
     Ctrl+C, `failed` for anything else."""
-    from trainwire.contract.errors import RunInterrupted
-
     if error is None or (isinstance(error, SystemExit) and error.code in (None, 0)):
         return "succeeded"
     if isinstance(error, (RunInterrupted, KeyboardInterrupt)):

@@ -26,7 +26,7 @@ from mlflow.utils.validation import (
 
 from trainwire.export.scalars import flatten, scalars_of, text_value, timestamp_s
 
-__all__ = ["MLFLOW_STATUS", "RUN_ID_TAG", "MlflowSink", "mlflow_key"]
+__all__ = ["MLFLOW_STATUS", "RUN_ID_TAG", "MlflowExporter", "mlflow_key"]
 
 #: MLflow's run status for each `run.finished` status (the exact one is the `trainwire.status` tag)
 MLFLOW_STATUS = {
@@ -54,10 +54,10 @@ def mlflow_key(name: str) -> str:
     return key
 
 
-class MlflowSink:
+class MlflowExporter:
     """Writes events through an `MlflowClient` into `experiment_id`.
 
-    `saved` is the sink state of an earlier export (trainwire run id -> MLflow run id).
+    `saved` is the exporter state of an earlier export (trainwire run id -> MLflow run id).
     """
 
     def __init__(

@@ -4,7 +4,7 @@ nested settings as flat keys, `ts` as a time."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
 from trainwire.contract.clock import parse_timestamp_us
@@ -18,16 +18,42 @@ STEP_SCALARS = ("loss", "learning_rate", "grad_norm", "epoch", "samples_per_s", 
 def scalars_of(event: Mapping[str, Any]) -> dict[str, float]:
     """The scalars of a `train.step` (`train/<field>`, `train/<metric>`) or `eval.completed`
     (`<split>/<metric>`); nulls are left out, every other event has none."""
-    if event["event"] == "train.step":
-        values = {name: event.get(name) for name in STEP_SCALARS}
-        values.update(event.get("metrics") or {})
-        prefix = "train"
-    elif event["event"] == "eval.completed":
-        values = dict(event.get("metrics") or {})
-        prefix = event.get("split") or "eval"
-    else:
+    named = _SCALARS.get(event["event"])
+    if named is None:
         return {}
+    prefix, values = named(event)
     return {f"{prefix}/{name}": float(value) for name, value in values.items() if _is_number(value)}
+
+
+def _step_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    values = {name: event.get(name) for name in STEP_SCALARS}
+    values.update(event.get("metrics") or {})
+    return "train", values
+
+
+def _eval_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    return event.get("split") or "eval", dict(event.get("metrics") or {})
+
+
+#: every event -> its scalars' prefix and values; None: no scalars (a test requires every
+#: event of the contract here)
+_SCALARS: dict[str, Callable[[Mapping[str, Any]], tuple[str, dict[str, Any]]] | None] = {
+    "run.started": None,
+    "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
+    "phase.started": None,
+    "phase.ended": None,
+    "train.step": _step_scalars,
+    "train.epoch": None,
+    "train.restarted": None,
+    "eval.completed": _eval_scalars,
+    "checkpoint.saved": None,
+    "trial.started": None,
+    "trial.ended": None,
+    "stop.requested": None,
+    "run.finished": None,
+}
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:

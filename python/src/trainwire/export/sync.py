@@ -1,15 +1,14 @@
 """Keep a tracker in step with a stream: once, or live, and never twice for the same line.
 
 The cursor file holds the reader state (reader rules: a reader restarts at
-`consumed_bytes` with the state it had) and the sink's own state (which tracker run holds
-which trainwire run). It is saved atomically after every batch the sink accepted, so an
+`consumed_bytes` with the state it had) and the exporter's own state (which tracker run holds
+which trainwire run). It is saved atomically after every batch the exporter accepted, so an
 export run again, or after a crash, starts where the last one ended.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +18,7 @@ from trainwire.contract.files import write_json_atomically
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import StreamReader
 
-__all__ = ["CURSOR_VERSION", "ExportError", "TrackerSink", "load_cursor", "stream_file", "sync"]
+__all__ = ["CURSOR_VERSION", "ExportError", "Exporter", "load_cursor", "sync"]
 
 #: the cursor file's format; another version is refused rather than guessed at
 CURSOR_VERSION = 1
@@ -29,22 +28,18 @@ class ExportError(Exception):
     """An export that cannot go on (a replaced stream, a foreign cursor)."""
 
 
-class TrackerSink(Protocol):
-    """Where the events go. `write` gets the events applied to runs, as dicts, in order."""
+class Exporter(Protocol):
+    """A tracker the events go to (MLflow, TensorBoard): not a writer `Sink`, which takes lines.
+
+    `write` gets the events applied to runs, as dicts, in order."""
 
     def write(self, events: list[dict[str, Any]]) -> None: ...
 
     def state(self) -> dict[str, Any]:
-        """What the sink needs to go on next time (saved in the cursor)."""
+        """What the exporter needs to go on next time (saved in the cursor as `sink`)."""
         ...
 
     def close(self) -> None: ...
-
-
-def stream_file(run: str | os.PathLike[str]) -> Path:
-    """The stream of RUN: the file itself, or `progress.jsonl` in a run's output directory."""
-    path = Path(run)
-    return path / "progress.jsonl" if path.is_dir() else path
 
 
 def load_cursor(cursor_path: Path, stream_path: Path) -> dict[str, Any] | None:
@@ -64,7 +59,7 @@ def load_cursor(cursor_path: Path, stream_path: Path) -> dict[str, Any] | None:
 
 def sync(
     stream_path: Path,
-    sink: TrackerSink,
+    exporter: Exporter,
     cursor_path: Path,
     *,
     saved: Mapping[str, Any] | None = None,
@@ -72,11 +67,11 @@ def sync(
     poll_interval_s: float = 0.5,
     stop: threading.Event | None = None,
 ) -> int:
-    """Hand the stream's new events to `sink`; returns how many were written.
+    """Hand the stream's new events to `exporter`; returns how many were written.
 
     Without `follow`, reads to the current end of the file. With it, goes on while runs are
     live and returns once every run in the stream has finished (or `stop` is set).
-    `saved` is `load_cursor`'s result, already handed to the sink.
+    `saved` is `load_cursor`'s result, already handed to the exporter.
     """
     if not follow and not stream_path.is_file():
         raise ExportError(f"{stream_path}: no such stream file")
@@ -94,9 +89,9 @@ def sync(
         if chunk:
             events = [dict(line) for line in reader.feed(chunk).dicts]
             if events:
-                sink.write(events)
+                exporter.write(events)
                 written += len(events)
-                _save_cursor(cursor_path, stream_path, reader, sink)
+                _save_cursor(cursor_path, stream_path, reader, exporter)
             continue
         if not follow or (reader.runs and all(run.finished is not None for run in reader.runs)):
             break
@@ -107,9 +102,9 @@ def _refuse(stream_path: Path, reason: str) -> None:
     raise ExportError(f"{stream_path} was {reason} since the last export; remove the export cursor to start over")
 
 
-def _save_cursor(cursor_path: Path, stream_path: Path, reader: StreamReader, sink: TrackerSink) -> None:
+def _save_cursor(cursor_path: Path, stream_path: Path, reader: StreamReader, exporter: Exporter) -> None:
     state = reader.to_dict()
     state["diagnostics"] = []  # past problems are not state: the next reader starts clean
-    body = {"version": CURSOR_VERSION, "stream": str(stream_path.absolute()), "reader": state, "sink": sink.state()}
+    body = {"version": CURSOR_VERSION, "stream": str(stream_path.absolute()), "reader": state, "sink": exporter.state()}
     cursor_path.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomically(cursor_path, body)

@@ -20,7 +20,7 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from trainwire.export.scalars import scalars_of, timestamp_s
 
-__all__ = ["TensorBoardSink", "run_directory"]
+__all__ = ["TensorBoardExporter", "run_directory"]
 
 _NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -30,7 +30,7 @@ def run_directory(logdir: Path, run_id: str) -> Path:
     return logdir / _NOT_IN_A_NAME.sub("_", run_id)
 
 
-class TensorBoardSink:
+class TensorBoardExporter:
     """Writes events as TensorBoard event files under `logdir`. Each export appends new
     event files; TensorBoard reads all files of a run directory in order."""
 

@@ -8,11 +8,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from trainwire.contract.errors import RunInterrupted
-from trainwire.stop import StopControl, StopRequest
 from trainwire.writer.encoding import to_scalar
 
-__all__ = ["StopOutcome", "number", "shielded"]
+__all__ = ["number", "shielded"]
 
 
 def number(value: Any) -> float | int | None:
@@ -44,27 +42,3 @@ def shielded(hook: Callable[..., None]) -> Callable[..., None]:
                 )
 
     return guarded
-
-
-class StopOutcome:
-    """What a trainer callback tells its caller about a stop once training returned."""
-
-    stop: StopControl | None
-    _stop_request: StopRequest | None
-
-    @property
-    def stopped(self) -> bool:
-        """True once a stop was honoured during training."""
-        return self._stop_request is not None
-
-    @property
-    def stop_request(self) -> StopRequest | None:
-        """The honoured stop request, if any."""
-        return self._stop_request
-
-    def raise_if_stopped(self) -> None:
-        """Raise `RunInterrupted` when training was stopped: later phases must not run."""
-        if self._stop_request is not None:
-            raise RunInterrupted(self._stop_request.finish_reason)
-        if self.stop is not None:
-            self.stop.raise_if_stopped()

@@ -38,10 +38,9 @@ from typing import Any
 import lightning.pytorch as pl
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
-from trainwire.contract.status import status_for_exception
-from trainwire.integrations.distributed import agreed_stop, is_distributed
-from trainwire.integrations.hooks import StopOutcome, number, shielded
-from trainwire.stop import StopControl, StopRequest
+from trainwire.integrations.hooks import number, shielded
+from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop
+from trainwire.stop import StopControl
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
 
@@ -55,7 +54,7 @@ _VALIDATION_PREFIXES = ("val_", "val/")
 _WRAPPED_MARK = "__trainwire_wrapped__"
 
 
-class TrainwireCallback(pl.Callback, StopOutcome):
+class TrainwireCallback(pl.Callback, LifecycleAdapter):
     """Writes a Lightning `Trainer`'s progress to a trainwire `Run` and honours cooperative stops.
 
     Without `run`, the callback owns one: a `Run(output_dir or trainer.default_root_dir,
@@ -65,6 +64,8 @@ class TrainwireCallback(pl.Callback, StopOutcome):
     watches the control file in the run's output directory (a `StopControl` may be passed
     instead); `signals=True` maps SIGINT/SIGTERM to a graceful stop during `fit`. In a
     distributed job every rank takes part in the stop decision every `sync_every_steps` steps.
+    An owned run covers one `fit`: a later `fit` after it ended is a new run in the same file.
+    The run's lifecycle is `self.lifecycle`; the hooks map Lightning's events onto it.
     """
 
     def __init__(
@@ -78,20 +79,18 @@ class TrainwireCallback(pl.Callback, StopOutcome):
         sync_every_steps: int = 1,
         **run_options: Any,
     ) -> None:
-        self.run = run
-        self.owns_run = run is None
-        self.stop: StopControl | None = stop if isinstance(stop, StopControl) else None
+        self.lifecycle = Lifecycle(
+            run,
+            stop=stop if isinstance(stop, StopControl) else None,
+            owns_run=run is None,
+            sync_every_steps=sync_every_steps,
+        )
         self._watch_file = stop is True
         self._signals = signals
         self._check_interval_s = check_interval_s
         self._output_dir = output_dir
         self._run_options = run_options
-        # Every rank reduces the stop flag on the same steps: a fixed cadence, never a clock.
-        self.sync_every_steps = max(1, sync_every_steps)
-        self._stop_request: StopRequest | None = None
-        self._train_phase_open = False
         self._last_reported_step: int | None = None
-        self._failed_out_of_memory = False
         self._origin: Mapping[str, Any] | None = None
         self._failed_hooks: set[str] = set()
 
@@ -99,15 +98,14 @@ class TrainwireCallback(pl.Callback, StopOutcome):
 
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         zero = trainer.is_global_zero
-        if self.run is None and self.owns_run and zero:
+        lifecycle = self.lifecycle
+        if lifecycle.run is None and lifecycle.owns_run and zero:
             directory = self._output_dir if self._output_dir is not None else trainer.default_root_dir
-            self.run = Run(directory, rank=0, **self._run_options)
+            lifecycle.run, lifecycle.new_run = owned_run(directory, rank=0, **self._run_options)
         if not zero:
-            self.run = None  # only global rank 0 writes, whoever made the run
-        if self.stop is None and self._watch_file:
-            # Only rank 0 watches (and clears) the file; the others learn of it through the reduce.
-            watched = self.run.output_dir if self.run is not None else None
-            self.stop = StopControl(watched, run=self.run, check_interval_s=self._check_interval_s)
+            lifecycle.run = None  # only global rank 0 writes, whoever made the run
+        if lifecycle.stop is None and self._watch_file:
+            lifecycle.stop = watched_stop(lifecycle.run, zero=zero, check_interval_s=self._check_interval_s)
         _wrap_save_checkpoint(trainer)
 
     def on_load_checkpoint(
@@ -125,22 +123,15 @@ class TrainwireCallback(pl.Callback, StopOutcome):
     @shielded
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self._take_signals()
-        self._stop_request = None
-        run = self.run
-        if run is None:
-            return
+        # Each fit asks the stop control again (which still holds a request it honoured).
+        self.lifecycle.stop_request = None
         step = trainer.global_step
-        if not run.started:
-            self._start_run(run, trainer, pl_module)
-        elif self._failed_out_of_memory or (run.last_step is not None and step < run.last_step):
-            run.restarted(
-                "oom" if self._failed_out_of_memory else "other", step=step, total_steps=_total_steps(trainer)
-            )
-        self._failed_out_of_memory = False
+        self.lifecycle.begin_train(
+            step,
+            total_steps=_total_steps(trainer) if self.run is not None else None,
+            start=lambda run: self._start_run(run, trainer, pl_module),
+        )
         self._last_reported_step = step
-        if not self._train_phase_open:
-            run.phase_started("train")
-            self._train_phase_open = True
 
     # -- Lightning hooks: training --------------------------------------------------------
 
@@ -148,13 +139,7 @@ class TrainwireCallback(pl.Callback, StopOutcome):
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any, batch_idx: int
     ) -> None:
         self._report_step(trainer, outputs, batch_idx)
-        if self.stop is None or self._stop_request is not None:
-            return
-        if is_distributed() and trainer.global_step % self.sync_every_steps:
-            return  # every rank skips the same steps
-        found = agreed_stop(self.stop)
-        if found is not None:
-            self._stop_request = found
+        if self.lifecycle.decide_stop(trainer.global_step) is not None:
             # Every rank saves (the strategy writes on rank 0 and keeps the ranks together).
             trainer.save_checkpoint(self._stop_checkpoint_path(trainer))
             trainer.should_stop = True
@@ -164,7 +149,7 @@ class TrainwireCallback(pl.Callback, StopOutcome):
         # A stop or `max_steps` mid-epoch still ends the epoch loop: only a completed
         # epoch (its last batch trained, no stop) is an event.
         completed = trainer.fit_loop.epoch_loop.batch_progress.is_last_batch
-        if self.run is None or self._stop_request is not None or not completed:
+        if self.run is None or self.stopped or not completed:
             return
         self.run.epoch(trainer.current_epoch + 1, trainer.global_step)
 
@@ -181,37 +166,24 @@ class TrainwireCallback(pl.Callback, StopOutcome):
 
     @shielded
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        self._close_train_phase("interrupted" if self.stopped else "ok")
+        self.lifecycle.end_train()
 
     @shielded
     def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        run = self.run
-        if run is None or not self.owns_run or run.status is not None:
-            return
-        if self._stop_request is not None:
-            run.finish("interrupted", reason=self._stop_request.finish_reason)
-        else:
-            run.finish("succeeded")
+        self.lifecycle.finish()
 
     @shielded
     def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
-        self._failed_out_of_memory = _is_out_of_memory(exception)
         run = self.run
-        if run is None or run.status is not None:
-            return
-        if isinstance(exception, SIGTERMException):
+        if isinstance(exception, SIGTERMException) and run is not None and run.status is None:
             # Lightning's own SIGTERM path (trainwire's handlers were not in force): a stop
             # without a checkpoint. A SystemExit would otherwise read as a success, so the
             # callback ends the run here, whoever owns it.
             if not run.stop_reason:
                 run.stop_requested("signal", signal="SIGTERM")
-            self._close_train_phase("interrupted")
+            self.lifecycle.close_train_phase("interrupted")
             run.finish("interrupted", reason="sigterm")
-            return
-        interrupted = status_for_exception(exception) == "interrupted"
-        self._close_train_phase("interrupted" if interrupted else "failed")
-        if self.owns_run:
-            run.finish_for(exception)
+        self.lifecycle.fail(exception)
 
     # -- internals ------------------------------------------------------------------------
 
@@ -270,11 +242,6 @@ class TrainwireCallback(pl.Callback, StopOutcome):
         base = self.run.output_dir if self.run is not None else trainer.default_root_dir
         return str(Path(base or ".") / STOP_CHECKPOINT.format(step=trainer.global_step))
 
-    def _close_train_phase(self, status: str) -> None:
-        if self._train_phase_open and self.run is not None:
-            self.run.phase_ended("train", status=status)
-        self._train_phase_open = False
-
     def _checkpoint_saved(self, trainer: pl.Trainer, path: str | os.PathLike[str]) -> None:
         if self.run is not None:
             self.run.checkpoint(trainer.global_step, Path(path).absolute(), "stop" if self.stopped else "periodic")
@@ -323,9 +290,3 @@ def _without_prefix(name: str) -> str:
         if name.startswith(prefix):
             return name[len(prefix) :]
     return name
-
-
-def _is_out_of_memory(error: BaseException) -> bool:
-    import torch
-
-    return isinstance(error, torch.OutOfMemoryError) or "out of memory" in str(error).lower()

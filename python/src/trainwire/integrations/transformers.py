@@ -26,7 +26,6 @@ trainer step) and `trainer_wrapper` (the wrapper around `train()` and `evaluate(
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import os
@@ -36,16 +35,15 @@ from typing import TYPE_CHECKING, Any
 
 from transformers import TrainerCallback
 
-from trainwire.contract.status import status_for_exception
 from trainwire.integrations.checkpoint_origin import (
     CHECKPOINT_ORIGIN_FILE,
     checkpoint_origin,
     resolve_checkpoint,
     write_checkpoint_origin,
 )
-from trainwire.integrations.distributed import agreed_stop, is_distributed
 from trainwire.integrations.held_step import HeldStep
-from trainwire.integrations.hooks import StopOutcome, number, shielded
+from trainwire.integrations.hooks import number, shielded
+from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop
 from trainwire.integrations.trainer_logs import (
     NOT_METRICS,
     NOT_STEP_METRICS,
@@ -68,7 +66,7 @@ __all__ = ["CHECKPOINT_ORIGIN_FILE", "TrainwireCallback", "attach", "checkpoint_
 logger = logging.getLogger("trainwire.integrations.transformers")
 
 
-class TrainwireCallback(TrainerCallback, StopOutcome):
+class TrainwireCallback(TrainerCallback, LifecycleAdapter):
     """Writes a `Trainer`'s progress to a trainwire `Run` and honours cooperative stops.
 
     Prefer `attach()`, which also wraps `trainer.train` so that a training that raises ends
@@ -76,7 +74,9 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
     after the trainer's callback list was reset or the trainer rebuilt: the stream goes on.
     With `signals=True` the stop's signal handlers are installed at `on_train_begin` and
     removed at `on_train_end`: outside the loop, signals do what they did before.
-    `new_run` makes the next owned run once the current one finished (see `attach`).
+    `new_run` makes the next owned run once the current one finished (see `attach`). The
+    run's lifecycle (ownership, stop, restarts, the train phase) is `self.lifecycle`; the
+    hooks below map the Trainer's events onto it and write what each event means.
     """
 
     def __init__(
@@ -89,22 +89,16 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         signals: bool = False,
         new_run: Callable[[], Run] | None = None,
     ) -> None:
-        #: None on ranks other than world process zero when the callback made the run
-        self.run = run
-        #: the stop control polled at step ends, evaluations and logs (None: stops are not watched)
-        self.stop = stop
-        self.owns_run = owns_run
-        # Every rank reduces the stop flag on the same steps: a fixed cadence, never a clock.
-        self.sync_every_steps = max(1, sync_every_steps)
-        self._signals = signals
-        self._signals_installed = False
-        self._new_run = new_run
-        self._stop_request: StopRequest | None = None
-        self._stop_checkpoint: Path | None = None
-        self._in_train = False  # between on_train_begin and on_train_end of one train() call
-        self._owned_run_ended = False  # on every rank: the owned run wrote (or would write) run.finished
-        self._finishing = False  # run.finished is being written: nothing may write a second one
-        self._train_phase_open = False
+        self.lifecycle = Lifecycle(
+            run,
+            stop=stop,
+            owns_run=owns_run,
+            sync_every_steps=sync_every_steps,
+            signals=signals,
+            new_run=new_run,
+            flush=self._write_held,
+            renewed=self._forget_run,
+        )
         self._batch_size: int | None = None
         self._last_loss: float | None = None
         self._step_learning_rate: float | None = None
@@ -130,7 +124,8 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
     @property
     def stop_checkpoint(self) -> Path | None:
         """The checkpoint saved because of the honoured stop (for `run.finish(checkpoint=...)`)."""
-        return self._stop_checkpoint
+        checkpoint = self.lifecycle.stop_checkpoint
+        return checkpoint if isinstance(checkpoint, Path) else None  # on_save sets a Path
 
     # -- transformers hooks -------------------------------------------------------------
 
@@ -138,34 +133,16 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
     def on_train_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
-        restarted_in_place = self._in_train
-        self._in_train = True
-        self._install_signals()
-        if not restarted_in_place:
-            self._renew_owned_run()
-        run = self._writer(state)
-        if run is None:
-            self._batch_size = state.train_batch_size
-            return
-        self._held.write(run, loss=self._last_loss)
-        if not run.started:
-            # An owned run starts here; so does a caller's run that was not started yet, so
-            # that the stream always opens with run.started.
-            self._start_run(run, args, state)
-        elif restarted_in_place or (run.last_step is not None and state.global_step < run.last_step):
-            # An OOM batch-size retry (no on_train_end in between) or a new train() from an
-            # earlier step: announce it before the step counter goes back.
-            sizes = {"batch_size_from": self._batch_size, "batch_size_to": state.train_batch_size}
-            run.restarted(
-                "oom" if restarted_in_place else "other",
-                step=state.global_step,
-                total_steps=state.max_steps,
-                **{name: size for name, size in sizes.items() if size is not None},
-            )
+        # An OOM batch-size retry calls on_train_begin again, without on_train_end.
+        sizes = {"batch_size_from": self._batch_size, "batch_size_to": state.train_batch_size}
+        self.lifecycle.begin_train(
+            state.global_step,
+            total_steps=state.max_steps,
+            start=lambda run: self._start_run(run, args, state),
+            writes=state.is_world_process_zero,
+            **{name: size for name, size in sizes.items() if size is not None},
+        )
         self._batch_size = state.train_batch_size
-        if not self._train_phase_open:
-            run.phase_started("train")
-            self._train_phase_open = True
 
     @shielded
     def on_step_begin(
@@ -187,7 +164,8 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         self._step_learning_rate = scheduler_learning_rate(kwargs)
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
-        self._decide_stop(state, control)  # first: a stop asks for a log of this step
+        # First, on every rank: a stop asks for a log of this step.
+        self._ask_to_stop(control, self.lifecycle.decide_stop(state.global_step))
         self._report_step(args, state, control, **kwargs)
 
     @shielded
@@ -199,7 +177,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         logs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._poll_stop(control)
+        self._ask_to_stop(control, self.lifecycle.poll_stop())
         run = self._writer(state)
         # Eval logs and the final train summary carry no `loss`: they are not steps.
         if run is None or not logs or number(logs.get("loss")) is None:
@@ -249,7 +227,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         metrics: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        if not self._in_train and self.owns_run:
+        if not self.lifecycle.in_train and self.owns_run:
             self._evaluation_run(args, state, metrics)
             return
         run = self._writer(state)
@@ -257,13 +235,13 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
             if not run.started:
                 self._start_run(run, args, state)
             run.eval(state.global_step, metrics_of(metrics, skip=NOT_METRICS, prefix="eval_"), epoch=state.epoch)
-        self._poll_stop(control)
+        self._ask_to_stop(control, self.lifecycle.poll_stop())
 
     @shielded
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         directory = Path(args.output_dir).absolute() / f"checkpoint-{state.global_step}"
         if self.stopped:
-            self._stop_checkpoint = directory
+            self.lifecycle.stop_checkpoint = directory
         run = self._writer(state)
         if run is None:
             return
@@ -274,47 +252,20 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
     def on_train_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
-        self._in_train = False
         # A signal or file that came after the last step end is honoured, not dropped.
-        self._poll_stop(control)
-        self._release_signals()
-        run = self._writer(state)
-        if run is not None:
-            self._held.write(run, loss=self._last_loss)
-            self._close_train_phase("interrupted" if self.stopped else "ok")
-            if self.owns_run and run.status is None:
-                self._finishing = True
-                if self._stop_request is not None:
-                    run.finish("interrupted", reason=self._stop_request.finish_reason, checkpoint=self._stop_checkpoint)
-                else:
-                    run.finish("succeeded")
-        self._owned_run_ended = self.owns_run
+        self._ask_to_stop(control, self.lifecycle.poll_stop())
+        self.lifecycle.end_train(writes=state.is_world_process_zero)
+        self.lifecycle.finish(writes=state.is_world_process_zero)
 
     # -- called by the trainer wrappers ---------------------------------------------------
 
     def _before_train(self, trainer: Trainer, resume_from_checkpoint: str | bool | None) -> None:
-        self._in_train = False
+        self.lifecycle.in_train = False  # a train() call begins: not a retry in place
         self._resume_checkpoint = resolve_checkpoint(trainer, resume_from_checkpoint)
 
     def _train_failed(self, error: BaseException) -> None:
-        self._in_train = False
-        self._release_signals()
-        self._owned_run_ended = self.owns_run
-        run = self.run
-        if run is None or run.status is not None:
-            return
-        if self._finishing:
-            # The error came while run.finished was written (a KeyboardInterrupt in a sink):
-            # it is in the stream; close the run so that nothing follows it.
-            run.close()
-            return
-        self._held.write(run, loss=self._last_loss)
-        interrupted = status_for_exception(error) == "interrupted"
-        self._close_train_phase("interrupted" if interrupted else "failed")
-        if not self.owns_run:
-            return  # the caller's Run (or its `with` block) records how the run ended
-        self._finishing = True
-        run.finish_for(error)
+        # No TrainerCallback hook sees an exception: the train() wrapper reports it here.
+        self.lifecycle.fail(error)
 
     def _warn_absent(self) -> None:
         if self._warned_absent:
@@ -331,35 +282,27 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         """The run to write to, or None on ranks other than world process zero."""
         return self.run if state.is_world_process_zero and self.run is not None else None
 
-    def _renew_owned_run(self) -> None:
-        """After an owned run ended, the next train() or evaluate() is a new run (same file)."""
-        if not self._owned_run_ended:
-            return
-        self._owned_run_ended = False
-        if self.run is not None and self._new_run is not None:
-            self.run = self._new_run()
-            self._provenance = ProvenancePrefetch()
-        if self.stop is not None:
-            self.stop.rearm(self.run)
-        self._stop_request = None
-        self._stop_checkpoint = None
-        self._finishing = False
+    def _write_held(self, run: Run) -> None:
+        self._held.write(run, loss=self._last_loss)
+
+    def _forget_run(self) -> None:
+        """A new owned run begins (after the last one ended): nothing of the old one carries over."""
         self._last_loss = None
-        self._train_phase_open = False
+        if self.run is not None and self.lifecycle.new_run is not None:
+            self._provenance = ProvenancePrefetch()
 
     def _evaluation_run(self, args: TrainingArguments, state: TrainerState, metrics: dict[str, Any] | None) -> None:
         """An `evaluate()` outside `train()` with an owned run: a run of one `eval` phase."""
-        self._renew_owned_run()
+        self.lifecycle.renew()
         run = self._writer(state)
-        if run is not None and run.status is None and metrics is not None:
+        writes = run is not None and run.status is None and metrics is not None
+        if run is not None and writes:
             if not run.started:
                 self._start_run(run, args, state, resumed=False)
             run.phase_started("eval")
             run.eval(state.global_step, metrics_of(metrics, skip=NOT_METRICS, prefix="eval_"), epoch=state.epoch)
             run.phase_ended("eval")
-            self._finishing = True
-            run.finish("succeeded")
-        self._owned_run_ended = True
+        self.lifecycle.finish(writes=writes)
 
     def _start_run(self, run: Run, args: TrainingArguments, state: TrainerState, *, resumed: bool = True) -> None:
         resumed_from: Any = UNSET
@@ -400,50 +343,10 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
         else:
             run.step(**fields)
 
-    def _install_signals(self) -> None:
-        # A control whose handlers someone else installed keeps them: they are not ours to remove.
-        if not self._signals or self.stop is None or self._signals_installed or self.stop.handles_signals:
+    @staticmethod
+    def _ask_to_stop(control: TrainerControl, found: StopRequest | None) -> None:
+        if found is None:
             return
-        try:
-            self.stop.install_signal_handlers()
-        except RuntimeError as error:  # not the main thread
-            logger.warning("trainwire: stop signals not handled: %s", error)
-            return
-        self._signals_installed = True
-
-    def _release_signals(self) -> None:
-        # Outside the loop nobody polls the stop: a Ctrl+C must not be swallowed.
-        if self._signals_installed and self.stop is not None:
-            self.stop.uninstall()
-        self._signals_installed = False
-
-    def _close_train_phase(self, status: str) -> None:
-        if self._train_phase_open and self.run is not None:
-            self.run.phase_ended("train", status=status)
-        self._train_phase_open = False
-
-    def _decide_stop(self, state: TrainerState, control: TrainerControl) -> None:
-        if self.stop is None or self._stop_request is not None:
-            return
-        if is_distributed():
-            # Every rank reaches this line at the same steps; the reduce shares rank 0's file.
-            if state.global_step % self.sync_every_steps:
-                return
-        found = agreed_stop(self.stop)
-        if found is not None:
-            self._begin_stop(control, found)
-
-    def _poll_stop(self, control: TrainerControl) -> None:
-        # Between step ends a stop is decided here only in a single process: in a
-        # distributed job it waits for the next on_step_end, where all ranks agree.
-        if self.stop is None or self._stop_request is not None or is_distributed():
-            return
-        found = self.stop.check()
-        if found is not None:
-            self._begin_stop(control, found)
-
-    def _begin_stop(self, control: TrainerControl, found: StopRequest) -> None:
-        self._stop_request = found
         # DefaultFlowCallback does not save on a stop: ask for the checkpoint and the last log.
         control.should_save = True
         control.should_log = True
@@ -482,20 +385,14 @@ def attach(
     owns_run = run is None
     new_run: Callable[[], Run] | None = None
     if run is None and zero:
-        directory = output_dir if output_dir is not None else trainer.args.output_dir
-        run = Run(directory, **run_options)
         # Later owned runs (a second train(), an evaluate() after the end) get their own id.
-        later_options = {name: value for name, value in run_options.items() if name != "run_id"}
-        new_run = functools.partial(Run, directory, **later_options)
+        run, new_run = owned_run(output_dir if output_dir is not None else trainer.args.output_dir, **run_options)
     control: StopControl | None
     if isinstance(stop, StopControl):
         control = stop
     elif stop:
-        # Only rank 0 watches (and clears) the file; the others learn of it through the reduce.
-        watched = None
-        if zero:
-            watched = (run.output_dir if run is not None else None) or output_dir or trainer.args.output_dir
-        control = StopControl(watched, run=run if zero else None, check_interval_s=check_interval_s)
+        directory = output_dir or trainer.args.output_dir
+        control = watched_stop(run, zero=zero, directory=directory, check_interval_s=check_interval_s)
     else:
         control = None
     created = TrainwireCallback(

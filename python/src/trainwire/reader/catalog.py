@@ -17,7 +17,8 @@ from typing import Any
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import open_regular
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
-from trainwire.reader.summary import SummaryBuilder
+from trainwire.contract.liveness import status_at
+from trainwire.lines.summary import SummaryBuilder
 
 __all__ = ["WINDOW_BYTES", "find_streams", "load_summary", "run_row"]
 
@@ -66,7 +67,12 @@ def run_row(
             "step": latest["step"],
             "last": {**summary["last"], **latest["last"]},
         }
-    return _row(summary, _status_at(summary, last_ts, now_us, stale_after_s), stream, now_us)
+    return _row(
+        summary,
+        status_at(summary["status"], last_ts, summary["heartbeat_interval_s"], now_us, stale_after_s),
+        stream,
+        now_us,
+    )
 
 
 def _row(summary: Mapping[str, Any], status: str, stream: Path, now_us: int) -> dict[str, Any]:
@@ -128,16 +134,6 @@ def _window(stream: Path, head: bool, within: Path | None) -> bytes:
         file.seek(size - WINDOW_BYTES)
         data = file.read(WINDOW_BYTES)
     return data[data.find(b"\n") + 1 :]  # the first line is cut: drop it
-
-
-def _status_at(summary: Mapping[str, Any], last_ts: str | None, now_us: int, stale_after_s: float | None) -> str:
-    from trainwire.reader.state import RunState
-
-    run = RunState(summary["run_id"])
-    run.status = summary["status"]
-    run.last_ts = last_ts
-    run.heartbeat_interval_s = summary["heartbeat_interval_s"]
-    return run.status_at(now_us, stale_after_s)
 
 
 def _duration(summary: Mapping[str, Any], now_us: int) -> float | None:

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from trainwire._generated.contract import WARNING_RULES, ValidateRule
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.models import EVENT_NAMES, UnknownEvent
-from trainwire.reader.decoder import Decoder
+from trainwire.lines.decoder import Decoder
 
 __all__ = ["Violation", "check_chunks", "check_file", "check_stream"]
 
@@ -31,8 +31,25 @@ Severity = Literal["error", "warning"]
 
 #: reading granularity: what the decoder holds beyond the longest line
 CHUNK_BYTES = 1 << 16
-#: events whose `step` moves the run's step; `train.restarted` may take it back
-_STEP_EVENTS = frozenset({"train.step", "train.epoch"})
+#: every event -> what its `step` does to the run's step: "moves" it (never back), "resets" it
+#: (may take it back); None: its step, if any, is not checked (a test requires every event)
+_STEP_ROLES: dict[str, Literal["moves", "resets"] | None] = {
+    "run.started": None,
+    "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
+    "phase.started": None,
+    "phase.ended": None,
+    "train.step": "moves",
+    "train.epoch": "moves",
+    "train.restarted": "resets",
+    "eval.completed": None,
+    "checkpoint.saved": None,
+    "trial.started": None,
+    "trial.ended": None,
+    "stop.requested": None,
+    "run.finished": None,
+}
 _NEAR_MISS_CUTOFF = 0.8
 
 
@@ -109,9 +126,10 @@ class _RunCheck:
         return found
 
     def _check_step(self, event: Any, violation: Any) -> None:
-        if event.event == "train.restarted":
+        role = _STEP_ROLES.get(event.event)
+        if role == "resets":
             self.step = event.step
-        elif event.event in _STEP_EVENTS:
+        elif role == "moves":
             if self.step is not None and event.step < self.step:
                 violation(
                     "step_backwards",

@@ -15,6 +15,7 @@ x, y = store.run("r1").uplot("loss")
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["DEFAULT_MAX_MARKERS", "DEFAULT_MAX_POINTS", "RunSeries", "Series", "SeriesStore"]
@@ -144,34 +145,43 @@ class RunSeries:
 
     def add(self, event: Any) -> None:
         """Take one event the run-state fold accepted."""
-        name = event.event
-        if name == "train.step":
-            self.last_step = event.step
-            if event.loss is not None:
-                self._point("loss", event.step, event.loss)
-            if event.learning_rate is not None:
-                self._point("learning_rate", event.step, event.learning_rate)
-        elif name == "train.epoch":
-            self.last_step = event.step
-        elif name == "train.restarted":
-            self.attempt = event.attempt
-            self.last_step = event.step
-            self.restarts.append([event.attempt, event.step])
-            self._marker("restart", event.step, event.reason)
-        elif name == "eval.completed":
-            metrics = dict(event.metrics)
-            # sorted names: the order of first appearance is the same in every language
-            for metric in sorted(metrics, key=_utf16_key):
-                value = metrics[metric]
-                if value is not None:
-                    self._point(f"eval/{event.split}/{metric}", event.step, value)
-            self._marker("eval", event.step, event.split)
-        elif name == "checkpoint.saved":
-            self._marker("checkpoint", event.step, event.reason)
-        elif name == "stop.requested":
-            self._marker("stop", self.last_step, event.source)
-        elif name == "run.finished":
-            self._marker("finished", event.step if event.step is not None else self.last_step, event.status)
+        add = _ADD.get(event.event)
+        if add is not None:
+            add(self, event)
+
+    def _add_step(self, event: Any) -> None:
+        self.last_step = event.step
+        if event.loss is not None:
+            self._point("loss", event.step, event.loss)
+        if event.learning_rate is not None:
+            self._point("learning_rate", event.step, event.learning_rate)
+
+    def _add_epoch(self, event: Any) -> None:
+        self.last_step = event.step
+
+    def _add_restart(self, event: Any) -> None:
+        self.attempt = event.attempt
+        self.last_step = event.step
+        self.restarts.append([event.attempt, event.step])
+        self._marker("restart", event.step, event.reason)
+
+    def _add_eval(self, event: Any) -> None:
+        metrics = dict(event.metrics)
+        # sorted names: the order of first appearance is the same in every language
+        for metric in sorted(metrics, key=_utf16_key):
+            value = metrics[metric]
+            if value is not None:
+                self._point(f"eval/{event.split}/{metric}", event.step, value)
+        self._marker("eval", event.step, event.split)
+
+    def _add_checkpoint(self, event: Any) -> None:
+        self._marker("checkpoint", event.step, event.reason)
+
+    def _add_stop(self, event: Any) -> None:
+        self._marker("stop", self.last_step, event.source)
+
+    def _add_finished(self, event: Any) -> None:
+        self._marker("finished", event.step if event.step is not None else self.last_step, event.status)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -197,6 +207,27 @@ class RunSeries:
                 return
             self._bounded_markers += 1
         self.markers.append({"kind": kind, "step": step, "attempt": self.attempt, "label": label})
+
+
+#: every event -> what it adds to a run's series; None: nothing (a test requires every event
+#: of the contract here, as `assertNever` does in typescript/src/series.ts)
+_ADD: dict[str, Callable[[RunSeries, Any], None] | None] = {
+    "run.started": None,
+    "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
+    "phase.started": None,
+    "phase.ended": None,
+    "train.step": RunSeries._add_step,
+    "train.epoch": RunSeries._add_epoch,
+    "train.restarted": RunSeries._add_restart,
+    "eval.completed": RunSeries._add_eval,
+    "checkpoint.saved": RunSeries._add_checkpoint,
+    "trial.started": None,
+    "trial.ended": None,
+    "stop.requested": RunSeries._add_stop,
+    "run.finished": RunSeries._add_finished,
+}
 
 
 class SeriesStore:

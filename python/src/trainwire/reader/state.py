@@ -9,19 +9,21 @@ one module so that the fold reads as the reader rules do, section by section.
 from __future__ import annotations
 
 import copy
-import math
+import html
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
-from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
+from trainwire.contract.clock import now_us, to_timestamp_us
 from trainwire.contract.errors import StreamError
 from trainwire.contract.event_dicts import event_dict
+from trainwire.contract.humanize import format_duration
+from trainwire.contract.liveness import status_at
 from trainwire.contract.models import EVENT_NAMES
 from trainwire.contract.status import EXIT_CODES
-from trainwire.reader.decoder import (
+from trainwire.lines.decoder import (
     DEFAULT_MAX_DIAGNOSTICS,
     DEFAULT_MAX_LINE_BYTES,
     Batch,
@@ -37,6 +39,7 @@ __all__ = [
     "RunStateFold",
     "StreamReader",
     "read_state",
+    "run_table_html",
 ]
 
 _ENVELOPE_FIELDS = frozenset(ENVELOPE_FIELDS)
@@ -105,23 +108,11 @@ class RunState:
 
     def status_at(self, now_us: int | None, stale_after_s: float | None = None) -> str:
         """`stale` when a running run has been silent too long at `now_us` (rule 4)."""
-        if self.status != "running" or now_us is None or self.last_ts is None:
-            return self.status
-        limit_s = stale_after_s if stale_after_s is not None else self._heartbeat_timeout_s()
-        if limit_s is None:
-            return self.status
-        silence_us = now_us - parse_timestamp_us(self.last_ts)
-        # integer microseconds on both sides, rounded as JavaScript's Math.round: every reader alike
-        return "stale" if silence_us > _round_half_up(limit_s * 1_000_000) else self.status
-
-    def _heartbeat_timeout_s(self) -> float | None:
-        return None if self.heartbeat_interval_s is None else 3 * self.heartbeat_interval_s
+        return status_at(self.status, self.last_ts, self.heartbeat_interval_s, now_us, stale_after_s)
 
     def _repr_html_(self) -> str:
         """In Jupyter: a small table of the run, a snapshot at display time."""
-        from trainwire.notebook import run_html  # only where something displays it
-
-        return run_html(self)
+        return run_table_html(self)
 
     @classmethod
     def from_dict(cls, saved: dict[str, Any]) -> RunState:
@@ -180,7 +171,10 @@ class RunStateFold:
         run = self._run_for(line, event)
         if run is None:
             return False
-        self._update(run, event)
+        run.events += 1
+        run.last_seq = event["seq"]
+        run.last_ts = event["ts"]
+        self._effect(run, event)
         return True
 
     def extend(self, records: Iterable[ValidatedRecord]) -> list[dict[str, Any]]:
@@ -251,12 +245,6 @@ class RunStateFold:
             run.seq_gaps.append([run.last_seq + 1, seq])
             self._report(line, "seq_gap", f"run {run_id}: expected seq {run.last_seq + 1}, got {seq}; line applied")
         return run
-
-    def _update(self, run: RunState, event: dict[str, Any]) -> None:
-        run.events += 1
-        run.last_seq = event["seq"]
-        run.last_ts = event["ts"]
-        self._effect(run, event)
 
     def _effect(self, run: RunState, event: dict[str, Any]) -> None:
         if "stage" in event and event["stage"] is not None:
@@ -353,8 +341,13 @@ def _run_finished(run: RunState, event: Event) -> None:
     run.finished = {key: value for key, value in event.items() if key not in _ENVELOPE_FIELDS}
 
 
+#: every event -> its effect on the run (reader rules section 3); None: no effect beyond the
+#: envelope's (a test requires every event of the contract here)
 _EFFECTS: dict[str, Any] = {
     "run.started": _run_started,
+    "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
     "phase.started": _phase_started,
     "phase.ended": _phase_ended,
     "train.step": _train_step,
@@ -467,7 +460,32 @@ def read_state(
     return reader.to_dict(now, stale_after_s)
 
 
-def _round_half_up(value: float) -> int:
-    """JavaScript's `Math.round`: to the nearest integer, halves toward +infinity."""
-    floor = math.floor(value)
-    return floor + 1 if value - floor >= 0.5 else floor
+def run_table_html(run: RunState, *, stale_after_s: float | None = None) -> str:
+    """The run as a small HTML table (Jupyter shows a `RunState` so): status now, step, loss, ..."""
+    rows = [("run", run.run_id), ("status", run.status_at(now_us(), stale_after_s))]
+    if run.phase:
+        rows.append(("phase", run.phase))
+    if run.step is not None:
+        total = f"/{run.total_steps}" if run.total_steps is not None else ""
+        progress = f" ({run.progress:.0%})" if run.progress is not None else ""
+        rows.append(("step", f"{run.step}{total}{progress}"))
+    if run.loss is not None:
+        rows.append(("loss", f"{run.loss:.4g}"))
+    if run.learning_rate is not None:
+        rows.append(("learning rate", f"{run.learning_rate:.2e}"))
+    if run.eta_s is not None and run.finished is None:
+        rows.append(("eta", format_duration(run.eta_s)))
+    if run.last_eval is not None:
+        metrics = ", ".join(
+            f"{name} {value:.4g}" for name, value in run.last_eval["metrics"].items() if value is not None
+        )
+        rows.append((f"eval ({run.last_eval['split']}) at step {run.last_eval['step']}", metrics))
+    if run.last_checkpoint is not None:
+        rows.append(("checkpoint", f"{run.last_checkpoint['path']} at step {run.last_checkpoint['step']}"))
+    if run.restarts:
+        rows.append(("restarts", str(len(run.restarts))))
+    body = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(name)}</th><td style='text-align:left'>{html.escape(value)}</td></tr>"
+        for name, value in rows
+    )
+    return f"<table class='trainwire-run'>{body}</table>"

@@ -25,9 +25,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from trainwire import __version__
+from trainwire._version import __version__
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.files import open_regular
+from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.limits import clip
 from trainwire.contract.status import EXIT_CODES
 from trainwire.reader.catalog import run_row
@@ -113,7 +114,7 @@ def create_app(index: RunIndex, *, token: str, hosts: frozenset[str], read_only:
         Route("/favicon.ico", favicon),
         Route("/api/config", config),
         Route("/api/runs", runs),
-        Route("/runs/{key:path}/progress.jsonl", stream),
+        Route(f"/runs/{{key:path}}/{STREAM_FILE}", stream),
         Mount("/assets", app=StaticFiles(directory=static_dir(), check_dir=False), name="assets"),
     ]
     if not read_only:

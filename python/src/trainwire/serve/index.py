@@ -79,7 +79,7 @@ class RunIndex:
     def refresh(self) -> None:
         """Walk every root once and replace the snapshot."""
         found: dict[str, IndexedStream] = {}
-        for root, prefix in zip(self.roots, self._prefixes):
+        for root, prefix in zip(self.roots, self._prefixes, strict=False):
             for stream in self._walk(root):
                 relative = stream.parent.relative_to(root).as_posix()
                 key = "/".join(part for part in (prefix, "" if relative == "." else relative) if part) or "."

@@ -10,19 +10,9 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from trainwire import __version__
 from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN, RUN_ID_PATTERN
-from trainwire.contract.models import (
-    CheckpointSaved,
-    PhaseEnded,
-    PhaseStarted,
-    RunFinished,
-    StopRequested,
-    TrainRestarted,
-    TrialEnded,
-    field_pattern,
-    field_values,
-)
+from trainwire._version import __version__
+from trainwire.contract.known_event_dicts import event_field_pattern, event_field_values
 from trainwire.writer.checks import Complaints
 from trainwire.writer.fields import new_run_id
 from trainwire.writer.values import BAD, integer, number
@@ -46,15 +36,16 @@ logger = logging.getLogger("trainwire.writer")
 _RUN_ID_RE = re.compile(RUN_ID_PATTERN)
 _EVENT_NAME = re.compile(EVENT_NAME_PATTERN)
 _ENVELOPE_KEYS = frozenset(ENVELOPE_FIELDS)
-_PHASE_RE = re.compile(field_pattern(PhaseStarted, "phase"))
-# the contract's enums, read from the generated models
-PHASE_STATUSES = field_values(PhaseEnded, "status")
-RESTART_REASONS = field_values(TrainRestarted, "reason")
-CHECKPOINT_REASONS = field_values(CheckpointSaved, "reason")
-TRIAL_STATUSES = field_values(TrialEnded, "status")
-STOP_SOURCES = field_values(StopRequested, "source")
-STOP_SIGNALS = field_values(StopRequested, "signal")
-FINISH_REASONS = field_values(RunFinished, "reason")
+_PHASE_RE = re.compile(event_field_pattern("phase.started", "phase"))
+# the contract's enums, read from the generated validator the lines are checked with
+# (the writer builds no pydantic model)
+PHASE_STATUSES = event_field_values("phase.ended", "status")
+RESTART_REASONS = event_field_values("train.restarted", "reason")
+CHECKPOINT_REASONS = event_field_values("checkpoint.saved", "reason")
+TRIAL_STATUSES = event_field_values("trial.ended", "status")
+STOP_SOURCES = event_field_values("stop.requested", "source")
+STOP_SIGNALS = event_field_values("stop.requested", "signal")
+FINISH_REASONS = event_field_values("run.finished", "reason")
 
 
 def is_run_id(value: Any) -> bool:

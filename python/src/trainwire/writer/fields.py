@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import enum
 import logging
-import secrets
+import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Union
+from typing import Any
 
 from trainwire.contract.limits import MESSAGE_LIMIT
 from trainwire.writer.encoding import safe_str, to_scalar
@@ -42,7 +42,7 @@ class Unset(enum.Enum):
 UNSET = Unset.UNSET
 
 #: what `error=` accepts: an exception, a `(type, message)` pair, a `{type, message}` mapping
-ErrorLike = Union[BaseException, tuple[Any, Any], Mapping[str, Any], str, None]
+ErrorLike = BaseException | tuple[Any, Any] | Mapping[str, Any] | str | None
 
 
 def error_info(error: ErrorLike) -> dict[str, str] | None:
@@ -108,4 +108,5 @@ def microseconds(seconds: float) -> float:
 def new_run_id(epoch_seconds: float | None = None) -> str:
     """A fresh run id: `<UTC yyyymmddTHHMMSS>-<6 hex digits>`."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(time.time() if epoch_seconds is None else epoch_seconds))
-    return f"{stamp}-{secrets.token_hex(3)}"
+    # `secrets.token_hex(3)` is `os.urandom(3).hex()`; `secrets` would add hmac and OpenSSL to a run's start
+    return f"{stamp}-{os.urandom(3).hex()}"

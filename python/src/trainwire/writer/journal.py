@@ -5,7 +5,6 @@ is the same fold that `trainwire journal rebuild` runs over it."""
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import logging
 import os
@@ -15,7 +14,7 @@ from typing import Any
 
 from trainwire.contract.files import write_json_atomically, write_text_atomically
 from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE
-from trainwire.reader.summary import SummaryBuilder, write_summary
+from trainwire.lines.summary import SummaryBuilder, write_summary
 from trainwire.writer.provenance import run_git
 from trainwire.writer.redaction import redact_text
 
@@ -88,6 +87,8 @@ class Journal:
             return None
         data = text.encode("utf-8")
         write_text_atomically(self.directory / DIFF_FILE, text)
+        import hashlib  # deferred: OpenSSL, for a dirty tree only
+
         return {"path": DIFF_FILE, "sha256": hashlib.sha256(data).hexdigest()}
 
     # -- the sink ---------------------------------------------------------------------------

@@ -1,6 +1,10 @@
 """The last gate before a line is written: it must be a line every conforming reader
 accepts. Checked with the reader's own per-line checks (reader rules 1-2), so the writer
-and the readers cannot disagree; a line over the limit is first cut to fit."""
+and the readers cannot disagree; a line over the limit is first cut to fit.
+
+A line the readers' hot path accepts is accepted without the decoder: the decoder and the
+models of its slow path are imported for the first line in doubt only, so that a run
+starts without building them."""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ from typing import Any
 from pydantic_core import to_json
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
-from trainwire.reader.decoder import DEFAULT_MAX_LINE_BYTES, Decoder
+from trainwire.contract.known_event_dicts import plain_known_event
+from trainwire.contract.line_bytes import DEFAULT_MAX_LINE_BYTES
 
 __all__ = ["CUT_KEY", "LINE_LIMIT", "cut_to_fit", "line_problem"]
 
@@ -23,6 +28,17 @@ _ENVELOPE = frozenset(ENVELOPE_FIELDS)
 
 def line_problem(encoded: bytes) -> str | None:
     """Why a reader would skip this encoded line (`code: message`), or None when it is valid."""
+    content = encoded[:-1]
+    # the decoder's first check of one whole line within the limit: what it accepts, the decoder accepts
+    if (
+        encoded[-1:] == b"\n"
+        and b"\n" not in content
+        and len(content) <= LINE_LIMIT
+        and plain_known_event(content) is not None
+    ):
+        return None
+    from trainwire.lines.decoder import Decoder  # deferred: the models of the slow path
+
     decoder = Decoder()
     if decoder.feed(encoded):
         return None

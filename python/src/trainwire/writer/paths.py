@@ -7,7 +7,6 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from typing import Union
 
 from trainwire._generated.contract import RELATIVE_PATH_PATTERN
 
@@ -15,7 +14,7 @@ __all__ = ["PathLike", "artifact_paths", "checkpoint_field", "relative_path"]
 
 logger = logging.getLogger("trainwire.writer")
 
-PathLike = Union[str, os.PathLike[str]]
+PathLike = str | os.PathLike[str]
 
 _RELATIVE_PATH_RE = re.compile(RELATIVE_PATH_PATTERN)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import logging
 import os
@@ -12,6 +11,8 @@ import subprocess
 import sys
 import threading
 from typing import Any
+
+from trainwire.writer.package_versions import installed_versions
 
 __all__ = ["KEY_PACKAGES", "ProvenancePrefetch", "collect_provenance", "run_git"]
 
@@ -57,7 +58,7 @@ def _assemble(git: dict[str, Any], seed: int | None, runtime: dict[str, Any]) ->
 def _runtime(accelerator: dict[str, Any] | None) -> dict[str, Any]:
     runtime: dict[str, Any] = {
         "python": platform.python_version(),
-        "packages": _package_versions(),
+        "packages": installed_versions(KEY_PACKAGES),
         "platform": platform.platform(),
     }
     if accelerator is not None:
@@ -120,16 +121,6 @@ def run_git(args: list[str], cwd: str | os.PathLike[str] | None) -> subprocess.C
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         logger.debug("git %s: %s", " ".join(args), exc)
         return None
-
-
-def _package_versions() -> dict[str, str]:
-    versions = {}
-    for name in KEY_PACKAGES:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except Exception:  # not installed, or broken metadata
-            continue
-    return versions
 
 
 def _accelerator(import_torch: bool) -> dict[str, Any] | None:

@@ -67,7 +67,7 @@ def is_secret_key(key: object, parent: object = None) -> bool:
         return False
     if SECRET_WORDS.intersection(segments):
         return True
-    if any(word == "key" and before in KEY_QUALIFIERS for before, word in zip(segments, segments[1:])):
+    if any(word == "key" and before in KEY_QUALIFIERS for before, word in zip(segments, segments[1:], strict=False)):
         return True  # `api_key`, `x-api-key`, `aws_access_key_id`
     if segments[-1] == "token":
         return len(segments) == 1 or segments[-2] not in SPECIAL_TOKENS

@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from trainwire.contract.clock import Clock, SystemClock
+from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.status import EXIT_CODES, status_for_exception, stop_reason
 from trainwire.writer.arguments import PHASE_STATUSES, TRIAL_STATUSES, Arguments, checked_run_id, extension_fields
 from trainwire.writer.checks import Complaints, RejectedInput
@@ -96,7 +97,7 @@ class Run:
         stdout: bool = False,
         callbacks: Iterable[Callable[[Any], object]] = (),
         sinks: Iterable[Sink] = (),
-        file_name: str = "progress.jsonl",
+        file_name: str = STREAM_FILE,
         fsync: bool = False,
         step_interval_s: float = 1.0,
         heartbeat_interval_s: float | None = 30.0,

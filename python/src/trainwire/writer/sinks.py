@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -17,16 +18,19 @@ __all__ = [
     "Dispatcher",
     "FileSink",
     "MemorySink",
+    "OwnedStdoutSink",
     "Sink",
     "StdoutSink",
+    "own_stdout",
     "reader_view",
+    "release_stdout",
     "stdout_carries_stream",
 ]
 
 logger = logging.getLogger("trainwire.writer.sinks")
 
 # The open sinks writing NDJSON to the process's standard output.
-_STDOUT_STREAMS: weakref.WeakSet[StdoutSink] = weakref.WeakSet()
+_STDOUT_STREAMS: weakref.WeakSet[StdoutSink | OwnedStdoutSink] = weakref.WeakSet()
 
 
 def stdout_carries_stream() -> bool:
@@ -134,6 +138,67 @@ class StdoutSink:
 
     def __repr__(self) -> str:
         return "StdoutSink()"
+
+
+class OwnedStdoutSink:
+    """Writes NDJSON to standard output and owns it: the stream keeps a private copy of file
+    descriptor 1, and descriptor 1 is pointed at standard error for the rest of the process,
+    so prints, logging handlers made earlier, progress bars, child processes and native code
+    writing to standard output land on standard error instead of breaking the NDJSON (also
+    after the run: a consumer reads the stream to its end).
+    """
+
+    def __init__(self) -> None:
+        self._fd = own_stdout()
+        if self._fd is not None:
+            _STDOUT_STREAMS.add(self)
+
+    def write(self, line: bytes, event: dict[str, Any]) -> None:
+        if self._fd is None:
+            return
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def close(self) -> None:
+        """Ends this run's stream; standard output stays with the stream (see the class)."""
+        _STDOUT_STREAMS.discard(self)
+        with contextlib.suppress(ValueError, OSError):
+            sys.stdout.flush()  # what was printed meanwhile goes to standard error now, in order
+
+    def __repr__(self) -> str:
+        return "OwnedStdoutSink()"
+
+
+# the process's real standard output, once a stream owns it (descriptor 1 is standard error then)
+_REAL_STDOUT: int | None = None
+
+
+def own_stdout() -> int | None:
+    """A descriptor of the real standard output, taken over on the first call (descriptor 1
+    points at standard error from then on); None, with a warning, when there is none."""
+    global _REAL_STDOUT
+    if _REAL_STDOUT is None:
+        try:
+            sys.stdout.flush()  # what the tool printed before belongs on standard output
+            real = os.dup(1)
+            os.dup2(2, 1)
+        except (OSError, ValueError) as exc:  # no standard output to own: write nothing, break nothing
+            logger.warning("trainwire: cannot take over standard output (%s); no progress stream", exc)
+            return None
+        _REAL_STDOUT = real
+    return _REAL_STDOUT
+
+
+def release_stdout() -> None:
+    """Give standard output back, when no stream has been written to it yet."""
+    global _REAL_STDOUT
+    if _REAL_STDOUT is not None and not _STDOUT_STREAMS:
+        with contextlib.suppress(ValueError, OSError):
+            sys.stdout.flush()
+        os.dup2(_REAL_STDOUT, 1)
+        os.close(_REAL_STDOUT)
+        _REAL_STDOUT = None
 
 
 class CallbackSink:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from decimal import Decimal
-from typing import Any, Union
+from typing import Any
 
 __all__ = ["BAD", "Bad", "MAX_SAFE_INTEGER", "integer", "number"]
 
@@ -24,7 +24,7 @@ class Bad(enum.Enum):
 
 
 BAD = Bad.BAD
-Number = Union[int, float]
+Number = int | float
 
 
 def number(value: Any, minimum: float | None = None) -> Number | None | Bad:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from trainwire.contract.files import write_json_atomically
 from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.contract.status import EXIT_CODES
 
-__all__ = ["SummaryBuilder", "is_lower_better", "summarise_stream", "write_summary"]
+__all__ = ["SummaryBuilder", "is_lower_better", "write_summary"]
 
 SUMMARY_VERSION = 1
 _LOWER_IS_BETTER = ("loss", "error", "perplexity", "ppl", "wer", "cer")
@@ -293,30 +293,25 @@ def _run_finished(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
             summary._observe(str(name), value, summary._step, best=is_lower_better(str(name)))
 
 
-_HANDLERS = {
+#: every event -> how it changes the summary; None: the summary does not show it (a test
+#: requires every event of the contract here)
+_HANDLERS: dict[str, Callable[[SummaryBuilder, Mapping[str, Any]], None] | None] = {
     "run.started": _run_started,
+    "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
+    "phase.started": None,
+    "phase.ended": None,
     "train.step": _train_step,
+    "train.epoch": None,
     "train.restarted": _train_restarted,
     "eval.completed": _eval_completed,
     "checkpoint.saved": _checkpoint_saved,
+    "trial.started": None,
+    "trial.ended": None,
+    "stop.requested": None,
     "run.finished": _run_finished,
 }
-
-
-def summarise_stream(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The summary of the latest run of the stream at `path`, from its valid lines only
-    (the reader's rules decide which lines count: the same lines a dashboard folds); None
-    for a stream with no valid line."""
-    from trainwire.reader.sources import read_file
-    from trainwire.reader.state import StreamReader
-
-    reader = StreamReader()
-    builder = SummaryBuilder()
-    for chunk in read_file(path):
-        for line in reader.feed(chunk).dicts:  # the validated lines, no models built
-            builder.add(line)
-    reader.finish()
-    return builder.summary()
 
 
 def write_summary(directory: str | os.PathLike[str], summary: Mapping[str, Any]) -> Path:

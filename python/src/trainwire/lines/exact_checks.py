@@ -19,10 +19,9 @@ from pydantic import BaseModel, ValidationError
 from trainwire._generated import events as generated_events
 from trainwire._generated.contract import NULL_RULES, NullRule
 from trainwire.contract.event_dicts import event_model
+from trainwire.contract.line_bytes import MAX_NESTING, shallow
 from trainwire.contract.models import Envelope, UnknownEvent
 
-#: the deepest a line may nest (its object is level 1): deeper is `invalid_json` (reader rule 2.3)
-MAX_NESTING = 128
 #: how much of a bad line a diagnostic quotes
 PREVIEW_CHARS = 80
 #: enough bytes for 80 characters of UTF-8
@@ -46,11 +45,6 @@ def may_nest_too_deeply(body: bytes) -> bool:
     """`not shallow(line)` for some line of `body`, for all its lines at once."""
     openings = body.translate(None, _NOT_AN_OPENING)
     return len(openings) > MAX_NESTING and max(map(len, openings.split(b"\n"))) > MAX_NESTING
-
-
-def shallow(content: bytes) -> bool:
-    """Too few brackets to nest past the limit: the cheap test that spares most lines a walk."""
-    return content.count(b"{") + content.count(b"[") <= MAX_NESTING
 
 
 def nesting_depth(value: Any) -> int:
@@ -160,13 +154,6 @@ def trusted(content: bytes, event: Any) -> bool:
     if not shallow(content) or may_overflow(content):
         return False
     return contract_gap(event) is None
-
-
-def finite_tokens(content: bytes) -> bool:
-    """No bare `NaN` or `Infinity` token, which the dict validator takes in a free-form value
-    (`config`, an extra field): the one byte test its acceptance needs, for a line or a body."""
-    # one byte is found far faster than three; most streams have no capital N or I at all
-    return (b"N" not in content or b"NaN" not in content) and (b"I" not in content or b"Infinity" not in content)
 
 
 #: every digit as `0`, so that a run of digits is found by a plain substring search

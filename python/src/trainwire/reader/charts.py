@@ -1,0 +1,89 @@
+"""The charts of one or more runs, as the chart specification groups their series.
+
+The twin of the TypeScript `chartList` (typescript/src/charts.ts): the dashboard and the
+HTML plot draw its list, the PNG/SVG plot draws this one, and for the same runs both are
+the same value (a cross-language test compares them in canonical JSON). The rules live in
+charts/charts.json, generated into `trainwire._generated.charts`.
+
+```python
+charts = chart_list([("r1", store.run("r1"))])
+[chart["title"] for chart in charts]   # ['loss', 'learning rate', 'accuracy']
+```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from trainwire._generated.charts import CHART_SPEC
+from trainwire.reader.series import RunSeries
+
+__all__ = ["CHART_SPEC", "MARKER_STYLES", "chart_list", "chart_of", "series_label"]
+
+_KIND_ORDER = {entry["kind"]: index for index, entry in enumerate(CHART_SPEC["kinds"])}
+_RULES = [(re.compile(rule["match"]), rule) for rule in CHART_SPEC["charts"]]
+_SPARSE = re.compile(CHART_SPEC["series"]["sparse"]["match"])
+#: how each marker kind is drawn, by kind; a marker of a kind not listed is not drawn
+MARKER_STYLES: dict[str, dict[str, Any]] = {marker["kind"]: marker for marker in CHART_SPEC["markers"]}
+
+
+def _title(template: str, match: re.Match[str]) -> str:
+    """The chart's title: `$1` in the rule's title is the rule's first group."""
+    return re.sub(r"\$(\d)", lambda number: match.group(int(number.group(1))) or "", template)
+
+
+def chart_of(name: str) -> dict[str, Any]:
+    """The chart a series goes on: the first rule whose pattern matches its name (the last matches all)."""
+    for pattern, rule in _RULES:
+        match = pattern.search(name)
+        if match is not None:
+            title = _title(rule["title"], match)
+            return {
+                "title": title,
+                "kind": rule["kind"],
+                "smoothing": rule["smoothing"],
+                "log_scale": rule["log_scale"],
+            }
+    raise ValueError(f"no chart takes {name!r}: the specification's last rule must match every name")
+
+
+def series_label(name: str) -> str:
+    """`eval/<split>/<metric>` as people read it: `eval loss`, `test accuracy`."""
+    parts = name.split("/")
+    return f"{parts[1]} {parts[2]}" if len(parts) == 3 and parts[0] == "eval" else name
+
+
+def chart_list(runs: Sequence[tuple[str, RunSeries]]) -> list[dict[str, Any]]:
+    """The charts of `runs` (run id, history): each with its title, kind, whether smoothing and a
+    log scale apply, its curves (name, label, run, sparse, steps, values with None where a
+    restart breaks the line) and the drawn markers of the runs on it. Charts come in the order
+    of their kinds, then of first appearance; a label starts with the run id when runs overlay."""
+    charts: dict[str, dict[str, Any]] = {}
+    for run_id, history in runs:
+        prefix = f"{run_id} " if len(runs) > 1 else ""
+        markers = [{"run": run_id, "kind": marker["kind"], "step": marker["step"], "label": marker["label"]}
+                   for marker in history.markers if marker["kind"] in MARKER_STYLES]  # fmt: skip
+        for name in history.names():
+            steps, values = history.uplot(name)
+            if not steps:
+                continue
+            spec = chart_of(name)
+            chart = charts.setdefault(spec["title"], {**spec, "series": [], "markers": []})
+            sparse = _SPARSE.search(name) is not None
+            chart["series"].append(
+                {
+                    "name": name,
+                    "label": prefix + series_label(name),
+                    "run": run_id,
+                    "sparse": sparse,
+                    "steps": steps,
+                    "values": values,
+                }
+            )
+            if not any(marker["run"] == run_id for marker in chart["markers"]):
+                chart["markers"].extend(markers)
+    return sorted(
+        charts.values(), key=lambda chart: _KIND_ORDER[chart["kind"]]
+    )  # stable: first appearance within a kind

@@ -1,0 +1,102 @@
+// The charts of one or more runs, as the chart specification (charts/charts.json) groups their
+// series. Browser-safe. The Python twin (trainwire.reader.charts) gives the same list for the
+// same runs: the dashboard and the HTML plot draw this one, the PNG/SVG plot draws Python's.
+import { CHART_SPEC, type MarkerStyle } from "./generated/charts.js";
+import type { MarkerKind, RunSeries } from "./series.js";
+
+export { CHART_SPEC };
+
+/** A chart's place and treatment, from the rule that took the series. */
+export interface ChartHeading {
+  title: string;
+  kind: string;
+  smoothing: boolean;
+  log_scale: boolean;
+}
+
+export interface ChartCurve {
+  name: string;
+  /** What the legend shows: the run id first when runs overlay. */
+  label: string;
+  run: string;
+  /** Sparse curves (evaluations) are dashed and joined across the steps between their points. */
+  sparse: boolean;
+  steps: number[];
+  /** `null` where a restart breaks the line. */
+  values: (number | null)[];
+}
+
+export interface ChartMarker {
+  run: string;
+  kind: MarkerKind;
+  step: number | null;
+  label: string | null;
+}
+
+export interface ChartData extends ChartHeading {
+  series: ChartCurve[];
+  markers: ChartMarker[];
+}
+
+const KIND_ORDER = new Map(CHART_SPEC.kinds.map((entry, index) => [entry.kind, index]));
+const RULES = CHART_SPEC.charts.map((rule) => ({ pattern: new RegExp(rule.match), rule }));
+const SPARSE = new RegExp(CHART_SPEC.series.sparse.match);
+/** How each marker kind is drawn, by kind; a marker of a kind not listed is not drawn. */
+export const MARKER_STYLES: ReadonlyMap<string, MarkerStyle> = new Map(
+  CHART_SPEC.markers.map((marker) => [marker.kind, marker]),
+);
+
+/** The chart a series goes on: the first rule whose pattern matches its name (the last matches all). */
+export function chartOf(name: string): ChartHeading {
+  for (const { pattern, rule } of RULES) {
+    const match = pattern.exec(name);
+    if (match === null) continue;
+    // `$1` in a title is the rule's first group
+    const title = rule.title.replace(/\$(\d)/g, (_all, number: string) => match[Number(number)] ?? "");
+    return { title, kind: rule.kind, smoothing: rule.smoothing, log_scale: rule.log_scale };
+  }
+  throw new Error(`no chart takes ${JSON.stringify(name)}: the specification's last rule must match every name`);
+}
+
+/** `eval/<split>/<metric>` as people read it: `eval loss`, `test accuracy`. */
+export function seriesLabel(name: string): string {
+  const parts = name.split("/");
+  return parts.length === 3 && parts[0] === "eval" ? `${parts[1]} ${parts[2]}` : name;
+}
+
+/**
+ * The charts of `runs` ([run id, history]): each with its title, kind, whether smoothing and a
+ * log scale apply, its curves and the drawn markers of the runs on it. Charts come in the order
+ * of their kinds, then of first appearance; a label starts with the run id when runs overlay.
+ */
+export function chartList(runs: readonly (readonly [runId: string, history: RunSeries])[]): ChartData[] {
+  const charts = new Map<string, ChartData>();
+  for (const [runId, history] of runs) {
+    const prefix = runs.length > 1 ? `${runId} ` : "";
+    const markers = history
+      .markers()
+      .filter((marker) => MARKER_STYLES.has(marker.kind))
+      .map((marker) => ({ run: runId, kind: marker.kind, step: marker.step, label: marker.label }));
+    for (const name of history.names()) {
+      const [steps, values] = history.uplot(name);
+      if (steps.length === 0) continue;
+      const heading = chartOf(name);
+      let chart = charts.get(heading.title);
+      if (chart === undefined) {
+        chart = { ...heading, series: [], markers: [] };
+        charts.set(heading.title, chart);
+      }
+      chart.series.push({
+        name,
+        label: prefix + seriesLabel(name),
+        run: runId,
+        sparse: SPARSE.test(name),
+        steps,
+        values,
+      });
+      if (!chart.markers.some((marker) => marker.run === runId)) chart.markers.push(...markers);
+    }
+  }
+  // sort is stable: first appearance within a kind
+  return [...charts.values()].sort((a, b) => (KIND_ORDER.get(a.kind) ?? 0) - (KIND_ORDER.get(b.kind) ?? 0));
+}
