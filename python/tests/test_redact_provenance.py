@@ -112,12 +112,42 @@ def test_provenance_reads_no_accelerator_and_imports_no_torch_when_torch_is_not_
     assert "accelerator" not in result["provenance"]
 
 
+def test_the_provenance_prefetch_imports_torch_off_the_calling_thread_to_read_the_accelerator(tmp_path: Path) -> None:
+    script = (
+        "import builtins, json, sys, threading\n"
+        "importers = []\n"
+        "plain_import = builtins.__import__\n"
+        "def recording_import(name, *args, **kwargs):\n"
+        "    if name == 'torch' and 'torch' not in sys.modules:\n"
+        "        importers.append(threading.current_thread().name)\n"
+        "    return plain_import(name, *args, **kwargs)\n"
+        "builtins.__import__ = recording_import\n"
+        "from trainwire.writer.provenance import ProvenancePrefetch\n"
+        "provenance = ProvenancePrefetch().result(timeout_s=120)\n"
+        "print(json.dumps({'accelerator': provenance['accelerator'], 'importers': importers}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=180, check=True, cwd=tmp_path)
+    result = json.loads(done.stdout)
+    assert result["importers"] == ["trainwire-provenance"]
+    Provenance.model_validate({"accelerator": result["accelerator"]}, strict=True)
+    assert result["accelerator"]["count"] >= 1
+
+
+def test_the_provenance_prefetch_reads_no_accelerator_when_torch_is_absent(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainwire.writer.provenance import ProvenancePrefetch
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # what an environment without torch looks like to importlib
+    provenance = ProvenancePrefetch().result(timeout_s=60)
+    assert provenance is not None and "accelerator" not in provenance and provenance["python"]
+
+
 def test_provenance_reads_the_accelerator_from_a_loaded_torch() -> None:
     import torch
 
     accelerator = collect_provenance()["accelerator"]
     expected = "cuda" if torch.cuda.is_available() else "cpu"
     assert accelerator["kind"] == expected and accelerator["count"] >= 1
+    assert accelerator.get("cuda_version") == torch.version.cuda  # absent from a build without CUDA
 
 
 def test_rank_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -293,6 +293,8 @@ function onEvent(runView: RunView, item: DecodedLine): void {
       if (event.best) runView.bestTrial = event.best.trial;
       break;
     case "run.heartbeat":
+    case "phase.progress":
+    case "train.rolled_back":
     case "train.epoch":
     case "eval.completed":
     case "checkpoint.saved":

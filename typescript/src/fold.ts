@@ -294,6 +294,10 @@ function applyEvent(run: RunState, event: Line): void {
       run.status = event.status;
       run.finished = payloadOf(event);
       break;
+    case "phase.progress":
+    case "train.rolled_back":
+      // Contract 1.1 events: no effect on the state until the reader rules give them one.
+      break;
     default:
       assertNever(event);
   }

@@ -257,6 +257,8 @@ export class RunSeries {
         break;
       case "run.started":
       case "run.heartbeat":
+      case "phase.progress":
+      case "train.rolled_back":
       case "phase.started":
       case "phase.ended":
       case "trial.started":

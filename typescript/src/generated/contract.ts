@@ -6,11 +6,11 @@ export const SCHEMA_FAMILIES = ["trainwire-v1", "reader-state-v1", "harness-v1",
 /** The envelope's fields, in the order a line carries them. */
 export const ENVELOPE_FIELDS = ["schema_version", "seq", "ts", "run_id", "event", "stage"] as const;
 /** Event name -> the title of its schema (its type), in the order of the `Line` union. */
-export const EVENT_TITLES = {"run.started": "RunStarted", "run.heartbeat": "RunHeartbeat", "phase.started": "PhaseStarted", "phase.ended": "PhaseEnded", "train.step": "TrainStep", "train.epoch": "TrainEpoch", "train.restarted": "TrainRestarted", "eval.completed": "EvalCompleted", "checkpoint.saved": "CheckpointSaved", "trial.started": "TrialStarted", "trial.ended": "TrialEnded", "stop.requested": "StopRequested", "run.finished": "RunFinished"} as const;
+export const EVENT_TITLES = {"run.started": "RunStarted", "run.heartbeat": "RunHeartbeat", "phase.started": "PhaseStarted", "phase.ended": "PhaseEnded", "phase.progress": "PhaseProgress", "train.step": "TrainStep", "train.epoch": "TrainEpoch", "train.restarted": "TrainRestarted", "train.rolled_back": "TrainRolledBack", "eval.completed": "EvalCompleted", "checkpoint.saved": "CheckpointSaved", "trial.started": "TrialStarted", "trial.ended": "TrialEnded", "stop.requested": "StopRequested", "run.finished": "RunFinished"} as const;
 /** The name of an event of the contract. */
 export type EventName = keyof typeof EVENT_TITLES;
 /** Event family (the name before its first dot) -> its event names, in contract order. */
-export const EVENT_FAMILIES = {"run": ["run.started", "run.heartbeat", "run.finished"], "phase": ["phase.started", "phase.ended"], "train": ["train.step", "train.epoch", "train.restarted"], "eval": ["eval.completed"], "checkpoint": ["checkpoint.saved"], "trial": ["trial.started", "trial.ended"], "stop": ["stop.requested"]} as const;
+export const EVENT_FAMILIES = {"run": ["run.started", "run.heartbeat", "run.finished"], "phase": ["phase.started", "phase.ended", "phase.progress"], "train": ["train.step", "train.epoch", "train.restarted", "train.rolled_back"], "eval": ["eval.completed"], "checkpoint": ["checkpoint.saved"], "trial": ["trial.started", "trial.ended"], "stop": ["stop.requested"]} as const;
 /** A run id (`RunId`). */
 export const RUN_ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
 /** An event name (the envelope's `event`). */

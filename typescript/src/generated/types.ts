@@ -39,16 +39,18 @@ export type Action = unknown & {
   [k: string]: unknown | undefined;
 };
 /**
- * One line of a trainwire v1 stream: exactly one of the events.
+ * One line of a trainwire v1 stream (contract 1.1): exactly one of the events.
  */
 export type Line =
   | RunStarted
   | RunHeartbeat
   | PhaseStarted
   | PhaseEnded
+  | PhaseProgress
   | TrainStep
   | TrainEpoch
   | TrainRestarted
+  | TrainRolledBack
   | EvalCompleted
   | CheckpointSaved
   | TrialStarted
@@ -61,7 +63,7 @@ export type Line =
  */
 export interface CheckpointSaved {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -93,6 +95,10 @@ export interface CheckpointSaved {
    * Why it was written.
    */
   reason: "periodic" | "stop" | "best" | "final";
+  /**
+   * The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.
+   */
+  trial?: number;
 }
 /**
  * The stage of a multi-stage pipeline that wrote the line; every line of a stage carries it.
@@ -154,7 +160,7 @@ export interface DirtyDiff {
  */
 export interface Envelope {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -220,7 +226,7 @@ export interface ErrorContext {
  */
 export interface EvalCompleted {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -253,6 +259,10 @@ export interface EvalCompleted {
    */
   split: string;
   metrics: Metrics;
+  /**
+   * The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.
+   */
+  trial?: number;
 }
 /**
  * Named numeric metrics; a value that was not finite (NaN, infinity) is written as null.
@@ -620,7 +630,7 @@ export interface StopRequest {
  */
 export interface RunStarted {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -668,6 +678,10 @@ export interface RunStarted {
    * The writer sends `run.heartbeat` when it has written nothing for this many seconds.
    */
   heartbeat_interval_s?: number;
+  /**
+   * The number of trials planned for a search, or null when not known.
+   */
+  total_trials?: number | null;
 }
 /**
  * The software that wrote the stream.
@@ -728,9 +742,21 @@ export interface Accelerator {
    */
   count: number;
   /**
-   * The device's name, when known.
+   * The device's model (of the first device), when known.
    */
   name?: string | null;
+  /**
+   * The CUDA version the framework was built with, when it has CUDA.
+   */
+  cuda_version?: string | null;
+  /**
+   * The cuDNN version the framework uses, when it has cuDNN.
+   */
+  cudnn_version?: string | null;
+  /**
+   * The accelerator's driver version, when known.
+   */
+  driver_version?: string | null;
 }
 /**
  * The checkpoint a resumed run starts from. Each field is null when the writer does not know it; `step` is the step the checkpoint holds, from which the new run's `train.step` counts on.
@@ -754,7 +780,7 @@ export interface ResumedFrom {
  */
 export interface RunHeartbeat {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -788,7 +814,7 @@ export interface RunHeartbeat {
  */
 export interface PhaseStarted {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -812,13 +838,25 @@ export interface PhaseStarted {
    * The phase's name.
    */
   phase: string;
+  /**
+   * For a phase that repeats (cycles, rounds), which repetition this is, from 1.
+   */
+  cycle?: number;
+  /**
+   * For a phase that repeats, the repetitions planned, or null when not known.
+   */
+  total_cycles?: number | null;
+  /**
+   * The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.
+   */
+  trial?: number;
 }
 /**
  * A phase of the run ends.
  */
 export interface PhaseEnded {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -850,13 +888,75 @@ export interface PhaseEnded {
    * How long the phase took.
    */
   duration_s: number;
+  /**
+   * For a phase that repeats (cycles, rounds), which repetition this is, from 1.
+   */
+  cycle?: number;
+  /**
+   * For a phase that repeats, the repetitions planned, or null when not known.
+   */
+  total_cycles?: number | null;
+  /**
+   * The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.
+   */
+  trial?: number;
+}
+/**
+ * Progress inside an open phase, counted in items (batches, tasks, files): throttled like `train.step`, the first and the last count always written.
+ */
+export interface PhaseProgress {
+  /**
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
+   */
+  schema_version: 1;
+  /**
+   * The line's number within its run: 1, 2, 3, ... with no gap.
+   */
+  seq: number;
+  /**
+   * When the line was written.
+   */
+  ts: string;
+  /**
+   * The run (one process invocation) that wrote the line.
+   */
+  run_id: string;
+  /**
+   * Always `phase.progress`.
+   */
+  event: "phase.progress";
+  stage?: Stage;
+  /**
+   * The open phase the count belongs to.
+   */
+  phase: string;
+  /**
+   * The items done so far in the phase; may pass `total`.
+   */
+  done: number;
+  /**
+   * The items planned, or null when not known.
+   */
+  total: number | null;
+  /**
+   * What is counted (`items`, `batches`, `tasks`, `files`, ...).
+   */
+  unit?: string;
+  /**
+   * Estimated seconds to the end of the phase from its pace so far; null when not known.
+   */
+  eta_s: number | null;
+  /**
+   * The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.
+   */
+  trial?: number;
 }
 /**
  * Progress of the optimisation (throttled: by default at most one a second, the first and the last always written).
  */
 export interface TrainStep {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -925,13 +1025,41 @@ export interface TrainStep {
    */
   tokens_seen?: number | null;
   metrics?: Metrics;
+  memory?: Memory;
+  /**
+   * The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.
+   */
+  trial?: number;
+}
+/**
+ * Memory in use, by local device name as the framework spells it (`cuda:0`, `cuda:1`, `mps`, `xpu:0`); `cpu` holds the process's peak resident memory when there is no accelerator.
+ */
+export interface Memory {
+  [k: string]: DeviceMemory | undefined;
+}
+/**
+ * One device's memory, in bytes; each figure null when the device cannot tell.
+ */
+export interface DeviceMemory {
+  /**
+   * Bytes held by live tensors (or objects) now.
+   */
+  allocated_bytes: number | null;
+  /**
+   * Bytes the allocator holds now, in use or cached.
+   */
+  reserved_bytes: number | null;
+  /**
+   * The most bytes allocated since the run started (the process's peak resident memory for `cpu`).
+   */
+  peak_bytes: number | null;
 }
 /**
  * An epoch was completed.
  */
 export interface TrainEpoch {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -960,13 +1088,17 @@ export interface TrainEpoch {
    */
   step: number;
   metrics: Metrics;
+  /**
+   * The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.
+   */
+  trial?: number;
 }
 /**
  * The optimisation restarts inside the same process (for example an out-of-memory batch-size retry); written before the step counter goes back.
  */
 export interface TrainRestarted {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -1014,13 +1146,63 @@ export interface TrainRestarted {
    * The steps planned for the new attempt.
    */
   total_steps?: number | null;
+  /**
+   * The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.
+   */
+  trial?: number;
+}
+/**
+ * The training returned to an earlier checkpoint (after a divergence, say) within the same attempt; written before the step counter goes back.
+ */
+export interface TrainRolledBack {
+  /**
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
+   */
+  schema_version: 1;
+  /**
+   * The line's number within its run: 1, 2, 3, ... with no gap.
+   */
+  seq: number;
+  /**
+   * When the line was written.
+   */
+  ts: string;
+  /**
+   * The run (one process invocation) that wrote the line.
+   */
+  run_id: string;
+  /**
+   * Always `train.rolled_back`.
+   */
+  event: "train.rolled_back";
+  stage?: Stage;
+  /**
+   * The step reached before the rollback.
+   */
+  previous_step: number;
+  /**
+   * The step training goes on from (the step the checkpoint holds).
+   */
+  step: number;
+  /**
+   * The checkpoint returned to, relative to the output directory; null when not known.
+   */
+  checkpoint: string | null;
+  /**
+   * Why the training rolled back (`loss diverged`), if said.
+   */
+  reason: string | null;
+  /**
+   * The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.
+   */
+  trial?: number;
 }
 /**
  * A trial of a hyperparameter search begins.
  */
 export interface TrialStarted {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -1054,13 +1236,17 @@ export interface TrialStarted {
   params: {
     [k: string]: number | string | boolean | null | undefined;
   };
+  /**
+   * True for a baseline evaluation before the search's trials (still a numbered trial).
+   */
+  baseline?: boolean;
 }
 /**
  * A trial of a hyperparameter search ended.
  */
 export interface TrialEnded {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -1102,6 +1288,10 @@ export interface TrialEnded {
    */
   error: ErrorInfo | null;
   best?: BestTrial;
+  /**
+   * Whether the search accepted the trial's result (kept it as its new state); `best` says which trial is best after that decision.
+   */
+  accepted?: boolean;
 }
 /**
  * The running best after this trial.
@@ -1125,7 +1315,7 @@ export interface BestTrial {
  */
 export interface StopRequested {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -1161,13 +1351,17 @@ export interface StopRequested {
    * Who asked, if the controller said.
    */
   requested_by: string | null;
+  /**
+   * The stop criterion that was met (a kill criterion such as `loss > 10 after step 500`), for a stop the run asked for itself (source `api`).
+   */
+  criterion?: string | null;
 }
 /**
  * The last line of a run; exactly one per run.
  */
 export interface RunFinished {
   /**
-   * The contract's MAJOR version. Minor revisions are additive and never change it.
+   * The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it.
    */
   schema_version: 1;
   /**
@@ -1188,11 +1382,11 @@ export interface RunFinished {
   event: "run.finished";
   stage?: Stage;
   /**
-   * How the run ended. Exit codes: succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4.
+   * How the run ended. Exit codes: succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4. A host with codes of its own may give its own instead (`exit_code`).
    */
   status: "succeeded" | "failed" | "interrupted" | "reverted" | "awaiting_approval";
   /**
-   * The process exit code the run ends with, when known.
+   * The process exit code the run ends with, when known: the status's code, or the host's own code when the host has its own (a CLI with codes of its own).
    */
   exit_code: number | null;
   /**

@@ -170,6 +170,13 @@ function checkRunStarted(d, p) {
         if (d.heartbeat_interval_s <= 0) return fail(p + "/heartbeat_interval_s", "#/properties/heartbeat_interval_s/exclusiveMinimum", "exclusiveMinimum", { comparison: ">", limit: 0 });
       } else return fail(p + "/heartbeat_interval_s", "#/properties/heartbeat_interval_s/type", "type", { type: "number" });
     }
+    if (d.total_trials !== void 0) {
+      if (!(typeof d.total_trials == "number" && !(d.total_trials % 1) && !isNaN(d.total_trials) && isFinite(d.total_trials) || d.total_trials === null)) return fail(p + "/total_trials", "#/properties/total_trials/type", "type", { type: ["integer", "null"] });
+      if (typeof d.total_trials == "number" && isFinite(d.total_trials)) {
+        if (d.total_trials > 9007199254740991) return fail(p + "/total_trials", "#/properties/total_trials/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+        if (d.total_trials < 0) return fail(p + "/total_trials", "#/properties/total_trials/minimum", "minimum", { comparison: ">=", limit: 0 });
+      }
+    }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkRunHeartbeat(d, p) {
@@ -207,6 +214,19 @@ function checkPhaseStarted(d, p) {
     if (d.phase !== void 0) {
       if (e = checkPhaseName(d.phase, p + "/phase")) return e;
     }
+    if (d.cycle !== void 0) {
+      if (e = checkOrdinal(d.cycle, p + "/cycle")) return e;
+    }
+    if (d.total_cycles !== void 0) {
+      if (!(typeof d.total_cycles == "number" && !(d.total_cycles % 1) && !isNaN(d.total_cycles) && isFinite(d.total_cycles) || d.total_cycles === null)) return fail(p + "/total_cycles", "#/properties/total_cycles/type", "type", { type: ["integer", "null"] });
+      if (typeof d.total_cycles == "number" && isFinite(d.total_cycles)) {
+        if (d.total_cycles > 9007199254740991) return fail(p + "/total_cycles", "#/properties/total_cycles/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+        if (d.total_cycles < 1) return fail(p + "/total_cycles", "#/properties/total_cycles/minimum", "minimum", { comparison: ">=", limit: 1 });
+      }
+    }
+    if (d.trial !== void 0) {
+      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkPhaseEnded(d, p) {
@@ -228,6 +248,61 @@ function checkPhaseEnded(d, p) {
     }
     if (d.duration_s !== void 0) {
       if (e = checkDuration(d.duration_s, p + "/duration_s")) return e;
+    }
+    if (d.cycle !== void 0) {
+      if (e = checkOrdinal(d.cycle, p + "/cycle")) return e;
+    }
+    if (d.total_cycles !== void 0) {
+      if (!(typeof d.total_cycles == "number" && !(d.total_cycles % 1) && !isNaN(d.total_cycles) && isFinite(d.total_cycles) || d.total_cycles === null)) return fail(p + "/total_cycles", "#/properties/total_cycles/type", "type", { type: ["integer", "null"] });
+      if (typeof d.total_cycles == "number" && isFinite(d.total_cycles)) {
+        if (d.total_cycles > 9007199254740991) return fail(p + "/total_cycles", "#/properties/total_cycles/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+        if (d.total_cycles < 1) return fail(p + "/total_cycles", "#/properties/total_cycles/minimum", "minimum", { comparison: ">=", limit: 1 });
+      }
+    }
+    if (d.trial !== void 0) {
+      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    }
+  } else return fail(p, "#/type", "type", { type: "object" });
+}
+function checkPhaseProgress(d, p) {
+  let e;
+  if (e = checkEnvelope(d, p)) return e;
+  if (d && typeof d == "object" && !Array.isArray(d)) {
+    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
+    if (d.phase === void 0) return fail(p, "#/required", "required", { missingProperty: "phase" });
+    if (d.done === void 0) return fail(p, "#/required", "required", { missingProperty: "done" });
+    if (d.total === void 0) return fail(p, "#/required", "required", { missingProperty: "total" });
+    if (d.eta_s === void 0) return fail(p, "#/required", "required", { missingProperty: "eta_s" });
+    if (d.event !== void 0) {
+      if (d.event !== "phase.progress") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "phase.progress" });
+    }
+    if (d.phase !== void 0) {
+      if (e = checkPhaseName(d.phase, p + "/phase")) return e;
+    }
+    if (d.done !== void 0) {
+      if (e = checkCount(d.done, p + "/done")) return e;
+    }
+    if (d.total !== void 0) {
+      if (!(typeof d.total == "number" && !(d.total % 1) && !isNaN(d.total) && isFinite(d.total) || d.total === null)) return fail(p + "/total", "#/properties/total/type", "type", { type: ["integer", "null"] });
+      if (typeof d.total == "number" && isFinite(d.total)) {
+        if (d.total > 9007199254740991) return fail(p + "/total", "#/properties/total/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+        if (d.total < 0) return fail(p + "/total", "#/properties/total/minimum", "minimum", { comparison: ">=", limit: 0 });
+      }
+    }
+    if (d.unit !== void 0) {
+      if (typeof d.unit == "string") {
+        if (ucs2length(d.unit) > 64) return fail(p + "/unit", "#/properties/unit/maxLength", "maxLength", { limit: 64 });
+        if (ucs2length(d.unit) < 1) return fail(p + "/unit", "#/properties/unit/minLength", "minLength", { limit: 1 });
+      } else return fail(p + "/unit", "#/properties/unit/type", "type", { type: "string" });
+    }
+    if (d.eta_s !== void 0) {
+      if (!(typeof d.eta_s == "number" && isFinite(d.eta_s) || d.eta_s === null)) return fail(p + "/eta_s", "#/properties/eta_s/type", "type", { type: ["number", "null"] });
+      if (typeof d.eta_s == "number" && isFinite(d.eta_s)) {
+        if (d.eta_s < 0) return fail(p + "/eta_s", "#/properties/eta_s/minimum", "minimum", { comparison: ">=", limit: 0 });
+      }
+    }
+    if (d.trial !== void 0) {
+      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
@@ -310,6 +385,12 @@ function checkTrainStep(d, p) {
     if (d.metrics !== void 0) {
       if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
     }
+    if (d.memory !== void 0) {
+      if (e = checkMemory(d.memory, p + "/memory")) return e;
+    }
+    if (d.trial !== void 0) {
+      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkTrainEpoch(d, p) {
@@ -331,6 +412,9 @@ function checkTrainEpoch(d, p) {
     }
     if (d.metrics !== void 0) {
       if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    }
+    if (d.trial !== void 0) {
+      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
@@ -383,6 +467,41 @@ function checkTrainRestarted(d, p) {
         if (d.total_steps < 0) return fail(p + "/total_steps", "#/properties/total_steps/minimum", "minimum", { comparison: ">=", limit: 0 });
       }
     }
+    if (d.trial !== void 0) {
+      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    }
+  } else return fail(p, "#/type", "type", { type: "object" });
+}
+function checkTrainRolledBack(d, p) {
+  let e;
+  if (e = checkEnvelope(d, p)) return e;
+  if (d && typeof d == "object" && !Array.isArray(d)) {
+    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
+    if (d.previous_step === void 0) return fail(p, "#/required", "required", { missingProperty: "previous_step" });
+    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
+    if (d.checkpoint === void 0) return fail(p, "#/required", "required", { missingProperty: "checkpoint" });
+    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
+    if (d.event !== void 0) {
+      if (d.event !== "train.rolled_back") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "train.rolled_back" });
+    }
+    if (d.previous_step !== void 0) {
+      if (e = checkCount(d.previous_step, p + "/previous_step")) return e;
+    }
+    if (d.step !== void 0) {
+      if (e = checkCount(d.step, p + "/step")) return e;
+    }
+    if (d.checkpoint !== void 0) {
+      if ((e = checkRelativePath(d.checkpoint, p + "/checkpoint")) && branch2(d.checkpoint, p + "/checkpoint")) return e;
+    }
+    if (d.reason !== void 0) {
+      if (!(typeof d.reason == "string" || d.reason === null)) return fail(p + "/reason", "#/properties/reason/type", "type", { type: ["string", "null"] });
+      if (typeof d.reason == "string") {
+        if (ucs2length(d.reason) > 200) return fail(p + "/reason", "#/properties/reason/maxLength", "maxLength", { limit: 200 });
+      }
+    }
+    if (d.trial !== void 0) {
+      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkEvalCompleted(d, p) {
@@ -415,6 +534,9 @@ function checkEvalCompleted(d, p) {
     if (d.metrics !== void 0) {
       if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
     }
+    if (d.trial !== void 0) {
+      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkCheckpointSaved(d, p) {
@@ -436,6 +558,9 @@ function checkCheckpointSaved(d, p) {
     }
     if (d.reason !== void 0) {
       if (!(d.reason === "periodic" || d.reason === "stop" || d.reason === "best" || d.reason === "final")) return fail(p + "/reason", "#/properties/reason/enum", "enum", { allowedValues: ["periodic", "stop", "best", "final"] });
+    }
+    if (d.trial !== void 0) {
+      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
@@ -462,6 +587,9 @@ function checkTrialStarted(d, p) {
           if (!(typeof d.params[key0] == "number" && isFinite(d.params[key0]) || typeof d.params[key0] == "string" || typeof d.params[key0] == "boolean" || d.params[key0] === null)) return fail(p + "/params" + pointer(key0), "#/properties/params/additionalProperties/type", "type", { type: ["number", "string", "boolean", "null"] });
         }
       } else return fail(p + "/params", "#/properties/params/type", "type", { type: "object" });
+    }
+    if (d.baseline !== void 0) {
+      if (!(typeof d.baseline == "boolean")) return fail(p + "/baseline", "#/properties/baseline/type", "type", { type: "boolean" });
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
@@ -495,7 +623,7 @@ function checkTrialEnded(d, p) {
       if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
     }
     if (d.error !== void 0) {
-      if ((e = checkErrorInfo(d.error, p + "/error")) && branch2(d.error, p + "/error")) return e;
+      if ((e = checkErrorInfo(d.error, p + "/error")) && branch3(d.error, p + "/error")) return e;
     }
     if (d.best !== void 0) {
       if (d.best && typeof d.best == "object" && !Array.isArray(d.best)) {
@@ -514,6 +642,9 @@ function checkTrialEnded(d, p) {
           if (!(typeof d.best.value == "number" && isFinite(d.best.value) || d.best.value === null)) return fail(p + "/best/value", "#/properties/best/properties/value/type", "type", { type: ["number", "null"] });
         }
       } else return fail(p + "/best", "#/properties/best/type", "type", { type: "object" });
+    }
+    if (d.accepted !== void 0) {
+      if (!(typeof d.accepted == "boolean")) return fail(p + "/accepted", "#/properties/accepted/type", "type", { type: "boolean" });
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
@@ -547,6 +678,12 @@ function checkStopRequested(d, p) {
         if (ucs2length(d.requested_by) > 200) return fail(p + "/requested_by", "#/properties/requested_by/maxLength", "maxLength", { limit: 200 });
       }
     }
+    if (d.criterion !== void 0) {
+      if (!(typeof d.criterion == "string" || d.criterion === null)) return fail(p + "/criterion", "#/properties/criterion/type", "type", { type: ["string", "null"] });
+      if (typeof d.criterion == "string") {
+        if (ucs2length(d.criterion) > 200) return fail(p + "/criterion", "#/properties/criterion/maxLength", "maxLength", { limit: 200 });
+      }
+    }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkRunFinished(d, p) {
@@ -577,7 +714,7 @@ function checkRunFinished(d, p) {
       }
     }
     if (d.error !== void 0) {
-      if ((e = checkErrorInfo(d.error, p + "/error")) && branch3(d.error, p + "/error")) return e;
+      if ((e = checkErrorInfo(d.error, p + "/error")) && branch4(d.error, p + "/error")) return e;
     }
     if (d.reason !== void 0) {
       if (!(d.reason === "control_file" || d.reason === "sigint" || d.reason === "sigterm" || d.reason === "sigbreak" || d.reason === "api" || d.reason === null)) return fail(p + "/reason", "#/properties/reason/enum", "enum", { allowedValues: ["control_file", "sigint", "sigterm", "sigbreak", "api", null] });
@@ -712,6 +849,15 @@ function checkProvenance(d, p) {
         if (d.accelerator.name !== void 0) {
           if (!(typeof d.accelerator.name == "string" || d.accelerator.name === null)) return fail(p + "/accelerator/name", "#/properties/accelerator/properties/name/type", "type", { type: ["string", "null"] });
         }
+        if (d.accelerator.cuda_version !== void 0) {
+          if (!(typeof d.accelerator.cuda_version == "string" || d.accelerator.cuda_version === null)) return fail(p + "/accelerator/cuda_version", "#/properties/accelerator/properties/cuda_version/type", "type", { type: ["string", "null"] });
+        }
+        if (d.accelerator.cudnn_version !== void 0) {
+          if (!(typeof d.accelerator.cudnn_version == "string" || d.accelerator.cudnn_version === null)) return fail(p + "/accelerator/cudnn_version", "#/properties/accelerator/properties/cudnn_version/type", "type", { type: ["string", "null"] });
+        }
+        if (d.accelerator.driver_version !== void 0) {
+          if (!(typeof d.accelerator.driver_version == "string" || d.accelerator.driver_version === null)) return fail(p + "/accelerator/driver_version", "#/properties/accelerator/properties/driver_version/type", "type", { type: ["string", "null"] });
+        }
       } else return fail(p + "/accelerator", "#/properties/accelerator/type", "type", { type: "object" });
     }
   } else return fail(p, "#/type", "type", { type: "object" });
@@ -737,10 +883,42 @@ function checkMetrics(d, p) {
   let e;
   if (d && typeof d == "object" && !Array.isArray(d)) {
     for (const key3 in d) {
-      if (e = branch4(key3, p)) return e.propertyName = key3, e;
+      if (e = branch5(key3, p)) return e.propertyName = key3, e;
     }
     for (const key4 in d) {
       if (!(typeof d[key4] == "number" && isFinite(d[key4]) || d[key4] === null)) return fail(p + pointer(key4), "#/additionalProperties/type", "type", { type: ["number", "null"] });
+    }
+  } else return fail(p, "#/type", "type", { type: "object" });
+}
+function checkMemory(d, p) {
+  if (d && typeof d == "object" && !Array.isArray(d)) {
+    for (const key5 in d) {
+      if (d[key5] && typeof d[key5] == "object" && !Array.isArray(d[key5])) {
+        if (d[key5].allocated_bytes === void 0) return fail(p + pointer(key5), "#/additionalProperties/required", "required", { missingProperty: "allocated_bytes" });
+        if (d[key5].reserved_bytes === void 0) return fail(p + pointer(key5), "#/additionalProperties/required", "required", { missingProperty: "reserved_bytes" });
+        if (d[key5].peak_bytes === void 0) return fail(p + pointer(key5), "#/additionalProperties/required", "required", { missingProperty: "peak_bytes" });
+        if (d[key5].allocated_bytes !== void 0) {
+          if (!(typeof d[key5].allocated_bytes == "number" && !(d[key5].allocated_bytes % 1) && !isNaN(d[key5].allocated_bytes) && isFinite(d[key5].allocated_bytes) || d[key5].allocated_bytes === null)) return fail(p + pointer(key5) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/type", "type", { type: ["integer", "null"] });
+          if (typeof d[key5].allocated_bytes == "number" && isFinite(d[key5].allocated_bytes)) {
+            if (d[key5].allocated_bytes > 9007199254740991) return fail(p + pointer(key5) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+            if (d[key5].allocated_bytes < 0) return fail(p + pointer(key5) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+          }
+        }
+        if (d[key5].reserved_bytes !== void 0) {
+          if (!(typeof d[key5].reserved_bytes == "number" && !(d[key5].reserved_bytes % 1) && !isNaN(d[key5].reserved_bytes) && isFinite(d[key5].reserved_bytes) || d[key5].reserved_bytes === null)) return fail(p + pointer(key5) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/type", "type", { type: ["integer", "null"] });
+          if (typeof d[key5].reserved_bytes == "number" && isFinite(d[key5].reserved_bytes)) {
+            if (d[key5].reserved_bytes > 9007199254740991) return fail(p + pointer(key5) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+            if (d[key5].reserved_bytes < 0) return fail(p + pointer(key5) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+          }
+        }
+        if (d[key5].peak_bytes !== void 0) {
+          if (!(typeof d[key5].peak_bytes == "number" && !(d[key5].peak_bytes % 1) && !isNaN(d[key5].peak_bytes) && isFinite(d[key5].peak_bytes) || d[key5].peak_bytes === null)) return fail(p + pointer(key5) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/type", "type", { type: ["integer", "null"] });
+          if (typeof d[key5].peak_bytes == "number" && isFinite(d[key5].peak_bytes)) {
+            if (d[key5].peak_bytes > 9007199254740991) return fail(p + pointer(key5) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+            if (d[key5].peak_bytes < 0) return fail(p + pointer(key5) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+          }
+        }
+      } else return fail(p + pointer(key5), "#/additionalProperties/type", "type", { type: "object" });
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
@@ -815,12 +993,15 @@ function branch1(d, p) {
   if (!(d === null)) return fail(p, "#/properties/resumed_from/anyOf/1/type", "type", { type: "null" });
 }
 function branch2(d, p) {
-  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "type", { type: "null" });
+  if (!(d === null)) return fail(p, "#/properties/checkpoint/anyOf/1/type", "type", { type: "null" });
 }
 function branch3(d, p) {
   if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "type", { type: "null" });
 }
 function branch4(d, p) {
+  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "type", { type: "null" });
+}
+function branch5(d, p) {
   if (typeof d == "string") {
     if (ucs2length(d) > 256) return fail(p, "#/propertyNames/maxLength", "maxLength", { limit: 256 });
     if (ucs2length(d) < 1) return fail(p, "#/propertyNames/minLength", "minLength", { limit: 1 });
@@ -831,9 +1012,11 @@ var validateRunStarted = /* @__PURE__ */ validator(checkRunStarted);
 var validateRunHeartbeat = /* @__PURE__ */ validator(checkRunHeartbeat);
 var validatePhaseStarted = /* @__PURE__ */ validator(checkPhaseStarted);
 var validatePhaseEnded = /* @__PURE__ */ validator(checkPhaseEnded);
+var validatePhaseProgress = /* @__PURE__ */ validator(checkPhaseProgress);
 var validateTrainStep = /* @__PURE__ */ validator(checkTrainStep);
 var validateTrainEpoch = /* @__PURE__ */ validator(checkTrainEpoch);
 var validateTrainRestarted = /* @__PURE__ */ validator(checkTrainRestarted);
+var validateTrainRolledBack = /* @__PURE__ */ validator(checkTrainRolledBack);
 var validateEvalCompleted = /* @__PURE__ */ validator(checkEvalCompleted);
 var validateCheckpointSaved = /* @__PURE__ */ validator(checkCheckpointSaved);
 var validateTrialStarted = /* @__PURE__ */ validator(checkTrialStarted);
@@ -847,9 +1030,11 @@ var validateEvent = Object.freeze({
   "run.heartbeat": validateRunHeartbeat,
   "phase.started": validatePhaseStarted,
   "phase.ended": validatePhaseEnded,
+  "phase.progress": validatePhaseProgress,
   "train.step": validateTrainStep,
   "train.epoch": validateTrainEpoch,
   "train.restarted": validateTrainRestarted,
+  "train.rolled_back": validateTrainRolledBack,
   "eval.completed": validateEvalCompleted,
   "checkpoint.saved": validateCheckpointSaved,
   "trial.started": validateTrialStarted,
@@ -857,7 +1042,7 @@ var validateEvent = Object.freeze({
   "stop.requested": validateStopRequested,
   "run.finished": validateRunFinished
 });
-var EVENT_NAMES = Object.freeze(["run.started", "run.heartbeat", "phase.started", "phase.ended", "train.step", "train.epoch", "train.restarted", "eval.completed", "checkpoint.saved", "trial.started", "trial.ended", "stop.requested", "run.finished"]);
+var EVENT_NAMES = Object.freeze(["run.started", "run.heartbeat", "phase.started", "phase.ended", "phase.progress", "train.step", "train.epoch", "train.restarted", "train.rolled_back", "eval.completed", "checkpoint.saved", "trial.started", "trial.ended", "stop.requested", "run.finished"]);
 var EVENT_VALIDATORS = new Map(Object.entries(validateEvent));
 function rejectLine(keyword, params, message2) {
   validateLine.errors = [{ instancePath: "", schemaPath: "#/" + keyword, keyword, params, message: message2 }];
@@ -882,6 +1067,7 @@ export {
   validateEvent,
   validateLine,
   validatePhaseEnded,
+  validatePhaseProgress,
   validatePhaseStarted,
   validateRunFinished,
   validateRunHeartbeat,
@@ -889,6 +1075,7 @@ export {
   validateStopRequested,
   validateTrainEpoch,
   validateTrainRestarted,
+  validateTrainRolledBack,
   validateTrainStep,
   validateTrialEnded,
   validateTrialStarted

@@ -18,7 +18,7 @@ SCHEMA_FAMILIES: Final = ('trainwire-v1', 'reader-state-v1', 'harness-v1', 'summ
 #: the envelope's fields, in the order a line carries them
 ENVELOPE_FIELDS: Final = ('schema_version', 'seq', 'ts', 'run_id', 'event', 'stage')
 #: the name of an event of the contract
-EventName = Literal['run.started', 'run.heartbeat', 'phase.started', 'phase.ended', 'train.step', 'train.epoch', 'train.restarted', 'eval.completed', 'checkpoint.saved', 'trial.started', 'trial.ended', 'stop.requested', 'run.finished']
+EventName = Literal['run.started', 'run.heartbeat', 'phase.started', 'phase.ended', 'phase.progress', 'train.step', 'train.epoch', 'train.restarted', 'train.rolled_back', 'eval.completed', 'checkpoint.saved', 'trial.started', 'trial.ended', 'stop.requested', 'run.finished']
 #: the contract's event names, in the order of the `Line` union
 EVENT_NAMES: Final[tuple[EventName, ...]] = get_args(EventName)
 #: event name -> the title of its schema (its model class)
@@ -27,9 +27,11 @@ EVENT_TITLES: Final[dict[EventName, str]] = {
     'run.heartbeat': 'RunHeartbeat',
     'phase.started': 'PhaseStarted',
     'phase.ended': 'PhaseEnded',
+    'phase.progress': 'PhaseProgress',
     'train.step': 'TrainStep',
     'train.epoch': 'TrainEpoch',
     'train.restarted': 'TrainRestarted',
+    'train.rolled_back': 'TrainRolledBack',
     'eval.completed': 'EvalCompleted',
     'checkpoint.saved': 'CheckpointSaved',
     'trial.started': 'TrialStarted',
@@ -40,8 +42,8 @@ EVENT_TITLES: Final[dict[EventName, str]] = {
 #: event family (the name before its first dot) -> its event names, in contract order
 EVENT_FAMILIES: Final[dict[str, tuple[EventName, ...]]] = {
     'run': ('run.started', 'run.heartbeat', 'run.finished'),
-    'phase': ('phase.started', 'phase.ended'),
-    'train': ('train.step', 'train.epoch', 'train.restarted'),
+    'phase': ('phase.started', 'phase.ended', 'phase.progress'),
+    'train': ('train.step', 'train.epoch', 'train.restarted', 'train.rolled_back'),
     'eval': ('eval.completed',),
     'checkpoint': ('checkpoint.saved',),
     'trial': ('trial.started', 'trial.ended'),
@@ -57,21 +59,23 @@ RELATIVE_PATH_PATTERN: Final = '(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:
 MESSAGE_LIMIT: Final = 200
 #: object title -> its null rule (only objects that have one)
 NULL_RULES: Final[dict[str, NullRule]] = {
-    'CheckpointSaved': NullRule(('stage',), {}),
+    'CheckpointSaved': NullRule(('stage', 'trial'), {}),
     'Envelope': NullRule(('stage',), {}),
-    'EvalCompleted': NullRule(('stage',), {}),
-    'PhaseEnded': NullRule(('stage',), {}),
-    'PhaseStarted': NullRule(('stage',), {}),
+    'EvalCompleted': NullRule(('stage', 'trial'), {}),
+    'PhaseEnded': NullRule(('stage', 'cycle', 'trial'), {}),
+    'PhaseProgress': NullRule(('stage', 'unit', 'trial'), {}),
+    'PhaseStarted': NullRule(('stage', 'cycle', 'trial'), {}),
     'Provenance': NullRule(('dirty_diff', 'python', 'packages', 'platform', 'accelerator'), {}),
     'RunFinished': NullRule(('stage',), {}),
     'RunHeartbeat': NullRule(('stage',), {}),
     'RunStarted': NullRule(('stage', 'config', 'provenance', 'world_size', 'heartbeat_interval_s'), {'provenance': 'Provenance'}),
     'StopRequested': NullRule(('stage',), {}),
-    'TrainEpoch': NullRule(('stage',), {}),
-    'TrainRestarted': NullRule(('stage',), {}),
-    'TrainStep': NullRule(('stage', 'metrics'), {}),
-    'TrialEnded': NullRule(('stage', 'best'), {}),
-    'TrialStarted': NullRule(('stage',), {}),
+    'TrainEpoch': NullRule(('stage', 'trial'), {}),
+    'TrainRestarted': NullRule(('stage', 'trial'), {}),
+    'TrainRolledBack': NullRule(('stage', 'trial'), {}),
+    'TrainStep': NullRule(('stage', 'metrics', 'memory', 'trial'), {}),
+    'TrialEnded': NullRule(('stage', 'best', 'accepted'), {}),
+    'TrialStarted': NullRule(('stage', 'baseline'), {}),
 }
 #: every code a reader or `trainwire validate` reports -> its meaning
 CODES: Final[dict[str, str]] = {

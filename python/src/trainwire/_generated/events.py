@@ -37,6 +37,37 @@ class ErrorInfo(BaseModel):
     ]
 
 
+class DeviceMemory(BaseModel):
+    """
+    One device's memory, in bytes; each figure null when the device cannot tell.
+    """
+
+    allocated_bytes: Annotated[
+        int | None,
+        Field(
+            description='Bytes held by live tensors (or objects) now.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    reserved_bytes: Annotated[
+        int | None,
+        Field(
+            description='Bytes the allocator holds now, in use or cached.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    peak_bytes: Annotated[
+        int | None,
+        Field(
+            description="The most bytes allocated since the run started (the process's peak resident memory for `cpu`).",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+
+
 class Producer(BaseModel):
     """
     The software that wrote the stream.
@@ -68,9 +99,23 @@ class Accelerator(BaseModel):
             title='Count',
         ),
     ]
-    name: Annotated[str | None, Field(description="The device's name, when known.")] = (
-        None
-    )
+    name: Annotated[
+        str | None,
+        Field(description="The device's model (of the first device), when known."),
+    ] = None
+    cuda_version: Annotated[
+        str | None,
+        Field(
+            description='The CUDA version the framework was built with, when it has CUDA.'
+        ),
+    ] = None
+    cudnn_version: Annotated[
+        str | None,
+        Field(description='The cuDNN version the framework uses, when it has cuDNN.'),
+    ] = None
+    driver_version: Annotated[
+        str | None, Field(description="The accelerator's driver version, when known.")
+    ] = None
 
 
 class RelativePath(RootModel[str]):
@@ -204,7 +249,7 @@ class Envelope(BaseModel):
     schema_version: Annotated[
         Literal[1],
         Field(
-            description="The contract's MAJOR version. Minor revisions are additive and never change it."
+            description="The contract's MAJOR version (the contract is at 1.1). Minor revisions are additive and never change it."
         ),
     ]
     seq: Annotated[
@@ -279,6 +324,15 @@ class EvalCompleted(Envelope):
         dict[Annotated[str, StringConstraints(min_length=1, max_length=256)], float | None],
         Field(description="The evaluation's metrics.", title='Metrics'),
     ]
+    trial: Annotated[
+        int | None,
+        Field(
+            description='The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ] = None
 
 
 class PhaseEnded(Envelope):
@@ -302,6 +356,91 @@ class PhaseEnded(Envelope):
     duration_s: Annotated[
         float, Field(description='How long the phase took.', ge=0.0, title='Duration')
     ]
+    cycle: Annotated[
+        int | None,
+        Field(
+            description='For a phase that repeats (cycles, rounds), which repetition this is, from 1.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ] = None
+    total_cycles: Annotated[
+        int | None,
+        Field(
+            description='For a phase that repeats, the repetitions planned, or null when not known.',
+            ge=1,
+            le=9007199254740991,
+        ),
+    ] = None
+    trial: Annotated[
+        int | None,
+        Field(
+            description='The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ] = None
+
+
+class PhaseProgress(Envelope):
+    """
+    Progress inside an open phase, counted in items (batches, tasks, files): throttled like `train.step`, the first and the last count always written.
+    """
+
+    event: Annotated[
+        Literal['phase.progress'], Field(description='Always `phase.progress`.')
+    ]
+    phase: Annotated[
+        str,
+        Field(
+            description='The open phase the count belongs to.',
+            pattern='^[a-z][a-z0-9_]{0,63}$',
+            title='PhaseName',
+        ),
+    ]
+    done: Annotated[
+        int,
+        Field(
+            description='The items done so far in the phase; may pass `total`.',
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ]
+    total: Annotated[
+        int | None,
+        Field(
+            description='The items planned, or null when not known.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    unit: Annotated[
+        str | None,
+        Field(
+            description='What is counted (`items`, `batches`, `tasks`, `files`, ...).',
+            max_length=64,
+            min_length=1,
+        ),
+    ] = None
+    eta_s: Annotated[
+        float | None,
+        Field(
+            description='Estimated seconds to the end of the phase from its pace so far; null when not known.',
+            ge=0.0,
+        ),
+    ]
+    trial: Annotated[
+        int | None,
+        Field(
+            description='The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ] = None
 
 
 class PhaseStarted(Envelope):
@@ -320,6 +459,32 @@ class PhaseStarted(Envelope):
             title='PhaseName',
         ),
     ]
+    cycle: Annotated[
+        int | None,
+        Field(
+            description='For a phase that repeats (cycles, rounds), which repetition this is, from 1.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ] = None
+    total_cycles: Annotated[
+        int | None,
+        Field(
+            description='For a phase that repeats, the repetitions planned, or null when not known.',
+            ge=1,
+            le=9007199254740991,
+        ),
+    ] = None
+    trial: Annotated[
+        int | None,
+        Field(
+            description='The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ] = None
 
 
 class Provenance(BaseModel):
@@ -381,13 +546,13 @@ class RunFinished(Envelope):
     status: Annotated[
         Literal['succeeded', 'failed', 'interrupted', 'reverted', 'awaiting_approval'],
         Field(
-            description='How the run ended. Exit codes: succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4.'
+            description='How the run ended. Exit codes: succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4. A host with codes of its own may give its own instead (`exit_code`).'
         ),
     ]
     exit_code: Annotated[
         int | None,
         Field(
-            description='The process exit code the run ends with, when known.',
+            description="The process exit code the run ends with, when known: the status's code, or the host's own code when the host has its own (a CLI with codes of its own).",
             ge=-9007199254740991,
             le=9007199254740991,
         ),
@@ -510,6 +675,14 @@ class RunStarted(Envelope):
             gt=0.0,
         ),
     ] = None
+    total_trials: Annotated[
+        int | None,
+        Field(
+            description='The number of trials planned for a search, or null when not known.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
 
 
 class StopRequested(Envelope):
@@ -538,6 +711,13 @@ class StopRequested(Envelope):
         str | None,
         Field(description='Who asked, if the controller said.', max_length=200),
     ]
+    criterion: Annotated[
+        str | None,
+        Field(
+            description='The stop criterion that was met (a kill criterion such as `loss > 10 after step 500`), for a stop the run asked for itself (source `api`).',
+            max_length=200,
+        ),
+    ] = None
 
 
 class TrainEpoch(Envelope):
@@ -568,6 +748,15 @@ class TrainEpoch(Envelope):
         dict[Annotated[str, StringConstraints(min_length=1, max_length=256)], float | None],
         Field(description='Metrics of the epoch.', title='Metrics'),
     ]
+    trial: Annotated[
+        int | None,
+        Field(
+            description='The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ] = None
 
 
 class TrainRestarted(Envelope):
@@ -627,6 +816,65 @@ class TrainRestarted(Envelope):
             description='The steps planned for the new attempt.',
             ge=0,
             le=9007199254740991,
+        ),
+    ] = None
+    trial: Annotated[
+        int | None,
+        Field(
+            description='The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ] = None
+
+
+class TrainRolledBack(Envelope):
+    """
+    The training returned to an earlier checkpoint (after a divergence, say) within the same attempt; written before the step counter goes back.
+    """
+
+    event: Annotated[
+        Literal['train.rolled_back'], Field(description='Always `train.rolled_back`.')
+    ]
+    previous_step: Annotated[
+        int,
+        Field(
+            description='The step reached before the rollback.',
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ]
+    step: Annotated[
+        int,
+        Field(
+            description='The step training goes on from (the step the checkpoint holds).',
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ]
+    checkpoint: Annotated[
+        RelativePath | None,
+        Field(
+            description='The checkpoint returned to, relative to the output directory; null when not known.'
+        ),
+    ]
+    reason: Annotated[
+        str | None,
+        Field(
+            description='Why the training rolled back (`loss diverged`), if said.',
+            max_length=200,
+        ),
+    ]
+    trial: Annotated[
+        int | None,
+        Field(
+            description='The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
         ),
     ] = None
 
@@ -706,6 +954,19 @@ class TrainStep(Envelope):
         dict[Annotated[str, StringConstraints(min_length=1, max_length=256)], float | None] | None,
         Field(description='Other metrics logged with the step.', title='Metrics'),
     ] = None
+    memory: Annotated[
+        dict[str, DeviceMemory] | None,
+        Field(description='Memory in use at this step, per local device.'),
+    ] = None
+    trial: Annotated[
+        int | None,
+        Field(
+            description='The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ] = None
 
 
 class TrialEnded(Envelope):
@@ -751,6 +1012,12 @@ class TrialEnded(Envelope):
         BestTrial | None,
         Field(description='The running best after this trial.', title='BestTrial'),
     ] = None
+    accepted: Annotated[
+        bool | None,
+        Field(
+            description="Whether the search accepted the trial's result (kept it as its new state); `best` says which trial is best after that decision."
+        ),
+    ] = None
 
 
 class TrialStarted(Envelope):
@@ -785,6 +1052,12 @@ class TrialStarted(Envelope):
             description="The trial's hyperparameters; a value that is not a number, string, boolean or null is written as its string form."
         ),
     ]
+    baseline: Annotated[
+        bool | None,
+        Field(
+            description="True for a baseline evaluation before the search's trials (still a numbered trial)."
+        ),
+    ] = None
 
 
 class CheckpointSaved(Envelope):
@@ -818,6 +1091,15 @@ class CheckpointSaved(Envelope):
         Literal['periodic', 'stop', 'best', 'final'],
         Field(description='Why it was written.'),
     ]
+    trial: Annotated[
+        int | None,
+        Field(
+            description='The trial the event belongs to (`trial.started.trial`), when the run is a search and the writer knows it.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ] = None
 
 
 class Line(
@@ -826,9 +1108,11 @@ class Line(
         | RunHeartbeat
         | PhaseStarted
         | PhaseEnded
+        | PhaseProgress
         | TrainStep
         | TrainEpoch
         | TrainRestarted
+        | TrainRolledBack
         | EvalCompleted
         | CheckpointSaved
         | TrialStarted
@@ -838,9 +1122,9 @@ class Line(
     ]
 ):
     root: Annotated[
-        RunStarted | RunHeartbeat | PhaseStarted | PhaseEnded | TrainStep | TrainEpoch | TrainRestarted | EvalCompleted | CheckpointSaved | TrialStarted | TrialEnded | StopRequested | RunFinished,
+        RunStarted | RunHeartbeat | PhaseStarted | PhaseEnded | PhaseProgress | TrainStep | TrainEpoch | TrainRestarted | TrainRolledBack | EvalCompleted | CheckpointSaved | TrialStarted | TrialEnded | StopRequested | RunFinished,
         Field(
-            description='One line of a trainwire v1 stream: exactly one of the events.',
+            description='One line of a trainwire v1 stream (contract 1.1): exactly one of the events.',
             discriminator='event',
             title='Line',
         ),

@@ -295,6 +295,8 @@ def _stop_requested(event: Any) -> str:
 _DESCRIPTIONS: dict[str, Callable[[Any], str] | None] = {
     "run.started": _run_started,
     "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
     "phase.started": lambda event: f"phase {event.phase} started",
     "phase.ended": lambda event: f"phase {event.phase} {event.status} in {format_duration(event.duration_s)}",
     "train.step": _train_step,

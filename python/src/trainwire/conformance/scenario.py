@@ -24,9 +24,11 @@ _RUN_ARGS = ("producer", "heartbeat_interval_s", "stage")
 _START_ARGS = ("total_steps", "total_epochs", "config", "world_size", "resumed_from")
 #: every event -> the scenario action that writes it, so that a scenario can make any event of
 #: the contract (a test requires every event here, each action in the player and the schema)
-EVENT_ACTIONS: dict[str, str] = {
+EVENT_ACTIONS: dict[str, str | None] = {
     "run.started": "start",
     "run.heartbeat": "heartbeat",
+    "phase.progress": None,
+    "train.rolled_back": None,
     "phase.started": "phase_start",
     "phase.ended": "phase_end",
     "train.step": "step",

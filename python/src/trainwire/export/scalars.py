@@ -40,6 +40,8 @@ def _eval_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
 _SCALARS: dict[str, Callable[[Mapping[str, Any]], tuple[str, dict[str, Any]]] | None] = {
     "run.started": None,
     "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
     "phase.started": None,
     "phase.ended": None,
     "train.step": _step_scalars,

@@ -298,6 +298,8 @@ def _run_finished(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
 _HANDLERS: dict[str, Callable[[SummaryBuilder, Mapping[str, Any]], None] | None] = {
     "run.started": _run_started,
     "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
     "phase.started": None,
     "phase.ended": None,
     "train.step": _train_step,

@@ -36,6 +36,8 @@ CHUNK_BYTES = 1 << 16
 _STEP_ROLES: dict[str, Literal["moves", "resets"] | None] = {
     "run.started": None,
     "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
     "phase.started": None,
     "phase.ended": None,
     "train.step": "moves",

@@ -214,6 +214,8 @@ class RunSeries:
 _ADD: dict[str, Callable[[RunSeries, Any], None] | None] = {
     "run.started": None,
     "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
     "phase.started": None,
     "phase.ended": None,
     "train.step": RunSeries._add_step,

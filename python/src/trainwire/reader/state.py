@@ -346,6 +346,8 @@ def _run_finished(run: RunState, event: Event) -> None:
 _EFFECTS: dict[str, Any] = {
     "run.started": _run_started,
     "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
     "phase.started": _phase_started,
     "phase.ended": _phase_ended,
     "train.step": _train_step,

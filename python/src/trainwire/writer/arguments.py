@@ -124,6 +124,14 @@ class Arguments:
         self.complain(kind, f"{what} {value!r} is not one of {sorted(allowed)}; {outcome}")
         return False
 
+    def trial(self, event: str, value: Any) -> int | None:
+        """An explicit `trial=` as an integer >= 1, or None (the field is left out) with a complaint."""
+        checked = integer(value, 1)
+        if not isinstance(checked, int):
+            self.complain(f"{event}.trial", f"{event}: trial={value!r} is not an integer >= 1; left out")
+            return None
+        return checked
+
     def phase_name(self, event: str, name: Any) -> bool:
         if isinstance(name, str) and _PHASE_RE.fullmatch(name):
             return True

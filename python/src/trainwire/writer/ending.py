@@ -45,11 +45,13 @@ def finished_payload(
     duration_s: float,
     metrics: Mapping[str, Any] | None,
     artifacts: Mapping[str, PathLike] | None,
+    exit_code: int | None,
 ) -> dict[str, Any]:
-    """The fields of `run.finished` for a checked ending (`checked_ending`)."""
+    """The fields of `run.finished` for a checked ending (`checked_ending`); `exit_code` is
+    the host's own code, or None for the status's (writer rule 11)."""
     return {
         "status": status,
-        "exit_code": EXIT_CODES.get(status),
+        "exit_code": EXIT_CODES.get(status) if exit_code is None else exit_code,
         "error": error_info(error),
         "reason": reason,
         "step": step,

@@ -1,7 +1,7 @@
 """Envelope and sequencing: every line starts as a copy of the run's envelope, gets the
 next `seq` and its `ts` when it is written, and goes to every sink at once. A throttled
-`train.step` is kept pending and written, with the time it was reported, before any later
-line (writer rule 5).
+`train.step` (or `phase.progress`) is kept pending, one per owner (a trial's steps, a phase's
+count), and written, with the time it was reported, before any later line (writer rule 5).
 
 Every line is kept under the readers' line limit and checked as a reader checks it before
 it is written; `train.step` lines, made only from checked values, skip that check (the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
 from trainwire.contract.clock import format_ts
@@ -20,12 +20,18 @@ from trainwire.writer.encoding import encode_line
 from trainwire.writer.line_check import LINE_LIMIT, cut_to_fit, line_problem
 from trainwire.writer.sinks import Dispatcher
 
-__all__ = ["LineWriter"]
+__all__ = ["LineWriter", "Throttled"]
 
 #: the longest encoded line, its `\n` included
 _LONGEST_LINE = LINE_LIMIT + 1
 
 logger = logging.getLogger("trainwire.writer")
+
+
+class Throttled(Protocol):
+    """The owner of a pending line: when it was last written (monotonic seconds)."""
+
+    last_written: float
 
 
 class LineWriter:
@@ -50,7 +56,8 @@ class LineWriter:
         self._seq = 0
         self._complaints = complaints if complaints is not None else Complaints()
         self._check_steps = self._complaints.strict
-        self._pending: tuple[dict[str, Any], float, float] | None = None  # line, now(), monotonic()
+        # owner -> (line, now(), monotonic()), in the order reported (so ts never goes back)
+        self._pending: dict[Throttled, tuple[dict[str, Any], float, float]] = {}
         #: monotonic time of the last line written (the heartbeat's idle clock)
         self.last_write = monotonic()
 
@@ -64,9 +71,7 @@ class LineWriter:
         """Writes `line` stamped with the next `seq` and `ts` (now, or `at`). False when it
         was not written: it could not be encoded, fit the limit, or pass the reader's checks.
 
-        No step is left pending after it: the run writes the pending step first
-        (`flush_pending`), and a fresh step supersedes it."""
-        self._pending = None
+        The caller writes the pending lines first (`flush_pending`, `write_fresh`)."""
         seq = self._seq = self._seq + 1
         line["seq"] = seq
         line["ts"] = format_ts(self._now() if at is None else at)
@@ -100,17 +105,27 @@ class LineWriter:
         )
         return cut_line, encoded
 
-    def hold(self, line: dict[str, Any], reported_mono: float) -> None:
-        """Keeps a throttled step with the time it was reported; any later line writes it first."""
-        self._pending = (line, self._now(), reported_mono)
+    def hold(self, line: dict[str, Any], reported_mono: float, owner: Throttled) -> None:
+        """Keeps a throttled line of `owner` with the time it was reported, in place of the
+        owner's earlier one; any later line writes it first."""
+        self._pending.pop(owner, None)  # re-inserted last: the pending lines stay in report order
+        self._pending[owner] = (line, self._now(), reported_mono)
 
-    def flush_pending(self) -> float | None:
-        """Writes the pending step, if any: the monotonic time it was reported, else None."""
-        if self._pending is None:
-            return None
-        line, reported_at, reported_mono = self._pending
-        self.write(line, reported_at)
-        return reported_mono
+    def write_fresh(self, line: dict[str, Any], owner: Throttled) -> None:
+        """Writes a due line of `owner`: its pending line is superseded, the others' go first."""
+        if self._pending:
+            self._pending.pop(owner, None)
+            self.flush_pending()
+        self.write(line)
+
+    def flush_pending(self) -> None:
+        """Writes the pending lines, each with the time it was reported, which becomes its
+        owner's `last_written`."""
+        while self._pending:
+            owner = next(iter(self._pending))
+            line, reported_at, reported_mono = self._pending.pop(owner)
+            self.write(line, reported_at)
+            owner.last_written = reported_mono
 
     def close(self) -> None:
         self._dispatcher.close()

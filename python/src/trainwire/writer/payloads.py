@@ -10,13 +10,14 @@ from typing import Any
 from trainwire.contract.limits import clip
 from trainwire.writer.arguments import CHECKPOINT_REASONS, RESTART_REASONS, STOP_SIGNALS, STOP_SOURCES, Arguments
 from trainwire.writer.fields import UNSET, ErrorLike, clean_metrics, error_info
-from trainwire.writer.paths import PathLike, relative_path
+from trainwire.writer.paths import PathLike, checkpoint_field, relative_path
 
 __all__ = [
     "checkpoint_payload",
     "eval_payload",
     "restart_reason",
     "restart_sizes",
+    "rolled_back_payload",
     "stop_payload",
     "trial_ended_payload",
 ]
@@ -90,6 +91,7 @@ def trial_ended_payload(
     metrics: Mapping[str, Any] | None,
     error: ErrorLike,
     best: Mapping[str, Any] | None,
+    accepted: bool | None = None,
 ) -> dict[str, Any]:
     """`trial.ended` for a trial and attempt already counted (`Arguments.counts`)."""
     payload: dict[str, Any] = {
@@ -102,17 +104,44 @@ def trial_ended_payload(
     }
     if best is not None:
         payload["best"] = dict(best)
+    if accepted is not None:
+        payload["accepted"] = bool(accepted)
     return payload
 
 
-def stop_payload(
-    args: Arguments, source: Any, signal: Any, reason: str | None, requested_by: str | None
+def rolled_back_payload(
+    args: Arguments,
+    output_dir: str | None,
+    previous_step: Any,
+    step: Any,
+    checkpoint: PathLike | None,
+    reason: str | None,
 ) -> dict[str, Any] | None:
-    """`stop.requested`, or None for an unknown source; an unknown signal is null."""
+    """`train.rolled_back`, or None when a step is not a count; a checkpoint outside the
+    output directory is null (writer rule 9)."""
+    counted = args.counts("train.rolled_back", previous_step=(previous_step, 0), step=(step, 0))
+    if counted is None:
+        return None
+    return {**counted, "checkpoint": checkpoint_field(checkpoint, output_dir), "reason": clip(reason)}
+
+
+def stop_payload(
+    args: Arguments,
+    source: Any,
+    signal: Any,
+    reason: str | None,
+    requested_by: str | None,
+    criterion: str | None = None,
+) -> dict[str, Any] | None:
+    """`stop.requested`, or None for an unknown source; an unknown signal is null; the
+    `criterion` of a stop the run asked for itself (`Run.stop_for`) when given."""
     if not args.one_of("stop.requested.source", "stop source", source, STOP_SOURCES, "stop.requested not written"):
         return None
     if signal is not None and not args.one_of(
         "stop.requested.signal", "signal", signal, STOP_SIGNALS, "written as null"
     ):
         signal = None
-    return {"source": source, "signal": signal, "reason": clip(reason), "requested_by": clip(requested_by)}
+    payload = {"source": source, "signal": signal, "reason": clip(reason), "requested_by": clip(requested_by)}
+    if criterion is not None:
+        payload["criterion"] = clip(criterion)
+    return payload

@@ -5,8 +5,9 @@ and the run's state (started, finished, open phases and trials, the stop's reaso
 work is done by the parts beside it: `arguments` (checking and converting what callers
 pass), `started`, `payloads` and `ending` (the payloads of `run.started`, of the events
 during a run and of `run.finished`, with their fallbacks), `outputs` (the sinks),
-`LineWriter` (envelope and sequencing), `StepProgress` (throttle, ETA, attempts),
-`OpenSpans` (open phases and trials, their durations) and `Heartbeat` (liveness).
+`LineWriter` (envelope and sequencing), `StepProgress` (throttle, ETA, attempts; one per
+trial), `ThreadScopes` (each thread's trial scope and phase counts), `OpenSpans` (open phases
+and trials, their durations) and `Heartbeat` (liveness).
 
 Longer than the writer's other modules because the public API is here, one documented
 method per event; `step()` builds its line in place since it is the per-step hot path
@@ -21,7 +22,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from trainwire.contract.clock import Clock, SystemClock
 from trainwire.contract.layout import STREAM_FILE
@@ -33,6 +34,7 @@ from trainwire.writer.fields import UNSET, ErrorLike, Unset, clean_metrics, erro
 from trainwire.writer.heartbeat import Heartbeat
 from trainwire.writer.journal import Journal
 from trainwire.writer.lines import LineWriter
+from trainwire.writer.memory import device_memory
 from trainwire.writer.outputs import open_sinks
 from trainwire.writer.paths import PathLike, relative_path
 from trainwire.writer.payloads import (
@@ -40,16 +42,22 @@ from trainwire.writer.payloads import (
     eval_payload,
     restart_reason,
     restart_sizes,
+    rolled_back_payload,
     stop_payload,
     trial_ended_payload,
 )
+from trainwire.writer.phase_progress import PhaseCount
 from trainwire.writer.rank import global_rank
 from trainwire.writer.redaction import redact_config
+from trainwire.writer.scopes import PhasePlan, ThreadScopes, TrialOutcome
 from trainwire.writer.sinks import Dispatcher, Sink
 from trainwire.writer.spans import OpenSpans
 from trainwire.writer.started import provenance_field, required_started, started_payload
 from trainwire.writer.step_progress import StepProgress
 from trainwire.writer.values import BAD, MAX_SAFE_INTEGER, integer
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # in typing from Python 3.11
 
 __all__ = ["UNSET", "ErrorLike", "RejectedInput", "Run", "Unset", "clean_metrics", "error_info", "new_run_id"]
 
@@ -65,7 +73,7 @@ class Run:
     the exception goes on) or `interrupted` (`RunInterrupted`, `KeyboardInterrupt`).
 
     Lines go to `<output_dir>/<file_name>` (appended), stdout, `callbacks` and `sinks`.
-    `step_interval_s` throttles `train.step` (0 writes every step). With
+    `step_interval_s` throttles `train.step` and `phase.progress` (0 writes every one). With
     `heartbeat_interval_s`, `start()` announces it and starts a thread that writes
     `run.heartbeat` when idle; `heartbeat_thread=False` announces it without the thread
     (for a fake clock: the caller writes `heartbeat()` itself). `rank` defaults to
@@ -123,7 +131,12 @@ class Run:
         self._spans = OpenSpans(self._monotonic)
         self.stop_reason: str | None = None
         self._journal: Journal | None = None
-        self._steps = StepProgress(step_interval_s)  # train.step state (writer rules 5 and 6)
+        self._steps = StepProgress(step_interval_s)  # train.step state outside trials (writer rules 5 and 6)
+        self._trial_steps: dict[int, StepProgress] = {}  # the same, of each trial's latest attempt
+        self._scopes = ThreadScopes()
+        self._last_step: int | None = None  # of the run, whichever trial reported it
+        self._exit_code: int | None = None  # the host's own, given to finish()
+        self._stopped_for: str | None = None  # the criterion of stop_for()
         self._heartbeat: Heartbeat | None = None
         made: list[Sink] = []
         if self._active:
@@ -152,13 +165,16 @@ class Run:
 
     @property
     def exit_code(self) -> int | None:
-        """The process exit code for the final status (see `EXIT_CODES`), or None until finished."""
-        return None if self._status is None else EXIT_CODES.get(self._status)
+        """The process exit code: the host's own given to `finish()`, else the final status's
+        (see `EXIT_CODES`); None until finished."""
+        if self._status is None:
+            return None
+        return EXIT_CODES.get(self._status) if self._exit_code is None else self._exit_code
 
     @property
     def last_step(self) -> int | None:
-        """The last step reported (written or not), or None before the first."""
-        return self._steps.last_step
+        """The last step reported (written or not, in any trial), or None before the first."""
+        return self._last_step
 
     @property
     def started(self) -> bool:
@@ -186,11 +202,13 @@ class Run:
         world_size: int | None = None,
         resumed_from: Mapping[str, Any] | None | Unset = UNSET,
         provenance: bool | Mapping[str, Any] = True,
+        total_trials: int | None | Unset = UNSET,
     ) -> None:
         """Writes `run.started` and starts the heartbeat thread.
 
         `provenance=True` collects it (`collect_provenance(seed)`); a mapping is written
         as given; False leaves it out. `resumed_from` is `{run_id, checkpoint, step}`.
+        `total_trials` is the number of trials a search plans.
         """
         if not self._active or self._started:
             return
@@ -206,7 +224,9 @@ class Run:
             if self._started:
                 logger.debug("trainwire: start() called twice; ignored")
                 return
-            self._write_started(total_steps, total_epochs, redacted, provenance_fields, world_size, resumed_from)
+            self._write_started(
+                total_steps, total_epochs, redacted, provenance_fields, world_size, resumed_from, total_trials
+            )
 
     def _write_started(
         self,
@@ -216,6 +236,7 @@ class Run:
         provenance: dict[str, Any] | None = None,
         world_size: Any = None,
         resumed_from: Any = UNSET,
+        total_trials: Any = UNSET,
     ) -> None:
         """Writes `run.started` (lock held); when the full line cannot be written, the
         line with its required fields only, so that the run always has its first line."""
@@ -233,29 +254,57 @@ class Run:
             world_size=world_size,
             resumed_from=resumed_from,
             heartbeat_interval_s=self._heartbeat_interval_s,
+            total_trials=total_trials,
         )
         if not self._emit("run.started", payload):
             self._emit("run.started", required_started(payload))
         if self._heartbeat_interval_s is not None and self._heartbeat_thread_enabled:
             self._start_heartbeat()
 
-    def phase_started(self, name: str) -> None:
-        """Writes `phase.started`; the phase is open until `phase_ended(name)`."""
+    def phase_started(
+        self,
+        name: str,
+        *,
+        total: int | None = None,
+        unit: str | None = None,
+        cycle: int | None = None,
+        total_cycles: int | None | Unset = UNSET,
+        trial: int | None = None,
+    ) -> None:
+        """Writes `phase.started`; the phase is open until `phase_ended(name)`.
+
+        `total` and `unit` are the plan `advance()` counts against on this thread; `cycle`
+        (from 1) and `total_cycles` place a repeated phase ("cycle 2 of 5") and are written
+        on its `phase.ended` too. `trial` defaults to the thread's trial scope.
+        """
         if not self._active:
             return
+        trial = self._trial("phase.started", trial)
         with self._lock:
             if not self._args.phase_name("phase.started", name):
                 return
+            plan = self._args.optional_int("phase.started", "total", total)
+            if unit is not None and not (isinstance(unit, str) and 1 <= len(unit) <= 64):
+                self._complain("phase.progress.unit", f"unit {unit!r} is not a name of 1 to 64 characters; left out")
+                unit = None
+            cycle_fields = self._cycle_fields(cycle, total_cycles)
             self._spans.open_phase(name)
-            self._emit("phase.started", {"phase": name})
+            self._scopes.phases.append(
+                PhaseCount(name, self._monotonic(), total=plan, unit=unit, trial=trial, cycle=cycle_fields)
+            )
+            self._emit("phase.started", self._stamped({"phase": name, **cycle_fields}, trial))
 
-    def phase_ended(self, name: str, status: str = "ok") -> None:
-        """Writes `phase.ended` with the time since the phase started.
+    def phase_ended(self, name: str, status: str = "ok", *, trial: int | None = None) -> None:
+        """Writes `phase.ended` with the time since the phase started (and its cycle).
 
         `status` is `ok`, `failed`, `skipped` or `interrupted`.
         """
         if not self._active:
             return
+        opened = self._scopes.close_phase(name) if isinstance(name, str) else None
+        if trial is None and opened is not None:
+            trial = opened.trial
+        trial = self._trial("phase.ended", trial)
         with self._lock:
             if not self._args.phase_name("phase.ended", name):
                 return
@@ -264,20 +313,53 @@ class Run:
                 "phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"
             ):
                 return
-            self._emit("phase.ended", {"phase": name, "status": status, "duration_s": duration})
+            cycle_fields = opened.cycle if opened is not None else {}
+            self._emit(
+                "phase.ended",
+                self._stamped({"phase": name, "status": status, "duration_s": duration, **cycle_fields}, trial),
+            )
 
     @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[Run]:
+    def phase(self, name: str, **plan: Unpack[PhasePlan]) -> Iterator[Run]:
         """A phase around a block: ends `ok`, `failed` when the block raises, `interrupted`
-        when it raises `RunInterrupted` or `KeyboardInterrupt`. The exception goes on."""
-        self.phase_started(name)
+        when it raises `RunInterrupted` or `KeyboardInterrupt`. The exception goes on.
+        The keyword arguments (`total`, `unit`, `cycle`, `total_cycles`, `trial`) are
+        `phase_started`'s; `advance()` counts inside the block."""
+        self.phase_started(name, **plan)
+        trial = plan.get("trial")
         try:
             yield self
         except BaseException as error:
             status = status_for_exception(error)
-            self.phase_ended(name, "interrupted" if status == "interrupted" else "failed")
+            self.phase_ended(name, "interrupted" if status == "interrupted" else "failed", trial=trial)
             raise
-        self.phase_ended(name, "ok")
+        self.phase_ended(name, "ok", trial=trial)
+
+    def advance(self, n: int = 1) -> None:
+        """Counts `n` items done in this thread's innermost open phase; writes
+        `phase.progress` unless throttled like steps (the first count and the one that
+        reaches the plan are always written). A count past the plan is accepted."""
+        if not self._active:
+            return
+        count = integer(n)
+        if not isinstance(count, int):
+            self._complain("phase.progress.done", f"advance({n!r}): not an integer >= 0; not counted")
+            return
+        phases = self._scopes.phases
+        if not phases:
+            self._complain("phase.progress.phase", "advance() outside an open phase of this thread; not counted")
+            return
+        with self._lock:
+            if (self._finished or not self._started) and not self._ready("phase.progress"):
+                return
+            opened, now = phases[-1], self._monotonic()
+            payload, due = opened.advance(count, now, self._steps.interval_s)
+            line = self._lines.new_line("phase.progress")
+            line.update(payload)
+            if due:
+                self._lines.write_fresh(line, opened)
+            else:
+                self._lines.hold(line, now, opened)
 
     def step(
         self,
@@ -292,15 +374,24 @@ class Run:
         tokens_per_s: float | None | Unset = UNSET,
         tokens_seen: int | None | Unset = UNSET,
         metrics: Mapping[str, Any] | None = None,
+        memory: Mapping[str, Mapping[str, Any]] | None = None,
+        trial: int | None = None,
     ) -> None:
         """Reports a training step; writes `train.step` unless throttled (writer rule 5).
 
         `total_steps` is kept from `start()` or the last call that gave it. `elapsed_s`,
-        `eta_s` and `progress` are derived from the current attempt (writer rule 6).
-        Optional fields left `UNSET` (and `metrics=None`) are omitted; `None` writes null.
+        `eta_s` and `progress` are derived from the current attempt of the trial (writer
+        rule 6). Optional fields left `UNSET` (and `metrics=None`, `memory=None`) are
+        omitted; `None` writes null. `memory` is `{device: {allocated_bytes,
+        reserved_bytes, peak_bytes}}`; `trial` defaults to the thread's trial scope.
         """
         if not self._active:
             return
+        if trial is None:
+            scopes = self._scopes.trials  # inline: the per-step path
+            trial = scopes[-1] if scopes else None
+        else:
+            trial = self._args.trial("train.step", trial)
         with self._lock:
             if (self._finished or not self._started) and not self._ready("train.step"):
                 return
@@ -311,7 +402,8 @@ class Run:
                     return
                 step = checked_step
             now = self._monotonic()
-            steps = self._steps
+            steps = self._steps if trial is None else self._steps_for(trial)
+            self._last_step = step
             if total_steps is not UNSET:
                 total = integer(total_steps)
                 if total is BAD:
@@ -347,16 +439,25 @@ class Run:
                 line["tokens_seen"] = self._args.optional_int("train.step", "tokens_seen", tokens_seen)
             if metrics is not None:
                 line["metrics"] = clean_metrics(metrics, self._complain)
+            if memory is not None:
+                devices = device_memory(memory, self._complain)
+                if devices is not None:
+                    line["memory"] = devices
+            if trial is not None:
+                line["trial"] = trial
             if due:
-                self._lines.write(line)  # the pending step, if any, is superseded
+                self._lines.write_fresh(line, steps)  # the trial's pending step, if any, is superseded
             else:
-                self._lines.hold(line, now)
+                self._lines.hold(line, now, steps)
 
-    def epoch(self, epoch: int, step: int, metrics: Mapping[str, Any] | None = None) -> None:
+    def epoch(
+        self, epoch: int, step: int, metrics: Mapping[str, Any] | None = None, *, trial: int | None = None
+    ) -> None:
         """Writes `train.epoch`: epoch `epoch` (from 1) was completed at `step`."""
         counted = self._args.counts("train.epoch", epoch=(epoch, 1), step=(step, 0))
         if counted is not None:
-            self._emit_active("train.epoch", {**counted, "metrics": clean_metrics(metrics, self._complain)})
+            payload = {**counted, "metrics": clean_metrics(metrics, self._complain)}
+            self._emit_active("train.epoch", self._stamped(payload, self._trial("train.epoch", trial)))
 
     def restarted(
         self,
@@ -366,19 +467,22 @@ class Run:
         batch_size_from: int | None | Unset = UNSET,
         batch_size_to: int | None | Unset = UNSET,
         total_steps: int | None | Unset = UNSET,
+        trial: int | None = None,
     ) -> None:
-        """Writes `train.restarted` (the attempt is counted here) and starts a new attempt:
-        the next step is written at once and the ETA starts over from it."""
+        """Writes `train.restarted` (the attempt is counted here, per trial) and starts a new
+        attempt: the next step is written at once and the ETA starts over from it."""
         if not self._active:
             return
+        trial = self._trial("train.restarted", trial)
         with self._lock:
             counted = self._ready("train.restarted") and self._args.counts("train.restarted", step=(step, 0))
             if not counted:
                 return
             reason = restart_reason(self._args, reason)
             step = counted["step"]
-            self._flush_pending_step()
-            attempt, previous_step = self._steps.restart(step)
+            self._lines.flush_pending()
+            steps = self._steps if trial is None else self._steps_for(trial)
+            attempt, previous_step = steps.restart(step)
             payload: dict[str, Any] = {
                 "reason": reason,
                 "attempt": attempt,
@@ -387,10 +491,36 @@ class Run:
             }
             payload.update(restart_sizes(self._args, batch_size_from, batch_size_to))
             if total_steps is not UNSET:
-                payload["total_steps"] = self._steps.total_steps = self._args.optional_int(
+                payload["total_steps"] = steps.total_steps = self._args.optional_int(
                     "train.restarted", "total_steps", total_steps
                 )
-            self._emit("train.restarted", payload)
+            self._emit("train.restarted", self._stamped(payload, trial))
+
+    def rolled_back(
+        self,
+        previous_step: int,
+        step: int,
+        *,
+        checkpoint: PathLike | None = None,
+        reason: str | None = None,
+        trial: int | None = None,
+    ) -> None:
+        """Writes `train.rolled_back`: training went back from `previous_step` to `step`
+        (the step `checkpoint` holds) within the same attempt. The next step is written at
+        once, `elapsed_s` goes on and the ETA's pace starts over from that step."""
+        if not self._active:
+            return
+        trial = self._trial("train.rolled_back", trial)
+        payload = rolled_back_payload(self._args, self.output_dir, previous_step, step, checkpoint, reason)
+        if payload is None:
+            return
+        with self._lock:
+            if not self._ready("train.rolled_back"):
+                return
+            self._lines.flush_pending()
+            (self._steps if trial is None else self._steps_for(trial)).roll_back(payload["step"])
+            self._last_step = payload["step"]
+            self._emit("train.rolled_back", self._stamped(payload, trial))
 
     def eval(
         self,
@@ -399,13 +529,14 @@ class Run:
         *,
         epoch: float | None = None,
         split: str = "eval",
+        trial: int | None = None,
     ) -> None:
         """Writes `eval.completed`."""
         payload = eval_payload(self._args, step, metrics, epoch, split)
         if payload is not None:
-            self._emit_active("eval.completed", payload)
+            self._emit_active("eval.completed", self._stamped(payload, self._trial("eval.completed", trial)))
 
-    def checkpoint(self, step: int, path: PathLike, reason: str = "periodic") -> None:
+    def checkpoint(self, step: int, path: PathLike, reason: str = "periodic", *, trial: int | None = None) -> None:
         """Writes `checkpoint.saved`; `path` is made relative to the output directory.
 
         A path outside the output directory is not written: the event is dropped with
@@ -413,19 +544,27 @@ class Run:
         """
         payload = checkpoint_payload(self._args, self.output_dir, step, path, reason) if self._active else None
         if payload is not None:
-            self._emit_active("checkpoint.saved", payload)
+            self._emit_active("checkpoint.saved", self._stamped(payload, self._trial("checkpoint.saved", trial)))
 
-    def trial_started(self, trial: int, params: Mapping[str, Any] | None = None, attempt: int = 1) -> None:
+    def trial_started(
+        self, trial: int, params: Mapping[str, Any] | None = None, attempt: int = 1, *, baseline: bool = False
+    ) -> None:
         """Writes `trial.started`; parameter values that are not numbers, strings, booleans
-        or None are written as their string form."""
+        or None are written as their string form. `baseline=True` marks a baseline
+        evaluation before the search's trials. The trial's step bookkeeping starts afresh."""
         counted = self._args.counts("trial.started", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
         if counted is None:
             return
         trial, attempt = counted["trial"], counted["attempt"]
         with self._lock:
             self._spans.open_trial(trial, attempt)
+            self._lines.flush_pending()  # before its bookkeeping is replaced
+            self._trial_steps[trial] = StepProgress(self._steps.interval_s, self._steps.total_steps)
             clean = {str(name): param_value(value) for name, value in (params or {}).items()}
-            self._emit("trial.started", {"trial": trial, "attempt": attempt, "params": clean})
+            payload: dict[str, Any] = {"trial": trial, "attempt": attempt, "params": clean}
+            if baseline:
+                payload["baseline"] = True
+            self._emit("trial.started", payload)
 
     def trial_ended(
         self,
@@ -436,9 +575,11 @@ class Run:
         metrics: Mapping[str, Any] | None = None,
         error: ErrorLike = None,
         best: Mapping[str, Any] | None = None,
+        accepted: bool | None = None,
     ) -> None:
         """Writes `trial.ended` (`succeeded`, `failed`, `pruned`) with the time since
-        `trial_started`; `best` is the running best `{trial, metric, value}`."""
+        `trial_started`; `best` is the running best `{trial, metric, value}` after the
+        search's decision, `accepted` whether the search kept the trial's result."""
         counted = self._args.counts("trial.ended", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
         if counted is None:
             return
@@ -448,7 +589,47 @@ class Run:
             return
         with self._lock:
             duration = self._spans.close_trial(counted["trial"], counted["attempt"])
-            self._emit("trial.ended", trial_ended_payload(self._args, counted, status, duration, metrics, error, best))
+            self._emit(
+                "trial.ended",
+                trial_ended_payload(self._args, counted, status, duration, metrics, error, best, accepted),
+            )
+
+    @contextlib.contextmanager
+    def trial(
+        self, number: int, params: Mapping[str, Any] | None = None, attempt: int = 1, *, baseline: bool = False
+    ) -> Iterator[TrialOutcome]:
+        """A trial around a block, on this thread: `trial.started`, then the trial's number
+        on the progress events the thread writes inside, then `trial.ended` with what the
+        block set on the `TrialOutcome` it gets. The trial ends `succeeded` (or the
+        outcome's `status`), `failed` with the error when the block raises (an
+        interruption included: a trial has no interrupted status). The exception goes on."""
+        self.trial_started(number, params, attempt, baseline=baseline)
+        counted = integer(number, 1)
+        self._scopes.trials.append(counted if isinstance(counted, int) else None)
+        outcome = TrialOutcome()
+        try:
+            yield outcome
+        except BaseException as error:
+            self._scopes.trials.pop()
+            failed = status_for_exception(error) != "succeeded"
+            status = "failed" if failed else outcome.status or "succeeded"
+            self._end_trial(number, attempt, status, outcome, error if failed else None)
+            raise
+        self._scopes.trials.pop()
+        self._end_trial(number, attempt, outcome.status or "succeeded", outcome, None)
+
+    def _end_trial(
+        self, number: int, attempt: int, status: str, outcome: TrialOutcome, error: BaseException | None
+    ) -> None:
+        self.trial_ended(
+            number,
+            status,
+            attempt=attempt,
+            metrics=outcome.metrics,
+            error=error,
+            best=outcome.best,
+            accepted=outcome.accepted,
+        )
 
     def stop_requested(
         self,
@@ -469,6 +650,24 @@ class Run:
             self.stop_reason = stop_reason(source, payload["signal"])
             self._emit("stop.requested", payload)
 
+    def stop_for(self, criterion: str, *, requested_by: str | None = None) -> None:
+        """Writes `stop.requested` (source `api`) with the stop `criterion` that was met
+        (a kill criterion: `loss > 10 after step 500`); the run then ends `interrupted`
+        (reason `api`) when its block ends, as after any honoured stop. Stopping the
+        training loop is the caller's: this does not raise."""
+        if not self._active:
+            self._stopped_for = criterion
+            return
+        payload = stop_payload(
+            self._args, "api", None, None, requested_by, criterion if isinstance(criterion, str) else str(criterion)
+        )
+        if payload is None:
+            return
+        with self._lock:
+            self.stop_reason = stop_reason("api", None)
+            self._stopped_for = payload["criterion"]
+            self._emit("stop.requested", payload)
+
     def heartbeat(self) -> None:
         """Writes `run.heartbeat` with the open phase and the last step (null when none)."""
         if not self._active:
@@ -476,7 +675,7 @@ class Run:
         with self._lock:
             if self._finished:  # a beat racing the end of the run: nothing to say
                 return
-            self._emit("run.heartbeat", {"phase": self._spans.innermost_phase, "step": self._steps.last_step})
+            self._emit("run.heartbeat", {"phase": self._spans.innermost_phase, "step": self._last_step})
 
     def emit(self, event: str, **fields: Any) -> None:
         """Writes any event as given: extensions (`x_...` fields, new event names).
@@ -508,14 +707,20 @@ class Run:
         metrics: Mapping[str, Any] | None = None,
         artifacts: Mapping[str, PathLike] | None = None,
         checkpoint: PathLike | None = None,
+        exit_code: int | None = None,
     ) -> None:
         """Writes `run.finished`, exactly once, then closes the run (later calls are ignored).
 
         An interrupted run without `reason` takes the one of its `stop.requested`.
-        Paths outside the output directory are left out with a WARNING.
+        Paths outside the output directory are left out with a WARNING. `exit_code` is
+        a host's own code for the ending (a CLI with codes of its own), written and kept
+        as `Run.exit_code` in place of the status's.
         """
+        if exit_code is not None:
+            exit_code = self._args.optional_int("run.finished", "exit_code", exit_code, -MAX_SAFE_INTEGER)
         if not self._active:  # nothing to write, but the status (and exit code) holds on every rank
             if not self._finished:
+                self._exit_code = exit_code
                 self._mark_finished(status)
             self._closed = True
             return
@@ -530,20 +735,26 @@ class Run:
                 status=status,
                 error=error,
                 reason=reason,
-                step=self._steps.last_step,
+                step=self._last_step,
                 checkpoint=checkpoint,
                 duration_s=self._spans.since(self._run_start),
                 metrics=metrics,
                 artifacts=artifacts,
+                exit_code=exit_code,
             )
             if not self._emit("run.finished", payload):
                 self._emit("run.finished", required_finished(payload))
+            self._exit_code = exit_code
             self._mark_finished(status)
         self.close()
 
     def finish_for(self, error: BaseException | None) -> None:
         """Finishes as a block that ended with `error` does (`status_for_exception`): an
-        interrupted run takes the stop's reason, a failed one the error."""
+        interrupted run takes the stop's reason, a failed one the error; a block that ended
+        after `stop_for()` is interrupted."""
+        if error is None and self._stopped_for is not None:
+            self.finish("interrupted", reason=self.stop_reason)
+            return
         status, details = ending_for(error, self.stop_reason)
         self.finish(status, **details)
 
@@ -581,6 +792,35 @@ class Run:
 
     # -- internals ------------------------------------------------------------------------
 
+    def _trial(self, event: str, trial: Any) -> int | None:
+        """The trial an event belongs to: `trial` when given, else the thread's trial scope."""
+        return self._scopes.trial if trial is None else self._args.trial(event, trial)
+
+    @staticmethod
+    def _stamped(payload: dict[str, Any], trial: int | None) -> dict[str, Any]:
+        if trial is not None:
+            payload["trial"] = trial  # last: it is the last field of every event that has it
+        return payload
+
+    def _cycle_fields(self, cycle: Any, total_cycles: Any) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+        if cycle is not None:
+            checked = integer(cycle, 1)
+            if isinstance(checked, int):
+                fields["cycle"] = checked
+            else:
+                self._complain("phase.started.cycle", f"cycle={cycle!r} is not an integer >= 1; left out")
+        if total_cycles is not UNSET:
+            fields["total_cycles"] = self._args.optional_int("phase.started", "total_cycles", total_cycles, 1)
+        return fields
+
+    def _steps_for(self, trial: int) -> StepProgress:
+        """The step bookkeeping of `trial`'s latest attempt (lock held)."""
+        steps = self._trial_steps.get(trial)
+        if steps is None:
+            steps = self._trial_steps[trial] = StepProgress(self._steps.interval_s, self._steps.total_steps)
+        return steps
+
     def _emit_active(self, event: str, payload: dict[str, Any]) -> None:
         if not self._active:
             return
@@ -594,7 +834,7 @@ class Run:
         nothing was written."""
         if self._finished or not self._ready(event):
             return False
-        self._flush_pending_step()
+        self._lines.flush_pending()
         line = self._lines.new_line(event)
         line.update(payload)
         return self._lines.write(line)
@@ -609,11 +849,6 @@ class Run:
             self._complain("not started", f"{event} before start(); run.started written first")
             self._write_started()
         return True
-
-    def _flush_pending_step(self) -> None:
-        reported = self._lines.flush_pending()
-        if reported is not None:
-            self._steps.last_written = reported
 
     def _mark_finished(self, status: str) -> None:
         self._finished = True

@@ -44,9 +44,10 @@ def started_payload(
     world_size: Any,
     resumed_from: Any,
     heartbeat_interval_s: float | None,
+    total_trials: Any = UNSET,
 ) -> dict[str, Any]:
-    """The fields of `run.started`; `total_epochs` and `resumed_from` are left out when
-    `UNSET`, a field that cannot be taken is left out (or null) with a complaint."""
+    """The fields of `run.started`; `total_epochs`, `resumed_from` and `total_trials` are
+    left out when `UNSET`, a field that cannot be taken is left out (or null) with a complaint."""
     payload: dict[str, Any] = {"producer": producer, "total_steps": total_steps}
     if total_epochs is not UNSET:
         epochs = number(total_epochs, minimum=0)
@@ -68,6 +69,8 @@ def started_payload(
         payload["resumed_from"] = None if resumed_from is None else _resumed_from(args, resumed_from, output_dir)
     if heartbeat_interval_s is not None:
         payload["heartbeat_interval_s"] = heartbeat_interval_s
+    if total_trials is not UNSET:
+        payload["total_trials"] = args.optional_int("run.started", "total_trials", total_trials)
     return payload
 
 
