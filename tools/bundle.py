@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from urllib.parse import urljoin, urldefrag
+from urllib.parse import urldefrag, urljoin
 
 from _common import SCHEMAS, dump_json
 

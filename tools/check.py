@@ -15,11 +15,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jsonschema import Draft202012Validator
-
 import compat
 import generate
 from _common import ROOT, SCHEMAS
+from jsonschema import Draft202012Validator
 
 
 def invalid_schemas() -> list[str]:
@@ -27,7 +26,9 @@ def invalid_schemas() -> list[str]:
     for path in sorted(SCHEMAS.rglob("*.json")):
         schema = json.loads(path.read_text(encoding="utf-8"))
         for error in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema):
-            problems.append(f"{path.relative_to(ROOT)}: not a valid 2020-12 schema at /{'/'.join(map(str, error.absolute_path))}: {error.message}")
+            problems.append(
+                f"{path.relative_to(ROOT)}: not a valid 2020-12 schema at /{'/'.join(map(str, error.absolute_path))}: {error.message}"
+            )
     return problems
 
 
@@ -54,7 +55,9 @@ def drifted_files(root: Path = ROOT) -> list[str]:
                 problems.append(f"{name}: not produced by `make generate`; remove it")
             for name in sorted(expected & actual):
                 if not filecmp.cmp(fresh / name, root / name, shallow=False):
-                    problems.append(f"{name}: differs from what `make generate` writes (edited by hand, or not regenerated)")
+                    problems.append(
+                        f"{name}: differs from what `make generate` writes (edited by hand, or not regenerated)"
+                    )
         return problems
 
 

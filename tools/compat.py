@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import bundle
 from _common import SCHEMAS
@@ -76,15 +75,23 @@ def compare(old: dict, new: dict) -> list[Violation]:
                 found.append(Violation("field-removed", f"{path}/properties/{name}", "the field no longer exists"))
             else:
                 if name in b_req and name not in a_req:
-                    found.append(Violation("optional-made-required", f"{path}/properties/{name}", "an optional field became required"))
+                    found.append(
+                        Violation(
+                            "optional-made-required", f"{path}/properties/{name}", "an optional field became required"
+                        )
+                    )
                 walk(a_props[name], b_props[name], f"{path}/properties/{name}")
         for name in b_props:
             if name in a_props:
                 continue
             if name in b_req:
-                found.append(Violation("new-required-field", f"{path}/properties/{name}", "a new field must be optional"))
+                found.append(
+                    Violation("new-required-field", f"{path}/properties/{name}", "a new field must be optional")
+                )
             if not _resolve(b_props[name], new_defs).get("description") and not b_props[name].get("description"):
-                found.append(Violation("undescribed-new-field", f"{path}/properties/{name}", "a new field needs a description"))
+                found.append(
+                    Violation("undescribed-new-field", f"{path}/properties/{name}", "a new field needs a description")
+                )
         for key in ("items", "additionalProperties"):
             if isinstance(a.get(key), dict) and isinstance(b.get(key), dict):
                 walk(a[key], b[key], f"{path}/{key}")

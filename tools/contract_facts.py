@@ -13,9 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT
-
 import bundle
+from _common import ROOT
 
 #: the one table of every code a reader or `trainwire validate` reports
 CODES = ROOT / "conformance" / "codes.json"
@@ -95,7 +94,12 @@ class _NullRules:
         titles = []
         for branch in [prop, *prop.get("anyOf", []), *prop.get("oneOf", [])]:
             target = self.deref(branch) if "$ref" in branch else branch
-            if isinstance(target, dict) and target.get("type") == "object" and "title" in target and (target.get("properties") or target.get("allOf")):
+            if (
+                isinstance(target, dict)
+                and target.get("type") == "object"
+                and "title" in target
+                and (target.get("properties") or target.get("allOf"))
+            ):
                 self.objects.setdefault(target["title"], target)
                 titles.append(target["title"])
         return titles
@@ -125,7 +129,9 @@ def _codes(reader_state: dict[str, Any]) -> dict[str, Any]:
     declared = reader_state["$defs"]["Diagnostic"]["properties"]["code"]["enum"]
     diagnostics = [entry["code"] for entry in table["codes"] if "reader" in entry["reported_by"]]
     if diagnostics != declared:
-        raise SystemExit(f"{CODES.relative_to(ROOT)}: the reader codes {diagnostics} differ from the Diagnostic schema's {declared}")
+        raise SystemExit(
+            f"{CODES.relative_to(ROOT)}: the reader codes {diagnostics} differ from the Diagnostic schema's {declared}"
+        )
     return table
 
 

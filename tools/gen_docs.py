@@ -38,7 +38,11 @@ def render_type(schema: dict, defs: dict) -> str:
         if _is_object(target) or name in _value_types(defs):
             return f"[{name}](#{name.lower()})"
         return render_type({k: v for k, v in target.items() if k not in ("title", "description")}, defs)
-    named = [name for name, value in _value_types(defs).items() if "pattern" in schema and value["pattern"] == schema["pattern"]]
+    named = [
+        name
+        for name, value in _value_types(defs).items()
+        if "pattern" in schema and value["pattern"] == schema["pattern"]
+    ]
     if named:
         kinds = schema.get("type")
         nullable = isinstance(kinds, list) and "null" in kinds
@@ -138,7 +142,14 @@ def render(bundle: dict) -> str:
     out += ["## Value types", ""]
     for name, schema in sorted(_value_types(defs).items()):
         bare = {k: v for k, v in schema.items() if k not in ("title", "description", "pattern")}
-        out += [f"### {name}", "", schema["description"], "", f"{render_type(bare, defs)} matching `{schema['pattern']}`.", ""]
+        out += [
+            f"### {name}",
+            "",
+            schema["description"],
+            "",
+            f"{render_type(bare, defs)} matching `{schema['pattern']}`.",
+            "",
+        ]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

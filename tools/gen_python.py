@@ -27,20 +27,27 @@ RENAMED = {
 }
 
 DCG_FLAGS = [
-    "--input-file-type", "jsonschema",
-    "--output-model-type", "pydantic_v2.BaseModel",
-    "--formatters", "builtin",
+    "--input-file-type",
+    "jsonschema",
+    "--output-model-type",
+    "pydantic_v2.BaseModel",
+    "--formatters",
+    "builtin",
     "--disable-timestamp",
     "--use-annotated",
     "--use-schema-description",
     "--field-constraints",
     "--use-union-operator",
     "--use-title-as-name",
-    "--extra-fields", "allow",
-    "--enum-field-as-literal", "all",
-    "--target-python-version", "3.10",
+    "--extra-fields",
+    "allow",
+    "--enum-field-as-literal",
+    "all",
+    "--target-python-version",
+    "3.10",
     # ts keeps its exact-format pattern; a datetime type would drop it and accept a space for `T`
-    "--type-mappings", "date-time=string",
+    "--type-mappings",
+    "date-time=string",
     "--collapse-root-models",
     "--use-generic-base-class",
 ]
@@ -59,7 +66,9 @@ def generate(out_root: Path, bundles: Path) -> None:
     for family in bundle.FAMILIES:
         (schema_copy / f"{family}.schema.json").write_bytes((bundles / f"{family}.schema.json").read_bytes())
     for family, module in MODULES.items():
-        schema = _renamed(json.loads((bundles / f"{family}.schema.json").read_text(encoding="utf-8")), RENAMED.get(family, {}))
+        schema = _renamed(
+            json.loads((bundles / f"{family}.schema.json").read_text(encoding="utf-8")), RENAMED.get(family, {})
+        )
         with tempfile.TemporaryDirectory(prefix="trainwire-gen-python-") as tmp:
             source = Path(tmp) / f"{family}.schema.json"
             source.write_text(dump_json(schema), encoding="utf-8")

@@ -73,7 +73,9 @@ class ReaderSession:
     def state(self, chunks: list[bytes], **liveness: Any) -> dict[str, Any]:
         import base64
 
-        response = self.harness.request("read", chunks=[base64.b64encode(chunk).decode("ascii") for chunk in chunks], **liveness)
+        response = self.harness.request(
+            "read", chunks=[base64.b64encode(chunk).decode("ascii") for chunk in chunks], **liveness
+        )
         assert "state" in response, response
         return response["state"]
 

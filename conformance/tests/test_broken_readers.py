@@ -17,15 +17,25 @@ def test_torn_tail_reported_as_error_fails_with_readable_report():
     assert "  + diagnostic line 23 invalid_json (given, not expected)" in text
     assert "  line 23" not in text  # the other paths of the state agree: only diagnostics are shown
     summary = text.rstrip().splitlines()[-1]
-    assert summary.startswith(f"conformance: FAILED (suite {suite_version()}, 1 harness(es): ") and "1 failed" in summary
+    assert (
+        summary.startswith(f"conformance: FAILED (suite {suite_version()}, 1 harness(es): ") and "1 failed" in summary
+    )
 
 
 def test_junit_report_names_each_case_and_its_failure(tmp_path):
     from xml.etree import ElementTree
 
     junit = tmp_path / "report.xml"
-    completed = conformance("run", "--harness", python_command(BROKEN / "torn_tail_as_error.py"), "--case", "torn-last-line", "minimal-run",
-                            "--junit", str(junit))
+    completed = conformance(
+        "run",
+        "--harness",
+        python_command(BROKEN / "torn_tail_as_error.py"),
+        "--case",
+        "torn-last-line",
+        "minimal-run",
+        "--junit",
+        str(junit),
+    )
     assert completed.returncode == 1
     (suite,) = ElementTree.parse(junit).getroot()
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "1", "0")
@@ -43,7 +53,9 @@ def test_torn_tail_reader_fails_only_the_torn_case():
 
 
 def test_coercing_reader_fails_the_garbage_case_at_the_coerced_line():
-    completed = conformance("run", "--harness", python_command(BROKEN / "coerce_strings.py"), "--case", "garbage-between-lines", "--json")
+    completed = conformance(
+        "run", "--harness", python_command(BROKEN / "coerce_strings.py"), "--case", "garbage-between-lines", "--json"
+    )
     assert completed.returncode == 1
     (harness,) = report_of(completed)["harnesses"]
     result = outcomes(harness)[("garbage-between-lines", "reader")]

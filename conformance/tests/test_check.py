@@ -29,7 +29,10 @@ def test_check_passes_on_the_committed_cases():
 
 def test_check_fails_on_a_corrupted_copy_from_the_cli(copy):
     state = copy / "cases" / "seq-gap" / "expected-state.json"
-    state.write_text(state.read_text(encoding="utf-8").replace('"running"', '"stale"').replace('"succeeded"', '"failed"'), encoding="utf-8")
+    state.write_text(
+        state.read_text(encoding="utf-8").replace('"running"', '"stale"').replace('"succeeded"', '"failed"'),
+        encoding="utf-8",
+    )
     completed = conformance("--suite", str(copy), "check")
     assert completed.returncode == 1
     assert "seq-gap: expected-state.json differs from what tools/gen_conformance.py writes" in completed.stderr
@@ -63,7 +66,10 @@ def test_check_finds_a_stale_golden_stream(copy):
     scenario = copy / "cases" / "minimal-run" / "scenario.json"
     _edit_json(scenario, lambda s: s["actions"].insert(1, {"do": "advance", "seconds": 1}))
     problems = check_cases(copy)
-    assert "minimal-run: stream.ndjson differs from what tools/gen_conformance.py writes (edited by hand, or not regenerated)" in problems
+    assert (
+        "minimal-run: stream.ndjson differs from what tools/gen_conformance.py writes (edited by hand, or not regenerated)"
+        in problems
+    )
 
 
 def test_check_ignores_reworded_diagnostic_messages_only(copy):
@@ -71,4 +77,6 @@ def test_check_ignores_reworded_diagnostic_messages_only(copy):
     _edit_json(state_file, lambda state: state["diagnostics"][0].update(message="worded differently"))
     assert check_cases(copy) == []
     _edit_json(state_file, lambda state: state["diagnostics"][0].update(line=1))
-    assert check_cases(copy) == ["seq-gap: expected-state.json differs from what tools/gen_conformance.py writes (edited by hand, or not regenerated)"]
+    assert check_cases(copy) == [
+        "seq-gap: expected-state.json differs from what tools/gen_conformance.py writes (edited by hand, or not regenerated)"
+    ]

@@ -10,7 +10,11 @@ CASES = ("minimal-run", "crlf-bom-blank-lines", "stop-sigterm")
 
 @pytest.mark.parametrize(
     ("mode", "symptom"),
-    [("exit", "exit code 3: the harness exited"), ("garbage", "non-JSON output:"), ("hang", "timeout: no answer within 1 s")],
+    [
+        ("exit", "exit code 3: the harness exited"),
+        ("garbage", "non-JSON output:"),
+        ("hang", "timeout: no answer within 1 s"),
+    ],
 )
 def test_broken_harness_is_restarted_and_its_case_errored(mode, symptom):
     command = python_command(BROKEN / "crashing.py", mode)
@@ -29,9 +33,14 @@ def test_broken_harness_is_restarted_and_its_case_errored(mode, symptom):
 
 
 def test_text_report_says_the_harness_was_restarted():
-    completed = conformance("run", "--harness", python_command(BROKEN / "crashing.py", "exit"), "--case", "crlf-bom-blank-lines")
+    completed = conformance(
+        "run", "--harness", python_command(BROKEN / "crashing.py", "exit"), "--case", "crlf-bom-blank-lines"
+    )
     assert completed.returncode == 1
-    assert "restarted: crlf-bom-blank-lines (reader): exit code 3: the harness exited without answering" in completed.stdout
+    assert (
+        "restarted: crlf-bom-blank-lines (reader): exit code 3: the harness exited without answering"
+        in completed.stdout
+    )
     assert "ERRORED  reader crlf-bom-blank-lines" in completed.stdout
 
 

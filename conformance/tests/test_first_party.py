@@ -26,4 +26,6 @@ def test_text_report_summarises_each_harness(root):
     completed = conformance("run", "--all", "--case", "minimal-run")
     assert completed.returncode == 0, completed.stdout
     assert completed.stdout.count("harness: ") == len(listed_harnesses(root))
-    assert "0 failed" in completed.stdout and completed.stdout.rstrip().splitlines()[-1].startswith("conformance: OK (suite ")
+    assert "0 failed" in completed.stdout and completed.stdout.rstrip().splitlines()[-1].startswith(
+        "conformance: OK (suite "
+    )

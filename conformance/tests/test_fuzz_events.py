@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pytest
@@ -16,21 +16,25 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from pydantic import ValidationError
 
-from trainwire.contract.models import EVENT_ADAPTER, EVENT_MODELS
 from trainwire.conformance.schema_check import load_bundle, validator_for
+from trainwire.contract.models import EVENT_ADAPTER, EVENT_MODELS
 
 EVENTS = sorted(EVENT_MODELS)
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
 RELATIVE_PATHS = ["checkpoints/checkpoint-1", "a", ".hidden/x", "..a/b", "étape/🚀", "model.safetensors"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _definition_of(event: str) -> str:
     bundle = load_bundle()
-    return next(name for name, schema in bundle["$defs"].items() if schema.get("properties", {}).get("event", {}).get("const") == event)
+    return next(
+        name
+        for name, schema in bundle["$defs"].items()
+        if schema.get("properties", {}).get("event", {}).get("const") == event
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def event_strategy(event: str) -> st.SearchStrategy[dict[str, Any]]:
     """Lines of one event, from the bundle; `ts` and `run_id` drawn here (patterns plus
     `format: date-time` are beyond hypothesis-jsonschema, and Python's `$` differs from ECMA's)."""
@@ -45,7 +49,9 @@ def event_strategy(event: str) -> st.SearchStrategy[dict[str, Any]]:
         lambda us: (EPOCH + timedelta(microseconds=us)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     )
     run_ids = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._:-]{0,20}\Z")
-    return st.builds(lambda line, ts, run_id: {**line, "ts": ts, "run_id": run_id}, from_schema(schema), timestamps, run_ids)
+    return st.builds(
+        lambda line, ts, run_id: {**line, "ts": ts, "run_id": run_id}, from_schema(schema), timestamps, run_ids
+    )
 
 
 def python_accepts(line: dict[str, Any]) -> bool:
@@ -96,7 +102,9 @@ def test_generated_events_are_accepted_and_mutated_ones_rejected_alike(typescrip
     assert python_accepts(line), line
     assert typescript_codes(typescript, line) == [], line
 
-    required = sorted(set(load_bundle()["$defs"][_definition_of(event)]["required"]) | {"schema_version", "seq", "ts", "run_id"})
+    required = sorted(
+        set(load_bundle()["$defs"][_definition_of(event)]["required"]) | {"schema_version", "seq", "ts", "run_id"}
+    )
     field = data.draw(st.sampled_from(required), label="mutated field")
     if data.draw(st.booleans(), label="drop it (else: wrong type)"):
         del line[field]

@@ -10,9 +10,9 @@ from fuzz_strategies import scenarios
 from hypothesis import HealthCheck, given, settings
 
 from trainwire.conformance.diff import first_difference
+from trainwire.conformance.scenario import play
 from trainwire.reader.decoder import Decoder
 from trainwire.reader.invariants import check_stream
-from trainwire.conformance.scenario import play
 from trainwire.reader.state import read_state
 
 
@@ -32,5 +32,9 @@ def test_random_scenarios_keep_the_invariants_and_read_back(scenario):
     (run,) = state["runs"]
     assert state["diagnostics"] == [] and state["partial_tail_bytes"] == 0
     assert run["events"] == run["last_seq"] == len(written)
-    finished = {key: value for key, value in written[-1].items() if key not in ("schema_version", "seq", "ts", "run_id", "event")}
+    finished = {
+        key: value
+        for key, value in written[-1].items()
+        if key not in ("schema_version", "seq", "ts", "run_id", "event")
+    }
     assert run["status"] == written[-1]["status"] and first_difference(finished, run["finished"]) is None

@@ -13,12 +13,12 @@ from fuzz_strategies import BOM, hazardous, mutated, scenarios, splits
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trainwire.contract import canonical
 from trainwire.conformance.diff import first_difference
 from trainwire.conformance.runner import comparable_state
-from trainwire.reader.decoder import parse_strict
 from trainwire.conformance.scenario import play
 from trainwire.conformance.schema_check import line_verdict
+from trainwire.contract import canonical
+from trainwire.reader.decoder import parse_strict
 from trainwire.reader.state import StreamReader, read_state
 
 FUZZ_SETTINGS = settings(FUZZ, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -94,7 +94,9 @@ def test_small_line_limits_skip_long_lines_and_lose_nothing_else(data):
     stream = data.draw(streams(long_line_bytes=300))
     state = read_in_chunks(data.draw(splits(stream)), max_line_bytes=400)
     assert {run["run_id"]: run["events"] for run in state["runs"]} == dict(applicable_lines(stream, 400))
-    assert any(d["code"] == "line_too_long" for d in state["diagnostics"]) == any(len(line) > 400 for line in stream.split(b"\n")[:-1])
+    assert any(d["code"] == "line_too_long" for d in state["diagnostics"]) == any(
+        len(line) > 400 for line in stream.split(b"\n")[:-1]
+    )
 
 
 @FUZZ_SETTINGS

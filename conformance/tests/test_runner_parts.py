@@ -7,8 +7,8 @@ import json
 import pytest
 
 from trainwire.conformance.diff import first_difference
-from trainwire.conformance.paths import normalisation_file
 from trainwire.conformance.normalise import Rules
+from trainwire.conformance.paths import normalisation_file
 from trainwire.conformance.plans import plans_for
 from trainwire.conformance.runner import compare_streams
 from trainwire.conformance.transforms import derive
@@ -18,7 +18,15 @@ STREAM = 'a\n{"x":"é🚀"}\nlast'.encode()
 
 def test_every_plan_rebuilds_the_stream_and_the_named_ones_cut_where_they_say():
     plans = {plan.name: plan for plan in plans_for(STREAM, seed=7)}
-    assert set(plans) == {"whole", "line-by-line", "inside-characters", "byte-by-byte", "random-1", "random-2", "random-3"}
+    assert set(plans) == {
+        "whole",
+        "line-by-line",
+        "inside-characters",
+        "byte-by-byte",
+        "random-1",
+        "random-2",
+        "random-3",
+    }
     for plan in plans.values():
         assert b"".join(plan.chunks(STREAM)) == STREAM
     assert plans["line-by-line"].chunks(STREAM) == [b"a\n", '{"x":"é🚀"}\n'.encode(), b"last"]
@@ -46,7 +54,9 @@ def test_first_difference_names_the_path_and_both_values():
     assert found.describe() == '$.runs[0].status: expected "running", got "stale"'
 
 
-@pytest.mark.parametrize(("expected", "got"), [(True, 1), (1, True), (0, False), (None, 0), ("5", 5), ([1], [1, 2]), ({}, {"a": 1})])
+@pytest.mark.parametrize(
+    ("expected", "got"), [(True, 1), (1, True), (0, False), (None, 0), ("5", 5), ([1], [1, 2]), ({}, {"a": 1})]
+)
 def test_first_difference_has_no_coercion(expected, got):
     assert first_difference(expected, got) is not None
 
@@ -63,8 +73,14 @@ def _line(seq: int, ts: str, run_id: str = "mine", **fields: object) -> dict:
 
 def test_normalisation_renames_runs_and_hides_timestamps(root):
     rules = Rules.load(normalisation_file())
-    golden = [_line(1, "2026-11-29T10:00:00.000000Z", "a"), _line(1, "2026-11-29T10:00:00.000000Z", "b", resumed_from={"run_id": "a"})]
-    mine = [_line(1, "2030-01-01T00:00:00.500000Z", "x"), _line(1, "2030-01-01T00:00:09.000000Z", "y", resumed_from={"run_id": "x"})]
+    golden = [
+        _line(1, "2026-11-29T10:00:00.000000Z", "a"),
+        _line(1, "2026-11-29T10:00:00.000000Z", "b", resumed_from={"run_id": "a"}),
+    ]
+    mine = [
+        _line(1, "2030-01-01T00:00:00.500000Z", "x"),
+        _line(1, "2030-01-01T00:00:09.000000Z", "y", resumed_from={"run_id": "x"}),
+    ]
     assert compare_streams(golden, mine, rules) is None
     swapped = [mine[0], _line(1, "2030-01-01T00:00:09.000000Z", "x")]
     found = compare_streams(golden, swapped, rules)
@@ -106,7 +122,10 @@ BASE = b"".join(json.dumps({"n": n}).encode() + b"\n" for n in range(1, 5))
         ([{"op": "tear", "keep_bytes": 3}], b'{"n": 1}\n{"n": 2}\n{"n": 3}\n{"n'),
         ([{"op": "drop", "lines": [2, 3]}], b'{"n": 1}\n{"n": 4}\n'),
         ([{"op": "duplicate", "line": 1, "after_line": 4}], b'{"n": 1}\n{"n": 2}\n{"n": 3}\n{"n": 4}\n{"n": 1}\n'),
-        ([{"op": "insert", "after_line": 0, "lines": ["", {"json": {"é": 1}}, {"hex": "ff"}]}], b'\n{"\xc3\xa9":1}\n\xff\n' + BASE),
+        (
+            [{"op": "insert", "after_line": 0, "lines": ["", {"json": {"é": 1}}, {"hex": "ff"}]}],
+            b'\n{"\xc3\xa9":1}\n\xff\n' + BASE,
+        ),
         ([{"op": "edit", "line": 2, "set": {"n": "2"}, "delete": []}], BASE.replace(b'{"n": 2}', b'{"n":"2"}')),
         ([{"op": "drop", "lines": [3, 4]}, {"op": "crlf"}, {"op": "bom"}], b'\xef\xbb\xbf{"n": 1}\r\n{"n": 2}\r\n'),
     ],
@@ -119,7 +138,9 @@ def test_interleave_and_long_lines():
     other = b"x1\nx2\nx3\nx4\nx5\n"
     merged = derive(b"a\nb\n", [{"op": "interleave", "with": "other"}], source=lambda case_id: other)
     assert merged == b"a\nx1\nb\nx2\nx3\nx4\nx5\n"
-    long = derive(b"a\n", [{"op": "long_line", "after_line": 0, "bytes": 100, "json": {"k": 1}}], source=lambda case_id: b"")
+    long = derive(
+        b"a\n", [{"op": "long_line", "after_line": 0, "bytes": 100, "json": {"k": 1}}], source=lambda case_id: b""
+    )
     first, rest = long.split(b"\n", 1)
     assert len(first) == 100 and json.loads(first)["k"] == 1 and rest == b"a\n"
 
@@ -127,8 +148,16 @@ def test_interleave_and_long_lines():
 def test_state_report_lists_diagnostics_by_content_every_differing_path_and_the_cut():
     from trainwire.conformance.runner import state_report
 
-    expected = {"consumed_bytes": 6, "lines": 2, "diagnostics": [{"line": 1, "code": "invalid_json"}, {"line": 2, "code": "seq_gap"}]}
-    got = {"consumed_bytes": 9, "lines": 3, "diagnostics": [{"line": 2, "code": "seq_gap"}, {"line": 3, "code": "invalid_json"}]}
+    expected = {
+        "consumed_bytes": 6,
+        "lines": 2,
+        "diagnostics": [{"line": 1, "code": "invalid_json"}, {"line": 2, "code": "seq_gap"}],
+    }
+    got = {
+        "consumed_bytes": 9,
+        "lines": 3,
+        "diagnostics": [{"line": 2, "code": "seq_gap"}, {"line": 3, "code": "invalid_json"}],
+    }
     text = state_report(expected, got, [b"{x}\n", b"a\nbc\nd"])
     assert text.splitlines() == [
         "state differs from expected-state.json",

@@ -17,15 +17,22 @@ def test_reference_writer_with_other_run_ids_passes_every_writer_case(root):
 
 
 def test_timestamps_in_the_wrong_format_fail_at_the_first_line():
-    completed = conformance("run", "--harness", python_command(BROKEN / "sloppy_writer.py", "millis"), "--case", "minimal-run")
+    completed = conformance(
+        "run", "--harness", python_command(BROKEN / "sloppy_writer.py", "millis"), "--case", "minimal-run"
+    )
     assert completed.returncode == 1
     assert "FAILED   writer minimal-run" in completed.stdout
     # `validate` holds every writer to six fraction digits, before the golden comparison does.
-    assert "stream breaks an invariant: line 1: warning ts_fraction_digits" in completed.stdout and "[ts]" in completed.stdout
+    assert (
+        "stream breaks an invariant: line 1: warning ts_fraction_digits" in completed.stdout
+        and "[ts]" in completed.stdout
+    )
 
 
 def test_a_leaked_secret_is_the_first_difference():
-    completed = conformance("run", "--harness", python_command(BROKEN / "sloppy_writer.py", "unredacted"), "--case", "full-run", "--json")
+    completed = conformance(
+        "run", "--harness", python_command(BROKEN / "sloppy_writer.py", "unredacted"), "--case", "full-run", "--json"
+    )
     assert completed.returncode == 1
     (harness,) = report_of(completed)["harnesses"]
     result = outcomes(harness)[("full-run", "writer")]

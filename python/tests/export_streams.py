@@ -13,7 +13,13 @@ CONFIG = {
     "x" * 300: "a long name",
     "notes": "n" * 7000,
 }
-PROVENANCE = {"git_sha": "0123456789abcdef0123456789abcdef01234567", "git_dirty": False, "seed": 7, "python": "3.11.9", "packages": {"torch": "2.13.0"}}
+PROVENANCE = {
+    "git_sha": "0123456789abcdef0123456789abcdef01234567",
+    "git_dirty": False,
+    "seed": 7,
+    "python": "3.11.9",
+    "packages": {"torch": "2.13.0"},
+}
 
 
 def start(output_dir: Path, total_steps: int = 6) -> Run:

@@ -29,11 +29,21 @@ class Server:
         #: what the process printed besides its URL line, once it has ended
         self.output = ""
 
-    def request(self, path: str, *, method: str = "GET", headers: dict[str, str] | None = None, body: Any = None, token: bool = True) -> tuple[int, dict[str, str], bytes]:
+    def request(
+        self,
+        path: str,
+        *,
+        method: str = "GET",
+        headers: dict[str, str] | None = None,
+        body: Any = None,
+        token: bool = True,
+    ) -> tuple[int, dict[str, str], bytes]:
         """One request, with the server's token unless `token=False` (or `headers` has one)."""
         data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
         sent = {"X-Trainwire-Token": self.token} if token else {}
-        request = urllib.request.Request(self.base + path, data=data, method=method, headers={**sent, **(headers or {})})
+        request = urllib.request.Request(
+            self.base + path, data=data, method=method, headers={**sent, **(headers or {})}
+        )
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return response.status, dict(response.headers), response.read()
@@ -46,7 +56,13 @@ def serve(*arguments: str) -> Iterator[Server]:
     """`trainwire serve ARGUMENTS --port 0` as a process; after the block, `server.output`
     holds everything it wrote to stdout and stderr."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
-    process = subprocess.Popen([sys.executable, "-m", "trainwire", "serve", *arguments, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "trainwire", "serve", *arguments, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     server: Server | None = None
     try:
         assert process.stdout is not None

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from trainwire.conformance.schema_check import load_bundle, validator_for
 from trainwire.contract.clock import FakeClock
 from trainwire.contract.models import LINE_ADAPTER
-from trainwire.conformance.schema_check import load_bundle, validator_for
 from trainwire.writer.run import Run
 
 START = "2026-12-01T10:00:00Z"

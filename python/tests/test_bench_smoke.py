@@ -94,7 +94,9 @@ def test_exit_status_says_whether_a_target_was_missed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ratio: float, report_only: bool, status: int
 ) -> None:
     rounds = [ratio * 0.9, ratio, ratio * 1.2]
-    figure = Figure("stand-in", "s", Target("<= 1x", "ratio_at_most", 1.0), lambda ctx: Measurement(ratio, 1.0, rounds=rounds))
+    figure = Figure(
+        "stand-in", "s", Target("<= 1x", "ratio_at_most", 1.0), lambda ctx: Measurement(ratio, 1.0, rounds=rounds)
+    )
     monkeypatch.setattr(run, "FIGURES", [figure])
     monkeypatch.setenv("TRAINWIRE_BENCH_SCALE", "tiny")
     argv = ["--output", str(tmp_path / "results.json")] + (["--report-only"] if report_only else [])

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import jsonschema
+from typescript_side import typescript_lines
 
 from trainwire.contract import canonical
 from trainwire.reader.state import StreamReader
-from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE_SCHEMA = json.loads((ROOT / "schemas" / "bundled" / "reader-state-v1.schema.json").read_text(encoding="utf-8"))
@@ -53,7 +53,9 @@ def test_python_and_typescript_bound_diagnostics_alike_also_across_a_resume(tmp_
         at = case.get("resume_at")
         if at is not None:
             reader.feed(data[:at])
-            reader = StreamReader(max_diagnostics=case["max_diagnostics"], resume=json.loads(json.dumps(reader.to_dict())))
+            reader = StreamReader(
+                max_diagnostics=case["max_diagnostics"], resume=json.loads(json.dumps(reader.to_dict()))
+            )
             reader.feed(data[at:])
         else:
             reader.feed(data)

@@ -88,16 +88,24 @@ def test_numbers_and_strings_match_node_exactly() -> None:
     big_integers = [2**53 + n for n in range(-3, 4)] + [random.Random(1).getrandbits(70) for _ in range(50)]
     strings = ["plain", "é 😀", "\x00\x01\x1f\x7f", '"\\/', "\u2028\u2029", "a\ud800", "\udfff z"]
     # repr() round-trips doubles exactly; big integers go as strings so that node rounds them itself.
-    payload = json.dumps({"doubles": [repr(v) for v in doubles], "integers": [str(v) for v in big_integers], "strings": strings})
+    payload = json.dumps(
+        {"doubles": [repr(v) for v in doubles], "integers": [str(v) for v in big_integers], "strings": strings}
+    )
     script = (
         "let d='';process.stdin.on('data',c=>d+=c).on('end',()=>{const p=JSON.parse(d);"
         "const out=[...p.doubles.map(Number),...p.integers.map(Number)].map(x=>JSON.stringify(x));"
         "for(const s of p.strings)out.push(JSON.stringify(s));"
         "process.stdout.write(JSON.stringify(out))})"
     )
-    result = subprocess.run(["node", "-e", script], input=payload.encode("utf-8", "surrogatepass"), capture_output=True, check=True)
+    result = subprocess.run(
+        ["node", "-e", script], input=payload.encode("utf-8", "surrogatepass"), capture_output=True, check=True
+    )
     expected = json.loads(result.stdout)
     ours = [dumps(v) for v in doubles] + [dumps(v) for v in big_integers] + [dumps(s) for s in strings]
-    mismatches = [(value, mine, theirs) for value, mine, theirs in zip(doubles + big_integers + strings, ours, expected) if mine != theirs]
+    mismatches = [
+        (value, mine, theirs)
+        for value, mine, theirs in zip(doubles + big_integers + strings, ours, expected)
+        if mine != theirs
+    ]
     assert not mismatches, mismatches[:5]
     assert len(ours) == len(expected)

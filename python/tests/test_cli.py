@@ -11,38 +11,81 @@ from typing import Any
 
 import pytest
 
-from trainwire.conformance.paths import cases_dir
+from trainwire.cli.tail import NOT_FINISHED_EXIT_CODE, tail
 from trainwire.conformance.paths import cases_dir
 from trainwire.contract import canonical
 from trainwire.reader.state import read_state
-from trainwire.cli.tail import NOT_FINISHED_EXIT_CODE, tail
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def event(seq: int, name: str, run_id: str = "r1", **payload: Any) -> bytes:
-    envelope = {"schema_version": 1, "seq": seq, "ts": f"2026-11-29T10:00:{seq:02d}.000000Z", "run_id": run_id, "event": name}
+    envelope = {
+        "schema_version": 1,
+        "seq": seq,
+        "ts": f"2026-11-29T10:00:{seq:02d}.000000Z",
+        "run_id": run_id,
+        "event": name,
+    }
     return json.dumps({**envelope, **payload}).encode() + b"\n"
 
 
 def stream(status: str | None = "interrupted", run_id: str = "r1", heartbeat: bool = True) -> bytes:
     liveness = {"heartbeat_interval_s": 5} if heartbeat else {}
-    data = b"".join([
-        event(1, "run.started", run_id, producer={"name": "t", "version": "1"}, total_steps=100, **liveness),
-        event(2, "phase.started", run_id, phase="train"),
-        event(3, "train.step", run_id, step=40, total_steps=100, epoch=0.4, loss=1.5, learning_rate=1e-3, elapsed_s=4.0, eta_s=6.0, progress=0.4),
-        event(4, "train.restarted", run_id, reason="oom", attempt=2, previous_step=40, step=0, batch_size_from=16, batch_size_to=8),
-        event(5, "checkpoint.saved", run_id, step=10, path="checkpoint-10", reason="stop"),
-        event(6, "stop.requested", run_id, source="signal", signal="SIGTERM", reason=None, requested_by=None),
-    ])
+    data = b"".join(
+        [
+            event(1, "run.started", run_id, producer={"name": "t", "version": "1"}, total_steps=100, **liveness),
+            event(2, "phase.started", run_id, phase="train"),
+            event(
+                3,
+                "train.step",
+                run_id,
+                step=40,
+                total_steps=100,
+                epoch=0.4,
+                loss=1.5,
+                learning_rate=1e-3,
+                elapsed_s=4.0,
+                eta_s=6.0,
+                progress=0.4,
+            ),
+            event(
+                4,
+                "train.restarted",
+                run_id,
+                reason="oom",
+                attempt=2,
+                previous_step=40,
+                step=0,
+                batch_size_from=16,
+                batch_size_to=8,
+            ),
+            event(5, "checkpoint.saved", run_id, step=10, path="checkpoint-10", reason="stop"),
+            event(6, "stop.requested", run_id, source="signal", signal="SIGTERM", reason=None, requested_by=None),
+        ]
+    )
     if status is not None:
-        data += event(7, "run.finished", run_id, status=status, exit_code=2, error=None, reason="sigterm", step=10,
-                      checkpoint="checkpoint-10", duration_s=7.0, metrics={}, artifacts={})
+        data += event(
+            7,
+            "run.finished",
+            run_id,
+            status=status,
+            exit_code=2,
+            error=None,
+            reason="sigterm",
+            step=10,
+            checkpoint="checkpoint-10",
+            duration_s=7.0,
+            metrics={},
+            artifacts={},
+        )
     return data
 
 
 def trainwire(*arguments: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
 
 
 def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
@@ -118,8 +161,19 @@ def test_validate_streams_the_file_with_memory_bounded_by_the_longest_line(tmp_p
     heartbeat = b'{"schema_version":1,"seq":%d,"ts":"2026-11-29T10:00:01.000000Z","run_id":"r1","event":"run.heartbeat","x_pad":"%s"}\n'
     lines = [event(1, "run.started", producer={"name": "t", "version": "1"}, total_steps=None)]
     lines += [heartbeat % (seq, b"p" * 400) for seq in range(2, 60_002)]
-    finished = event(60_002, "run.finished", status="succeeded", exit_code=0, error=None, reason=None, step=None, checkpoint=None,
-                     duration_s=1.0, metrics={}, artifacts={})
+    finished = event(
+        60_002,
+        "run.finished",
+        status="succeeded",
+        exit_code=0,
+        error=None,
+        reason=None,
+        step=None,
+        checkpoint=None,
+        duration_s=1.0,
+        metrics={},
+        artifacts={},
+    )
     path.write_bytes(b"".join(lines) + finished.replace(b"10:00:60002", b"10:00:02"))
     size_mb = path.stat().st_size / 2**20
     probe = (
@@ -129,7 +183,9 @@ def test_validate_streams_the_file_with_memory_bounded_by_the_longest_line(tmp_p
         "violations = check_file(Path(sys.argv[1]))\n"
         "print(len(violations), (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)\n"
     )
-    result = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
     count, grown_mb = result.stdout.split()
     assert result.returncode == 0 and count == "0", result.stdout + result.stderr
     assert size_mb > 24 and float(grown_mb) < size_mb / 4
@@ -161,8 +217,20 @@ def test_tail_follow_waits_for_the_file_and_follows_until_the_run_finishes(tmp_p
     path = directory / "progress.jsonl"
     directory.mkdir()
     child = subprocess.Popen(
-        [sys.executable, "-m", "trainwire", "tail", "--follow", "--poll", "0.02", str(path if given == "file" else directory)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "trainwire",
+            "tail",
+            "--follow",
+            "--poll",
+            "0.02",
+            str(path if given == "file" else directory),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
     )
     try:
         waiting = child.stderr.readline()  # type: ignore[union-attr]
@@ -209,11 +277,15 @@ def test_tail_follow_timeout_ends_a_run_without_heartbeats_and_a_missing_file(tm
 def test_tail_escapes_control_characters_from_the_stream(tmp_path: Path) -> None:
     path = tmp_path / "progress.jsonl"
     hostile = "\x1b]0;owned\x07\x1b[2J\u202e\x9b"
-    path.write_bytes(b"".join([
-        event(1, "run.started", producer={"name": "t\x1b[31m", "version": "1"}, total_steps=10),
-        event(2, "eval.completed", step=1, epoch=None, split="v\x1b[2J", metrics={"acc\x07": 1}),
-        event(3, "stop.requested", source="api", signal=None, reason=hostile, requested_by="\x1b[2Jme"),
-    ]))
+    path.write_bytes(
+        b"".join(
+            [
+                event(1, "run.started", producer={"name": "t\x1b[31m", "version": "1"}, total_steps=10),
+                event(2, "eval.completed", step=1, epoch=None, split="v\x1b[2J", metrics={"acc\x07": 1}),
+                event(3, "stop.requested", source="api", signal=None, reason=hostile, requested_by="\x1b[2Jme"),
+            ]
+        )
+    )
     result = trainwire("tail", str(path))
     assert result.returncode == NOT_FINISHED_EXIT_CODE
     assert "\x1b" not in result.stdout and "\u202e" not in result.stdout and "\x9b" not in result.stdout
@@ -245,7 +317,9 @@ def test_stop_creates_the_control_file(tmp_path: Path) -> None:
 def test_schema_prints_the_packaged_bundle() -> None:
     result = trainwire("schema", "--family", "reader-state-v1")
     assert result.returncode == 0
-    assert json.loads(result.stdout) == json.loads((ROOT / "schemas" / "bundled" / "reader-state-v1.schema.json").read_text())
+    assert json.loads(result.stdout) == json.loads(
+        (ROOT / "schemas" / "bundled" / "reader-state-v1.schema.json").read_text()
+    )
 
 
 def test_tail_on_a_terminal_redraws_one_status_line() -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from typescript_side import typescript_lines
+
 from trainwire.conformance.paths import cases_dir
 from trainwire.reader.state import StreamReader
-from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(cases_dir().iterdir())

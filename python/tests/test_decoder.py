@@ -11,25 +11,52 @@ from typing import Any
 import jsonschema
 import pytest
 
-from trainwire.reader.decoder import Decoder
 from trainwire.contract.errors import StreamError
 from trainwire.contract.models import RunFinished, RunStarted, TrainStep, UnknownEvent
+from trainwire.reader.decoder import Decoder
 
 BUNDLE = Path(__file__).resolve().parents[2] / "schemas" / "bundled" / "trainwire-v1.schema.json"
 
 STARTED = {
-    "schema_version": 1, "seq": 1, "ts": "2026-11-29T10:00:00.000000Z", "run_id": "r1", "event": "run.started",
-    "producer": {"name": "t", "version": "1"}, "total_steps": 10, "heartbeat_interval_s": 5,
+    "schema_version": 1,
+    "seq": 1,
+    "ts": "2026-11-29T10:00:00.000000Z",
+    "run_id": "r1",
+    "event": "run.started",
+    "producer": {"name": "t", "version": "1"},
+    "total_steps": 10,
+    "heartbeat_interval_s": 5,
 }
 STEP = {
-    "schema_version": 1, "seq": 2, "ts": "2026-11-29T10:00:01.000000Z", "run_id": "r1", "event": "train.step",
-    "step": 5, "total_steps": 10, "epoch": 0.5, "loss": 1.25, "learning_rate": 1e-4, "elapsed_s": 1.5,
-    "eta_s": 1.5, "progress": 0.5,
+    "schema_version": 1,
+    "seq": 2,
+    "ts": "2026-11-29T10:00:01.000000Z",
+    "run_id": "r1",
+    "event": "train.step",
+    "step": 5,
+    "total_steps": 10,
+    "epoch": 0.5,
+    "loss": 1.25,
+    "learning_rate": 1e-4,
+    "elapsed_s": 1.5,
+    "eta_s": 1.5,
+    "progress": 0.5,
 }
 FINISHED = {
-    "schema_version": 1, "seq": 3, "ts": "2026-11-29T10:00:02.000000Z", "run_id": "r1", "event": "run.finished",
-    "status": "succeeded", "exit_code": 0, "error": None, "reason": None, "step": 10, "checkpoint": None,
-    "duration_s": 2.0, "metrics": {"loss": 0.5}, "artifacts": {"model": "model/weights.bin"},
+    "schema_version": 1,
+    "seq": 3,
+    "ts": "2026-11-29T10:00:02.000000Z",
+    "run_id": "r1",
+    "event": "run.finished",
+    "status": "succeeded",
+    "exit_code": 0,
+    "error": None,
+    "reason": None,
+    "step": 10,
+    "checkpoint": None,
+    "duration_s": 2.0,
+    "metrics": {"loss": 0.5},
+    "artifacts": {"model": "model/weights.bin"},
 }
 
 
@@ -113,8 +140,18 @@ def test_unknown_events_are_delivered_with_their_fields() -> None:
     events, decoder = decode(line(STEP, event="model.exported", x_path="a/b", x_nested={"k": [1, 2.5]}))
     (event,) = events
     assert isinstance(event, UnknownEvent) and event.event == "model.exported"
-    assert event.model_extra == {"step": 5, "total_steps": 10, "epoch": 0.5, "loss": 1.25, "learning_rate": 1e-4,
-                                 "elapsed_s": 1.5, "eta_s": 1.5, "progress": 0.5, "x_path": "a/b", "x_nested": {"k": [1, 2.5]}}
+    assert event.model_extra == {
+        "step": 5,
+        "total_steps": 10,
+        "epoch": 0.5,
+        "loss": 1.25,
+        "learning_rate": 1e-4,
+        "elapsed_s": 1.5,
+        "eta_s": 1.5,
+        "progress": 0.5,
+        "x_path": "a/b",
+        "x_nested": {"k": [1, 2.5]},
+    }
     assert decoder.diagnostics == []
 
 
@@ -128,7 +165,11 @@ def test_json_that_pydantic_cannot_parse_but_javascript_can_is_still_valid() -> 
 
 def test_a_line_nesting_past_the_limit_is_invalid_json_wherever_the_depth_is() -> None:
     too_deep = json.loads("[" * 128 + "]" * 128)
-    data = line(STEP, x_deep=too_deep) + line(STARTED, seq=2, config={"a": too_deep}) + line(STEP, seq=3, x_deep=[[0]] * 200)
+    data = (
+        line(STEP, x_deep=too_deep)
+        + line(STARTED, seq=2, config={"a": too_deep})
+        + line(STEP, seq=3, x_deep=[[0]] * 200)
+    )
     events, decoder = decode(data)
     assert [(d.line, d.code) for d in decoder.diagnostics] == [(1, "invalid_json"), (2, "invalid_json")]
     assert "128 levels" in decoder.diagnostics[0].message
@@ -179,15 +220,28 @@ def test_the_partial_tail_is_kept_and_not_an_error() -> None:
 
 def test_feeding_one_byte_at_a_time_gives_what_feeding_everything_gives() -> None:
     data = (
-        b"\xef\xbb\xbf" + line(STARTED) + b"\r\n" + "é".encode() + b"\n" + b"x" * 300 + b"\n"
-        + line(STEP, x_text="日本語 😀") + b'{"schema_version":3}\n' + line(FINISHED) + b'{"torn'
+        b"\xef\xbb\xbf"
+        + line(STARTED)
+        + b"\r\n"
+        + "é".encode()
+        + b"\n"
+        + b"x" * 300
+        + b"\n"
+        + line(STEP, x_text="日本語 😀")
+        + b'{"schema_version":3}\n'
+        + line(FINISHED)
+        + b'{"torn'
     )
     whole_events, whole = decode(data, max_line_bytes=299)
     decoder = Decoder(max_line_bytes=299)
     events = [event for byte in data for event in decoder.feed(bytes([byte]))]
     assert events == whole_events
     assert decoder.diagnostics == whole.diagnostics
-    assert (decoder.lines, decoder.consumed_bytes, decoder.partial_tail_bytes) == (whole.lines, whole.consumed_bytes, whole.partial_tail_bytes)
+    assert (decoder.lines, decoder.consumed_bytes, decoder.partial_tail_bytes) == (
+        whole.lines,
+        whole.consumed_bytes,
+        whole.partial_tail_bytes,
+    )
     assert codes(decoder) == [(3, "invalid_json"), (4, "line_too_long"), (6, "unsupported_version")]
 
 
@@ -239,20 +293,40 @@ def test_strict_mode_raises_at_the_first_problem() -> None:
 
 MUTATIONS: list[tuple[str, Any]] = [
     (field, value)
-    for field in ("seq", "step", "total_steps", "epoch", "loss", "eta_s", "progress", "stage", "metrics", "grad_norm", "tokens_seen", "schema_version", "x_extra")
+    for field in (
+        "seq",
+        "step",
+        "total_steps",
+        "epoch",
+        "loss",
+        "eta_s",
+        "progress",
+        "stage",
+        "metrics",
+        "grad_norm",
+        "tokens_seen",
+        "schema_version",
+        "x_extra",
+    )
     for value in (None, True, 0, -1, 2.0, 0.5, "1", [], {}, {"name": "s", "index": 1, "count": 1}, 1e300, -0.0)
 ]
 
 
 def test_the_decoder_agrees_with_a_json_schema_validator_on_every_mutation() -> None:
     """A differential test: pydantic's fast path must not accept what the JSON Schema rejects."""
-    validator = jsonschema.Draft202012Validator(json.loads(BUNDLE.read_text()), format_checker=jsonschema.FormatChecker())
+    validator = jsonschema.Draft202012Validator(
+        json.loads(BUNDLE.read_text()), format_checker=jsonschema.FormatChecker()
+    )
     disagreements = []
     for base in (STARTED, STEP, FINISHED):
         for field, value in MUTATIONS:
             mutated = copy.deepcopy(base)
             mutated[field] = value
-            if isinstance(mutated.get("schema_version"), (int, float)) and not isinstance(mutated["schema_version"], bool) and mutated["schema_version"] > 1:
+            if (
+                isinstance(mutated.get("schema_version"), (int, float))
+                and not isinstance(mutated["schema_version"], bool)
+                and mutated["schema_version"] > 1
+            ):
                 continue  # unsupported_version, not a schema question
             events, _ = decode(line(mutated))
             if bool(events) != validator.is_valid(mutated):
@@ -262,9 +336,15 @@ def test_the_decoder_agrees_with_a_json_schema_validator_on_every_mutation() -> 
 
 @pytest.mark.parametrize(
     ("changes", "field"),
-    [({"stage": None}, "stage"), ({"provenance": {"python": None}}, "provenance.python"), ({"world_size": None}, "world_size")],
+    [
+        ({"stage": None}, "stage"),
+        ({"provenance": {"python": None}}, "provenance.python"),
+        ({"world_size": None}, "world_size"),
+    ],
 )
-def test_an_optional_field_the_schema_does_not_let_be_null_is_refused_by_name(changes: dict[str, Any], field: str) -> None:
+def test_an_optional_field_the_schema_does_not_let_be_null_is_refused_by_name(
+    changes: dict[str, Any], field: str
+) -> None:
     _, decoder = decode(line(STARTED, **changes))
     assert codes(decoder) == [(1, "schema_violation")]
     assert f"{field} may be absent but not null" in decoder.diagnostics[0].message
@@ -297,8 +377,13 @@ def test_a_whole_chunk_gives_what_one_line_at_a_time_gives(mutation: int) -> Non
 def test_a_number_that_may_overflow_gets_the_same_answer_inside_a_chunk(number: bytes, where: str) -> None:
     target = b'"loss":' + number if where == "loss" else b'"metrics":{"m":' + number + b"}"
     base = line(STEP) if where != "config" else line(STARTED, seq=2)
-    bad = base.replace(b'"loss":1.25', target) if where != "config" else base.replace(b'"config"', b'"x"').replace(
-        b'"heartbeat_interval_s":5', b'"heartbeat_interval_s":5,"config":{"c":' + number + b"}")
+    bad = (
+        base.replace(b'"loss":1.25', target)
+        if where != "config"
+        else base.replace(b'"config"', b'"x"').replace(
+            b'"heartbeat_interval_s":5', b'"heartbeat_interval_s":5,"config":{"c":' + number + b"}"
+        )
+    )
     data = line(STARTED) + bad + line(FINISHED)
     whole_events, whole = decode(data)
     events, decoder = _one_line_at_a_time(data)

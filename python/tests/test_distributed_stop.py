@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from stream_files import free_port, stream_of
+
 from trainwire.integrations.distributed import all_ranks_agree, all_ranks_max
 from trainwire.stop import request_stop
 

@@ -24,7 +24,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TYPESCRIPT = ROOT / "typescript"
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "python" / "README.md", TYPESCRIPT / "README.md"]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "python" / "README.md",
+    TYPESCRIPT / "README.md",
+]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 NOT_RUN = re.compile(r"\*Not run by the documentation test: .+\.\*\n*$")
 LANGUAGES = {"python": "python", "py": "python", "ts": "ts", "typescript": "ts"}
@@ -75,20 +80,31 @@ def _check_output(block: Block, completed: subprocess.CompletedProcess[str]) -> 
 def _run_python(block: Block, workdir: Path, index: int) -> None:
     script = workdir / f"example_{index}.py"
     script.write_text(block.code, encoding="utf-8")
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python" / "src"), os.environ.get("PYTHONPATH", "")])}
-    completed = subprocess.run([sys.executable, script.name], cwd=workdir, capture_output=True, text=True, timeout=600, env=environment)
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "python" / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    completed = subprocess.run(
+        [sys.executable, script.name], cwd=workdir, capture_output=True, text=True, timeout=600, env=environment
+    )
     _check_output(block, completed)
 
 
 def _typescript_project(workdir: Path, blocks: list[Block]) -> None:
     """The blocks as modules of a project that depends on the built package."""
-    assert (TYPESCRIPT / "dist" / "index.js").is_file(), "typescript/dist is missing: run `npm run build` in typescript/ (make setup does)"
+    assert (TYPESCRIPT / "dist" / "index.js").is_file(), (
+        "typescript/dist is missing: run `npm run build` in typescript/ (make setup does)"
+    )
     (workdir / "node_modules").mkdir()
     (workdir / "node_modules" / "trainwire").symlink_to(TYPESCRIPT, target_is_directory=True)
     (workdir / "package.json").write_text('{"type": "module", "private": true}\n', encoding="utf-8")
     (workdir / "tsconfig.json").write_text(
         '{"extends": "%s", "compilerOptions": {"outDir": "out", "rootDir": ".", "noUnusedLocals": false, "typeRoots": ["%s"]}, "files": [%s]}\n'
-        % (TYPESCRIPT / "tsconfig.base.json", TYPESCRIPT / "node_modules" / "@types", ", ".join(f'"example_{i}.ts"' for i in range(len(blocks)))),
+        % (
+            TYPESCRIPT / "tsconfig.base.json",
+            TYPESCRIPT / "node_modules" / "@types",
+            ", ".join(f'"example_{i}.ts"' for i in range(len(blocks))),
+        ),
         encoding="utf-8",
     )
     for index, block in enumerate(blocks):
@@ -98,10 +114,16 @@ def _typescript_project(workdir: Path, blocks: list[Block]) -> None:
 def _run_typescript(blocks: list[Block], workdir: Path) -> None:
     _typescript_project(workdir, blocks)
     tsc = TYPESCRIPT / "node_modules" / "typescript" / "bin" / "tsc"
-    compiled = subprocess.run(["node", str(tsc), "-p", "tsconfig.json"], cwd=workdir, capture_output=True, text=True, timeout=300)
-    assert compiled.returncode == 0, f"{[block.name for block in blocks]} do not compile:\n{compiled.stdout}{compiled.stderr}"
+    compiled = subprocess.run(
+        ["node", str(tsc), "-p", "tsconfig.json"], cwd=workdir, capture_output=True, text=True, timeout=300
+    )
+    assert compiled.returncode == 0, (
+        f"{[block.name for block in blocks]} do not compile:\n{compiled.stdout}{compiled.stderr}"
+    )
     for index, block in enumerate(blocks):
-        completed = subprocess.run(["node", f"out/example_{index}.js"], cwd=workdir, capture_output=True, text=True, timeout=300)
+        completed = subprocess.run(
+            ["node", f"out/example_{index}.js"], cwd=workdir, capture_output=True, text=True, timeout=300
+        )
         _check_output(block, completed)
 
 
@@ -114,13 +136,17 @@ def test_the_pages_have_examples() -> None:
     assert len(PAGES_WITH_CODE["docs/python.md"]) >= 5
 
 
-@pytest.mark.parametrize("page", [name for name, blocks in PAGES_WITH_CODE.items() if any(b.language == "python" for b in blocks)])
+@pytest.mark.parametrize(
+    "page", [name for name, blocks in PAGES_WITH_CODE.items() if any(b.language == "python" for b in blocks)]
+)
 def test_python_examples_run(page: str, tmp_path: Path) -> None:
     for index, block in enumerate(b for b in PAGES_WITH_CODE[page] if b.language == "python"):
         _run_python(block, tmp_path, index)
 
 
-@pytest.mark.parametrize("page", [name for name, blocks in PAGES_WITH_CODE.items() if any(b.language == "ts" for b in blocks)])
+@pytest.mark.parametrize(
+    "page", [name for name, blocks in PAGES_WITH_CODE.items() if any(b.language == "ts" for b in blocks)]
+)
 def test_typescript_examples_compile_and_run(page: str, tmp_path: Path) -> None:
     _run_typescript([b for b in PAGES_WITH_CODE[page] if b.language == "ts"], tmp_path)
 
@@ -132,25 +158,40 @@ def test_a_block_is_left_out_only_with_a_visible_reason(tmp_path: Path) -> None:
         "<!-- not run -->\n```ts\nconsole.log(1);\n```\n",
         encoding="utf-8",
     )
-    assert [(block.language, block.code) for block in blocks_of(page)] == [("python", "print(1)\n"), ("ts", "console.log(1);\n")]
+    assert [(block.language, block.code) for block in blocks_of(page)] == [
+        ("python", "print(1)\n"),
+        ("ts", "console.log(1);\n"),
+    ]
 
 
 def _tracked_text_files() -> list[Path]:
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
     suffixes = {".md", ".py", ".ts", ".mjs", ".json", ".toml", ".txt", ".sh", ".yml", ".yaml", ".html", ".css", ""}
-    return [ROOT / name.decode() for name in listed if name and Path(name.decode()).suffix in suffixes and (ROOT / name.decode()).is_file()]
+    return [
+        ROOT / name.decode()
+        for name in listed
+        if name and Path(name.decode()).suffix in suffixes and (ROOT / name.decode()).is_file()
+    ]
 
 
 def test_no_file_cites_a_document_outside_the_tree() -> None:
     citing = [
         str(path.relative_to(ROOT))
         for path in _tracked_text_files()
-        if path != Path(__file__).resolve() and re.search(r"\bDESIGN\b", path.read_text(encoding="utf-8", errors="replace"))
+        if path != Path(__file__).resolve()
+        and re.search(r"\bDESIGN\b", path.read_text(encoding="utf-8", errors="replace"))
     ]
-    assert citing == [], "the writer and reader rules are the normative text; these files cite a document not in the tree"
+    assert citing == [], (
+        "the writer and reader rules are the normative text; these files cite a document not in the tree"
+    )
 
 
-@pytest.mark.parametrize("page", sorted({p.relative_to(ROOT).as_posix() for p in [*PAGES, *ROOT.glob("*.md"), *(ROOT / "conformance").glob("*.md")]}))
+@pytest.mark.parametrize(
+    "page",
+    sorted(
+        {p.relative_to(ROOT).as_posix() for p in [*PAGES, *ROOT.glob("*.md"), *(ROOT / "conformance").glob("*.md")]}
+    ),
+)
 def test_relative_links_of_the_pages_resolve(page: str) -> None:
     path = ROOT / page
     targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8"))

@@ -7,13 +7,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import export_streams
 import pytest
 from mlflow.tracking import MlflowClient
 
-import export_streams
 from trainwire.cli import main
-from trainwire.export.mlflow import MAX_ENTITY_KEY_LENGTH, RUN_ID_TAG, mlflow_key
 from trainwire.contract.clock import parse_timestamp_us
+from trainwire.export.mlflow import MAX_ENTITY_KEY_LENGTH, RUN_ID_TAG, mlflow_key
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,11 @@ def test_a_finished_run_arrives_whole(tmp_path: Path, tracking_uri: str) -> None
     assert tags["mlflow.source.git.commit"] == export_streams.PROVENANCE["git_sha"]
     assert tags["trainwire.provenance.packages.torch"] == "2.13.0"
     assert tags["trainwire.provenance.seed"] == "7"
-    assert (tags["trainwire.status"], tags["trainwire.reason"], tags["trainwire.exit_code"]) == ("interrupted", "control_file", "2")
+    assert (tags["trainwire.status"], tags["trainwire.reason"], tags["trainwire.exit_code"]) == (
+        "interrupted",
+        "control_file",
+        "2",
+    )
     assert tags["trainwire.attempt"] == "2"
     assert run.info.status == "KILLED"
 
@@ -96,7 +100,9 @@ def test_exporting_again_adds_only_what_is_new(tmp_path: Path, tracking_uri: str
 def test_follow_keeps_up_with_a_live_run_and_returns_when_it_ends(tmp_path: Path, tracking_uri: str) -> None:
     run = export_streams.start(tmp_path, total_steps=30)
     exit_codes: list[int] = []
-    follower = threading.Thread(target=lambda: exit_codes.append(export(tmp_path, tracking_uri, "live", "--follow", "--poll", "0.05")))
+    follower = threading.Thread(
+        target=lambda: exit_codes.append(export(tmp_path, tracking_uri, "live", "--follow", "--poll", "0.05"))
+    )
     follower.start()
     client = MlflowClient(tracking_uri)
     for step in range(1, 31):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import export_streams
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-import export_streams
 from trainwire.cli import main
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.export.tensorboard import run_directory
@@ -33,10 +33,19 @@ def test_steps_after_a_restart_replace_the_old_ones(tmp_path: Path) -> None:
     board = accumulated(tmp_path / "tb", run_id)
     # the first attempt's steps 3 and 4 are gone: the second attempt's took their place
     assert scalars(board, "train/loss") == [(1, 1.0), (2, 0.5), (3, 3.333333), (4, 2.5), (5, 2.0), (6, 1.666667)]
-    assert scalars(board, "train/learning_rate") == [(1, 0.001), (2, 0.001), (3, 0.0005), (4, 0.0005), (5, 0.0005), (6, 0.0005)]
+    assert scalars(board, "train/learning_rate") == [
+        (1, 0.001),
+        (2, 0.001),
+        (3, 0.0005),
+        (4, 0.0005),
+        (5, 0.0005),
+        (6, 0.0005),
+    ]
     assert scalars(board, "train/accuracy") == [(1, 0.1), (2, 0.2)]
     assert scalars(board, "eval/loss") == [(2, 0.7), (6, 0.4)]
-    first_ts = (tmp_path / "run" / "progress.jsonl").read_text().split('"event":"train.step"')[0].rsplit('"ts":"', 1)[1][:27]
+    first_ts = (
+        (tmp_path / "run" / "progress.jsonl").read_text().split('"event":"train.step"')[0].rsplit('"ts":"', 1)[1][:27]
+    )
     assert board.Scalars("train/loss")[0].wall_time == parse_timestamp_us(first_ts) / 1_000_000
     texts = {tag: board.Tensors(tag)[0].tensor_proto.string_val[0].decode() for tag in board.Tags()["tensors"]}
     assert set(texts) == {"config", "provenance"}

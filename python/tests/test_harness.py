@@ -16,7 +16,9 @@ from trainwire.contract import canonical
 from trainwire.reader.state import read_state
 
 ROOT = Path(__file__).resolve().parents[2]
-MESSAGE = jsonschema.Draft202012Validator(json.loads((ROOT / "schemas" / "bundled" / "harness-v1.schema.json").read_text()))
+MESSAGE = jsonschema.Draft202012Validator(
+    json.loads((ROOT / "schemas" / "bundled" / "harness-v1.schema.json").read_text())
+)
 
 
 class Harness:
@@ -24,7 +26,9 @@ class Harness:
         listing = json.loads((ROOT / "conformance" / "harnesses.json").read_text())
         (python,) = [h for h in listing["harnesses"] if h["name"] == "python"]
         argv = [sys.executable, *python["argv"][1:]]  # the listed argv, with this interpreter
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT
+        )
 
     def send(self, request: Any) -> None:
         assert self.process.stdin is not None
@@ -51,12 +55,22 @@ def test_a_session_over_a_real_pipe() -> None:
 
         stream = (cases_dir() / "oom-restart" / "stream.ndjson").read_bytes()
         chunks = [stream[i : i + 7] for i in range(0, len(stream), 7)]  # split inside lines and characters
-        read = harness.ask({"cmd": "read", "seq": {"case": "oom"}, "chunks": [base64.b64encode(c).decode() for c in chunks]})
+        read = harness.ask(
+            {"cmd": "read", "seq": {"case": "oom"}, "chunks": [base64.b64encode(c).decode() for c in chunks]}
+        )
         assert read["seq"] == {"case": "oom"}
         assert canonical.dumps(read["state"]) == canonical.dumps(read_state(stream))
 
         torn = stream[: stream.rindex(b"run.finished")]
-        live = harness.ask({"cmd": "read", "seq": 2, "chunks": [base64.b64encode(torn).decode()], "now": "2099-01-01T00:00:00Z", "stale_after_s": 60})
+        live = harness.ask(
+            {
+                "cmd": "read",
+                "seq": 2,
+                "chunks": [base64.b64encode(torn).decode()],
+                "now": "2099-01-01T00:00:00Z",
+                "stale_after_s": 60,
+            }
+        )
         assert live["state"]["runs"][0]["status"] == "stale" and live["state"]["partial_tail_bytes"] > 0
 
         scenario = json.loads((cases_dir() / "minimal-run" / "scenario.json").read_text())

@@ -22,12 +22,27 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def trainwire(*arguments: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
-    return subprocess.run([sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=120, cwd=cwd, env=env
+    )
 
 
-def train(directory: Path, *, lr: float = 0.1, steps: int = 6, finish: str | None = "succeeded", restart_at: int | None = None, **start: Any) -> str:
+def train(
+    directory: Path,
+    *,
+    lr: float = 0.1,
+    steps: int = 6,
+    finish: str | None = "succeeded",
+    restart_at: int | None = None,
+    **start: Any,
+) -> str:
     run = Run(directory, step_interval_s=0, heartbeat_interval_s=5)
-    run.start(total_steps=steps, config={"lr": lr, "optim": {"name": "adamw", "betas": [0.9, 0.99]}, "wandb": {"api_key": "k-123"}}, seed=7, **start)
+    run.start(
+        total_steps=steps,
+        config={"lr": lr, "optim": {"name": "adamw", "betas": [0.9, 0.99]}, "wandb": {"api_key": "k-123"}},
+        seed=7,
+        **start,
+    )
     with run.phase("train"):
         for step in range(1, steps + 1):
             run.step(step, loss=2.0 / step + lr, learning_rate=lr, metrics={"tokens": step * 10})
@@ -84,10 +99,17 @@ def test_a_resumed_run_appends_and_the_journal_follows_the_latest_run(tmp_path: 
 
 
 def git(cwd: Path, *arguments: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.org", "-c", "user.name=t", *arguments], cwd=cwd, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.org", "-c", "user.name=t", *arguments],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
-def test_a_dirty_tree_leaves_a_masked_diff_referenced_from_run_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_dirty_tree_leaves_a_masked_diff_referenced_from_run_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -169,7 +191,9 @@ def test_diff_shows_config_provenance_and_metrics_side_by_side(tmp_path: Path) -
     assert missing.returncode == 1 and "no progress.jsonl" in missing.stderr and "Traceback" not in missing.stderr
 
 
-def test_a_journal_that_cannot_be_written_never_breaks_the_run(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_journal_that_cannot_be_written_never_breaks_the_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     (tmp_path / SUMMARY_FILE).mkdir()  # summary.json cannot be replaced
     (tmp_path / CONFIG_FILE).mkdir()
     run_id = train(tmp_path)

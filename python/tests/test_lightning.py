@@ -13,8 +13,8 @@ from typing import Any
 import lightning.pytorch as pl
 import pytest
 import torch
-
 from stream_files import stream_of
+
 from trainwire import Run
 from trainwire.integrations.lightning import CHECKPOINT_KEY, TrainwireCallback
 from trainwire.reader.invariants import check_stream
@@ -75,7 +75,10 @@ def test_a_fit_writes_steps_epochs_validation_and_checkpoints(tmp_path: Path) ->
     saved = [(line["step"], line["path"], line["reason"]) for line in stream if line["event"] == "checkpoint.saved"]
     assert [step for step, _, _ in saved] == [4, 8, 12] and all(reason == "periodic" for *_, reason in saved)
     assert all((tmp_path / path).is_file() for _, path, _ in saved)
-    assert torch.load(tmp_path / saved[0][1], weights_only=False)[CHECKPOINT_KEY] == {"run_id": stream[0]["run_id"], "step": 4}
+    assert torch.load(tmp_path / saved[0][1], weights_only=False)[CHECKPOINT_KEY] == {
+        "run_id": stream[0]["run_id"],
+        "step": 4,
+    }
     assert (stream[-1]["status"], stream[-1]["exit_code"], stream[-1]["step"]) == ("succeeded", 0, 12)
 
 
@@ -94,7 +97,12 @@ def test_a_control_file_stops_after_the_step_with_one_checkpoint(tmp_path: Path)
     assert (saved["step"], saved["reason"], saved["path"]) == (3, "stop", "checkpoints/stop-step=3.ckpt")
     assert (tmp_path / saved["path"]).is_file()
     assert ended["status"] == "interrupted"
-    assert (finished["status"], finished["reason"], finished["step"], finished["exit_code"]) == ("interrupted", "control_file", 3, 2)
+    assert (finished["status"], finished["reason"], finished["step"], finished["exit_code"]) == (
+        "interrupted",
+        "control_file",
+        3,
+        2,
+    )
     assert trainer.global_step == 3
     with pytest.raises(Exception, match="control_file"):
         callback.raise_if_stopped()
@@ -136,7 +144,9 @@ def test_an_out_of_memory_fit_followed_by_a_smaller_one_is_a_restart(tmp_path: P
     phases = [(line["phase"], line["status"]) for line in stream if line["event"] == "phase.ended"]
     assert phases == [("train", "failed"), ("train", "ok")]
     restarts = [line for line in stream if line["event"] == "train.restarted"]
-    assert [(line["reason"], line["attempt"], line["previous_step"], line["step"]) for line in restarts] == [("oom", 2, 2, 0)]
+    assert [(line["reason"], line["attempt"], line["previous_step"], line["step"]) for line in restarts] == [
+        ("oom", 2, 2, 0)
+    ]
     assert [line["step"] for line in stream if line["event"] == "train.step"] == [1, 2, 1, 2, 3, 4]
     assert (stream[-1]["status"], stream[-1]["step"]) == ("succeeded", 4)
 

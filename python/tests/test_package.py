@@ -11,9 +11,9 @@ import trainwire
 
 
 def test_public_names_resolve_to_their_modules() -> None:
-    from trainwire.writer.run import Run
     from trainwire.reader.state import read_state
     from trainwire.stop import request_stop
+    from trainwire.writer.run import Run
 
     assert trainwire.Run is Run
     assert trainwire.read_state is read_state

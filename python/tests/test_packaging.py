@@ -19,15 +19,25 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from trainwire.conformance.paths import suite_version
-from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the environment of a user: no PYTHONPATH pointing into this checkout
 OUTSIDE = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
 SUITE_FILES = ("suite.json", "normalisation.json", "cases.schema.json", "validation-cases.json")
-SUBCOMMANDS = (["tail"], ["state"], ["validate"], ["stop"], ["schema"], ["demo"], ["demo", "run"], ["conformance"], ["conformance", "run"])
+SUBCOMMANDS = (
+    ["tail"],
+    ["state"],
+    ["validate"],
+    ["stop"],
+    ["schema"],
+    ["demo"],
+    ["demo", "run"],
+    ["conformance"],
+    ["conformance", "run"],
+)
 
 
 def _closure(*names: str) -> list[metadata.Distribution]:
@@ -64,11 +74,22 @@ def _link_distributions(target: Path, distributions: list[metadata.Distribution]
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The sdist (built without Node on the PATH) and the wheel built from that sdist."""
     work = tmp_path_factory.mktemp("build")
-    shutil.copytree(ROOT / "python", work / "project", ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__", "tests"))
+    shutil.copytree(
+        ROOT / "python", work / "project", ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__", "tests")
+    )
     no_node = {**os.environ, "PATH": str(work / "empty-path")}
     sdist = subprocess.run(
-        [sys.executable, "-c", "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))", str(work / "dist")],
-        cwd=work / "project", env=no_node, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))",
+            str(work / "dist"),
+        ],
+        cwd=work / "project",
+        env=no_node,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert sdist.returncode == 0, sdist.stderr
     sdist_path = work / "dist" / sdist.stdout.strip().splitlines()[-1]
@@ -76,8 +97,23 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         archive.extractall(work / "unpacked", filter="data")
     (unpacked,) = (work / "unpacked").iterdir()
     wheel = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--quiet", "-w", str(work / "dist"), str(unpacked)],
-        env=no_node, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--quiet",
+            "-w",
+            str(work / "dist"),
+            str(unpacked),
+        ],
+        env=no_node,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert wheel.returncode == 0, wheel.stderr
     (wheel_path,) = (work / "dist").glob("*.whl")
@@ -90,10 +126,33 @@ def venv(built: dict[str, Path]) -> Path:
     home = built["work"] / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(home)], check=True, timeout=300)
     python = home / "bin" / "python"
-    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True, check=True, env=OUTSIDE).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=OUTSIDE,
+        ).stdout.strip()
+    )
     installed = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "--ignore-installed", "--quiet", str(built["wheel"])],
-        capture_output=True, text=True, timeout=300, env=OUTSIDE,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--ignore-installed",
+            "--quiet",
+            str(built["wheel"]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=OUTSIDE,
     )
     assert installed.returncode == 0, installed.stderr
     base = _link_distributions(built["work"] / "deps-base", _closure("pydantic"))
@@ -102,13 +161,17 @@ def venv(built: dict[str, Path]) -> Path:
 
 
 def _trainwire(venv: Path, *arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(venv / "bin" / "trainwire"), *arguments], cwd=cwd, capture_output=True, text=True, timeout=600, env=OUTSIDE)
+    return subprocess.run(
+        [str(venv / "bin" / "trainwire"), *arguments], cwd=cwd, capture_output=True, text=True, timeout=600, env=OUTSIDE
+    )
 
 
 def test_the_wheel_carries_the_suite_readme_and_license(built: dict[str, Path]) -> None:
     with zipfile.ZipFile(built["wheel"]) as wheel:
         names = wheel.namelist()
-        meta = email.message_from_bytes(wheel.read(next(name for name in names if name.endswith(".dist-info/METADATA"))))
+        meta = email.message_from_bytes(
+            wheel.read(next(name for name in names if name.endswith(".dist-info/METADATA")))
+        )
     suite = "trainwire/conformance/suite/"
     assert all(suite + name in names for name in SUITE_FILES)
     cases = {name.split("/")[4] for name in names if name.startswith(suite + "cases/")}
@@ -116,7 +179,10 @@ def test_the_wheel_carries_the_suite_readme_and_license(built: dict[str, Path]) 
     assert suite + "cases/minimal-run/scenario.json" in names and suite + "cases/minimal-run/stream.ndjson" in names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     assert meta["License-Expression"] == "Apache-2.0"
-    assert meta["Description-Content-Type"] == "text/markdown" and "pip install 'trainwire[conformance]'" in meta.get_payload()
+    assert (
+        meta["Description-Content-Type"] == "text/markdown"
+        and "pip install 'trainwire[conformance]'" in meta.get_payload()
+    )
     assert "Home-page" not in meta and "Project-URL" not in meta
     assert {"conformance", "transformers"} <= set(meta.get_all("Provides-Extra"))
     with tarfile.open(built["sdist"]) as sdist:
@@ -125,11 +191,20 @@ def test_the_wheel_carries_the_suite_readme_and_license(built: dict[str, Path]) 
 
 
 def test_without_extras_every_help_works_and_commands_name_their_extra(venv: Path, tmp_path: Path) -> None:
-    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import trainwire; print(trainwire.__file__)"], capture_output=True, text=True, env=OUTSIDE, cwd=tmp_path)
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import trainwire; print(trainwire.__file__)"],
+        capture_output=True,
+        text=True,
+        env=OUTSIDE,
+        cwd=tmp_path,
+    )
     assert Path(where.stdout.strip()).is_relative_to(venv), where  # the wheel, not this checkout
     for arguments in ([], *SUBCOMMANDS):
         shown = _trainwire(venv, *arguments, "--help", cwd=tmp_path)
-        assert shown.returncode == 0 and "usage:" in shown.stdout and "Traceback" not in shown.stderr, (arguments, shown.stderr)
+        assert shown.returncode == 0 and "usage:" in shown.stdout and "Traceback" not in shown.stderr, (
+            arguments,
+            shown.stderr,
+        )
     conformance = _trainwire(venv, "conformance", "run", "--harness", "harness", cwd=tmp_path)
     assert (conformance.returncode, "Traceback" in conformance.stderr) == (1, False), conformance.stderr
     assert "pip install 'trainwire[conformance]'" in conformance.stderr
@@ -138,7 +213,9 @@ def test_without_extras_every_help_works_and_commands_name_their_extra(venv: Pat
     assert "pip install 'trainwire[transformers]'" in demo.stderr
 
 
-def test_with_the_conformance_extra_the_suite_runs_from_any_directory(venv: Path, built: dict[str, Path], tmp_path: Path) -> None:
+def test_with_the_conformance_extra_the_suite_runs_from_any_directory(
+    venv: Path, built: dict[str, Path], tmp_path: Path
+) -> None:
     extra = _link_distributions(built["work"] / "deps-conformance", _closure("jsonschema", "rfc3339-validator"))
     site_pth = next((venv / "lib").glob("python*/site-packages/trainwire-test-deps.pth"))
     site_pth.write_text(site_pth.read_text(encoding="utf-8") + f"{extra}\n", encoding="utf-8")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from stream_files import free_port, stream_of
+
 from trainwire.reader.invariants import check_stream
 from trainwire.stop import request_stop
 
@@ -46,7 +47,11 @@ def assert_interrupted_with_one_checkpoint(output_dir: Path, step: int) -> list[
     assert phases == [("train", "interrupted")]
     finished = stream[-1]
     assert (finished["event"], finished["status"], finished["reason"], finished["step"], finished["exit_code"]) == (
-        "run.finished", "interrupted", "control_file", step, 2
+        "run.finished",
+        "interrupted",
+        "control_file",
+        step,
+        2,
     )
     return stream
 

@@ -45,7 +45,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def trainwire(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
 
 
 def test_series_hold_loss_evals_restarts_and_checkpoints(runs: Path) -> None:
@@ -53,7 +55,9 @@ def test_series_hold_loss_evals_restarts_and_checkpoints(runs: Path) -> None:
     (demo,) = load_runs(stream)
     assert demo.status == "succeeded"
     written = [json.loads(line) for line in stream.read_text("utf-8").splitlines()]
-    assert demo.series.uplot("loss")[0] == [line["step"] for line in written if line["event"] == "train.step" and line["loss"] is not None]
+    assert demo.series.uplot("loss")[0] == [
+        line["step"] for line in written if line["event"] == "train.step" and line["loss"] is not None
+    ]
     assert demo.series.uplot("eval/eval/loss")[0] == [4, 8]
     assert [marker["step"] for marker in demo.series.markers if marker["kind"] == "checkpoint"] == [4, 8]
     (restarted,) = load_runs(runs / "restarted" / "progress.jsonl")
@@ -73,7 +77,9 @@ def test_plot_html_renders_in_chromium_with_every_run_and_point(runs: Path, tmp_
     assert "<script src" not in page and "<link" not in page  # self-contained: works offline
     series = load_runs(runs / "demo" / "progress.jsonl") + load_runs(runs / "restarted" / "progress.jsonl")
     # each chart joins its curves on one step axis (as the dashboard does)
-    expected_points = [len({step for curve in chart["series"] for step in curve["steps"]}) for chart in chart_specs(series)]
+    expected_points = [
+        len({step for curve in chart["series"] for step in curve["steps"]}) for chart in chart_specs(series)
+    ]
     with tempfile.TemporaryDirectory() as profile:
         dom = subprocess.run(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -84,7 +90,7 @@ def test_plot_html_renders_in_chromium_with_every_run_and_point(runs: Path, tmp_
     assert [int(points) for points in re.findall(r'data-points="(\d+)"', dom)] == expected_points, dom[:2000]
     assert dom.count("<canvas") == len(chart_specs(series)) >= 3  # loss, learning rate, each eval metric
     cells = re.findall(r"<td>([^<]*)</td>", dom)
-    assert [series[0].run_id, "succeeded"] == cells[0:2] and ["restarted-run", "succeeded"] == cells[3:5]
+    assert [series[0].run_id, "succeeded"] == cells[0:2] and cells[3:5] == ["restarted-run", "succeeded"]
     assert "restarted-run: restart (oom) at step 5" in dom
 
 

@@ -43,7 +43,9 @@ def test_the_lazy_table_serves_exactly_the_exported_names() -> None:
 def test_each_exported_member_has_a_docstring(name: str, member: Any) -> None:
     if inspect.isclass(member) or inspect.isfunction(member):
         assert (member.__doc__ or "").strip(), f"{name} has no docstring"
-        assert member.__doc__ is not (member.__mro__[1].__doc__ if inspect.isclass(member) else None), f"{name} inherits its docstring"
+        assert member.__doc__ is not (member.__mro__[1].__doc__ if inspect.isclass(member) else None), (
+            f"{name} inherits its docstring"
+        )
     else:
         assert isinstance(member, VALUES) or name in ("Event", "EVENT_ADAPTER"), f"{name}: document it in code"
 

@@ -173,7 +173,9 @@ def test_rank_comes_from_an_initialised_process_group_first(monkeypatch: pytest.
     assert global_rank() == 1
 
 
-def test_rank_of_a_real_process_group_wins_over_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rank_of_a_real_process_group_wins_over_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import torch.distributed as dist
 
     monkeypatch.setenv("RANK", "7")

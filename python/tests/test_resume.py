@@ -6,17 +6,24 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from typescript_side import typescript_lines
+
 from trainwire.conformance.paths import cases_dir
 from trainwire.contract import canonical
 from trainwire.reader.state import StreamReader
-from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(cases_dir().iterdir())
 
 
 def _line(seq: int, name: str, second: int, **payload: object) -> bytes:
-    envelope = {"schema_version": 1, "seq": seq, "ts": f"2026-11-29T10:00:{second:02d}.000000Z", "run_id": "r1", "event": name}
+    envelope = {
+        "schema_version": 1,
+        "seq": seq,
+        "ts": f"2026-11-29T10:00:{second:02d}.000000Z",
+        "run_id": "r1",
+        "event": name,
+    }
     return json.dumps({**envelope, **payload}).encode() + b"\n"
 
 
@@ -34,7 +41,9 @@ def _resumed(data: bytes, at: int) -> StreamReader:
 
 
 def test_a_resumed_reader_still_sees_a_sequence_gap_and_a_silent_run() -> None:
-    started = _line(1, "run.started", 0, producer={"name": "t", "version": "1"}, total_steps=None, heartbeat_interval_s=5)
+    started = _line(
+        1, "run.started", 0, producer={"name": "t", "version": "1"}, total_steps=None, heartbeat_interval_s=5
+    )
     later = _line(4, "run.heartbeat", 1)
     first = StreamReader()
     first.feed(started)
@@ -55,7 +64,12 @@ def test_resuming_mid_stream_gives_the_uninterrupted_state_in_both_languages() -
     cases = [json.loads((case / "case.json").read_text(encoding="utf-8")) for case in CASES]
     streams = [(case / "stream.ndjson").read_bytes() for case in CASES]
     request = [
-        {"path": str(case / "stream.ndjson"), "now": spec.get("now"), "stale_after_s": spec.get("stale_after_s"), "resume_at": _split(data)}
+        {
+            "path": str(case / "stream.ndjson"),
+            "now": spec.get("now"),
+            "stale_after_s": spec.get("stale_after_s"),
+            "resume_at": _split(data),
+        }
         for case, spec, data in zip(CASES, cases, streams)
     ]
     typescript = typescript_lines("ts_canonical_states.mjs", request)

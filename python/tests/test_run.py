@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
+from trainwire.conformance.schema_check import load_bundle, validator_for
 from trainwire.contract.clock import FakeClock, SystemClock, format_ts
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.models import EVENT_ADAPTER, EVENT_NAMES
-from trainwire.writer.run import Run
 from trainwire.contract.status import EXIT_CODES
-from trainwire.conformance.schema_check import load_bundle, validator_for
+from trainwire.writer.run import Run
 from trainwire.writer.sinks import FileSink, MemorySink
 
 START = "2026-11-29T10:00:00Z"
@@ -58,11 +58,23 @@ def of(events: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
 
 
 def every_event(run: Run, clock: FakeClock, output_dir: Path) -> None:
-    run.start(total_steps=4, total_epochs=1, config={"lr": 0.1}, seed=7, world_size=1, resumed_from=None, total_trials=1)
+    run.start(
+        total_steps=4, total_epochs=1, config={"lr": 0.1}, seed=7, world_size=1, resumed_from=None, total_trials=1
+    )
     run.trial_started(1, {"lr": 0.1, "layers": [1, 2], "name": "a", "flag": True, "none": None}, baseline=True)
     with run.phase("train", total=4, unit="batches", cycle=1, total_cycles=1, trial=1):
-        run.step(1, loss=2.0, learning_rate=0.1, grad_norm=1.0, samples_per_s=3.0, tokens_per_s=4.0,
-                 tokens_seen=5, metrics={"acc": 0.5}, memory={"cpu": {"peak_bytes": 1024}}, trial=1)
+        run.step(
+            1,
+            loss=2.0,
+            learning_rate=0.1,
+            grad_norm=1.0,
+            samples_per_s=3.0,
+            tokens_per_s=4.0,
+            tokens_seen=5,
+            metrics={"acc": 0.5},
+            memory={"cpu": {"peak_bytes": 1024}},
+            trial=1,
+        )
         run.advance(4)
         clock.advance(1)
         run.heartbeat()
@@ -74,7 +86,9 @@ def every_event(run: Run, clock: FakeClock, output_dir: Path) -> None:
         run.epoch(1, 4, {"loss": 0.25})
         run.eval(4, {"loss": 0.3}, epoch=1.0)
         run.checkpoint(4, output_dir / "checkpoint-4", "final")
-    run.trial_ended(1, "succeeded", metrics={"loss": 0.3}, best={"trial": 1, "metric": "loss", "value": 0.3}, accepted=True)
+    run.trial_ended(
+        1, "succeeded", metrics={"loss": 0.3}, best={"trial": 1, "metric": "loss", "value": 0.3}, accepted=True
+    )
     run.stop_requested("api", reason="enough", requested_by="test")
     run.stop_for("loss < 0.5")
     run.emit("x_vendor.noted", x_note="hé")
@@ -91,7 +105,9 @@ def test_every_event_kind_is_written_valid_in_schema_order(tmp_path: Path) -> No
     assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
     assert events[-1]["event"] == "run.finished" and len(of(events, "run.finished")) == 1
     bundle = load_bundle()["$defs"]
-    titles = {definition.get("properties", {}).get("event", {}).get("const"): definition for definition in bundle.values()}
+    titles = {
+        definition.get("properties", {}).get("event", {}).get("const"): definition for definition in bundle.values()
+    }
     for event in events:
         keys = list(event)
         assert keys[:5] == ENVELOPE
@@ -101,12 +117,22 @@ def test_every_event_kind_is_written_valid_in_schema_order(tmp_path: Path) -> No
     started = events[0]
     assert started["producer"] == {"name": "trainwire", "version": "0.1.0"}
     assert started["provenance"]["seed"] == 7 and started["heartbeat_interval_s"] == 5
-    assert of(events, "trial.started")[0]["params"] == {"lr": 0.1, "layers": "[1, 2]", "name": "a", "flag": True, "none": None}
+    assert of(events, "trial.started")[0]["params"] == {
+        "lr": 0.1,
+        "layers": "[1, 2]",
+        "name": "a",
+        "flag": True,
+        "none": None,
+    }
     assert of(events, "checkpoint.saved")[0]["path"] == "checkpoint-4"
     assert of(events, "x_vendor.noted")[0]["x_note"] == "hé"
     assert "hé".encode() in (tmp_path / "progress.jsonl").read_bytes()  # UTF-8, not \u escaped
     finished = events[-1]
-    assert finished["step"] == 4 and finished["checkpoint"] == "checkpoint-4" and finished["artifacts"] == {"model": "model"}
+    assert (
+        finished["step"] == 4
+        and finished["checkpoint"] == "checkpoint-4"
+        and finished["artifacts"] == {"model": "model"}
+    )
     assert run.status == "succeeded" and run.exit_code == 0 and run.closed
 
 
@@ -198,8 +224,11 @@ def test_derived_fields_follow_the_current_attempt_after_a_restart() -> None:
 
 def test_a_resumed_run_does_not_count_restored_steps() -> None:
     run, sink, clock = fake_run(step_interval_s=0)
-    run.start(total_steps=1000, resumed_from={"run_id": "earlier", "checkpoint": "checkpoint-500", "step": 500},
-              provenance=False)
+    run.start(
+        total_steps=1000,
+        resumed_from={"run_id": "earlier", "checkpoint": "checkpoint-500", "step": 500},
+        provenance=False,
+    )
     for step in (501, 502, 510):
         clock.advance(1)
         run.step(step)
@@ -238,11 +267,10 @@ def test_non_finite_numbers_are_written_as_null(tmp_path: Path) -> None:
 
 
 def test_a_failed_run_writes_the_error_cut_to_200_characters_and_reraises(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="x{300}"):
-        with Run(tmp_path, run_id="fails", heartbeat_interval_s=None) as run:
-            run.start(total_steps=None, provenance=False)
-            with run.phase("train"):
-                raise ValueError("x" * 300)
+    with pytest.raises(ValueError, match="x{300}"), Run(tmp_path, run_id="fails", heartbeat_interval_s=None) as run:
+        run.start(total_steps=None, provenance=False)
+        with run.phase("train"):
+            raise ValueError("x" * 300)
     events = read_events(tmp_path / "progress.jsonl")
     assert of(events, "phase.ended")[0]["status"] == "failed"
     finished = events[-1]
@@ -252,29 +280,32 @@ def test_a_failed_run_writes_the_error_cut_to_200_characters_and_reraises(tmp_pa
 
 
 def test_run_interrupted_ends_the_run_interrupted_and_goes_on(tmp_path: Path) -> None:
-    with pytest.raises(RunInterrupted):
-        with Run(tmp_path, run_id="stops", heartbeat_interval_s=None) as run:
-            run.start(total_steps=None, provenance=False)
-            run.stop_requested("control_file", reason="operator")
-            with run.phase("train"):
-                raise RunInterrupted("control_file")
+    with pytest.raises(RunInterrupted), Run(tmp_path, run_id="stops", heartbeat_interval_s=None) as run:
+        run.start(total_steps=None, provenance=False)
+        run.stop_requested("control_file", reason="operator")
+        with run.phase("train"):
+            raise RunInterrupted("control_file")
     events = read_events(tmp_path / "progress.jsonl")
     assert of(events, "phase.ended")[0]["status"] == "interrupted"
     assert (events[-1]["status"], events[-1]["reason"], events[-1]["exit_code"]) == ("interrupted", "control_file", 2)
 
 
 def test_keyboard_interrupt_ends_the_run_interrupted_by_sigint(tmp_path: Path) -> None:
-    with pytest.raises(KeyboardInterrupt):
-        with Run(tmp_path, run_id="ctrl-c", heartbeat_interval_s=None) as run:
-            run.start(total_steps=None, provenance=False)
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), Run(tmp_path, run_id="ctrl-c", heartbeat_interval_s=None) as run:
+        run.start(total_steps=None, provenance=False)
+        raise KeyboardInterrupt
     finished = read_events(tmp_path / "progress.jsonl")[-1]
     assert (finished["status"], finished["reason"]) == ("interrupted", "sigint")
 
 
 @pytest.mark.parametrize(
     ("source", "signal", "reason"),
-    [("signal", "SIGTERM", "sigterm"), ("signal", "SIGINT", "sigint"), ("api", None, "api"), ("control_file", None, "control_file")],
+    [
+        ("signal", "SIGTERM", "sigterm"),
+        ("signal", "SIGINT", "sigint"),
+        ("api", None, "api"),
+        ("control_file", None, "control_file"),
+    ],
 )
 def test_a_stop_request_gives_the_reason_of_the_interrupted_run(source: str, signal: str | None, reason: str) -> None:
     run, sink, _ = fake_run()
@@ -345,7 +376,12 @@ def test_a_sink_whose_file_was_closed_underneath_is_disabled(tmp_path: Path, cap
     run.eval(2, {})
     run.finish()
     assert sum(record.levelno == logging.WARNING for record in caplog.records) == 1
-    assert [event["event"] for event in checked(memory.lines)] == ["run.started", "eval.completed", "eval.completed", "run.finished"]
+    assert [event["event"] for event in checked(memory.lines)] == [
+        "run.started",
+        "eval.completed",
+        "eval.completed",
+        "run.finished",
+    ]
     assert len(read_events(tmp_path / "progress.jsonl")) == 1
 
 

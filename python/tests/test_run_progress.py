@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from strict_streams import file_run, of, strict_lines
+
 from trainwire.writer.checks import RejectedInput
 
 
@@ -28,13 +28,17 @@ def counted_phase(
     return strict_lines(path)
 
 
-def test_an_evaluation_of_5000_items_is_throttled_like_steps_with_its_first_and_last_count_written(tmp_path: Path) -> None:
+def test_an_evaluation_of_5000_items_is_throttled_like_steps_with_its_first_and_last_count_written(
+    tmp_path: Path,
+) -> None:
     events = counted_phase(tmp_path, "evaluate", interval_s=1.0, counts=5000, every_s=0.001, total=5000, unit="items")
 
     progress = of(events, "phase.progress")
     assert progress[0]["done"] == 1 and progress[-1]["done"] == 5000
     assert 5 <= len(progress) <= 7  # about one a second over 5 s
-    assert all(event["phase"] == "evaluate" and event["total"] == 5000 and event["unit"] == "items" for event in progress)
+    assert all(
+        event["phase"] == "evaluate" and event["total"] == 5000 and event["unit"] == "items" for event in progress
+    )
     middle = progress[2]
     assert middle["eta_s"] == pytest.approx(0.001 * (5000 - middle["done"]), abs=1e-6)
     assert progress[-1]["eta_s"] == 0.0
@@ -65,12 +69,14 @@ def test_advance_counts_in_the_innermost_open_phase_of_its_thread_and_needs_one(
         with run.phase("judge", total=4):
             run.advance(4)
         run.advance()
-    with pytest.raises(RejectedInput, match="not an integer"):
-        with run.phase("save"):
-            run.advance(-1)
+    with pytest.raises(RejectedInput, match="not an integer"), run.phase("save"):
+        run.advance(-1)
     run.finish()
     progress = of(strict_lines(path), "phase.progress")
-    assert [(event["phase"], event["done"], event["total"]) for event in progress] == [("judge", 4, 4), ("benchmark", 1, 2)]
+    assert [(event["phase"], event["done"], event["total"]) for event in progress] == [
+        ("judge", 4, 4),
+        ("benchmark", 1, 2),
+    ]
 
 
 def test_a_repeated_phase_says_which_cycle_of_how_many_on_its_start_and_end(tmp_path: Path) -> None:
@@ -83,7 +89,11 @@ def test_a_repeated_phase_says_which_cycle_of_how_many_on_its_start_and_end(tmp_
     run.phase_ended("judge")
     run.finish()
     events = strict_lines(path)
-    phases = [(event["event"], event["phase"], event.get("cycle"), event.get("total_cycles", "absent")) for event in events if event["event"].startswith("phase.")]
+    phases = [
+        (event["event"], event["phase"], event.get("cycle"), event.get("total_cycles", "absent"))
+        for event in events
+        if event["event"].startswith("phase.")
+    ]
     assert phases == [
         ("phase.started", "search", 1, 5),
         ("phase.ended", "search", 1, 5),
@@ -97,7 +107,10 @@ def test_a_repeated_phase_says_which_cycle_of_how_many_on_its_start_and_end(tmp_
 def test_a_step_carries_the_memory_of_each_local_device(tmp_path: Path) -> None:
     run, clock, path = file_run(tmp_path, step_interval_s=0)
     run.start(provenance=False)
-    gpus = {f"cuda:{index}": {"allocated_bytes": 2**30, "reserved_bytes": 2**31, "peak_bytes": 3 * 2**30} for index in range(2)}
+    gpus = {
+        f"cuda:{index}": {"allocated_bytes": 2**30, "reserved_bytes": 2**31, "peak_bytes": 3 * 2**30}
+        for index in range(2)
+    }
     run.step(1, memory=gpus)
     run.step(2, memory={"cpu": {"peak_bytes": 512 * 2**20}})
     run.step(3)
@@ -124,7 +137,13 @@ def test_after_a_rollback_steps_go_back_in_the_same_attempt_and_the_eta_takes_th
     events = strict_lines(path)
 
     (rollback,) = of(events, "train.rolled_back")
-    assert rollback == {**rollback, "previous_step": 6, "step": 3, "checkpoint": "checkpoint-3", "reason": "loss diverged"}
+    assert rollback == {
+        **rollback,
+        "previous_step": 6,
+        "step": 3,
+        "checkpoint": "checkpoint-3",
+        "reason": "loss diverged",
+    }
     assert of(events, "train.restarted") == []
     steps = of(events, "train.step")
     assert [event["step"] for event in steps] == [1, 6, 4, 10]  # the first step after the rollback is written at once
@@ -148,11 +167,19 @@ def test_a_stop_for_a_criterion_ends_the_run_interrupted_with_the_criterion_writ
     (stop,) = of(events, "stop.requested")
     assert (stop["source"], stop["signal"], stop["criterion"]) == ("api", None, "loss > 10 after step 400")
     (finished,) = of(events, "run.finished")
-    assert (finished["status"], finished["reason"], finished["exit_code"], finished["step"]) == ("interrupted", "api", 2, 401)
+    assert (finished["status"], finished["reason"], finished["exit_code"], finished["step"]) == (
+        "interrupted",
+        "api",
+        2,
+        401,
+    )
     assert run.status == "interrupted" and run.exit_code == 2
 
 
-@pytest.mark.parametrize(("status", "given", "written"), [("failed", 6, 6), ("succeeded", 0, 0), ("succeeded", None, 0), ("reverted", None, 3)])
+@pytest.mark.parametrize(
+    ("status", "given", "written"),
+    [("failed", 6, 6), ("succeeded", 0, 0), ("succeeded", None, 0), ("reverted", None, 3)],
+)
 def test_finish_writes_a_hosts_own_exit_code(tmp_path: Path, status: str, given: int | None, written: int) -> None:
     run, clock, path = file_run(tmp_path)
     run.start(provenance=False)

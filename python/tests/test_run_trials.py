@@ -9,12 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from strict_streams import file_run, of, strict_lines
+
 from trainwire.contract.errors import RunInterrupted
 from trainwire.writer.checks import RejectedInput
 
-STEPPED = ("train.step", "train.epoch", "eval.completed", "checkpoint.saved", "train.restarted", "phase.started", "phase.ended")
+STEPPED = (
+    "train.step",
+    "train.epoch",
+    "eval.completed",
+    "checkpoint.saved",
+    "train.restarted",
+    "phase.started",
+    "phase.ended",
+)
 
 
 def attempts(events: list[dict[str, Any]]) -> dict[tuple[int, int], list[int]]:
@@ -29,7 +37,9 @@ def attempts(events: list[dict[str, Any]]) -> dict[tuple[int, int], list[int]]:
     return steps
 
 
-def test_a_sweep_of_three_trials_with_a_restart_in_trial_2_writes_every_first_step_and_never_steps_back(tmp_path: Path) -> None:
+def test_a_sweep_of_three_trials_with_a_restart_in_trial_2_writes_every_first_step_and_never_steps_back(
+    tmp_path: Path,
+) -> None:
     run, clock, path = file_run(tmp_path, step_interval_s=1.0)
     run.start(total_steps=10, total_trials=3, provenance=False)
     for number in (1, 2, 3):
@@ -67,7 +77,11 @@ def test_a_sweep_of_three_trials_with_a_restart_in_trial_2_writes_every_first_st
     (restart,) = of(events, "train.restarted")
     assert (restart["trial"], restart["attempt"], restart["previous_step"]) == (2, 2, 5)
     ended = of(events, "trial.ended")
-    assert [(event["trial"], event["status"], event["metrics"]["eval_loss"]) for event in ended] == [(1, "succeeded", 0.5), (2, "succeeded", 0.25), (3, "succeeded", 0.5 / 3)]
+    assert [(event["trial"], event["status"], event["metrics"]["eval_loss"]) for event in ended] == [
+        (1, "succeeded", 0.5),
+        (2, "succeeded", 0.25),
+        (3, "succeeded", 0.5 / 3),
+    ]
     assert ended[0]["duration_s"] == pytest.approx(4.0)
     assert of(events, "run.finished")[0]["step"] == 10
 
@@ -122,7 +136,9 @@ def test_each_thread_stamps_the_trial_of_its_own_scope(tmp_path: Path) -> None:
 
     for number in (1, 2):
         assert [event["step"] for event in of(events, "train.step") if event.get("trial") == number] == [1, 2, 3]
-        assert [event["event"] for event in events if event["event"].startswith("phase.") and event["trial"] == number] == ["phase.started", "phase.ended"]
+        assert [
+            event["event"] for event in events if event["event"].startswith("phase.") and event["trial"] == number
+        ] == ["phase.started", "phase.ended"]
     assert "trial" not in of(events, "train.step")[-1]
 
 
@@ -132,14 +148,12 @@ def test_the_trial_scope_maps_how_its_block_ends_to_the_trial_status(tmp_path: P
     with run.trial(1, {"kind": "baseline"}, baseline=True) as outcome:
         outcome.metrics, outcome.accepted = {"score": 0.5}, True
         outcome.best = {"trial": 1, "metric": "score", "value": 0.5}
-    with pytest.raises(ValueError, match="diverged"):
-        with run.trial(2, {"lr": 1.0}):
-            raise ValueError("diverged")
+    with pytest.raises(ValueError, match="diverged"), run.trial(2, {"lr": 1.0}):
+        raise ValueError("diverged")
     with run.trial(3, {"lr": 0.5}) as outcome:
         outcome.status = "pruned"
-    with pytest.raises(RunInterrupted):
-        with run.trial(4, {"lr": 0.1}, attempt=2):
-            raise RunInterrupted("api")
+    with pytest.raises(RunInterrupted), run.trial(4, {"lr": 0.1}, attempt=2):
+        raise RunInterrupted("api")
     run.finish()
     events = strict_lines(path)
 

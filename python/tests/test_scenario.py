@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from trainwire.conformance.paths import cases_dir
-from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.conformance.scenario import play
 from trainwire.conformance.schema_check import validator_for
+from trainwire.contract.models import EVENT_ADAPTER
 
 CASES = cases_dir()
 
@@ -21,12 +21,24 @@ SCENARIO: dict[str, Any] = {
     "start_time": "2026-11-29T10:00:00Z",
     "step_interval_s": 1,
     "actions": [
-        {"do": "start", "run_id": "first", "total_steps": 4, "heartbeat_interval_s": 10,
-         "stage": {"name": "sft", "index": 1, "count": 2}, "config": {"api_key": "k", "lr": 0.1}},
+        {
+            "do": "start",
+            "run_id": "first",
+            "total_steps": 4,
+            "heartbeat_interval_s": 10,
+            "stage": {"name": "sft", "index": 1, "count": 2},
+            "config": {"api_key": "k", "lr": 0.1},
+        },
         {"do": "phase_start", "phase": "train"},
         {"do": "advance", "seconds": 0.5},
-        {"do": "step", "step": 1, "loss": "NaN", "learning_rate": 0.1, "grad_norm": "Infinity",
-         "metrics": {"m": "-Infinity", "n": 1}},
+        {
+            "do": "step",
+            "step": 1,
+            "loss": "NaN",
+            "learning_rate": 0.1,
+            "grad_norm": "Infinity",
+            "metrics": {"m": "-Infinity", "n": 1},
+        },
         {"do": "advance", "seconds": 0.5},
         {"do": "step", "step": 2, "loss": 1.0},
         {"do": "heartbeat"},
@@ -37,15 +49,24 @@ SCENARIO: dict[str, Any] = {
         {"do": "eval", "step": 1, "metrics": {"loss": "NaN"}},
         {"do": "checkpoint", "step": 1, "path": "ckpt/1", "reason": "best"},
         {"do": "trial_start", "trial": 1, "params": {"lr": 0.1, "name": "NaN"}},
-        {"do": "trial_end", "trial": 1, "status": "succeeded", "metrics": {"loss": 0.5},
-         "best": {"trial": 1, "metric": "loss", "value": "NaN"}},
+        {
+            "do": "trial_end",
+            "trial": 1,
+            "status": "succeeded",
+            "metrics": {"loss": 0.5},
+            "best": {"trial": 1, "metric": "loss", "value": "NaN"},
+        },
         {"do": "request_stop", "source": "signal", "signal": "SIGTERM"},
         {"do": "phase_end", "phase": "train", "status": "interrupted"},
         {"do": "extra", "event": "x_vendor.tick", "fields": {"x_value": "Infinity", "x_name": "n"}},
         {"do": "finish", "status": "interrupted", "checkpoint": "ckpt/1"},
         {"do": "raw", "line": "not json\n"},
-        {"do": "start", "run_id": "second", "total_steps": None,
-         "resumed_from": {"run_id": "first", "checkpoint": "ckpt/1", "step": 1}},
+        {
+            "do": "start",
+            "run_id": "second",
+            "total_steps": None,
+            "resumed_from": {"run_id": "first", "checkpoint": "ckpt/1", "step": 1},
+        },
         {"do": "fail", "error_type": "RuntimeError", "message": "e" * 250},
     ],
 }
@@ -83,7 +104,11 @@ def test_a_scenario_with_every_action() -> None:
     assert started["heartbeat_interval_s"] == 10 and "provenance" not in started
     assert all(event["stage"] == {"name": "sft", "index": 1, "count": 2} for event in first)
     steps = [event for event in first if event["event"] == "train.step"]
-    assert [(s["step"], s["loss"], s.get("grad_norm", "-")) for s in steps] == [(1, None, None), (2, 1.0, "-"), (1, None, "-")]
+    assert [(s["step"], s["loss"], s.get("grad_norm", "-")) for s in steps] == [
+        (1, None, None),
+        (2, 1.0, "-"),
+        (1, None, "-"),
+    ]
     assert steps[0]["metrics"] == {"m": None, "n": 1}
     assert by_name["run.heartbeat"]["phase"] == "train" and by_name["run.heartbeat"]["step"] == 2
     restarted = by_name["train.restarted"]
@@ -95,7 +120,10 @@ def test_a_scenario_with_every_action() -> None:
     assert by_name["x_vendor.tick"]["x_value"] is None and by_name["x_vendor.tick"]["x_name"] == "n"
     finished = by_name["run.finished"]
     assert (finished["reason"], finished["exit_code"], finished["checkpoint"], finished["duration_s"]) == (
-        "sigterm", 2, "ckpt/1", 1.25
+        "sigterm",
+        2,
+        "ckpt/1",
+        1.25,
     )
     assert second[0]["resumed_from"] == {"run_id": "first", "checkpoint": "ckpt/1", "step": 1}
     assert second[1]["error"] == {"type": "RuntimeError", "message": "e" * 200}
@@ -136,11 +164,19 @@ def test_a_malformed_scenario_raises_value_error(actions: list[dict[str, Any]]) 
 
 def _schema_defaults() -> list[tuple[str | None, str, Any]]:
     """(action or None for the scenario itself, field, default) from the scenario schema."""
-    schema = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "harness" / "v1" / "scenario.schema.json").read_text())
-    found: list[tuple[str | None, str, Any]] = [(None, name, prop["default"]) for name, prop in schema["properties"].items() if "default" in prop]
+    schema = json.loads(
+        (Path(__file__).resolve().parents[2] / "schemas" / "harness" / "v1" / "scenario.schema.json").read_text()
+    )
+    found: list[tuple[str | None, str, Any]] = [
+        (None, name, prop["default"]) for name, prop in schema["properties"].items() if "default" in prop
+    ]
     for branch in schema["properties"]["actions"]["items"]["allOf"]:
         action = branch["if"]["properties"]["do"]["const"]
-        found += [(action, name, prop["default"]) for name, prop in branch["then"].get("properties", {}).items() if "default" in prop]
+        found += [
+            (action, name, prop["default"])
+            for name, prop in branch["then"].get("properties", {}).items()
+            if "default" in prop
+        ]
     return found
 
 
@@ -156,7 +192,9 @@ _BARE_ACTIONS: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize(("action", "field", "default"), _schema_defaults())
-def test_each_default_of_the_scenario_schema_is_what_the_player_uses(action: str | None, field: str, default: Any) -> None:
+def test_each_default_of_the_scenario_schema_is_what_the_player_uses(
+    action: str | None, field: str, default: Any
+) -> None:
     def scenario(given: bool) -> dict[str, Any]:
         actions: list[dict[str, Any]] = [
             {"do": "start", "run_id": "r", "total_steps": 4},

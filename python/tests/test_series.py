@@ -7,11 +7,12 @@ import json
 import random
 from pathlib import Path
 
+from typescript_side import typescript_lines
+
 from trainwire.conformance.paths import cases_dir
 from trainwire.contract import canonical
 from trainwire.reader.series import SeriesStore
 from trainwire.reader.state import StreamReader
-from typescript_side import typescript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(cases_dir().iterdir())
@@ -43,11 +44,23 @@ def _random_stream(seed: int, steps: int) -> str:
         if roll < 0.01 and step[run] > 5:
             attempt[run] += 1
             back = rng.randint(0, step[run])
-            lines.append(_line(seqs[run], "train.restarted", run, reason="oom", attempt=attempt[run], previous_step=step[run], step=back))
+            lines.append(
+                _line(
+                    seqs[run],
+                    "train.restarted",
+                    run,
+                    reason="oom",
+                    attempt=attempt[run],
+                    previous_step=step[run],
+                    step=back,
+                )
+            )
             step[run] = back
         elif roll < 0.04:
             metrics = {"accuracy": round(rng.random(), 3), "loss": rng.choice([None, rng.random()]), "é": 1.0}
-            lines.append(_line(seqs[run], "eval.completed", run, step=step[run], epoch=None, split="validation", metrics=metrics))
+            lines.append(
+                _line(seqs[run], "eval.completed", run, step=step[run], epoch=None, split="validation", metrics=metrics)
+            )
         elif roll < 0.06:
             lines.append(_line(seqs[run], "checkpoint.saved", run, step=step[run], path="ckpt", reason="periodic"))
         else:
@@ -63,7 +76,9 @@ def test_a_long_run_stays_within_max_points_keeping_first_last_min_and_max() -> 
     values = [10 / step + (step * 7919 % 13) / 100 for step in range(1, 100_001)]
     store = SeriesStore(max_points=400)
     reader = StreamReader()
-    store.extend(reader.feed("".join(_step(index + 1, index + 1, value) for index, value in enumerate(values)).encode()))
+    store.extend(
+        reader.feed("".join(_step(index + 1, index + 1, value) for index, value in enumerate(values)).encode())
+    )
     loss = store.run("r1").series["loss"]
     points = loss.points()
     assert loss.count == len(values)
@@ -85,7 +100,10 @@ def test_a_restart_breaks_the_uplot_line_and_markers_are_recorded() -> None:
     store.extend(StreamReader().feed(text.encode()))
     run = store.run("r1")
     assert run.uplot("loss") == ([1, 2, 3, 4, 5], [4.0, None, 1 / 3, 1 / 4, 1 / 5])
-    assert [(m["kind"], m["step"], m["attempt"], m["label"]) for m in run.markers] == [("restart", 2, 2, "oom"), ("checkpoint", 5, 2, "final")]
+    assert [(m["kind"], m["step"], m["attempt"], m["label"]) for m in run.markers] == [
+        ("restart", 2, 2, "oom"),
+        ("checkpoint", 5, 2, "final"),
+    ]
 
 
 def test_a_snapshot_round_trip_goes_on_as_if_uninterrupted() -> None:
@@ -107,7 +125,10 @@ def test_python_and_typescript_series_stores_give_the_same_snapshot(tmp_path: Pa
         path = tmp_path / f"random-{seed}.ndjson"
         path.write_text(_random_stream(seed, 4000), encoding="utf-8")
         streams.append(path)
-    request = [{"path": str(stream), "max_points": 48 + 8 * index % 40, "max_markers": 30} for index, stream in enumerate(streams)]
+    request = [
+        {"path": str(stream), "max_points": 48 + 8 * index % 40, "max_markers": 30}
+        for index, stream in enumerate(streams)
+    ]
     typescript = typescript_lines("ts_series_snapshots.mjs", request)
     assert len(typescript) == len(streams)
     compacted = 0
@@ -117,5 +138,7 @@ def test_python_and_typescript_series_stores_give_the_same_snapshot(tmp_path: Pa
         store.extend(reader.feed(Path(case["path"]).read_bytes()))
         python = canonical.dumps(store.to_dict())
         assert python == ts_snapshot, case["path"]
-        compacted += any(series["bucket_size"] > 1 for run in store.to_dict()["runs"] for series in run["series"].values())
+        compacted += any(
+            series["bucket_size"] > 1 for run in store.to_dict()["runs"] for series in run["series"].values()
+        )
     assert compacted >= 4  # the random streams were downsampled: the merging itself was compared

@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from serve_process import ROOT, make_run, serve
+
 from trainwire.contract.files import NotARegularFile, open_regular
 from trainwire.serve.index import RunIndex
 
@@ -30,7 +30,9 @@ def outside(tmp_path: Path) -> Path:
     return directory
 
 
-def test_a_link_named_like_a_stream_that_leads_outside_is_neither_listed_nor_served(tmp_path: Path, outside: Path) -> None:
+def test_a_link_named_like_a_stream_that_leads_outside_is_neither_listed_nor_served(
+    tmp_path: Path, outside: Path
+) -> None:
     served = tmp_path / "runs"
     make_run(served / "good")
     (served / "x").mkdir()
@@ -47,7 +49,10 @@ def test_a_link_named_like_a_stream_that_leads_outside_is_neither_listed_nor_ser
             assert status == 404 and SECRET.encode() not in body and b"run.started" not in body
         assert server.request("/runs/inner/progress.jsonl")[2] == (served / "good" / "progress.jsonl").read_bytes()
     skipped = [line for line in server.output.splitlines() if "skipped" in line]
-    assert sorted(skipped) == ["trainwire serve: skipped x/progress.jsonl: a link leading outside the served directory", "trainwire serve: skipped y/progress.jsonl: a link leading outside the served directory"]
+    assert sorted(skipped) == [
+        "trainwire serve: skipped x/progress.jsonl: a link leading outside the served directory",
+        "trainwire serve: skipped y/progress.jsonl: a link leading outside the served directory",
+    ]
 
 
 def test_a_linked_directory_leading_outside_is_not_followed(tmp_path: Path, outside: Path) -> None:
@@ -58,7 +63,10 @@ def test_a_linked_directory_leading_outside_is_not_followed(tmp_path: Path, outs
         assert [row["key"] for row in json.loads(server.request("/api/runs")[2])] == ["good"]
         for path in ("/runs/elsewhere/run/progress.jsonl", "/runs/elsewhere/progress.jsonl"):
             assert server.request(path)[0] == 404
-    assert "trainwire serve: skipped elsewhere: a link leading outside the served directory (not followed)" in server.output.splitlines()
+    assert (
+        "trainwire serve: skipped elsewhere: a link leading outside the served directory (not followed)"
+        in server.output.splitlines()
+    )
 
 
 def test_a_fifo_named_like_a_stream_or_a_summary_never_freezes_the_server(tmp_path: Path) -> None:
@@ -128,13 +136,33 @@ def test_clients_asking_for_unknown_keys_do_not_stop_the_others(tmp_path: Path) 
 def test_every_data_route_needs_the_token_and_the_page_does_not(tmp_path: Path) -> None:
     make_run(tmp_path / "a", finish=False)
     with serve(str(tmp_path)) as server:
-        for path, method in (("/api/runs", "GET"), ("/api/config", "GET"), ("/runs/a/progress.jsonl", "GET"), ("/runs/a/progress.jsonl", "HEAD"), ("/api/runs/a/stop", "POST"), ("/runs/missing/progress.jsonl", "GET"), ("/api/unknown", "GET")):
+        for path, method in (
+            ("/api/runs", "GET"),
+            ("/api/config", "GET"),
+            ("/runs/a/progress.jsonl", "GET"),
+            ("/runs/a/progress.jsonl", "HEAD"),
+            ("/api/runs/a/stop", "POST"),
+            ("/runs/missing/progress.jsonl", "GET"),
+            ("/api/unknown", "GET"),
+        ):
             status, _, body = server.request(path, method=method, token=False, body=b"{}" if method == "POST" else None)
             assert status == 403, (path, method, status)
-            wrong = server.request(path, method=method, headers={"X-Trainwire-Token": server.token + "x"}, body=b"{}" if method == "POST" else None)
+            wrong = server.request(
+                path,
+                method=method,
+                headers={"X-Trainwire-Token": server.token + "x"},
+                body=b"{}" if method == "POST" else None,
+            )
             assert wrong[0] == 403, (path, method)
         assert not (tmp_path / "a" / ".trainwire-stop").exists()
-        for path in ("/", f"/?token={server.token}", "/assets/dashboard.js", "/assets/dashboard.css", "/favicon.ico", "/assets/favicon.svg"):
+        for path in (
+            "/",
+            f"/?token={server.token}",
+            "/assets/dashboard.js",
+            "/assets/dashboard.css",
+            "/favicon.ico",
+            "/assets/favicon.svg",
+        ):
             status, headers, body = server.request(path, token=False)
             assert status == 200 and body, path
         assert b'rel="icon"' in server.request("/", token=False)[2]
@@ -146,19 +174,42 @@ def test_every_data_route_needs_the_token_and_the_page_does_not(tmp_path: Path) 
 def test_every_answer_carries_the_security_headers(tmp_path: Path) -> None:
     make_run(tmp_path / "a")
     with serve(str(tmp_path)) as server:
-        for path, token in (("/", False), ("/assets/dashboard.js", False), ("/api/runs", True), ("/api/runs", False), ("/runs/a/progress.jsonl", True), ("/runs/nope/progress.jsonl", True)):
+        for path, token in (
+            ("/", False),
+            ("/assets/dashboard.js", False),
+            ("/api/runs", True),
+            ("/api/runs", False),
+            ("/runs/a/progress.jsonl", True),
+            ("/runs/nope/progress.jsonl", True),
+        ):
             _, headers, _ = server.request(path, token=token)
             named = {name.lower(): value for name, value in headers.items()}
             policy = named.get("content-security-policy", "")
-            assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy and "unsafe-inline" not in policy, path
-            assert named.get("x-content-type-options") == "nosniff" and named.get("referrer-policy") == "no-referrer", path
+            assert (
+                "frame-ancestors 'none'" in policy and "script-src 'self'" in policy and "unsafe-inline" not in policy
+            ), path
+            assert named.get("x-content-type-options") == "nosniff" and named.get("referrer-policy") == "no-referrer", (
+                path
+            )
 
 
 def test_binding_beyond_loopback_needs_allowed_hosts_and_says_who_can_reach_it(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
-    refused = subprocess.run([sys.executable, "-m", "trainwire", "serve", str(tmp_path), "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, env=env, timeout=60)
+    refused = subprocess.run(
+        [sys.executable, "-m", "trainwire", "serve", str(tmp_path), "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert refused.returncode == 2 and "--allow-host" in refused.stderr and "Traceback" not in refused.stderr
-    bad = subprocess.run([sys.executable, "-m", "trainwire", "serve", str(tmp_path), "--allow-host", "http://x/"], capture_output=True, text=True, env=env, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "trainwire", "serve", str(tmp_path), "--allow-host", "http://x/"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "not a host name" in bad.stderr
     make_run(tmp_path / "a")
     with serve(str(tmp_path), "--host", "0.0.0.0", "--allow-host", "Trainwire.Test") as server:
@@ -221,7 +272,13 @@ def _chunked_post(netloc: str, path: str, token: str, body: bytes) -> int:
     """A POST whose body comes in chunks, with no Content-Length to check up front."""
     connection = http.client.HTTPConnection(netloc, timeout=30)
     try:
-        connection.request("POST", path, body=iter([body[i : i + 1024] for i in range(0, len(body), 1024)]), headers={"X-Trainwire-Token": token}, encode_chunked=True)
+        connection.request(
+            "POST",
+            path,
+            body=iter([body[i : i + 1024] for i in range(0, len(body), 1024)]),
+            headers={"X-Trainwire-Token": token},
+            encode_chunked=True,
+        )
         return connection.getresponse().status
     finally:
         connection.close()

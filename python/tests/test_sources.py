@@ -113,7 +113,9 @@ def test_stop_ends_the_follower_while_the_file_does_not_exist(tmp_path: Path) ->
 
 
 def test_a_process_output_arrives_while_the_process_still_runs() -> None:
-    script = "import sys\nsys.stdout.buffer.write(b'first\\n'); sys.stdout.flush()\nsys.stdin.readline()\nprint('second')"
+    script = (
+        "import sys\nsys.stdout.buffer.write(b'first\\n'); sys.stdout.flush()\nsys.stdin.readline()\nprint('second')"
+    )
     child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None
     chunks = read_process(child)

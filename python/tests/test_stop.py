@@ -17,8 +17,8 @@ import pytest
 from trainwire.contract.clock import FakeClock
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.models import EVENT_ADAPTER
-from trainwire.writer.run import Run
 from trainwire.stop import MAX_BODY_BYTES, STOP_FILE, StopControl, StopRequest, process_start_time, request_stop
+from trainwire.writer.run import Run
 
 SCRIPTS = Path(__file__).parent / "scripts"
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
@@ -101,7 +101,11 @@ def test_rearm_forgets_the_honoured_request_and_writes_to_the_new_run(tmp_path: 
     control.rearm(second)
     assert control.check() is None and not control.requested
     control.request(reason="second")
-    stops = [(line["run_id"], line["reason"]) for line in events(tmp_path / "progress.jsonl") if line["event"] == "stop.requested"]
+    stops = [
+        (line["run_id"], line["reason"])
+        for line in events(tmp_path / "progress.jsonl")
+        if line["event"] == "stop.requested"
+    ]
     assert stops == [(first.run_id, "first"), (second.run_id, "second")]
 
 

@@ -73,7 +73,11 @@ def _started() -> SummaryBuilder:
 def _same(left: Any, right: Any) -> bool:
     """Equal, NaN included (a summary never holds one, but a wrong fold might)."""
     if isinstance(left, float) and isinstance(right, float):
-        return left == right and math.copysign(1, left) == math.copysign(1, right) or (math.isnan(left) and math.isnan(right))
+        return (
+            left == right
+            and math.copysign(1, left) == math.copysign(1, right)
+            or (math.isnan(left) and math.isnan(right))
+        )
     if isinstance(left, dict) and isinstance(right, dict):
         return left.keys() == right.keys() and all(_same(left[key], right[key]) for key in left)
     if isinstance(left, list) and isinstance(right, list):
@@ -96,10 +100,20 @@ def test_batches_fold_as_lines_one_by_one(batches: list[list[dict[str, Any]]]) -
 def test_a_plain_batch_takes_the_first_lowest_loss_and_the_last_values() -> None:
     builder = _started()
     losses = [3.0, 1.0, 2.0, 1.0, 0.0, -0.0, 0.5]
-    builder.add_lines([
-        {"event": "train.step", "run_id": RUN, "ts": f"t{step}", "step": step, "total_steps": None, "loss": loss, "learning_rate": 1e-4 / step}
-        for step, loss in enumerate(losses, start=1)
-    ])
+    builder.add_lines(
+        [
+            {
+                "event": "train.step",
+                "run_id": RUN,
+                "ts": f"t{step}",
+                "step": step,
+                "total_steps": None,
+                "loss": loss,
+                "learning_rate": 1e-4 / step,
+            }
+            for step, loss in enumerate(losses, start=1)
+        ]
+    )
     summary = builder.summary()
     assert summary is not None
     assert summary["best"] == {"loss": {"value": 0.0, "step": 5}}

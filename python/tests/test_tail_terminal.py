@@ -28,7 +28,7 @@ def write_run(directory: Path, run_id: str, *, steps: int, finish: bool) -> Path
     run.phase_started("train")
     for step in range(1, steps + 1):
         clock.advance(0.5)
-        run.step(step, loss=4.0 / step ** 0.5, learning_rate=3e-4)
+        run.step(step, loss=4.0 / step**0.5, learning_rate=3e-4)
         if step == steps // 2:
             run.restarted("oom", step=step, batch_size_from=16, batch_size_to=8)
     if finish:
@@ -53,7 +53,18 @@ def test_the_line_keeps_step_eta_and_loss_at_any_width(tmp_path: Path) -> None:
     now_us = parse_timestamp_us(run.last_ts) + 1_000_000
     fields = status_fields(run, trend, "running", now_us)
     full = " ".join(field.text for field in fields)
-    for part in ("train", "[#...", "4%", "step 40/1000", "elapsed 21.0s", "eta ", "2 steps/s", "loss 0.6325", "lr 3.00e-04", "restarts 1"):
+    for part in (
+        "train",
+        "[#...",
+        "4%",
+        "step 40/1000",
+        "elapsed 21.0s",
+        "eta ",
+        "2 steps/s",
+        "loss 0.6325",
+        "lr 3.00e-04",
+        "restarts 1",
+    ):
         assert part in full
     assert re.search("[▁▂▃▄▅▆▇█]{12}", full)
     for width in (200, 120, 100, 80, 60, 40):
@@ -86,7 +97,14 @@ def run_in_terminal(arguments: list[str], *, columns: int, env: dict[str, str] |
     leader, follower = pty.openpty()
     environment = {name: value for name, value in os.environ.items() if name != "NO_COLOR"}
     environment.update({"COLUMNS": str(columns), "LINES": "24", **(env or {})})
-    child = subprocess.Popen([sys.executable, "-m", "trainwire", *arguments], stdout=follower, stderr=follower, stdin=subprocess.DEVNULL, cwd=ROOT, env=environment)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "trainwire", *arguments],
+        stdout=follower,
+        stderr=follower,
+        stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+        env=environment,
+    )
     os.close(follower)
     drawn = bytearray()
     while True:
@@ -111,7 +129,9 @@ def status_lines(drawn: str) -> list[str]:
 def test_tail_on_a_terminal_draws_one_fitting_line_per_run(tmp_path: Path, colour: bool) -> None:
     write_run(tmp_path / "alpha", "alpha", steps=30, finish=False)  # died: stale long ago
     write_run(tmp_path / "beta", "beta", steps=20, finish=False)
-    code, drawn = run_in_terminal(["tail", "--follow", "--timeout", "1", str(tmp_path)], columns=80, env=None if colour else {"NO_COLOR": "1"})
+    code, drawn = run_in_terminal(
+        ["tail", "--follow", "--timeout", "1", str(tmp_path)], columns=80, env=None if colour else {"NO_COLOR": "1"}
+    )
     assert code == 5, drawn
     lines = status_lines(drawn)[-2:]
     assert len(lines) == 2, drawn

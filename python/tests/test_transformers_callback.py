@@ -11,8 +11,8 @@ import pytest
 from transformers import TrainerCallback
 
 from trainwire.cli.demo_model import build_trainer
-from trainwire.integrations.transformers import CHECKPOINT_ORIGIN_FILE, TrainwireCallback, attach, checkpoint_origin
 from trainwire.contract.models import EVENT_ADAPTER
+from trainwire.integrations.transformers import CHECKPOINT_ORIGIN_FILE, TrainwireCallback, attach, checkpoint_origin
 from trainwire.writer.run import Run
 
 
@@ -139,13 +139,12 @@ def test_a_training_that_raises_ends_the_owned_run_failed(tmp_path: Path) -> Non
 
 
 def test_a_training_that_raises_inside_the_callers_run(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
-        with Run(tmp_path, step_interval_s=0) as run:
-            run.start(total_steps=20, provenance=False)
-            trainer = build_trainer(tmp_path, max_steps=20)
-            trainer.add_callback(RaiseAtStep(3))
-            attach(trainer, run)
-            trainer.train()
+    with pytest.raises(ValueError), Run(tmp_path, step_interval_s=0) as run:
+        run.start(total_steps=20, provenance=False)
+        trainer = build_trainer(tmp_path, max_steps=20)
+        trainer.add_callback(RaiseAtStep(3))
+        attach(trainer, run)
+        trainer.train()
     stream = events(tmp_path / "progress.jsonl")
     assert [(line["phase"], line["status"]) for line in of(stream, "phase.ended")] == [("train", "failed")]
     assert stream[-1]["status"] == "failed" and stream[-1]["error"]["type"] == "ValueError"

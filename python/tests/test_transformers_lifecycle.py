@@ -6,13 +6,14 @@ import functools
 import logging
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from trainer_streams import events, of, runs
 from transformers import TrainerCallback
 
-from trainer_streams import events, of, runs
 from trainwire.cli.demo_model import build_model, build_trainer
 from trainwire.contract.errors import RunInterrupted
 from trainwire.integrations.transformers import TrainwireCallback, attach
@@ -55,7 +56,9 @@ def test_a_callback_removed_from_the_trainer_leaves_signals_alone(
         signal.signal(signal.SIGTERM, previous)
     assert received == [signal.SIGTERM]  # the process's own handler got it, nothing swallowed it
     assert trainer.state.global_step == 6
-    warnings = [record.getMessage() for record in caplog.records if "not in trainer.callback_handler" in record.getMessage()]
+    warnings = [
+        record.getMessage() for record in caplog.records if "not in trainer.callback_handler" in record.getMessage()
+    ]
     assert len(warnings) == 1
 
 

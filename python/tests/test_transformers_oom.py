@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.cli.demo_model import build_model, build_trainer
-from trainwire.integrations.transformers import attach
 from trainwire.contract.models import EVENT_ADAPTER
+from trainwire.integrations.transformers import attach
 
 
 def oom_above(batch_size: int, *, after_forwards: int):

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 import torch
-
 from trainer_streams import events, of, runs
+
 from trainwire.cli.demo_model import CharDataset, build_trainer, synthetic_corpus
 from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.integrations.transformers import attach

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 import torch
-
 from trainer_streams import events, of, plain_trainer
+
 from trainwire.integrations.transformers import attach
 
 torch.set_num_threads(1)  # a model this small only contends for the shared cores

@@ -8,16 +8,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from transformers import TrainerCallback
 
 from trainwire.cli.demo_model import build_trainer
 from trainwire.contract.errors import RunInterrupted
-from trainwire.integrations.transformers import attach
 from trainwire.contract.models import EVENT_ADAPTER
+from trainwire.integrations.transformers import attach
 from trainwire.stop import STOP_FILE, process_start_time, request_stop
 
 SCRIPTS = Path(__file__).parent / "scripts"

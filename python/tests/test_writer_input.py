@@ -37,7 +37,13 @@ def events_of(data: bytes) -> list[dict[str, Any]]:
 
 def memory_run(**options: Any) -> tuple[Run, MemorySink]:
     sink = MemorySink()
-    options = {"run_id": "r", "heartbeat_interval_s": None, "rank": 0, "clock": FakeClock("2026-12-01T00:00:00Z"), **options}
+    options = {
+        "run_id": "r",
+        "heartbeat_interval_s": None,
+        "rank": 0,
+        "clock": FakeClock("2026-12-01T00:00:00Z"),
+        **options,
+    }
     return Run(sinks=[sink], **options), sink
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -40,17 +39,25 @@ names = st.sampled_from(["train", "evaluate", "save", "Bad Name", "", "x" * 70, 
 metrics = st.dictionaries(st.sampled_from(["acc", "loss", "", "k" * 300]), numbers, max_size=3)
 
 calls = st.one_of(
-    st.tuples(st.just("start"), steps, st.dictionaries(st.sampled_from(["lr", "hf_token", "tokenizer"]), numbers, max_size=2)),
+    st.tuples(
+        st.just("start"), steps, st.dictionaries(st.sampled_from(["lr", "hf_token", "tokenizer"]), numbers, max_size=2)
+    ),
     st.tuples(st.just("step"), steps, numbers, numbers, metrics),
     st.tuples(st.just("phase_started"), names),
     st.tuples(st.just("phase_ended"), names, st.sampled_from(["ok", "failed", "bogus"])),
     st.tuples(st.just("epoch"), steps, steps),
     st.tuples(st.just("eval"), steps, metrics, st.sampled_from(["eval", "test", ""])),
-    st.tuples(st.just("checkpoint"), steps, st.sampled_from(["ckpt/1", "/etc/passwd"]), st.sampled_from(["periodic", "bogus"])),
+    st.tuples(
+        st.just("checkpoint"), steps, st.sampled_from(["ckpt/1", "/etc/passwd"]), st.sampled_from(["periodic", "bogus"])
+    ),
     st.tuples(st.just("restarted"), st.sampled_from(["oom", "other", "disk"]), steps),
     st.tuples(st.just("trial_started"), steps, st.dictionaries(st.sampled_from(["lr", "opt"]), numbers, max_size=2)),
     st.tuples(st.just("trial_ended"), steps, st.sampled_from(["succeeded", "pruned", "bogus"])),
-    st.tuples(st.just("stop_requested"), st.sampled_from(["api", "signal", "bogus"]), st.sampled_from([None, "SIGTERM", "SIGHUP"])),
+    st.tuples(
+        st.just("stop_requested"),
+        st.sampled_from(["api", "signal", "bogus"]),
+        st.sampled_from([None, "SIGTERM", "SIGHUP"]),
+    ),
     st.tuples(st.just("heartbeat")),
     st.tuples(st.just("emit"), st.sampled_from(["x.note", "run.heartbeat", "Bad", "run.finished"]), numbers),
     st.tuples(st.just("advance"), st.floats(min_value=0, max_value=5)),
@@ -61,7 +68,9 @@ calls = st.one_of(
 def play(sequence: list[tuple[Any, ...]], interval: float) -> bytes:
     sink = MemorySink()
     clock = FakeClock("2026-12-01T00:00:00Z")
-    with Run(run_id="prop", sinks=[sink], heartbeat_interval_s=None, rank=0, clock=clock, step_interval_s=interval) as run:
+    with Run(
+        run_id="prop", sinks=[sink], heartbeat_interval_s=None, rank=0, clock=clock, step_interval_s=interval
+    ) as run:
         for name, *args in sequence:
             if name == "start":
                 run.start(total_steps=args[0], config=args[1], provenance=False)
@@ -105,7 +114,11 @@ def python_state(data: bytes) -> tuple[str, dict[str, Any]]:
 def test_any_call_sequence_gives_a_stream_both_readers_take_whole(tmp_path: Path) -> None:
     streams: list[bytes] = []
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=150,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
     @given(sequence=st.lists(calls, max_size=25), interval=st.sampled_from([0.0, 1.0]))
     def check(sequence: list[tuple[Any, ...]], interval: float) -> None:
         data = play(sequence, interval)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gzip
-from typing import Callable
+from collections.abc import Callable
 
 from context import ROOT, Context, run_child
 from records import Figure, Measurement, Target
@@ -28,7 +28,16 @@ def bundle_size(ctx: Context, name: str, imports: str, module: str) -> tuple[int
     entry.write_text(f"export {{ {imports} }} from {str(built)!r};\n", encoding="utf-8")
     out = scratch / "out.js"
     run_child(
-        [str(_ESBUILD), str(entry), "--bundle", "--minify", "--format=esm", "--platform=browser", f"--outfile={out}", "--log-level=error"],
+        [
+            str(_ESBUILD),
+            str(entry),
+            "--bundle",
+            "--minify",
+            "--format=esm",
+            "--platform=browser",
+            f"--outfile={out}",
+            "--log-level=error",
+        ],
         timeout=120,
         cwd=scratch,
     )
@@ -44,17 +53,27 @@ def _figure(name: str, imports: str, module: str, *, judged: str) -> Callable[[C
         other = "gzip" if judged == "minified" else "minified"
         return Measurement(
             sizes[judged] / KB,
-            notes=(f"{sizes[other] / KB:.1f} KB {other}; esbuild --minify --format=esm --platform=browser "
-                   f"of `{imports}` from typescript/dist/{module}"),
+            notes=(
+                f"{sizes[other] / KB:.1f} KB {other}; esbuild --minify --format=esm --platform=browser "
+                f"of `{imports}` from typescript/dist/{module}"
+            ),
         )
 
     return measure
 
 
 FIGURES = [
-    Figure("StreamReader bundle, full validation", "KB", Target("<= 60 KB minified", "value_at_most", 60.0),
-           _figure("stream-reader", "StreamReader", "index.js", judged="minified")),
+    Figure(
+        "StreamReader bundle, full validation",
+        "KB",
+        Target("<= 60 KB minified", "value_at_most", 60.0),
+        _figure("stream-reader", "StreamReader", "index.js", judged="minified"),
+    ),
     # What a page downloads: the follower's retries, backoff and replacement checks are worth their bytes.
-    Figure("fromFetch alone", "KB", Target("<= 2.5 KB gzip", "value_at_most", 2.5),
-           _figure("from-fetch", "fromFetch", "browser.js", judged="gzip")),
+    Figure(
+        "fromFetch alone",
+        "KB",
+        Target("<= 2.5 KB gzip", "value_at_most", 2.5),
+        _figure("from-fetch", "fromFetch", "browser.js", judged="gzip"),
+    ),
 ]

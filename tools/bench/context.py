@@ -5,8 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from scale import MB, Scale
 from streams import write_stream
@@ -61,4 +62,3 @@ def run_child(args: list[str], *, timeout: float, cwd: Path = ROOT) -> subproces
         tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         raise RuntimeError(f"{Path(args[1]).name if len(args) > 1 else args[0]} failed: {tail}")
     return done
-

@@ -14,11 +14,18 @@ def _open(ctx: Context) -> Measurement:
     path = ctx.stream(ctx.scale.reader_bytes)
     result = node_script("dashboard-open.mjs", path, max(5, ctx.scale.reader_rounds))
     return Measurement(
-        median(result["ours"]), median(result["baseline"]), rounds=round_ratios(result["ours"], result["baseline"]),
+        median(result["ours"]),
+        median(result["baseline"]),
+        rounds=round_ratios(result["ours"], result["baseline"]),
         notes=f"{path.stat().st_size / MB:.0f} MB stream, {result['points']} chart points kept",
     )
 
 
 FIGURES = [
-    Figure("dashboard: open a run (fold, series, chart data)", "s", Target("<= 3x the fold alone", "ratio_at_most", 3.0), _open),
+    Figure(
+        "dashboard: open a run (fold, series, chart data)",
+        "s",
+        Target("<= 3x the fold alone", "ratio_at_most", 3.0),
+        _open,
+    ),
 ]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import gc
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from context import Context
 from emitter_floor import time_floor
@@ -115,35 +116,59 @@ _MICRO = 1e6
 
 def _file_sink(ctx: Context) -> Measurement:
     times = _times(ctx)
-    return Measurement(median(times.ours) * _MICRO, median(times.json_dumps) * _MICRO,
-                       rounds=round_ratios(times.ours, times.json_dumps),
-                       notes=f"{ctx.scale.emitter_events} train.step events x {len(times.ours)} rounds")
+    return Measurement(
+        median(times.ours) * _MICRO,
+        median(times.json_dumps) * _MICRO,
+        rounds=round_ratios(times.ours, times.json_dumps),
+        notes=f"{ctx.scale.emitter_events} train.step events x {len(times.ours)} rounds",
+    )
 
 
 def _second_sink(ctx: Context) -> Measurement:
     times = _times(ctx)
-    return Measurement(median(times.ours_with_callback) * _MICRO, median(times.json_dumps) * _MICRO,
-                       rounds=round_ratios(times.ours_with_callback, times.json_dumps),
-                       notes="file sink + a no-op callback sink")
+    return Measurement(
+        median(times.ours_with_callback) * _MICRO,
+        median(times.json_dumps) * _MICRO,
+        rounds=round_ratios(times.ours_with_callback, times.json_dumps),
+        notes="file sink + a no-op callback sink",
+    )
 
 
 def _llama_factory(ctx: Context) -> Measurement:
     times = _times(ctx)
-    return Measurement(median(times.llama_factory) * _MICRO, median(times.ours) * _MICRO,
-                       rounds=round_ratios(times.llama_factory, times.ours),
-                       notes="value: open/append/close per line; baseline: our emitter; ratio = how many times slower")
+    return Measurement(
+        median(times.llama_factory) * _MICRO,
+        median(times.ours) * _MICRO,
+        rounds=round_ratios(times.llama_factory, times.ours),
+        notes="value: open/append/close per line; baseline: our emitter; ratio = how many times slower",
+    )
 
 
 def _floor(ctx: Context) -> Measurement:
     times = _times(ctx)
-    return Measurement(median(times.floor) * _MICRO, median(times.json_dumps) * _MICRO,
-                       rounds=round_ratios(times.floor, times.json_dumps),
-                       notes="one function: lock, step arithmetic, line dict, ts, to_json, os.write, batch append; no checks, no sinks")
+    return Measurement(
+        median(times.floor) * _MICRO,
+        median(times.json_dumps) * _MICRO,
+        rounds=round_ratios(times.floor, times.json_dumps),
+        notes="one function: lock, step arithmetic, line dict, ts, to_json, os.write, batch append; no checks, no sinks",
+    )
 
 
 FIGURES = [
-    Figure("emitter, file sink", "us/event", Target("<= 0.5x json.dumps+write+flush", "ratio_at_most", 0.5), _file_sink),
-    Figure("emitter, file + callback sinks", "us/event", Target("<= 1.3x json.dumps+write+flush", "ratio_at_most", 1.3), _second_sink),
-    Figure("emitter floor: one function, no checks or sinks", "us/event", Target("report (bounds the file sink figure)"), _floor),
+    Figure(
+        "emitter, file sink", "us/event", Target("<= 0.5x json.dumps+write+flush", "ratio_at_most", 0.5), _file_sink
+    ),
+    Figure(
+        "emitter, file + callback sinks",
+        "us/event",
+        Target("<= 1.3x json.dumps+write+flush", "ratio_at_most", 1.3),
+        _second_sink,
+    ),
+    Figure(
+        "emitter floor: one function, no checks or sinks",
+        "us/event",
+        Target("report (bounds the file sink figure)"),
+        _floor,
+    ),
     Figure("LLaMA-Factory-style writer vs ours", "us/event", Target("report (expected several x)"), _llama_factory),
 ]

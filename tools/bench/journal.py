@@ -67,5 +67,10 @@ def _runs_listing(ctx: Context) -> Measurement:
 
 
 FIGURES = [
-    Figure("trainwire runs over many runs", "s", Target("<= 10x walking the directories", "ratio_at_most", 10.0), _runs_listing),
+    Figure(
+        "trainwire runs over many runs",
+        "s",
+        Target("<= 10x walking the directories", "ratio_at_most", 10.0),
+        _runs_listing,
+    ),
 ]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import gc
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from context import BENCH_DIR, PYTHON, Context, run_child
 from reattach import TimeReattach, measure_reattach
@@ -66,7 +66,8 @@ def _throughput(ctx: Context) -> Measurement:
         if events != lines:
             raise RuntimeError(f"the reader gave {events} events for {lines} valid lines")
     return Measurement(
-        size / MB / median(ours), size / MB / median(baseline),
+        size / MB / median(ours),
+        size / MB / median(baseline),
         notes=f"{size / MB:.0f} MB stream, {CHUNK_BYTES >> 10} KiB chunks, {len(ours)} rounds",
         rounds=round_ratios(ours, baseline, throughput=True),
     )
@@ -78,8 +79,10 @@ def _fold_memory(ctx: Context) -> Measurement:
     report = json.loads(done.stdout)
     return Measurement(
         (report["peak_bytes"] - report["start_bytes"]) / MB,
-        notes=(f"{report['bytes'] / MB:.0f} MB stream, {report['runs']} runs, "
-               f"{report['bytes'] / MB / report['seconds']:.1f} MB/s; RSS after imports {report['start_bytes'] / MB:.0f} MB"),
+        notes=(
+            f"{report['bytes'] / MB:.0f} MB stream, {report['runs']} runs, "
+            f"{report['bytes'] / MB / report['seconds']:.1f} MB/s; RSS after imports {report['start_bytes'] / MB:.0f} MB"
+        ),
     )
 
 
@@ -114,7 +117,14 @@ def _reattach(ctx: Context) -> Measurement:
 
 
 FIGURES = [
-    Figure("Python reader + fold, validated", "MB/s", Target(">= 1.5x json.loads per line", "ratio_at_least", 1.5), _throughput),
-    Figure("Python run-state fold, peak RSS", "MB", Target("<= 100 MB above start", "value_at_most", 100), _fold_memory),
+    Figure(
+        "Python reader + fold, validated",
+        "MB/s",
+        Target(">= 1.5x json.loads per line", "ratio_at_least", 1.5),
+        _throughput,
+    ),
+    Figure(
+        "Python run-state fold, peak RSS", "MB", Target("<= 100 MB above start", "value_at_most", 100), _fold_memory
+    ),
     Figure("Python re-attach near the end", "ms", Target("<= 2x the same on 1 MB", "ratio_at_most", 2.0), _reattach),
 ]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from context import Context
 from records import Measurement, median, round_ratios
@@ -25,7 +25,9 @@ def measure_reattach(ctx: Context, time_reattach: TimeReattach) -> Measurement:
         times.append(time_reattach(path, offset))
     large, small = (ctx.stream(size).stat().st_size / MB for size in (ctx.scale.large_bytes, ctx.scale.small_bytes))
     return Measurement(
-        median(times[0]) * 1e3, median(times[1]) * 1e3, rounds=round_ratios(times[0], times[1]),
+        median(times[0]) * 1e3,
+        median(times[1]) * 1e3,
+        rounds=round_ratios(times[0], times[1]),
         notes=f"the last {ctx.scale.reattach_tail_bytes >> 10} KiB of {large:.0f} MB vs {small:.0f} MB, "
-              f"median of {ctx.scale.reattach_repeats}",
+        f"median of {ctx.scale.reattach_repeats}",
     )

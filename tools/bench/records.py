@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 __all__ = ["Figure", "Measurement", "Record", "Target", "error_record", "median", "round_ratios"]
 

@@ -21,7 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import bundle_size
-import conformance
 import dashboard
 import emitter
 import journal
@@ -31,6 +30,8 @@ import typescript_reader
 from context import ROOT, Context
 from records import Figure, Record, error_record
 from scale import scale_from_env
+
+import conformance
 
 FIGURES: list[Figure] = [
     *emitter.FIGURES,
@@ -73,7 +74,16 @@ def format_table(records: list[Record]) -> str:
     verdicts = {True: "pass", False: "FAIL", None: "-"}
     rows = [("figure", "unit", "value", "baseline", "ratio", "spread", "target", "pass")]
     rows += [
-        (r.name, r.unit, _number(r.value), _number(r.baseline), _number(r.ratio), _spread(r), r.target, verdicts[r.passed])
+        (
+            r.name,
+            r.unit,
+            _number(r.value),
+            _number(r.baseline),
+            _number(r.ratio),
+            _spread(r),
+            r.target,
+            verdicts[r.passed],
+        )
         for r in records
     ]
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
@@ -109,14 +119,20 @@ def _selected(only: list[str]) -> list[Figure]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="+", default=[], metavar="WORD", help="measure the figures whose name contains WORD")
+    parser.add_argument(
+        "--only", nargs="+", default=[], metavar="WORD", help="measure the figures whose name contains WORD"
+    )
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "results.json")
     parser.add_argument("--report-only", action="store_true", help="exit 0 even when a figure misses its target")
     args = parser.parse_args(argv)
     scale = scale_from_env()
     host = machine()
-    print(f"bench: scale {scale.name}; {host['cpus']} cores, Python {host['python']}, Node {host['node'] or 'missing'}, "
-          f"{host['platform']}", file=sys.stderr, flush=True)
+    print(
+        f"bench: scale {scale.name}; {host['cpus']} cores, Python {host['python']}, Node {host['node'] or 'missing'}, "
+        f"{host['platform']}",
+        file=sys.stderr,
+        flush=True,
+    )
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="trainwire-bench-") as scratch:
         ctx = Context(scale, Path(scratch))

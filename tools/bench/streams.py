@@ -60,20 +60,36 @@ def _payloads(total_steps: int) -> list[dict[str, Any]]:
         if step % _EVAL_EVERY == 0:
             epoch = round(step / _EPOCH_STEPS, 4)
             payloads.append(
-                {"event": "eval.completed", "step": step, "epoch": epoch, "split": "eval",
-                 "metrics": {"eval_loss": 1.25, "eval_accuracy": 0.5}}
+                {
+                    "event": "eval.completed",
+                    "step": step,
+                    "epoch": epoch,
+                    "split": "eval",
+                    "metrics": {"eval_loss": 1.25, "eval_accuracy": 0.5},
+                }
             )
             payloads.append(
                 {"event": "checkpoint.saved", "step": step, "path": f"checkpoint-{step}", "reason": "periodic"}
             )
         if step % _EPOCH_STEPS == 0:
-            payloads.append({"event": "train.epoch", "epoch": step // _EPOCH_STEPS, "step": step, "metrics": {"loss": 0.9}})
+            payloads.append(
+                {"event": "train.epoch", "epoch": step // _EPOCH_STEPS, "step": step, "metrics": {"loss": 0.9}}
+            )
     duration = total_steps * 0.25 + 1
     payloads.append({"event": "phase.ended", "phase": "train", "status": "ok", "duration_s": duration})
     payloads.append(
-        {"event": "run.finished", "status": "succeeded", "exit_code": 0, "error": None, "reason": None,
-         "step": total_steps, "checkpoint": None, "duration_s": duration, "metrics": {"train_loss": 0.9},
-         "artifacts": {}}
+        {
+            "event": "run.finished",
+            "status": "succeeded",
+            "exit_code": 0,
+            "error": None,
+            "reason": None,
+            "step": total_steps,
+            "checkpoint": None,
+            "duration_s": duration,
+            "metrics": {"train_loss": 0.9},
+            "artifacts": {},
+        }
     )
     return payloads
 

@@ -29,9 +29,11 @@ def _overhead(ctx: Context) -> Measurement:
     per_step_ms = (wall_with - wall_without) / ctx.scale.trainer_steps * 1e3
     walls = [[run[0] for run in results[side]] for side in ("with", "without")]
     return Measurement(
-        wall_with, wall_without, rounds=round_ratios(*walls),
+        wall_with,
+        wall_without,
+        rounds=round_ratios(*walls),
         notes=f"{ctx.scale.trainer_steps} steps, logging_steps=1, {len(results['with'])} interleaved pairs; "
-              f"{per_step_ms:+.2f} ms per step (one-time costs included); CPU time ratio {cpu_with / cpu_without:.3f}",
+        f"{per_step_ms:+.2f} ms per step (one-time costs included); CPU time ratio {cpu_with / cpu_without:.3f}",
     )
 
 
@@ -40,13 +42,22 @@ def _stop_latency(ctx: Context) -> Measurement:
     worst = max(stops, key=lambda stop: stop["latency_s"] - stop["step_s"])
     step_s = median([stop["step_s"] for stop in stops])
     return Measurement(
-        worst["latency_s"], step_s, ratio=worst["latency_s"] / (1.0 + worst["step_s"]),
+        worst["latency_s"],
+        step_s,
+        ratio=worst["latency_s"] / (1.0 + worst["step_s"]),
         notes=f"worst of {len(stops)} stops (median {median([s['latency_s'] for s in stops]):.3f} s); "
-              "includes the stop checkpoint; ratio = latency / (1 s + step)",
+        "includes the stop checkpoint; ratio = latency / (1 s + step)",
     )
 
 
 FIGURES = [
-    Figure("callback overhead, tiny Trainer", "s", Target("<= 1.02x without the callback", "ratio_at_most", 1.02), _overhead),
-    Figure("stop latency, control file -> loop exit", "s", Target("<= 1 s + one step", "ratio_at_most", 1.0), _stop_latency),
+    Figure(
+        "callback overhead, tiny Trainer",
+        "s",
+        Target("<= 1.02x without the callback", "ratio_at_most", 1.02),
+        _overhead,
+    ),
+    Figure(
+        "stop latency, control file -> loop exit", "s", Target("<= 1 s + one step", "ratio_at_most", 1.0), _stop_latency
+    ),
 ]

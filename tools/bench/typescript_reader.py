@@ -34,7 +34,8 @@ def _compare_reader(ctx: Context, script: str) -> Measurement:
     size = path.stat().st_size
     result = node_script(script, path, max(5, ctx.scale.reader_rounds))
     return Measurement(
-        size / MB / median(result["ours"]), size / MB / median(result["baseline"]),
+        size / MB / median(result["ours"]),
+        size / MB / median(result["baseline"]),
         rounds=round_ratios(result["ours"], result["baseline"], throughput=True),
         notes=f"{result['engine']}; {size / MB:.0f} MB stream, {CHUNK_BYTES >> 10} KiB chunks, {len(result['ours'])} rounds",
     )
@@ -53,8 +54,10 @@ def _fold_memory(ctx: Context) -> Measurement:
     report = node_script("fold-memory.mjs", path)
     return Measurement(
         (report["peak_bytes"] - report["start_bytes"]) / MB,
-        notes=(f"{report['bytes'] / MB:.0f} MB stream, {report['runs']} runs, "
-               f"{report['bytes'] / MB / report['seconds']:.1f} MB/s; RSS after start-up {report['start_bytes'] / MB:.0f} MB"),
+        notes=(
+            f"{report['bytes'] / MB:.0f} MB stream, {report['runs']} runs, "
+            f"{report['bytes'] / MB / report['seconds']:.1f} MB/s; RSS after start-up {report['start_bytes'] / MB:.0f} MB"
+        ),
     )
 
 
@@ -69,15 +72,35 @@ def _runs_reuse(ctx: Context) -> Measurement:
     runs = 20_000
     result = node_script("runs-reuse.mjs", runs, ctx.scale.reattach_repeats)
     return Measurement(
-        median(result["ours"]) * 1000, median(result["baseline"]) * 1000,
+        median(result["ours"]) * 1000,
+        median(result["baseline"]) * 1000,
         notes=f"{runs} runs, one changed between calls; baseline copies every run at each call",
     )
 
 
 FIGURES = [
-    Figure("TypeScript reader + fold, validated", "MB/s", Target(">= 0.9x split + JSON.parse", "ratio_at_least", 0.9), _throughput),
-    Figure("TypeScript reader + fold, Chromium", "MB/s", Target(">= 0.9x split + JSON.parse", "ratio_at_least", 0.9), _chromium_throughput),
-    Figure("TypeScript run-state fold, peak RSS", "MB", Target("<= 100 MB above start", "value_at_most", 100), _fold_memory),
-    Figure("TypeScript re-attach near the end", "ms", Target("<= 2x the same on 1 MB", "ratio_at_most", 2.0), _reattach),
-    Figure("TypeScript runs() with one run changed", "ms", Target("<= 0.1x copying every run", "ratio_at_most", 0.1), _runs_reuse),
+    Figure(
+        "TypeScript reader + fold, validated",
+        "MB/s",
+        Target(">= 0.9x split + JSON.parse", "ratio_at_least", 0.9),
+        _throughput,
+    ),
+    Figure(
+        "TypeScript reader + fold, Chromium",
+        "MB/s",
+        Target(">= 0.9x split + JSON.parse", "ratio_at_least", 0.9),
+        _chromium_throughput,
+    ),
+    Figure(
+        "TypeScript run-state fold, peak RSS", "MB", Target("<= 100 MB above start", "value_at_most", 100), _fold_memory
+    ),
+    Figure(
+        "TypeScript re-attach near the end", "ms", Target("<= 2x the same on 1 MB", "ratio_at_most", 2.0), _reattach
+    ),
+    Figure(
+        "TypeScript runs() with one run changed",
+        "ms",
+        Target("<= 0.1x copying every run", "ratio_at_most", 0.1),
+        _runs_reuse,
+    ),
 ]

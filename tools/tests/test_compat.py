@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
 import bundle
 import compat
+import pytest
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,10 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-
 import check
 import contract_facts
 import gen_contract
+import pytest
 from _common import ROOT
 
 BUNDLES = ROOT / "schemas" / "bundled"
@@ -56,13 +55,21 @@ def test_a_schema_change_reaches_the_generated_facts(bundles: Path) -> None:
 
 
 def test_the_clipped_texts_must_share_one_limit(bundles: Path) -> None:
-    _edit(bundles, "trainwire-v1", lambda schema: schema["$defs"]["StopRequested"]["properties"]["reason"].update(maxLength=300))
+    _edit(
+        bundles,
+        "trainwire-v1",
+        lambda schema: schema["$defs"]["StopRequested"]["properties"]["reason"].update(maxLength=300),
+    )
     with pytest.raises(SystemExit, match="one maxLength"):
         contract_facts.derive(bundles)
 
 
 def test_the_code_table_must_list_the_schema_diagnostic_codes(bundles: Path) -> None:
-    _edit(bundles, "reader-state-v1", lambda schema: schema["$defs"]["Diagnostic"]["properties"]["code"]["enum"].append("new_code"))
+    _edit(
+        bundles,
+        "reader-state-v1",
+        lambda schema: schema["$defs"]["Diagnostic"]["properties"]["code"]["enum"].append("new_code"),
+    )
     with pytest.raises(SystemExit, match="differ from the Diagnostic schema"):
         contract_facts.derive(bundles)
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import check
-from _common import ROOT
+import pytest
 
 
 def _append(path: Path, text: str) -> None:
@@ -21,7 +19,9 @@ def test_hand_edits_of_generated_files_are_each_named(generated_copy: Path) -> N
     python_file = "python/src/trainwire/_generated/events.py"
     docs_file = "docs/reference/events.md"
     ts_file = next(
-        str(p.relative_to(generated_copy)) for p in sorted((generated_copy / "typescript/src/generated").rglob("*")) if p.is_file()
+        str(p.relative_to(generated_copy))
+        for p in sorted((generated_copy / "typescript/src/generated").rglob("*"))
+        if p.is_file()
     )
     for rel in (python_file, docs_file, ts_file):
         _append(generated_copy / rel, "\n# edited by hand\n")

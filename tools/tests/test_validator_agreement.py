@@ -17,9 +17,9 @@ import pytest
 from pydantic import ValidationError
 
 from trainwire.conformance.paths import SUITE_DIR
-from trainwire.reader.decoder import Decoder
-from trainwire.contract.models import EVENT_ADAPTER, LINE_ADAPTER, UnknownEvent
 from trainwire.conformance.schema_check import line_verdict
+from trainwire.contract.models import EVENT_ADAPTER, LINE_ADAPTER, UnknownEvent
+from trainwire.reader.decoder import Decoder
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = json.loads((SUITE_DIR / "validation-cases.json").read_text(encoding="utf-8"))["cases"]

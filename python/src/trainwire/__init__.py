@@ -26,15 +26,29 @@ _EXPORTS = {
 }
 # the typed events and the union over lines (generated models, through trainwire.contract.models)
 _MODEL_NAMES = (
-    "Event", "EVENT_ADAPTER", "EVENT_NAMES", "UnknownEvent", "Envelope",
-    "RunStarted", "RunHeartbeat", "PhaseStarted", "PhaseEnded", "TrainStep", "TrainEpoch",
-    "TrainRestarted", "EvalCompleted", "CheckpointSaved", "TrialStarted", "TrialEnded",
-    "StopRequested", "RunFinished", "ReaderState",
+    "Event",
+    "EVENT_ADAPTER",
+    "EVENT_NAMES",
+    "UnknownEvent",
+    "Envelope",
+    "RunStarted",
+    "RunHeartbeat",
+    "PhaseStarted",
+    "PhaseEnded",
+    "TrainStep",
+    "TrainEpoch",
+    "TrainRestarted",
+    "EvalCompleted",
+    "CheckpointSaved",
+    "TrialStarted",
+    "TrialEnded",
+    "StopRequested",
+    "RunFinished",
+    "ReaderState",
 )
 _EXPORTS.update(dict.fromkeys(_MODEL_NAMES, "trainwire.contract.models"))
 
 if TYPE_CHECKING:
-    from trainwire.reader.decoder import Decoder
     from trainwire.contract.errors import RunInterrupted, StreamError, TrainwireError
     from trainwire.contract.models import (
         EVENT_ADAPTER,
@@ -57,10 +71,11 @@ if TYPE_CHECKING:
         TrialStarted,
         UnknownEvent,
     )
-    from trainwire.writer.run import Run
-    from trainwire.reader.state import StreamReader, read_state
     from trainwire.contract.status import EXIT_CODES
+    from trainwire.reader.decoder import Decoder
+    from trainwire.reader.state import StreamReader, read_state
     from trainwire.stop import StopControl, request_stop
+    from trainwire.writer.run import Run
 
 # the public API, documented in docs/python.md ("The public API"); the lazy table above
 # must name exactly these (a test holds them together)

@@ -48,13 +48,18 @@ def run_html(run: RunState, series: RunSeries | None = None, *, stale_after_s: f
     if run.eta_s is not None and run.finished is None:
         rows.append(("eta", format_duration(run.eta_s)))
     if run.last_eval is not None:
-        metrics = ", ".join(f"{name} {value:.4g}" for name, value in run.last_eval["metrics"].items() if value is not None)
+        metrics = ", ".join(
+            f"{name} {value:.4g}" for name, value in run.last_eval["metrics"].items() if value is not None
+        )
         rows.append((f"eval ({run.last_eval['split']}) at step {run.last_eval['step']}", metrics))
     if run.last_checkpoint is not None:
         rows.append(("checkpoint", f"{run.last_checkpoint['path']} at step {run.last_checkpoint['step']}"))
     if run.restarts:
         rows.append(("restarts", str(len(run.restarts))))
-    body = "".join(f"<tr><th style='text-align:left'>{html.escape(name)}</th><td style='text-align:left'>{html.escape(value)}</td></tr>" for name, value in rows)
+    body = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(name)}</th><td style='text-align:left'>{html.escape(value)}</td></tr>"
+        for name, value in rows
+    )
     table = f"<table class='trainwire-run'>{body}</table>"
     if series is None:
         return table
@@ -63,7 +68,11 @@ def run_html(run: RunState, series: RunSeries | None = None, *, stale_after_s: f
 
 def loss_svg(series: RunSeries) -> str:
     """The loss (solid) and eval loss (dashed) against the step, restarts as red lines: an inline SVG."""
-    curves = [(name, [(step, value) for step, value in zip(*series.uplot(name)) if value is not None]) for name in series.names() if name == "loss" or name.endswith("/loss")]
+    curves = [
+        (name, [(step, value) for step, value in zip(*series.uplot(name)) if value is not None])
+        for name in series.names()
+        if name == "loss" or name.endswith("/loss")
+    ]
     points = [point for _, found in curves for point in found]
     if not points:
         return ""
@@ -79,11 +88,15 @@ def loss_svg(series: RunSeries) -> str:
     shapes = []
     for marker in series.markers:
         if marker["kind"] == "restart" and marker["step"] is not None:
-            shapes.append(f"<line x1='{x(marker['step']):.1f}' x2='{x(marker['step']):.1f}' y1='0' y2='{_CHART_HEIGHT}' stroke='#d62728' stroke-dasharray='4 2'/>")
+            shapes.append(
+                f"<line x1='{x(marker['step']):.1f}' x2='{x(marker['step']):.1f}' y1='0' y2='{_CHART_HEIGHT}' stroke='#d62728' stroke-dasharray='4 2'/>"
+            )
     for name, found in curves:
         path = " ".join(f"{x(step):.1f},{y(value):.1f}" for step, value in found)
         dash = "" if name == "loss" else " stroke-dasharray='5 3'"
-        shapes.append(f"<polyline fill='none' stroke='#1f77b4' stroke-width='1.5'{dash} points='{path}'><title>{html.escape(name)}</title></polyline>")
+        shapes.append(
+            f"<polyline fill='none' stroke='#1f77b4' stroke-width='1.5'{dash} points='{path}'><title>{html.escape(name)}</title></polyline>"
+        )
     label = html.escape(f"loss {low_y:.4g} to {high_y:.4g}, steps {low_x} to {high_x}")
     return (
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{_CHART_WIDTH}' height='{_CHART_HEIGHT}' role='img' aria-label='{label}'"
@@ -97,7 +110,9 @@ class FollowedRun:
     `path` is a stream file or a run directory; `run_id` picks a run (default: the last).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, run_id: str | None = None, stale_after_s: float | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, run_id: str | None = None, stale_after_s: float | None = None
+    ) -> None:
         self.path = stream_files(Path(path))[0]
         self.run_id = run_id
         self.stale_after_s = stale_after_s

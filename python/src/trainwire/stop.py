@@ -17,10 +17,11 @@ import signal
 import stat
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Callable, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from trainwire.contract.clock import Clock, SystemClock
 from trainwire.contract.errors import RunInterrupted
@@ -52,7 +53,7 @@ StopSource = Literal["control_file", "signal", "api"]
 _HANDLED_SIGNALS = ("SIGINT", "SIGTERM", "SIGBREAK")
 # The fallback start time when the OS cannot tell: the first import of this module.
 _IMPORTED_AT = time.time()
-_SignalHandler = Union[Callable[[int, Union[FrameType, None]], Any], int, None]
+_SignalHandler = Union[Callable[[int, FrameType | None], Any], int, None]
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 import time
 
-from trainwire.writer.run import Run
 from trainwire.stop import StopControl
+from trainwire.writer.run import Run
 
 
 def main(output_dir: str, linger: bool) -> int:

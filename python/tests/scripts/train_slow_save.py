@@ -15,8 +15,8 @@ from transformers import TrainerCallback
 from trainwire.cli.demo_model import StepDelay, build_trainer
 from trainwire.contract.errors import RunInterrupted
 from trainwire.integrations.transformers import attach
-from trainwire.writer.run import Run
 from trainwire.stop import StopControl
+from trainwire.writer.run import Run
 
 
 class SlowSave(TrainerCallback):

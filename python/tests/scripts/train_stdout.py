@@ -12,6 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent.parent))  # the tests' helpers
 
 from trainer_streams import plain_trainer  # noqa: E402
+
 from trainwire.integrations.transformers import attach  # noqa: E402
 
 

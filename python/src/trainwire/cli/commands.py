@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from trainwire import __version__
-from trainwire.cli.arguments import positive_seconds, rfc3339_time
 from trainwire._generated.contract import SCHEMA_FAMILIES
+from trainwire.cli.arguments import positive_seconds, rfc3339_time
 from trainwire.cli.extras import MissingExtra, missing_extra
 
 __all__ = ["main"]
@@ -70,43 +70,91 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"trainwire {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
-    tail = commands.add_parser("tail", help="show a stream live, for humans", description="Show a stream (a file, a run directory's progress.jsonl, or one line per run in a directory of runs): live status lines on a terminal, plain lines elsewhere. Exits with the run's exit code (succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4, not finished or stale 5); with several runs, the highest.")
+    tail = commands.add_parser(
+        "tail",
+        help="show a stream live, for humans",
+        description="Show a stream (a file, a run directory's progress.jsonl, or one line per run in a directory of runs): live status lines on a terminal, plain lines elsewhere. Exits with the run's exit code (succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4, not finished or stale 5); with several runs, the highest.",
+    )
     tail.add_argument("file", type=Path, metavar="PATH", help="a stream file or a run directory")
-    tail.add_argument("-f", "--follow", action="store_true", help="wait for the stream and follow it until the run finishes or turns stale")
+    tail.add_argument(
+        "-f",
+        "--follow",
+        action="store_true",
+        help="wait for the stream and follow it until the run finishes or turns stale",
+    )
     tail.add_argument("--run", metavar="RUN_ID", help="the run to show (default: the last one in the file)")
-    tail.add_argument("--poll", type=positive_seconds, default=0.25, metavar="S", help="seconds between polls with --follow (default 0.25)")
-    tail.add_argument("--timeout", type=positive_seconds, metavar="S", help="with --follow: end (exit 5) after S seconds without a new line, or without the stream (default: three heartbeat intervals; never without them)")
+    tail.add_argument(
+        "--poll",
+        type=positive_seconds,
+        default=0.25,
+        metavar="S",
+        help="seconds between polls with --follow (default 0.25)",
+    )
+    tail.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        metavar="S",
+        help="with --follow: end (exit 5) after S seconds without a new line, or without the stream (default: three heartbeat intervals; never without them)",
+    )
     tail.set_defaults(command=_tail)
 
-    state = commands.add_parser("state", help="print the canonical reader state of a stream", description="Print the reader state (schemas/reader-state/v1) as canonical JSON.")
+    state = commands.add_parser(
+        "state",
+        help="print the canonical reader state of a stream",
+        description="Print the reader state (schemas/reader-state/v1) as canonical JSON.",
+    )
     state.add_argument("file", type=Path, metavar="FILE")
-    state.add_argument("--now", type=rfc3339_time, metavar="ISO", help="the current time (RFC 3339): silent runs may turn stale")
-    state.add_argument("--stale-after", type=positive_seconds, metavar="S", help="with --now: seconds of silence after which a run is stale")
+    state.add_argument(
+        "--now", type=rfc3339_time, metavar="ISO", help="the current time (RFC 3339): silent runs may turn stale"
+    )
+    state.add_argument(
+        "--stale-after",
+        type=positive_seconds,
+        metavar="S",
+        help="with --now: seconds of silence after which a run is stale",
+    )
     state.set_defaults(command=_state)
 
-    validate = commands.add_parser("validate", help="check a stream against the contract and the writer rules", description="Check every line against the contract and every run against the writer rules; exit 0 when there is no error (warnings allowed unless --strict), 1 otherwise.")
+    validate = commands.add_parser(
+        "validate",
+        help="check a stream against the contract and the writer rules",
+        description="Check every line against the contract and every run against the writer rules; exit 0 when there is no error (warnings allowed unless --strict), 1 otherwise.",
+    )
     validate.add_argument("file", type=Path, metavar="FILE")
     validate.add_argument("--json", action="store_true", help="print the report as JSON")
     validate.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     validate.set_defaults(command=_validate)
 
-    stop = commands.add_parser("stop", help="ask the run writing into OUTPUT_DIR to stop cleanly", description="Create OUTPUT_DIR/.trainwire-stop atomically; the run saves a checkpoint and ends interrupted.")
+    stop = commands.add_parser(
+        "stop",
+        help="ask the run writing into OUTPUT_DIR to stop cleanly",
+        description="Create OUTPUT_DIR/.trainwire-stop atomically; the run saves a checkpoint and ends interrupted.",
+    )
     stop.add_argument("output_dir", type=Path, metavar="OUTPUT_DIR")
     stop.add_argument("--reason", metavar="TEXT", help="why (recorded in stop.requested)")
     stop.add_argument("--by", metavar="NAME", help="who asks (recorded in stop.requested)")
     stop.set_defaults(command=_stop)
 
-    plot = commands.add_parser("plot", help="draw loss, learning rate and eval curves into a file", description="Draw the loss, learning rate and eval curves of one or more runs (restarts and checkpoints marked, runs overlaid): a self-contained HTML page, or PNG/SVG with matplotlib (pip install 'trainwire[plot]').")
+    plot = commands.add_parser(
+        "plot",
+        help="draw loss, learning rate and eval curves into a file",
+        description="Draw the loss, learning rate and eval curves of one or more runs (restarts and checkpoints marked, runs overlaid): a self-contained HTML page, or PNG/SVG with matplotlib (pip install 'trainwire[plot]').",
+    )
     plot.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="a stream file or a run directory")
     plot.add_argument("--out", type=Path, required=True, metavar="FILE", help="the file to write: .html, .png or .svg")
     plot.set_defaults(command=_plot)
 
-    schema = commands.add_parser("schema", help="print the bundled JSON Schemas", description="Without options, list the schema families; with --bundle or --family, print that family's bundled schema.")
+    schema = commands.add_parser(
+        "schema",
+        help="print the bundled JSON Schemas",
+        description="Without options, list the schema families; with --bundle or --family, print that family's bundled schema.",
+    )
     schema.add_argument("--bundle", action="store_true", help="print the bundled schema (default family trainwire-v1)")
     schema.add_argument("--family", choices=SCHEMA_FAMILIES, help="which schema family")
     schema.set_defaults(command=_schema)
 
-    from trainwire.cli import runs as journal_commands, serve as serve_command
+    from trainwire.cli import runs as journal_commands
+    from trainwire.cli import serve as serve_command
 
     journal_commands.register(commands)
     serve_command.register(commands)
@@ -132,7 +180,9 @@ def _tail(options: argparse.Namespace) -> int:
     if not options.follow:
         for path in stream_files(options.file):
             _check_readable(path)
-    return tail(options.file, follow=options.follow, run_id=options.run, poll_interval_s=options.poll, timeout_s=options.timeout)
+    return tail(
+        options.file, follow=options.follow, run_id=options.run, poll_interval_s=options.poll, timeout_s=options.timeout
+    )
 
 
 def _state(options: argparse.Namespace) -> int:
@@ -157,7 +207,13 @@ def _validate(options: argparse.Namespace) -> int:
     warnings = len(violations) - errors
     failed = errors > 0 or (options.strict and warnings > 0)
     if options.json:
-        report = {"file": str(options.file), "valid": not failed, "errors": errors, "warnings": warnings, "violations": [v.to_dict() for v in violations]}
+        report = {
+            "file": str(options.file),
+            "valid": not failed,
+            "errors": errors,
+            "warnings": warnings,
+            "violations": [v.to_dict() for v in violations],
+        }
         _emit(json.dumps(report, ensure_ascii=False) + "\n")
     elif violations:
         for violation in violations:

@@ -19,15 +19,16 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
-from trainwire.contract.layout import STREAM_FILE
 from trainwire.cli.arguments import output_directory
 from trainwire.contract.errors import RunInterrupted
+from trainwire.contract.layout import STREAM_FILE
+from trainwire.stop import StopControl
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
-from trainwire.stop import StopControl
 
 __all__ = ["main"]
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import random
-from typing import Any
-
 import os
+import random
 import time
+from typing import Any
 
 import torch
 from torch.utils.data import Dataset

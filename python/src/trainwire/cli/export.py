@@ -29,23 +29,58 @@ def add_export_commands(commands: Any) -> None:
     )
     trackers = export.add_subparsers(title="trackers", metavar="TRACKER", required=True)
 
-    mlflow = trackers.add_parser("mlflow", help="one MLflow run per trainwire run", description="Parameters, metrics, provenance tags, the final status and the stream file into MLflow.")
+    mlflow = trackers.add_parser(
+        "mlflow",
+        help="one MLflow run per trainwire run",
+        description="Parameters, metrics, provenance tags, the final status and the stream file into MLflow.",
+    )
     _common(mlflow)
-    mlflow.add_argument("--tracking-uri", metavar="URI", help="the MLflow tracking URI (default: MLflow's own, e.g. MLFLOW_TRACKING_URI)")
-    mlflow.add_argument("--experiment", metavar="NAME", default="trainwire", help="the experiment, created when missing (default trainwire)")
+    mlflow.add_argument(
+        "--tracking-uri",
+        metavar="URI",
+        help="the MLflow tracking URI (default: MLflow's own, e.g. MLFLOW_TRACKING_URI)",
+    )
+    mlflow.add_argument(
+        "--experiment",
+        metavar="NAME",
+        default="trainwire",
+        help="the experiment, created when missing (default trainwire)",
+    )
     mlflow.set_defaults(command=_export_mlflow)
 
-    tensorboard = trackers.add_parser("tensorboard", help="TensorBoard event files, one directory per run", description="Scalars per step, eval metrics and the config as TensorBoard event files under DIR/<run_id>.")
+    tensorboard = trackers.add_parser(
+        "tensorboard",
+        help="TensorBoard event files, one directory per run",
+        description="Scalars per step, eval metrics and the config as TensorBoard event files under DIR/<run_id>.",
+    )
     _common(tensorboard)
     tensorboard.add_argument("--logdir", type=Path, metavar="DIR", required=True, help="TensorBoard's log directory")
     tensorboard.set_defaults(command=_export_tensorboard)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", type=Path, metavar="RUN", help="a stream file, or a run's output directory (its progress.jsonl)")
-    parser.add_argument("-f", "--follow", action="store_true", help="keep the tracker in sync until every run in the stream has finished")
-    parser.add_argument("--poll", type=positive_seconds, default=0.5, metavar="S", help="seconds between polls with --follow (default 0.5)")
-    parser.add_argument("--cursor", type=Path, metavar="FILE", help="where the export remembers its position (default: see docs/integrations.md)")
+    parser.add_argument(
+        "run", type=Path, metavar="RUN", help="a stream file, or a run's output directory (its progress.jsonl)"
+    )
+    parser.add_argument(
+        "-f",
+        "--follow",
+        action="store_true",
+        help="keep the tracker in sync until every run in the stream has finished",
+    )
+    parser.add_argument(
+        "--poll",
+        type=positive_seconds,
+        default=0.5,
+        metavar="S",
+        help="seconds between polls with --follow (default 0.5)",
+    )
+    parser.add_argument(
+        "--cursor",
+        type=Path,
+        metavar="FILE",
+        help="where the export remembers its position (default: see docs/integrations.md)",
+    )
 
 
 def _export_mlflow(options: argparse.Namespace) -> int:
@@ -74,7 +109,9 @@ def _export_tensorboard(options: argparse.Namespace) -> int:
     try:
         from trainwire.export.tensorboard import TensorBoardSink
     except ImportError as error:
-        raise CommandError(f"export tensorboard needs TensorBoard: pip install 'trainwire[tensorboard]' ({error})") from None
+        raise CommandError(
+            f"export tensorboard needs TensorBoard: pip install 'trainwire[tensorboard]' ({error})"
+        ) from None
     key = hashlib.sha256(str(stream.absolute()).encode()).hexdigest()[:12]
     cursor = options.cursor or options.logdir / CURSOR_DIR / f"{stream.name}-{key}.json"
     return _run(options, stream, cursor, lambda saved: TensorBoardSink(options.logdir))

@@ -26,7 +26,17 @@ from trainwire.reader.series import RunSeries, SeriesStore
 from trainwire.reader.sources import read_file
 from trainwire.reader.state import StreamReader
 
-__all__ = ["FORMATS", "PlotUnavailable", "PlottedRun", "chart_specs", "format_of", "load_runs", "render_html", "stream_files", "write_plot"]
+__all__ = [
+    "FORMATS",
+    "PlotUnavailable",
+    "PlottedRun",
+    "chart_specs",
+    "format_of",
+    "load_runs",
+    "render_html",
+    "stream_files",
+    "write_plot",
+]
 
 FORMATS = (".html", ".png", ".svg")
 #: marker kinds drawn on the charts
@@ -85,7 +95,15 @@ def chart_specs(runs: Sequence[PlottedRun]) -> list[dict[str, Any]]:
             if not steps:
                 continue
             chart = charts.setdefault(_chart_title(name), {"title": _chart_title(name), "series": [], "markers": []})
-            chart["series"].append({"label": prefix + series_label(name), "run": index, "dashed": name.startswith("eval/"), "steps": steps, "values": values})
+            chart["series"].append(
+                {
+                    "label": prefix + series_label(name),
+                    "run": index,
+                    "dashed": name.startswith("eval/"),
+                    "steps": steps,
+                    "values": values,
+                }
+            )
             if not any(marker["run"] == index for marker in chart["markers"]):
                 chart["markers"].extend(markers)
     return list(charts.values())  # in order of first appearance, as the dashboard
@@ -115,7 +133,9 @@ def render_html(runs: Sequence[PlottedRun], *, title: str = "trainwire plot") ->
         script = static.joinpath("plot.js").read_text("utf-8")
         style = static.joinpath("dashboard.css").read_text("utf-8")
     except FileNotFoundError:
-        raise PlotUnavailable("the chart code is not built (from a checkout: make setup); PNG and SVG still work") from None
+        raise PlotUnavailable(
+            "the chart code is not built (from a checkout: make setup); PNG and SVG still work"
+        ) from None
     data = {"runs": [{"run_id": run.run_id, "status": run.status, "series": run.series.to_dict()} for run in runs]}
     parts = {
         "title": html.escape(title),
@@ -147,7 +167,9 @@ def _render_image(runs: Sequence[PlottedRun], out: Path, kind: str) -> None:
         matplotlib.use("Agg")  # no display needed: files only
         import matplotlib.pyplot as pyplot
     except ImportError:
-        raise PlotUnavailable(f"{out}: PNG and SVG need matplotlib: pip install 'trainwire[plot]' (or write .html)") from None
+        raise PlotUnavailable(
+            f"{out}: PNG and SVG need matplotlib: pip install 'trainwire[plot]' (or write .html)"
+        ) from None
     charts = chart_specs(runs) or [{"title": "no points", "series": [], "markers": []}]
     figure, axes = pyplot.subplots(len(charts), 1, figsize=(9, 3 * len(charts)), squeeze=False)
     try:
@@ -155,12 +177,25 @@ def _render_image(runs: Sequence[PlottedRun], out: Path, kind: str) -> None:
             for series in chart["series"]:
                 values = [math.nan if value is None else value for value in series["values"]]  # a gap breaks the line
                 colour = _COLOURS[series["run"] % len(_COLOURS)]
-                axis.plot(series["steps"], values, label=series["label"], color=colour, linestyle="--" if series["dashed"] else "-", linewidth=1.2)
+                axis.plot(
+                    series["steps"],
+                    values,
+                    label=series["label"],
+                    color=colour,
+                    linestyle="--" if series["dashed"] else "-",
+                    linewidth=1.2,
+                )
             for marker in chart["markers"]:
                 if marker["step"] is None:
                     continue
                 colour = _COLOURS[marker["run"] % len(_COLOURS)]
-                axis.axvline(marker["step"], color=colour, linestyle=":" if marker["kind"] == "checkpoint" else "-.", linewidth=0.8, alpha=0.7)
+                axis.axvline(
+                    marker["step"],
+                    color=colour,
+                    linestyle=":" if marker["kind"] == "checkpoint" else "-.",
+                    linewidth=0.8,
+                    alpha=0.7,
+                )
             axis.set_title(chart["title"])
             axis.set_xlabel("step")
             if chart["series"]:

@@ -31,23 +31,42 @@ class JournalError(Exception):
 
 def register(commands: Any) -> None:
     """Adds `runs`, `diff` and `journal` to the `trainwire` command's subparsers."""
-    runs = commands.add_parser("runs", help="list the runs under directories", description="One row per run found under DIR (default .): id, status (stale included), steps, duration, last and best loss, git sha, start. Reads summaries and stream tails only.")
+    runs = commands.add_parser(
+        "runs",
+        help="list the runs under directories",
+        description="One row per run found under DIR (default .): id, status (stale included), steps, duration, last and best loss, git sha, start. Reads summaries and stream tails only.",
+    )
     runs.add_argument("dirs", nargs="*", type=Path, default=[Path(".")], metavar="DIR")
     runs.add_argument("--status", action="append", metavar="STATUS", help="only runs with this status (repeatable)")
     runs.add_argument("--sort", choices=_SORT_KEYS, default="started", help="sort key (default: started, newest first)")
-    runs.add_argument("--stale-after", type=float, metavar="S", help="seconds of silence after which a running run is stale (default: three heartbeat intervals)")
+    runs.add_argument(
+        "--stale-after",
+        type=float,
+        metavar="S",
+        help="seconds of silence after which a running run is stale (default: three heartbeat intervals)",
+    )
     runs.add_argument("--json", action="store_true", help="print the rows as JSON")
     runs.set_defaults(command=_runs)
 
-    diff = commands.add_parser("diff", help="compare two runs: config, provenance, metrics", description="Config diff, provenance diff (git sha, dirty, seed, package versions) and metrics side by side. RUN is a run directory or its progress.jsonl.")
+    diff = commands.add_parser(
+        "diff",
+        help="compare two runs: config, provenance, metrics",
+        description="Config diff, provenance diff (git sha, dirty, seed, package versions) and metrics side by side. RUN is a run directory or its progress.jsonl.",
+    )
     diff.add_argument("run_a", type=Path, metavar="RUN_A")
     diff.add_argument("run_b", type=Path, metavar="RUN_B")
     diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
     diff.set_defaults(command=_diff)
 
-    journal = commands.add_parser("journal", help="the run journal beside a stream", description="Maintain the run journal (see docs/journal.md).")
+    journal = commands.add_parser(
+        "journal", help="the run journal beside a stream", description="Maintain the run journal (see docs/journal.md)."
+    )
     actions = journal.add_subparsers(title="actions", metavar="ACTION", required=True)
-    rebuild = actions.add_parser("rebuild", help="rewrite summary.json from the stream", description="Rewrite DIR/summary.json from DIR/progress.jsonl: the same document the writer writes live.")
+    rebuild = actions.add_parser(
+        "rebuild",
+        help="rewrite summary.json from the stream",
+        description="Rewrite DIR/summary.json from DIR/progress.jsonl: the same document the writer writes live.",
+    )
     rebuild.add_argument("dir", type=Path, metavar="DIR")
     rebuild.set_defaults(command=_rebuild)
 

@@ -16,11 +16,28 @@ DEFAULT_PORT = 8765
 
 
 def register(commands: Any) -> None:
-    serve = commands.add_parser("serve", help="a live dashboard of the runs under directories", description="Serve a live dashboard of every run (progress.jsonl) found under DIR (default .), with a stop button. Listens on loopback; prints a URL with a per-server token. Needs: pip install 'trainwire[serve]'.")
+    serve = commands.add_parser(
+        "serve",
+        help="a live dashboard of the runs under directories",
+        description="Serve a live dashboard of every run (progress.jsonl) found under DIR (default .), with a stop button. Listens on loopback; prints a URL with a per-server token. Needs: pip install 'trainwire[serve]'.",
+    )
     serve.add_argument("dirs", nargs="*", type=Path, default=[Path(".")], metavar="DIR")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only); any other address needs --allow-host")
-    serve.add_argument("--allow-host", action="append", default=[], type=_host_name, metavar="NAME", help="a name (or address) clients use to reach the server, checked against the Host header; needed, once or more, with a --host beyond loopback")
-    serve.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only); any other address needs --allow-host",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        type=_host_name,
+        metavar="NAME",
+        help="a name (or address) clients use to reach the server, checked against the Host header; needed, once or more, with a --host beyond loopback",
+    )
+    serve.add_argument(
+        "--port", type=_port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)"
+    )
     serve.add_argument("--read-only", action="store_true", help="no stop button: the server changes nothing")
     serve.set_defaults(command=_serve)
 
@@ -37,7 +54,11 @@ def _port(text: str) -> int:
 
 def _host_name(text: str) -> str:
     name = text.strip().lower()
-    if not name or any(character in name for character in "/:@?# ") and not (name.startswith("[") and name.endswith("]")):
+    if (
+        not name
+        or any(character in name for character in "/:@?# ")
+        and not (name.startswith("[") and name.endswith("]"))
+    ):
         raise argparse.ArgumentTypeError(f"not a host name or address (no scheme, port or path): {text!r}")
     return name
 
@@ -57,7 +78,9 @@ def _serve(options: argparse.Namespace) -> int:
             sys.stderr.write(f"trainwire serve: {directory}: not a directory\n")
             return 2
     if not is_loopback(options.host) and not options.allow_host:
-        sys.stderr.write(f"trainwire serve: --host {options.host} reaches beyond this machine: name the hosts clients use with --allow-host NAME (the Host check stays on)\n")
+        sys.stderr.write(
+            f"trainwire serve: --host {options.host} reaches beyond this machine: name the hosts clients use with --allow-host NAME (the Host check stays on)\n"
+        )
         return 2
     if not (static_dir() / "index.html").is_file():
         sys.stderr.write("trainwire serve: the page is not built (from a checkout: make setup)\n")
@@ -65,7 +88,9 @@ def _serve(options: argparse.Namespace) -> int:
     try:
         listener = _listen(options.host, options.port)
     except OSError as error:
-        sys.stderr.write(f"trainwire serve: cannot listen on {options.host}:{options.port}: {error.strerror or error}\n")
+        sys.stderr.write(
+            f"trainwire serve: cannot listen on {options.host}:{options.port}: {error.strerror or error}\n"
+        )
         return 1
     port = listener.getsockname()[1]
     _log_to_stderr()
@@ -76,7 +101,9 @@ def _serve(options: argparse.Namespace) -> int:
     shown = f"[{options.host}]" if ":" in options.host else options.host
     if not is_loopback(options.host):
         names = ", ".join(sorted(hosts))
-        sys.stderr.write(f"trainwire serve: warning: listening on {shown}:{port}, beyond this machine: anyone who can reach it there and has the token can read every run and stop running ones (Host must be one of {names}; the connection is not encrypted)\n")
+        sys.stderr.write(
+            f"trainwire serve: warning: listening on {shown}:{port}, beyond this machine: anyone who can reach it there and has the token can read every run and stop running ones (Host must be one of {names}; the connection is not encrypted)\n"
+        )
     mode = " (read-only)" if options.read_only else ""
     sys.stdout.write(f"trainwire serve: http://{shown}:{port}/?token={token}{mode}\n")
     sys.stdout.flush()

@@ -78,14 +78,19 @@ def tail(
     return view.close(streams, timeout_s)
 
 
-def _follow(streams: list[StreamTail], view: TailView, poll_interval_s: float, timeout_s: float | None, stop: threading.Event) -> None:
+def _follow(
+    streams: list[StreamTail], view: TailView, poll_interval_s: float, timeout_s: float | None, stop: threading.Event
+) -> None:
     """Read every stream as it grows until each run is over (finished or stale), or `stop` is set and all is read."""
     started = time.monotonic()
     for stream in streams:
         if not stream.path.exists():
             view.note(f"waiting for {stream.path} (it does not exist yet)")
     # poll_interval_s=0: each follower yields b"" at its end; the loop below does the waiting
-    chunks = [iter(FileFollower(s.path, poll_interval_s=0, stop=stop, on_reset=s.start_over, yield_when_idle=True)) for s in streams]
+    chunks = [
+        iter(FileFollower(s.path, poll_interval_s=0, stop=stop, on_reset=s.start_over, yield_when_idle=True))
+        for s in streams
+    ]
     try:
         _read_until_over(streams, chunks, view, poll_interval_s, timeout_s, stop, started)
     finally:
@@ -213,7 +218,10 @@ class TailView:
             self._line(f"{stream.path}: line {diagnostic.line}: {diagnostic.code}: {diagnostic.message}", self.err)
         dropped = stream.new_dropped()
         if dropped:
-            self._line(f"{stream.path}: {dropped} more bad lines (only the first {stream.reader.diagnostics.limit} are listed)", self.err)
+            self._line(
+                f"{stream.path}: {dropped} more bad lines (only the first {stream.reader.diagnostics.limit} are listed)",
+                self.err,
+            )
 
     def refresh(self, streams: list[StreamTail], timeout_s: float | None = None) -> None:
         """Redraw one status line per stream that has its run (on a TTY only)."""
@@ -311,7 +319,11 @@ def describe(event: Any) -> str | None:
         source = event.signal or event.source
         return f"stop requested ({source}){who}{why}"
     if name == "run.finished":
-        return f"run finished: {event.status}" + (f" at step {event.step}" if event.step is not None else "") + f" in {format_duration(event.duration_s)}"
+        return (
+            f"run finished: {event.status}"
+            + (f" at step {event.step}" if event.step is not None else "")
+            + f" in {format_duration(event.duration_s)}"
+        )
     return None
 
 

@@ -19,8 +19,8 @@ from trainwire.conformance.cases import (
 from trainwire.conformance.diff import first_difference
 from trainwire.conformance.generate import Generator
 from trainwire.conformance.runner import comparable_state
-from trainwire.conformance.streams import invariant_problems, parse_lines, reader_framing
 from trainwire.conformance.schema_check import validator_for
+from trainwire.conformance.streams import invariant_problems, parse_lines, reader_framing
 
 _NEEDS = {"reader": (STREAM_FILE, STATE_FILE), "writer": (SCENARIO_FILE, STREAM_FILE, STATE_FILE)}
 
@@ -69,12 +69,19 @@ def _case_problems(case: Case, case_schema: Draft202012Validator, cases: list[Ca
         return
     if "writer" in case.roles and case.derive is not None:
         yield "a writer case plays its own scenario; it cannot be derived"
-    if case.derive is not None and case.derive.get("base") not in {other.id for other in cases if other.path(SCENARIO_FILE).is_file()}:
+    if case.derive is not None and case.derive.get("base") not in {
+        other.id for other in cases if other.path(SCENARIO_FILE).is_file()
+    }:
         yield f"derive.base {case.derive.get('base')!r} is not a case with a {SCENARIO_FILE}"
     scenario = case.scenario()
     if scenario is not None:
-        yield from (f"{SCENARIO_FILE} {error}" for error in _schema_errors(validator_for("harness-v1", "Scenario"), scenario))
-    yield from (f"{STATE_FILE} {error}" for error in _schema_errors(validator_for("harness-v1", "ReaderState"), case.expected_state()))
+        yield from (
+            f"{SCENARIO_FILE} {error}" for error in _schema_errors(validator_for("harness-v1", "Scenario"), scenario)
+        )
+    yield from (
+        f"{STATE_FILE} {error}"
+        for error in _schema_errors(validator_for("harness-v1", "ReaderState"), case.expected_state())
+    )
     stream = case.stream()
     if not case.invalid_lines:
         _, line_problems = parse_lines(reader_framing(stream))
@@ -97,6 +104,8 @@ def _same(name: str, committed: bytes, generated: bytes) -> bool:
     if name != STATE_FILE:
         return committed == generated
     try:
-        return first_difference(comparable_state(json.loads(generated)), comparable_state(json.loads(committed))) is None
+        return (
+            first_difference(comparable_state(json.loads(generated)), comparable_state(json.loads(committed))) is None
+        )
     except ValueError:
         return False

@@ -14,7 +14,7 @@ import subprocess
 import threading
 from collections import deque
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,7 +37,7 @@ class ProtocolViolation(Exception):
     """A well-formed message that the protocol schema rejects."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _protocol_validator(definition: str) -> Any:
     # Our own cache: `validator_for`'s is small and shared with line validation. Imported
     # here so that `trainwire conformance --help` works without the [conformance] extra.
@@ -99,9 +99,13 @@ class Harness:
         assert self._process.stdout is not None and self._process.stderr is not None
         self.stderr_tail = deque(maxlen=20)
         threading.Thread(target=_pump, args=(self._process.stdout, self._lines), daemon=True).start()
-        self._stderr_thread = threading.Thread(target=_drain, args=(self._process.stderr, self.stderr_tail), daemon=True)
+        self._stderr_thread = threading.Thread(
+            target=_drain, args=(self._process.stderr, self.stderr_tail), daemon=True
+        )
         self._stderr_thread.start()
-        hello = self._exchange({"cmd": "start", "version": PROTOCOL_VERSION}, "StartRequest", max(self.timeout_s, START_TIMEOUT_S))
+        hello = self._exchange(
+            {"cmd": "start", "version": PROTOCOL_VERSION}, "StartRequest", max(self.timeout_s, START_TIMEOUT_S)
+        )
         problems = protocol_errors(hello, "StartResponse")
         if problems:
             raise HarnessBroken(f"bad answer to start: {'; '.join(problems)}")

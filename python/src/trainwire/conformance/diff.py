@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 #: a surrogate left alone in a string (a pair was joined into one character when parsed)
@@ -83,7 +83,9 @@ def differences(expected: Any, got: Any, path: str = "$", *, tolerance: float = 
         return
     if isinstance(expected, dict) and isinstance(got, dict):
         for key in [*expected, *(key for key in got if key not in expected)]:
-            yield from differences(expected.get(key, MISSING), got.get(key, MISSING), f"{path}.{key}", tolerance=tolerance)
+            yield from differences(
+                expected.get(key, MISSING), got.get(key, MISSING), f"{path}.{key}", tolerance=tolerance
+            )
         return
     if isinstance(expected, list) and isinstance(got, list):
         for index in range(max(len(expected), len(got))):

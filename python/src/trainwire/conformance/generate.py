@@ -73,4 +73,3 @@ class Generator:
                 path.write_bytes(content)
                 changed.append(path)
         return changed
-

@@ -85,7 +85,9 @@ def _timestamp(rule: dict[str, Any], result: Normalised) -> None:
             run = line.get("run_id") if isinstance(line, dict) else None
             # Same fixed format: text order is time order.
             if run in last_by_run and value < last_by_run[run]:
-                result.problems.append(Difference(f"$.{name}", f">= {last_by_run[run]}", value, number, "time went back within the run"))
+                result.problems.append(
+                    Difference(f"$.{name}", f">= {last_by_run[run]}", value, number, "time went back within the run")
+                )
             last_by_run[run] = value
         _set(line, name, rule["replace_with"])
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from xml.etree import ElementTree
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from xml.etree import ElementTree
 
 from trainwire.conformance.diff import Difference, json_text
 
@@ -70,7 +70,9 @@ class HarnessReport:
     @property
     def name(self) -> str:
         impl = self.implementation
-        return f"{impl['name']} {impl.get('version', '')} ({impl.get('language', '?')})" if impl else " ".join(self.argv)
+        return (
+            f"{impl['name']} {impl.get('version', '')} ({impl.get('language', '?')})" if impl else " ".join(self.argv)
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,11 +123,19 @@ class Report:
         return f"conformance: {'OK' if self.ok else 'FAILED'} ({suite}{len(self.harnesses)} harness(es): {counts})"
 
     def to_json(self) -> str:
-        data = {"ok": self.ok, "suite_version": self.suite_version, "summary": self.summary(), "harnesses": [h.to_json() for h in self.harnesses]}
+        data = {
+            "ok": self.ok,
+            "suite_version": self.suite_version,
+            "summary": self.summary(),
+            "harnesses": [h.to_json() for h in self.harnesses],
+        }
         return json_text(data, indent=2)
 
     def to_text(self, *, verbose: bool = False) -> str:
-        blocks = [f"conformance suite {self.suite_version}", *(harness.to_text(verbose=verbose) for harness in self.harnesses)]
+        blocks = [
+            f"conformance suite {self.suite_version}",
+            *(harness.to_text(verbose=verbose) for harness in self.harnesses),
+        ]
         blocks.append(self.summary())
         return "\n\n".join(blocks)
 
@@ -134,15 +144,26 @@ class Report:
         root = ElementTree.Element("testsuites", name=f"trainwire conformance suite {self.suite_version}")
         for harness in self.harnesses:
             counts = harness.counts()
-            suite = ElementTree.SubElement(root, "testsuite", name=harness.name, tests=str(len(harness.results)),
-                                           failures=str(counts["failed"]), errors=str(counts["errored"]), skipped=str(counts["skipped"]))
+            suite = ElementTree.SubElement(
+                root,
+                "testsuite",
+                name=harness.name,
+                tests=str(len(harness.results)),
+                failures=str(counts["failed"]),
+                errors=str(counts["errored"]),
+                skipped=str(counts["skipped"]),
+            )
             if harness.error:
                 ElementTree.SubElement(suite, "error", message=harness.error)
             for result in harness.results:
-                case = ElementTree.SubElement(suite, "testcase", classname=f"{harness.name}.{result.role}", name=result.case)
+                case = ElementTree.SubElement(
+                    suite, "testcase", classname=f"{harness.name}.{result.role}", name=result.case
+                )
                 tag = {"failed": "failure", "errored": "error", "skipped": "skipped"}.get(result.outcome)
                 if tag is not None:
-                    detail = ElementTree.SubElement(case, tag, message=result.message.splitlines()[0] if result.message else result.outcome)
+                    detail = ElementTree.SubElement(
+                        case, tag, message=result.message.splitlines()[0] if result.message else result.outcome
+                    )
                     detail.text = result.describe()
         ElementTree.indent(root)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import base64
 import copy
 from collections import Counter
-from itertools import islice
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,11 @@ def state_report(expected: Any, got: Any, chunks: list[bytes]) -> str:
     """What differs, readably: diagnostics by content, then every other differing path,
     and for a wrong cut between lines and tail the bytes around the right one."""
     lines = ["state differs from expected-state.json"]
-    lines.extend(diagnostics_diff(expected.get("diagnostics") or [], got.get("diagnostics") or [] if isinstance(got, dict) else []))
+    lines.extend(
+        diagnostics_diff(
+            expected.get("diagnostics") or [], got.get("diagnostics") or [] if isinstance(got, dict) else []
+        )
+    )
     rest = {key: value for key, value in expected.items() if key != "diagnostics"}
     others = {key: value for key, value in got.items() if key != "diagnostics"} if isinstance(got, dict) else got
     lines.extend(f"  {difference.describe()}" for difference in islice(differences(rest, others), 10))
@@ -56,6 +60,7 @@ def state_report(expected: Any, got: Any, chunks: list[bytes]) -> str:
 
 def diagnostics_diff(expected: list[Any], got: list[Any]) -> list[str]:
     """Diagnostics compared by content (line, code), not by position."""
+
     def key(item: Any) -> tuple[Any, Any]:
         return (item.get("line"), item.get("code")) if isinstance(item, dict) else (None, repr(item))
 
@@ -68,7 +73,7 @@ def diagnostics_diff(expected: list[Any], got: list[Any]) -> list[str]:
 
 def cut_excerpt(data: bytes, cut: int, width: int = 24) -> str:
     """The bytes either side of offset `cut`, with the cut marked."""
-    return f"{data[max(0, cut - width):cut]!r} | {data[cut:cut + width]!r} (offset {cut})"
+    return f"{data[max(0, cut - width) : cut]!r} | {data[cut : cut + width]!r} (offset {cut})"
 
 
 def _answer(case: Case, role: Role, response: dict[str, Any]) -> CaseResult | None:
@@ -77,7 +82,9 @@ def _answer(case: Case, role: Role, response: dict[str, Any]) -> CaseResult | No
         return CaseResult(case.id, role, "skipped", response.get("message", "skipped by the harness"))
     if response.get("errored"):
         context = response.get("context") or {}
-        return CaseResult(case.id, role, "errored", f"the harness reported an error: {context.get('message', '(no message)')}")
+        return CaseResult(
+            case.id, role, "errored", f"the harness reported an error: {context.get('message', '(no message)')}"
+        )
     return None
 
 
@@ -87,7 +94,9 @@ def check_reader(harness: Harness, case: Case, seed: int) -> CaseResult:
         return CaseResult(case.id, "reader", "skipped", "needs max_line_bytes, which the harness protocol cannot pass")
     data = case.stream()
     expected = comparable_state(case.expected_state())
-    liveness = {key: value for key, value in (("now", case.now), ("stale_after_s", case.stale_after_s)) if value is not None}
+    liveness = {
+        key: value for key, value in (("now", case.now), ("stale_after_s", case.stale_after_s)) if value is not None
+    }
     for plan in plans_for(data, seed):
         chunks = [base64.b64encode(chunk).decode("ascii") for chunk in plan.chunks(data)]
         response = harness.request("read", chunks=chunks, **liveness)
@@ -97,7 +106,14 @@ def check_reader(harness: Harness, case: Case, seed: int) -> CaseResult:
             return answered
         got = comparable_state(response["state"])
         if first_difference(expected, got) is not None:
-            return CaseResult(case.id, "reader", "failed", state_report(expected, got, plan.chunks(data)), plan.name, first_difference(expected, got))
+            return CaseResult(
+                case.id,
+                "reader",
+                "failed",
+                state_report(expected, got, plan.chunks(data)),
+                plan.name,
+                first_difference(expected, got),
+            )
     return CaseResult(case.id, "reader", "passed")
 
 
@@ -123,7 +139,9 @@ def check_writer(harness: Harness, case: Case, rules: Rules) -> CaseResult:
     expected, _ = parse_lines(case.stream())
     difference = compare_streams(expected, got, rules)
     if difference is not None:
-        return CaseResult(case.id, "writer", "failed", "stream differs from stream.ndjson after normalisation", difference=difference)
+        return CaseResult(
+            case.id, "writer", "failed", "stream differs from stream.ndjson after normalisation", difference=difference
+        )
     return CaseResult(case.id, "writer", "passed")
 
 
@@ -149,7 +167,9 @@ _CHECKS = {
 }
 
 
-def run_harness(argv: Sequence[str], suite: Suite, roles: Sequence[Role] = ROLES, *, explicit_roles: bool = False) -> HarnessReport:
+def run_harness(
+    argv: Sequence[str], suite: Suite, roles: Sequence[Role] = ROLES, *, explicit_roles: bool = False
+) -> HarnessReport:
     """Every case of `suite` in every role in `roles` that both the case and the harness have.
 
     A role the harness lacks is left out, or, when asked for explicitly, reported skipped.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from trainwire.contract.clock import FakeClock
 from trainwire.writer.run import Run
@@ -115,9 +115,7 @@ class _Player:
         self.run.start(provenance=False, **_given(action, *_START_ARGS))
 
     def step(self, action: dict[str, Any]) -> None:
-        optional = _given(
-            action, "total_steps", "grad_norm", "samples_per_s", "tokens_per_s", "tokens_seen", "metrics"
-        )
+        optional = _given(action, "total_steps", "grad_norm", "samples_per_s", "tokens_per_s", "tokens_seen", "metrics")
         self.current.step(
             action["step"],
             epoch=action.get("epoch"),

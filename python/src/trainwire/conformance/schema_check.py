@@ -63,7 +63,9 @@ def _is_finite_integer(checker: Any, instance: Any) -> bool:
 _Validator = validators.extend(
     Draft202012Validator,
     {"pattern": _pattern},
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many({"number": _is_finite_number, "integer": _is_finite_integer}),
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"number": _is_finite_number, "integer": _is_finite_integer}
+    ),
 )
 
 

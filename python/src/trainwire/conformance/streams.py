@@ -29,20 +29,26 @@ def reader_framing(data: bytes) -> bytes:
 
 def parse_lines(data: bytes) -> tuple[list[Any], list[Difference]]:
     """Each line as JSON, and every line that a writer must not have written."""
-    from trainwire.reader.decoder import parse_strict
     from trainwire.conformance.schema_check import line_verdict, validator_for
+    from trainwire.reader.decoder import parse_strict
 
     lines, tail = split_lines(data)
     parsed: list[Any] = []
     problems: list[Difference] = []
     if tail:
-        problems.append(Difference("$", "a line ending with \\n", tail[:80].decode("utf-8", "replace"), len(lines) + 1, "torn last line"))
+        problems.append(
+            Difference(
+                "$", "a line ending with \\n", tail[:80].decode("utf-8", "replace"), len(lines) + 1, "torn last line"
+            )
+        )
     for number, raw in enumerate(lines, 1):
         try:
             text = raw.decode("utf-8")
             value = parse_strict(text)
         except ValueError as error:
-            problems.append(Difference("$", "one JSON object in UTF-8", raw[:80].decode("utf-8", "replace"), number, str(error)))
+            problems.append(
+                Difference("$", "one JSON object in UTF-8", raw[:80].decode("utf-8", "replace"), number, str(error))
+            )
             parsed.append(None)
             continue
         parsed.append(value)

@@ -52,7 +52,9 @@ def encode_item(item: Any) -> bytes:
         return bytes.fromhex(item["hex"])
     if isinstance(item, dict) and "repeat" in item:
         return item["repeat"].encode("utf-8") * item["times"]
-    raise ValueError(f"a line to insert is a string, {{'json': ...}}, {{'hex': ...}} or {{'repeat': ..., 'times': n}}, not {item!r}")
+    raise ValueError(
+        f"a line to insert is a string, {{'json': ...}}, {{'hex': ...}} or {{'repeat': ..., 'times': n}}, not {item!r}"
+    )
 
 
 def compact_json(value: Any) -> bytes:

@@ -42,7 +42,9 @@ if _TIMESTAMP != _TIMESTAMP_WRITTEN_FOR:
 _STRICT = CoreConfig(strict=True)
 
 #: keys of a core schema that describe the Python side only (classes, JSON Schema hints)
-_PYTHON_ONLY = frozenset({"cls", "ref", "metadata", "custom_init", "root_model", "post_init", "computed_fields", "model_name"})
+_PYTHON_ONLY = frozenset(
+    {"cls", "ref", "metadata", "custom_init", "root_model", "post_init", "computed_fields", "model_name"}
+)
 
 
 def _as_typed_dicts(schema: Any) -> Any:
@@ -75,7 +77,11 @@ def _as_typed_dicts(schema: Any) -> Any:
         # a literal integer matches `true` and `1.0` too; a strict integer first does not
         return {"type": "chain", "steps": [{"type": "int", "strict": True}, schema]}
     # strict throughout by the validator's config, which a schema's own `strict: False` would undo
-    return {key: _as_typed_dicts(value) for key, value in schema.items() if key not in _PYTHON_ONLY and not (key == "strict" and value is False)}
+    return {
+        key: _as_typed_dicts(value)
+        for key, value in schema.items()
+        if key not in _PYTHON_ONLY and not (key == "strict" and value is False)
+    }
 
 
 def _typed_dict_field(field: dict[str, Any], not_nullable: bool) -> dict[str, Any]:

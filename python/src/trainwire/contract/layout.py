@@ -14,4 +14,3 @@ DIFF_FILE = "git_dirty.diff"
 NOTES_FILE = "notes.md"
 #: the latest run's summary (schemas/summary/v1), rewritten atomically at start and finish
 SUMMARY_FILE = "summary.json"
-

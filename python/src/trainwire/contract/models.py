@@ -59,8 +59,7 @@ KnownEvent = Union[
 
 #: event name -> model class, in the order of the contract
 EVENT_MODELS: dict[str, type[Envelope]] = {
-    model.model_fields["event"].annotation.__args__[0]: model
-    for model in get_args(KnownEvent)
+    model.model_fields["event"].annotation.__args__[0]: model for model in get_args(KnownEvent)
 }
 EVENT_NAMES: frozenset[str] = frozenset(EVENT_MODELS)
 
@@ -82,7 +81,8 @@ def _event_tag(value: Any) -> str:
 
 # built from EVENT_MODELS at import: a type for pydantic, not one a static checker can read
 Event = Annotated[  # type: ignore[valid-type]
-    Union[tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items()) + (Annotated[UnknownEvent, Tag("unknown")],)],
+    (tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items())
+        + (Annotated[UnknownEvent, Tag("unknown")],)),
     Discriminator(_event_tag),
 ]
 """Any line: a known event model, or `UnknownEvent` for an event name not in v1."""

@@ -163,7 +163,10 @@ def _params(started: Mapping[str, Any]) -> dict[str, str]:
 
 def _tags(started: Mapping[str, Any]) -> dict[str, str]:
     provenance = started.get("provenance") or {}
-    tags = {mlflow_key(f"trainwire.provenance.{name}"): text_value(value)[:MAX_TAG_VAL_LENGTH] for name, value in flatten(provenance).items()}
+    tags = {
+        mlflow_key(f"trainwire.provenance.{name}"): text_value(value)[:MAX_TAG_VAL_LENGTH]
+        for name, value in flatten(provenance).items()
+    }
     producer = started.get("producer") or {}
     tags["trainwire.producer"] = f"{producer.get('name')} {producer.get('version')}"
     if provenance.get("git_sha"):

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from trainwire.contract.errors import RunInterrupted
 from trainwire.stop import StopControl, StopRequest
 from trainwire.writer.encoding import to_scalar
 
 __all__ = ["StopOutcome", "number", "shielded"]
+
 
 def number(value: Any) -> float | int | None:
     """The value as a number (tensors and numpy scalars included), or None."""

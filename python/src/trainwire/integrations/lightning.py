@@ -31,8 +31,9 @@ import math
 import os
 import signal
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import lightning.pytorch as pl
 from lightning.pytorch.utilities.exceptions import SIGTERMException
@@ -109,11 +110,15 @@ class TrainwireCallback(pl.Callback, StopOutcome):
             self.stop = StopControl(watched, run=self.run, check_interval_s=self._check_interval_s)
         _wrap_save_checkpoint(trainer)
 
-    def on_load_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]) -> None:
+    def on_load_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
+    ) -> None:
         origin = checkpoint.get(CHECKPOINT_KEY)
         self._origin = origin if isinstance(origin, Mapping) else None
 
-    def on_save_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]) -> None:
+    def on_save_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
+    ) -> None:
         if self.run is not None:
             checkpoint[CHECKPOINT_KEY] = {"run_id": self.run.run_id, "step": trainer.global_step}
 
@@ -128,7 +133,9 @@ class TrainwireCallback(pl.Callback, StopOutcome):
         if not run.started:
             self._start_run(run, trainer, pl_module)
         elif self._failed_out_of_memory or (run.last_step is not None and step < run.last_step):
-            run.restarted("oom" if self._failed_out_of_memory else "other", step=step, total_steps=_total_steps(trainer))
+            run.restarted(
+                "oom" if self._failed_out_of_memory else "other", step=step, total_steps=_total_steps(trainer)
+            )
         self._failed_out_of_memory = False
         self._last_reported_step = step
         if not self._train_phase_open:
@@ -229,7 +236,9 @@ class TrainwireCallback(pl.Callback, StopOutcome):
             return
         self._last_reported_step = step
         loss = outputs.get("loss") if isinstance(outputs, Mapping) else outputs
-        metrics = {name: value for name, value in trainer.logged_metrics.items() if not name.startswith(_VALIDATION_PREFIXES)}
+        metrics = {
+            name: value for name, value in trainer.logged_metrics.items() if not name.startswith(_VALIDATION_PREFIXES)
+        }
         self.run.step(
             step,
             total_steps=_total_steps(trainer),

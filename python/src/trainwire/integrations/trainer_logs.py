@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from trainwire.integrations.hooks import number
 
 if TYPE_CHECKING:
     from transformers import TrainingArguments
 
-__all__ = ["NOT_METRICS", "NOT_STEP_METRICS", "STEP_FIELDS", "logs_at_epoch_end", "metrics_of", "scheduler_learning_rate"]
+__all__ = [
+    "NOT_METRICS",
+    "NOT_STEP_METRICS",
+    "STEP_FIELDS",
+    "logs_at_epoch_end",
+    "metrics_of",
+    "scheduler_learning_rate",
+]
 
 #: log keys that have their own `train.step` field; every other number goes to `metrics`
 STEP_FIELDS = {

@@ -8,7 +8,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from trainwire.writer.sinks import stdout_carries_stream
 

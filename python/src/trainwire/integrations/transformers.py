@@ -30,8 +30,9 @@ import functools
 import logging
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from transformers import TrainerCallback
 
@@ -54,10 +55,10 @@ from trainwire.integrations.trainer_logs import (
     scheduler_learning_rate,
 )
 from trainwire.integrations.trainer_wrapper import wrap_trainer
-from trainwire.writer.provenance import ProvenancePrefetch
-from trainwire.writer.fields import UNSET
-from trainwire.writer.run import Run
 from trainwire.stop import StopControl, StopRequest
+from trainwire.writer.fields import UNSET
+from trainwire.writer.provenance import ProvenancePrefetch
+from trainwire.writer.run import Run
 
 if TYPE_CHECKING:
     from transformers import Trainer, TrainerControl, TrainerState, TrainingArguments
@@ -167,7 +168,9 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
             self._train_phase_open = True
 
     @shielded
-    def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
+    def on_step_begin(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
         self._held.write(self._writer(state), loss=self._last_loss)
 
     @shielded
@@ -231,7 +234,11 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
             return
         self._held.write(run, loss=self._last_loss)
         if completed:
-            run.epoch(round(epoch), state.global_step, metrics={"loss": self._last_loss} if self._last_loss is not None else {})
+            run.epoch(
+                round(epoch),
+                state.global_step,
+                metrics={"loss": self._last_loss} if self._last_loss is not None else {},
+            )
 
     @shielded
     def on_evaluate(
@@ -278,9 +285,7 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
             if self.owns_run and run.status is None:
                 self._finishing = True
                 if self._stop_request is not None:
-                    run.finish(
-                        "interrupted", reason=self._stop_request.finish_reason, checkpoint=self._stop_checkpoint
-                    )
+                    run.finish("interrupted", reason=self._stop_request.finish_reason, checkpoint=self._stop_checkpoint)
                 else:
                     run.finish("succeeded")
         self._owned_run_ended = self.owns_run
@@ -376,7 +381,9 @@ class TrainwireCallback(TrainerCallback, StopOutcome):
     def _report_step(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
-        learning_rate = self._step_learning_rate if self._step_learning_rate is not None else scheduler_learning_rate(kwargs)
+        learning_rate = (
+            self._step_learning_rate if self._step_learning_rate is not None else scheduler_learning_rate(kwargs)
+        )
         self._step_learning_rate = None
         run = self._writer(state)
         if run is None:

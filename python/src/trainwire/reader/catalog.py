@@ -37,7 +37,9 @@ def find_streams(roots: list[Path]) -> Iterator[Path]:
                 yield Path(directory) / STREAM_FILE
 
 
-def run_row(stream: Path, now_us: int, stale_after_s: float | None = None, *, within: Path | None = None) -> dict[str, Any] | None:
+def run_row(
+    stream: Path, now_us: int, stale_after_s: float | None = None, *, within: Path | None = None
+) -> dict[str, Any] | None:
     """The row of the latest run of `stream`, or None when it holds no valid line. With
     `within`, a journal file or stream leading outside that directory is not read
     (`NotARegularFile` for the stream, no summary for the journal)."""
@@ -58,7 +60,12 @@ def run_row(stream: Path, now_us: int, stale_after_s: float | None = None, *, wi
         return None
     if latest is not None and summary["status"] == "running":
         # the journal is written at start and finish; the tail says where a live run is
-        summary = {**summary, "status": latest["status"], "step": latest["step"], "last": {**summary["last"], **latest["last"]}}
+        summary = {
+            **summary,
+            "status": latest["status"],
+            "step": latest["step"],
+            "last": {**summary["last"], **latest["last"]},
+        }
     return _row(summary, _status_at(summary, last_ts, now_us, stale_after_s), stream, now_us)
 
 
@@ -92,7 +99,11 @@ def load_summary(path: Path, *, within: Path | None = None) -> dict[str, Any] | 
             summary = json.loads(file.read().decode("utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(summary, dict) or summary.get("summary_version") != 1 or not isinstance(summary.get("run_id"), str):
+    if (
+        not isinstance(summary, dict)
+        or summary.get("summary_version") != 1
+        or not isinstance(summary.get("run_id"), str)
+    ):
         return None
     return summary
 

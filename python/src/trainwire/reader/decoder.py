@@ -346,7 +346,9 @@ class Decoder:
         self._tail_bytes = 0
         self._overlong_head = None
         if content is None:
-            self._report("line_too_long", f"the line is {length} bytes, over the limit of {self.max_line_bytes}: {preview(head)}")  # type: ignore[arg-type]
+            self._report(
+                "line_too_long", f"the line is {length} bytes, over the limit of {self.max_line_bytes}: {preview(head)}"
+            )  # type: ignore[arg-type]
             return
         event = _plain_known_event(content) or self._decode(content)
         if event is not None:
@@ -362,7 +364,10 @@ class Decoder:
     def _decode_model(self, content: bytes) -> Any | None:
         """The slow path on typed models: every line the hot loop does not vouch for."""
         if len(content) > self.max_line_bytes:
-            self._report("line_too_long", f"the line is {len(content)} bytes, over the limit of {self.max_line_bytes}: {preview(content)}")
+            self._report(
+                "line_too_long",
+                f"the line is {len(content)} bytes, over the limit of {self.max_line_bytes}: {preview(content)}",
+            )
             return None
         if content[-1:] == b"\r":
             content = content[:-1]
@@ -398,7 +403,9 @@ class Decoder:
             raise _Skip("schema_violation", f"the line is a JSON {json_type(value)}, not an object: {preview(content)}")
         version = value.get("schema_version")
         if is_integer(version) and version > 1:
-            raise _Skip("unsupported_version", f"schema_version {format_number(version)} is newer than 1: {preview(content)}")
+            raise _Skip(
+                "unsupported_version", f"schema_version {format_number(version)} is newer than 1: {preview(content)}"
+            )
         if version is True:
             raise _Skip("schema_violation", f"schema_version must be the integer 1, not true: {preview(content)}")
         value = integral_floats_to_int(value)
@@ -406,7 +413,9 @@ class Decoder:
         try:
             if lone_surrogates:
                 # pydantic cannot hold a lone surrogate in a typed string; the schema allows it.
-                event = restore_strings(EVENT_ADAPTER.validate_python(replace_lone_surrogates(value), strict=True), value)
+                event = restore_strings(
+                    EVENT_ADAPTER.validate_python(replace_lone_surrogates(value), strict=True), value
+                )
             else:
                 event = EVENT_ADAPTER.validate_python(value, strict=True)
         except ValidationError as error:

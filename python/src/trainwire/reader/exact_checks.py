@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Any, TypeGuard, get_args
 
 from pydantic import BaseModel, ValidationError
@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from trainwire._generated import events as generated_events
 from trainwire._generated.contract import NULL_RULES, NullRule
 from trainwire.contract.event_dicts import event_model
-from trainwire.contract.models import EVENT_MODELS, Envelope, UnknownEvent
+from trainwire.contract.models import Envelope, UnknownEvent
 
 #: the deepest a line may nest (its object is level 1): deeper is `invalid_json` (reader rule 2.3)
 MAX_NESTING = 128
@@ -209,7 +209,7 @@ def non_finite_field(value: Any, path: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _typed_fields(model: type[BaseModel]) -> tuple[str, ...]:
     """The fields whose schema types their values (not `Any` anywhere in the annotation)."""
     return tuple(name for name, field in model.model_fields.items() if not _holds_any(field.annotation))

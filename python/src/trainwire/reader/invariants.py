@@ -52,7 +52,14 @@ class Violation:
         return "warning" if self.rule in WARNING_RULES else "error"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "run_id": self.run_id, "rule": self.rule, "severity": self.severity, "field": self.field, "message": self.message}
+        return {
+            "line": self.line,
+            "run_id": self.run_id,
+            "rule": self.rule,
+            "severity": self.severity,
+            "field": self.field,
+            "message": self.message,
+        }
 
     def __str__(self) -> str:
         run = f" (run {self.run_id})" if self.run_id is not None else ""
@@ -106,7 +113,11 @@ class _RunCheck:
             self.step = event.step
         elif event.event in _STEP_EVENTS:
             if self.step is not None and event.step < self.step:
-                violation("step_backwards", f"{event.event} at step {event.step} after step {self.step} with no train.restarted between", "step")
+                violation(
+                    "step_backwards",
+                    f"{event.event} at step {event.step} after step {self.step} with no train.restarted between",
+                    "step",
+                )
             self.step = event.step
 
 
@@ -114,14 +125,32 @@ def _line_warnings(line: int, event: Any) -> Iterator[Violation]:
     """What one line alone gets wrong that a reader lets pass."""
     fraction = event.ts[20:-1] if event.ts[19:20] == "." else ""
     if len(fraction) != 6:
-        yield Violation(line, event.run_id, "ts_fraction_digits", f"ts {event.ts} has {len(fraction)} fraction digits, writers write 6", "ts")
+        yield Violation(
+            line,
+            event.run_id,
+            "ts_fraction_digits",
+            f"ts {event.ts} has {len(fraction)} fraction digits, writers write 6",
+            "ts",
+        )
     if isinstance(event, UnknownEvent):
         near = difflib.get_close_matches(event.event.lower(), EVENT_NAMES, n=1, cutoff=_NEAR_MISS_CUTOFF)
         if near:
-            yield Violation(line, event.run_id, "event_name_near_miss", f"unknown event {event.event!r}: did you mean {near[0]!r}?", "event")
+            yield Violation(
+                line,
+                event.run_id,
+                "event_name_near_miss",
+                f"unknown event {event.event!r}: did you mean {near[0]!r}?",
+                "event",
+            )
         return
     for field in _undeclared_fields(event, ""):
-        yield Violation(line, event.run_id, "unknown_field", f"{event.event} has no field {field!r}; a producer's own fields start with x_", field)
+        yield Violation(
+            line,
+            event.run_id,
+            "unknown_field",
+            f"{event.event} has no field {field!r}; a producer's own fields start with x_",
+            field,
+        )
 
 
 def _undeclared_fields(model: BaseModel, prefix: str) -> Iterator[str]:
@@ -151,7 +180,12 @@ def check_chunks(chunks: Iterable[bytes], *, max_line_bytes: int | None = None) 
     violations.extend(Violation(d.line, None, d.code, d.message) for d in decoder.diagnostics)
     if decoder.partial_tail_bytes:
         violations.append(
-            Violation(decoder.lines + 1, None, "unterminated_line", f"the stream ends with {decoder.partial_tail_bytes} bytes and no newline")
+            Violation(
+                decoder.lines + 1,
+                None,
+                "unterminated_line",
+                f"the stream ends with {decoder.partial_tail_bytes} bytes and no newline",
+            )
         )
     for run in runs.values():
         if run.finished_at is None:

@@ -146,7 +146,9 @@ def follow_file(
     return iter(FileFollower(path, offset=offset, poll_interval_s=poll_interval_s, stop=stop, on_reset=on_reset))
 
 
-def read_process(source: subprocess.Popen[bytes] | IO[bytes] | int, *, chunk_bytes: int = _CHUNK_BYTES) -> Iterator[bytes]:
+def read_process(
+    source: subprocess.Popen[bytes] | IO[bytes] | int, *, chunk_bytes: int = _CHUNK_BYTES
+) -> Iterator[bytes]:
     """Yield a process's stdout (or a binary pipe, or a file descriptor) as bytes arrive, until end of file.
 
     Each chunk is what the pipe had ready, not a full buffer, so lines arrive live.

@@ -17,20 +17,20 @@ from typing import Any
 from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
 from trainwire.contract.clock import parse_timestamp_us, to_timestamp_us
+from trainwire.contract.errors import StreamError
+from trainwire.contract.event_dicts import event_dict
+from trainwire.contract.models import EVENT_NAMES
+from trainwire.contract.status import EXIT_CODES
 from trainwire.reader.decoder import (
     DEFAULT_MAX_DIAGNOSTICS,
-    Batch,
     DEFAULT_MAX_LINE_BYTES,
+    Batch,
     Decoder,
     Diagnostic,
     DiagnosticLog,
     Events,
     ValidatedRecord,
 )
-from trainwire.contract.errors import StreamError
-from trainwire.contract.event_dicts import event_dict
-from trainwire.contract.models import EVENT_NAMES
-from trainwire.contract.status import EXIT_CODES
 
 __all__ = [
     "RunState",
@@ -236,10 +236,14 @@ class RunStateFold:
         seq = event["seq"]
         if run is not None:
             if run.finished is not None:
-                self._report(line, "after_finished", f"run {run_id} already finished; {event['event']} seq {seq} dropped")
+                self._report(
+                    line, "after_finished", f"run {run_id} already finished; {event['event']} seq {seq} dropped"
+                )
                 return None
             if seq <= run.last_seq:
-                self._report(line, "seq_not_increasing", f"run {run_id}: seq {seq} after seq {run.last_seq}; line dropped")
+                self._report(
+                    line, "seq_not_increasing", f"run {run_id}: seq {seq} after seq {run.last_seq}; line dropped"
+                )
                 return None
         else:
             run = self.runs[run_id] = RunState(run_id)
@@ -317,7 +321,12 @@ def _train_restarted(run: RunState, event: Event) -> None:
 
 
 def _eval_completed(run: RunState, event: Event) -> None:
-    run.last_eval = {"step": event["step"], "epoch": event.get("epoch"), "split": event.get("split"), "metrics": dict(event["metrics"])}
+    run.last_eval = {
+        "step": event["step"],
+        "epoch": event.get("epoch"),
+        "split": event.get("split"),
+        "metrics": dict(event["metrics"]),
+    }
 
 
 def _checkpoint_saved(run: RunState, event: Event) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 import os
-from functools import lru_cache
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -212,7 +212,9 @@ def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, An
     plain steps of the latest run (then each line goes the general way)."""
     if not lines or summary._run_id is None:
         return False
-    if {line.get("run_id") for line in lines} != {summary._run_id} or {line.get("event") for line in lines} != {"train.step"}:
+    if {line.get("run_id") for line in lines} != {summary._run_id} or {line.get("event") for line in lines} != {
+        "train.step"
+    }:
         return False
     if any(line.get("metrics") for line in lines):
         return False

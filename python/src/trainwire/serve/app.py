@@ -78,7 +78,9 @@ def create_app(index: RunIndex, *, token: str, hosts: frozenset[str], read_only:
         return FileResponse(static_dir() / "favicon.svg", media_type="image/svg+xml")
 
     async def config(request: Request) -> Response:
-        return JSONResponse({"version": __version__, "read_only": read_only, "roots": index.root_names}, headers=_NO_STORE)
+        return JSONResponse(
+            {"version": __version__, "read_only": read_only, "roots": index.root_names}, headers=_NO_STORE
+        )
 
     async def runs(request: Request) -> Response:
         return JSONResponse(await rows.get(), headers=_NO_STORE)
@@ -136,7 +138,9 @@ class _FileWork:
             self._limiter = anyio.CapacityLimiter(_FILE_WORKERS)
         try:
             with anyio.fail_after(_FILE_DEADLINE_S):
-                return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs), limiter=self._limiter, abandon_on_cancel=True)
+                return await anyio.to_thread.run_sync(
+                    lambda: function(*args, **kwargs), limiter=self._limiter, abandon_on_cancel=True
+                )
         except TimeoutError:
             raise _Problem(503, "the file system did not answer in time; try again") from None
 
@@ -235,7 +239,12 @@ class _OpenedFileResponse(FileResponse):
         super().__init__(f"/dev/fd/{file.fileno()}", stat_result=os.fstat(file.fileno()), **kwargs)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        scope = {**scope, "extensions": {name: value for name, value in scope.get("extensions", {}).items() if name != "http.response.pathsend"}}
+        scope = {
+            **scope,
+            "extensions": {
+                name: value for name, value in scope.get("extensions", {}).items() if name != "http.response.pathsend"
+            },
+        }
         try:
             await super().__call__(scope, receive, send)
         finally:

@@ -103,11 +103,23 @@ class Guard:
             return f"origin {origin!r} is not this server"
         public = path in _PUBLIC_PATHS or path.startswith(_PUBLIC_PREFIX)
         if not public and not secrets.compare_digest(headers.get(TOKEN_HEADER, "").encode(), self.token.encode()):
-            return "this needs the server's token in the X-Trainwire-Token header: open the URL `trainwire serve` printed"
+            return (
+                "this needs the server's token in the X-Trainwire-Token header: open the URL `trainwire serve` printed"
+            )
         return None
 
 
 async def _refuse(send: Send, reason: str) -> None:
     body = reason.encode("utf-8")
-    await send({"type": "http.response.start", "status": 403, "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 403,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

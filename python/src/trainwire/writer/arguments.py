@@ -104,7 +104,9 @@ class Arguments:
         integer >= `minimum`."""
         checked = integer(value, minimum)
         if checked is BAD:
-            self.complain(f"{event}.{field}", f"{event}: {field}={value!r} is not an integer >= {minimum}; written as null")
+            self.complain(
+                f"{event}.{field}", f"{event}: {field}={value!r} is not an integer >= {minimum}; written as null"
+            )
             return None
         return checked
 
@@ -115,7 +117,10 @@ class Arguments:
         for field, (value, minimum) in fields.items():
             checked = integer(value, minimum)
             if not isinstance(checked, int):
-                self.complain(f"{event}.{field}", f"{event}: {field}={value!r} is not an integer >= {minimum}; {event} not written")
+                self.complain(
+                    f"{event}.{field}",
+                    f"{event}: {field}={value!r} is not an integer >= {minimum}; {event} not written",
+                )
                 return None
             counted[field] = checked
         return counted
@@ -151,7 +156,10 @@ class Arguments:
         name, version = given.get("name"), given.get("version")
         if isinstance(name, str) and 1 <= len(name) <= 128 and isinstance(version, str) and len(version) <= 64:
             return given
-        self.complain("producer", f"producer {producer!r} needs a name (1-128 characters) and a version (<= 64); the default is written")
+        self.complain(
+            "producer",
+            f"producer {producer!r} needs a name (1-128 characters) and a version (<= 64); the default is written",
+        )
         return default
 
     def stage(self, stage: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -162,13 +170,17 @@ class Arguments:
         name, index, count = given.get("name"), integer(given.get("index"), 1), integer(given.get("count"), 1)
         if isinstance(name, str) and 1 <= len(name) <= 128 and isinstance(index, int) and isinstance(count, int):
             return {**given, "index": index, "count": count}
-        self.complain("stage", f"stage {stage!r} needs a name and an index and count >= 1; lines are written without it")
+        self.complain(
+            "stage", f"stage {stage!r} needs a name and an index and count >= 1; lines are written without it"
+        )
         return None
 
     def heartbeat_interval(self, interval_s: Any) -> float | None:
         """The heartbeat interval in seconds, or None (no heartbeat) unless a positive number."""
         interval = number(interval_s, minimum=0)
         if interval is BAD or (interval is not None and not 0 < interval < float("inf")):
-            self.complain("heartbeat_interval_s", f"heartbeat_interval_s={interval_s!r} is not a positive number; no heartbeat")
+            self.complain(
+                "heartbeat_interval_s", f"heartbeat_interval_s={interval_s!r} is not a positive number; no heartbeat"
+            )
             interval = None
         return interval or None

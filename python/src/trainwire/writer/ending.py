@@ -26,7 +26,9 @@ def checked_ending(
         status = "failed"
     if reason is None and status == "interrupted":
         reason = stop_reason
-    if reason is not None and not args.one_of("run.finished.reason", "finish reason", reason, FINISH_REASONS, "written as null"):
+    if reason is not None and not args.one_of(
+        "run.finished.reason", "finish reason", reason, FINISH_REASONS, "written as null"
+    ):
         reason = None
     return status, error, reason
 

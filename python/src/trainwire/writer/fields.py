@@ -7,8 +7,8 @@ import enum
 import logging
 import secrets
 import time
-from collections.abc import Mapping
-from typing import Any, Callable, Union
+from collections.abc import Callable, Mapping
+from typing import Any, Union
 
 from trainwire.contract.limits import MESSAGE_LIMIT
 from trainwire.writer.encoding import safe_str, to_scalar
@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger("trainwire.writer")
+
 
 class Unset(enum.Enum):
     """The type of `UNSET`: an optional field that was not given."""
@@ -60,10 +61,15 @@ def error_info(error: ErrorLike) -> dict[str, str] | None:
     else:
         kind, message = "Error", error
     # secrets masked before the cut, so that a cut cannot leave half a secret unmasked
-    return {"type": safe_str(kind)[:MESSAGE_LIMIT] or "Error", "message": redact_text(safe_str(message))[:MESSAGE_LIMIT]}
+    return {
+        "type": safe_str(kind)[:MESSAGE_LIMIT] or "Error",
+        "message": redact_text(safe_str(message))[:MESSAGE_LIMIT],
+    }
 
 
-def clean_metrics(metrics: Mapping[str, Any] | None, complain: Callable[[str, str], None] | None = None) -> dict[str, Any]:
+def clean_metrics(
+    metrics: Mapping[str, Any] | None, complain: Callable[[str, str], None] | None = None
+) -> dict[str, Any]:
     """A metrics map the contract accepts: numbers and None kept, numpy/torch scalars and
     `Decimal`s made numbers, other values and bad names left out (told to `complain`)."""
     if not metrics:

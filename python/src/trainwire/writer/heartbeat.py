@@ -4,7 +4,7 @@ interval (writer rule on liveness), so a reader can tell a quiet run from a dead
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["Heartbeat"]
 

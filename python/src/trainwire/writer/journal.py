@@ -29,9 +29,25 @@ DIFF_LIMIT_BYTES = 1 << 20
 STEP_BATCH = 512
 #: changed files whose name matches one of these are left out of the diff
 SECRET_FILE_PATTERNS = (
-    ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks",
-    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", ".netrc", ".npmrc", ".pypirc",
-    "credentials*", "*secret*", "*.kdbx",
+    ".env",
+    ".env.*",
+    "*.env",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    "credentials*",
+    "*secret*",
+    "*.kdbx",
 )
 _NOTES_TEMPLATE = "# Notes\n\nWhat this run tries, what you saw, what to do next.\n"
 

@@ -4,7 +4,8 @@ and the readers cannot disagree; a line over the limit is first cut to fit."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic_core import to_json
 
@@ -31,7 +32,9 @@ def line_problem(encoded: bytes) -> str | None:
     return "blank line"
 
 
-def cut_to_fit(line: dict[str, Any], encode: Callable[[dict[str, Any]], bytes], limit: int = LINE_LIMIT) -> tuple[dict[str, Any], bytes, list[str]] | None:
+def cut_to_fit(
+    line: dict[str, Any], encode: Callable[[dict[str, Any]], bytes], limit: int = LINE_LIMIT
+) -> tuple[dict[str, Any], bytes, list[str]] | None:
     """`line` with its largest open-ended values replaced by a marker until it fits `limit`
     bytes: `(line, encoded, what was cut)`; None when cutting cannot make it fit.
 

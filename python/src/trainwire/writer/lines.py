@@ -10,7 +10,8 @@ per-step path stays cheap) unless the run is strict."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
 from trainwire.contract.clock import format_ts

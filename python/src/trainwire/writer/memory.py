@@ -25,7 +25,9 @@ def device_memory(memory: Any, complain: Complaints) -> dict[str, dict[str, int 
     devices: dict[str, dict[str, int | None]] = {}
     for device, figures in memory.items():
         if not isinstance(device, str) or not device or not isinstance(figures, Mapping):
-            complain("train.step.memory", f"memory[{device!r}] is not a device name with a mapping of figures; left out")
+            complain(
+                "train.step.memory", f"memory[{device!r}] is not a device name with a mapping of figures; left out"
+            )
             continue
         devices[device] = {name: _bytes(device, name, figures.get(name), complain) for name in DEVICE_FIGURES}
     return devices

@@ -25,12 +25,16 @@ __all__ = [
 logger = logging.getLogger("trainwire.writer")
 
 
-def eval_payload(args: Arguments, step: Any, metrics: Mapping[str, Any] | None, epoch: Any, split: Any) -> dict[str, Any] | None:
+def eval_payload(
+    args: Arguments, step: Any, metrics: Mapping[str, Any] | None, epoch: Any, split: Any
+) -> dict[str, Any] | None:
     counted = args.counts("eval.completed", step=(step, 0))
     if counted is None:
         return None
     if not isinstance(split, str) or not 1 <= len(split) <= 128:
-        args.complain("eval.completed.split", f"split {split!r} is not a name of 1 to 128 characters; eval.completed not written")
+        args.complain(
+            "eval.completed.split", f"split {split!r} is not a name of 1 to 128 characters; eval.completed not written"
+        )
         return None
     return {
         "step": counted["step"],
@@ -40,13 +44,17 @@ def eval_payload(args: Arguments, step: Any, metrics: Mapping[str, Any] | None, 
     }
 
 
-def checkpoint_payload(args: Arguments, output_dir: str | None, step: Any, path: PathLike, reason: Any) -> dict[str, Any] | None:
+def checkpoint_payload(
+    args: Arguments, output_dir: str | None, step: Any, path: PathLike, reason: Any
+) -> dict[str, Any] | None:
     """`checkpoint.saved`, or None when the path is outside the output directory (writer
     rule 9: a WARNING, the event is dropped)."""
     counted = args.counts("checkpoint.saved", step=(step, 0))
     if counted is None:
         return None
-    if not args.one_of("checkpoint.saved.reason", "checkpoint reason", reason, CHECKPOINT_REASONS, "checkpoint.saved not written"):
+    if not args.one_of(
+        "checkpoint.saved.reason", "checkpoint reason", reason, CHECKPOINT_REASONS, "checkpoint.saved not written"
+    ):
         return None
     relative = relative_path(path, output_dir)
     if relative is None:
@@ -58,7 +66,9 @@ def checkpoint_payload(args: Arguments, output_dir: str | None, step: Any, path:
 def restart_reason(args: Arguments, reason: str) -> str:
     """The `train.restarted` reason: `other` for one the contract does not know."""
     if reason not in RESTART_REASONS:
-        args.complain("train.restarted.reason", f"restart reason {reason!r} is not 'oom' or 'other'; written as 'other'")
+        args.complain(
+            "train.restarted.reason", f"restart reason {reason!r} is not 'oom' or 'other'; written as 'other'"
+        )
         return "other"
     return reason
 
@@ -100,7 +110,12 @@ def trial_ended_payload(
 
 
 def rolled_back_payload(
-    args: Arguments, output_dir: str | None, previous_step: Any, step: Any, checkpoint: PathLike | None, reason: str | None
+    args: Arguments,
+    output_dir: str | None,
+    previous_step: Any,
+    step: Any,
+    checkpoint: PathLike | None,
+    reason: str | None,
 ) -> dict[str, Any] | None:
     """`train.rolled_back`, or None when a step is not a count; a checkpoint outside the
     output directory is null (writer rule 9)."""
@@ -111,13 +126,20 @@ def rolled_back_payload(
 
 
 def stop_payload(
-    args: Arguments, source: Any, signal: Any, reason: str | None, requested_by: str | None, criterion: str | None = None
+    args: Arguments,
+    source: Any,
+    signal: Any,
+    reason: str | None,
+    requested_by: str | None,
+    criterion: str | None = None,
 ) -> dict[str, Any] | None:
     """`stop.requested`, or None for an unknown source; an unknown signal is null; the
     `criterion` of a stop the run asked for itself (`Run.stop_for`) when given."""
     if not args.one_of("stop.requested.source", "stop source", source, STOP_SOURCES, "stop.requested not written"):
         return None
-    if signal is not None and not args.one_of("stop.requested.signal", "signal", signal, STOP_SIGNALS, "written as null"):
+    if signal is not None and not args.one_of(
+        "stop.requested.signal", "signal", signal, STOP_SIGNALS, "written as null"
+    ):
         signal = None
     payload = {"source": source, "signal": signal, "reason": clip(reason), "requested_by": clip(requested_by)}
     if criterion is not None:

@@ -36,7 +36,9 @@ def collect_provenance(seed: int | None = None, cwd: str | os.PathLike[str] | No
     is left out.
     """
     found: list[dict[str, Any] | None] = []
-    reader = threading.Thread(target=lambda: found.append(_accelerator(import_torch=False)), name="trainwire-provenance", daemon=True)
+    reader = threading.Thread(
+        target=lambda: found.append(_accelerator(import_torch=False)), name="trainwire-provenance", daemon=True
+    )
     reader.start()
     git = _git(cwd)
     reader.join(_GIT_TIMEOUT_S)

@@ -29,7 +29,9 @@ SECRET_WORDS = frozenset({
     "accesstoken", "cookie", "dsn",
 })  # fmt: skip
 #: a key ending in `token` is a secret unless the word before names a tokenizer's special token
-SPECIAL_TOKENS = frozenset({"pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "start", "end", "image", "audio"})
+SPECIAL_TOKENS = frozenset(
+    {"pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "start", "end", "image", "audio"}
+)
 #: a `key` segment right after one of these words is a secret (`api_key`, `x-api-key`, `aws_access_key_id`)
 KEY_QUALIFIERS = frozenset({
     "api", "access", "private", "secret", "auth", "encryption", "signing", "ssh", "service",

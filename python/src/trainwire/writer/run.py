@@ -20,9 +20,9 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from trainwire.contract.clock import Clock, SystemClock
 from trainwire.contract.status import EXIT_CODES, status_for_exception, stop_reason
@@ -46,8 +46,8 @@ from trainwire.writer.payloads import (
     trial_ended_payload,
 )
 from trainwire.writer.phase_progress import PhaseCount
-from trainwire.writer.redaction import redact_config
 from trainwire.writer.rank import global_rank
+from trainwire.writer.redaction import redact_config
 from trainwire.writer.scopes import PhasePlan, ThreadScopes, TrialOutcome
 from trainwire.writer.sinks import Dispatcher, Sink
 from trainwire.writer.spans import OpenSpans
@@ -61,7 +61,6 @@ if TYPE_CHECKING:
 __all__ = ["UNSET", "ErrorLike", "RejectedInput", "Run", "Unset", "clean_metrics", "error_info", "new_run_id"]
 
 logger = logging.getLogger("trainwire.writer")
-
 
 
 class Run:
@@ -141,7 +140,13 @@ class Run:
         made: list[Sink] = []
         if self._active:
             made, self._journal = open_sinks(
-                self.output_dir, file_name=file_name, fsync=fsync, journal=journal, stdout=stdout, callbacks=callbacks, sinks=sinks
+                self.output_dir,
+                file_name=file_name,
+                fsync=fsync,
+                journal=journal,
+                stdout=stdout,
+                callbacks=callbacks,
+                sinks=sinks,
             )
         self._lines = LineWriter(run_id, self._stage, Dispatcher(made), self._now, self._monotonic, self._complain)
         self._step_envelope = self._lines.new_line("train.step")  # copied for each step
@@ -218,7 +223,9 @@ class Run:
             if self._started:
                 logger.debug("trainwire: start() called twice; ignored")
                 return
-            self._write_started(total_steps, total_epochs, redacted, provenance_fields, world_size, resumed_from, total_trials)
+            self._write_started(
+                total_steps, total_epochs, redacted, provenance_fields, world_size, resumed_from, total_trials
+            )
 
     def _write_started(
         self,
@@ -281,7 +288,9 @@ class Run:
                 unit = None
             cycle_fields = self._cycle_fields(cycle, total_cycles)
             self._spans.open_phase(name)
-            self._scopes.phases.append(PhaseCount(name, self._monotonic(), total=plan, unit=unit, trial=trial, cycle=cycle_fields))
+            self._scopes.phases.append(
+                PhaseCount(name, self._monotonic(), total=plan, unit=unit, trial=trial, cycle=cycle_fields)
+            )
             self._emit("phase.started", self._stamped({"phase": name, **cycle_fields}, trial))
 
     def phase_ended(self, name: str, status: str = "ok", *, trial: int | None = None) -> None:
@@ -299,10 +308,15 @@ class Run:
             if not self._args.phase_name("phase.ended", name):
                 return
             duration = self._spans.close_phase(name)
-            if not self._args.one_of("phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"):
+            if not self._args.one_of(
+                "phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"
+            ):
                 return
             cycle_fields = opened.cycle if opened is not None else {}
-            self._emit("phase.ended", self._stamped({"phase": name, "status": status, "duration_s": duration, **cycle_fields}, trial))
+            self._emit(
+                "phase.ended",
+                self._stamped({"phase": name, "status": status, "duration_s": duration, **cycle_fields}, trial),
+            )
 
     @contextlib.contextmanager
     def phase(self, name: str, **plan: Unpack[PhasePlan]) -> Iterator[Run]:
@@ -392,7 +406,9 @@ class Run:
             if total_steps is not UNSET:
                 total = integer(total_steps)
                 if total is BAD:
-                    self._complain("train.step.total_steps", f"total_steps={total_steps!r} is not an integer >= 0; ignored")
+                    self._complain(
+                        "train.step.total_steps", f"total_steps={total_steps!r} is not an integer >= 0; ignored"
+                    )
                 else:
                     steps.total_steps = total
             elapsed, eta, progress, due = steps.report(step, now)
@@ -401,7 +417,9 @@ class Run:
             line["total_steps"] = steps.total_steps
             # plain floats and None (the common case) go straight in
             line["epoch"] = epoch if epoch is None else self._args.number("train.step", "epoch", epoch, 0)
-            line["loss"] = loss if loss is None or type(loss) is float else self._args.number("train.step", "loss", loss)
+            line["loss"] = (
+                loss if loss is None or type(loss) is float else self._args.number("train.step", "loss", loss)
+            )
             line["learning_rate"] = (
                 learning_rate
                 if learning_rate is None or type(learning_rate) is float
@@ -431,7 +449,9 @@ class Run:
             else:
                 self._lines.hold(line, now, steps)
 
-    def epoch(self, epoch: int, step: int, metrics: Mapping[str, Any] | None = None, *, trial: int | None = None) -> None:
+    def epoch(
+        self, epoch: int, step: int, metrics: Mapping[str, Any] | None = None, *, trial: int | None = None
+    ) -> None:
         """Writes `train.epoch`: epoch `epoch` (from 1) was completed at `step`."""
         counted = self._args.counts("train.epoch", epoch=(epoch, 1), step=(step, 0))
         if counted is not None:
@@ -463,10 +483,17 @@ class Run:
             steps = self._steps if trial is None else self._steps_for(trial)
             attempt, previous_step = steps.restart(step)
             self._last_step = step  # the new attempt starts there, as run.finished and the heartbeat say
-            payload: dict[str, Any] = {"reason": reason, "attempt": attempt, "previous_step": previous_step, "step": step}
+            payload: dict[str, Any] = {
+                "reason": reason,
+                "attempt": attempt,
+                "previous_step": previous_step,
+                "step": step,
+            }
             payload.update(restart_sizes(self._args, batch_size_from, batch_size_to))
             if total_steps is not UNSET:
-                payload["total_steps"] = steps.total_steps = self._args.optional_int("train.restarted", "total_steps", total_steps)
+                payload["total_steps"] = steps.total_steps = self._args.optional_int(
+                    "train.restarted", "total_steps", total_steps
+                )
             self._emit("train.restarted", self._stamped(payload, trial))
 
     def rolled_back(
@@ -556,11 +583,16 @@ class Run:
         counted = self._args.counts("trial.ended", trial=(trial, 1), attempt=(attempt, 1)) if self._active else None
         if counted is None:
             return
-        if not self._args.one_of("trial.ended.status", "trial status", status, TRIAL_STATUSES, "trial.ended not written"):
+        if not self._args.one_of(
+            "trial.ended.status", "trial status", status, TRIAL_STATUSES, "trial.ended not written"
+        ):
             return
         with self._lock:
             duration = self._spans.close_trial(counted["trial"], counted["attempt"])
-            self._emit("trial.ended", trial_ended_payload(self._args, counted, status, duration, metrics, error, best, accepted))
+            self._emit(
+                "trial.ended",
+                trial_ended_payload(self._args, counted, status, duration, metrics, error, best, accepted),
+            )
 
     @contextlib.contextmanager
     def trial(
@@ -586,9 +618,17 @@ class Run:
         self._scopes.trials.pop()
         self._end_trial(number, attempt, outcome.status or "succeeded", outcome, None)
 
-    def _end_trial(self, number: int, attempt: int, status: str, outcome: TrialOutcome, error: BaseException | None) -> None:
+    def _end_trial(
+        self, number: int, attempt: int, status: str, outcome: TrialOutcome, error: BaseException | None
+    ) -> None:
         self.trial_ended(
-            number, status, attempt=attempt, metrics=outcome.metrics, error=error, best=outcome.best, accepted=outcome.accepted
+            number,
+            status,
+            attempt=attempt,
+            metrics=outcome.metrics,
+            error=error,
+            best=outcome.best,
+            accepted=outcome.accepted,
         )
 
     def stop_requested(
@@ -618,7 +658,9 @@ class Run:
         if not self._active:
             self._stopped_for = criterion
             return
-        payload = stop_payload(self._args, "api", None, None, requested_by, criterion if isinstance(criterion, str) else str(criterion))
+        payload = stop_payload(
+            self._args, "api", None, None, requested_by, criterion if isinstance(criterion, str) else str(criterion)
+        )
         if payload is None:
             return
         with self._lock:

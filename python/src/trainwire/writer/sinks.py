@@ -6,12 +6,22 @@ import logging
 import os
 import sys
 import weakref
+from collections.abc import Callable, Iterable
 from types import MappingProxyType
-from typing import Any, BinaryIO, Callable, Iterable, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 from pydantic_core import from_json
 
-__all__ = ["CallbackSink", "Dispatcher", "FileSink", "MemorySink", "Sink", "StdoutSink", "reader_view", "stdout_carries_stream"]
+__all__ = [
+    "CallbackSink",
+    "Dispatcher",
+    "FileSink",
+    "MemorySink",
+    "Sink",
+    "StdoutSink",
+    "reader_view",
+    "stdout_carries_stream",
+]
 
 logger = logging.getLogger("trainwire.writer.sinks")
 
