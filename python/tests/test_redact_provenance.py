@@ -98,6 +98,12 @@ def test_provenance_outside_a_work_tree_and_without_git(tmp_path: Path, monkeypa
     assert "git_sha" not in without_git and "git_dirty" not in without_git and without_git["platform"]
 
 
+def printed_json(script: str, cwd: Path) -> Any:
+    """What `script`, run by a fresh interpreter (nothing imported yet), prints as JSON."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=180, check=True, cwd=cwd)
+    return json.loads(done.stdout)
+
+
 def test_provenance_reads_no_accelerator_and_imports_no_torch_when_torch_is_not_loaded(tmp_path: Path) -> None:
     script = (
         "import json, sys\n"
@@ -106,8 +112,7 @@ def test_provenance_reads_no_accelerator_and_imports_no_torch_when_torch_is_not_
         "provenance = collect_provenance()\n"
         "print(json.dumps({'provenance': provenance, 'torch': 'torch' in sys.modules}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120, check=True, cwd=tmp_path)
-    result = json.loads(done.stdout)
+    result = printed_json(script, tmp_path)
     assert result == {"provenance": result["provenance"], "torch": False}
     assert "accelerator" not in result["provenance"]
 
@@ -126,8 +131,7 @@ def test_the_provenance_prefetch_imports_torch_off_the_calling_thread_to_read_th
         "provenance = ProvenancePrefetch().result(timeout_s=120)\n"
         "print(json.dumps({'accelerator': provenance['accelerator'], 'importers': importers}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=180, check=True, cwd=tmp_path)
-    result = json.loads(done.stdout)
+    result = printed_json(script, tmp_path)
     assert result["importers"] == ["trainwire-provenance"]
     Provenance.model_validate({"accelerator": result["accelerator"]}, strict=True)
     assert result["accelerator"]["count"] >= 1

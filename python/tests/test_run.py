@@ -58,9 +58,11 @@ def of(events: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
 
 
 def every_event(run: Run, clock: FakeClock, output_dir: Path) -> None:
-    run.start(total_steps=4, total_epochs=1, config={"lr": 0.1}, seed=7, world_size=1, resumed_from=None)
-    run.trial_started(1, {"lr": 0.1, "layers": [1, 2], "name": "a", "flag": True, "none": None})
-    with run.phase("train"):
+    run.start(
+        total_steps=4, total_epochs=1, config={"lr": 0.1}, seed=7, world_size=1, resumed_from=None, total_trials=1
+    )
+    run.trial_started(1, {"lr": 0.1, "layers": [1, 2], "name": "a", "flag": True, "none": None}, baseline=True)
+    with run.phase("train", total=4, unit="batches", cycle=1, total_cycles=1, trial=1):
         run.step(
             1,
             loss=2.0,
@@ -70,9 +72,13 @@ def every_event(run: Run, clock: FakeClock, output_dir: Path) -> None:
             tokens_per_s=4.0,
             tokens_seen=5,
             metrics={"acc": 0.5},
+            memory={"cpu": {"peak_bytes": 1024}},
+            trial=1,
         )
+        run.advance(4)
         clock.advance(1)
         run.heartbeat()
+        run.rolled_back(1, 0, checkpoint=output_dir / "checkpoint-0", reason="diverged", trial=1)
         run.restarted("oom", step=0, batch_size_from=16, batch_size_to=14, total_steps=4)
         for step in range(1, 5):
             clock.advance(0.5)
@@ -80,8 +86,11 @@ def every_event(run: Run, clock: FakeClock, output_dir: Path) -> None:
         run.epoch(1, 4, {"loss": 0.25})
         run.eval(4, {"loss": 0.3}, epoch=1.0)
         run.checkpoint(4, output_dir / "checkpoint-4", "final")
-    run.trial_ended(1, "succeeded", metrics={"loss": 0.3}, best={"trial": 1, "metric": "loss", "value": 0.3})
+    run.trial_ended(
+        1, "succeeded", metrics={"loss": 0.3}, best={"trial": 1, "metric": "loss", "value": 0.3}, accepted=True
+    )
     run.stop_requested("api", reason="enough", requested_by="test")
+    run.stop_for("loss < 0.5")
     run.emit("x_vendor.noted", x_note="hé")
     run.finish("succeeded", metrics={"loss": 0.3}, artifacts={"model": "model"}, checkpoint="checkpoint-4")
 

@@ -5,6 +5,7 @@ and a host's own exit code."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from strict_streams import file_run, of, strict_lines
@@ -12,17 +13,25 @@ from strict_streams import file_run, of, strict_lines
 from trainwire.writer.checks import RejectedInput
 
 
+def counted_phase(
+    output_dir: Path, name: str, *, interval_s: float, counts: int, every_s: float, n: int = 1, **plan: Any
+) -> list[dict[str, Any]]:
+    """The lines of a run with one phase `name` (its `plan`) counting `n` items `counts`
+    times, one count every `every_s` seconds."""
+    run, clock, path = file_run(output_dir, step_interval_s=interval_s)
+    run.start(provenance=False)
+    with run.phase(name, **plan):
+        for _ in range(counts):
+            clock.advance(every_s)
+            run.advance(n)
+    run.finish()
+    return strict_lines(path)
+
+
 def test_an_evaluation_of_5000_items_is_throttled_like_steps_with_its_first_and_last_count_written(
     tmp_path: Path,
 ) -> None:
-    run, clock, path = file_run(tmp_path, step_interval_s=1.0)
-    run.start(provenance=False)
-    with run.phase("evaluate", total=5000, unit="items"):
-        for _ in range(5000):
-            clock.advance(0.001)
-            run.advance()
-    run.finish()
-    events = strict_lines(path)
+    events = counted_phase(tmp_path, "evaluate", interval_s=1.0, counts=5000, every_s=0.001, total=5000, unit="items")
 
     progress = of(events, "phase.progress")
     assert progress[0]["done"] == 1 and progress[-1]["done"] == 5000
@@ -38,27 +47,15 @@ def test_an_evaluation_of_5000_items_is_throttled_like_steps_with_its_first_and_
 
 
 def test_the_last_count_before_the_phase_ends_is_written_even_without_a_plan(tmp_path: Path) -> None:
-    run, clock, path = file_run(tmp_path, step_interval_s=1.0)
-    run.start(provenance=False)
-    with run.phase("data_prepare", unit="files"):
-        for _ in range(30):
-            clock.advance(0.01)
-            run.advance(10)
-    run.finish()
-    progress = of(strict_lines(path), "phase.progress")
+    events = counted_phase(tmp_path, "data_prepare", interval_s=1.0, counts=30, every_s=0.01, n=10, unit="files")
+    progress = of(events, "phase.progress")
     assert [event["done"] for event in progress] == [10, 300]
     assert all(event["total"] is None and event["eta_s"] is None for event in progress)
 
 
 def test_a_count_past_the_plan_is_accepted_with_an_eta_of_0(tmp_path: Path) -> None:
-    run, clock, path = file_run(tmp_path, step_interval_s=0)
-    run.start(provenance=False)
-    with run.phase("benchmark", total=3, unit="tasks"):
-        for _ in range(5):
-            clock.advance(1.0)
-            run.advance()
-    run.finish()
-    progress = of(strict_lines(path), "phase.progress")
+    events = counted_phase(tmp_path, "benchmark", interval_s=0, counts=5, every_s=1.0, total=3, unit="tasks")
+    progress = of(events, "phase.progress")
     assert [event["done"] for event in progress] == [1, 2, 3, 4, 5]
     assert [event["eta_s"] for event in progress] == [2.0, 1.0, 0.0, 0.0, 0.0]
 

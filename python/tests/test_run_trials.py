@@ -193,3 +193,15 @@ def test_an_explicit_trial_that_is_not_a_number_from_1_is_left_out_or_refused_wh
     run.finish()
     events = strict_lines(path)
     assert "trial" not in of(events, "train.step")[0] and "trial" not in of(events, "eval.completed")[0]
+
+
+@pytest.mark.parametrize("trial", [None, 2])
+def test_after_a_restart_the_runs_last_step_is_where_the_new_attempt_starts(tmp_path: Path, trial: int | None) -> None:
+    run, clock, path = file_run(tmp_path)
+    run.start(provenance=False)
+    run.step(7, trial=trial)
+    run.restarted("oom", step=3, trial=trial)
+    assert run.last_step == 3
+    run.finish()
+    (finished,) = of(strict_lines(path), "run.finished")
+    assert finished["step"] == 3

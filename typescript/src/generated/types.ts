@@ -952,7 +952,7 @@ export interface PhaseProgress {
   trial?: number;
 }
 /**
- * Progress of the optimisation (throttled: by default at most one a second, the first and the last always written).
+ * Progress of the optimisation (throttled: by default at most one a second, per trial in a search; the first and the last always written).
  */
 export interface TrainStep {
   /**
@@ -1001,11 +1001,11 @@ export interface TrainStep {
    */
   grad_norm?: number | null;
   /**
-   * Seconds since the training of this attempt started.
+   * Seconds since the training of this attempt (of this trial, in a search) started.
    */
   elapsed_s: number;
   /**
-   * Estimated seconds to the end, from this session's own pace; null when not known.
+   * Estimated seconds to the end, from this session's own pace (of this trial's attempt, in a search; since the last rollback); null when not known.
    */
   eta_s: number | null;
   /**
@@ -1123,7 +1123,7 @@ export interface TrainRestarted {
    */
   reason: "oom" | "other";
   /**
-   * The attempt that starts now (the first attempt is 1).
+   * The attempt that starts now (the first attempt is 1), counted per trial in a search.
    */
   attempt: number;
   /**

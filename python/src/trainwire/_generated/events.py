@@ -773,7 +773,7 @@ class TrainRestarted(Envelope):
     attempt: Annotated[
         int,
         Field(
-            description='The attempt that starts now (the first attempt is 1).',
+            description='The attempt that starts now (the first attempt is 1), counted per trial in a search.',
             ge=2,
             le=9007199254740991,
         ),
@@ -881,7 +881,7 @@ class TrainRolledBack(Envelope):
 
 class TrainStep(Envelope):
     """
-    Progress of the optimisation (throttled: by default at most one a second, the first and the last always written).
+    Progress of the optimisation (throttled: by default at most one a second, per trial in a search; the first and the last always written).
     """
 
     event: Annotated[Literal['train.step'], Field(description='Always `train.step`.')]
@@ -920,7 +920,7 @@ class TrainStep(Envelope):
     elapsed_s: Annotated[
         float,
         Field(
-            description='Seconds since the training of this attempt started.',
+            description='Seconds since the training of this attempt (of this trial, in a search) started.',
             ge=0.0,
             title='Duration',
         ),
@@ -928,7 +928,7 @@ class TrainStep(Envelope):
     eta_s: Annotated[
         float | None,
         Field(
-            description="Estimated seconds to the end, from this session's own pace; null when not known.",
+            description="Estimated seconds to the end, from this session's own pace (of this trial's attempt, in a search; since the last rollback); null when not known.",
             ge=0.0,
         ),
     ]

@@ -483,6 +483,7 @@ class Run:
             self._lines.flush_pending()
             steps = self._steps if trial is None else self._steps_for(trial)
             attempt, previous_step = steps.restart(step)
+            self._last_step = step  # the new attempt starts there, as run.finished and the heartbeat say
             payload: dict[str, Any] = {
                 "reason": reason,
                 "attempt": attempt,
