@@ -80,6 +80,17 @@ def test_a_fit_writes_steps_epochs_validation_and_checkpoints(tmp_path: Path) ->
         "step": 4,
     }
     assert (stream[-1]["status"], stream[-1]["exit_code"], stream[-1]["step"]) == ("succeeded", 0, 12)
+    # each validation (16 samples at 8 a batch) is an `eval` phase counting its 2 batches, the
+    # sanity check's batches are not; each step carries the process's peak resident memory
+    loops = [
+        (line["event"], line.get("done"), line.get("total"))
+        for line in stream
+        if line.get("phase") == "eval" or line["event"] == "eval.completed"
+    ]
+    one = [("phase.started", None, None), ("phase.progress", 1, 2), ("phase.progress", 2, 2)]
+    one += [("eval.completed", None, None), ("phase.ended", None, None)]
+    assert loops == one * 3
+    assert all(line["memory"]["cpu"]["peak_bytes"] > 0 for line in steps)
 
 
 def test_a_control_file_stops_after_the_step_with_one_checkpoint(tmp_path: Path) -> None:

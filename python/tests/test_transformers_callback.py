@@ -90,7 +90,12 @@ def test_every_event_maps_with_the_trainers_values(tmp_path: Path) -> None:
         "step": 18,
     }
 
-    assert [(line["phase"], line["status"]) for line in of(stream, "phase.ended")] == [("train", "ok")]
+    # each evaluation is an `eval` phase nested in `train`
+    evaluations = len(of(stream, "eval.completed"))
+    assert evaluations > 0
+    assert [(line["phase"], line["status"]) for line in of(stream, "phase.ended")] == [("eval", "ok")] * evaluations + [
+        ("train", "ok")
+    ]
     finished = stream[-1]
     assert finished["event"] == "run.finished" and finished["status"] == "succeeded" and finished["step"] == 36
     assert len(of(stream, "run.finished")) == 1

@@ -154,10 +154,11 @@ def test_evaluate_after_the_run_finished_is_a_run_of_one_eval_phase(tmp_path: Pa
     metrics = trainer.evaluate()
     trained, evaluated = runs(events(tmp_path / "progress.jsonl"))
     assert trained[-1]["status"] == "succeeded"
+    # 32 evaluation examples at 16 a batch: two batches counted in the phase
     assert [line["event"] for line in evaluated] == [
-        "run.started", "phase.started", "eval.completed", "phase.ended", "run.finished"
+        "run.started", "phase.started", "phase.progress", "phase.progress", "eval.completed", "phase.ended", "run.finished"
     ]  # fmt: skip
-    assert evaluated[1]["phase"] == "eval" and evaluated[3]["status"] == "ok"
+    assert evaluated[1]["phase"] == "eval" and evaluated[5]["status"] == "ok"
     assert evaluated[0]["total_steps"] is None and "resumed_from" not in evaluated[0]
-    assert evaluated[2]["step"] == 3 and evaluated[2]["metrics"]["loss"] == pytest.approx(metrics["eval_loss"])
+    assert evaluated[4]["step"] == 3 and evaluated[4]["metrics"]["loss"] == pytest.approx(metrics["eval_loss"])
     assert evaluated[-1]["status"] == "succeeded"

@@ -40,6 +40,8 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from trainwire.integrations.hooks import number, shielded
 from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop
+from trainwire.integrations.loop_progress import LoopProgress
+from trainwire.integrations.memory_probe import step_memory
 from trainwire.stop import StopControl
 from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
@@ -93,6 +95,7 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
         self._last_reported_step: int | None = None
         self._origin: Mapping[str, Any] | None = None
         self._failed_hooks: set[str] = set()
+        self._loop = LoopProgress()
 
     # -- Lightning hooks: set-up ----------------------------------------------------------
 
@@ -154,6 +157,21 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
         self.run.epoch(trainer.current_epoch + 1, trainer.global_step)
 
     @shielded
+    def on_validation_batch_end(
+        self,
+        trainer: pl.Trainer,
+        pl_module: pl.LightningModule,
+        outputs: Any,
+        batch: Any,
+        batch_idx: int,
+        dataloader_idx: int = 0,
+    ) -> None:
+        # the sanity check's few batches are not an evaluation; nor is one before the run starts
+        if self.run is None or trainer.sanity_checking or not self.run.started:
+            return
+        self._loop.batch_done(self.run, "eval", _planned_validation_batches(trainer))
+
+    @shielded
     def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if self.run is None or trainer.sanity_checking:
             return
@@ -163,6 +181,7 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
             if name.startswith(_VALIDATION_PREFIXES)
         }
         self.run.eval(trainer.global_step, metrics, epoch=trainer.current_epoch, split="validation")
+        self._loop.end()
 
     @shielded
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
@@ -218,6 +237,7 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
             loss=number(loss),
             learning_rate=_learning_rate(trainer),
             metrics=metrics or None,
+            memory=step_memory(),
         )
 
     def _start_run(self, run: Run, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
@@ -290,3 +310,11 @@ def _without_prefix(name: str) -> str:
         if name.startswith(prefix):
             return name[len(prefix) :]
     return name
+
+
+def _planned_validation_batches(trainer: pl.Trainer) -> int | None:
+    """The batches of one validation pass over every validation loader, when all are known."""
+    counts = getattr(trainer, "num_val_batches", None) or []
+    if not all(isinstance(count, int) for count in counts):
+        return None  # an unsized loader counts as infinity
+    return sum(counts) or None

@@ -1,7 +1,7 @@
-"""The wrapper around a transformers `Trainer`'s `train()` and `evaluate()`: it tells the
-attached callback when `train()` starts and how it ends (an exception included, which no
-`TrainerCallback` hook sees), and sends the trainer's printing to stderr while the stream
-goes to stdout."""
+"""The wrapper around a transformers `Trainer`'s `train()`, `evaluate()` and `predict()`: it
+tells the attached callback when `train()` starts, which loop (`eval`, `predict`) a batch
+belongs to, and how each ends (an exception included, which no `TrainerCallback` hook
+sees), and sends the trainer's printing to stderr while the stream goes to stdout."""
 
 from __future__ import annotations
 
@@ -38,16 +38,31 @@ def wrap_trainer(trainer: Trainer, callback: Any) -> None:
     train: Callable[..., Any] = trainer.train
     if not getattr(train, _WRAPPED_MARK, False):
         trainer.train = _wrapped_train(trainer, train, type(callback))
-    evaluate: Callable[..., Any] = trainer.evaluate
-    if not getattr(evaluate, _WRAPPED_MARK, False):
+    for name, phase in (("evaluate", "eval"), ("predict", "predict")):
+        loop: Callable[..., Any] = getattr(trainer, name)
+        if not getattr(loop, _WRAPPED_MARK, False):
+            setattr(trainer, name, _wrapped_loop(trainer, loop, type(callback), phase))
 
-        @functools.wraps(evaluate)
-        def evaluate_quietly(*args: Any, **kwargs: Any) -> Any:
+
+def _wrapped_loop(trainer: Trainer, original: Callable[..., Any], kind: type[Any], phase: str) -> Callable[..., Any]:
+    """`trainer.evaluate` or `trainer.predict`: the callback learns which loop its batches
+    belong to (the `phase`) and how a loop that raised ended; the printing goes to stderr."""
+
+    @functools.wraps(original)
+    def loop(*args: Any, **kwargs: Any) -> Any:
+        callback = _current_callback(trainer, kind)
+        if callback is not None:
+            callback._loop_begins(phase)
+        try:
             with _printing_off_stdout():
-                return evaluate(*args, **kwargs)
+                return original(*args, **kwargs)
+        except BaseException as error:
+            if callback is not None:
+                callback._loop_failed(error)
+            raise
 
-        setattr(evaluate_quietly, _WRAPPED_MARK, True)
-        trainer.evaluate = evaluate_quietly
+    setattr(loop, _WRAPPED_MARK, True)
+    return loop
 
 
 def _wrapped_train(trainer: Trainer, original: Callable[..., Any], kind: type[Any]) -> Callable[..., Any]:

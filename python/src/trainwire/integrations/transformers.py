@@ -13,7 +13,9 @@ What it maps: `on_train_begin` -> `run.started` (when it owns the run) and `phas
 train`; a second `on_train_begin` without `on_train_end` (`auto_find_batch_size` after an
 out-of-memory error) -> `train.restarted`; `on_step_end` -> `train.step` (one per step,
 under the run's throttle, with the loss and custom values of `on_log` when the step is
-logged); `on_epoch_end` -> `train.epoch`; `on_evaluate` -> `eval.completed`; `on_save` ->
+logged); `on_epoch_end` -> `train.epoch`; the batches of an evaluation or prediction loop
+(`on_prediction_step`) -> an `eval` or `predict` phase with `phase.progress`, nested in
+`train` during training; `on_evaluate` -> `eval.completed`; `on_save` ->
 `checkpoint.saved`; `on_train_end` -> `phase.ended train`. Only world process zero writes;
 every rank takes part in the stop decision so that all ranks stop at the same step.
 
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from transformers import TrainerCallback
 
+from trainwire.contract.status import status_for_exception
 from trainwire.integrations.checkpoint_origin import (
     CHECKPOINT_ORIGIN_FILE,
     checkpoint_origin,
@@ -44,6 +47,8 @@ from trainwire.integrations.checkpoint_origin import (
 from trainwire.integrations.held_step import HeldStep
 from trainwire.integrations.hooks import number, shielded
 from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop
+from trainwire.integrations.loop_progress import LoopProgress, planned_batches
+from trainwire.integrations.memory_probe import step_memory
 from trainwire.integrations.trainer_logs import (
     NOT_METRICS,
     NOT_STEP_METRICS,
@@ -103,6 +108,8 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
         self._last_loss: float | None = None
         self._step_learning_rate: float | None = None
         self._held = HeldStep()
+        self._loop = LoopProgress()
+        self._loop_phase = "eval"  # set by the wrapper of evaluate() and predict()
         self._resume_checkpoint: str | None = None
         self._failed_hooks: set[str] = set()
         self._warned_absent = False
@@ -227,15 +234,43 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
         metrics: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        if not self.lifecycle.in_train and self.owns_run:
-            self._evaluation_run(args, state, metrics)
+        if self._outside_training():
+            self._end_loop_run(args, state, metrics)
             return
         run = self._writer(state)
         if run is not None and metrics is not None:
             if not run.started:
                 self._start_run(run, args, state)
             run.eval(state.global_step, metrics_of(metrics, skip=NOT_METRICS, prefix="eval_"), epoch=state.epoch)
+        self._loop.end()
         self._ask_to_stop(control, self.lifecycle.poll_stop())
+
+    @shielded
+    def on_prediction_step(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        if not self._loop.is_open and self._outside_training():
+            self._open_loop_run(args, state)
+        run = self._writer(state)
+        if run is None or run.status is not None:
+            return
+        if not run.started:
+            self._start_run(run, args, state)
+        self._loop.batch_done(run, self._loop_phase, planned_batches(kwargs.get("eval_dataloader")))
+
+    @shielded
+    def on_predict(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        metrics: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if self._outside_training():
+            self._end_loop_run(args, state, None)
+        else:
+            self._loop.end()
 
     @shielded
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
@@ -267,6 +302,15 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
         # No TrainerCallback hook sees an exception: the train() wrapper reports it here.
         self.lifecycle.fail(error)
 
+    def _loop_begins(self, phase: str) -> None:
+        self._loop_phase = phase
+
+    def _loop_failed(self, error: BaseException) -> None:
+        # An evaluate() or predict() that raised: its phase ends, and so does a run of its own.
+        self._loop.end("interrupted" if status_for_exception(error) == "interrupted" else "failed")
+        if self._outside_training():
+            self.lifecycle.fail(error)
+
     def _warn_absent(self) -> None:
         if self._warned_absent:
             return
@@ -291,17 +335,28 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
         if self.run is not None and self.lifecycle.new_run is not None:
             self._provenance = ProvenancePrefetch()
 
-    def _evaluation_run(self, args: TrainingArguments, state: TrainerState, metrics: dict[str, Any] | None) -> None:
-        """An `evaluate()` outside `train()` with an owned run: a run of one `eval` phase."""
+    def _outside_training(self) -> bool:
+        """An `evaluate()` or `predict()` outside `train()` with an owned run: a run of its own."""
+        return not self.lifecycle.in_train and self.owns_run
+
+    def _open_loop_run(self, args: TrainingArguments, state: TrainerState) -> None:
+        """The run of a loop outside training begins (a new one when the last one ended)."""
         self.lifecycle.renew()
         run = self._writer(state)
-        writes = run is not None and run.status is None and metrics is not None
+        if run is not None and run.status is None and not run.started:
+            self._start_run(run, args, state, resumed=False)
+
+    def _end_loop_run(self, args: TrainingArguments, state: TrainerState, metrics: dict[str, Any] | None) -> None:
+        """The loop outside training ended: its results, its phase, then its run."""
+        if not self._loop.is_open:
+            self._open_loop_run(args, state)  # no batch came (an empty loader)
+        run = self._writer(state)
+        writes = run is not None and run.status is None
         if run is not None and writes:
-            if not run.started:
-                self._start_run(run, args, state, resumed=False)
-            run.phase_started("eval")
-            run.eval(state.global_step, metrics_of(metrics, skip=NOT_METRICS, prefix="eval_"), epoch=state.epoch)
-            run.phase_ended("eval")
+            self._loop.ensure_open(run, self._loop_phase)
+            if metrics is not None:
+                run.eval(state.global_step, metrics_of(metrics, skip=NOT_METRICS, prefix="eval_"), epoch=state.epoch)
+        self._loop.end()
         self.lifecycle.finish(writes=writes)
 
     def _start_run(self, run: Run, args: TrainingArguments, state: TrainerState, *, resumed: bool = True) -> None:
@@ -338,6 +393,9 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
             "epoch": number(state.epoch),
             "learning_rate": learning_rate,
         }
+        memory = step_memory()
+        if memory is not None:
+            fields["memory"] = memory
         if control.should_log or logs_at_epoch_end(args):
             self._held.hold(fields)  # written by on_log with the loss, or before the next event
         else:
