@@ -1,4 +1,4 @@
-"""`trainwire export mlflow|tensorboard RUN`: the stream into a tracker, once or with --follow.
+"""`trainwire export mlflow|tensorboard|wandb RUN`: the stream into a tracker, once or with --follow.
 
 Each export remembers where it stopped in a cursor file, so running it again writes only
 what is new. The trackers' libraries are imported only when their command runs.
@@ -25,7 +25,7 @@ def add_export_commands(commands: Any) -> None:
     """Registers `export` and its tracker subcommands on the CLI's subparsers."""
     export = commands.add_parser(
         "export",
-        help="copy a stream into MLflow or TensorBoard, once or live",
+        help="copy a stream into MLflow, TensorBoard or Weights & Biases, once or live",
         description="Copy a run's stream into a tracker. Running it again adds only what is new.",
     )
     trackers = export.add_subparsers(title="trackers", metavar="TRACKER", required=True)
@@ -65,6 +65,22 @@ def add_export_commands(commands: Any) -> None:
     _common(tensorboard)
     tensorboard.add_argument("--logdir", type=Path, metavar="DIR", required=True, help="TensorBoard's log directory")
     tensorboard.set_defaults(command=_export_tensorboard)
+
+    wandb = trackers.add_parser(
+        "wandb",
+        help="an offline Weights & Biases run per trainwire run, for `wandb sync`",
+        description="Config, every scalar, the notes, checkpoints and the final status as offline W&B runs "
+        "under DIR/wandb; `wandb sync DIR/wandb` uploads them. Nothing is sent from here.",
+    )
+    _common(wandb)
+    wandb.add_argument(
+        "--dir",
+        type=Path,
+        metavar="DIR",
+        help="where the offline runs go, as DIR/wandb/offline-run-* (default: the run's directory)",
+    )
+    wandb.add_argument("--project", metavar="NAME", default="trainwire", help="the W&B project (default trainwire)")
+    wandb.set_defaults(command=_export_wandb)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -127,6 +143,18 @@ def _export_tensorboard(options: argparse.Namespace) -> int:
     key = hashlib.sha256(str(stream.absolute()).encode()).hexdigest()[:12]
     cursor = options.cursor or options.logdir / CURSOR_DIR / f"{stream.name}-{key}.json"
     return _run(options, stream, cursor, lambda saved: TensorBoardExporter(options.logdir, stream.parent))
+
+
+def _export_wandb(options: argparse.Namespace) -> int:
+    stream = stream_path(options.run)
+    try:
+        from trainwire.export.wandb import WandbExporter
+    except ImportError as error:
+        raise CommandError(f"export wandb needs wandb: pip install 'trainwire[wandb]' ({error})") from None
+    directory = options.dir or stream.parent
+    key = hashlib.sha256(f"{stream.absolute()}\n{options.project}".encode()).hexdigest()[:12]
+    cursor = options.cursor or directory / CURSOR_DIR / f"{stream.name}.wandb-{key}.json"
+    return _run(options, stream, cursor, lambda saved: WandbExporter(directory, options.project, stream.parent))
 
 
 def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_exporter: Any) -> int:
