@@ -39,9 +39,11 @@ def first_attempt(run: Run) -> None:
 
 
 def second_attempt(run: Run, until: int = 6) -> None:
-    """Steps 3-`until` of the new attempt (losses 10x the first attempt's, to tell them apart)."""
+    """Steps 3-`until` of the new attempt (losses 10x the first attempt's, to tell them apart),
+    the first epoch ending at `until`."""
     for step in range(3, until + 1):
         run.step(step, loss=10.0 / step, learning_rate=0.0005)
+    run.epoch(1, until, {"loss": 0.4})
     run.eval(until, {"loss": 0.4})
 
 
@@ -49,11 +51,20 @@ def end_interrupted(run: Run, until: int = 6) -> None:
     run.stop_requested("control_file", reason="enough")
     run.checkpoint(until, run.output_dir + f"/checkpoint-{until}")
     run.phase_ended("train", "interrupted")
-    run.finish("interrupted")
+    run.finish("interrupted", metrics={"loss": 1.5})
+
+
+NOTES = "# Notes\n\nA smaller batch after the OOM."
+
+
+def write_notes(output_dir: Path) -> None:
+    """Notes as a person leaves them in the run's directory (the writer made the file)."""
+    (output_dir / "notes.md").write_text(NOTES + "\n", encoding="utf-8")
 
 
 def whole_run(output_dir: Path) -> str:
     run = start(output_dir)
+    write_notes(output_dir)
     first_attempt(run)
     second_attempt(run)
     end_interrupted(run)

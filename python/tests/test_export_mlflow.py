@@ -13,16 +13,25 @@ from mlflow.tracking import MlflowClient
 
 from trainwire.cli import main
 from trainwire.contract.clock import parse_timestamp_us
-from trainwire.export.mlflow import MAX_ENTITY_KEY_LENGTH, RUN_ID_TAG, mlflow_key
+from trainwire.export.mlflow import MAX_ENTITY_KEY_LENGTH, RUN_ID_TAG, default_artifact_location, mlflow_key
 
 
 @pytest.fixture(scope="module")
-def tracking_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The directory of the module's store; the exports run from another directory, where
+    MLflow alone would put a SQLite store's artifacts (`./mlruns`)."""
     # one store for the module: creating its tables takes MLflow several seconds
     home = tmp_path_factory.mktemp("mlflow")
+    elsewhere = tmp_path_factory.mktemp("cwd")
     with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(home)  # MLflow puts a SQLite store's artifacts under ./mlruns
-        yield f"sqlite:///{home / 'store.db'}"
+        patch.chdir(elsewhere)
+        yield home
+    assert not (elsewhere / "mlruns").exists()
+
+
+@pytest.fixture(scope="module")
+def tracking_uri(store: Path) -> str:
+    return f"sqlite:///{store / 'store.db'}"
 
 
 def export(run_dir: Path, uri: str, experiment: str, *more: str) -> int:
@@ -41,7 +50,7 @@ def history(client: MlflowClient, run_id: str, key: str) -> list[tuple[int, floa
     return sorted((metric.step, metric.value) for metric in client.get_metric_history(run_id, key))
 
 
-def test_a_finished_run_arrives_whole(tmp_path: Path, tracking_uri: str) -> None:
+def test_a_finished_run_arrives_whole(tmp_path: Path, store: Path, tracking_uri: str) -> None:
     trainwire_id = export_streams.whole_run(tmp_path)
     assert export(tmp_path, tracking_uri, "whole") == 0
 
@@ -75,7 +84,41 @@ def test_a_finished_run_arrives_whole(tmp_path: Path, tracking_uri: str) -> None
     first = next(m for m in client.get_metric_history(run.info.run_id, "train/loss") if m.step == 1)
     assert first.timestamp == parse_timestamp_us(lines[0].split('"ts":"')[1].split('"')[0]) // 1000
     artifacts = [item.path for item in client.list_artifacts(run.info.run_id, "trainwire")]
-    assert artifacts == ["trainwire/progress.jsonl"]
+    assert artifacts == ["trainwire/journal", "trainwire/progress.jsonl"]
+    journal = [item.path for item in client.list_artifacts(run.info.run_id, "trainwire/journal")]
+    assert journal == [f"trainwire/journal/{name}" for name in ("config.json", "notes.md", "summary.json")]
+    # beside the store, not in the current directory
+    assert (store / "mlartifacts").is_dir() and run.info.artifact_uri.startswith((store / "mlartifacts").as_uri())
+
+    assert history(client, run.info.run_id, "epoch/loss") == [(6, 0.4)]
+    assert history(client, run.info.run_id, "final/loss") == [(6, 1.5)]
+    assert tags["mlflow.note.content"] == export_streams.NOTES
+    assert tags["trainwire.checkpoint.6"] == '{"path": "checkpoint-6", "reason": "periodic"}'
+
+
+def test_the_runs_own_journal_comes_before_the_directorys(tmp_path: Path, tracking_uri: str) -> None:
+    run = export_streams.start(tmp_path)
+    own = tmp_path / "runs" / run.run_id
+    own.mkdir(parents=True)
+    (own / "notes.md").write_text("this run's own notes\n")
+    (own / "environment.json").write_text("{}\n")
+    run.phase_ended("train")
+    run.finish("succeeded")
+    assert export(tmp_path, tracking_uri, "own") == 0
+    client = MlflowClient(tracking_uri)
+    exported = mlflow_run(client, "own", run.run_id)
+    assert exported.data.tags["mlflow.note.content"] == "this run's own notes"
+    journal = [item.path for item in client.list_artifacts(exported.info.run_id, "trainwire/journal")]
+    assert journal == ["trainwire/journal/environment.json", "trainwire/journal/notes.md"]
+
+
+def test_the_artifact_location_is_beside_a_local_store_or_the_stores_own(tmp_path: Path) -> None:
+    assert default_artifact_location(f"sqlite:///{tmp_path}/a/m.db") == (tmp_path / "a" / "mlartifacts").as_uri()
+    assert default_artifact_location("sqlite:///m.db") == (Path.cwd() / "mlartifacts").as_uri()
+    for uri in ("http://localhost:5000", "file:///tmp/mlruns", "/tmp/mlruns", "databricks"):
+        assert default_artifact_location(uri) is None
+    with pytest.raises(ValueError, match="give one"):
+        default_artifact_location("postgresql://db/mlflow")
 
 
 def test_exporting_again_adds_only_what_is_new(tmp_path: Path, tracking_uri: str) -> None:

@@ -47,8 +47,13 @@ def test_steps_after_a_restart_replace_the_old_ones(tmp_path: Path) -> None:
         (tmp_path / "run" / "progress.jsonl").read_text().split('"event":"train.step"')[0].rsplit('"ts":"', 1)[1][:27]
     )
     assert board.Scalars("train/loss")[0].wall_time == parse_timestamp_us(first_ts) / 1_000_000
-    texts = {tag: board.Tensors(tag)[0].tensor_proto.string_val[0].decode() for tag in board.Tags()["tensors"]}
-    assert set(texts) == {"config", "provenance"}
+    texts = {tag: board.Tensors(tag)[-1].tensor_proto.string_val[0].decode() for tag in board.Tags()["tensors"]}
+    assert set(texts) == {"config", "provenance", "notes"}
+    assert texts["notes"] == export_streams.NOTES
+    # the notes as they were at the start (the writer's own template) and at the end, at its step
+    assert [event.step for event in board.Tensors("notes")] == [0, 6]
+    assert scalars(board, "epoch/loss") == [(6, 0.4)]
+    assert scalars(board, "final/loss") == [(6, 1.5)]
     assert '"lr": 0.001' in texts["config"] and '"api_token": "<redacted>"' in texts["config"]
     assert export_streams.PROVENANCE["git_sha"] in texts["provenance"]
 

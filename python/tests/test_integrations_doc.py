@@ -28,4 +28,8 @@ def test_every_command_parses(command: str) -> None:
 
 
 def test_the_export_commands_are_there() -> None:
-    assert {command.split()[1] for command in COMMANDS if command.startswith("export")} == {"mlflow", "tensorboard"}
+    assert {command.split()[1] for command in COMMANDS if command.startswith("export")} == {
+        "mlflow",
+        "tensorboard",
+        "wandb",
+    }

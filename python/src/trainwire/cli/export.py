@@ -1,4 +1,4 @@
-"""`trainwire export mlflow|tensorboard RUN`: the stream into a tracker, once or with --follow.
+"""`trainwire export mlflow|tensorboard|wandb RUN`: the stream into a tracker, once or with --follow.
 
 Each export remembers where it stopped in a cursor file, so running it again writes only
 what is new. The trackers' libraries are imported only when their command runs.
@@ -25,7 +25,7 @@ def add_export_commands(commands: Any) -> None:
     """Registers `export` and its tracker subcommands on the CLI's subparsers."""
     export = commands.add_parser(
         "export",
-        help="copy a stream into MLflow or TensorBoard, once or live",
+        help="copy a stream into MLflow, TensorBoard or Weights & Biases, once or live",
         description="Copy a run's stream into a tracker. Running it again adds only what is new.",
     )
     trackers = export.add_subparsers(title="trackers", metavar="TRACKER", required=True)
@@ -33,7 +33,8 @@ def add_export_commands(commands: Any) -> None:
     mlflow = trackers.add_parser(
         "mlflow",
         help="one MLflow run per trainwire run",
-        description="Parameters, metrics, provenance tags, the final status and the stream file into MLflow.",
+        description="Parameters, every metric, provenance and checkpoint tags, the notes, the final status, "
+        "the stream and the journal files into MLflow.",
     )
     _common(mlflow)
     mlflow.add_argument(
@@ -47,16 +48,39 @@ def add_export_commands(commands: Any) -> None:
         default="trainwire",
         help="the experiment, created when missing (default trainwire)",
     )
+    mlflow.add_argument(
+        "--artifact-location",
+        metavar="URI",
+        help="where a newly created experiment keeps its artifacts "
+        "(default: beside a sqlite: store, DIR/mlartifacts; a file store or a server keeps its own)",
+    )
     mlflow.set_defaults(command=_export_mlflow)
 
     tensorboard = trackers.add_parser(
         "tensorboard",
         help="TensorBoard event files, one directory per run",
-        description="Scalars per step, eval metrics and the config as TensorBoard event files under DIR/<run_id>.",
+        description="Every scalar, the config, the provenance and the notes as TensorBoard event files "
+        "under DIR/<run_id>.",
     )
     _common(tensorboard)
     tensorboard.add_argument("--logdir", type=Path, metavar="DIR", required=True, help="TensorBoard's log directory")
     tensorboard.set_defaults(command=_export_tensorboard)
+
+    wandb = trackers.add_parser(
+        "wandb",
+        help="an offline Weights & Biases run per trainwire run, for `wandb sync`",
+        description="Config, every scalar, the notes, checkpoints and the final status as offline W&B runs "
+        "under DIR/wandb; `wandb sync DIR/wandb` uploads them. Nothing is sent from here.",
+    )
+    _common(wandb)
+    wandb.add_argument(
+        "--dir",
+        type=Path,
+        metavar="DIR",
+        help="where the offline runs go, as DIR/wandb/offline-run-* (default: the run's directory)",
+    )
+    wandb.add_argument("--project", metavar="NAME", default="trainwire", help="the W&B project (default trainwire)")
+    wandb.set_defaults(command=_export_wandb)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -89,7 +113,7 @@ def _export_mlflow(options: argparse.Namespace) -> int:
     try:
         from mlflow.tracking import MlflowClient, get_tracking_uri
 
-        from trainwire.export.mlflow import MlflowExporter
+        from trainwire.export.mlflow import MlflowExporter, default_artifact_location
     except ImportError as error:
         raise CommandError(f"export mlflow needs MLflow: pip install 'trainwire[mlflow]' ({error})") from None
     uri = options.tracking_uri or get_tracking_uri()  # MLflow's default when not given
@@ -97,7 +121,14 @@ def _export_mlflow(options: argparse.Namespace) -> int:
     destination = hashlib.sha256(f"{uri}\n{options.experiment}".encode()).hexdigest()[:12]
     cursor = options.cursor or stream.parent / CURSOR_DIR / f"{stream.name}.mlflow-{destination}.json"
     experiment = client.get_experiment_by_name(options.experiment)
-    experiment_id = experiment.experiment_id if experiment is not None else client.create_experiment(options.experiment)
+    if experiment is not None:
+        experiment_id = experiment.experiment_id
+    else:
+        try:
+            location = options.artifact_location or default_artifact_location(uri)
+        except ValueError as error:
+            raise CommandError(f"{error} (--artifact-location)") from None
+        experiment_id = client.create_experiment(options.experiment, artifact_location=location)
     return _run(options, stream, cursor, lambda saved: MlflowExporter(client, experiment_id, stream, saved))
 
 
@@ -111,7 +142,19 @@ def _export_tensorboard(options: argparse.Namespace) -> int:
         ) from None
     key = hashlib.sha256(str(stream.absolute()).encode()).hexdigest()[:12]
     cursor = options.cursor or options.logdir / CURSOR_DIR / f"{stream.name}-{key}.json"
-    return _run(options, stream, cursor, lambda saved: TensorBoardExporter(options.logdir))
+    return _run(options, stream, cursor, lambda saved: TensorBoardExporter(options.logdir, stream.parent))
+
+
+def _export_wandb(options: argparse.Namespace) -> int:
+    stream = stream_path(options.run)
+    try:
+        from trainwire.export.wandb import WandbExporter
+    except ImportError as error:
+        raise CommandError(f"export wandb needs wandb: pip install 'trainwire[wandb]' ({error})") from None
+    directory = options.dir or stream.parent
+    key = hashlib.sha256(f"{stream.absolute()}\n{options.project}".encode()).hexdigest()[:12]
+    cursor = options.cursor or directory / CURSOR_DIR / f"{stream.name}.wandb-{key}.json"
+    return _run(options, stream, cursor, lambda saved: WandbExporter(directory, options.project, stream.parent))
 
 
 def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_exporter: Any) -> int:

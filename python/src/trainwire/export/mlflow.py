@@ -1,9 +1,10 @@
 """The stream into MLflow: one MLflow run per trainwire run.
 
-Parameters come from `run.started.config` (flattened with `.`), metrics from every
-`train.step` and `eval.completed` with their step and time, tags from the provenance, the
-terminal status from `run.finished`, and the stream file as an artifact once the run ends.
-Names follow MLflow's rules (allowed characters, key and value lengths, batch sizes).
+Parameters come from `run.started.config` (flattened with `.`), metrics from every scalar
+of the stream (steps, epochs, evaluations, the final metrics) with their step and time, tags
+from the provenance and the checkpoints, the notes as the run's description, the terminal
+status from `run.finished`, and the stream and the run's journal files as artifacts once the
+run ends. Names follow MLflow's rules (allowed characters, key and value lengths, batch sizes).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
@@ -24,9 +26,10 @@ from mlflow.utils.validation import (
     MAX_TAG_VAL_LENGTH,
 )
 
-from trainwire.export.scalars import flatten, scalars_of, text_value, timestamp_s
+from trainwire.export.journal import journal_files, read_notes
+from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s
 
-__all__ = ["MLFLOW_STATUS", "RUN_ID_TAG", "MlflowExporter", "mlflow_key"]
+__all__ = ["MLFLOW_STATUS", "RUN_ID_TAG", "MlflowExporter", "default_artifact_location", "mlflow_key"]
 
 #: MLflow's run status for each `run.finished` status (the exact one is the `trainwire.status` tag)
 MLFLOW_STATUS = {
@@ -39,8 +42,32 @@ MLFLOW_STATUS = {
 #: the tag naming the trainwire run an MLflow run holds
 RUN_ID_TAG = "trainwire.run_id"
 ARTIFACT_DIR = "trainwire"
+#: where the journal files go, inside `ARTIFACT_DIR`
+JOURNAL_ARTIFACT_DIR = f"{ARTIFACT_DIR}/journal"
+#: MLflow's own tag for a run's description (shown as its notes in the UI)
+DESCRIPTION_TAG = "mlflow.note.content"
+#: the artifact root made beside a local database store (the name MLflow's server uses)
+ARTIFACTS_BESIDE_STORE = "mlartifacts"
 # MLflow accepts letters, digits, `_ - . / :` and spaces in names
 _NOT_ALLOWED = re.compile(r"[^\w\-./: ]", flags=re.ASCII)
+
+
+def default_artifact_location(tracking_uri: str) -> str | None:
+    """Where a new experiment keeps its artifacts when not told: beside a `sqlite:` store
+    (`<its directory>/mlartifacts`), never the current directory, where MLflow would put
+    them (`./mlruns`). None where the store already decides: a file store keeps them inside
+    itself, a server (`http:`, `databricks`) has its own root.
+
+    Raises ValueError for another database store, which has no directory to be beside."""
+    scheme = urlsplit(tracking_uri).scheme.split("+")[0]
+    if scheme == "sqlite":
+        database = tracking_uri.split(":///", 1)[1] if ":///" in tracking_uri else ""
+        if not database or database == ":memory:":
+            raise ValueError(f"{tracking_uri}: a SQLite store without a file; give an artifact location")
+        return (Path(database).absolute().parent / ARTIFACTS_BESIDE_STORE).as_uri()
+    if scheme in ("", "file", "http", "https", "databricks", "databricks-uc", "uc"):
+        return None
+    raise ValueError(f"{tracking_uri}: a {scheme} store has no directory to keep artifacts beside; give one")
 
 
 def mlflow_key(name: str) -> str:
@@ -66,6 +93,7 @@ class MlflowExporter:
         self.client = client
         self.experiment_id = experiment_id
         self.stream_path = stream_path
+        self.run_dir = stream_path.parent
         self.runs: dict[str, str] = dict((saved or {}).get("runs", {}))
 
     def state(self) -> dict[str, Any]:
@@ -84,13 +112,15 @@ class MlflowExporter:
                 batch.tags[run_id].update(_tags(event))
             elif name == "train.restarted":
                 batch.tags[run_id]["trainwire.attempt"] = str(event["attempt"])
-            elif name == "run.finished":
-                self._flush(batch)
-                self._finish(run_id, event)
-                continue
+            elif name == "checkpoint.saved":
+                checkpoint = text_value({"path": event["path"], "reason": event["reason"]})
+                batch.tags[run_id][f"trainwire.checkpoint.{event['step']}"] = checkpoint
             milliseconds = int(timestamp_s(event["ts"]) * 1000)
             for key, value in scalars_of(event).items():
-                batch.metrics[run_id].append(Metric(mlflow_key(key), value, milliseconds, event.get("step") or 0))
+                batch.metrics[run_id].append(Metric(mlflow_key(key), value, milliseconds, scalar_step(event)))
+            if name == "run.finished":
+                self._flush(batch)
+                self._finish(run_id, event)
         self._flush(batch)
 
     # -- internals ------------------------------------------------------------------------
@@ -101,11 +131,15 @@ class MlflowExporter:
         found = self.runs.get(trainwire_id)
         if found is None:
             start_ms = int(timestamp_s(event["ts"]) * 1000)
-            tags = {RUN_ID_TAG: trainwire_id, "mlflow.runName": trainwire_id}
+            tags = {RUN_ID_TAG: trainwire_id, "mlflow.runName": trainwire_id, **self._description(trainwire_id)}
             found = self.client.create_run(self.experiment_id, start_time=start_ms, tags=tags).info.run_id
             self.runs[trainwire_id] = found
         batch.touch(found)
         return found
+
+    def _description(self, trainwire_id: str) -> dict[str, str]:
+        notes = read_notes(self.run_dir, trainwire_id)
+        return {DESCRIPTION_TAG: notes[:MAX_TAG_VAL_LENGTH]} if notes else {}
 
     def _flush(self, batch: _Batch) -> None:
         for run_id in batch.order:
@@ -123,7 +157,11 @@ class MlflowExporter:
         batch.clear()
 
     def _finish(self, run_id: str, event: Mapping[str, Any]) -> None:
+        trainwire_id = event["run_id"]
         tags = {"trainwire.status": event["status"], "trainwire.exit_code": str(event.get("exit_code"))}
+        tags.update(self._description(trainwire_id))  # the notes as they are at the end
+        if event.get("checkpoint"):
+            tags["trainwire.checkpoint"] = str(event["checkpoint"])
         if event.get("reason"):
             tags["trainwire.reason"] = str(event["reason"])
         error = event.get("error") or {}
@@ -132,6 +170,8 @@ class MlflowExporter:
         self.client.log_batch(run_id, tags=[RunTag(key, value) for key, value in tags.items()])
         if self.stream_path.is_file():
             self.client.log_artifact(run_id, str(self.stream_path), artifact_path=ARTIFACT_DIR)
+        for path in journal_files(self.run_dir, trainwire_id):
+            self.client.log_artifact(run_id, str(path), artifact_path=JOURNAL_ARTIFACT_DIR)
         end_ms = int(timestamp_s(event["ts"]) * 1000)
         self.client.set_terminated(run_id, status=MLFLOW_STATUS.get(event["status"], "FINISHED"), end_time=end_ms)
 

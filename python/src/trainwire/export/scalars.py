@@ -1,23 +1,25 @@
 """What a tracker shows of a stream's events, the same in every bridge: scalars by name,
-nested settings as flat keys, `ts` as a time."""
+nested settings as flat keys, `ts` as a time, run ids as names a file system and a tracker take."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
 from trainwire.contract.clock import parse_timestamp_us
 
-__all__ = ["STEP_SCALARS", "flatten", "scalars_of", "text_value", "timestamp_s"]
+__all__ = ["STEP_SCALARS", "flatten", "safe_name", "scalar_step", "scalars_of", "text_value", "timestamp_s"]
 
 #: the `train.step` fields shown as `train/<field>`
 STEP_SCALARS = ("loss", "learning_rate", "grad_norm", "epoch", "samples_per_s", "tokens_per_s", "tokens_seen")
 
 
 def scalars_of(event: Mapping[str, Any]) -> dict[str, float]:
-    """The scalars of a `train.step` (`train/<field>`, `train/<metric>`) or `eval.completed`
-    (`<split>/<metric>`); nulls are left out, every other event has none."""
+    """The scalars of a `train.step` (`train/<field>`, `train/<metric>`), `train.epoch`
+    (`epoch/<metric>`), `eval.completed` (`<split>/<metric>`) or `run.finished`
+    (`final/<metric>`); nulls are left out, every other event has none."""
     named = _SCALARS.get(event["event"])
     if named is None:
         return {}
@@ -35,6 +37,21 @@ def _eval_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return event.get("split") or "eval", dict(event.get("metrics") or {})
 
 
+def _epoch_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    return "epoch", dict(event.get("metrics") or {})
+
+
+def _final_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    return "final", dict(event.get("metrics") or {})
+
+
+def scalar_step(event: Mapping[str, Any]) -> int:
+    """The step a scalar is shown at: the line's own (a run that finished before its
+    first step has none: 0)."""
+    step = event.get("step")
+    return step if isinstance(step, int) else 0
+
+
 #: every event -> its scalars' prefix and values; None: no scalars (a test requires every
 #: event of the contract here)
 _SCALARS: dict[str, Callable[[Mapping[str, Any]], tuple[str, dict[str, Any]]] | None] = {
@@ -45,14 +62,14 @@ _SCALARS: dict[str, Callable[[Mapping[str, Any]], tuple[str, dict[str, Any]]] | 
     "phase.started": None,
     "phase.ended": None,
     "train.step": _step_scalars,
-    "train.epoch": None,
+    "train.epoch": _epoch_scalars,
     "train.restarted": None,
     "eval.completed": _eval_scalars,
     "checkpoint.saved": None,
     "trial.started": None,
     "trial.ended": None,
     "stop.requested": None,
-    "run.finished": None,
+    "run.finished": _final_scalars,
 }
 
 
@@ -74,6 +91,14 @@ def text_value(value: Any) -> str:
 def timestamp_s(ts: str) -> float:
     """A line's `ts` in seconds since the epoch."""
     return parse_timestamp_us(ts) / 1_000_000
+
+
+_NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def safe_name(run_id: str) -> str:
+    """A run id as a directory or tracker run name: `:` and the like as `_`."""
+    return _NOT_IN_A_NAME.sub("_", run_id)
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:

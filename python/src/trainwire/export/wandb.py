@@ -1,0 +1,157 @@
+"""The stream into offline Weights & Biases runs, which `wandb sync` uploads later.
+
+One W&B run per trainwire run, its id the trainwire run id (`safe_name`): the config with
+the provenance under `trainwire`, every scalar of the stream (`scalars.scalars_of`) against
+the step metric `train/step` with the line's time, the notes as the run's notes, the
+checkpoints and the final status in the summary, the journal files as run files. W&B's own
+`_step` only grows, so the trainwire step is a metric of its own: a restarted attempt's
+steps stay in the history and are drawn over the old ones.
+
+Nothing is sent: each export writes, for every run with new lines, one offline run
+directory `<dir>/wandb/offline-run-<time>-<id>`; `wandb sync` uploads the directories of a
+run one after the other, in the order they were written.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import wandb
+
+from trainwire.export.journal import journal_files, read_notes
+from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s
+
+__all__ = ["JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code"]
+
+#: the metric every other scalar is drawn against
+STEP_METRIC = "train/step"
+#: where the journal files go among the run's files
+JOURNAL_FILES_DIR = "trainwire"
+# W&B's collectors of the exporting machine (its git, code, system metrics, console) would
+# describe this process, not the training run
+_SETTINGS = {
+    "mode": "offline",
+    "silent": True,
+    "console": "off",
+    "save_code": False,
+    "disable_git": True,
+    "x_disable_stats": True,
+    "x_disable_meta": True,
+}
+
+
+def wandb_exit_code(finished: Mapping[str, Any]) -> int:
+    """The exit code W&B marks a run with: the run's own, else 0 when it succeeded or awaits
+    approval and 1 otherwise (W&B shows any other code as failed)."""
+    exit_code = finished.get("exit_code")
+    if isinstance(exit_code, int):
+        return exit_code
+    return 0 if finished["status"] in ("succeeded", "awaiting_approval") else 1
+
+
+class WandbExporter:
+    """Writes events as offline W&B runs under `directory/wandb`; `run_dir` holds the
+    stream and its journal files.
+
+    The W&B run id follows from the trainwire run id, so the exporter keeps no state
+    between exports."""
+
+    def __init__(self, directory: Path, project: str, run_dir: Path) -> None:
+        self.directory = directory
+        self.project = project
+        self.run_dir = run_dir
+        self._runs: dict[str, Any] = {}
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    def write(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            run = self._run(event)
+            name = event["event"]
+            if name == "train.restarted":
+                run.summary["trainwire/attempt"] = event["attempt"]
+            elif name == "checkpoint.saved":
+                run.summary["trainwire/checkpoint"] = {"step": event["step"], "path": event["path"]}
+            scalars = scalars_of(event)
+            if scalars:
+                run.log({**scalars, STEP_METRIC: scalar_step(event), "_timestamp": timestamp_s(event["ts"])})
+            if name == "run.finished":
+                self._finish(run, event)
+
+    def close(self) -> None:
+        """Closes the offline runs of runs still going: the next export's directory goes on
+        with them (`wandb sync` uploads it as the same run, after this one)."""
+        for run in self._runs.values():
+            run.finish(exit_code=0)
+        self._runs.clear()
+        wandb.teardown()  # `finish` leaves the last records to W&B's service: wait until they are written
+
+    def _run(self, event: Mapping[str, Any]) -> Any:
+        """The offline W&B run of the event's trainwire run, started on its first new line."""
+        trainwire_id = event["run_id"]
+        run = self._runs.get(trainwire_id)
+        if run is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            config = _config(event) if event["event"] == "run.started" else None
+            wandb_id = safe_name(trainwire_id)
+            self._wait_for_a_free_second(wandb_id)
+            run = wandb.init(
+                dir=self.directory,
+                project=self.project,
+                id=wandb_id,
+                name=trainwire_id,
+                notes=read_notes(self.run_dir, trainwire_id) or None,
+                config=config,
+                reinit="create_new",  # one W&B run per trainwire run of the stream, side by side
+                settings=wandb.Settings(**_SETTINGS),
+            )
+            run.define_metric(STEP_METRIC)
+            run.define_metric("*", step_metric=STEP_METRIC)
+            self._runs[trainwire_id] = run
+        return run
+
+    def _wait_for_a_free_second(self, wandb_id: str) -> None:
+        """W&B names an offline run's directory after the second `wandb.init` runs in: a
+        later part of the same run started within that second would write into the earlier
+        part's directory, so wait for the clock to leave it."""
+        while (self.directory / "wandb" / f"offline-run-{datetime.now():%Y%m%d_%H%M%S}-{wandb_id}").exists():
+            time.sleep(0.05)
+
+    def _finish(self, run: Any, event: Mapping[str, Any]) -> None:
+        trainwire_id = event["run_id"]
+        notes = read_notes(self.run_dir, trainwire_id)
+        if notes:
+            run.notes = notes  # as they are at the end
+        run.summary["trainwire/status"] = event["status"]
+        if event.get("reason"):
+            run.summary["trainwire/reason"] = event["reason"]
+        error = event.get("error") or {}
+        if error:
+            run.summary["trainwire/error"] = f"{error.get('type')}: {error.get('message')}"
+        if event.get("checkpoint"):
+            run.summary["trainwire/checkpoint"] = {"step": event.get("step"), "path": event["checkpoint"]}
+        copies = Path(run.dir) / JOURNAL_FILES_DIR
+        for path in journal_files(self.run_dir, trainwire_id):
+            # a copy, not W&B's link to the file: the offline run keeps what the journal held now
+            copies.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copies / path.name)
+            run.save(str(copies / path.name), base_path=run.dir, policy="now")
+        run.finish(exit_code=wandb_exit_code(event))
+        del self._runs[trainwire_id]
+
+
+def _config(started: Mapping[str, Any]) -> dict[str, Any]:
+    config = dict(started.get("config") or {})
+    config["trainwire"] = {
+        "run_id": started["run_id"],
+        "provenance": started.get("provenance") or {},
+        "producer": started.get("producer") or {},
+        "resumed_from": started.get("resumed_from"),
+    }
+    return config
