@@ -407,8 +407,8 @@ async function openCompare(keys: string[], signal: AbortSignal): Promise<void> {
     const run = reader.latestRun();
     const history = run === undefined ? undefined : reader.series?.run(run.run_id);
     if (history === undefined) continue;
-    const [steps, values] = history.uplot("loss");
-    series.push({ name: "loss", label: `loss ${key}`, run: history.runId, sparse: false, steps, values });
+    const [steps, values, times] = history.curve("loss");
+    series.push({ name: "loss", label: `loss ${key}`, run: history.runId, sparse: false, steps, values, times });
   }
   chart.update({ ...chartOf("loss"), series, markers: [] }, Number(($("smoothing") as HTMLInputElement).value), false);
   chart.root.dataset["points"] = String(chart.points);
