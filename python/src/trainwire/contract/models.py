@@ -6,7 +6,7 @@ everything hand-written imports models from here, never from there.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
@@ -64,11 +64,10 @@ def _event_tag(value: Any) -> str:
 
 
 # built from EVENT_MODELS at import: a type for pydantic, not one a static checker can read
-Event = Annotated[  # type: ignore[valid-type]
-    tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items())
-    + (Annotated[UnknownEvent, Tag("unknown")],),
-    Discriminator(_event_tag),
-]
+_TAGGED = tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items()) + (
+    Annotated[UnknownEvent, Tag("unknown")],
+)
+Event = Annotated[Union[_TAGGED], Discriminator(_event_tag)]  # type: ignore[valid-type]  # noqa: UP007 - built at import
 """Any line: a known event model, or `UnknownEvent` for an event name not in v1."""
 
 #: validates one line (JSON bytes or a parsed object) into a typed event
