@@ -93,7 +93,9 @@ def test_a_long_run_stays_within_max_points_keeping_first_last_min_and_max() -> 
 
 
 def test_every_step_field_and_metric_is_a_series_with_the_time_of_each_point() -> None:
-    text = _step(1, 1, 2.0, grad_norm=0.5, samples_per_s=69_500.0, tokens_per_s=None, metrics={"z": 1.0, "gpu_mem": 3.0})
+    text = _step(
+        1, 1, 2.0, grad_norm=0.5, samples_per_s=69_500.0, tokens_per_s=None, metrics={"z": 1.0, "gpu_mem": 3.0}
+    )
     text += _step(2, 2, None, grad_norm=0.25, metrics={"z": None, "reward": 7.0})
     text += _line(3, "eval.completed", step=2, epoch=None, split="test", metrics={"accuracy": 0.5})
     text += _line(

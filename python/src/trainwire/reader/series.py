@@ -234,7 +234,13 @@ class RunSeries:
                 self.dropped_markers += 1
                 return
             self._bounded_markers += 1
-        marker = {"kind": kind, "step": step, "attempt": self.attempt, "label": label, "time_us": parse_timestamp_us(ts)}
+        marker = {
+            "kind": kind,
+            "step": step,
+            "attempt": self.attempt,
+            "label": label,
+            "time_us": parse_timestamp_us(ts),
+        }
         self.markers.append(marker)
 
 
