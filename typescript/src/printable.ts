@@ -20,7 +20,10 @@ export const ESCAPED_RANGES: readonly (readonly [low: number, high: number])[] =
 ];
 
 const hex = (code: number, width: number): string => code.toString(16).padStart(width, "0");
-const ESCAPED = new RegExp(`[${ESCAPED_RANGES.map(([low, high]) => `\\u{${hex(low, 4)}}-\\u{${hex(high, 4)}}`).join("")}]`, "gu");
+const ESCAPED = new RegExp(
+  `[${ESCAPED_RANGES.map(([low, high]) => `\\u{${hex(low, 4)}}-\\u{${hex(high, 4)}}`).join("")}]`,
+  "gu",
+);
 
 /** `text` with the characters of `ESCAPED_RANGES` written as `\xNN` (below 0x100) or `\uNNNN`. */
 export function printable(text: string): string {

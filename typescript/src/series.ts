@@ -11,7 +11,14 @@ export const DEFAULT_MAX_POINTS = 4000;
 /** The default number of `eval` and `checkpoint` markers a run keeps (the others are counted). */
 export const DEFAULT_MAX_MARKERS = 1000;
 /** The `train.step` fields kept as series of their own name (the epoch and progress fields are the axes' business). */
-export const STEP_SERIES = ["loss", "learning_rate", "grad_norm", "samples_per_s", "tokens_per_s", "tokens_seen"] as const;
+export const STEP_SERIES = [
+  "loss",
+  "learning_rate",
+  "grad_norm",
+  "samples_per_s",
+  "tokens_per_s",
+  "tokens_seen",
+] as const;
 
 export interface SeriesOptions {
   /** The most points a series keeps; beyond it, buckets of points keep first, min, max and last. Default 4000. */
