@@ -53,6 +53,17 @@ def _check(spec: dict[str, Any]) -> None:
     marker_kinds = [marker["kind"] for marker in spec["markers"]]
     if len(set(marker_kinds)) != len(marker_kinds):
         raise SystemExit(f"{SOURCE}: a marker kind is defined twice")
+    statuses = _final_statuses()
+    for marker in spec["markers"]:
+        unknown = sorted(set(marker.get("label_colours", {})) - statuses) if marker["kind"] == "finished" else []
+        if unknown:
+            raise SystemExit(f"{SOURCE}: the end marker colours {unknown}, not statuses of run.finished")
+
+
+def _final_statuses() -> set[str]:
+    """The statuses a `run.finished` may carry: the end marker's labels."""
+    schema = json.loads((ROOT / "schemas/v1/events/run-finished.schema.json").read_text(encoding="utf-8"))
+    return set(schema["properties"]["status"]["enum"])
 
 
 def _python_literal(value: Any, depth: int) -> str:
@@ -89,11 +100,18 @@ def render_typescript(spec: dict[str, Any]) -> str:
             "// Regenerate with `make generate`.",
             "",
             "/** A group of charts, in display order. */",
-            "export interface ChartKind { kind: string; title: string }",
+            "export interface ChartKind { kind: string; title: string; collapsed: boolean }",
             "/** A chart: the series whose names match `match` (the first rule that matches wins); `$1` in the title is the first group. */",
             "export interface ChartRule { kind: string; title: string; match: string; smoothing: boolean; log_scale: boolean }",
-            "/** How a marker kind is drawn, and the event it comes from. */",
-            "export interface MarkerStyle { kind: string; event: string; colour: string; width: number; dash: number[] }",
+            "/** How a marker kind is drawn, and the event it comes from; `label_colours` colour it by its label. */",
+            "export interface MarkerStyle {",
+            "  kind: string;",
+            "  event: string;",
+            "  colour: string;",
+            "  width: number;",
+            "  dash: number[];",
+            "  label_colours?: Record<string, string>;",
+            "}",
             "export interface ChartSpec {",
             "  kinds: ChartKind[];",
             "  charts: ChartRule[];",

@@ -84,9 +84,9 @@ def test_every_name_lands_on_the_chart_of_its_kind() -> None:
         == {"title": "accuracy", "kind": "evaluation", "smoothing": False, "log_scale": False}
     )
     assert charts["eval/x/y/z"]["title"] == "y/z"
-    # whatever no rule names is a custom metric, on a chart of its own
+    # whatever no rule names is a custom metric, on a chart of its own (a step's `metrics/` value by its name)
     assert {name: chart["title"] for name, chart in charts.items() if chart["kind"] == "custom"} == {
-        "accuracy": "accuracy", "perplexity": "perplexity", "metrics/reward": "metrics/reward", "tokens_seen": "tokens_seen",
+        "accuracy": "accuracy", "perplexity": "perplexity", "metrics/reward": "reward", "tokens_seen": "tokens_seen",
         "é/ünïcode": "é/ünïcode", "lossy": "lossy", "memento": "memento"}  # fmt: skip
     assert not charts["learning_rate"]["smoothing"] and not charts["learning_rate"]["log_scale"]
 

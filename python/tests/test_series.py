@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import datetime, timezone
 from pathlib import Path
 
 from typescript_side import typescript_lines
@@ -23,10 +24,12 @@ def _line(seq: int, event: str, run_id: str = "r1", **fields: object) -> str:
     return json.dumps({"schema_version": 1, "seq": seq, "ts": ts, "run_id": run_id, "event": event, **fields}) + "\n"
 
 
-def _step(seq: int, step: int, loss: float | None, run_id: str = "r1", learning_rate: float | None = 0.001) -> str:
+def _step(
+    seq: int, step: int, loss: float | None, run_id: str = "r1", learning_rate: float | None = 0.001, **more: object
+) -> str:
     return _line(
         seq, "train.step", run_id, step=step, total_steps=None, epoch=None, loss=loss,
-        learning_rate=learning_rate, elapsed_s=1, eta_s=None, progress=None,
+        learning_rate=learning_rate, elapsed_s=1, eta_s=None, progress=None, **more,
     )  # fmt: skip
 
 
@@ -66,7 +69,8 @@ def _random_stream(seed: int, steps: int) -> str:
         else:
             step[run] += 1
             loss = rng.choice([None, float(rng.randint(0, 20)), rng.random() * 10])  # ties and gaps
-            lines.append(_step(seqs[run], step[run], loss, run, rng.choice([None, 1e-3, 3e-4])))
+            more = {"grad_norm": rng.choice([None, rng.random()]), "metrics": {"reward": rng.random(), "ü": None}}
+            lines.append(_step(seqs[run], step[run], loss, run, rng.choice([None, 1e-3, 3e-4]), **more))
     seqs["a"] += 1
     lines.append(_line(seqs["a"], "stop.requested", "a", source="api", signal=None, reason=None, requested_by=None))
     return "".join(lines)
@@ -83,9 +87,37 @@ def test_a_long_run_stays_within_max_points_keeping_first_last_min_and_max() -> 
     points = loss.points()
     assert loss.count == len(values)
     assert 200 < len(points) <= 400
-    assert points[0][1:] == (1, values[0]) and points[-1][1:] == (len(values), values[-1])
+    assert points[0][1:3] == (1, values[0]) and points[-1][1:3] == (len(values), values[-1])
     assert min(point[2] for point in points) == min(values)
     assert max(point[2] for point in points) == max(values)
+
+
+def test_every_step_field_and_metric_is_a_series_with_the_time_of_each_point() -> None:
+    text = _step(
+        1, 1, 2.0, grad_norm=0.5, samples_per_s=69_500.0, tokens_per_s=None, metrics={"z": 1.0, "gpu_mem": 3.0}
+    )
+    text += _step(2, 2, None, grad_norm=0.25, metrics={"z": None, "reward": 7.0})
+    text += _line(3, "eval.completed", step=2, epoch=None, split="test", metrics={"accuracy": 0.5})
+    text += _line(
+        4, "run.finished", status="failed", exit_code=1, error={"type": "ValueError", "message": "boom"},
+        reason=None, step=2, checkpoint=None, duration_s=4, metrics={}, artifacts={},
+    )  # fmt: skip
+    store = SeriesStore()
+    store.extend(StreamReader().feed(text.encode()))
+    run = store.run("r1")
+    assert run is not None
+    assert run.names() == [
+        "loss", "learning_rate", "grad_norm", "samples_per_s", "metrics/gpu_mem", "metrics/z", "metrics/reward",
+        "eval/test/accuracy",
+    ]  # fmt: skip
+    # the `ts` of each line, in seconds since the epoch: 2026-11-29T10:00:01Z and :02
+    start = int(datetime(2026, 11, 29, 10, tzinfo=timezone.utc).timestamp())
+    assert run.curve("grad_norm") == ([1, 2], [0.5, 0.25], [start + 1.0, start + 2.0])
+    assert run.curve("metrics/reward") == ([2], [7.0], [start + 2.0])
+    assert [(marker["kind"], marker["label"], marker["time_us"]) for marker in run.markers] == [
+        ("eval", "test", (start + 3) * 1_000_000),
+        ("finished", "failed", (start + 4) * 1_000_000),
+    ]
 
 
 def test_a_restart_breaks_the_uplot_line_and_markers_are_recorded() -> None:

@@ -3,16 +3,24 @@
 // specification (src/charts.ts), shared with the PNG/SVG plot.
 import uPlot from "uplot";
 import { CHART_SPEC, type ChartCurve, type ChartData, MARKER_STYLES } from "../src/charts.js";
+import { formatQuantity } from "../src/humanize.js";
 
 export interface Marker {
   kind: string;
   step: number | null;
   label: string | null;
+  /** Seconds since the epoch, for the wall-clock axis. */
+  time?: number;
+  /** The drawn colour (the end marker's by the run's status); the kind's colour when absent. */
+  colour?: string;
 }
+
+/** What the x axis shows: the step, or the wall-clock time of each point. */
+export type Axis = "step" | "time";
 
 /** What a chart draws: a chart of `chartList`, or a chart put together by the page (compare). */
 export interface DrawnChart extends Pick<ChartData, "smoothing" | "log_scale"> {
-  series: readonly Pick<ChartCurve, "label" | "sparse" | "steps" | "values">[];
+  series: readonly Pick<ChartCurve, "label" | "sparse" | "steps" | "values" | "times">[];
   markers: readonly Marker[];
 }
 
@@ -32,7 +40,7 @@ export function smooth(values: (number | null | undefined)[], weight: number): (
   });
 }
 
-export function markerPlugin(markers: () => readonly Marker[]): uPlot.Plugin {
+export function markerPlugin(markers: () => readonly Marker[], axis: () => Axis = () => "step"): uPlot.Plugin {
   return {
     hooks: {
       draw: [
@@ -41,11 +49,12 @@ export function markerPlugin(markers: () => readonly Marker[]): uPlot.Plugin {
           const { top, height } = plot.bbox;
           context.save();
           for (const marker of markers()) {
-            if (marker.step === null) continue;
-            const x = Math.round(plot.valToPos(marker.step, "x", true));
+            const at = axis() === "time" ? marker.time : marker.step;
+            if (at === null || at === undefined) continue;
+            const x = Math.round(plot.valToPos(at, "x", true));
             const style = MARKER_STYLES.get(marker.kind);
             if (style === undefined || x < plot.bbox.left || x > plot.bbox.left + plot.bbox.width) continue;
-            context.strokeStyle = style.colour;
+            context.strokeStyle = marker.colour ?? style.colour;
             context.lineWidth = style.width;
             context.setLineDash(style.dash);
             context.beginPath();
@@ -66,6 +75,7 @@ export class Chart {
   #plot: uPlot | undefined;
   #names: string[] = [];
   #log = false;
+  #axis: Axis = "step";
   #markers: readonly Marker[] = [];
 
   constructor(
@@ -82,7 +92,7 @@ export class Chart {
   }
 
   /** Draws a chart of `chartList`; `smoothing` and `log` are the page's settings, applied where the chart's rule allows. */
-  update(chart: DrawnChart, pageSmoothing: number, pageLog: boolean): void {
+  update(chart: DrawnChart, pageSmoothing: number, pageLog: boolean, axis: Axis = "step"): void {
     this.#markers = chart.markers;
     const curves = chart.series;
     const smoothing = chart.smoothing ? pageSmoothing : 0;
@@ -91,7 +101,9 @@ export class Chart {
     this.root.dataset["series"] = JSON.stringify(curves.map((curve) => curve.label));
     this.root.dataset["markers"] = chart.markers.map((marker) => marker.kind).join(" ");
     const names = curves.map((curve) => curve.label);
-    const tables = curves.map((curve) => [curve.steps, curve.values] as uPlot.AlignedData);
+    const tables = curves.map(
+      (curve) => [axis === "time" ? curve.times : curve.steps, curve.values] as uPlot.AlignedData,
+    );
     if (tables.length === 0) return;
     const joined = tables.length === 1 ? (tables[0] as uPlot.AlignedData) : uPlot.join(tables as uPlot.AlignedData[]);
     const data: uPlot.AlignedData = [
@@ -101,19 +113,26 @@ export class Chart {
         return log ? ys.map((y) => (y !== null && y !== undefined && y > 0 ? y : null)) : ys;
       }),
     ] as uPlot.AlignedData;
-    if (this.#plot === undefined || names.join() !== this.#names.join() || log !== this.#log) {
+    if (this.#plot === undefined || names.join() !== this.#names.join() || log !== this.#log || axis !== this.#axis) {
       this.#plot?.destroy();
       this.#names = names;
       this.#log = log;
+      this.#axis = axis;
       const colours = CHART_SPEC.series.colours;
       this.#plot = new uPlot(
         {
           width: Math.max(320, this.root.clientWidth || 460),
           height: 240,
-          scales: { x: { time: false }, y: log ? { distr: 3 } : {} },
-          axes: [{ label: "step" }, { values: (_plot: uPlot, splits: number[]) => splits.map(axisNumber), size: 60 }],
+          scales: { x: { time: axis === "time" }, y: log ? { distr: 3 } : {} },
+          axes: [
+            // six-digit steps need room: at least 90 px between ticks
+            axis === "time"
+              ? { label: "time" }
+              : { label: "step", space: 90, values: (_plot, splits) => tickLabels(splits) },
+            { values: (_plot: uPlot, splits: number[]) => tickLabels(splits), size: 60 },
+          ],
           series: [
-            { label: "step" },
+            { label: axis },
             ...curves.map((curve, index) => ({
               label: curve.label,
               stroke: colours[index % colours.length] as string,
@@ -122,7 +141,12 @@ export class Chart {
               spanGaps: curve.sparse,
             })),
           ],
-          plugins: [markerPlugin(() => this.#markers)],
+          plugins: [
+            markerPlugin(
+              () => this.#markers,
+              () => this.#axis,
+            ),
+          ],
         },
         data,
         this.root,
@@ -138,8 +162,12 @@ export class Chart {
   }
 }
 
-export function axisNumber(value: number | null): string {
-  if (value === null) return "";
-  if (value !== 0 && Math.abs(value) < 0.01) return value.toExponential(1);
-  return String(Number(value.toPrecision(4)));
+/**
+ * An axis's tick labels for people (`120k`, `0.00123`, never an exponent): the one formatter,
+ * or the exact numbers where three significant digits would make two ticks read alike.
+ */
+export function tickLabels(splits: readonly (number | null)[]): string[] {
+  const short = splits.map((value) => (value === null ? "" : formatQuantity(value)));
+  if (new Set(short).size === short.length) return short;
+  return splits.map((value) => (value === null ? "" : String(Number(value.toPrecision(12)))));
 }

@@ -2,10 +2,12 @@
 // Everything it shows comes from the package's own reader, fold and series store.
 import { fromFetch } from "../src/browser.js";
 import { type ChartCurve, chartList, chartOf } from "../src/charts.js";
-import { formatDuration, formatRate } from "../src/humanize.js";
+import { formatDuration, formatQuantity, formatRate } from "../src/humanize.js";
 import { type DecodedLine, type RunSeries, type RunState, StreamReader, watchRun } from "../src/index.js";
+import { printable } from "../src/printable.js";
 import { assertNever } from "../src/vocabulary.js";
 import { Chart } from "./chart.js";
+import { RunCharts } from "./run-charts.js";
 
 interface ServerConfig {
   version: string;
@@ -72,7 +74,7 @@ function streamUrl(key: string): string {
 
 function text(value: unknown): string {
   if (value === null || value === undefined) return "–";
-  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toPrecision(4);
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : formatQuantity(value);
   return String(value);
 }
 
@@ -86,7 +88,11 @@ function element<K extends keyof HTMLElementTagNameMap>(
   className?: string,
 ): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
-  if (content !== undefined) node.textContent = content;
+  if (content !== undefined) {
+    // text from a stream: escaped controls; a long value is cut by the page, whole on hover
+    node.textContent = printable(content);
+    if (content.length > 24) node.title = node.textContent;
+  }
   if (className !== undefined) node.className = className;
   return node;
 }
@@ -185,7 +191,7 @@ function renderRuns(): void {
 
 interface RunView {
   key: string;
-  charts: Map<string, Chart>;
+  charts: RunCharts;
   phases: { name: string; status: string | null; duration: number | null }[];
   trials: Map<string, { trial: number; status: string; metrics: Record<string, unknown> }>;
   bestTrial: number | null;
@@ -202,7 +208,7 @@ function newRunView(key: string): RunView {
   $("trials").querySelector("tbody")?.replaceChildren();
   return {
     key,
-    charts: new Map(),
+    charts: new RunCharts($("charts")),
     phases: [],
     trials: new Map(),
     bestTrial: null,
@@ -247,8 +253,11 @@ function onEvent(runView: RunView, item: DecodedLine): void {
   const event = item.event;
   switch (event.event) {
     case "run.started": {
-      $("run-title").textContent = `${event.run_id}  (${runView.key})`;
-      $("config").textContent = JSON.stringify(event.config ?? {}, null, 2);
+      $("run-title").textContent = printable(`${event.run_id}  (${runView.key})`);
+      $("config").textContent = JSON.stringify(event.config ?? {}, null, 2)
+        .split("\n")
+        .map(printable)
+        .join("\n");
       const list = $("provenance");
       list.replaceChildren();
       const provenance = event.provenance ?? {};
@@ -261,7 +270,7 @@ function onEvent(runView: RunView, item: DecodedLine): void {
         ...Object.entries(provenance.packages ?? {}),
       ];
       for (const [name, value] of entries)
-        list.append(element("dt", name), element("dd", value === undefined ? "–" : String(value)));
+        list.append(element("dt", name), element("dd", value === undefined || value === null ? "–" : String(value)));
       break;
     }
     case "phase.started":
@@ -321,7 +330,7 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
   if (state.attempt > 1) parts.push(`attempt ${state.attempt}`);
   if (state.finished)
     parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
-  $("progress-text").textContent = parts.join(" · ");
+  $("progress-text").textContent = printable(parts.join(" · "));
   $("progress-text").dataset["step"] = String(state.step ?? "");
   const stop = $("stop") as HTMLButtonElement;
   stop.hidden = config.read_only || state.status !== "running" || state.stop_requested;
@@ -331,19 +340,7 @@ function renderCharts(runView: RunView): void {
   if (runView.series === undefined) return;
   const smoothing = Number(($("smoothing") as HTMLInputElement).value);
   const log = ($("log-scale") as HTMLInputElement).checked;
-  const drawn = chartList([[runView.series.runId, runView.series]]);
-  for (const data of drawn) {
-    let chart = runView.charts.get(data.title);
-    if (chart === undefined) {
-      chart = new Chart(data.title, $("charts"));
-      runView.charts.set(data.title, chart);
-    }
-    chart.update(data, smoothing, log);
-    chart.root.dataset["points"] = String(chart.points);
-  }
-  // a chart that appears later still takes its place in the specification's order
-  const roots = drawn.map((data) => runView.charts.get(data.title)?.root as HTMLElement);
-  if (roots.some((root, index) => $("charts").children[index] !== root)) $("charts").append(...roots);
+  runView.charts.render(chartList([[runView.series.runId, runView.series]]), smoothing, log);
 }
 
 function renderPanels(runView: RunView): void {
@@ -409,8 +406,8 @@ async function openCompare(keys: string[], signal: AbortSignal): Promise<void> {
     const run = reader.latestRun();
     const history = run === undefined ? undefined : reader.series?.run(run.run_id);
     if (history === undefined) continue;
-    const [steps, values] = history.uplot("loss");
-    series.push({ name: "loss", label: `loss ${key}`, run: history.runId, sparse: false, steps, values });
+    const [steps, values, times] = history.curve("loss");
+    series.push({ name: "loss", label: `loss ${key}`, run: history.runId, sparse: false, steps, values, times });
   }
   chart.update({ ...chartOf("loss"), series, markers: [] }, Number(($("smoothing") as HTMLInputElement).value), false);
   chart.root.dataset["points"] = String(chart.points);

@@ -24,6 +24,8 @@ export interface ChartCurve {
   steps: number[];
   /** `null` where a restart breaks the line. */
   values: (number | null)[];
+  /** Seconds since the epoch of each value, for a wall-clock axis. */
+  times: number[];
 }
 
 export interface ChartMarker {
@@ -31,6 +33,10 @@ export interface ChartMarker {
   kind: MarkerKind;
   step: number | null;
   label: string | null;
+  /** Seconds since the epoch. */
+  time: number;
+  /** By its label where the style lists it (the end marker by the run's final status). */
+  colour: string;
 }
 
 export interface ChartData extends ChartHeading {
@@ -58,10 +64,18 @@ export function chartOf(name: string): ChartHeading {
   throw new Error(`no chart takes ${JSON.stringify(name)}: the specification's last rule must match every name`);
 }
 
-/** `eval/<split>/<metric>` as people read it: `eval loss`, `test accuracy`. */
+/** A series name as people read it: `eval/<split>/<metric>` as `eval loss`, `test accuracy`; `metrics/<name>` as `<name>`. */
 export function seriesLabel(name: string): string {
   const parts = name.split("/");
-  return parts.length === 3 && parts[0] === "eval" ? `${parts[1]} ${parts[2]}` : name;
+  if (parts.length === 3 && parts[0] === "eval") return `${parts[1]} ${parts[2]}`;
+  return name.startsWith("metrics/") ? name.slice("metrics/".length) : name;
+}
+
+/** A drawn marker's colour: by its label where the style lists it (the end by the final status). */
+export function markerColour(kind: string, label: string | null): string {
+  const style = MARKER_STYLES.get(kind);
+  if (style === undefined) throw new Error(`no marker style for ${JSON.stringify(kind)}`);
+  return (label === null ? undefined : style.label_colours?.[label]) ?? style.colour;
 }
 
 /**
@@ -76,9 +90,16 @@ export function chartList(runs: readonly (readonly [runId: string, history: RunS
     const markers = history
       .markers()
       .filter((marker) => MARKER_STYLES.has(marker.kind))
-      .map((marker) => ({ run: runId, kind: marker.kind, step: marker.step, label: marker.label }));
+      .map((marker) => ({
+        run: runId,
+        kind: marker.kind,
+        step: marker.step,
+        label: marker.label,
+        time: marker.time_us / 1_000_000,
+        colour: markerColour(marker.kind, marker.label),
+      }));
     for (const name of history.names()) {
-      const [steps, values] = history.uplot(name);
+      const [steps, values, times] = history.curve(name);
       if (steps.length === 0) continue;
       const heading = chartOf(name);
       let chart = charts.get(heading.title);
@@ -93,6 +114,7 @@ export function chartList(runs: readonly (readonly [runId: string, history: RunS
         sparse: SPARSE.test(name),
         steps,
         values,
+        times,
       });
       if (!chart.markers.some((marker) => marker.run === runId)) chart.markers.push(...markers);
     }

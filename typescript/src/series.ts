@@ -1,5 +1,8 @@
 // Step-indexed history of each run for charts, bounded by downsampling. Browser-safe.
 // The Python twin (trainwire.reader.series) gives the same snapshot for the same events.
+// Series names: the `train.step` fields of STEP_SERIES by their own names, each value of a
+// step's `metrics` as `metrics/<name>`, each evaluation metric as `eval/<split>/<metric>`.
+import { toTimestampUs } from "./clock.js";
 import type { Line, UnknownEvent } from "./types.js";
 import { assertNever, isKnownEvent } from "./vocabulary.js";
 
@@ -7,6 +10,15 @@ import { assertNever, isKnownEvent } from "./vocabulary.js";
 export const DEFAULT_MAX_POINTS = 4000;
 /** The default number of `eval` and `checkpoint` markers a run keeps (the others are counted). */
 export const DEFAULT_MAX_MARKERS = 1000;
+/** The `train.step` fields kept as series of their own name (the epoch and progress fields are the axes' business). */
+export const STEP_SERIES = [
+  "loss",
+  "learning_rate",
+  "grad_norm",
+  "samples_per_s",
+  "tokens_per_s",
+  "tokens_seen",
+] as const;
 
 export interface SeriesOptions {
   /** The most points a series keeps; beyond it, buckets of points keep first, min, max and last. Default 4000. */
@@ -15,8 +27,11 @@ export interface SeriesOptions {
   maxMarkers?: number | undefined;
 }
 
-/** A point as stored: [arrival index, step, value]. The index orders the points of a bucket. */
-export type SeriesPoint = [index: number, step: number, value: number];
+/**
+ * A point as stored: [arrival index, step, value, time]. The index orders the points of a bucket;
+ * the time (microseconds since the epoch, the line's `ts`) places it on a wall-clock axis.
+ */
+export type SeriesPoint = [index: number, step: number, value: number, timeUs: number];
 
 /** A bucket of consecutive points of one attempt: [attempt, count, first, min, max, last]. */
 export type SeriesBucket = [
@@ -44,6 +59,8 @@ export interface SeriesMarker {
   step: number | null;
   attempt: number;
   label: string | null;
+  /** When the event's line was written, in microseconds since the epoch. */
+  time_us: number;
 }
 
 export interface RunSeriesSnapshot {
@@ -66,6 +83,9 @@ export interface SeriesStoreSnapshot {
 /** uPlot's data for one series: x = steps (ascending), y = values, `null` where a restart breaks the line. */
 export type UPlotSeries = [x: number[], y: (number | null)[]];
 
+/** One series as steps (ascending), values (`null` where a restart breaks the line) and times in seconds since the epoch. */
+export type SeriesCurve = [steps: number[], values: (number | null)[], times: number[]];
+
 /** One step-indexed series, downsampled by merging pairs of buckets whenever it outgrows its limit. */
 export class Series {
   readonly maxBuckets: number;
@@ -86,8 +106,8 @@ export class Series {
     return this.#count;
   }
 
-  add(attempt: number, step: number, value: number): void {
-    const point: SeriesPoint = [this.#count, step, value];
+  add(attempt: number, step: number, value: number, timeUs: number): void {
+    const point: SeriesPoint = [this.#count, step, value, timeUs];
     this.#count += 1;
     const open = this.#buckets.at(-1);
     if (open !== undefined && open[0] === attempt && open[1] < this.#bucketSize) {
@@ -98,15 +118,15 @@ export class Series {
     while (this.#buckets.length > this.maxBuckets && this.#compact());
   }
 
-  /** The kept points in arrival order, as [attempt, step, value]. */
-  points(): [attempt: number, step: number, value: number][] {
-    const out: [number, number, number][] = [];
+  /** The kept points in arrival order, as [attempt, step, value, time in microseconds]. */
+  points(): [attempt: number, step: number, value: number, timeUs: number][] {
+    const out: [number, number, number, number][] = [];
     for (const [attempt, , ...kept] of this.#buckets) {
       let previous = -1;
-      for (const [index, step, value] of [...kept].sort((a, b) => a[0] - b[0])) {
+      for (const [index, step, value, timeUs] of [...kept].sort((a, b) => a[0] - b[0])) {
         if (index === previous) continue; // one point can be first, min, max and last at once
         previous = index;
-        out.push([attempt, step, value]);
+        out.push([attempt, step, value, timeUs]);
       }
     }
     return out;
@@ -140,7 +160,10 @@ function mergeInto(into: SeriesBucket, from: SeriesBucket): void {
   into[5] = from[5];
 }
 
-/** The history of one run: loss, learning rate, eval metrics (`eval/<split>/<metric>`) and markers. */
+/**
+ * The history of one run: its step fields, step metrics (`metrics/<name>`), eval metrics
+ * (`eval/<split>/<metric>`) and markers, each point and marker with its time.
+ */
 export class RunSeries {
   readonly runId: string;
   readonly maxPoints: number;
@@ -188,31 +211,43 @@ export class RunSeries {
     return this.#droppedMarkers;
   }
 
-  /**
-   * One series as uPlot data. Steps ascend: a restart resumes at an earlier step, so the
-   * points of the abandoned attempt from that step on are left out and a `null` at the
-   * resume step breaks the line instead of drawing it back in time.
-   */
+  /** One series as uPlot data on the step axis: `curve` without the times. */
   uplot(name: string): UPlotSeries {
+    const [x, y] = this.curve(name);
+    return [x, y];
+  }
+
+  /**
+   * One series as steps, values and times (seconds since the epoch). Steps ascend: a restart
+   * resumes at an earlier step, so the points of the abandoned attempt from that step on are
+   * left out and a `null` at the resume step breaks the line instead of drawing it back in
+   * time. The break takes the time of the first point after it, so the times ascend too.
+   */
+  curve(name: string): SeriesCurve {
     const x: number[] = [];
     const y: (number | null)[] = [];
+    const t: number[] = [];
     const resumeStep = new Map(this.#restarts);
     let attempt: number | undefined;
-    for (const [pointAttempt, step, value] of this.#series.get(name)?.points() ?? []) {
+    for (const [pointAttempt, step, value, timeUs] of this.#series.get(name)?.points() ?? []) {
+      const timeS = timeUs / 1_000_000;
       if (attempt !== undefined && pointAttempt !== attempt) {
         const resume = resumeStep.get(pointAttempt) ?? step;
         while (x.length > 0 && (x.at(-1) as number) >= resume) {
           x.pop();
           y.pop();
+          t.pop();
         }
         x.push(resume);
         y.push(null);
+        t.push(timeS);
       }
       attempt = pointAttempt;
       x.push(step);
       y.push(value);
+      t.push(timeS);
     }
-    return [x, y];
+    return [x, y, t];
   }
 
   /** Take one event the run-state fold accepted. */
@@ -221,9 +256,13 @@ export class RunSeries {
     switch (event.event) {
       case "train.step": {
         const step = event.step as number;
+        const timeUs = toTimestampUs(event.ts);
         this.#lastStep = step;
-        if (typeof event.loss === "number") this.#point("loss", step, event.loss);
-        if (typeof event.learning_rate === "number") this.#point("learning_rate", step, event.learning_rate);
+        for (const field of STEP_SERIES) {
+          const value = event[field];
+          if (typeof value === "number") this.#point(field, step, value, timeUs);
+        }
+        this.#points("metrics/", event.metrics ?? {}, step, timeUs);
         break;
       }
       case "train.epoch":
@@ -233,27 +272,22 @@ export class RunSeries {
         this.#attempt = event.attempt as number;
         this.#lastStep = event.step as number;
         this.#restarts.push([this.#attempt, this.#lastStep]);
-        this.#marker("restart", this.#lastStep, event.reason as string);
+        this.#marker("restart", this.#lastStep, event.reason as string, event.ts);
         break;
       case "eval.completed": {
         const step = event.step as number;
-        const metrics = event.metrics as Record<string, number | null | undefined>;
-        // Sorted names: the order of first appearance is the same in every language.
-        for (const metric of Object.keys(metrics).sort()) {
-          const value = metrics[metric];
-          if (typeof value === "number") this.#point(`eval/${String(event.split)}/${metric}`, step, value);
-        }
-        this.#marker("eval", step, event.split as string);
+        this.#points(`eval/${String(event.split)}/`, event.metrics, step, toTimestampUs(event.ts));
+        this.#marker("eval", step, event.split as string, event.ts);
         break;
       }
       case "checkpoint.saved":
-        this.#marker("checkpoint", event.step as number, event.reason as string);
+        this.#marker("checkpoint", event.step as number, event.reason as string, event.ts);
         break;
       case "stop.requested":
-        this.#marker("stop", this.#lastStep, event.source as string);
+        this.#marker("stop", this.#lastStep, event.source as string, event.ts);
         break;
       case "run.finished":
-        this.#marker("finished", (event.step as number | null) ?? this.#lastStep, event.status as string);
+        this.#marker("finished", (event.step as number | null) ?? this.#lastStep, event.status as string, event.ts);
         break;
       case "run.started":
       case "run.heartbeat":
@@ -283,16 +317,24 @@ export class RunSeries {
     };
   }
 
-  #point(name: string, step: number, value: number): void {
+  #point(name: string, step: number, value: number, timeUs: number): void {
     let series = this.#series.get(name);
     if (series === undefined) {
       series = new Series(this.maxPoints);
       this.#series.set(name, series);
     }
-    series.add(this.#attempt, step, value);
+    series.add(this.#attempt, step, value, timeUs);
   }
 
-  #marker(kind: MarkerKind, step: number | null, label: string | null): void {
+  #points(prefix: string, metrics: Record<string, number | null | undefined>, step: number, timeUs: number): void {
+    // Sorted names: the order of first appearance is the same in every language.
+    for (const metric of Object.keys(metrics).sort()) {
+      const value = metrics[metric];
+      if (typeof value === "number") this.#point(prefix + metric, step, value, timeUs);
+    }
+  }
+
+  #marker(kind: MarkerKind, step: number | null, label: string | null, ts: string): void {
     if (isBounded(kind)) {
       if (this.#boundedMarkers >= this.maxMarkers) {
         this.#droppedMarkers += 1;
@@ -300,7 +342,7 @@ export class RunSeries {
       }
       this.#boundedMarkers += 1;
     }
-    this.#markers.push({ kind, step, attempt: this.#attempt, label });
+    this.#markers.push({ kind, step, attempt: this.#attempt, label, time_us: toTimestampUs(ts) });
   }
 }
 

@@ -2,11 +2,18 @@
 // Regenerate with `make generate`.
 
 /** A group of charts, in display order. */
-export interface ChartKind { kind: string; title: string }
+export interface ChartKind { kind: string; title: string; collapsed: boolean }
 /** A chart: the series whose names match `match` (the first rule that matches wins); `$1` in the title is the first group. */
 export interface ChartRule { kind: string; title: string; match: string; smoothing: boolean; log_scale: boolean }
-/** How a marker kind is drawn, and the event it comes from. */
-export interface MarkerStyle { kind: string; event: string; colour: string; width: number; dash: number[] }
+/** How a marker kind is drawn, and the event it comes from; `label_colours` colour it by its label. */
+export interface MarkerStyle {
+  kind: string;
+  event: string;
+  colour: string;
+  width: number;
+  dash: number[];
+  label_colours?: Record<string, string>;
+}
 export interface ChartSpec {
   kinds: ChartKind[];
   charts: ChartRule[];
@@ -19,23 +26,28 @@ export const CHART_SPEC: ChartSpec = {
   "kinds": [
     {
       "kind": "training",
-      "title": "training"
+      "title": "training",
+      "collapsed": false
     },
     {
       "kind": "evaluation",
-      "title": "evaluation"
+      "title": "evaluation",
+      "collapsed": false
     },
     {
       "kind": "speed",
-      "title": "speed and timings"
+      "title": "speed and timings",
+      "collapsed": true
     },
     {
       "kind": "memory",
-      "title": "memory"
+      "title": "memory",
+      "collapsed": false
     },
     {
       "kind": "custom",
-      "title": "custom metrics"
+      "title": "custom metrics",
+      "collapsed": false
     }
   ],
   "charts": [
@@ -86,6 +98,13 @@ export const CHART_SPEC: ChartSpec = {
       "title": "$1",
       "match": "^eval/[^/]+/(.+)$",
       "smoothing": false,
+      "log_scale": false
+    },
+    {
+      "kind": "custom",
+      "title": "$1",
+      "match": "^metrics/(.+)$",
+      "smoothing": true,
       "log_scale": false
     },
     {
@@ -154,9 +173,16 @@ export const CHART_SPEC: ChartSpec = {
     {
       "kind": "finished",
       "event": "run.finished",
-      "colour": "#12a150",
-      "width": 1,
-      "dash": []
+      "colour": "#667085",
+      "width": 2,
+      "dash": [],
+      "label_colours": {
+        "succeeded": "#12a150",
+        "failed": "#d92d20",
+        "interrupted": "#dc6803",
+        "reverted": "#7a5af8",
+        "awaiting_approval": "#dc6803"
+      }
     }
   ]
 };

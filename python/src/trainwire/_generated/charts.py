@@ -10,22 +10,27 @@ CHART_SPEC: Final[dict[str, Any]] = {
         {
             'kind': 'training',
             'title': 'training',
+            'collapsed': False,
         },
         {
             'kind': 'evaluation',
             'title': 'evaluation',
+            'collapsed': False,
         },
         {
             'kind': 'speed',
             'title': 'speed and timings',
+            'collapsed': True,
         },
         {
             'kind': 'memory',
             'title': 'memory',
+            'collapsed': False,
         },
         {
             'kind': 'custom',
             'title': 'custom metrics',
+            'collapsed': False,
         },
     ],
     'charts': [
@@ -81,6 +86,13 @@ CHART_SPEC: Final[dict[str, Any]] = {
         {
             'kind': 'custom',
             'title': '$1',
+            'match': '^metrics/(.+)$',
+            'smoothing': True,
+            'log_scale': False,
+        },
+        {
+            'kind': 'custom',
+            'title': '$1',
             'match': '^(.+)$',
             'smoothing': True,
             'log_scale': False,
@@ -126,9 +138,16 @@ CHART_SPEC: Final[dict[str, Any]] = {
         {
             'kind': 'finished',
             'event': 'run.finished',
-            'colour': '#12a150',
-            'width': 1,
+            'colour': '#667085',
+            'width': 2,
             'dash': [],
+            'label_colours': {
+                'succeeded': '#12a150',
+                'failed': '#d92d20',
+                'interrupted': '#dc6803',
+                'reverted': '#7a5af8',
+                'awaiting_approval': '#dc6803',
+            },
         },
     ],
 }

@@ -155,7 +155,7 @@ def _render_image(runs: Sequence[PlottedRun], out: Path, kind: str) -> None:
                 style = MARKER_STYLES[marker["kind"]]
                 axis.axvline(
                     marker["step"],
-                    color=style["colour"],
+                    color=marker["colour"],  # the end marker by the run's final status
                     linestyle=_line_style(style["dash"]),
                     linewidth=style["width"],
                 )

@@ -15,6 +15,7 @@ from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.humanize import format_duration, format_rate
+from trainwire.contract.printable import printable
 from trainwire.reader.state import RunState
 
 __all__ = ["Field", "RunTrend", "fit", "printable", "render_status", "status_fields"]
@@ -25,8 +26,6 @@ SPARK_WIDTH = 12
 _SPARKS = "▁▂▃▄▅▆▇█"
 _BAR_WIDTH = 20
 _RATE_WINDOW = 32
-#: Unicode format characters that reorder text on a terminal (bidi overrides and isolates)
-_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _SGR = {"green": "32", "red": "31", "yellow": "33", "magenta": "35", "cyan": "36", "bold": "1", "dim": "2"}
 _STATUS_COLOURS = {
     "running": "green",
@@ -37,20 +36,6 @@ _STATUS_COLOURS = {
     "awaiting_approval": "yellow",
     "reverted": "magenta",
 }
-
-
-def printable(text: str) -> str:
-    """`text` with control characters (C0, DEL, C1, bidi controls) written as escapes like `\\x1b`."""
-    if text.isprintable():
-        return text
-    return "".join(_escape(char) for char in text)
-
-
-def _escape(char: str) -> str:
-    if char == " " or (unicodedata.category(char) != "Cc" and char not in _BIDI_CONTROLS and char.isprintable()):
-        return char
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 class RunTrend:

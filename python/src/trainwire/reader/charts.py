@@ -20,7 +20,7 @@ from typing import Any
 from trainwire._generated.charts import CHART_SPEC
 from trainwire.reader.series import RunSeries
 
-__all__ = ["CHART_SPEC", "MARKER_STYLES", "chart_list", "chart_of", "series_label"]
+__all__ = ["CHART_SPEC", "MARKER_STYLES", "chart_list", "chart_of", "marker_colour", "series_label"]
 
 _KIND_ORDER = {entry["kind"]: index for index, entry in enumerate(CHART_SPEC["kinds"])}
 _RULES = [(re.compile(rule["match"]), rule) for rule in CHART_SPEC["charts"]]
@@ -50,23 +50,33 @@ def chart_of(name: str) -> dict[str, Any]:
 
 
 def series_label(name: str) -> str:
-    """`eval/<split>/<metric>` as people read it: `eval loss`, `test accuracy`."""
+    """A series name as people read it: `eval/<split>/<metric>` as `eval loss`, `test accuracy`;
+    `metrics/<name>` as `<name>`."""
     parts = name.split("/")
-    return f"{parts[1]} {parts[2]}" if len(parts) == 3 and parts[0] == "eval" else name
+    if len(parts) == 3 and parts[0] == "eval":
+        return f"{parts[1]} {parts[2]}"
+    return name[len("metrics/") :] if name.startswith("metrics/") else name
+
+
+def marker_colour(kind: str, label: str | None) -> str:
+    """A drawn marker's colour: by its label where the style lists it (the end by the final status)."""
+    style = MARKER_STYLES[kind]
+    colour: str = style.get("label_colours", {}).get(label, style["colour"])
+    return colour
 
 
 def chart_list(runs: Sequence[tuple[str, RunSeries]]) -> list[dict[str, Any]]:
     """The charts of `runs` (run id, history): each with its title, kind, whether smoothing and a
     log scale apply, its curves (name, label, run, sparse, steps, values with None where a
-    restart breaks the line) and the drawn markers of the runs on it. Charts come in the order
-    of their kinds, then of first appearance; a label starts with the run id when runs overlay."""
+    restart breaks the line, times in seconds since the epoch) and the drawn markers of the
+    runs on it (with their time and colour). Charts come in the order of their kinds, then of
+    first appearance; a label starts with the run id when runs overlay."""
     charts: dict[str, dict[str, Any]] = {}
     for run_id, history in runs:
         prefix = f"{run_id} " if len(runs) > 1 else ""
-        markers = [{"run": run_id, "kind": marker["kind"], "step": marker["step"], "label": marker["label"]}
-                   for marker in history.markers if marker["kind"] in MARKER_STYLES]  # fmt: skip
+        markers = [_drawn_marker(run_id, marker) for marker in history.markers if marker["kind"] in MARKER_STYLES]
         for name in history.names():
-            steps, values = history.uplot(name)
+            steps, values, times = history.curve(name)
             if not steps:
                 continue
             spec = chart_of(name)
@@ -80,6 +90,7 @@ def chart_list(runs: Sequence[tuple[str, RunSeries]]) -> list[dict[str, Any]]:
                     "sparse": sparse,
                     "steps": steps,
                     "values": values,
+                    "times": times,
                 }
             )
             if not any(marker["run"] == run_id for marker in chart["markers"]):
@@ -87,3 +98,14 @@ def chart_list(runs: Sequence[tuple[str, RunSeries]]) -> list[dict[str, Any]]:
     return sorted(
         charts.values(), key=lambda chart: _KIND_ORDER[chart["kind"]]
     )  # stable: first appearance within a kind
+
+
+def _drawn_marker(run_id: str, marker: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "run": run_id,
+        "kind": marker["kind"],
+        "step": marker["step"],
+        "label": marker["label"],
+        "time": marker["time_us"] / 1_000_000,
+        "colour": marker_colour(marker["kind"], marker["label"]),
+    }

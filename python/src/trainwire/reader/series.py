@@ -9,7 +9,11 @@ store = SeriesStore()
 for event in reader.feed(chunk):   # the events the fold accepted
     store.add(event)
 x, y = store.run("r1").uplot("loss")
+steps, values, times = store.run("r1").curve("grad_norm")   # times: seconds since the epoch
 ```
+
+Series names: the `train.step` fields of `STEP_SERIES` by their own names, each value of a
+step's `metrics` as `metrics/<name>`, each evaluation metric as `eval/<split>/<metric>`.
 """
 
 from __future__ import annotations
@@ -18,14 +22,20 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_MARKERS", "DEFAULT_MAX_POINTS", "RunSeries", "Series", "SeriesStore"]
+from trainwire.contract.clock import parse_timestamp_us
+
+__all__ = ["DEFAULT_MAX_MARKERS", "DEFAULT_MAX_POINTS", "STEP_SERIES", "RunSeries", "Series", "SeriesStore"]
 
 #: the default number of points one series keeps at most
 DEFAULT_MAX_POINTS = 4000
 #: the default number of `eval` and `checkpoint` markers a run keeps (the others are counted)
 DEFAULT_MAX_MARKERS = 1000
+#: the `train.step` fields kept as series of their own name (the epoch and the progress
+#: fields are the axes' business, not metrics)
+STEP_SERIES = ("loss", "learning_rate", "grad_norm", "samples_per_s", "tokens_per_s", "tokens_seen")
 
-# A point: [arrival index, step, value]; the index orders the points of a bucket.
+# A point: [arrival index, step, value, time]: the index orders the points of a bucket, the
+# time (microseconds since the epoch, the line's `ts`) places it on a wall-clock axis.
 Point = list[Any]
 # A bucket of consecutive points of one attempt: [attempt, count, first, min, max, last].
 Bucket = list[Any]
@@ -54,8 +64,8 @@ class Series:
         self.count: int = snapshot["count"] if snapshot else 0
         self._buckets: list[Bucket] = copy.deepcopy(snapshot["buckets"]) if snapshot else []
 
-    def add(self, attempt: int, step: int, value: float) -> None:
-        point: Point = [self.count, step, value]
+    def add(self, attempt: int, step: int, value: float, time_us: int) -> None:
+        point: Point = [self.count, step, value, time_us]
         self.count += 1
         single: Bucket = [attempt, 1, point, point, point, point]
         if self._buckets and self._buckets[-1][0] == attempt and self._buckets[-1][1] < self._bucket_size:
@@ -65,14 +75,14 @@ class Series:
         while len(self._buckets) > self.max_buckets and self._compact():
             pass
 
-    def points(self) -> list[tuple[int, int, float]]:
-        """The kept points in arrival order, as (attempt, step, value)."""
-        out: list[tuple[int, int, float]] = []
+    def points(self) -> list[tuple[int, int, float, int]]:
+        """The kept points in arrival order, as (attempt, step, value, time in microseconds)."""
+        out: list[tuple[int, int, float, int]] = []
         for attempt, _count, *kept in self._buckets:
             previous = -1
-            for index, step, value in sorted(kept, key=lambda point: point[0]):
+            for index, step, value, time_us in sorted(kept, key=lambda point: point[0]):
                 if index != previous:  # one point can be first, min, max and last at once
-                    out.append((attempt, step, value))
+                    out.append((attempt, step, value, time_us))
                 previous = index
         return out
 
@@ -94,7 +104,8 @@ class Series:
 
 
 class RunSeries:
-    """The history of one run: loss, learning rate, eval metrics (`eval/<split>/<metric>`), markers."""
+    """The history of one run: its step fields, step metrics (`metrics/<name>`), eval metrics
+    (`eval/<split>/<metric>`) and markers, each point and marker with its time."""
 
     def __init__(self, run_id: str, max_points: int, max_markers: int, snapshot: dict[str, Any] | None = None) -> None:
         self.run_id = run_id
@@ -120,28 +131,40 @@ class RunSeries:
         return list(self.series)
 
     def uplot(self, name: str) -> tuple[list[int], list[float | None]]:
-        """One series as uPlot data: steps ascend, a `None` at each restart breaks the line.
+        """One series as uPlot data on the step axis: `curve` without the times."""
+        steps, values, _times = self.curve(name)
+        return steps, values
+
+    def curve(self, name: str) -> tuple[list[int], list[float | None], list[float]]:
+        """One series as steps, values and times (seconds since the epoch): steps ascend, a
+        `None` value at each restart breaks the line.
 
         A restart resumes at an earlier step: the abandoned attempt's points from that step
-        on are left out, so the line is not drawn back in time.
+        on are left out, so the line is not drawn back in time. The break takes the time of
+        the first point after it, so the times ascend too.
         """
         x: list[int] = []
         y: list[float | None] = []
+        t: list[float] = []
         resume_step = dict((attempt, step) for attempt, step in self.restarts)
         attempt: int | None = None
         series = self.series.get(name)
-        for point_attempt, step, value in series.points() if series is not None else []:
+        for point_attempt, step, value, time_us in series.points() if series is not None else []:
+            time_s = time_us / 1_000_000
             if attempt is not None and point_attempt != attempt:
                 resume = resume_step.get(point_attempt, step)
                 while x and x[-1] >= resume:
                     x.pop()
                     y.pop()
+                    t.pop()
                 x.append(resume)
                 y.append(None)
+                t.append(time_s)
             attempt = point_attempt
             x.append(step)
             y.append(value)
-        return x, y
+            t.append(time_s)
+        return x, y, t
 
     def add(self, event: Any) -> None:
         """Take one event the run-state fold accepted."""
@@ -151,10 +174,12 @@ class RunSeries:
 
     def _add_step(self, event: Any) -> None:
         self.last_step = event.step
-        if event.loss is not None:
-            self._point("loss", event.step, event.loss)
-        if event.learning_rate is not None:
-            self._point("learning_rate", event.step, event.learning_rate)
+        time_us = parse_timestamp_us(event.ts)
+        for field in STEP_SERIES:
+            value = getattr(event, field)
+            if value is not None:
+                self._point(field, event.step, value, time_us)
+        self._points("metrics/", event.metrics or {}, event.step, time_us)
 
     def _add_epoch(self, event: Any) -> None:
         self.last_step = event.step
@@ -163,25 +188,21 @@ class RunSeries:
         self.attempt = event.attempt
         self.last_step = event.step
         self.restarts.append([event.attempt, event.step])
-        self._marker("restart", event.step, event.reason)
+        self._marker("restart", event.step, event.reason, event.ts)
 
     def _add_eval(self, event: Any) -> None:
-        metrics = dict(event.metrics)
-        # sorted names: the order of first appearance is the same in every language
-        for metric in sorted(metrics, key=_utf16_key):
-            value = metrics[metric]
-            if value is not None:
-                self._point(f"eval/{event.split}/{metric}", event.step, value)
-        self._marker("eval", event.step, event.split)
+        self._points(f"eval/{event.split}/", event.metrics, event.step, parse_timestamp_us(event.ts))
+        self._marker("eval", event.step, event.split, event.ts)
 
     def _add_checkpoint(self, event: Any) -> None:
-        self._marker("checkpoint", event.step, event.reason)
+        self._marker("checkpoint", event.step, event.reason, event.ts)
 
     def _add_stop(self, event: Any) -> None:
-        self._marker("stop", self.last_step, event.source)
+        self._marker("stop", self.last_step, event.source, event.ts)
 
     def _add_finished(self, event: Any) -> None:
-        self._marker("finished", event.step if event.step is not None else self.last_step, event.status)
+        step = event.step if event.step is not None else self.last_step
+        self._marker("finished", step, event.status, event.ts)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -194,19 +215,33 @@ class RunSeries:
             "dropped_markers": self.dropped_markers,
         }
 
-    def _point(self, name: str, step: int, value: float) -> None:
+    def _point(self, name: str, step: int, value: float, time_us: int) -> None:
         series = self.series.get(name)
         if series is None:
             series = self.series[name] = Series(self.max_points)
-        series.add(self.attempt, step, value)
+        series.add(self.attempt, step, value, time_us)
 
-    def _marker(self, kind: str, step: int | None, label: str | None) -> None:
+    def _points(self, prefix: str, metrics: dict[str, float | None], step: int, time_us: int) -> None:
+        # sorted names: the order of first appearance is the same in every language
+        for metric in sorted(metrics, key=_utf16_key):
+            value = metrics[metric]
+            if value is not None:
+                self._point(prefix + metric, step, value, time_us)
+
+    def _marker(self, kind: str, step: int | None, label: str | None, ts: str) -> None:
         if kind in _BOUNDED_MARKERS:
             if self._bounded_markers >= self.max_markers:
                 self.dropped_markers += 1
                 return
             self._bounded_markers += 1
-        self.markers.append({"kind": kind, "step": step, "attempt": self.attempt, "label": label})
+        marker = {
+            "kind": kind,
+            "step": step,
+            "attempt": self.attempt,
+            "label": label,
+            "time_us": parse_timestamp_us(ts),
+        }
+        self.markers.append(marker)
 
 
 #: every event -> what it adds to a run's series; None: nothing (a test requires every event
