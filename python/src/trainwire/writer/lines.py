@@ -51,6 +51,8 @@ class LineWriter:
         self._complaints = complaints if complaints is not None else Complaints()
         self._check_steps = self._complaints.strict
         self._pending: tuple[dict[str, Any], float, float] | None = None  # line, now(), monotonic()
+        #: called with each held step a later step superseded (it never reaches the stream)
+        self.left_out: Callable[[dict[str, Any]], None] | None = None
         #: monotonic time of the last line written (the heartbeat's idle clock)
         self.last_write = monotonic()
 
@@ -66,7 +68,11 @@ class LineWriter:
 
         No step is left pending after it: the run writes the pending step first
         (`flush_pending`), and a fresh step supersedes it."""
-        self._pending = None
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            if pending[0] is not line and self.left_out is not None:
+                self.left_out(pending[0])
         seq = self._seq = self._seq + 1
         line["seq"] = seq
         line["ts"] = format_ts(self._now() if at is None else at)
@@ -102,6 +108,8 @@ class LineWriter:
 
     def hold(self, line: dict[str, Any], reported_mono: float) -> None:
         """Keeps a throttled step with the time it was reported; any later line writes it first."""
+        if self._pending is not None and self.left_out is not None:
+            self.left_out(self._pending[0])
         self._pending = (line, self._now(), reported_mono)
 
     def flush_pending(self) -> float | None:

@@ -44,6 +44,7 @@ def started_payload(
     world_size: Any,
     resumed_from: Any,
     heartbeat_interval_s: float | None,
+    objective: Any = None,
 ) -> dict[str, Any]:
     """The fields of `run.started`; `total_epochs` and `resumed_from` are left out when
     `UNSET`, a field that cannot be taken is left out (or null) with a complaint."""
@@ -68,7 +69,24 @@ def started_payload(
         payload["resumed_from"] = None if resumed_from is None else _resumed_from(args, resumed_from, output_dir)
     if heartbeat_interval_s is not None:
         payload["heartbeat_interval_s"] = heartbeat_interval_s
+    if objective is not None:
+        declared = _objective(objective)
+        if declared is None:
+            args.complain("run.started.objective", f"objective={objective!r} is not (name, 'min' or 'max'); left out")
+        else:
+            payload["objective"] = declared
     return payload
+
+
+def _objective(objective: Any) -> dict[str, str] | None:
+    """`(name, goal)` as `run.started.objective`, or None when it is not one."""
+    try:
+        name, goal = objective
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(name, str) or not 0 < len(name) <= 256 or goal not in ("min", "max"):
+        return None
+    return {"name": name, "goal": goal}
 
 
 def required_started(payload: Mapping[str, Any]) -> dict[str, Any]:
