@@ -17,7 +17,6 @@ from typing import Any
 
 from trainwire.contract.files import write_json_atomically, write_text_atomically
 from trainwire.contract.journal_migration import migrate_journal
-from trainwire.contract.notes import NOTES_TEMPLATE, count_notes
 from trainwire.contract.layout import (
     CONFIG_FILE,
     DIFF_FILE,
@@ -29,6 +28,7 @@ from trainwire.contract.layout import (
     journal_dirs,
     run_journal_dir,
 )
+from trainwire.contract.notes import NOTES_TEMPLATE, count_notes
 from trainwire.lines.kept_steps import encode_kept_steps, kept_step, kept_step_line
 from trainwire.lines.run_journal import RunJournalFold, write_snapshot
 from trainwire.lines.summary import write_summary
