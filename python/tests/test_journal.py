@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 
 from trainwire import Run
-from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, JOURNALS_DIR, NOTES_FILE, SERIES_FILE, SUMMARY_FILE, run_journal_dir
+from trainwire.contract.layout import (
+    CONFIG_FILE,
+    DIFF_FILE,
+    JOURNALS_DIR,
+    NOTES_FILE,
+    SERIES_FILE,
+    SUMMARY_FILE,
+    run_journal_dir,
+)
 from trainwire.reader.stream_summary import summarise_stream
 
 ROOT = Path(__file__).resolve().parents[2]
