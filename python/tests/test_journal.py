@@ -225,3 +225,26 @@ def test_journal_false_writes_only_the_stream(tmp_path: Path) -> None:
     with Run(tmp_path, journal=False, heartbeat_interval_s=None) as run:
         run.start(config={"lr": 1})
     assert [p.name for p in tmp_path.iterdir()] == ["progress.jsonl"]
+
+
+def test_untracked_files_make_the_tree_dirty_and_text_ones_join_the_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "train.py").write_text("lr = 0.1\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "start")
+    (repo / "model.py").write_text("TOKEN = 'postgres://me:hunter2@db/x'\nlayers = 4\n")  # only a new file
+    (repo / "weights.bin").write_bytes(b"\x00\x01\x02" * 100)
+    (repo / "id_rsa").write_text("PRIVATE\n")
+    monkeypatch.chdir(repo)
+    out = tmp_path / "out"
+    run_id = train(out)
+    started = json.loads((out / "progress.jsonl").read_text().splitlines()[0])
+    assert started["provenance"]["git_dirty"] is True
+    text = (run_journal_dir(out, run_id) / DIFF_FILE).read_text()
+    assert "+layers = 4" in text and "hunter2" not in text
+    assert "not included (binary or over the size cap): weights.bin" in text
+    assert "PRIVATE" not in text and "left out (the name looks like a secret): id_rsa" in text

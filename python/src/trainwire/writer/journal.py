@@ -128,7 +128,7 @@ class Journal:
         return diff
 
     def _write_diff(self) -> dict[str, str] | None:
-        text = dirty_diff(self._cwd)
+        text = dirty_diff(self._cwd, outputs=self.directory)
         if text is None:
             return None
         data = text.encode("utf-8")
@@ -212,9 +212,15 @@ class Journal:
         self._save()
 
 
-def dirty_diff(cwd: str | os.PathLike[str] | None = None, limit_bytes: int = DIFF_LIMIT_BYTES) -> str | None:
-    """The uncommitted changes to tracked files (`git diff HEAD`), secrets masked, files that
-    look like secrets left out, cut to `limit_bytes`; None outside a work tree."""
+def dirty_diff(
+    cwd: str | os.PathLike[str] | None = None,
+    limit_bytes: int = DIFF_LIMIT_BYTES,
+    *,
+    outputs: str | os.PathLike[str] | None = None,
+) -> str | None:
+    """The uncommitted changes to tracked files (`git diff HEAD`) and the untracked text files
+    that fit, secrets masked, files that look like secrets left out, cut to `limit_bytes`;
+    None outside a work tree."""
     names = run_git(["diff", "HEAD", "--name-only", "-z"], cwd)
     if names is None or names.returncode != 0:
         return None
@@ -228,7 +234,37 @@ def dirty_diff(cwd: str | os.PathLike[str] | None = None, limit_bytes: int = DIF
         if diff is None or diff.returncode != 0:
             return None
         body = "".join(redact_text(line) for line in diff.stdout.splitlines(keepends=True))
-    return _cut(header + body, limit_bytes)
+    header_untracked, untracked = _untracked(cwd, limit_bytes, outputs)
+    return _cut(header + header_untracked + body + untracked, limit_bytes)
+
+
+def _untracked(
+    cwd: str | os.PathLike[str] | None, limit_bytes: int, outputs: str | os.PathLike[str] | None
+) -> tuple[str, str]:
+    """Untracked files (not ignored) as new-file diffs, secrets masked: text files while they
+    fit in `limit_bytes`; the others named in the header. Files under `outputs` (the run's
+    own output directory) are not the code: left out."""
+    listed = run_git(["ls-files", "--others", "--exclude-standard", "-z"], cwd)
+    if listed is None or listed.returncode != 0:
+        return "", ""
+    header, body, size = "", "", 0
+    base = Path(cwd if cwd is not None else os.getcwd())
+    skip = os.path.realpath(outputs) if outputs is not None else None
+    for name in (name for name in listed.stdout.split("\0") if name):
+        if skip is not None and os.path.realpath(base / name).startswith(skip + os.sep):
+            continue
+        if _looks_secret(name):
+            header += f"# trainwire: left out (the name looks like a secret): {name}\n"
+            continue
+        # `git diff --no-index` exits 1 when the files differ: that is its answer, not a failure
+        diff = run_git(["diff", "--no-index", "--no-color", "--no-ext-diff", "--", os.devnull, name], cwd)
+        text = diff.stdout if diff is not None and diff.returncode in (0, 1) else ""
+        if not text or "Binary files" in text.splitlines()[-1] or size + len(text) > limit_bytes:
+            header += f"# trainwire: untracked, not included (binary or over the size cap): {name}\n"
+            continue
+        size += len(text)
+        body += "".join(redact_text(line) for line in text.splitlines(keepends=True))
+    return header, body
 
 
 def _looks_secret(name: str) -> bool:
