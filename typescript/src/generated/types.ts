@@ -1346,7 +1346,7 @@ export interface RunSummary {
    */
   resumed_from?: string | null;
   /**
-   * The trials of a search: how many started and the one `trial.ended` marked best (its params from `trial.started`), or null without trials.
+   * The trials of a search: how many started and the best one as the last `trial.ended.best` names it, with its params from `trial.started`; null without trials.
    */
   trials?: {
     /**
@@ -1354,13 +1354,18 @@ export interface RunSummary {
      */
     count: number;
     best: {
-      trial_id: string;
+      /**
+       * The best trial's number (the last `trial.ended.best`).
+       */
+      trial: number;
+      metric: string;
+      value: number;
+      /**
+       * Its `trial.started.params`, or null when the stream holds none.
+       */
       params: {
         [k: string]: unknown | undefined;
-      };
-      metrics: {
-        [k: string]: unknown | undefined;
-      };
+      } | null;
     } | null;
   } | null;
   /**

@@ -49,14 +49,25 @@ class Best1(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    trial_id: str
-    params: dict[str, Any]
-    metrics: dict[str, Any]
+    trial: Annotated[
+        int,
+        Field(
+            description="The best trial's number (the last `trial.ended.best`).", ge=1
+        ),
+    ]
+    metric: str
+    value: float
+    params: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description='Its `trial.started.params`, or null when the stream holds none.'
+        ),
+    ]
 
 
 class Trials(BaseModel):
     """
-    The trials of a search: how many started and the one `trial.ended` marked best (its params from `trial.started`), or null without trials.
+    The trials of a search: how many started and the best one as the last `trial.ended.best` names it, with its params from `trial.started`; null without trials.
     """
 
     model_config = ConfigDict(
@@ -261,7 +272,7 @@ class RunSummary(BaseModel):
     trials: Annotated[
         Trials | None,
         Field(
-            description='The trials of a search: how many started and the one `trial.ended` marked best (its params from `trial.started`), or null without trials.'
+            description='The trials of a search: how many started and the best one as the last `trial.ended.best` names it, with its params from `trial.started`; null without trials.'
         ),
     ] = None
     tokens: Annotated[

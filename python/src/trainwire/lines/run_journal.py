@@ -7,7 +7,7 @@ names. Same lines in the same order: the same documents, byte for byte."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ class RunJournalFold:
         self._store = SeriesStore()
         self._series = self._store.runs[run_id] = RunSeries(run_id, self._store.max_points, self._store.max_markers)
 
-    def add_lines(self, lines: list[Mapping[str, Any]]) -> None:
+    def add_lines(self, lines: Sequence[Mapping[str, Any]]) -> None:
         """Folds consecutive lines of the run (kept steps as `kept_step_line` makes them)."""
         self.summary.add_lines(lines)
         add = self._series.add_line
