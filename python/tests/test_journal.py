@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import ROOT, trainwire
 
 from trainwire import Run
 from trainwire.contract.layout import (
@@ -24,15 +23,6 @@ from trainwire.contract.layout import (
     run_journal_dir,
 )
 from trainwire.reader.stream_summary import summarise_stream
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def trainwire(*arguments: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
-    return subprocess.run(
-        [sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=120, cwd=cwd, env=env
-    )
 
 
 def train(
@@ -123,16 +113,22 @@ def git(cwd: Path, *arguments: str) -> None:
     )
 
 
-def test_a_dirty_tree_leaves_a_masked_diff_referenced_from_run_started(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def committed_repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A git work tree in `tmp_path/repo` with `files` committed."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    (repo / "train.py").write_text("lr = 0.1\n")
-    (repo / ".env").write_text("HF_TOKEN=old\n")
+    for name, text in files.items():
+        (repo / name).write_text(text)
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "start")
+    return repo
+
+
+def test_a_dirty_tree_leaves_a_masked_diff_referenced_from_run_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = committed_repo(tmp_path, {"train.py": "lr = 0.1\n", ".env": "HF_TOKEN=old\n"})
     (repo / "train.py").write_text("lr = 0.2\nDB = 'postgres://me:hunter2@db/x'\nHF_TOKEN=hf_abcdefgh1234\n")
     (repo / ".env").write_text("HF_TOKEN=hf_new_secret_value\n")
     monkeypatch.chdir(repo)
@@ -157,12 +153,7 @@ def test_a_dirty_tree_leaves_a_masked_diff_referenced_from_run_started(
 def test_a_large_diff_is_cut_with_a_note(tmp_path: Path) -> None:
     from trainwire.writer.journal import dirty_diff
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    (repo / "big.txt").write_text("x\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "start")
+    repo = committed_repo(tmp_path, {"big.txt": "x\n"})
     (repo / "big.txt").write_text("".join(f"line {i}\n" for i in range(5000)))
     text = dirty_diff(repo, limit_bytes=4096)
     assert text is not None and len(text.encode()) < 4096 + 100
@@ -230,12 +221,7 @@ def test_journal_false_writes_only_the_stream(tmp_path: Path) -> None:
 def test_untracked_files_make_the_tree_dirty_and_text_ones_join_the_diff(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    (repo / "train.py").write_text("lr = 0.1\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "start")
+    repo = committed_repo(tmp_path, {"train.py": "lr = 0.1\n"})
     (repo / "model.py").write_text("TOKEN = 'postgres://me:hunter2@db/x'\nlayers = 4\n")  # only a new file
     (repo / "weights.bin").write_bytes(b"\x00\x01\x02" * 100)
     (repo / "id_rsa").write_text("PRIVATE\n")

@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_process import ROOT, trainwire
 
 from trainwire.contract.layout import SERIES_FILE, STEPS_FILE, SUMMARY_FILE, journal_dirs
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # Saves at every batch of steps (SAVE_INTERVAL_S = 0) so a kill often lands inside one.
 WRITER = """
@@ -35,13 +34,6 @@ for step in itertools.count(1):
     if step % 200 == 0:
         run.eval(step, {"loss": 2.0 / step})
 """
-
-
-def trainwire(*arguments: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
-    return subprocess.run(
-        [sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=120, env=env
-    )
 
 
 def wait_for(condition, timeout_s: float = 60.0) -> None:  # type: ignore[no-untyped-def]

@@ -4,11 +4,10 @@ notes, resume chains and config references, summary version 2; commands run as p
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from cli_process import trainwire
 
 from trainwire import Run
 from trainwire.contract.clock import FakeClock
@@ -22,15 +21,6 @@ from trainwire.contract.layout import (
     run_journal_dir,
 )
 from trainwire.lines.summary import SummaryBuilder
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def trainwire(*arguments: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
-    return subprocess.run(
-        [sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=120, cwd=cwd, env=env
-    )
 
 
 def throttled_run(directory: Path, steps: int = 2000, **options: Any) -> str:

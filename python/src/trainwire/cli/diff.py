@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.journal_runs import JournalError, find_run, load_json, run_summary
+from trainwire.cli.journal_runs import JournalError, add_roots_argument, find_run, load_json, run_summary
 from trainwire.cli.table import print_table
 from trainwire.contract.config_diff import differences, flatten
 from trainwire.contract.layout import CONFIG_DIFF_FILE, CONFIG_FILE, ENVIRONMENT_FILE, NOTES_FILE, STREAM_FILE
@@ -28,14 +28,7 @@ def register_diff(commands: Any) -> None:
     diff.add_argument("run_a", metavar="RUN_A")
     diff.add_argument("run_b", nargs="?", metavar="RUN_B")
     diff.add_argument("--against", nargs="?", const="", metavar="REF", help="RUN_A's config against REF's")
-    diff.add_argument(
-        "--in",
-        dest="roots",
-        action="append",
-        type=Path,
-        metavar="DIR",
-        help="where run ids are looked for (repeatable; default .)",
-    )
+    add_roots_argument(diff)
     diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
     diff.set_defaults(command=_diff)
 

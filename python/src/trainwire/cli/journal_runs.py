@@ -11,11 +11,23 @@ from trainwire.contract.journal_lookup import find_journal
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, stream_path
 from trainwire.reader.catalog import load_summary
 
-__all__ = ["JournalError", "find_run", "load_json", "run_summary"]
+__all__ = ["JournalError", "add_roots_argument", "find_run", "load_json", "run_summary"]
 
 
 class JournalError(Exception):
     """A failure of a journal command, reported as one line."""
+
+
+def add_roots_argument(parser: Any) -> None:
+    """`--in DIR`: where a command looks for run ids."""
+    parser.add_argument(
+        "--in",
+        dest="roots",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="where run ids are looked for (repeatable; default .)",
+    )
 
 
 def find_run(reference: str, roots: list[Path]) -> tuple[Path, Path | None]:

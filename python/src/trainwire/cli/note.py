@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trainwire.cli.journal_runs import JournalError, find_run
+from trainwire.cli.journal_runs import JournalError, add_roots_argument, find_run
 from trainwire.contract.clock import format_ts
 from trainwire.contract.files import write_json_atomically
 from trainwire.contract.layout import NOTES_FILE, SUMMARY_FILE
@@ -27,14 +27,7 @@ def register_note(commands: Any) -> None:
     )
     note.add_argument("run", metavar="RUN")
     note.add_argument("text", metavar="TEXT")
-    note.add_argument(
-        "--in",
-        dest="roots",
-        action="append",
-        type=Path,
-        metavar="DIR",
-        help="where run ids are looked for (repeatable; default .)",
-    )
+    add_roots_argument(note)
     note.set_defaults(command=_note)
 
 
