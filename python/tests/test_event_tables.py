@@ -23,7 +23,7 @@ SCENARIO_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "harness" / 
 TABLES = {
     "trainwire.reader.state": "_EFFECTS",
     "trainwire.lines.summary": "_HANDLERS",
-    "trainwire.reader.series": "_ADD",
+    "trainwire.lines.series": "_ADD",
     "trainwire.reader.invariants": "_STEP_ROLES",
     "trainwire.cli.tail": "_DESCRIPTIONS",
     "trainwire.export.scalars": "_SCALARS",

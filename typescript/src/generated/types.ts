@@ -682,6 +682,7 @@ export interface RunStarted {
    * The number of trials planned for a search, or null when not known.
    */
   total_trials?: number | null;
+  objective?: Objective;
 }
 /**
  * The software that wrote the stream.
@@ -774,6 +775,19 @@ export interface ResumedFrom {
    * The step the checkpoint holds, when known.
    */
   step: number | null;
+}
+/**
+ * The metric the run tries to improve, as declared by the writer (`Run(objective=(name, goal))`): the summary's best of that series follows `goal` instead of the name rules. Added in 1.1 (optional).
+ */
+export interface Objective {
+  /**
+   * A series name as the summary names it: `loss`, a step metric, or `<split>/<metric>` of `eval.completed`.
+   */
+  name: string;
+  /**
+   * Whether lower (`min`) or higher (`max`) values are better.
+   */
+  goal: "min" | "max";
 }
 /**
  * Written when nothing else was written for the heartbeat interval, so a reader can tell a slow run from a dead one.
@@ -1421,15 +1435,15 @@ export interface RunFinished {
   };
 }
 /**
- * The journal's summary of the latest run of a stream (`summary.json` beside `progress.jsonl`). Written atomically when the run starts and when it finishes; `trainwire journal rebuild` derives the same document from the stream, which stays the source of truth.
+ * The journal's summary of one run of a stream (`runs/<run_id>/summary.json` beside `progress.jsonl`). Written atomically when the run starts, at intervals and when it finishes; `trainwire journal rebuild` derives the same document from the stream and the run's step file, the stream staying the source of truth.
  */
 export interface RunSummary {
   /**
-   * The version of this document's format.
+   * The version of this document's format: 2 adds `objective`, `resumed_from`, `trials`, `tokens`, `peak_memory`, `seeds` and `notes` (optional, so a version 1 document stays valid; a reader takes a missing one as null).
    */
-  summary_version: 1;
+  summary_version: 1 | 2;
   /**
-   * The run the summary is about: the latest run of the stream.
+   * The run the summary is about.
    */
   run_id: string;
   /**
@@ -1505,11 +1519,69 @@ export interface RunSummary {
     [k: string]: BestValue | undefined;
   };
   /**
-   * The run ids of the earlier runs in the same stream (a resume appends), oldest first.
+   * The run ids of the runs the stream held before this one (a resume appends), oldest first.
    *
    * Items: Identifies one process invocation of a run; every line that process writes carries it.
    */
   earlier_runs: string[];
+  /**
+   * `run.started.objective` and the best value of that series (following `goal`), or null when none was declared.
+   */
+  objective?: {
+    name: string;
+    goal: "min" | "max";
+    best: {
+      value: number;
+      step: number | null;
+    } | null;
+  } | null;
+  /**
+   * `run.started.resumed_from.run_id`: the run this one resumes (a chain in `trainwire runs`), or null.
+   */
+  resumed_from?: string | null;
+  /**
+   * The trials of a search: how many started and the best one as the last `trial.ended.best` names it, with its params from `trial.started`; null without trials.
+   */
+  trials?: {
+    /**
+     * `trial.started` lines.
+     */
+    count: number;
+    best: {
+      /**
+       * The best trial's number (the last `trial.ended.best`).
+       */
+      trial: number;
+      metric: string;
+      value: number;
+      /**
+       * Its `trial.started.params`, or null when the stream holds none.
+       */
+      params: {
+        [k: string]: unknown | undefined;
+      } | null;
+    } | null;
+  } | null;
+  /**
+   * The last `train.step.tokens_seen` (every step, kept ones included), or null.
+   */
+  tokens?: number | null;
+  /**
+   * The highest `peak` (else `allocated`) bytes of each device of `train.step.memory` (contract 1.1), by device key (`cuda:0`, `cpu`).
+   */
+  peak_memory?: {
+    [k: string]: number | undefined;
+  };
+  /**
+   * Every seed the run knows, by name: `seed` (`Run(seed=...)`) and the provenance's `seeds` (`torch`, `data_seed`, `lightning`, ...).
+   */
+  seeds?: {
+    [k: string]: number | undefined;
+  };
+  /**
+   * How many dated entries the run's `notes.md` holds (`trainwire note`).
+   */
+  notes?: number;
 }
 export interface BestValue {
   value: number;

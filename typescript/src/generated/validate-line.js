@@ -177,6 +177,21 @@ function checkRunStarted(d, p) {
         if (d.total_trials < 0) return fail(p + "/total_trials", "#/properties/total_trials/minimum", "minimum", { comparison: ">=", limit: 0 });
       }
     }
+    if (d.objective !== void 0) {
+      if (d.objective && typeof d.objective == "object" && !Array.isArray(d.objective)) {
+        if (d.objective.name === void 0) return fail(p + "/objective", "#/properties/objective/required", "required", { missingProperty: "name" });
+        if (d.objective.goal === void 0) return fail(p + "/objective", "#/properties/objective/required", "required", { missingProperty: "goal" });
+        if (d.objective.name !== void 0) {
+          if (typeof d.objective.name == "string") {
+            if (ucs2length(d.objective.name) > 256) return fail(p + "/objective/name", "#/properties/objective/properties/name/maxLength", "maxLength", { limit: 256 });
+            if (ucs2length(d.objective.name) < 1) return fail(p + "/objective/name", "#/properties/objective/properties/name/minLength", "minLength", { limit: 1 });
+          } else return fail(p + "/objective/name", "#/properties/objective/properties/name/type", "type", { type: "string" });
+        }
+        if (d.objective.goal !== void 0) {
+          if (!(d.objective.goal === "min" || d.objective.goal === "max")) return fail(p + "/objective/goal", "#/properties/objective/properties/goal/enum", "enum", { allowedValues: ["min", "max"] });
+        }
+      } else return fail(p + "/objective", "#/properties/objective/type", "type", { type: "object" });
+    }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkRunHeartbeat(d, p) {

@@ -162,6 +162,25 @@ class ResumedFrom(BaseModel):
     ]
 
 
+class Objective(BaseModel):
+    """
+    The metric the run tries to improve, as declared by the writer (`Run(objective=(name, goal))`): the summary's best of that series follows `goal` instead of the name rules. Added in 1.1 (optional).
+    """
+
+    name: Annotated[
+        str,
+        Field(
+            description='A series name as the summary names it: `loss`, a step metric, or `<split>/<metric>` of `eval.completed`.',
+            max_length=256,
+            min_length=1,
+        ),
+    ]
+    goal: Annotated[
+        Literal['min', 'max'],
+        Field(description='Whether lower (`min`) or higher (`max`) values are better.'),
+    ]
+
+
 class Stage(BaseModel):
     """
     The stage of a multi-stage pipeline that wrote the line; every line of a stage carries it.
@@ -681,6 +700,13 @@ class RunStarted(Envelope):
             description='The number of trials planned for a search, or null when not known.',
             ge=0,
             le=9007199254740991,
+        ),
+    ] = None
+    objective: Annotated[
+        Objective | None,
+        Field(
+            description="The metric the run tries to improve, as declared by the writer (`Run(objective=(name, goal))`): the summary's best of that series follows `goal` instead of the name rules. Added in 1.1 (optional).",
+            title='Objective',
         ),
     ] = None
 

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel as _BaseModel
 from pydantic import ConfigDict, Field, RootModel
+from typing_extensions import TypeAliasType
 
 
 class BaseModel(_BaseModel):
@@ -21,6 +22,64 @@ class BestValue(BaseModel):
     )
     value: float
     step: Annotated[int | None, Field(ge=0)]
+
+
+class Best(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    value: float
+    step: int | None
+
+
+class Objective(BaseModel):
+    """
+    `run.started.objective` and the best value of that series (following `goal`), or null when none was declared.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    name: str
+    goal: Literal['min', 'max']
+    best: Best | None
+
+
+class Best1(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    trial: Annotated[
+        int,
+        Field(
+            description="The best trial's number (the last `trial.ended.best`).", ge=1
+        ),
+    ]
+    metric: str
+    value: float
+    params: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description='Its `trial.started.params`, or null when the stream holds none.'
+        ),
+    ]
+
+
+class Trials(BaseModel):
+    """
+    The trials of a search: how many started and the best one as the last `trial.ended.best` names it, with its params from `trial.started`; null without trials.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    count: Annotated[int, Field(description='`trial.started` lines.', ge=0)]
+    best: Best1 | None
+
+
+PeakMemoryAdditionalProperty = TypeAliasType(
+    "PeakMemoryAdditionalProperty", Annotated[int, Field(ge=0)]
+)
 
 
 class Duration(RootModel[float]):
@@ -95,19 +154,22 @@ class DirtyDiff(BaseModel):
 
 class RunSummary(BaseModel):
     """
-    The journal's summary of the latest run of a stream (`summary.json` beside `progress.jsonl`). Written atomically when the run starts and when it finishes; `trainwire journal rebuild` derives the same document from the stream, which stays the source of truth.
+    The journal's summary of one run of a stream (`runs/<run_id>/summary.json` beside `progress.jsonl`). Written atomically when the run starts, at intervals and when it finishes; `trainwire journal rebuild` derives the same document from the stream and the run's step file, the stream staying the source of truth.
     """
 
     model_config = ConfigDict(
         extra='forbid',
     )
     summary_version: Annotated[
-        Literal[1], Field(description="The version of this document's format.")
+        Literal[1, 2],
+        Field(
+            description="The version of this document's format: 2 adds `objective`, `resumed_from`, `trials`, `tokens`, `peak_memory`, `seeds` and `notes` (optional, so a version 1 document stays valid; a reader takes a missing one as null)."
+        ),
     ]
     run_id: Annotated[
         str,
         Field(
-            description='The run the summary is about: the latest run of the stream.',
+            description='The run the summary is about.',
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
             title='RunId',
         ),
@@ -192,6 +254,50 @@ class RunSummary(BaseModel):
     earlier_runs: Annotated[
         list[RunId],
         Field(
-            description='The run ids of the earlier runs in the same stream (a resume appends), oldest first.'
+            description='The run ids of the runs the stream held before this one (a resume appends), oldest first.'
         ),
     ]
+    objective: Annotated[
+        Objective | None,
+        Field(
+            description='`run.started.objective` and the best value of that series (following `goal`), or null when none was declared.'
+        ),
+    ] = None
+    resumed_from: Annotated[
+        str | None,
+        Field(
+            description='`run.started.resumed_from.run_id`: the run this one resumes (a chain in `trainwire runs`), or null.'
+        ),
+    ] = None
+    trials: Annotated[
+        Trials | None,
+        Field(
+            description='The trials of a search: how many started and the best one as the last `trial.ended.best` names it, with its params from `trial.started`; null without trials.'
+        ),
+    ] = None
+    tokens: Annotated[
+        int | None,
+        Field(
+            description='The last `train.step.tokens_seen` (every step, kept ones included), or null.',
+            ge=0,
+        ),
+    ] = None
+    peak_memory: Annotated[
+        dict[str, PeakMemoryAdditionalProperty] | None,
+        Field(
+            description='The highest `peak` (else `allocated`) bytes of each device of `train.step.memory` (contract 1.1), by device key (`cuda:0`, `cpu`).'
+        ),
+    ] = None
+    seeds: Annotated[
+        dict[str, int] | None,
+        Field(
+            description="Every seed the run knows, by name: `seed` (`Run(seed=...)`) and the provenance's `seeds` (`torch`, `data_seed`, `lightning`, ...)."
+        ),
+    ] = None
+    notes: Annotated[
+        int | None,
+        Field(
+            description="How many dated entries the run's `notes.md` holds (`trainwire note`).",
+            ge=0,
+        ),
+    ] = None

@@ -1,7 +1,9 @@
-"""`trainwire runs`, `trainwire diff` and `trainwire journal rebuild`: the journal's commands.
+"""`trainwire runs` and `trainwire journal rebuild`: the journal's commands (`diff` and
+`note` are `cli.diff` and `cli.note`, registered here with them).
 
 `runs` lists the catalog (`trainwire.reader.catalog`): summaries and stream tails, never
-whole streams.
+whole streams; every run of a directory, grouped by directory, a resume under the run it
+resumes.
 """
 
 from __future__ import annotations
@@ -14,20 +16,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from trainwire.cli.diff import register_diff
+from trainwire.cli.note import register_note
+from trainwire.cli.table import print_table, safe
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.humanize import format_duration
-from trainwire.contract.layout import CONFIG_FILE, STREAM_FILE, SUMMARY_FILE, stream_path
-from trainwire.lines.summary import write_summary
-from trainwire.reader.catalog import find_streams, load_summary, run_row
+from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
+from trainwire.reader.catalog import find_streams, run_rows
 
-__all__ = ["compare", "register"]
+__all__ = ["register"]
 
-_COLUMNS = ("run_id", "status", "steps", "duration", "last_loss", "best_loss", "git_sha", "started_at")
+_COLUMNS = ("run_id", "status", "steps", "duration", "last_loss", "best_loss", "git_sha", "started_at", "notes")
 _SORT_KEYS = ("started", "run_id", "status", "step", "duration", "last_loss", "best_loss")
-
-
-class JournalError(Exception):
-    """A failure of a journal command, reported as one line."""
 
 
 def register(commands: Any) -> None:
@@ -35,7 +35,7 @@ def register(commands: Any) -> None:
     runs = commands.add_parser(
         "runs",
         help="list the runs under directories",
-        description="One row per run found under DIR (default .): id, status (stale included), steps, duration, last and best loss, git sha, start. Reads summaries and stream tails only.",
+        description="One row per run found under DIR (default .), grouped by directory, a resumed run under the run it resumes: id, status (stale included), steps, duration, last and best loss, git sha, start, notes. Reads summaries and stream tails only.",
     )
     runs.add_argument("dirs", nargs="*", type=Path, default=[Path(".")], metavar="DIR")
     runs.add_argument("--status", action="append", metavar="STATUS", help="only runs with this status (repeatable)")
@@ -49,15 +49,8 @@ def register(commands: Any) -> None:
     runs.add_argument("--json", action="store_true", help="print the rows as JSON")
     runs.set_defaults(command=_runs)
 
-    diff = commands.add_parser(
-        "diff",
-        help="compare two runs: config, provenance, metrics",
-        description=f"Config diff, provenance diff (git sha, dirty, seed, package versions) and metrics side by side. RUN is a run directory or its {STREAM_FILE}.",
-    )
-    diff.add_argument("run_a", type=Path, metavar="RUN_A")
-    diff.add_argument("run_b", type=Path, metavar="RUN_B")
-    diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    diff.set_defaults(command=_diff)
+    register_diff(commands)
+    register_note(commands)
 
     journal = commands.add_parser(
         "journal", help="the run journal beside a stream", description="Maintain the run journal (see docs/journal.md)."
@@ -65,8 +58,8 @@ def register(commands: Any) -> None:
     actions = journal.add_subparsers(title="actions", metavar="ACTION", required=True)
     rebuild = actions.add_parser(
         "rebuild",
-        help=f"rewrite {SUMMARY_FILE} from the stream",
-        description=f"Rewrite DIR/{SUMMARY_FILE} from DIR/{STREAM_FILE}: the same document the writer writes live.",
+        help=f"rewrite every run's {SUMMARY_FILE} and series snapshot from the stream and step files",
+        description=f"Rewrite DIR/runs/<run_id>/{SUMMARY_FILE} and the series snapshot of every run of DIR/{STREAM_FILE} from the stream and the run's step file: the same bytes the writer writes live. A 0.1 journal is migrated first; a torn last line of a step file is cut off.",
     )
     rebuild.add_argument("dir", type=Path, metavar="DIR")
     rebuild.set_defaults(command=_rebuild)
@@ -74,21 +67,38 @@ def register(commands: Any) -> None:
 
 def _runs(options: argparse.Namespace) -> int:
     now_us = parse_timestamp_us(format_ts(time.time()))
-    rows = []
+    groups: list[list[dict[str, Any]]] = []
     for stream in find_streams(options.dirs):
         try:
-            row = run_row(stream, now_us, options.stale_after)
+            rows = run_rows(stream, now_us, options.stale_after)
         except OSError as error:
             sys.stderr.write(f"trainwire runs: {stream}: {error.strerror or error}\n")
             continue
-        if row is not None and (not options.status or row["status"] in options.status):
-            rows.append(row)
-    rows.sort(key=_sort_key(options.sort), reverse=options.sort in ("started", "step", "duration"))
+        rows = [row for row in rows if not options.status or row["status"] in options.status]
+        if rows:
+            groups.append(rows)
+    key = _sort_key(options.sort)
+    reverse = options.sort in ("started", "step", "duration")
+    # directories by their newest run; within one, the runs as chains
+    groups.sort(key=lambda rows: max(map(key, rows)), reverse=reverse)
     if options.json:
-        sys.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
-    else:
-        _print_table([_cells(row) for row in rows], _COLUMNS)
+        sys.stdout.write(json.dumps([row for rows in groups for row in rows], ensure_ascii=False, indent=2) + "\n")
+        return 0
+    for index, rows in enumerate(groups):
+        sys.stdout.write(("\n" if index else "") + f"{safe(rows[0]['directory'])}\n")
+        print_table([_cells(row, depth) for row, depth in _chains(rows)], _COLUMNS)
     return 0
+
+
+def _chains(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int]]:
+    """The rows in stream order, each with its depth in its resume chain (0: resumes no run here)."""
+    depth: dict[str, int] = {}
+    ordered = []
+    for row in rows:
+        parent = row["resumed_from"]
+        depth[row["run_id"]] = depth[parent] + 1 if parent in depth else 0
+        ordered.append((row, depth[row["run_id"]]))
+    return ordered
 
 
 def _sort_key(name: str) -> Any:
@@ -97,10 +107,10 @@ def _sort_key(name: str) -> Any:
     return lambda row: (row[field] is not None, row[field] if row[field] is not None else 0)
 
 
-def _cells(row: Mapping[str, Any]) -> list[str]:
+def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
     steps = "-" if row["step"] is None else f"{row['step']}" + (f"/{row['total_steps']}" if row["total_steps"] else "")
     return [
-        row["run_id"],
+        ("  " * (depth - 1) + "└ " if depth else "") + row["run_id"],
         row["status"],
         steps,
         "-" if row["duration_s"] is None else format_duration(row["duration_s"]),
@@ -108,127 +118,12 @@ def _cells(row: Mapping[str, Any]) -> list[str]:
         _format_number(row["best_loss"]),
         (row["git_sha"] or "-")[:10],
         row["started_at"] or "-",
+        str(row["notes"] or "-"),
     ]
 
 
 def _format_number(value: Any) -> str:
     return "-" if value is None else f"{value:.4g}"
-
-
-def _print_table(rows: list[list[str]], header: tuple[str, ...]) -> None:
-    table = [list(header), *rows]
-    widths = [max(len(_safe(row[column])) for row in table) for column in range(len(header))]
-    for row in table:
-        sys.stdout.write(
-            "  ".join(_safe(cell).ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip() + "\n"
-        )
-
-
-def _safe(text: str) -> str:
-    """A stream's text as it may reach a terminal: control characters escaped."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
-
-
-# -- diff -------------------------------------------------------------------------------------
-
-
-def compare(run_a: Path, run_b: Path) -> dict[str, Any]:
-    """Config, provenance and metrics of two runs, side by side: only what differs in the
-    config and provenance, every metric of either run."""
-    a, b = _run_record(run_a), _run_record(run_b)
-    return {
-        "runs": [a["run_id"], b["run_id"]],
-        "config": _differences(_flatten(a["config"]), _flatten(b["config"])),
-        "provenance": _differences(_flatten(a["provenance"]), _flatten(b["provenance"])),
-        "metrics": {
-            name: [a["metrics"].get(name), b["metrics"].get(name)]
-            for name in sorted(set(a["metrics"]) | set(b["metrics"]))
-        },
-    }
-
-
-def _run_record(path: Path) -> dict[str, Any]:
-    stream = stream_path(path)
-    directory = stream.parent
-    if not stream.is_file():
-        raise JournalError(f"{path}: no {STREAM_FILE} here")
-    from trainwire.reader.stream_summary import summarise_stream  # the reader's models: only when no summary.json
-
-    summary = load_summary(directory / SUMMARY_FILE) or summarise_stream(stream)
-    if summary is None:
-        raise JournalError(f"{stream}: no valid line")
-    started = _first_run_started(stream, summary["run_id"])
-    config = _load_json(directory / CONFIG_FILE)
-    if config is None:
-        config = started.get("config") or {}
-    provenance = dict(started.get("provenance") or {})
-    metrics = {f"last {name}": value for name, value in summary["last"].items()}
-    metrics.update({f"best {name}": best["value"] for name, best in summary["best"].items()})
-    metrics.update({"status": summary["status"], "step": summary["step"], "duration_s": summary["duration_s"]})
-    return {"run_id": summary["run_id"], "config": config, "provenance": provenance, "metrics": metrics}
-
-
-def _first_run_started(stream: Path, run_id: str) -> Mapping[str, Any]:
-    """The `run.started` line of `run_id`, read until it is found."""
-    from trainwire.reader.sources import read_file
-    from trainwire.reader.state import StreamReader
-
-    reader = StreamReader()
-    for chunk in read_file(stream):
-        for line in reader.feed(chunk).dicts:
-            if line.get("event") == "run.started" and line.get("run_id") == run_id:
-                return line
-    return {}
-
-
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, Mapping) and value:
-        flat: dict[str, Any] = {}
-        for key, item in value.items():
-            flat.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
-        return flat
-    return {prefix: value} if prefix else {}
-
-
-def _differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, list[Any]]:
-    missing = object()
-    return {
-        key: [None if a.get(key, missing) is missing else a[key], None if b.get(key, missing) is missing else b[key]]
-        for key in sorted(set(a) | set(b))
-        if a.get(key, missing) != b.get(key, missing)
-    }
-
-
-def _diff(options: argparse.Namespace) -> int:
-    try:
-        comparison = compare(options.run_a, options.run_b)
-    except JournalError as error:
-        sys.stderr.write(f"trainwire diff: {error}\n")
-        return 1
-    if options.json:
-        sys.stdout.write(json.dumps(comparison, ensure_ascii=False, indent=2) + "\n")
-        return 0
-    run_a, run_b = comparison["runs"]
-    for section in ("config", "provenance", "metrics"):
-        sys.stdout.write(f"{section}\n")
-        rows = [[f"  {key}", _show(a), _show(b)] for key, (a, b) in comparison[section].items()]
-        _print_table(rows or [["  (no difference)", "", ""]], ("", run_a, run_b))
-    return 0
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 # -- journal rebuild --------------------------------------------------------------------------
@@ -239,12 +134,12 @@ def _rebuild(options: argparse.Namespace) -> int:
     if not stream.is_file():
         sys.stderr.write(f"trainwire journal rebuild: {options.dir}: no {STREAM_FILE} here\n")
         return 1
-    from trainwire.reader.stream_summary import summarise_stream
+    from trainwire.reader.journal_rebuild import rebuild_journals  # the reader's models: only here
 
-    summary = summarise_stream(stream)
-    if summary is None:
+    rebuilt = rebuild_journals(options.dir)
+    if not rebuilt:
         sys.stderr.write(f"trainwire journal rebuild: {stream}: no valid line\n")
         return 1
-    target = write_summary(options.dir, summary)
-    sys.stdout.write(f"{target}: {summary['run_id']} {summary['status']}\n")
+    for run_id, summary in rebuilt:
+        sys.stdout.write(f"{options.dir / 'runs' / run_id}: {run_id} {summary['status']}\n")
     return 0

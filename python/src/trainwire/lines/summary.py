@@ -17,7 +17,7 @@ from trainwire.contract.status import EXIT_CODES
 
 __all__ = ["SummaryBuilder", "is_lower_better", "write_summary"]
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
 _LOWER_IS_BETTER = ("loss", "error", "perplexity", "ppl", "wer", "cer")
 #: step fields kept as series; `learning_rate` is tracked but has no best
 _STEP_SERIES = ("loss", "learning_rate", "grad_norm")
@@ -49,6 +49,8 @@ class SummaryBuilder:
 
     def __init__(self, earlier_runs: Iterable[str] = (), *, any_line_switches: bool = False) -> None:
         self._earlier: list[str] = list(earlier_runs)
+        #: dated entries in the run's notes (`trainwire note`): not in the stream, set by the journal
+        self.notes = 0
         # for pieces of a stream (a head and a tail): the latest run may have started unseen
         self._any_line_switches = any_line_switches
         self._run_id: str | None = None
@@ -72,6 +74,13 @@ class SummaryBuilder:
         self._provenance: Mapping[str, Any] = {}
         self._last: dict[str, float] = {}
         self._best: dict[str, dict[str, Any]] = {}
+        self._objective: tuple[str, bool] | None = None  # (name, lower is better)
+        self._resumed_from: str | None = None
+        self._trial_params: dict[int, Any] = {}
+        self._best_trial: Mapping[str, Any] | None = None
+        self._tokens: int | None = None
+        self._peak_memory: dict[str, int] = {}
+        self._plain_steps = True  # the step series' bests follow the name rules (the inline paths)
 
     @property
     def run_id(self) -> str | None:
@@ -133,6 +142,36 @@ class SummaryBuilder:
             "last": dict(sorted(self._last.items())),
             "best": {name: dict(best) for name, best in sorted(self._best.items())},
             "earlier_runs": list(self._earlier),
+            "objective": self._objective_summary(),
+            "resumed_from": self._resumed_from,
+            "trials": self._trials_summary(),
+            "tokens": self._tokens,
+            "peak_memory": dict(sorted(self._peak_memory.items())),
+            "seeds": _seeds(provenance),
+            "notes": self.notes,
+        }
+
+    def _objective_summary(self) -> dict[str, Any] | None:
+        if self._objective is None:
+            return None
+        name, lower = self._objective
+        best = self._best.get(name)
+        return {"name": name, "goal": "min" if lower else "max", "best": dict(best) if best is not None else None}
+
+    def _trials_summary(self) -> dict[str, Any] | None:
+        if not self._trial_params and self._best_trial is None:
+            return None
+        best = self._best_trial
+        return {
+            "count": len(self._trial_params),
+            "best": None
+            if best is None
+            else {
+                "trial": best["trial"],
+                "metric": best["metric"],
+                "value": best["value"],
+                "params": self._trial_params.get(best["trial"]),
+            },
         }
 
     # -- series ---------------------------------------------------------------------------
@@ -145,9 +184,15 @@ class SummaryBuilder:
         if not best:
             return
         current = self._best.get(name)
-        lower = is_lower_better(name)
+        lower = (
+            self._objective[1] if self._objective is not None and self._objective[0] == name else is_lower_better(name)
+        )
         if current is None or (number < current["value"] if lower else number > current["value"]):
             self._best[name] = {"value": number, "step": step}
+
+    def _has_best(self, name: str) -> bool:
+        """Whether series `name` keeps a best: a lower-is-better name, or the declared objective."""
+        return is_lower_better(name) or (self._objective is not None and self._objective[0] == name)
 
     def _step_to(self, step: Any) -> None:
         if isinstance(step, int) and not isinstance(step, bool):
@@ -166,6 +211,33 @@ def _run_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     summary._heartbeat_interval_s = _number(interval)
     provenance = line.get("provenance")
     summary._provenance = provenance if isinstance(provenance, Mapping) else {}
+    objective = line.get("objective")
+    if (
+        isinstance(objective, Mapping)
+        and isinstance(objective.get("name"), str)
+        and objective.get("goal") in ("min", "max")
+    ):
+        name = objective["name"]
+        summary._objective = (name, objective["goal"] == "min")
+        # a declared goal for a step series other than the name rule's: the general path
+        summary._plain_steps = name not in _STEP_SERIES or is_lower_better(name) == (objective["goal"] == "min")
+    resumed = line.get("resumed_from")
+    run_id = resumed.get("run_id") if isinstance(resumed, Mapping) else None
+    summary._resumed_from = run_id if isinstance(run_id, str) else None
+
+
+def _seeds(provenance: Mapping[str, Any]) -> dict[str, int]:
+    """`provenance.seed` as `seed`, and every integer of `provenance.seeds`, by name."""
+    seeds: dict[str, int] = {}
+    seed = provenance.get("seed")
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        seeds["seed"] = seed
+    more = provenance.get("seeds")
+    if isinstance(more, Mapping):
+        seeds.update(
+            (str(name), value) for name, value in more.items() if isinstance(value, int) and not isinstance(value, bool)
+        )
+    return dict(sorted(seeds.items()))
 
 
 def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
@@ -180,6 +252,17 @@ def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     if isinstance(total, int):
         summary._total_steps = total
     step = summary._step
+    tokens = line.get("tokens_seen")
+    if tokens is not None and type(tokens) is int:
+        summary._tokens = tokens
+    memory = line.get("memory")
+    if memory:
+        _peak_memory(summary._peak_memory, memory)
+    if not summary._plain_steps:
+        for name in _STEP_SERIES:
+            summary._observe(name, line.get(name), step, best=summary._has_best(name))
+        _step_metrics(summary, line.get("metrics"), step)
+        return
     last, bests = summary._last, summary._best
     for name, best in _STEP_SERIES_BEST:
         value = line.get(name)
@@ -195,15 +278,33 @@ def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
                 bests[name] = {"value": value, "step": step}
             elif value < current["value"]:  # updated in place: `summary()` hands out copies
                 current["value"], current["step"] = value, step
-    metrics = line.get("metrics")
+    _step_metrics(summary, line.get("metrics"), step)
+
+
+def _step_metrics(summary: SummaryBuilder, metrics: Any, step: int | None) -> None:
     if metrics and isinstance(metrics, Mapping):
         for name, value in metrics.items():
             name = str(name)
-            summary._observe(name, value, step, best=is_lower_better(name))
+            summary._observe(name, value, step, best=summary._has_best(name))
+
+
+def _peak_memory(peaks: dict[str, int], memory: Any) -> None:
+    """The highest `peak_bytes` (else `allocated_bytes`) of each device of `train.step.memory`."""
+    if not isinstance(memory, Mapping):
+        return
+    for device, figures in memory.items():
+        if not isinstance(figures, Mapping):
+            continue
+        peak = figures.get("peak_bytes")
+        if not isinstance(peak, int) or isinstance(peak, bool):
+            peak = figures.get("allocated_bytes")
+        if isinstance(peak, int) and not isinstance(peak, bool) and peak > peaks.get(str(device), -1):
+            peaks[str(device)] = peak
 
 
 _FLOAT_OR_NONE = frozenset((float, type(None)))
 _INT_OR_NONE = frozenset((int, type(None)))
+_STR_OR_NONE = frozenset((str, type(None)))
 
 
 def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, Any]]) -> bool:
@@ -216,12 +317,17 @@ def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, An
         "train.step"
     }:
         return False
-    if any(line.get("metrics") for line in lines):
+    if not summary._plain_steps or any(line.get("metrics") or line.get("memory") for line in lines):
         return False
     steps = [line.get("step") for line in lines]
     stamps = [line.get("ts") for line in lines]
     totals = [line.get("total_steps") for line in lines]
-    if set(map(type, steps)) != {int} or set(map(type, stamps)) != {str} or not set(map(type, totals)) <= _INT_OR_NONE:
+    # a kept step (the step file's) has no `ts`: it was never written
+    if (
+        set(map(type, steps)) != {int}
+        or not set(map(type, stamps)) <= _STR_OR_NONE
+        or not set(map(type, totals)) <= _INT_OR_NONE
+    ):
         return False
     series: list[tuple[str, bool, list[Any], list[float]]] = []
     for name, best in _STEP_SERIES_BEST:
@@ -234,8 +340,14 @@ def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, An
             return False
         series.append((name, best, values, numbers))
     # Checked: now fold. Each field's last value is the last line's; a best is the first minimum.
-    summary.last_ts = stamps[-1]
+    written = [stamp for stamp in stamps if stamp is not None] if None in stamps else stamps
+    if written:
+        summary.last_ts = written[-1]
     summary._step = steps[-1]
+    given_tokens = [line.get("tokens_seen") for line in lines]
+    given_tokens = [tokens for tokens in given_tokens if type(tokens) is int]
+    if given_tokens:
+        summary._tokens = given_tokens[-1]
     given_totals = [total for total in totals if total is not None]
     if given_totals:
         summary._total_steps = given_totals[-1]
@@ -275,6 +387,24 @@ def _checkpoint_saved(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
         summary._checkpoint = path
 
 
+def _trial_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    trial = line.get("trial")
+    if isinstance(trial, int):
+        params = line.get("params")
+        summary._trial_params[trial] = dict(params) if isinstance(params, Mapping) else None
+
+
+def _trial_ended(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    best = line.get("best")
+    if (
+        isinstance(best, Mapping)
+        and isinstance(best.get("trial"), int)
+        and isinstance(best.get("metric"), str)
+        and _number(best.get("value")) is not None
+    ):
+        summary._best_trial = {"trial": best["trial"], "metric": best["metric"], "value": _number(best["value"])}
+
+
 def _run_finished(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     status = line.get("status")
     if isinstance(status, str):
@@ -290,7 +420,7 @@ def _run_finished(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     metrics = line.get("metrics")
     if isinstance(metrics, Mapping):
         for name, value in metrics.items():
-            summary._observe(str(name), value, summary._step, best=is_lower_better(str(name)))
+            summary._observe(str(name), value, summary._step, best=summary._has_best(str(name)))
 
 
 #: every event -> how it changes the summary; None: the summary does not show it (a test
@@ -307,8 +437,8 @@ _HANDLERS: dict[str, Callable[[SummaryBuilder, Mapping[str, Any]], None] | None]
     "train.restarted": _train_restarted,
     "eval.completed": _eval_completed,
     "checkpoint.saved": _checkpoint_saved,
-    "trial.started": None,
-    "trial.ended": None,
+    "trial.started": _trial_started,
+    "trial.ended": _trial_ended,
     "stop.requested": None,
     "run.finished": _run_finished,
 }

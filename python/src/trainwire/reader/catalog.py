@@ -16,14 +16,17 @@ from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import open_regular
-from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
+from trainwire.contract.journal_lookup import latest_journal
+from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
 from trainwire.contract.liveness import status_at
 from trainwire.lines.summary import SummaryBuilder
 
-__all__ = ["WINDOW_BYTES", "find_streams", "load_summary", "run_row"]
+__all__ = ["SUMMARY_VERSIONS", "WINDOW_BYTES", "find_streams", "load_summary", "run_row", "run_rows"]
 
 #: how much of a stream's start and end a row reads
 WINDOW_BYTES = 64 * 1024
+#: the summary versions this reader reads (a field version 1 lacks reads as null)
+SUMMARY_VERSIONS = (1, 2)
 
 
 def find_streams(roots: list[Path]) -> Iterator[Path]:
@@ -44,8 +47,9 @@ def run_row(
     """The row of the latest run of `stream`, or None when it holds no valid line. With
     `within`, a journal file or stream leading outside that directory is not read
     (`NotARegularFile` for the stream, no summary for the journal)."""
-    summary = load_summary(stream.parent / SUMMARY_FILE, within=within)
-    if summary is not None and summary["status"] != "running" and _written_after(stream.parent / SUMMARY_FILE, stream):
+    summary_path = _latest_summary_path(stream.parent)
+    summary = load_summary(summary_path, within=within)
+    if summary is not None and summary["status"] != "running" and _written_after(summary_path, stream):
         # a finished run whose summary is newer than every line: nothing to read
         return _row(summary, summary["status"], stream, now_us)
     tail = _window_summary(stream, (False,), within)
@@ -75,6 +79,31 @@ def run_row(
     )
 
 
+def run_rows(
+    stream: Path, now_us: int, stale_after_s: float | None = None, *, within: Path | None = None
+) -> list[dict[str, Any]]:
+    """A row for every run with a journal beside `stream`, in stream order; the latest's is
+    `run_row`'s (its tail read when it may be live), an earlier run's is its summary (a run
+    a later one followed while it was still `running` never finished: `stale`). A stream
+    without journals (another writer, or runs without one) gives `run_row`'s one row."""
+    latest = run_row(stream, now_us, stale_after_s, within=within)
+    rows = []
+    for journal in journal_dirs(stream.parent):
+        summary = load_summary(journal / SUMMARY_FILE, within=within)
+        if summary is None or (latest is not None and summary["run_id"] == latest["run_id"]):
+            continue
+        status = "stale" if summary["status"] == "running" else summary["status"]
+        rows.append(_row(summary, status, stream, now_us))
+    rows.sort(key=lambda row: len(row["earlier_runs"]))
+    return [*rows, latest] if latest is not None else rows
+
+
+def _latest_summary_path(directory: Path) -> Path:
+    """The summary of the directory's latest run: its journal's, or a 0.1 journal's beside the stream."""
+    journal = latest_journal(directory)
+    return journal / SUMMARY_FILE if journal is not None else directory / SUMMARY_FILE
+
+
 def _row(summary: Mapping[str, Any], status: str, stream: Path, now_us: int) -> dict[str, Any]:
     return {
         "run_id": summary["run_id"],
@@ -87,6 +116,10 @@ def _row(summary: Mapping[str, Any], status: str, stream: Path, now_us: int) -> 
         "git_sha": summary["git_sha"],
         "started_at": summary["started_at"],
         "path": str(stream),
+        "directory": str(stream.parent),
+        "resumed_from": summary.get("resumed_from"),
+        "earlier_runs": list(summary.get("earlier_runs") or []),
+        "notes": summary.get("notes") or 0,
     }
 
 
@@ -107,7 +140,7 @@ def load_summary(path: Path, *, within: Path | None = None) -> dict[str, Any] | 
         return None
     if (
         not isinstance(summary, dict)
-        or summary.get("summary_version") != 1
+        or summary.get("summary_version") not in SUMMARY_VERSIONS
         or not isinstance(summary.get("run_id"), str)
     ):
         return None

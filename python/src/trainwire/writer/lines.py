@@ -58,6 +58,8 @@ class LineWriter:
         self._check_steps = self._complaints.strict
         # owner -> (line, now(), monotonic()), in the order reported (so ts never goes back)
         self._pending: dict[Throttled, tuple[dict[str, Any], float, float]] = {}
+        #: called with each held step a later step of its owner superseded (it never reaches the stream)
+        self.left_out: Callable[[dict[str, Any]], None] | None = None
         #: monotonic time of the last line written (the heartbeat's idle clock)
         self.last_write = monotonic()
 
@@ -108,13 +110,19 @@ class LineWriter:
     def hold(self, line: dict[str, Any], reported_mono: float, owner: Throttled) -> None:
         """Keeps a throttled line of `owner` with the time it was reported, in place of the
         owner's earlier one; any later line writes it first."""
-        self._pending.pop(owner, None)  # re-inserted last: the pending lines stay in report order
+        self._supersede(owner)  # re-inserted last: the pending lines stay in report order
         self._pending[owner] = (line, self._now(), reported_mono)
+
+    def _supersede(self, owner: Throttled) -> None:
+        """Drops `owner`'s pending line; a step dropped so goes to `left_out`."""
+        superseded = self._pending.pop(owner, None)
+        if superseded is not None and self.left_out is not None and superseded[0]["event"] == "train.step":
+            self.left_out(superseded[0])
 
     def write_fresh(self, line: dict[str, Any], owner: Throttled) -> None:
         """Writes a due line of `owner`: its pending line is superseded, the others' go first."""
         if self._pending:
-            self._pending.pop(owner, None)
+            self._supersede(owner)
             self.flush_pending()
         self.write(line)
 

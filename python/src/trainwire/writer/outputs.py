@@ -19,6 +19,8 @@ logger = logging.getLogger("trainwire.writer")
 def open_sinks(
     output_dir: str | None,
     *,
+    run_id: str,
+    config_reference: str | os.PathLike[str] | None = None,
     file_name: str,
     fsync: bool,
     journal: bool,
@@ -35,7 +37,7 @@ def open_sinks(
             os.makedirs(output_dir, exist_ok=True)
             made.append(FileSink(os.path.join(output_dir, file_name), fsync=fsync))
             if journal:
-                kept_journal = Journal(output_dir)
+                kept_journal = Journal(output_dir, run_id, config_reference=config_reference)
                 made.append(kept_journal)
         except OSError as exc:
             logger.warning("trainwire: cannot open %s in %s (%s); no progress file", file_name, output_dir, exc)

@@ -101,7 +101,8 @@ def _git(cwd: str | os.PathLike[str] | None) -> dict[str, Any]:
         return {}
     if sha.returncode != 0:  # git works, but this is not a work tree (or has no commit)
         return {"git_sha": None, "git_dirty": None}
-    status = run_git(["status", "--porcelain", "--untracked-files=no"], cwd)
+    # untracked files count: a run from new, uncommitted files cannot be reproduced from the sha
+    status = run_git(["status", "--porcelain", "--untracked-files=normal"], cwd)
     dirty = None if status is None or status.returncode != 0 else bool(status.stdout.strip())
     return {"git_sha": sha.stdout.strip(), "git_dirty": dirty}
 

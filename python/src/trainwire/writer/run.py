@@ -78,8 +78,12 @@ class Run:
     `run.heartbeat` when idle; `heartbeat_thread=False` announces it without the thread
     (for a fake clock: the caller writes `heartbeat()` itself). `rank` defaults to
     `global_rank()`; `clock` to the system clock. A bad `run_id` raises `ValueError`.
-    With an output directory, `journal` (on by default) keeps the run journal beside the
-    stream: config, dirty diff, notes and summary (docs/journal.md).
+    With an output directory, `journal` (on by default) keeps the run's journal beside the
+    stream (`runs/<run_id>/`): config, dirty diff, environment, notes, summary, the steps
+    the throttle left out and a series snapshot (docs/journal.md); `config_reference` (a
+    run id, journal or output directory) adds the config's diff against that run's.
+    `objective=("eval/loss", "min")` declares the metric the run tries to improve: it is
+    written into `run.started`, and the summary's best of that series follows its goal.
 
     Input the contract cannot take is converted where it has one obvious meaning (numpy
     and torch scalars, 0-d tensors, `Decimal`) and otherwise dropped, a field or the
@@ -106,6 +110,8 @@ class Run:
         rank: int | None = None,
         stage: Mapping[str, Any] | None = None,
         journal: bool = True,
+        config_reference: PathLike | None = None,
+        objective: tuple[str, str] | None = None,
         strict: bool = False,
     ) -> None:
         self._complain = Complaints(strict)
@@ -120,6 +126,7 @@ class Run:
         self._monotonic = self._clock.monotonic
         self._heartbeat_interval_s = self._args.heartbeat_interval(heartbeat_interval_s)
         self._heartbeat_thread_enabled = heartbeat_thread
+        self._objective = objective  # written into run.started
 
         # Reentrant: a callback sink may itself call back into the run.
         self._lock = threading.RLock()
@@ -142,6 +149,8 @@ class Run:
         if self._active:
             made, self._journal = open_sinks(
                 self.output_dir,
+                run_id=run_id,
+                config_reference=config_reference,
                 file_name=file_name,
                 fsync=fsync,
                 journal=journal,
@@ -150,6 +159,8 @@ class Run:
                 sinks=sinks,
             )
         self._lines = LineWriter(run_id, self._stage, Dispatcher(made), self._now, self._monotonic, self._complain)
+        if self._journal is not None:
+            self._lines.left_out = self._journal.keep_step  # every step kept, written or not
         self._step_envelope = self._lines.new_line("train.step")  # copied for each step
 
     # -- properties --------------------------------------------------------------------
@@ -255,6 +266,7 @@ class Run:
             resumed_from=resumed_from,
             heartbeat_interval_s=self._heartbeat_interval_s,
             total_trials=total_trials,
+            objective=self._objective,
         )
         if not self._emit("run.started", payload):
             self._emit("run.started", required_started(payload))

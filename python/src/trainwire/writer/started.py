@@ -45,6 +45,7 @@ def started_payload(
     resumed_from: Any,
     heartbeat_interval_s: float | None,
     total_trials: Any = UNSET,
+    objective: Any = None,
 ) -> dict[str, Any]:
     """The fields of `run.started`; `total_epochs`, `resumed_from` and `total_trials` are
     left out when `UNSET`, a field that cannot be taken is left out (or null) with a complaint."""
@@ -71,7 +72,24 @@ def started_payload(
         payload["heartbeat_interval_s"] = heartbeat_interval_s
     if total_trials is not UNSET:
         payload["total_trials"] = args.optional_int("run.started", "total_trials", total_trials)
+    if objective is not None:
+        declared = _objective(objective)
+        if declared is None:
+            args.complain("run.started.objective", f"objective={objective!r} is not (name, 'min' or 'max'); left out")
+        else:
+            payload["objective"] = declared
     return payload
+
+
+def _objective(objective: Any) -> dict[str, str] | None:
+    """`(name, goal)` as `run.started.objective`, or None when it is not one."""
+    try:
+        name, goal = objective
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(name, str) or not 0 < len(name) <= 256 or goal not in ("min", "max"):
+        return None
+    return {"name": name, "goal": goal}
 
 
 def required_started(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,155 @@
+"""`trainwire diff`: two runs side by side (config, provenance, metrics, notes), or one run's
+config against its reference (`--against`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from trainwire.cli.journal_runs import JournalError, add_roots_argument, find_run, load_json, run_summary
+from trainwire.cli.table import print_table
+from trainwire.contract.config_diff import differences, flatten
+from trainwire.contract.layout import CONFIG_DIFF_FILE, CONFIG_FILE, ENVIRONMENT_FILE, NOTES_FILE, STREAM_FILE
+from trainwire.contract.notes import note_entries
+
+__all__ = ["compare", "register_diff"]
+
+
+def register_diff(commands: Any) -> None:
+    diff = commands.add_parser(
+        "diff",
+        help="compare two runs: config, provenance, metrics, notes",
+        description=f"Config diff, provenance diff (git sha, dirty, seeds, package versions), metrics side by side and each run's notes. RUN is a run id (looked for under --in DIR, default .), a run's journal directory, an output directory (its latest run) or its {STREAM_FILE}. With --against REF and one RUN: RUN's config against REF's (recorded at its start by Run(config_reference=...) when REF is its reference, else computed now); --against alone: against the reference it recorded.",
+    )
+    diff.add_argument("run_a", metavar="RUN_A")
+    diff.add_argument("run_b", nargs="?", metavar="RUN_B")
+    diff.add_argument("--against", nargs="?", const="", metavar="REF", help="RUN_A's config against REF's")
+    add_roots_argument(diff)
+    diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    diff.set_defaults(command=_diff)
+
+
+def compare(run_a: str, run_b: str, roots: list[Path]) -> dict[str, Any]:
+    """Config, provenance, metrics and notes of two runs: only what differs in the config and
+    provenance, every metric of either run."""
+    a, b = _run_record(run_a, roots), _run_record(run_b, roots)
+    return {
+        "runs": [a["run_id"], b["run_id"]],
+        "config": differences(flatten(a["config"]), flatten(b["config"])),
+        "provenance": differences(flatten(a["provenance"]), flatten(b["provenance"])),
+        "metrics": {
+            name: [a["metrics"].get(name), b["metrics"].get(name)]
+            for name in sorted(set(a["metrics"]) | set(b["metrics"]))
+        },
+        "notes": [a["notes"], b["notes"]],
+    }
+
+
+def against(run: str, reference: str, roots: list[Path]) -> dict[str, Any]:
+    """`run`'s config against `reference`'s (`""`: the reference it recorded at its start)."""
+    stream, journal = find_run(run, roots)
+    recorded = load_json(journal / CONFIG_DIFF_FILE) if journal is not None else None
+    record = _run_record(run, roots)
+    if reference == "" or (
+        isinstance(recorded, Mapping) and recorded.get("reference", {}).get("run_id") == Path(reference).name
+    ):
+        if not isinstance(recorded, Mapping):
+            raise JournalError(f"{run}: no config reference was recorded (Run(config_reference=...))")
+        return {
+            "runs": [recorded["reference"].get("run_id"), record["run_id"]],
+            "config": recorded.get("changes") or {},
+        }
+    other = _run_record(reference, roots)
+    return {
+        "runs": [other["run_id"], record["run_id"]],
+        "config": differences(flatten(other["config"]), flatten(record["config"])),
+    }
+
+
+def _run_record(reference: str, roots: list[Path]) -> dict[str, Any]:
+    stream, journal = find_run(reference, roots)
+    summary = run_summary(stream, journal)
+    started = _run_started(stream, summary["run_id"]) if journal is None else {}
+    config = load_json(journal / CONFIG_FILE) if journal is not None else load_json(stream.parent / CONFIG_FILE)
+    if config is None:
+        config = (started or _run_started(stream, summary["run_id"])).get("config") or {}
+    provenance = load_json(journal / ENVIRONMENT_FILE) if journal is not None else None
+    if not isinstance(provenance, Mapping):
+        provenance = (started or _run_started(stream, summary["run_id"])).get("provenance") or {}
+    metrics = {f"last {name}": value for name, value in summary["last"].items()}
+    metrics.update({f"best {name}": best["value"] for name, best in summary["best"].items()})
+    metrics.update({"status": summary["status"], "step": summary["step"], "duration_s": summary["duration_s"]})
+    for name in ("tokens", "objective"):
+        if summary.get(name) is not None:
+            metrics[name] = summary[name]
+    notes = note_entries(_read_text(journal / NOTES_FILE)) if journal is not None else []
+    return {
+        "run_id": summary["run_id"],
+        "config": config,
+        "provenance": dict(provenance),
+        "metrics": metrics,
+        "notes": notes,
+    }
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _run_started(stream: Path, run_id: str) -> Mapping[str, Any]:
+    """The `run.started` line of `run_id`, read until it is found (a run without a journal)."""
+    from trainwire.reader.sources import read_file
+    from trainwire.reader.state import StreamReader
+
+    reader = StreamReader()
+    for chunk in read_file(stream):
+        for line in reader.feed(chunk).dicts:
+            if line.get("event") == "run.started" and line.get("run_id") == run_id:
+                return line
+    return {}
+
+
+def _diff(options: argparse.Namespace) -> int:
+    roots = options.roots or [Path(".")]
+    try:
+        if options.against is not None:
+            if options.run_b is not None:
+                raise JournalError("--against takes one RUN")
+            comparison = against(options.run_a, options.against, roots)
+        elif options.run_b is None:
+            raise JournalError("two runs to compare, or one with --against")
+        else:
+            comparison = compare(options.run_a, options.run_b, roots)
+    except JournalError as error:
+        sys.stderr.write(f"trainwire diff: {error}\n")
+        return 1
+    if options.json:
+        sys.stdout.write(json.dumps(comparison, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    run_a, run_b = comparison["runs"]
+    for section in ("config", "provenance", "metrics"):
+        if section not in comparison:
+            continue
+        sys.stdout.write(f"{section}\n")
+        rows = [[f"  {key}", _show(a), _show(b)] for key, (a, b) in comparison[section].items()]
+        print_table(rows or [["  (no difference)", "", ""]], ("", run_a or "-", run_b or "-"))
+    for run_id, notes in zip(comparison["runs"], comparison.get("notes", []), strict=False):
+        if notes:
+            sys.stdout.write(f"notes of {run_id}\n")
+            sys.stdout.writelines(f"  {ts}  {text}\n" for ts, text in notes)
+    return 0
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value if isinstance(value, str) else json.dumps(value)

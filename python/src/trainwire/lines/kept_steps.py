@@ -1,0 +1,68 @@
+"""The journal's step file (`steps.jsonl`): the `train.step` lines the stream's throttle left
+out, one compact JSON object a line, each saying after which line of the run's stream it
+came (`after`: that line's `seq`), so a fold can put it back in its place."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from trainwire._generated.contract import ENVELOPE_FIELDS
+
+__all__ = ["complete_size", "encode_kept_steps", "kept_step", "kept_step_line", "read_kept_steps"]
+
+_ENVELOPE = frozenset(ENVELOPE_FIELDS)
+
+
+def kept_step(line: Mapping[str, Any], after: int) -> dict[str, Any]:
+    """The step file's record of the `train.step` line `line`, left out after line `after`."""
+    record = {"after": after}
+    record.update((key, value) for key, value in line.items() if key not in _ENVELOPE)
+    return record
+
+
+def kept_step_line(record: Mapping[str, Any], run_id: str) -> dict[str, Any]:
+    """The record as the `train.step` line a fold takes (no `seq` or `ts`: it was never written)."""
+    line = {"run_id": run_id, "event": "train.step"}
+    line.update((key, value) for key, value in record.items() if key != "after")
+    return line
+
+
+def encode_kept_steps(records: list[dict[str, Any]]) -> bytes:
+    """Whole lines of records: compact JSON, each ending in a newline."""
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+    return "".join([encode(record) + "\n" for record in records]).encode("utf-8")
+
+
+def read_kept_steps(path: str | os.PathLike[str], limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """The records of a step file in order, up to byte `limit`; a last line without its newline
+    (a writer killed mid-append) and a line that is not a record are skipped. Nothing when
+    the file is missing."""
+    try:
+        data = Path(path).read_bytes() if limit is None else _head(Path(path), limit)
+    except OSError:
+        return
+    for raw in data[: data.rfind(b"\n") + 1].splitlines():
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and type(record.get("after")) is int:
+            yield record
+
+
+def complete_size(path: str | os.PathLike[str]) -> int:
+    """The size of the step file's whole lines: where a torn last line begins (0 when missing)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return 0
+    return data.rfind(b"\n") + 1
+
+
+def _head(path: Path, limit: int) -> bytes:
+    with path.open("rb") as file:
+        return file.read(limit)

@@ -1,0 +1,335 @@
+"""Step-indexed history of each run for plots and exports, bounded by downsampling.
+
+The twin of the TypeScript `SeriesStore` (typescript/src/series.ts): fed the same events,
+both give the same snapshot, byte for byte in canonical JSON. Readers feed it the events
+their fold accepted; the writer's journal (and `trainwire journal rebuild`) feed one run's
+series the decoded line dicts (`RunSeries.add_line`), which give the same snapshot.
+
+```python
+reader = StreamReader()
+store = SeriesStore()
+for event in reader.feed(chunk):   # the events the fold accepted
+    store.add(event)
+x, y = store.run("r1").uplot("loss")
+steps, values, times = store.run("r1").curve("grad_norm")   # times: seconds since the epoch
+```
+
+Series names: the `train.step` fields of `STEP_SERIES` by their own names, each value of a
+step's `metrics` as `metrics/<name>`, each evaluation metric as `eval/<split>/<metric>`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from trainwire.contract.clock import parse_timestamp_us
+
+__all__ = ["DEFAULT_MAX_MARKERS", "DEFAULT_MAX_POINTS", "STEP_SERIES", "RunSeries", "Series", "SeriesStore"]
+
+#: the default number of points one series keeps at most
+DEFAULT_MAX_POINTS = 4000
+#: the default number of `eval` and `checkpoint` markers a run keeps (the others are counted)
+DEFAULT_MAX_MARKERS = 1000
+#: the `train.step` fields kept as series of their own name (the epoch and the progress
+#: fields are the axes' business, not metrics)
+STEP_SERIES = ("loss", "learning_rate", "grad_norm", "samples_per_s", "tokens_per_s", "tokens_seen")
+
+# A point: [arrival index, step, value, time]: the index orders the points of a bucket, the
+# time (microseconds since the epoch, the line's `ts`) places it on a wall-clock axis.
+Point = list[Any]
+# A bucket of consecutive points of one attempt: [attempt, count, first, min, max, last].
+Bucket = list[Any]
+
+# Restarts, stops and the end are few by nature; evals and checkpoints may be many.
+_BOUNDED_MARKERS = frozenset({"eval", "checkpoint"})
+
+
+def _merge_into(into: Bucket, other: Bucket) -> None:
+    into[1] += other[1]
+    # strict comparisons: on a tie the earlier point stays, in every language alike
+    if other[3][2] < into[3][2]:
+        into[3] = other[3]
+    if other[4][2] > into[4][2]:
+        into[4] = other[4]
+    into[5] = other[5]
+
+
+class Series:
+    """One step-indexed series, downsampled by merging pairs of buckets when it outgrows its limit."""
+
+    def __init__(self, max_points: int, snapshot: dict[str, Any] | None = None) -> None:
+        # a bucket shows at most 4 points (first, min, max, last)
+        self.max_buckets = max(1, max_points // 4)
+        self._bucket_size: int = snapshot["bucket_size"] if snapshot else 1
+        self.count: int = snapshot["count"] if snapshot else 0
+        self._buckets: list[Bucket] = copy.deepcopy(snapshot["buckets"]) if snapshot else []
+
+    def add(self, attempt: int, step: int, value: float, time_us: int) -> None:
+        point: Point = [self.count, step, value, time_us]
+        self.count += 1
+        single: Bucket = [attempt, 1, point, point, point, point]
+        if self._buckets and self._buckets[-1][0] == attempt and self._buckets[-1][1] < self._bucket_size:
+            _merge_into(self._buckets[-1], single)
+        else:
+            self._buckets.append(single)
+        while len(self._buckets) > self.max_buckets and self._compact():
+            pass
+
+    def points(self) -> list[tuple[int, int, float, int]]:
+        """The kept points in arrival order, as (attempt, step, value, time in microseconds)."""
+        out: list[tuple[int, int, float, int]] = []
+        for attempt, _count, *kept in self._buckets:
+            previous = -1
+            for index, step, value, time_us in sorted(kept, key=lambda point: point[0]):
+                if index != previous:  # one point can be first, min, max and last at once
+                    out.append((attempt, step, value, time_us))
+                previous = index
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bucket_size": self._bucket_size, "count": self.count, "buckets": copy.deepcopy(self._buckets)}
+
+    def _compact(self) -> bool:
+        """Double the bucket size and merge neighbours of one attempt that fit; False if none did."""
+        self._bucket_size *= 2
+        merged: list[Bucket] = []
+        for bucket in self._buckets:
+            if merged and merged[-1][0] == bucket[0] and merged[-1][1] + bucket[1] <= self._bucket_size:
+                _merge_into(merged[-1], bucket)
+            else:
+                merged.append(bucket)
+        shrunk = len(merged) < len(self._buckets)
+        self._buckets = merged
+        return shrunk
+
+
+class RunSeries:
+    """The history of one run: its step fields, step metrics (`metrics/<name>`), eval metrics
+    (`eval/<split>/<metric>`) and markers, each point and marker with its time."""
+
+    def __init__(self, run_id: str, max_points: int, max_markers: int, snapshot: dict[str, Any] | None = None) -> None:
+        self.run_id = run_id
+        self.max_points = max_points
+        self.max_markers = max_markers
+        self.attempt = 1
+        self.last_step: int | None = None
+        self.restarts: list[list[int]] = []
+        self.series: dict[str, Series] = {}
+        self.markers: list[dict[str, Any]] = []
+        self.dropped_markers = 0
+        if snapshot is not None:
+            self.attempt = snapshot["attempt"]
+            self.last_step = snapshot["last_step"]
+            self.restarts = copy.deepcopy(snapshot["restarts"])
+            self.series = {name: Series(max_points, values) for name, values in snapshot["series"].items()}
+            self.markers = copy.deepcopy(snapshot["markers"])
+            self.dropped_markers = snapshot["dropped_markers"]
+        self._bounded_markers = sum(1 for marker in self.markers if marker["kind"] in _BOUNDED_MARKERS)
+
+    def names(self) -> list[str]:
+        """The series names, in order of first value."""
+        return list(self.series)
+
+    def uplot(self, name: str) -> tuple[list[int], list[float | None]]:
+        """One series as uPlot data on the step axis: `curve` without the times."""
+        steps, values, _times = self.curve(name)
+        return steps, values
+
+    def curve(self, name: str) -> tuple[list[int], list[float | None], list[float]]:
+        """One series as steps, values and times (seconds since the epoch): steps ascend, a
+        `None` value at each restart breaks the line.
+
+        A restart resumes at an earlier step: the abandoned attempt's points from that step
+        on are left out, so the line is not drawn back in time. The break takes the time of
+        the first point after it, so the times ascend too.
+        """
+        x: list[int] = []
+        y: list[float | None] = []
+        t: list[float] = []
+        resume_step = dict((attempt, step) for attempt, step in self.restarts)
+        attempt: int | None = None
+        series = self.series.get(name)
+        for point_attempt, step, value, time_us in series.points() if series is not None else []:
+            time_s = time_us / 1_000_000
+            if attempt is not None and point_attempt != attempt:
+                resume = resume_step.get(point_attempt, step)
+                while x and x[-1] >= resume:
+                    x.pop()
+                    y.pop()
+                    t.pop()
+                x.append(resume)
+                y.append(None)
+                t.append(time_s)
+            attempt = point_attempt
+            x.append(step)
+            y.append(value)
+            t.append(time_s)
+        return x, y, t
+
+    def add(self, event: Any) -> None:
+        """Take one event the run-state fold accepted."""
+        add = _ADD.get(event.event)
+        if add is not None:
+            add(self, event)
+
+    def add_line(self, line: Mapping[str, Any]) -> None:
+        """Take one decoded line (a dict) of this run, as `add` takes its event."""
+        add = _ADD.get(line.get("event"))  # type: ignore[arg-type]
+        if add is not None:
+            add(self, _LineView(line))
+
+    def _add_step(self, event: Any) -> None:
+        self.last_step = event.step
+        time_us = parse_timestamp_us(event.ts)
+        for field in STEP_SERIES:
+            value = getattr(event, field)
+            if value is not None:
+                self._point(field, event.step, value, time_us)
+        self._points("metrics/", event.metrics or {}, event.step, time_us)
+
+    def _add_epoch(self, event: Any) -> None:
+        self.last_step = event.step
+
+    def _add_restart(self, event: Any) -> None:
+        self.attempt = event.attempt
+        self.last_step = event.step
+        self.restarts.append([event.attempt, event.step])
+        self._marker("restart", event.step, event.reason, event.ts)
+
+    def _add_eval(self, event: Any) -> None:
+        self._points(f"eval/{event.split}/", event.metrics, event.step, parse_timestamp_us(event.ts))
+        self._marker("eval", event.step, event.split, event.ts)
+
+    def _add_checkpoint(self, event: Any) -> None:
+        self._marker("checkpoint", event.step, event.reason, event.ts)
+
+    def _add_stop(self, event: Any) -> None:
+        self._marker("stop", self.last_step, event.source, event.ts)
+
+    def _add_finished(self, event: Any) -> None:
+        step = event.step if event.step is not None else self.last_step
+        self._marker("finished", step, event.status, event.ts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "attempt": self.attempt,
+            "last_step": self.last_step,
+            "restarts": copy.deepcopy(self.restarts),
+            "series": {name: values.to_dict() for name, values in self.series.items()},
+            "markers": copy.deepcopy(self.markers),
+            "dropped_markers": self.dropped_markers,
+        }
+
+    def _point(self, name: str, step: int, value: float, time_us: int) -> None:
+        series = self.series.get(name)
+        if series is None:
+            series = self.series[name] = Series(self.max_points)
+        series.add(self.attempt, step, value, time_us)
+
+    def _points(self, prefix: str, metrics: dict[str, float | None], step: int, time_us: int) -> None:
+        # sorted names: the order of first appearance is the same in every language
+        for metric in sorted(metrics, key=_utf16_key):
+            value = metrics[metric]
+            if value is not None:
+                self._point(prefix + metric, step, value, time_us)
+
+    def _marker(self, kind: str, step: int | None, label: str | None, ts: str) -> None:
+        if kind in _BOUNDED_MARKERS:
+            if self._bounded_markers >= self.max_markers:
+                self.dropped_markers += 1
+                return
+            self._bounded_markers += 1
+        marker = {
+            "kind": kind,
+            "step": step,
+            "attempt": self.attempt,
+            "label": label,
+            "time_us": parse_timestamp_us(ts),
+        }
+        self.markers.append(marker)
+
+
+class _LineView:
+    """A line dict read as its event: a field it leaves out reads as None, as in the model."""
+
+    __slots__ = ("_line",)
+
+    def __init__(self, line: Mapping[str, Any]) -> None:
+        self._line = line
+
+    def __getattr__(self, name: str) -> Any:
+        value = self._line.get(name)
+        if name == "metrics" and value is None:
+            return {}
+        return value
+
+
+#: every event -> what it adds to a run's series; None: nothing (a test requires every event
+#: of the contract here, as `assertNever` does in typescript/src/series.ts)
+_ADD: dict[str, Callable[[RunSeries, Any], None] | None] = {
+    "run.started": None,
+    "run.heartbeat": None,
+    "phase.progress": None,
+    "train.rolled_back": None,
+    "phase.started": None,
+    "phase.ended": None,
+    "train.step": RunSeries._add_step,
+    "train.epoch": RunSeries._add_epoch,
+    "train.restarted": RunSeries._add_restart,
+    "eval.completed": RunSeries._add_eval,
+    "checkpoint.saved": RunSeries._add_checkpoint,
+    "trial.started": None,
+    "trial.ended": None,
+    "stop.requested": RunSeries._add_stop,
+    "run.finished": RunSeries._add_finished,
+}
+
+
+class SeriesStore:
+    """The step-indexed history of every run, fed the events a `RunStateFold` accepted.
+
+    Memory stays bounded: a series keeps at most `max_points` points however long the run.
+    `to_dict()` is JSON-serialisable; `SeriesStore.from_dict` goes on from it.
+    """
+
+    def __init__(self, *, max_points: int = DEFAULT_MAX_POINTS, max_markers: int = DEFAULT_MAX_MARKERS) -> None:
+        self.max_points = max_points
+        self.max_markers = max_markers
+        self.runs: dict[str, RunSeries] = {}
+
+    @classmethod
+    def from_dict(cls, snapshot: dict[str, Any]) -> SeriesStore:
+        store = cls(max_points=snapshot["max_points"], max_markers=snapshot["max_markers"])
+        for run in snapshot["runs"]:
+            store.runs[run["run_id"]] = RunSeries(run["run_id"], store.max_points, store.max_markers, run)
+        return store
+
+    def add(self, event: Any) -> None:
+        """Take one event the fold accepted (a dropped one would rewrite history)."""
+        run = self.runs.get(event.run_id)
+        if run is None:
+            run = self.runs[event.run_id] = RunSeries(event.run_id, self.max_points, self.max_markers)
+        run.add(event)
+
+    def extend(self, events: Any) -> None:
+        """Take the events `StreamReader.feed` returned."""
+        for event in events:
+            self.add(event)
+
+    def run(self, run_id: str) -> RunSeries | None:
+        return self.runs.get(run_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_points": self.max_points,
+            "max_markers": self.max_markers,
+            "runs": [run.to_dict() for run in self.runs.values()],
+        }
+
+
+def _utf16_key(name: str) -> bytes:
+    # JavaScript sorts strings by UTF-16 code units
+    return name.encode("utf-16-be")
