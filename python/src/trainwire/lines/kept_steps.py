@@ -17,15 +17,16 @@ __all__ = ["complete_size", "encode_kept_steps", "kept_step", "kept_step_line", 
 _ENVELOPE = frozenset(ENVELOPE_FIELDS)
 
 
-def kept_step(line: Mapping[str, Any], after: int) -> dict[str, Any]:
-    """The step file's record of the `train.step` line `line`, left out after line `after`."""
-    record = {"after": after}
+def kept_step(line: Mapping[str, Any], after: int, ts: str) -> dict[str, Any]:
+    """The step file's record of the `train.step` line `line`, left out after line `after`,
+    reported at `ts` (the time its points are drawn at)."""
+    record: dict[str, Any] = {"after": after, "ts": ts}
     record.update((key, value) for key, value in line.items() if key not in _ENVELOPE)
     return record
 
 
 def kept_step_line(record: Mapping[str, Any], run_id: str) -> dict[str, Any]:
-    """The record as the `train.step` line a fold takes (no `seq` or `ts`: it was never written)."""
+    """The record as the `train.step` line a fold takes (no `seq`: it was never written)."""
     line = {"run_id": run_id, "event": "train.step"}
     line.update((key, value) for key, value in record.items() if key != "after")
     return line

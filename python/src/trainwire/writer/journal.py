@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from trainwire.contract.clock import format_ts
 from trainwire.contract.files import write_json_atomically, write_text_atomically
 from trainwire.contract.journal_migration import migrate_journal
 from trainwire.contract.layout import (
@@ -154,10 +155,10 @@ class Journal:
         if kind in ("run.started", "run.finished") or time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
             self._save()
 
-    def keep_step(self, line: Mapping[str, Any]) -> None:
+    def keep_step(self, line: Mapping[str, Any], reported_at: float) -> None:
         """Keeps a `train.step` line the throttle left out of the stream (it came after the
-        last line written)."""
-        record = kept_step(line, self._last_seq)
+        last line written), with the time it was reported as its `ts`."""
+        record = kept_step(line, self._last_seq, format_ts(reported_at))
         self._kept.append(record)
         lines = self._lines
         lines.append(kept_step_line(record, self.run_id))

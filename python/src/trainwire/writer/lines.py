@@ -58,8 +58,9 @@ class LineWriter:
         self._check_steps = self._complaints.strict
         # owner -> (line, now(), monotonic()), in the order reported (so ts never goes back)
         self._pending: dict[Throttled, tuple[dict[str, Any], float, float]] = {}
-        #: called with each held step a later step of its owner superseded (it never reaches the stream)
-        self.left_out: Callable[[dict[str, Any]], None] | None = None
+        #: called with each held step a later step of its owner superseded (it never reaches the
+        #: stream) and the time it was reported
+        self.left_out: Callable[[dict[str, Any], float], None] | None = None
         #: monotonic time of the last line written (the heartbeat's idle clock)
         self.last_write = monotonic()
 
@@ -117,7 +118,7 @@ class LineWriter:
         """Drops `owner`'s pending line; a step dropped so goes to `left_out`."""
         superseded = self._pending.pop(owner, None)
         if superseded is not None and self.left_out is not None and superseded[0]["event"] == "train.step":
-            self.left_out(superseded[0])
+            self.left_out(superseded[0], superseded[1])  # with the time it was reported
 
     def write_fresh(self, line: dict[str, Any], owner: Throttled) -> None:
         """Writes a due line of `owner`: its pending line is superseded, the others' go first."""
