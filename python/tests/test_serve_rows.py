@@ -22,6 +22,7 @@ def test_a_single_run_directory_is_keyed_by_its_name(tmp_path: Path) -> None:
 
 def test_rows_carry_the_flat_config_and_the_notes(tmp_path: Path) -> None:
     make_run(tmp_path / "journal")  # config.json from the journal
+    make_run(tmp_path / "untouched")  # the journal's notes template only
     (tmp_path / "journal" / "notes.md").write_text("  lower lr, same seed \n")
     plain = Run(tmp_path / "plain", step_interval_s=0, heartbeat_interval_s=None, journal=False)
     plain.start(total_steps=2, config={"optimizer": {"name": "adamw", "betas": [0.9, 0.99]}}, provenance=False)
@@ -35,9 +36,9 @@ def test_rows_carry_the_flat_config_and_the_notes(tmp_path: Path) -> None:
     with serve(str(tmp_path)) as server:
         deadline = time.monotonic() + 30
         rows: dict[str, dict[str, object]] = {}
-        while len(rows) < 3 and time.monotonic() < deadline:
+        while len(rows) < 4 and time.monotonic() < deadline:
             rows = {row["key"]: row for row in json.loads(server.request("/api/runs")[2])}
     assert rows["journal"]["config"] == {"lr": 0.1} and rows["journal"]["notes"] == "lower lr, same seed"
     assert rows["plain"]["config"] == {"optimizer.name": "adamw", "optimizer.betas": "[0.9, 0.99]"}
-    assert rows["plain"]["notes"] is None
+    assert rows["plain"]["notes"] is None and rows["untouched"]["notes"] is None
     assert rows["moved"]["config"] == {"lr": 0.2} and rows["moved"]["notes"] == "in the run's own folder"

@@ -4,13 +4,14 @@
 import { chartList } from "../src/charts.js";
 import type { RunSeries } from "../src/index.js";
 import { Chart } from "./chart.js";
-import { $, element, streamUrl, text } from "./dom.js";
+import { $, configText, element, streamUrl } from "./dom.js";
 import { follow, historyOf } from "./feed.js";
 
 interface Compared {
   key: string;
   history: RunSeries | undefined;
-  config: Record<string, unknown>;
+  /** The run's config, flattened; undefined until its `run.started` was read. */
+  config: Record<string, unknown> | undefined;
   problem: string | null;
 }
 
@@ -23,7 +24,7 @@ export function openCompare(
   signal: AbortSignal,
   smoothing: () => number,
 ): void {
-  const runs = keys.map((key): Compared => ({ key, history: undefined, config: {}, problem: null }));
+  const runs = keys.map((key): Compared => ({ key, history: undefined, config: undefined, problem: null }));
   const picker = $("compare-metric") as HTMLSelectElement;
   const container = $("compare-chart");
   container.replaceChildren();
@@ -92,16 +93,17 @@ function renderProblems(runs: Compared[]): void {
   );
 }
 
-/** The config keys whose values differ between the runs (a key one run lacks differs too). */
-function renderConfig(runs: Compared[]): void {
-  const names = [...new Set(runs.flatMap((run) => Object.keys(run.config)))].sort();
-  const differing = names.filter((name) => new Set(runs.map((run) => JSON.stringify(run.config[name]))).size > 1);
+/** The config keys whose values differ between the runs read so far (a key one run lacks differs too). */
+function renderConfig(all: Compared[]): void {
+  const runs = all.filter((run) => run.config !== undefined);
+  const names = [...new Set(runs.flatMap((run) => Object.keys(run.config ?? {})))].sort();
+  const differing = names.filter((name) => new Set(runs.map((run) => JSON.stringify(run.config?.[name]))).size > 1);
   const table = $("compare-config");
   const head = element("tr");
   head.append(element("th", "config"), ...runs.map((run) => element("th", run.key)));
   const rows = differing.map((name) => {
     const tr = element("tr");
-    tr.append(element("td", name), ...runs.map((run) => element("td", text(run.config[name]))));
+    tr.append(element("td", name), ...runs.map((run) => element("td", configText(run.config?.[name]))));
     return tr;
   });
   table.replaceChildren(head, ...rows);

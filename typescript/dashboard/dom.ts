@@ -24,6 +24,12 @@ export function text(value: unknown): string {
   return String(value);
 }
 
+/** A config value as the run was given it: strings as they are, anything else as JSON. */
+export function configText(value: unknown): string {
+  if (value === undefined) return "–";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
 /** The URL of a run's stream by its key (each part of the key encoded). */
 export function streamUrl(key: string): string {
   return `runs/${key.split("/").map(encodeURIComponent).join("/")}/progress.jsonl`;

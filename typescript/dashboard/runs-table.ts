@@ -1,7 +1,7 @@
 // The runs list: one row per run directory, the columns the user picked from the runs' config
 // keys, a filter over exactly the text the rows show, and sorting by any column.
 import { formatDuration } from "../src/humanize.js";
-import { element, text } from "./dom.js";
+import { configText, element, text } from "./dom.js";
 
 export interface RunRow {
   key: string;
@@ -88,7 +88,7 @@ function configColumn(name: string): Column {
   return {
     id: `config:${name}`,
     title: name,
-    shown: (row) => text(value(row)),
+    shown: (row) => configText(value(row)),
     sorted: (row) => {
       const found = value(row);
       return typeof found === "number" || typeof found === "string" ? found : found == null ? null : String(found);

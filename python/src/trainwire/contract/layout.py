@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["CONFIG_FILE", "DIFF_FILE", "NOTES_FILE", "STREAM_FILE", "SUMMARY_FILE", "stream_path"]
+__all__ = ["CONFIG_FILE", "DIFF_FILE", "NOTES_FILE", "NOTES_TEMPLATE", "STREAM_FILE", "SUMMARY_FILE", "stream_path"]
 
 #: the stream: the source of truth for everything else here
 STREAM_FILE = "progress.jsonl"
@@ -15,6 +15,8 @@ CONFIG_FILE = "config.json"
 DIFF_FILE = "git_dirty.diff"
 #: free-form notes for people; created empty once, never overwritten
 NOTES_FILE = "notes.md"
+#: what the notes file holds until someone writes in it (a runs list shows no notes then)
+NOTES_TEMPLATE = "# Notes\n\nWhat this run tries, what you saw, what to do next.\n"
 #: the latest run's summary (schemas/summary/v1), rewritten atomically at start and finish
 SUMMARY_FILE = "summary.json"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.files import open_regular
-from trainwire.contract.layout import CONFIG_FILE, NOTES_FILE
+from trainwire.contract.layout import CONFIG_FILE, NOTES_FILE, NOTES_TEMPLATE
 from trainwire.contract.limits import clip
 
 __all__ = ["MAX_CONFIG_KEYS", "flat_config", "read_config", "read_notes"]
@@ -34,14 +34,15 @@ def read_config(directory: Path, *, within: Path | None = None) -> dict[str, Any
 
 
 def read_notes(directory: Path, run_id: str, *, within: Path | None = None) -> str | None:
-    """The run's notes, cut to a message's length; None when there are none.
+    """The run's notes, cut to a message's length; None when there are none (or only the
+    journal's untouched template).
 
     Tried in the run's own journal folder (`runs/<run_id>/notes.md`) first, then beside the
     stream (`notes.md`, the journal of the latest run)."""
     for path in (directory / "runs" / run_id / NOTES_FILE, directory / NOTES_FILE):
         text = _read_small(path, within)
         if text is not None:
-            return clip(text.strip()) or None
+            return None if text == NOTES_TEMPLATE else clip(text.strip()) or None
     return None
 
 

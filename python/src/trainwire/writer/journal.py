@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.files import write_json_atomically, write_text_atomically
-from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE
+from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, NOTES_TEMPLATE, SUMMARY_FILE
 from trainwire.lines.summary import SummaryBuilder, write_summary
 from trainwire.writer.provenance import run_git
 from trainwire.writer.redaction import redact_text
@@ -48,7 +48,6 @@ SECRET_FILE_PATTERNS = (
     "*secret*",
     "*.kdbx",
 )
-_NOTES_TEMPLATE = "# Notes\n\nWhat this run tries, what you saw, what to do next.\n"
 
 
 class Journal:
@@ -74,7 +73,7 @@ class Journal:
                 write_json_atomically(self.directory / CONFIG_FILE, config, indent=2)
             notes = self.directory / NOTES_FILE
             if not notes.exists():
-                notes.write_text(_NOTES_TEMPLATE, encoding="utf-8")
+                notes.write_text(NOTES_TEMPLATE, encoding="utf-8")
             if provenance is not None and provenance.get("git_dirty") is True:
                 return self._write_diff()
         except Exception:
