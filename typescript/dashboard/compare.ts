@@ -1,15 +1,15 @@
 // Compare: any chart across the picked runs, live, each run read by its own decoding worker into
 // the same bounded series store the run page uses; the config values that differ, as a table;
 // a clear line for each run that cannot be opened.
-import { chartList } from "../src/charts.js";
-import type { RunSeries } from "../src/index.js";
+import type { ChartData } from "../src/charts.js";
 import { Chart } from "./chart.js";
 import { $, configText, element, streamUrl } from "./dom.js";
-import { follow, historyOf } from "./feed.js";
+import { follow } from "./feed.js";
 
 interface Compared {
   key: string;
-  history: RunSeries | undefined;
+  /** The run's charts, as its worker made them. */
+  charts: ChartData[];
   /** The run's config, flattened; undefined until its `run.started` was read. */
   config: Record<string, unknown> | undefined;
   problem: string | null;
@@ -24,7 +24,7 @@ export function openCompare(
   signal: AbortSignal,
   smoothing: () => number,
 ): void {
-  const runs = keys.map((key): Compared => ({ key, history: undefined, config: undefined, problem: null }));
+  const runs = keys.map((key): Compared => ({ key, charts: [], config: undefined, problem: null }));
   const picker = $("compare-metric") as HTMLSelectElement;
   const container = $("compare-chart");
   container.replaceChildren();
@@ -38,7 +38,7 @@ export function openCompare(
   let pending = false;
   const draw = (): void => {
     pending = false;
-    const drawn = chartList(runs.flatMap((run) => (run.history ? [[run.key, run.history] as const] : [])));
+    const drawn = overlaid(runs);
     const titles = drawn.map((data) => data.title);
     if (titles.join("\n") !== [...picker.options].map((option) => option.value).join("\n")) {
       const chosen = picker.value || DEFAULT_CHART;
@@ -72,7 +72,7 @@ export function openCompare(
           break;
         case "update": {
           run.problem = null;
-          run.history = historyOf(message.series) ?? run.history;
+          run.charts = message.charts;
           for (const item of message.events)
             if (item.kind === "event" && item.event.event === "run.started") run.config = flat(item.event.config ?? {});
           renderConfig(runs);
@@ -85,6 +85,18 @@ export function openCompare(
       renderProblems(runs);
     });
   }
+}
+
+/** The runs' charts overlaid by title, each curve labelled with its run's folder, in first-seen order. */
+function overlaid(runs: Compared[]): ChartData[] {
+  const charts = new Map<string, ChartData>();
+  for (const run of runs)
+    for (const chart of run.charts) {
+      const into = charts.get(chart.title) ?? { ...chart, series: [], markers: [] };
+      into.series.push(...chart.series.map((curve) => ({ ...curve, label: `${run.key} ${curve.label}` })));
+      charts.set(chart.title, into);
+    }
+  return [...charts.values()];
 }
 
 function renderProblems(runs: Compared[]): void {

@@ -1,5 +1,6 @@
 // What the page's decoding worker (worker.ts) tells the page about one stream (feed.ts).
-import type { DecodedLine, RunSeriesSnapshot, RunState } from "../src/index.js";
+import type { ChartData } from "../src/charts.js";
+import type { DecodedLine, RunState } from "../src/index.js";
 
 /** The page asks the worker to follow one stream. */
 export interface FollowRequest {
@@ -23,8 +24,11 @@ export type FeedMessage =
       rate: number | null;
       /** The run ids drawn as one curve: the latest run and the runs it resumed, oldest first. */
       chain: string[];
-      /** Their history joined (lineage.ts), for the charts. */
-      series: RunSeriesSnapshot | undefined;
+      /**
+       * The charts of their joined history (lineage.ts), as `chartList` gives them: a few flat
+       * arrays per curve, cheap for the page to take (a series store's buckets are not).
+       */
+      charts: ChartData[];
       /** Bytes read so far. */
       bytes: number;
     }

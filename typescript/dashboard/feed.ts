@@ -1,5 +1,4 @@
 // The page's side of the decoding worker: one worker per followed stream, ended with the view.
-import { DEFAULT_MAX_MARKERS, DEFAULT_MAX_POINTS, RunSeries, type RunSeriesSnapshot } from "../src/index.js";
 import type { FeedMessage, FollowRequest } from "./feed-messages.js";
 
 export type { FeedMessage };
@@ -23,10 +22,4 @@ export function follow(
   // the worker's own address is under assets/: it is given the stream's absolute one
   const request: FollowRequest = { url: new URL(url, location.href).href, token, pollIntervalMs };
   worker.postMessage(request);
-}
-
-/** The history a worker sent (a joined snapshot), as the charts read it. */
-export function historyOf(snapshot: RunSeriesSnapshot | undefined): RunSeries | undefined {
-  const bounds = { maxPoints: DEFAULT_MAX_POINTS, maxMarkers: DEFAULT_MAX_MARKERS };
-  return snapshot === undefined ? undefined : new RunSeries(snapshot.run_id, bounds, snapshot);
 }

@@ -1,6 +1,12 @@
 // A resumed run is a new run in the same stream whose `run.started.resumed_from` names the run
 // it came from: the page draws the chain as one curve, each resume marked where it resumed.
-import type { RunSeries, RunSeriesSnapshot, SeriesMarker } from "../src/series.js";
+import {
+  DEFAULT_MAX_MARKERS,
+  DEFAULT_MAX_POINTS,
+  RunSeries,
+  type RunSeriesSnapshot,
+  type SeriesMarker,
+} from "../src/series.js";
 
 /** What a `run.started` says about where the run came from. */
 export interface RunOrigin {
@@ -83,6 +89,12 @@ export function joinedSnapshot(
     previous = part;
   }
   return joined;
+}
+
+/** The chain's history as one `RunSeries` (of the latest run's id), for `chartList`. */
+export function joinedHistory(chain: readonly RunSeries[], origins: ReadonlyMap<string, RunOrigin>): RunSeries {
+  const snapshot = joinedSnapshot(chain, origins);
+  return new RunSeries(snapshot.run_id, { maxPoints: DEFAULT_MAX_POINTS, maxMarkers: DEFAULT_MAX_MARKERS }, snapshot);
 }
 
 function firstStep(snapshot: RunSeriesSnapshot): number | undefined {

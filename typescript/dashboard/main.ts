@@ -1,13 +1,13 @@
 // The `trainwire serve` page: runs list, one run live, compare. Built by scripts/build-dashboard.mjs.
 // Everything it shows comes from the package's own reader, fold and series store.
-import { chartList } from "../src/charts.js";
+import type { ChartData } from "../src/charts.js";
 import { formatDuration, formatRate } from "../src/humanize.js";
-import type { DecodedLine, RunSeries, RunState } from "../src/index.js";
+import type { DecodedLine, RunState } from "../src/index.js";
 import { assertNever } from "../src/vocabulary.js";
 import { Chart } from "./chart.js";
 import { openCompare } from "./compare.js";
 import { $, element, streamUrl, text } from "./dom.js";
-import { type FeedMessage, follow, historyOf } from "./feed.js";
+import { type FeedMessage, follow } from "./feed.js";
 import { type RunRow, RunsTable } from "./runs-table.js";
 
 interface ServerConfig {
@@ -73,16 +73,22 @@ interface RunView {
   trials: Map<string, { trial: number; status: string; metrics: Record<string, unknown>; error: string | null }>;
   bestTrial: number | null;
   rate: number | null;
-  series: RunSeries | undefined;
+  /** The charts the worker made of the run's (joined) history. */
+  drawn: ChartData[];
   /** When the latest run started (ms since the epoch), from its `run.started`. */
   startedAt: number | null;
   /** Its status as last decided: an open phase of a run that is not running reads "unfinished". */
   status: string | null;
 }
 
-/** A fresh run view: nothing of the previous run (badge, progress, panels, charts) is left. */
-function newRunView(key: string): RunView {
-  $("charts").replaceChildren();
+/**
+ * A fresh run view: nothing of the previous run (badge, progress, panels, charts) is left. With
+ * `charts`, those charts are kept to be drawn again (a newer run of the same stream): making
+ * every chart anew on each run of a stream of many runs would stall the page while it loads.
+ */
+function newRunView(key: string, charts = new Map<string, Chart>()): RunView {
+  const kept = new Set<Element>([...charts.values()].map((chart) => chart.root));
+  for (const root of [...$("charts").children]) if (!kept.has(root)) root.remove();
   $("phases").replaceChildren();
   $("provenance").replaceChildren();
   $("config").textContent = "";
@@ -98,12 +104,12 @@ function newRunView(key: string): RunView {
   ($("stop") as HTMLButtonElement).hidden = true;
   return {
     key,
-    charts: new Map(),
+    charts,
     phases: [],
     trials: new Map(),
     bestTrial: null,
     rate: null,
-    series: undefined,
+    drawn: [],
     startedAt: null,
     status: null,
   };
@@ -128,10 +134,18 @@ function openRun(key: string, signal: AbortSignal): void {
         renderRunState(runView, message.state);
         return;
       case "update":
-        if (message.reset) runView = shownRun = newRunView(key);
+        if (message.reset) {
+          runView = shownRun = newRunView(key, runView.charts);
+          const titles = new Set(message.charts.map((chart) => chart.title));
+          for (const [title, chart] of runView.charts)
+            if (!titles.has(title)) {
+              chart.root.remove();
+              runView.charts.delete(title);
+            }
+        }
         for (const item of message.events) onEvent(runView, item);
         runView.rate = message.rate;
-        runView.series = historyOf(message.series);
+        runView.drawn = message.charts;
         $("run-chain").textContent =
           message.chain.length > 1
             ? `one curve across ${message.chain.length} processes: ${message.chain.join(" → ")}`
@@ -258,10 +272,9 @@ function runDuration(runView: RunView, state: Readonly<RunState>): number | null
 }
 
 function renderCharts(runView: RunView): void {
-  if (runView.series === undefined) return;
   const smoothing = Number(($("smoothing") as HTMLInputElement).value);
   const log = ($("log-scale") as HTMLInputElement).checked;
-  const drawn = chartList([[runView.series.runId, runView.series]]);
+  const drawn = runView.drawn;
   for (const data of drawn) {
     let chart = runView.charts.get(data.title);
     if (chart === undefined) {
@@ -342,9 +355,6 @@ function route(): void {
 }
 
 async function start(): Promise<void> {
-  const answer = await fetchWithToken("api/config", { cache: "no-store" });
-  if (answer.ok) config = (await answer.json()) as ServerConfig;
-  else $("server-note").textContent = answer.status === 403 ? NO_TOKEN : `the server answered ${answer.status}`;
   const runsTable = new RunsTable(
     $("runs") as HTMLTableElement,
     $("config-columns"),
@@ -365,7 +375,10 @@ async function start(): Promise<void> {
       if (shownRun !== undefined) renderCharts(shownRun);
     });
   window.addEventListener("hashchange", route);
-  route();
+  route(); // a run opens at once; the stop button waits for the config (read-only until then)
+  const answer = await fetchWithToken("api/config", { cache: "no-store" });
+  if (answer.ok) config = (await answer.json()) as ServerConfig;
+  else $("server-note").textContent = answer.status === 403 ? NO_TOKEN : `the server answered ${answer.status}`;
   await refreshRuns();
   setInterval(() => void refreshRuns(), LIST_POLL_MS);
 }

@@ -1,14 +1,20 @@
 // The page's decoding worker: reads one stream with the package's reader and series store, off
-// the page's thread, and posts the latest run's state, panel events and joined history at
-// most every FLUSH_MS, so a 200 MB stream never freezes the page while it loads.
+// the page's thread, and posts the latest run's state, panel events and joined history: the
+// first lines at once (the first chart), then at most every FLUSH_MS, so a 200 MB stream never
+// freezes the page while it loads.
 import { fromFetch } from "../src/browser.js";
+import { chartList } from "../src/charts.js";
 import { type DecodedLine, StreamReader } from "../src/index.js";
 import type { RunStarted } from "../src/types.js";
 import type { FeedMessage, FollowRequest } from "./feed-messages.js";
-import { chainOf, joinedSnapshot, type RunOrigin } from "./lineage.js";
+import { chainOf, joinedHistory, type RunOrigin } from "./lineage.js";
 import { StepRate } from "./rate.js";
 
-const FLUSH_MS = 100;
+/** At most this often an update of a live run: each costs the page a redraw of every chart. */
+const FLUSH_MS = 250;
+/** While a big stream loads (more than BULK_BYTES since the last update), once a second is enough. */
+const BULK_FLUSH_MS = 1000;
+const BULK_BYTES = 4 << 20;
 /** How often a run's liveness is decided again when no line comes. */
 const STATE_MS = 2000;
 /** The events a panel of the run view shows; steps and heartbeats reach it through the state and series. */
@@ -45,12 +51,14 @@ async function follow(request: FollowRequest): Promise<void> {
   let pending: DecodedLine[] = [];
   let reset = false;
   let shown: string | undefined;
-  let postedAt = 0;
+  let postedAt = Number.NEGATIVE_INFINITY; // the first lines go at once
+  let postedBytes = 0;
   let scheduled = false;
 
   const flush = (): void => {
     scheduled = false;
     postedAt = performance.now();
+    postedBytes = reader.consumedBytes;
     const state = reader.latestRun({ now: new Date() });
     if (state === undefined) return;
     const runId = state.run_id;
@@ -63,7 +71,7 @@ async function follow(request: FollowRequest): Promise<void> {
       state,
       rate: rates.get(runId)?.rate ?? null,
       chain,
-      series: histories.length > 0 ? joinedSnapshot(histories, origins) : undefined,
+      charts: histories.length > 0 ? chartList([[runId, joinedHistory(histories, origins)]]) : [],
       bytes: reader.consumedBytes,
     });
     pending = [];
@@ -71,8 +79,6 @@ async function follow(request: FollowRequest): Promise<void> {
     shown = runId;
   };
 
-  const answer = await fetch(request.url, { headers: { ...headers, Range: "bytes=0-0" }, cache: "no-store" });
-  if (answer.status === 404) scope.postMessage({ kind: "missing" });
   setInterval(() => {
     const state = shown === undefined ? undefined : reader.run(shown, { now: new Date() });
     if (state !== undefined) scope.postMessage({ kind: "state", state });
@@ -80,6 +86,10 @@ async function follow(request: FollowRequest): Promise<void> {
   const source = fromFetch(request.url, {
     headers,
     pollIntervalMs: request.pollIntervalMs,
+    // a stream not there is waited for; the page says so once
+    onError: (error, failures) => {
+      if (error.status === 404 && failures === 1) scope.postMessage({ kind: "missing" });
+    },
     onReset: () => {
       reader = new StreamReader({ series: true });
       origins = new Map();
@@ -100,10 +110,12 @@ async function follow(request: FollowRequest): Promise<void> {
         if (PANEL_EVENTS.has(event.event)) pending.push(item);
       }
       // the first lines at once (the first chart), then at most every FLUSH_MS
-      if (performance.now() - postedAt >= FLUSH_MS) flush();
+      const every = reader.consumedBytes - postedBytes > BULK_BYTES ? BULK_FLUSH_MS : FLUSH_MS;
+      const wait = postedAt + every - performance.now();
+      if (wait <= 0) flush();
       else if (!scheduled) {
         scheduled = true;
-        setTimeout(flush, FLUSH_MS);
+        setTimeout(flush, wait);
       }
     }
   } catch (error) {

@@ -233,7 +233,12 @@ def _depth(value: Any) -> int:
 
 class _OpenedFileResponse(FileResponse):
     """A `FileResponse` of a file already opened and checked (`open_regular`): what is sent is
-    that file, even when its path is replaced by a link or a FIFO after the check."""
+    that file, even when its path is replaced by a link or a FIFO after the check.
+
+    Read in 1 MiB chunks, not Starlette's 64 KiB: each chunk is a hop to a worker thread, and
+    fifty tabs opening a large stream at once spend their time in those hops."""
+
+    chunk_size = 1 << 20
 
     def __init__(self, file: IO[bytes], **kwargs: Any) -> None:
         self._file = file
