@@ -40,10 +40,13 @@ def _get(connection: http.client.HTTPConnection, path: str, served: Served, head
     return bytes(body)
 
 
-def _poll(served: Served, seconds: float, latencies: list[float], failures: list[str]) -> None:
-    """One page following the run: its stream from the last offset each second, the runs list every other."""
+def _poll(served: Served, seconds: float, phase: float, latencies: list[float], failures: list[str]) -> None:
+    """One page following the run: its stream from the last offset each second, the runs list
+    every other; `phase` (0-1 s) places its polls in the second, as pages opened at different
+    moments do."""
     connection = http.client.HTTPConnection(served.host, served.port, timeout=30)
     stream = f"/runs/{served.key}/progress.jsonl"
+    time.sleep(phase)
     offset, started = 0, time.monotonic()
     try:
         for tick in range(int(seconds)):
@@ -81,7 +84,8 @@ def _live_polls(ctx: Context) -> Measurement:
     try:
         with serving(directory) as served:
             clients = [
-                threading.Thread(target=_poll, args=(served, seconds, latencies, failures)) for _ in range(CLIENTS)
+                threading.Thread(target=_poll, args=(served, seconds, index / CLIENTS, latencies, failures))
+                for index in range(CLIENTS)
             ]
             for client in clients:
                 client.start()
@@ -95,8 +99,8 @@ def _live_polls(ctx: Context) -> Measurement:
         raise RuntimeError(f"{len(failures)} clients failed, first: {failures[0]}")
     return Measurement(
         _p99(latencies) * 1000,
-        notes=f"{CLIENTS} clients, {len(latencies)} requests over {seconds:.0f} s (stream from its offset each "
-        "second, runs list every other)",
+        notes=f"{CLIENTS} clients spread over the second, {len(latencies)} requests over {seconds:.0f} s (the "
+        "stream from its offset each second, the runs list every other)",
     )
 
 
