@@ -2,11 +2,10 @@
 // `node dashboard_page.mjs URL KEY BYTES` prints {first_chart_s, loaded_s, longest_task_ms,
 // long_tasks, longest_timer_gap_ms}: the first chart with a point, the whole stream read
 // (BYTES), and the page's main-thread long tasks and 50 ms timer gaps until then.
-import { openBrowser } from "../../python/tests/scripts/chromium_page.mjs";
+import { drive } from "../../python/tests/scripts/chromium_page.mjs";
 
 const [url, key, bytes] = process.argv.slice(2);
-const { context, page, errors } = await openBrowser();
-try {
+await drive(async (page) => {
   await page.addInitScript(() => {
     window.benchLongTasks = [];
     new PerformanceObserver((list) => {
@@ -40,11 +39,5 @@ try {
       longest_timer_gap_ms: Math.max(0, ...gaps),
     };
   }, firstChart);
-  if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
   console.log(JSON.stringify(result));
-} catch (error) {
-  console.error(String(error));
-  process.exitCode = 1;
-} finally {
-  await context.close();
-}
+});

@@ -26,3 +26,20 @@ export async function openBrowser({ allowStatus = () => false } = {}) {
   await page.addInitScript(() => document.addEventListener("securitypolicyviolation", (event) => console.error(`Content Security Policy violation: ${event.violatedDirective} ${event.blockedURI}`)));
   return { context, page, errors };
 }
+
+/**
+ * Runs `steps(page)` in a watched browser; any error of the steps or of the page makes the
+ * process exit non-zero with the reason on stderr. The browser is closed in every case.
+ */
+export async function drive(steps, options = {}) {
+  const { context, page, errors } = await openBrowser(options);
+  try {
+    await steps(page);
+    if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
+  } catch (error) {
+    console.error(String(error), errors.join("; "));
+    process.exitCode = 1;
+  } finally {
+    await context.close();
+  }
+}

@@ -2,11 +2,10 @@
 // `node dashboard_browser.mjs URL SCREENSHOT_DIR`. Prints one JSON line per check it passed;
 // exits non-zero with the reason on the first failure.
 import path from "node:path";
-import { openBrowser, say } from "./chromium_page.mjs";
+import { drive, say } from "./chromium_page.mjs";
 
 const [url, screenshots] = process.argv.slice(2);
-const { context, page, errors } = await openBrowser();
-try {
+await drive(async (page) => {
   page.on("dialog", (dialog) => dialog.accept("enough from the browser test"));
   await page.goto(url);
   if (new URL(page.url()).searchParams.has("token")) throw new Error("the token stays in the address bar");
@@ -37,10 +36,4 @@ try {
   })));
   say("charts", { charts });
   await page.screenshot({ path: path.join(screenshots, "dashboard-stopped.png"), fullPage: true });
-  if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
-} catch (error) {
-  console.error(String(error), errors.join("; "));
-  process.exitCode = 1;
-} finally {
-  await context.close();
-}
+});

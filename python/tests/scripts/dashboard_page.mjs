@@ -2,20 +2,17 @@
 // `node dashboard_page.mjs all|single URL SCREENSHOT_DIR`. Prints one JSON line per check it
 // passed; exits non-zero with the reason on the first failure.
 import path from "node:path";
-import { openBrowser, say } from "./chromium_page.mjs";
+import { drive, say } from "./chromium_page.mjs";
 
 const [mode, url, screenshots] = process.argv.slice(2);
 const MISSING = "nope-never-written";
-// the one request allowed to fail: the run that does not exist
-const { context, page, errors } = await openBrowser({ allowStatus: (response) => response.status() === 404 && response.url().includes(`/runs/${MISSING}/`) });
-const wait = (predicate, argument) => page.waitForFunction(predicate, argument, { timeout: 30_000 });
-const shot = (name) => page.screenshot({ path: path.join(screenshots, name), fullPage: true });
-const cells = (column) => page.evaluate((column) => [...document.querySelectorAll(`#runs tbody td[data-column="${column}"]`)].map((td) => td.textContent), column);
-const open = async (key) => {
-  await page.evaluate((key) => { location.hash = `#/run/${encodeURIComponent(key)}`; }, key);
-};
-
-try {
+await drive(async (page) => {
+  const wait = (predicate, argument) => page.waitForFunction(predicate, argument, { timeout: 30_000 });
+  const shot = (name) => page.screenshot({ path: path.join(screenshots, name), fullPage: true });
+  const cells = (column) => page.evaluate((column) => [...document.querySelectorAll(`#runs tbody td[data-column="${column}"]`)].map((td) => td.textContent), column);
+  const open = async (key) => {
+    await page.evaluate((key) => { location.hash = `#/run/${encodeURIComponent(key)}`; }, key);
+  };
   await page.goto(url);
   await page.waitForSelector("#runs tbody tr", { timeout: 30_000 });
   if (mode === "single") {
@@ -100,10 +97,5 @@ try {
     await shot("dashboard-page-compare.png");
     say("compare is live, any chart, config differences, unreadable run", { options });
   }
-  if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
-} catch (error) {
-  console.error(String(error), errors.join("; "));
-  process.exitCode = 1;
-} finally {
-  await context.close();
-}
+  // the one request allowed to fail: the run that does not exist
+}, { allowStatus: (response) => response.status() === 404 && response.url().includes(`/runs/${MISSING}/`) });
