@@ -121,6 +121,19 @@ function openRun(key: string, signal: AbortSignal): void {
   let runView = shownRun;
   let pending = false;
   $("progress-text").textContent = "opening…";
+  // Making a chart is the page's longest work: one new chart a frame, so that opening a run
+  // with many charts never holds the page for long; charts already made are redrawn together.
+  const draw = (): void => {
+    pending = false;
+    const next = runView.drawn.findIndex((chart) => !runView.charts.has(chart.title));
+    if (next === -1) {
+      renderCharts(runView);
+      return;
+    }
+    renderCharts({ ...runView, drawn: runView.drawn.slice(0, next + 1) });
+    pending = true;
+    requestAnimationFrame(draw);
+  };
   follow(streamUrl(key), token, STREAM_POLL_MS, signal, (message: FeedMessage) => {
     switch (message.kind) {
       case "missing":
@@ -154,10 +167,7 @@ function openRun(key: string, signal: AbortSignal): void {
         renderRunState(runView, message.state);
         if (!pending) {
           pending = true;
-          requestAnimationFrame(() => {
-            pending = false;
-            renderCharts(runView);
-          });
+          requestAnimationFrame(draw);
         }
         return;
       default:
