@@ -22,10 +22,12 @@ from pathlib import Path
 
 import bundle_size
 import dashboard
+import dashboard_page
 import emitter
 import emitter_start
 import journal
 import python_reader
+import serve_load
 import trainer
 import typescript_reader
 from context import ROOT, Context
@@ -43,6 +45,8 @@ FIGURES: list[Figure] = [
     *trainer.FIGURES,
     *conformance.FIGURES,
     *dashboard.FIGURES,
+    *dashboard_page.FIGURES,
+    *serve_load.FIGURES,
     *journal.FIGURES,
 ]
 

@@ -1,33 +1,20 @@
 // The `trainwire serve` page: runs list, one run live, compare. Built by scripts/build-dashboard.mjs.
 // Everything it shows comes from the package's own reader, fold and series store.
-import { fromFetch } from "../src/browser.js";
-import { type ChartCurve, chartList, chartOf } from "../src/charts.js";
-import { formatDuration, formatQuantity, formatRate } from "../src/humanize.js";
-import { type DecodedLine, type RunSeries, type RunState, StreamReader, watchRun } from "../src/index.js";
+import type { ChartData } from "../src/charts.js";
+import { formatDuration, formatRate } from "../src/humanize.js";
+import type { DecodedLine, RunState } from "../src/index.js";
 import { printable } from "../src/printable.js";
 import { assertNever } from "../src/vocabulary.js";
-import { Chart } from "./chart.js";
+import { openCompare } from "./compare.js";
+import { $, element, streamUrl, text } from "./dom.js";
+import { type FeedMessage, follow } from "./feed.js";
 import { RunCharts } from "./run-charts.js";
+import { type RunRow, RunsTable } from "./runs-table.js";
 
 interface ServerConfig {
   version: string;
   read_only: boolean;
 }
-
-interface RunRow {
-  key: string;
-  run_id: string;
-  status: string;
-  step: number | null;
-  total_steps: number | null;
-  duration_s: number | null;
-  last_loss: number | null;
-  best_loss: number | null;
-  git_sha: string | null;
-  started_at: string | null;
-}
-
-type SortKey = "run_id" | "status" | "progress" | "last_loss" | "best_loss" | "started_at" | "duration_s" | "git_sha";
 
 const TOKEN_KEY = "trainwire-token";
 const NO_TOKEN = "the server refused this page: open the URL `trainwire serve` printed (with ?token=)";
@@ -35,17 +22,9 @@ const LIST_POLL_MS = 2000;
 const STREAM_POLL_MS = 1000;
 
 const token = takeToken();
-const $ = <T extends HTMLElement>(id: string): T => {
-  const element = document.getElementById(id);
-  if (element === null) throw new Error(`the page has no #${id}`);
-  return element as T;
-};
 
 let config: ServerConfig = { version: "", read_only: true };
-let rows: RunRow[] = [];
-let sortKey: SortKey = "started_at";
-let ascending = false;
-const selected = new Set<string>();
+let table: RunsTable | undefined;
 let view: AbortController | undefined;
 let shownRun: RunView | undefined;
 
@@ -68,37 +47,8 @@ function fetchWithToken(url: string, init: RequestInit = {}): Promise<Response> 
   return fetch(url, { ...init, headers: { ...authorised, ...(init.headers as Record<string, string> | undefined) } });
 }
 
-function streamUrl(key: string): string {
-  return `runs/${key.split("/").map(encodeURIComponent).join("/")}/progress.jsonl`;
-}
-
-function text(value: unknown): string {
-  if (value === null || value === undefined) return "–";
-  if (typeof value === "number") return Number.isInteger(value) ? String(value) : formatQuantity(value);
-  return String(value);
-}
-
 function duration(seconds: number | null | undefined): string {
   return seconds === null || seconds === undefined || !Number.isFinite(seconds) ? "–" : formatDuration(seconds);
-}
-
-function element<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  content?: string,
-  className?: string,
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (content !== undefined) {
-    // text from a stream: escaped controls; a long value is cut by the page, whole on hover
-    node.textContent = printable(content);
-    if (content.length > 24) node.title = node.textContent;
-  }
-  if (className !== undefined) node.className = className;
-  return node;
-}
-
-function badge(status: string): HTMLSpanElement {
-  return element("span", status.replace("_", " "), `badge ${status}`);
 }
 
 // -- runs list --------------------------------------------------------------------------------
@@ -106,85 +56,13 @@ function badge(status: string): HTMLSpanElement {
 async function refreshRuns(): Promise<void> {
   try {
     const response = await fetchWithToken("api/runs", { cache: "no-store" });
-    if (response.ok) rows = (await response.json()) as RunRow[];
+    if (response.ok) table?.update((await response.json()) as RunRow[]);
     $("server-note").textContent =
       response.status === 403 ? NO_TOKEN : `trainwire ${config.version}${config.read_only ? " · read-only" : ""}`;
   } catch {
     $("server-note").textContent = "server unreachable; retrying";
   }
-  renderRuns();
-}
-
-function progressOf(row: RunRow): number | null {
-  return row.step !== null && row.total_steps ? Math.min(row.step / row.total_steps, 1) : null;
-}
-
-function sortValue(row: RunRow, key: SortKey): string | number | null {
-  return key === "progress" ? progressOf(row) : row[key];
-}
-
-function renderRuns(): void {
-  const filter = ($("filter") as HTMLInputElement).value.trim().toLowerCase();
-  const shown = rows
-    .filter(
-      (row) =>
-        !filter ||
-        [row.run_id, row.status, row.git_sha ?? "", row.key].some((field) => field.toLowerCase().includes(filter)),
-    )
-    .sort((a, b) => {
-      const x = sortValue(a, sortKey);
-      const y = sortValue(b, sortKey);
-      if (x === y) return 0;
-      if (x === null) return 1;
-      if (y === null) return -1;
-      return (x < y ? -1 : 1) * (ascending ? 1 : -1);
-    });
-  const body = document.createElement("tbody");
-  for (const row of shown) {
-    const tr = element("tr");
-    tr.dataset["key"] = row.key;
-    const pick = element("input");
-    pick.type = "checkbox";
-    pick.checked = selected.has(row.key);
-    pick.addEventListener("click", (event) => event.stopPropagation());
-    pick.addEventListener("change", () => {
-      if (pick.checked) selected.add(row.key);
-      else selected.delete(row.key);
-      ($("compare-selected") as HTMLButtonElement).disabled = selected.size < 1;
-    });
-    const check = element("td");
-    check.append(pick);
-    const status = element("td");
-    status.append(badge(row.status));
-    const progress = element("td");
-    const fraction = progressOf(row);
-    const bar = element("span", undefined, "mini");
-    const fill = element("span");
-    fill.style.width = `${Math.round((fraction ?? 0) * 100)}%`;
-    bar.append(fill);
-    progress.append(bar, ` ${text(row.step)}${row.total_steps ? `/${row.total_steps}` : ""}`);
-    tr.append(
-      check,
-      element("td", row.run_id),
-      status,
-      progress,
-      element("td", text(row.last_loss)),
-      element("td", text(row.best_loss)),
-      element("td", row.started_at ? new Date(row.started_at).toLocaleString() : "–"),
-      element("td", duration(row.duration_s)),
-      element("td", (row.git_sha ?? "–").slice(0, 10)),
-    );
-    tr.addEventListener("click", () => {
-      location.hash = `#/run/${encodeURIComponent(row.key)}`;
-    });
-    body.append(tr);
-  }
-  $("runs").querySelector("tbody")?.replaceWith(body);
-  $("runs-empty").hidden = rows.length > 0;
-  for (const th of $("runs").querySelectorAll<HTMLElement>("th[data-sort]")) {
-    th.classList.toggle("sorted", th.dataset["sort"] === sortKey);
-    th.classList.toggle("ascending", th.dataset["sort"] === sortKey && ascending);
-  }
+  $("runs-empty").hidden = (table?.rows.length ?? 0) > 0;
 }
 
 // -- one run ----------------------------------------------------------------------------------
@@ -193,59 +71,108 @@ interface RunView {
   key: string;
   charts: RunCharts;
   phases: { name: string; status: string | null; duration: number | null }[];
-  trials: Map<string, { trial: number; status: string; metrics: Record<string, unknown> }>;
+  trials: Map<string, { trial: number; status: string; metrics: Record<string, unknown>; error: string | null }>;
   bestTrial: number | null;
-  attemptStart: { step: number; elapsed: number } | null;
   rate: number | null;
-  series: RunSeries | undefined;
+  /** The charts the worker made of the run's (joined) history. */
+  drawn: ChartData[];
+  /** When the latest run started (ms since the epoch), from its `run.started`. */
+  startedAt: number | null;
+  /** Its status as last decided: an open phase of a run that is not running reads "unfinished". */
+  status: string | null;
 }
 
-function newRunView(key: string): RunView {
-  $("charts").replaceChildren();
+/**
+ * A fresh run view: nothing of the previous run (badge, progress, panels, charts) is left. With
+ * `charts`, those charts are kept to be drawn again (a newer run of the same stream): making
+ * every chart anew on each run of a stream of many runs would stall the page while it loads.
+ */
+function newRunView(key: string, kept?: RunCharts): RunView {
+  let charts = kept;
+  if (charts === undefined) {
+    $("charts").replaceChildren();
+    charts = new RunCharts($("charts"));
+  }
   $("phases").replaceChildren();
   $("provenance").replaceChildren();
   $("config").textContent = "";
   $("trials").querySelector("tbody")?.replaceChildren();
+  $("run-title").textContent = key;
+  $("run-status").className = "badge";
+  $("run-status").textContent = "";
+  $("progress-bar").style.width = "0%";
+  $("progress-text").textContent = "";
+  $("progress-text").dataset["step"] = "";
+  $("run-error").hidden = true;
+  $("run-chain").textContent = "";
+  ($("stop") as HTMLButtonElement).hidden = true;
   return {
     key,
-    charts: new RunCharts($("charts")),
+    charts,
     phases: [],
     trials: new Map(),
     bestTrial: null,
-    attemptStart: null,
     rate: null,
-    series: undefined,
+    drawn: [],
+    startedAt: null,
+    status: null,
   };
 }
 
-async function openRun(key: string, signal: AbortSignal): Promise<void> {
+/** Follows the run at `key` through a decoding worker until `signal` aborts. */
+function openRun(key: string, signal: AbortSignal): void {
   shownRun = newRunView(key);
   let runView = shownRun;
-  $("run-title").textContent = key;
   let pending = false;
-  const updates = watchRun(
-    (hooks) =>
-      fromFetch(streamUrl(key), {
-        ...hooks,
-        headers: authorised,
-        pollIntervalMs: STREAM_POLL_MS,
-        pauseWhenHidden: true,
-      }),
-    { series: true, signal },
-  );
-  for await (const update of updates) {
-    if (update.reset) runView = shownRun = newRunView(key);
-    for (const item of update.events) onEvent(runView, item);
-    runView.series = update.series;
-    renderRunState(runView, update.state);
-    if (!pending) {
-      pending = true;
-      requestAnimationFrame(() => {
-        pending = false;
-        renderCharts(runView);
-      });
+  $("progress-text").textContent = "opening…";
+  // Making a chart is the page's longest work: one new chart a frame, so that opening a run
+  // with many charts never holds the page for long; charts already made are redrawn together.
+  const draw = (): void => {
+    pending = false;
+    const next = runView.drawn.findIndex((chart) => !runView.charts.has(chart.title));
+    if (next === -1) {
+      renderCharts(runView);
+      return;
     }
-  }
+    renderCharts({ ...runView, drawn: runView.drawn.slice(0, next + 1) });
+    pending = true;
+    requestAnimationFrame(draw);
+  };
+  follow(streamUrl(key), token, STREAM_POLL_MS, signal, (message: FeedMessage) => {
+    switch (message.kind) {
+      case "missing":
+        runView = shownRun = newRunView(key);
+        $("progress-text").textContent = `no run ${key} on the server (yet): it is shown once its stream appears`;
+        return;
+      case "failed":
+        $("progress-text").textContent = `cannot follow this run: ${message.message}`;
+        return;
+      case "state":
+        renderRunState(runView, message.state);
+        return;
+      case "update":
+        if (message.reset) {
+          runView = shownRun = newRunView(key, runView.charts);
+          runView.charts.keepOnly(new Set(message.charts.map((chart) => chart.title)));
+        }
+        for (const item of message.events) onEvent(runView, item);
+        runView.rate = message.rate;
+        runView.drawn = message.charts;
+        $("run-chain").textContent =
+          message.chain.length > 1
+            ? `one curve across ${message.chain.length} processes: ${message.chain.join(" → ")}`
+            : "";
+        $("run-view").dataset["bytes"] = String(message.bytes);
+        renderRunState(runView, message.state);
+        if (!pending) {
+          pending = true;
+          requestAnimationFrame(draw);
+        }
+        return;
+      default:
+        assertNever(message);
+    }
+  });
 }
 
 function onEvent(runView: RunView, item: DecodedLine): void {
@@ -254,6 +181,7 @@ function onEvent(runView: RunView, item: DecodedLine): void {
   switch (event.event) {
     case "run.started": {
       $("run-title").textContent = printable(`${event.run_id}  (${runView.key})`);
+      runView.startedAt = Date.parse(event.ts);
       $("config").textContent = JSON.stringify(event.config ?? {}, null, 2)
         .split("\n")
         .map(printable)
@@ -282,33 +210,38 @@ function onEvent(runView: RunView, item: DecodedLine): void {
       else runView.phases.push({ name: event.phase, status: event.status, duration: event.duration_s });
       break;
     }
-    case "train.step":
-      if (runView.attemptStart === null) runView.attemptStart = { step: event.step, elapsed: event.elapsed_s };
-      else if (event.elapsed_s > runView.attemptStart.elapsed)
-        runView.rate = (event.step - runView.attemptStart.step) / (event.elapsed_s - runView.attemptStart.elapsed);
-      break;
-    case "train.restarted":
-      runView.attemptStart = null;
-      break;
     case "trial.started":
-      runView.trials.set(`${event.trial}/${event.attempt}`, { trial: event.trial, status: "running", metrics: {} });
+      runView.trials.set(`${event.trial}/${event.attempt}`, {
+        trial: event.trial,
+        status: "running",
+        metrics: {},
+        error: null,
+      });
       break;
     case "trial.ended":
       runView.trials.set(`${event.trial}/${event.attempt}`, {
         trial: event.trial,
         status: event.status,
         metrics: event.metrics,
+        error: event.error === null ? null : `${event.error.type}: ${event.error.message}`,
       });
       if (event.best) runView.bestTrial = event.best.trial;
+      break;
+    case "run.finished":
+      if (event.error !== null) {
+        $("run-error").hidden = false;
+        $("run-error").textContent = `${event.status}: ${event.error.type}: ${event.error.message}`;
+      }
       break;
     case "run.heartbeat":
     case "phase.progress":
     case "train.rolled_back":
+    case "train.step":
+    case "train.restarted":
     case "train.epoch":
     case "eval.completed":
     case "checkpoint.saved":
     case "stop.requested":
-    case "run.finished":
       break; // no panel of their own: the run state and the charts show them
     default:
       assertNever(event);
@@ -328,19 +261,34 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
   if (state.status === "running" && state.eta_s !== null) parts.push(`ETA ${duration(state.eta_s)}`);
   if (state.loss !== null) parts.push(`loss ${text(state.loss)}`);
   if (state.attempt > 1) parts.push(`attempt ${state.attempt}`);
+  parts.push(`duration ${duration(runDuration(runView, state))}`);
   if (state.finished)
     parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
+  if (state.status === "stale" && state.last_ts !== null)
+    parts.push(`silent since ${new Date(state.last_ts).toLocaleString()}: shown as ended at its last line`);
   $("progress-text").textContent = printable(parts.join(" · "));
+  if (runView.status !== state.status) {
+    runView.status = state.status;
+    renderPanels(runView); // an open phase reads "running" only while the run is
+  }
   $("progress-text").dataset["step"] = String(state.step ?? "");
   const stop = $("stop") as HTMLButtonElement;
   stop.hidden = config.read_only || state.status !== "running" || state.stop_requested;
 }
 
+/** A finished run's own duration; a running one's until now; a stale one's until its last line. */
+function runDuration(runView: RunView, state: Readonly<RunState>): number | null {
+  const finished = state.finished as { duration_s?: number | null } | null;
+  if (finished !== null) return finished.duration_s ?? null;
+  if (runView.startedAt === null) return null;
+  const end = state.status === "stale" && state.last_ts !== null ? Date.parse(state.last_ts) : Date.now();
+  return Math.max(0, (end - runView.startedAt) / 1000);
+}
+
 function renderCharts(runView: RunView): void {
-  if (runView.series === undefined) return;
   const smoothing = Number(($("smoothing") as HTMLInputElement).value);
   const log = ($("log-scale") as HTMLInputElement).checked;
-  runView.charts.render(chartList([[runView.series.runId, runView.series]]), smoothing, log);
+  runView.charts.render(runView.drawn, smoothing, log);
 }
 
 function renderPanels(runView: RunView): void {
@@ -349,7 +297,7 @@ function renderPanels(runView: RunView): void {
     ...runView.phases.map((phase) =>
       element(
         "li",
-        `${phase.name}: ${phase.status ?? "running"}${phase.duration !== null ? `, ${duration(phase.duration)}` : ""}`,
+        `${phase.name}: ${phase.status ?? (runView.status === "running" ? "running" : "unfinished")}${phase.duration !== null ? `, ${duration(phase.duration)}` : ""}`,
       ),
     ),
   );
@@ -359,7 +307,7 @@ function renderPanels(runView: RunView): void {
       const tr = element("tr", undefined, trial.trial === runView.bestTrial ? "best" : undefined);
       tr.append(
         element("td", String(trial.trial)),
-        element("td", trial.status),
+        element("td", trial.error === null ? trial.status : `${trial.status}: ${trial.error}`, "trial-status"),
         element(
           "td",
           Object.entries(trial.metrics)
@@ -389,30 +337,6 @@ async function requestStop(key: string): Promise<void> {
   ($("stop") as HTMLButtonElement).hidden = response.ok;
 }
 
-// -- compare ----------------------------------------------------------------------------------
-
-async function openCompare(keys: string[], signal: AbortSignal): Promise<void> {
-  const container = $("compare-chart");
-  container.replaceChildren();
-  $("compare-note").textContent = keys.length
-    ? `Loss of ${keys.length} run(s), overlaid on the step axis.`
-    : "Pick runs in the list, then Compare selected.";
-  const chart = new Chart("loss", container);
-  const series: ChartCurve[] = [];
-  for (const key of keys) {
-    const response = await fetchWithToken(streamUrl(key), { signal });
-    const reader = new StreamReader({ series: true });
-    reader.feed(new Uint8Array(await response.arrayBuffer()));
-    const run = reader.latestRun();
-    const history = run === undefined ? undefined : reader.series?.run(run.run_id);
-    if (history === undefined) continue;
-    const [steps, values, times] = history.curve("loss");
-    series.push({ name: "loss", label: `loss ${key}`, run: history.runId, sparse: false, steps, values, times });
-  }
-  chart.update({ ...chartOf("loss"), series, markers: [] }, Number(($("smoothing") as HTMLInputElement).value), false);
-  chart.root.dataset["points"] = String(chart.points);
-}
-
 // -- routing ----------------------------------------------------------------------------------
 
 function route(): void {
@@ -425,39 +349,38 @@ function route(): void {
   if (hash.startsWith("#/run/")) {
     const key = decodeURIComponent(hash.slice("#/run/".length));
     ($("stop") as HTMLButtonElement).onclick = () => void requestStop(key);
-    openRun(key, view.signal).catch((error: unknown) => {
-      $("progress-text").textContent = `cannot follow this run: ${String(error)}`;
-    });
+    openRun(key, view.signal);
   } else if (hash.startsWith("#/compare")) {
     const keys = new URLSearchParams(hash.split("?")[1] ?? "").getAll("run");
-    openCompare(keys, view.signal).catch((error: unknown) => {
-      $("compare-note").textContent = `cannot compare: ${String(error)}`;
-    });
+    openCompare(keys, token, STREAM_POLL_MS, view.signal, () => Number(($("smoothing") as HTMLInputElement).value));
   }
 }
 
 async function start(): Promise<void> {
-  const answer = await fetchWithToken("api/config", { cache: "no-store" });
-  if (answer.ok) config = (await answer.json()) as ServerConfig;
-  else $("server-note").textContent = answer.status === 403 ? NO_TOKEN : `the server answered ${answer.status}`;
-  $("filter").addEventListener("input", renderRuns);
-  for (const th of $("runs").querySelectorAll<HTMLElement>("th[data-sort]")) {
-    th.addEventListener("click", () => {
-      const key = th.dataset["sort"] as SortKey;
-      ascending = key === sortKey ? !ascending : key === "run_id" || key === "status";
-      sortKey = key;
-      renderRuns();
-    });
-  }
+  const runsTable = new RunsTable(
+    $("runs") as HTMLTableElement,
+    $("config-columns"),
+    $("filter") as HTMLInputElement,
+    (key) => {
+      location.hash = `#/run/${encodeURIComponent(key)}`;
+    },
+    () => {
+      ($("compare-selected") as HTMLButtonElement).disabled = runsTable.selected.size < 1;
+    },
+  );
+  table = runsTable;
   $("compare-selected").addEventListener("click", () => {
-    location.hash = `#/compare?${[...selected].map((key) => `run=${encodeURIComponent(key)}`).join("&")}`;
+    location.hash = `#/compare?${[...runsTable.selected].map((key) => `run=${encodeURIComponent(key)}`).join("&")}`;
   });
   for (const id of ["smoothing", "log-scale"])
     $(id).addEventListener("input", () => {
       if (shownRun !== undefined) renderCharts(shownRun);
     });
   window.addEventListener("hashchange", route);
-  route();
+  route(); // a run opens at once; the stop button waits for the config (read-only until then)
+  const answer = await fetchWithToken("api/config", { cache: "no-store" });
+  if (answer.ok) config = (await answer.json()) as ServerConfig;
+  else $("server-note").textContent = answer.status === 403 ? NO_TOKEN : `the server answered ${answer.status}`;
   await refreshRuns();
   setInterval(() => void refreshRuns(), LIST_POLL_MS);
 }

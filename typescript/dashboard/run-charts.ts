@@ -50,6 +50,20 @@ export class RunCharts {
     }
   }
 
+  /** Whether the chart `title` is made already. */
+  has(title: string): boolean {
+    return this.#charts.has(title);
+  }
+
+  /** Removes the charts whose titles are not in `titles` (a newer run of the same stream). */
+  keepOnly(titles: ReadonlySet<string>): void {
+    for (const [title, entry] of this.#charts) {
+      if (titles.has(title)) continue;
+      entry.chart.root.remove();
+      this.#charts.delete(title);
+    }
+  }
+
   /** Draws `drawn` (the charts of one run, from `chartList`) with the page's smoothing and log settings. */
   render(drawn: readonly ChartData[], smoothing: number, log: boolean): void {
     this.#redraw = () => this.render(drawn, smoothing, log);

@@ -7,9 +7,11 @@ import { build } from "esbuild";
 const here = new URL("../dashboard/", import.meta.url);
 const out = new URL("../../python/src/trainwire/serve/static/", import.meta.url);
 await mkdir(out, { recursive: true });
-// dashboard.js: the page of `trainwire serve`; plot.js: the charts `trainwire plot` inlines
+// dashboard.js: the page of `trainwire serve`; worker.js: its decoding worker (a stream is
+// read off the page's thread); plot.js: the charts `trainwire plot` inlines
 for (const [entry, file] of [
   ["main.ts", "dashboard.js"],
+  ["worker.ts", "worker.js"],
   ["plot.ts", "plot.js"],
 ]) {
   await build({

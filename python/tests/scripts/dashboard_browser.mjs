@@ -1,30 +1,11 @@
 // Drives the `trainwire serve` page in headless Chromium (playwright-core, the system browser):
 // `node dashboard_browser.mjs URL SCREENSHOT_DIR`. Prints one JSON line per check it passed;
 // exits non-zero with the reason on the first failure.
-import { createRequire } from "node:module";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
+import { drive, say } from "./chromium_page.mjs";
 
-const require = createRequire(new URL("../../../typescript/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
 const [url, screenshots] = process.argv.slice(2);
-const say = (check, detail = {}) => console.log(JSON.stringify({ check, ...detail }));
-
-const context = await chromium.launchPersistentContext(mkdtempSync(path.join(tmpdir(), "trainwire-chromium-")), {
-  executablePath: "/usr/bin/chromium",
-  headless: true,
-  viewport: { width: 1280, height: 900 },
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-const errors = [];
-try {
-  const page = context.pages()[0] ?? (await context.newPage());
-  page.on("pageerror", (error) => errors.push(String(error)));
-  // the page must live within its Content-Security-Policy and load nothing that fails (favicon included)
-  page.on("console", (message) => { if (/Content Security Policy/i.test(message.text())) errors.push(message.text()); });
-  page.on("response", (response) => { if (response.status() >= 400) errors.push(`${response.status()} for ${response.url()}`); });
-  await page.addInitScript(() => document.addEventListener("securitypolicyviolation", (event) => console.error(`Content Security Policy violation: ${event.violatedDirective} ${event.blockedURI}`)));
+await drive(async (page) => {
   page.on("dialog", (dialog) => dialog.accept("enough from the browser test"));
   await page.goto(url);
   if (new URL(page.url()).searchParams.has("token")) throw new Error("the token stays in the address bar");
@@ -55,10 +36,4 @@ try {
   })));
   say("charts", { charts });
   await page.screenshot({ path: path.join(screenshots, "dashboard-stopped.png"), fullPage: true });
-  if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
-} catch (error) {
-  console.error(String(error), errors.join("; "));
-  process.exitCode = 1;
-} finally {
-  await context.close();
-}
+});

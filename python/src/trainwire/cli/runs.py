@@ -118,7 +118,7 @@ def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
         _format_number(row["best_loss"]),
         (row["git_sha"] or "-")[:10],
         row["started_at"] or "-",
-        str(row["notes"] or "-"),
+        str(row["notes_count"] or "-"),
     ]
 
 

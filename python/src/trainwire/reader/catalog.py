@@ -20,6 +20,7 @@ from trainwire.contract.journal_lookup import latest_journal
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
 from trainwire.contract.liveness import status_at
 from trainwire.lines.summary import SummaryBuilder
+from trainwire.reader.journal_files import flat_config, read_config, read_notes
 
 __all__ = ["SUMMARY_VERSIONS", "WINDOW_BYTES", "find_streams", "load_summary", "run_row", "run_rows"]
 
@@ -46,21 +47,30 @@ def run_row(
 ) -> dict[str, Any] | None:
     """The row of the latest run of `stream`, or None when it holds no valid line. With
     `within`, a journal file or stream leading outside that directory is not read
-    (`NotARegularFile` for the stream, no summary for the journal)."""
+    (`NotARegularFile` for the stream, no summary for the journal).
+
+    The row's `config` is the run's config flattened (`flat_config`), from the journal's
+    `config.json` or, without a journal, from the run's `run.started` when the stream's
+    first or last 64 KiB hold it; `notes` the run's notes (`read_notes`), `notes_count`
+    how many dated notes the summary counts."""
     summary_path = _latest_summary_path(stream.parent)
     summary = load_summary(summary_path, within=within)
     if summary is not None and summary["status"] != "running" and _written_after(summary_path, stream):
         # a finished run whose summary is newer than every line: nothing to read
-        return _row(summary, summary["status"], stream, now_us)
-    tail = _window_summary(stream, (False,), within)
+        config = read_config(summary_path.parent, within=within)
+        return _row(summary, summary["status"], stream, now_us, config, within)
+    started: dict[str, dict[str, Any]] = {}
+    tail = _window_summary(stream, (False,), within, started)
     latest = tail.summary()
     if summary is None or (latest is not None and latest["run_id"] != summary["run_id"]):
         # no journal (another writer), or a run newer than the journal: head and tail
-        partial = _window_summary(stream, (True, False), within)
+        partial = _window_summary(stream, (True, False), within, started)
         summary, latest = partial.summary(), partial.summary()
         last_ts = partial.last_ts
+        config = started.get(summary["run_id"]) if summary is not None else None
     else:
         last_ts = tail.last_ts if latest is not None else summary.get("finished_at")
+        config = read_config(summary_path.parent, within=within)
     if summary is None:
         return None
     if latest is not None and summary["status"] == "running":
@@ -76,6 +86,8 @@ def run_row(
         status_at(summary["status"], last_ts, summary["heartbeat_interval_s"], now_us, stale_after_s),
         stream,
         now_us,
+        config,
+        within,
     )
 
 
@@ -93,7 +105,7 @@ def run_rows(
         if summary is None or (latest is not None and summary["run_id"] == latest["run_id"]):
             continue
         status = "stale" if summary["status"] == "running" else summary["status"]
-        rows.append(_row(summary, status, stream, now_us))
+        rows.append(_row(summary, status, stream, now_us, read_config(journal, within=within), within))
     rows.sort(key=lambda row: len(row["earlier_runs"]))
     return [*rows, latest] if latest is not None else rows
 
@@ -104,7 +116,14 @@ def _latest_summary_path(directory: Path) -> Path:
     return journal / SUMMARY_FILE if journal is not None else directory / SUMMARY_FILE
 
 
-def _row(summary: Mapping[str, Any], status: str, stream: Path, now_us: int) -> dict[str, Any]:
+def _row(
+    summary: Mapping[str, Any],
+    status: str,
+    stream: Path,
+    now_us: int,
+    config: Mapping[str, Any] | None,
+    within: Path | None,
+) -> dict[str, Any]:
     return {
         "run_id": summary["run_id"],
         "status": status,
@@ -115,11 +134,13 @@ def _row(summary: Mapping[str, Any], status: str, stream: Path, now_us: int) -> 
         "best_loss": (summary["best"].get("loss") or {}).get("value"),
         "git_sha": summary["git_sha"],
         "started_at": summary["started_at"],
+        "config": flat_config(config or {}),
+        "notes": read_notes(stream.parent, summary["run_id"], within=within),
         "path": str(stream),
         "directory": str(stream.parent),
         "resumed_from": summary.get("resumed_from"),
         "earlier_runs": list(summary.get("earlier_runs") or []),
-        "notes": summary.get("notes") or 0,
+        "notes_count": summary.get("notes") or 0,
     }
 
 
@@ -147,14 +168,19 @@ def load_summary(path: Path, *, within: Path | None = None) -> dict[str, Any] | 
     return summary
 
 
-def _window_summary(stream: Path, heads: tuple[bool, ...], within: Path | None) -> SummaryBuilder:
-    """A summary of the lines in the first (True) and last (False) windows of `stream`."""
+def _window_summary(
+    stream: Path, heads: tuple[bool, ...], within: Path | None, started: dict[str, dict[str, Any]]
+) -> SummaryBuilder:
+    """A summary of the lines in the first (True) and last (False) windows of `stream`;
+    `started` gets the config of each `run.started` among them, by run id."""
     from trainwire.reader.state import StreamReader
 
     builder = SummaryBuilder(any_line_switches=True)
     for head in heads:
         for line in StreamReader().feed(_window(stream, head, within)).dicts:
             builder.add(line)
+            if line.get("event") == "run.started" and isinstance(line.get("config"), dict):
+                started[line["run_id"]] = line["config"]
     return builder
 
 

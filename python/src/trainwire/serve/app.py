@@ -6,6 +6,7 @@ so a slow disk, a huge tree or a hostile file can delay one answer, not the serv
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -32,6 +33,7 @@ from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.limits import clip
 from trainwire.contract.status import EXIT_CODES
 from trainwire.reader.catalog import run_row
+from trainwire.reader.state import StreamReader
 from trainwire.serve.index import IndexedStream, RunIndex
 from trainwire.serve.security import Guard
 from trainwire.stop import STOP_FILE, request_stop
@@ -52,6 +54,10 @@ _ROWS_MAX_AGE_S = 1.0
 _FILE_WORKERS = 8
 
 T = TypeVar("T")
+
+#: the rows read stream tails with the reader, whose first import builds the event models for
+#: a second: done when the server starts, not under the GIL while the first clients wait
+_READER = StreamReader
 
 
 def static_dir() -> Path:
@@ -148,23 +154,38 @@ class _FileWork:
 
 class _SharedRows:
     """The runs list, made in a worker thread and shared by the clients asking within
-    `_ROWS_MAX_AGE_S`, so fifty open tabs cost one read of the runs."""
+    `_ROWS_MAX_AGE_S`, so fifty open tabs cost one read of the runs. An older list is answered
+    at once while a fresh one is made in the background: no client waits for the reading."""
 
     def __init__(self, index: RunIndex, files: _FileWork) -> None:
         self._index = index
         self._files = files
         self._lock: anyio.Lock | None = None
-        self._rows: list[dict[str, Any]] = []
+        self._rows: list[dict[str, Any]] | None = None
         self._made_at = float("-inf")
+        self._refreshing: asyncio.Task[None] | None = None
 
     async def get(self) -> list[dict[str, Any]]:
         if self._lock is None:
             self._lock = anyio.Lock()
-        async with self._lock:
-            if time.monotonic() - self._made_at >= _ROWS_MAX_AGE_S:
-                self._rows = await self._files.run(_rows, self._index.streams())
-                self._made_at = time.monotonic()
-            return self._rows
+        if self._rows is None:  # the first list: every client waits for it
+            async with self._lock:
+                if self._rows is None:
+                    await self._refresh()
+        elif time.monotonic() - self._made_at >= _ROWS_MAX_AGE_S and self._refreshing is None:
+            self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
+        assert self._rows is not None
+        return self._rows
+
+    async def _refresh(self) -> None:
+        try:
+            self._rows = await self._files.run(_rows, self._index.streams())
+            self._made_at = time.monotonic()
+        except _Problem:
+            if self._rows is None:
+                raise
+        finally:
+            self._refreshing = None
 
 
 def _rows(streams: dict[str, IndexedStream]) -> list[dict[str, Any]]:
@@ -233,7 +254,12 @@ def _depth(value: Any) -> int:
 
 class _OpenedFileResponse(FileResponse):
     """A `FileResponse` of a file already opened and checked (`open_regular`): what is sent is
-    that file, even when its path is replaced by a link or a FIFO after the check."""
+    that file, even when its path is replaced by a link or a FIFO after the check.
+
+    Read in 1 MiB chunks, not Starlette's 64 KiB: each chunk is a hop to a worker thread, and
+    fifty tabs opening a large stream at once spend their time in those hops."""
+
+    chunk_size = 1 << 20
 
     def __init__(self, file: IO[bytes], **kwargs: Any) -> None:
         self._file = file

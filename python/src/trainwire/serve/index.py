@@ -41,7 +41,8 @@ class IndexedStream:
 
 class RunIndex:
     """Streams under `roots` by key (the run directory relative to its root, `/`-separated;
-    prefixed by the root's name when there are several roots)."""
+    prefixed by the root's name when there are several roots; the root's name for a stream
+    in the root itself). The first stream found keeps a key a subdirectory also makes."""
 
     def __init__(self, roots: list[Path], rescan_interval_s: float = 2.0) -> None:
         self.roots = [root.resolve() for root in roots]
@@ -79,11 +80,13 @@ class RunIndex:
     def refresh(self) -> None:
         """Walk every root once and replace the snapshot."""
         found: dict[str, IndexedStream] = {}
-        for root, prefix in zip(self.roots, self._prefixes, strict=False):
+        for root, prefix, name in zip(self.roots, self._prefixes, self.root_names, strict=False):
             for stream in self._walk(root):
                 relative = stream.parent.relative_to(root).as_posix()
-                key = "/".join(part for part in (prefix, "" if relative == "." else relative) if part) or "."
-                found[key] = IndexedStream(Path(os.path.realpath(stream)), root)
+                # a stream in the root itself (`trainwire serve out/` on one run) is keyed by the
+                # root's name: `.` would make `runs/./progress.jsonl`, which URLs rewrite
+                key = "/".join(part for part in (prefix, "" if relative == "." else relative) if part) or name
+                found.setdefault(key, IndexedStream(Path(os.path.realpath(stream)), root))
         self._streams = found  # one assignment: a request sees the old snapshot or the new one
         self.scans += 1
 

@@ -28,7 +28,7 @@ _PUBLIC_PREFIX = "/assets/"
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (
         b"content-security-policy",
-        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        b"default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
         b"base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     ),
     (b"x-content-type-options", b"nosniff"),

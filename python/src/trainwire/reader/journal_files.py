@@ -1,0 +1,79 @@
+"""The journal files a runs list shows beside a run's row: its config and its notes.
+
+Each is read only when it is a small regular file inside the served directory, and cut
+short, so a row stays small however large the config or notes are.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from trainwire.contract.files import open_regular
+from trainwire.contract.layout import CONFIG_FILE, NOTES_FILE
+from trainwire.contract.limits import clip
+from trainwire.contract.notes import NOTES_TEMPLATE
+
+__all__ = ["MAX_CONFIG_KEYS", "flat_config", "read_config", "read_notes"]
+
+#: a row carries at most this many config values (a list of column choices, not the config)
+MAX_CONFIG_KEYS = 200
+#: the most a row reads of a journal file
+_READ_LIMIT_BYTES = 256 * 1024
+
+
+def read_config(directory: Path, *, within: Path | None = None) -> dict[str, Any] | None:
+    """The journal's config of the latest run (`config.json`), or None."""
+    text = _read_small(directory / CONFIG_FILE, within)
+    try:
+        config = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    return config if isinstance(config, dict) else None
+
+
+def read_notes(directory: Path, run_id: str, *, within: Path | None = None) -> str | None:
+    """The run's notes, cut to a message's length; None when there are none (or only the
+    journal's untouched template).
+
+    Tried in the run's own journal folder (`runs/<run_id>/notes.md`) first, then beside the
+    stream (`notes.md`, the journal of the latest run)."""
+    for path in (directory / "runs" / run_id / NOTES_FILE, directory / NOTES_FILE):
+        text = _read_small(path, within)
+        if text is not None:
+            return None if text == NOTES_TEMPLATE else clip(text.strip()) or None
+    return None
+
+
+def flat_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Scalar leaves of `config` by dotted name (`optimizer.lr`), strings cut, at most
+    `MAX_CONFIG_KEYS`: what a config column can show."""
+    flat: dict[str, Any] = {}
+    for name, value in _leaves(config, ""):
+        if len(flat) >= MAX_CONFIG_KEYS:
+            break
+        flat[name] = clip(value) if isinstance(value, str) else value
+    return flat
+
+
+def _leaves(value: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:
+    pending: list[tuple[str, Any]] = [(prefix + str(key), item) for key, item in value.items()]
+    pending.reverse()
+    while pending:  # no recursion: a config nested thousands deep costs a loop
+        name, item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(reversed([(f"{name}.{key}", child) for key, child in item.items()]))
+        elif item is None or isinstance(item, (bool, int, float, str)):
+            yield name, item
+        else:
+            yield name, clip(json.dumps(item, default=str))
+
+
+def _read_small(path: Path, within: Path | None) -> str | None:
+    try:
+        with open_regular(path, within=within) as file:
+            return file.read(_READ_LIMIT_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None

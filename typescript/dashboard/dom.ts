@@ -1,0 +1,36 @@
+// Small DOM helpers every part of the page uses.
+
+export function $<T extends HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (found === null) throw new Error(`the page has no #${id}`);
+  return found as T;
+}
+
+export function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  content?: string,
+  className?: string,
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (content !== undefined) node.textContent = content;
+  if (className !== undefined) node.className = className;
+  return node;
+}
+
+/** A value as a cell shows it: `–` for none, numbers to four significant digits. */
+export function text(value: unknown): string {
+  if (value === null || value === undefined) return "–";
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toPrecision(4);
+  return String(value);
+}
+
+/** A config value as the run was given it: strings as they are, anything else as JSON. */
+export function configText(value: unknown): string {
+  if (value === undefined) return "–";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** The URL of a run's stream by its key (each part of the key encoded). */
+export function streamUrl(key: string): string {
+  return `runs/${key.split("/").map(encodeURIComponent).join("/")}/progress.jsonl`;
+}

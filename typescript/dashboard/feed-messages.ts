@@ -1,0 +1,38 @@
+// What the page's decoding worker (worker.ts) tells the page about one stream (feed.ts).
+import type { ChartData } from "../src/charts.js";
+import type { DecodedLine, RunState } from "../src/index.js";
+
+/** The page asks the worker to follow one stream. */
+export interface FollowRequest {
+  url: string;
+  token: string;
+  pollIntervalMs: number;
+}
+
+export type FeedMessage =
+  /** The server has no such stream (yet): the worker keeps asking. */
+  | { kind: "missing" }
+  /** The latest run after the lines read since the last message. */
+  | {
+      kind: "update";
+      /** The stream was replaced or truncated, or a newer run started: the run view starts afresh. */
+      reset: boolean;
+      /** The latest run's events that a panel shows (no steps or heartbeats: those are in the state and series). */
+      events: DecodedLine[];
+      state: Readonly<RunState> | undefined;
+      /** Steps per second over the current attempt. */
+      rate: number | null;
+      /** The run ids drawn as one curve: the latest run and the runs it resumed, oldest first. */
+      chain: string[];
+      /**
+       * The charts of their joined history (lineage.ts), as `chartList` gives them: a few flat
+       * arrays per curve, cheap for the page to take (a series store's buckets are not).
+       */
+      charts: ChartData[];
+      /** Bytes read so far. */
+      bytes: number;
+    }
+  /** The latest run's state at the current time (a silent run turns stale without new lines). */
+  | { kind: "state"; state: Readonly<RunState> }
+  /** The stream cannot be read (a permanent error). */
+  | { kind: "failed"; message: string };
