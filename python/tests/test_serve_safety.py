@@ -16,6 +16,7 @@ import pytest
 from serve_process import ROOT, make_run, serve
 
 from trainwire.contract.files import NotARegularFile, open_regular
+from trainwire.contract.layout import run_journal_dir
 from trainwire.serve.index import RunIndex
 
 SECRET = "the server must never send this"
@@ -74,9 +75,10 @@ def test_a_fifo_named_like_a_stream_or_a_summary_never_freezes_the_server(tmp_pa
     good = make_run(served / "good", finish=False)
     (served / "pipe").mkdir()
     os.mkfifo(served / "pipe" / "progress.jsonl")
-    os.mkfifo(served / "good" / "summary.json.fifo")
-    (served / "good" / "summary.json").unlink()
-    os.rename(served / "good" / "summary.json.fifo", served / "good" / "summary.json")  # the journal, a FIFO now
+    summary = run_journal_dir(served / "good", good) / "summary.json"
+    os.mkfifo(summary.with_name("summary.json.fifo"))
+    summary.unlink()
+    os.rename(summary.with_name("summary.json.fifo"), summary)  # the journal, a FIFO now
     with serve(str(served)) as server:
         status, _, body = server.request("/api/runs")  # a blocked open would time the request out
         assert status == 200 and [(row["key"], row["run_id"]) for row in json.loads(body)] == [("good", good)]
@@ -88,8 +90,10 @@ def test_a_fifo_named_like_a_stream_or_a_summary_never_freezes_the_server(tmp_pa
 def test_a_journal_leading_outside_is_not_read(tmp_path: Path, outside: Path) -> None:
     served = tmp_path / "runs"
     own = make_run(served / "good")
-    (served / "good" / "summary.json").unlink()
-    (served / "good" / "summary.json").symlink_to(outside / "run" / "summary.json")  # another run's record
+    summary = run_journal_dir(served / "good", own) / "summary.json"
+    summary.unlink()
+    (other,) = (outside / "run" / "runs").iterdir()
+    summary.symlink_to(other / "summary.json")  # another run's record
     with serve(str(served)) as server:
         rows = json.loads(server.request("/api/runs")[2])
         assert [(row["key"], row["run_id"]) for row in rows] == [("good", own)]  # read from the stream itself

@@ -11,7 +11,14 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["NotARegularFile", "inside", "open_regular", "write_json_atomically", "write_text_atomically"]
+__all__ = [
+    "NotARegularFile",
+    "inside",
+    "open_regular",
+    "read_regular_text",
+    "write_json_atomically",
+    "write_text_atomically",
+]
 
 # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -50,6 +57,13 @@ def open_regular(path: Path, *, within: Path | None = None) -> IO[bytes]:
     except BaseException:
         os.close(fd)
         raise
+
+
+def read_regular_text(path: Path, *, within: Path | None = None) -> str:
+    """The text of `path` through `open_regular`: a FIFO or a link out of `within` raises
+    `NotARegularFile` (an `OSError`) instead of blocking or being followed."""
+    with open_regular(path, within=within) as file:
+        return file.read().decode("utf-8")
 
 
 def write_text_atomically(target: Path, text: str) -> None:

@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from trainwire.contract.files import read_regular_text
 from trainwire.contract.layout import CONFIG_FILE, JOURNALS_DIR, STREAM_FILE, SUMMARY_FILE, journal_dirs
 
 __all__ = ["find_journal", "journal_chain_length", "latest_journal"]
@@ -15,7 +16,7 @@ __all__ = ["find_journal", "journal_chain_length", "latest_journal"]
 def journal_chain_length(journal: Path) -> int:
     """How many runs the stream held before this one (its summary's `earlier_runs`); -1 without a summary."""
     try:
-        summary = json.loads((journal / SUMMARY_FILE).read_text(encoding="utf-8"))
+        summary = json.loads(read_regular_text(journal / SUMMARY_FILE))
         earlier = summary.get("earlier_runs")
     except (OSError, ValueError, AttributeError):
         return -1

@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from trainwire.contract.files import read_regular_text
 from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE, run_journal_dir
 
 __all__ = ["migrate_journal"]
@@ -21,7 +22,7 @@ def migrate_journal(output_dir: str | os.PathLike[str]) -> str | None:
     None when there was nothing to move. A file already in the run's directory is kept."""
     legacy_summary = Path(output_dir) / SUMMARY_FILE
     try:
-        run_id = json.loads(legacy_summary.read_text(encoding="utf-8")).get("run_id")
+        run_id = json.loads(read_regular_text(legacy_summary)).get("run_id")
     except (OSError, ValueError, AttributeError):
         return None
     if not isinstance(run_id, str) or "/" in run_id or run_id in ("", ".", ".."):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from trainwire.contract.files import read_regular_text
+
 __all__ = ["NOTES_TEMPLATE", "count_notes", "note_entries", "note_entry"]
 
 NOTES_TEMPLATE = "# Notes\n\nWhat this run tries, what you saw, what to do next.\n"
@@ -29,6 +31,6 @@ def note_entries(notes: str) -> list[tuple[str, str]]:
 def count_notes(path: Path) -> int:
     """How many dated entries the notes file at `path` holds (0 when it is missing)."""
     try:
-        return len(_ENTRY.findall(path.read_text(encoding="utf-8")))
+        return len(_ENTRY.findall(read_regular_text(path)))
     except (OSError, UnicodeDecodeError):
         return 0

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.files import open_regular
-from trainwire.contract.layout import CONFIG_FILE, NOTES_FILE
+from trainwire.contract.layout import CONFIG_FILE, NOTES_FILE, run_journal_dir
 from trainwire.contract.limits import clip
 from trainwire.contract.notes import NOTES_TEMPLATE
 
@@ -40,10 +40,10 @@ def read_notes(directory: Path, run_id: str, *, within: Path | None = None) -> s
 
     Tried in the run's own journal folder (`runs/<run_id>/notes.md`) first, then beside the
     stream (`notes.md`, the journal of the latest run)."""
-    for path in (directory / "runs" / run_id / NOTES_FILE, directory / NOTES_FILE):
+    for path in (run_journal_dir(directory, run_id) / NOTES_FILE, directory / NOTES_FILE):
         text = _read_small(path, within)
-        if text is not None:
-            return None if text == NOTES_TEMPLATE else clip(text.strip()) or None
+        if text is not None and text != NOTES_TEMPLATE:  # the untouched template is no note
+            return clip(text.strip()) or None
     return None
 
 
