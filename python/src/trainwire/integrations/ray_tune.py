@@ -68,7 +68,7 @@ TUNE_FIELDS = frozenset(
 )
 
 
-class TuneSearch(tune.Callback):  # type: ignore[misc]  # ray ships no type information here
+class TuneSearch(tune.Callback):
     """Writes a Tune experiment's trials into one trainwire run and stops it through Tune.
 
     Without `run`, the search owns a `Run(output_dir, **run_options)`, started when the
@@ -188,7 +188,7 @@ class TuneSearch(tune.Callback):  # type: ignore[misc]  # ray ships no type info
         return {"trial": self._best[0], "metric": self.metric, "value": self._best[1]}
 
 
-class SearchStopper(tune.Stopper):  # type: ignore[misc]
+class SearchStopper(tune.Stopper):
     """Tune's experiment-wide stop, asked by the search's stop control."""
 
     def __init__(self, owned: OwnedSearchRun) -> None:
