@@ -13,6 +13,8 @@ EXTRA_OF_MODULE = {
     "rfc3339_validator": "conformance",
     "matplotlib": "plot",
     "IPython": "notebook",
+    "optuna": "optuna",
+    "ray": "ray",
 }
 
 

@@ -617,19 +617,27 @@ class Run:
         outcome's `status`), `failed` with the error when the block raises (an
         interruption included: a trial has no interrupted status). The exception goes on."""
         self.trial_started(number, params, attempt, baseline=baseline)
-        counted = integer(number, 1)
-        self._scopes.trials.append(counted if isinstance(counted, int) else None)
         outcome = TrialOutcome()
         try:
-            yield outcome
+            with self.trial_scope(number):
+                yield outcome
         except BaseException as error:
-            self._scopes.trials.pop()
             failed = status_for_exception(error) != "succeeded"
             status = "failed" if failed else outcome.status or "succeeded"
             self._end_trial(number, attempt, status, outcome, error if failed else None)
             raise
-        self._scopes.trials.pop()
         self._end_trial(number, attempt, outcome.status or "succeeded", outcome, None)
+
+    @contextlib.contextmanager
+    def trial_scope(self, number: int) -> Iterator[None]:
+        """The events this thread writes inside carry trial `number`, and nothing more: no
+        `trial.started` or `trial.ended` (for a search whose own callbacks write those)."""
+        counted = integer(number, 1)
+        self._scopes.trials.append(counted if isinstance(counted, int) else None)
+        try:
+            yield
+        finally:
+            self._scopes.trials.pop()
 
     def _end_trial(
         self, number: int, attempt: int, status: str, outcome: TrialOutcome, error: BaseException | None

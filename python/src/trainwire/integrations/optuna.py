@@ -1,0 +1,227 @@
+"""Optuna integration: one trainwire stream per study (per worker process).
+
+```python
+from trainwire.integrations.optuna import OptunaSearch
+
+with OptunaSearch(study, "out-study", n_trials=20) as search:
+    study.optimize(search.objective(objective), n_trials=20, callbacks=[search])
+sys.exit(search.run.exit_code)
+```
+
+`search.objective(objective)` runs the objective in the trial's scope, so whatever it
+writes to `search.run` (a plain loop, a `Trainer` attached with `run=search.run`) is the
+trial's; `trial.started`, with the sampled params, is written once the objective has
+suggested them (`ReportingTrial`): suggest first, then write progress.
+The trial it gets reports its intermediate values (`trial.report`) as `eval.completed` at
+their step. The callback (`search` itself) sees each trial end, once Optuna has told the
+study: `trial.ended` with the value(s), the state mapped and the best trial after it.
+Optuna numbers trials from 0, the contract from 1: trainwire trial = Optuna number + 1.
+A stop (control file, signal) ends the study after the running trial(s) (`study.stop()`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any, Literal
+
+from trainwire.extras import require_extra
+
+require_extra("optuna")  # `pip install 'trainwire[optuna]'` named, in place of a bare ImportError
+
+import optuna  # noqa: E402
+from optuna.trial import FrozenTrial, TrialState  # noqa: E402
+
+from trainwire.integrations.search import OwnedSearchRun  # noqa: E402
+from trainwire.writer.run import Run  # noqa: E402
+
+__all__ = ["OptunaSearch"]
+
+logger = logging.getLogger("trainwire.integrations.optuna")
+
+#: the trial status each final Optuna state is written as
+STATUS_OF_STATE = {TrialState.COMPLETE: "succeeded", TrialState.PRUNED: "pruned", TrialState.FAIL: "failed"}
+
+#: what an objective may read of its trial before its parameters are all sampled
+READ_ONLY = frozenset({"number", "study", "params", "distributions", "user_attrs", "system_attrs", "datetime_start"})
+
+
+class OptunaSearch:
+    """Writes an Optuna study's trials into one trainwire run and stops it cooperatively.
+
+    Without `run`, the search owns a `Run(output_dir, **run_options)`, started when the
+    block opens (`total_trials=n_trials`, the study's name, directions and, for a grid,
+    its search space as config) and finished when it closes: `interrupted` after a stop,
+    `failed` when the study raised, else `succeeded`. With `stop=True` the control file in
+    the output directory is watched; `signals=True` (main thread) maps SIGINT/SIGTERM to
+    the same stop while the block is open. A stop ends the study after its running trials.
+    """
+
+    def __init__(
+        self,
+        study: optuna.Study,
+        output_dir: str | os.PathLike[str] | None = None,
+        *,
+        run: Run | None = None,
+        n_trials: int | None = None,
+        stop: bool = True,
+        signals: bool = True,
+        check_interval_s: float = 0.25,
+        **run_options: Any,
+    ) -> None:
+        self.study = study
+        self._owned = OwnedSearchRun(
+            output_dir, run=run, stop=stop, signals=signals, check_interval_s=check_interval_s, **run_options
+        )
+        self.n_trials = n_trials
+        #: the name of each objective in `trial.ended.metrics` and `best.metric`
+        self.metric_names = objective_names(study)
+        self._lock = threading.Lock()
+        self._errors: dict[int, BaseException] = {}  # failed trials, written by the objective wrapper
+        self._ended: set[int] = set()
+
+    @property
+    def run(self) -> Run:
+        """The run the study's trials are written to."""
+        return self._owned.run
+
+    @property
+    def stopped(self) -> bool:
+        """True once a stop was honoured."""
+        return self._owned.stopped
+
+    def __enter__(self) -> OptunaSearch:
+        self._owned.begin(total_trials=self.n_trials, config=study_config(self.study))
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> Literal[False]:
+        self._owned.end(exc)
+        return False
+
+    # -- the objective ----------------------------------------------------------------
+
+    def objective(self, objective: Callable[[optuna.Trial], Any]) -> Callable[[optuna.Trial], Any]:
+        """`objective`, seen by the run: its trial starts, runs in the trial's scope and
+        reports its intermediate values; an error it raises ends the trial `failed`."""
+
+        def recorded(trial: optuna.Trial) -> Any:
+            number = trial.number + 1
+            self._poll_stop()
+            seen = ReportingTrial(trial, self)
+            try:
+                with self.run.trial_scope(number):
+                    value = objective(seen)  # type: ignore[arg-type]  # a stand-in with the same API
+            except optuna.TrialPruned:
+                seen.announce()
+                raise
+            except BaseException as error:
+                # Optuna calls no callback for an error it does not catch: the trial ends here.
+                seen.announce()
+                self._end(number, "failed", {}, error)
+                raise
+            seen.announce()
+            return value
+
+        return recorded
+
+    def report(self, trial: optuna.Trial, value: float, step: int) -> None:
+        """An intermediate value of `trial` at `step`: `eval.completed` of the trial."""
+        self.run.eval(step, {self.metric_names[0]: value}, trial=trial.number + 1)
+
+    # -- the study callback -------------------------------------------------------------
+
+    def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        """Optuna's callback: the trial ended; a stop ends the study after it."""
+        status = STATUS_OF_STATE.get(trial.state)
+        if status is not None:
+            metrics = dict(zip(self.metric_names, trial.values or (), strict=False))
+            self._end(trial.number + 1, status, metrics, None)
+        self._poll_stop()
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _end(self, number: int, status: str, metrics: Mapping[str, Any], error: BaseException | None) -> None:
+        with self._lock:
+            if number in self._ended:
+                return
+            self._ended.add(number)
+        self.run.trial_ended(
+            number,
+            status,
+            metrics=metrics,
+            error=error if error is not None else (None if status != "failed" else "the objective returned no value"),
+            best=self._best(),
+        )
+
+    def _best(self) -> dict[str, Any] | None:
+        """The best trial so far; None for a multi-objective study (a Pareto front has no
+        single best) or before the first completed trial."""
+        if len(self.study.directions) != 1:
+            return None
+        try:
+            best = self.study.best_trial
+        except ValueError:
+            return None
+        return {"trial": best.number + 1, "metric": self.metric_names[0], "value": best.value}
+
+    def _poll_stop(self) -> None:
+        if self._owned.poll_stop():
+            self.study.stop()
+
+
+class ReportingTrial:
+    """The Optuna trial an objective gets: the same trial, announced once its parameters
+    are sampled, whose `report` is also written.
+
+    Optuna samples a parameter when the objective asks for it (define-by-run): the trial's
+    `trial.started`, with its params, waits for the first use of the trial that is not a
+    `suggest_*` or a look at the trial (a report, a pruning check, ...), or the
+    objective's return."""
+
+    def __init__(self, trial: optuna.Trial, search: OptunaSearch) -> None:
+        self._trial = trial
+        self._search = search
+        self._announced = False
+
+    def announce(self) -> None:
+        """Write `trial.started` with the parameters sampled so far (once)."""
+        if not self._announced:
+            self._announced = True
+            self._search.run.trial_started(self._trial.number + 1, self._trial.params)
+
+    def report(self, value: float, step: int) -> None:
+        self.announce()
+        self._trial.report(value, step)
+        self._search.report(self._trial, value, step)
+
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("suggest_") and name not in READ_ONLY:
+            self.announce()
+        return getattr(self._trial, name)
+
+
+def objective_names(study: optuna.Study) -> list[str]:
+    """The study's metric names when it set them, else `objective` (`objective_1`, ... for several)."""
+    names = study.metric_names
+    if names:
+        return list(names)
+    count = len(study.directions)
+    return ["objective"] if count == 1 else [f"objective_{index}" for index in range(count)]
+
+
+def study_config(study: optuna.Study) -> dict[str, Any]:
+    """What the study knows up front: its name, directions and a grid's search space."""
+    config: dict[str, Any] = {
+        "study_name": study.study_name,
+        "directions": [direction.name.lower() for direction in study.directions],
+        "sampler": type(study.sampler).__name__,
+    }
+    space = getattr(study.sampler, "_search_space", None)  # GridSampler's grid; define-by-run has none
+    if isinstance(space, Mapping):
+        config["search_space"] = {str(name): list(values) for name, values in space.items()}
+    return config
