@@ -6,7 +6,7 @@ everything hand-written imports models from here, never from there.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
@@ -64,9 +64,12 @@ def _event_tag(value: Any) -> str:
 
 
 # built from EVENT_MODELS at import: a type for pydantic, not one a static checker can read
+# (Union of a tuple built at run time: the `X | Y` spelling cannot take one)
 Event = Annotated[  # type: ignore[valid-type]
-    tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items())
-    + (Annotated[UnknownEvent, Tag("unknown")],),
+    Union[  # noqa: UP007
+        tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items())
+        + (Annotated[UnknownEvent, Tag("unknown")],)
+    ],
     Discriminator(_event_tag),
 ]
 """Any line: a known event model, or `UnknownEvent` for an event name not in v1."""
