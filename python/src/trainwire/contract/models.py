@@ -64,14 +64,10 @@ def _event_tag(value: Any) -> str:
 
 
 # built from EVENT_MODELS at import: a type for pydantic, not one a static checker can read
-# (Union of a tuple built at run time: the `X | Y` spelling cannot take one)
-Event = Annotated[  # type: ignore[valid-type]
-    Union[  # noqa: UP007
-        tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items())
-        + (Annotated[UnknownEvent, Tag("unknown")],)
-    ],
-    Discriminator(_event_tag),
-]
+_TAGGED = tuple(Annotated[model, Tag(name)] for name, model in EVENT_MODELS.items()) + (
+    Annotated[UnknownEvent, Tag("unknown")],
+)
+Event = Annotated[Union[_TAGGED], Discriminator(_event_tag)]  # type: ignore[valid-type]  # noqa: UP007 - built at import
 """Any line: a known event model, or `UnknownEvent` for an event name not in v1."""
 
 #: validates one line (JSON bytes or a parsed object) into a typed event
