@@ -1,0 +1,6 @@
+"""The Python tests: one folder per subpackage of `trainwire`, and `support/` shared by all.
+
+This file's folder holds no `__init__.py`, so pytest puts it on `sys.path` when it loads this
+file, before any test: `from support.stream_files import stream_of` works from every folder.
+The same import mode needs each test file's name to be unique across the folders.
+"""

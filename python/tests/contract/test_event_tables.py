@@ -1,0 +1,91 @@
+"""Every per-event table decides every event of the contract: Python's `assertNever`.
+
+A table is keyed by event name and holds an entry for each event of the generated vocabulary,
+`None` where the event deliberately has no effect there. A new event in the schemas makes
+these tests fail, naming the file and the event, until each table decides what it does.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+from support.paths import ROOT
+
+from trainwire._generated.contract import EVENT_NAMES
+from trainwire.conformance.scenario import EVENT_ACTIONS, play
+
+SOURCES = ROOT / "python" / "src"
+SCENARIO_SCHEMA = ROOT / "schemas" / "harness" / "v1" / "scenario.schema.json"
+
+#: module -> its per-event table
+TABLES = {
+    "trainwire.reader.state": "_EFFECTS",
+    "trainwire.lines.summary": "_HANDLERS",
+    "trainwire.lines.series": "_ADD",
+    "trainwire.reader.invariants": "_STEP_ROLES",
+    "trainwire.cli.tail": "_DESCRIPTIONS",
+    "trainwire.export.scalars": "_SCALARS",
+    "trainwire.conformance.scenario": "EVENT_ACTIONS",
+}
+
+
+def _file(module: str) -> str:
+    return str(Path(*module.split(".")).with_suffix(".py"))
+
+
+@pytest.mark.parametrize(("module", "name"), TABLES.items())
+def test_each_table_has_an_entry_for_every_event_and_no_other(module: str, name: str) -> None:
+    table = getattr(import_module(module), name)
+    missing = [
+        f"{_file(module)}: {name} lacks {event!r} (add it, None if it has no effect)"
+        for event in EVENT_NAMES
+        if event not in table
+    ]
+    unknown = [
+        f"{_file(module)}: {name} has {event!r}, not an event of the contract"
+        for event in table
+        if event not in EVENT_NAMES
+    ]
+    assert missing + unknown == []
+
+
+def test_the_tables_listed_are_every_table_in_the_sources() -> None:
+    # a table keyed by event name that this file does not check would be a silent one again
+    marker = '"run.heartbeat": '
+    found = {
+        ".".join(path.relative_to(SOURCES).with_suffix("").parts)
+        for path in SOURCES.rglob("*.py")
+        if "_generated" not in path.parts and marker in path.read_text(encoding="utf-8")
+    }
+    assert found == set(TABLES)
+
+
+def test_each_event_has_a_scenario_action_the_player_and_the_schema_know() -> None:
+    schema = json.loads(SCENARIO_SCHEMA.read_text(encoding="utf-8"))
+    actions = schema["properties"]["actions"]["items"]["properties"]["do"]["enum"]
+    assert [f"{event}: {action}" for event, action in EVENT_ACTIONS.items() if action not in actions] == []
+
+
+def test_each_scenario_action_writes_its_event() -> None:
+    start = {"do": "start", "run_id": "r", "total_steps": 4}
+    arguments = {
+        "phase_start": {"phase": "train"},
+        "phase_end": {"phase": "train"},
+        "step": {"step": 1},
+        "epoch": {"epoch": 1, "step": 1},
+        "eval": {"step": 1},
+        "checkpoint": {"step": 1, "path": "ckpt/1"},
+        "trial_start": {"trial": 1},
+        "trial_end": {"trial": 1, "status": "succeeded"},
+        "request_stop": {"source": "api"},
+        "finish": {"status": "succeeded"},
+    }
+    written = {}
+    for event, action in EVENT_ACTIONS.items():
+        actions = [start] if action == "start" else [start, {"do": action, **arguments.get(action, {})}]
+        lines = play({"start_time": "2026-11-29T10:00:00Z", "actions": actions}).splitlines()
+        written[event] = json.loads(lines[-1])["event"]
+    assert written == {event: event for event in EVENT_ACTIONS}

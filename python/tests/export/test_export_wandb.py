@@ -1,0 +1,160 @@
+"""`trainwire export wandb`: offline runs read back record by record with W&B's own protocol
+messages (`wandb_internal_pb2.Record`), without a server or the network."""
+
+from __future__ import annotations
+
+import json
+import struct
+import threading
+from pathlib import Path
+from typing import Any
+
+import support.export_streams as export_streams
+from wandb.proto import wandb_internal_pb2
+
+from trainwire.cli import main
+from trainwire.contract.clock import parse_timestamp_us
+from trainwire.export.scalars import safe_name
+
+# a `.wandb` file is a LevelDB-style log: 32 KiB blocks of records, each with a 7-byte header
+# (CRC32C, length, type), after W&B's own 7-byte file header
+_BLOCK = 32 * 1024
+_HEADER = 7
+_FULL, _LAST = 1, 4
+
+
+def records(offline_run: Path) -> list[Any]:
+    """Every record of an offline run, parsed by W&B's protocol buffers."""
+    (log,) = offline_run.glob("run-*.wandb")
+    data = log.read_bytes()
+    assert data[:4] == b":W&B"
+    parsed, pending, offset = [], b"", _HEADER
+    while offset + _HEADER <= len(data):
+        if _BLOCK - offset % _BLOCK < _HEADER:  # a block's tail too short for a header is padding
+            offset += _BLOCK - offset % _BLOCK
+            continue
+        _, length, kind = struct.unpack("<IHB", data[offset : offset + _HEADER])
+        if length == 0 and kind == 0:
+            break
+        pending += data[offset + _HEADER : offset + _HEADER + length]
+        offset += _HEADER + length
+        if kind in (_FULL, _LAST):
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(pending)
+            parsed.append(record)
+            pending = b""
+    return parsed
+
+
+def of_type(found: list[Any], kind: str) -> list[Any]:
+    return [getattr(record, kind) for record in found if record.WhichOneof("record_type") == kind]
+
+
+def history(found: list[Any]) -> list[dict[str, Any]]:
+    return [{item.nested_key[0]: json.loads(item.value_json) for item in row.item} for row in of_type(found, "history")]
+
+
+def series(rows: list[dict[str, Any]], key: str) -> list[tuple[int, float]]:
+    return [(row["train/step"], round(row[key], 6)) for row in rows if key in row]
+
+
+def summary(found: list[Any]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for update in of_type(found, "summary"):
+        for item in update.update:
+            values[item.key or "/".join(item.nested_key)] = json.loads(item.value_json)
+    return values
+
+
+def offline_runs(run_dir: Path, run_id: str) -> list[Path]:
+    return sorted((run_dir / "wandb").glob(f"offline-run-*-{safe_name(run_id)}"))
+
+
+def export(run_dir: Path, *more: str) -> int:
+    return main(["export", "wandb", str(run_dir), *more])
+
+
+def test_a_finished_run_becomes_one_offline_run(tmp_path: Path) -> None:
+    run_id = export_streams.whole_run(tmp_path)
+    assert export(tmp_path, "--project", "tw") == 0
+
+    (offline,) = offline_runs(tmp_path, run_id)
+    found = records(offline)
+    started, *updates = of_type(found, "run")  # the run as it starts, then updates of it
+    assert (started.run_id, started.project, started.display_name) == (safe_name(run_id), "tw", run_id)
+    assert started.notes == updates[-1].notes == export_streams.NOTES
+    config = {item.key: json.loads(item.value_json) for item in started.config.update}
+    assert config["optimizer"] == {"name": "adamw", "lr": 0.001, "betas": [0.9, 0.999]}
+    assert config["api_token"] == "<redacted>"
+    assert config["trainwire"]["provenance"]["git_sha"] == export_streams.PROVENANCE["git_sha"]
+
+    rows = history(found)
+    # the trainwire step is the step metric: both attempts' steps 3 and 4 are kept
+    assert series(rows, "train/loss") == [
+        (1, 1.0),
+        (2, 0.5),
+        (3, 0.333333),
+        (4, 0.25),
+        (3, 3.333333),
+        (4, 2.5),
+        (5, 2.0),
+        (6, 1.666667),
+    ]
+    assert series(rows, "eval/loss") == [(2, 0.7), (6, 0.4)]
+    assert series(rows, "epoch/loss") == [(6, 0.4)]
+    assert series(rows, "final/loss") == [(6, 1.5)]
+    first_ts = next(json.loads(line)["ts"] for line in (tmp_path / "progress.jsonl").open() if '"train.step"' in line)
+    assert rows[0]["_timestamp"] == parse_timestamp_us(first_ts) / 1_000_000
+    (metric,) = [m for m in of_type(found, "metric") if m.glob_name == "*"]
+    assert metric.step_metric == "train/step"
+
+    values = summary(found)
+    assert values["trainwire/status"] == "interrupted" and values["trainwire/reason"] == "control_file"
+    assert values["trainwire/checkpoint"] == {"step": 6, "path": "checkpoint-6"}
+    assert values["trainwire/attempt"] == 2
+    saved = {file.path for files in of_type(found, "files") for file in files.files}
+    assert {"trainwire/config.json", "trainwire/notes.md", "trainwire/summary.json"} <= saved
+    assert (offline / "files" / "trainwire" / "notes.md").read_text().strip() == export_streams.NOTES
+    (exit_record,) = of_type(found, "exit")
+    assert exit_record.exit_code == 2  # the run's own: interrupted
+
+
+def test_exporting_again_adds_only_what_is_new(tmp_path: Path) -> None:
+    run = export_streams.start(tmp_path)
+    export_streams.first_attempt(run)
+    assert export(tmp_path) == 0
+    assert export(tmp_path) == 0  # nothing new: no second offline run
+    assert len(offline_runs(tmp_path, run.run_id)) == 1
+
+    export_streams.second_attempt(run)
+    export_streams.end_interrupted(run)
+    assert export(tmp_path) == 0
+    assert export(tmp_path) == 0
+    first, second = offline_runs(tmp_path, run.run_id)  # `wandb sync` takes them in this order
+    assert [step for step, _ in series(history(records(first)), "train/loss")] == [1, 2, 3, 4]
+    assert [step for step, _ in series(history(records(second)), "train/loss")] == [3, 4, 5, 6]
+    assert summary(records(second))["trainwire/status"] == "interrupted"
+    # the config comes with the run's start, in the first part
+    assert "optimizer" in {item.key for item in of_type(records(first), "run")[0].config.update}
+
+
+def test_follow_writes_while_the_run_goes_on_and_returns_when_it_ends(tmp_path: Path) -> None:
+    run = export_streams.start(tmp_path, total_steps=20)
+    exit_codes: list[int] = []
+    follower = threading.Thread(target=lambda: exit_codes.append(export(tmp_path, "--follow", "--poll", "0.05")))
+    follower.start()
+    for step in range(1, 21):
+        run.step(step, loss=1.0 / step)
+        if step == 10:
+            # the export is live: the offline run exists while the run goes on
+            while not offline_runs(tmp_path, run.run_id):
+                assert follower.is_alive()
+                follower.join(timeout=0.05)
+    run.phase_ended("train")
+    run.finish("succeeded")
+    follower.join(timeout=120)
+    assert not follower.is_alive() and exit_codes == [0]
+    (offline,) = offline_runs(tmp_path, run.run_id)
+    found = records(offline)
+    assert [step for step, _ in series(history(found), "train/loss")] == list(range(1, 21))
+    assert of_type(found, "exit")[0].exit_code == 0

@@ -1,0 +1,100 @@
+"""Ray Tune experiments written by `trainwire.integrations.ray_tune` on a real local Ray
+(one session for the module): a function trainable with a tiny torch model, a trial that
+raises, checkpoints under the output directory, and a stop mid-experiment."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray
+import torch
+from ray import tune
+from support.stream_files import stream_of
+
+from trainwire.integrations.ray_tune import TuneSearch
+from trainwire.stop import request_stop
+
+STREAM = "progress.jsonl"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_session() -> Iterator[None]:
+    # Ray's workers import the trainable from this file and trainwire from these sources.
+    here = Path(__file__).resolve().parent
+    path = os.pathsep.join([str(here), str(here.parent / "src"), os.environ.get("PYTHONPATH", "")])
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
+    )
+    yield
+    ray.shutdown()
+
+
+def trainable(config: dict[str, Any]) -> None:
+    """A tiny linear model fitted a few steps; lr 0 raises (the failed trial)."""
+    if config["lr"] == 0:
+        raise ValueError("lr must be positive")
+    torch.manual_seed(0)
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=config["lr"])
+    inputs, targets = torch.randn(16, 2), torch.randn(16, 1)
+    for step in range(config.get("steps", 3)):
+        loss = torch.nn.functional.mse_loss(model(inputs), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step == 1 and config.get("stop_dir"):
+            request_stop(config["stop_dir"])
+        with tempfile.TemporaryDirectory() as directory:
+            torch.save(model.state_dict(), Path(directory) / "model.pt")
+            tune.report({"loss": loss.item()}, checkpoint=tune.Checkpoint.from_directory(directory))
+
+
+def fit(search: TuneSearch, space: dict[str, Any]) -> None:
+    tuner = tune.Tuner(
+        trainable,
+        param_space=space,
+        tune_config=tune.TuneConfig(max_concurrent_trials=2),
+        run_config=tune.RunConfig(
+            name="sweep", storage_path=search.storage_path, callbacks=[search], stop=search.stopper, verbose=0
+        ),
+    )
+    tuner.fit()
+
+
+def test_an_experiment_writes_each_trial_its_steps_checkpoints_errors_and_the_best(tmp_path: Path) -> None:
+    with TuneSearch(tmp_path, metric="loss", mode="min", total_trials=3, step_interval_s=0) as search:
+        fit(search, {"lr": tune.grid_search([0.1, 0.0, 0.01])})
+    events = stream_of(tmp_path / STREAM)
+    started = {event["trial"]: event["params"]["lr"] for event in events if event["event"] == "trial.started"}
+    assert sorted(started.values()) == [0.0, 0.01, 0.1]
+    ended = {event["trial"]: event for event in events if event["event"] == "trial.ended"}
+    failed = next(number for number, lr in started.items() if lr == 0.0)
+    assert ended[failed]["status"] == "failed" and "lr must be positive" in ended[failed]["error"]["message"]
+    for number in set(started) - {failed}:
+        steps = [e["step"] for e in events if e["event"] == "train.step" and e["trial"] == number]
+        assert steps == [1, 2, 3] and ended[number]["status"] == "succeeded"
+        checkpoints = [e["path"] for e in events if e["event"] == "checkpoint.saved" and e["trial"] == number]
+        assert len(checkpoints) == 3 and all(path.startswith("sweep/") for path in checkpoints)
+    losses = {number: ended[number]["metrics"]["loss"] for number in set(started) - {failed}}
+    best = min(losses, key=losses.__getitem__)
+    assert events[-2]["best"] == {"trial": best, "metric": "loss", "value": losses[best]}
+    assert events[-1]["event"] == "run.finished" and events[-1]["status"] == "succeeded"
+
+
+def test_a_stop_file_ends_the_experiment_through_tune_interrupted(tmp_path: Path) -> None:
+    with TuneSearch(tmp_path, check_interval_s=0) as search:
+        fit(search, {"lr": 0.1, "steps": 50, "stop_dir": str(tmp_path)})
+    events = stream_of(tmp_path / STREAM)
+    steps = [event["step"] for event in events if event["event"] == "train.step"]
+    assert steps and max(steps) < 50
+    assert events[-1]["status"] == "interrupted" and events[-1]["reason"] == "control_file"
+    assert search.run.exit_code == 2

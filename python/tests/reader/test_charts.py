@@ -1,0 +1,137 @@
+"""The chart specification (charts/charts.json): every series lands on a chart, grouped by kind,
+and the dashboard/HTML plot (TypeScript) and the PNG/SVG plot (Python) list the same charts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.typescript_side import typescript_lines
+
+from trainwire.conformance.paths import cases_dir
+from trainwire.contract import canonical
+from trainwire.contract.clock import FakeClock
+from trainwire.reader.charts import CHART_SPEC, MARKER_STYLES, chart_list, chart_of
+from trainwire.reader.series import SeriesStore
+from trainwire.reader.state import StreamReader
+from trainwire.writer.run import Run
+
+# names a run may have, from the step fields, the Trainer's logs, custom metrics and evaluations
+NAMES = [
+    "loss", "learning_rate", "grad_norm", "samples_per_s", "tokens_per_s", "train_runtime", "train_samples_per_second",
+    "gpu_memory_gb", "max_memory_allocated", "memory/reserved", "accuracy", "perplexity", "metrics/reward", "tokens_seen",
+    "eval/validation/loss", "eval/validation/accuracy", "eval/test/accuracy", "eval/validation/runtime",
+    "eval/validation/samples_per_second", "eval/validation/steps_per_second", "eval/validation/peak_memory_mb", "eval/x/y/z",
+    "é/ünïcode", "lossy", "mem", "memento",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def stream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run with evaluation metrics of every kind, a restart, checkpoints, a stop and an end."""
+    out = tmp_path_factory.mktemp("charts") / "run"
+    clock = FakeClock("2026-12-01T10:00:00Z")
+    run = Run(out, run_id="every-kind", clock=clock, step_interval_s=0, heartbeat_thread=False)
+    run.start(total_steps=12, provenance=False)
+    for index, step in enumerate([*range(1, 7), *range(4, 13)]):
+        clock.advance(0.5)
+        run.step(step, loss=2.0 / step, learning_rate=1e-3 * step)
+        if index == 5:  # out of memory at step 6: back to the checkpoint of step 3
+            run.restarted("oom", step=3, batch_size_from=8, batch_size_to=4)
+        elif step in (6, 12):
+            run.eval(
+                step,
+                {
+                    "loss": 1.0 / step,
+                    "accuracy": step / 12,
+                    "runtime": 2.5,
+                    "samples_per_second": 40.0,
+                    "peak_memory_mb": 512.0,
+                },
+                split="validation",
+            )
+            run.eval(step, {"accuracy": step / 13}, split="test")
+            run.checkpoint(step, out / f"checkpoint-{step}")
+    run.stop_requested("signal", signal="SIGTERM")
+    run.finish("interrupted")
+    return out / "progress.jsonl"
+
+
+def _python_charts(*paths: Path) -> list[dict[str, object]]:
+    runs = []
+    for path in paths:
+        reader = StreamReader()
+        store = SeriesStore()
+        store.extend(reader.feed(path.read_bytes()))
+        runs += [(run_id, store.runs[run_id]) for run_id in store.runs]
+    return chart_list(runs)
+
+
+def test_every_name_lands_on_the_chart_of_its_kind() -> None:
+    charts = {name: chart_of(name) for name in NAMES}
+    assert {name: chart["title"] for name, chart in charts.items() if chart["kind"] == "training"} == {
+        "loss": "loss", "learning_rate": "learning rate", "grad_norm": "grad norm", "eval/validation/loss": "loss"}  # fmt: skip
+    assert {name for name, chart in charts.items() if chart["kind"] == "speed"} == {
+        "samples_per_s", "tokens_per_s", "train_runtime", "train_samples_per_second", "eval/validation/runtime",
+        "eval/validation/samples_per_second", "eval/validation/steps_per_second"}  # fmt: skip
+    assert {name for name, chart in charts.items() if chart["kind"] == "memory"} == {
+        "gpu_memory_gb", "max_memory_allocated", "memory/reserved", "eval/validation/peak_memory_mb", "mem"}  # fmt: skip
+    # one chart per evaluation metric, its splits together
+    assert (
+        charts["eval/validation/accuracy"]
+        == charts["eval/test/accuracy"]
+        == {"title": "accuracy", "kind": "evaluation", "smoothing": False, "log_scale": False}
+    )
+    assert charts["eval/x/y/z"]["title"] == "y/z"
+    # whatever no rule names is a custom metric, on a chart of its own (a step's `metrics/` value by its name)
+    assert {name: chart["title"] for name, chart in charts.items() if chart["kind"] == "custom"} == {
+        "accuracy": "accuracy", "perplexity": "perplexity", "metrics/reward": "reward", "tokens_seen": "tokens_seen",
+        "é/ünïcode": "é/ünïcode", "lossy": "lossy", "memento": "memento"}  # fmt: skip
+    assert not charts["learning_rate"]["smoothing"] and not charts["learning_rate"]["log_scale"]
+
+
+def test_the_series_store_makes_the_markers_the_specification_draws(stream: Path) -> None:
+    charts = _python_charts(stream)
+    markers = charts[0]["markers"]
+    assert all(chart["markers"] == markers for chart in charts)  # one run: its markers on every chart
+    assert (
+        {marker["kind"] for marker in markers}
+        == set(MARKER_STYLES)
+        == {style["kind"] for style in CHART_SPEC["markers"]}
+    )
+    written = {json.loads(line)["event"] for line in stream.read_text("utf-8").splitlines()}
+    assert {style["event"] for style in CHART_SPEC["markers"]} <= written
+    assert [
+        (marker["kind"], marker["step"]) for marker in markers if marker["kind"] in ("restart", "stop", "finished")
+    ] == [("restart", 3), ("stop", 12), ("finished", 12)]
+
+
+def test_charts_group_by_kind_in_display_order(stream: Path) -> None:
+    charts = _python_charts(stream)
+    assert [(chart["kind"], chart["title"]) for chart in charts] == [
+        ("training", "loss"), ("training", "learning rate"), ("evaluation", "accuracy"),
+        ("speed", "timings"), ("speed", "throughput"), ("memory", "memory")]  # fmt: skip
+    accuracy = charts[2]
+    assert [(curve["label"], curve["sparse"]) for curve in accuracy["series"]] == [
+        ("validation accuracy", True),
+        ("test accuracy", True),
+    ]
+    # the restart broke the loss line where the second attempt resumed
+    (loss,) = [curve for curve in charts[0]["series"] if curve["name"] == "loss"]
+    assert loss["steps"][loss["values"].index(None)] == 3
+
+
+def test_typescript_lists_the_same_charts_as_python(stream: Path) -> None:
+    cases = sorted(cases_dir().iterdir())
+    streams = [
+        [stream],
+        [stream, *(case / "stream.ndjson" for case in cases[:6])],
+        *([case / "stream.ndjson"] for case in cases),
+    ]
+    request = [{"paths": [str(path) for path in paths]} for paths in streams] + [{"names": NAMES}]
+    typescript = typescript_lines("ts_chart_list.mjs", request)
+    assert len(typescript) == len(request)
+    for paths, answer in zip(streams, typescript, strict=False):
+        assert canonical.dumps(_python_charts(*paths)) == answer, paths
+    assert canonical.dumps([chart_of(name) for name in NAMES]) == typescript[-1]

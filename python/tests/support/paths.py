@@ -1,0 +1,12 @@
+"""Where the tests find the repository: one place, so a test's depth in the tree never counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: the repository root (python/tests/support -> python/tests -> python -> root)
+ROOT = Path(__file__).resolve().parents[3]
+#: the package's sources
+SOURCES = ROOT / "python" / "src" / "trainwire"
+#: the scripts the tests run as their own processes (python and node)
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
