@@ -70,8 +70,26 @@ _TIMESTAMP = re.compile(
 )
 
 
+#: (`YYYY-MM-DDTHH:MM:` of the last writer-form time parsed, its minute in microseconds): lines
+#: of a stream come in the same minute, so most need only their seconds read
+_LAST_MINUTE: tuple[str, int] = ("", 0)
+
+
 def parse_timestamp_us(value: str) -> int:
     """Microseconds since the Unix epoch of an RFC 3339 time (fraction truncated to microseconds)."""
+    global _LAST_MINUTE
+    if len(value) == 27 and value[26] == "Z" and value[19] == ".":  # the writers' form: 6 digits, Z
+        prefix, minute_us = _LAST_MINUTE
+        seconds, fraction = value[17:19], value[20:26]
+        if value.startswith(prefix) and prefix and seconds.isdigit() and fraction.isdigit() and value.isascii():
+            return minute_us + int(seconds) * 1_000_000 + int(fraction)
+        parsed = _parse_timestamp_us(value)
+        _LAST_MINUTE = (value[:17], parsed - int(seconds) * 1_000_000 - int(fraction))
+        return parsed
+    return _parse_timestamp_us(value)
+
+
+def _parse_timestamp_us(value: str) -> int:
     match = _TIMESTAMP.fullmatch(value)
     if match is None:
         raise ValueError(f"not an RFC 3339 time: {value!r}")

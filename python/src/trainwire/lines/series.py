@@ -21,6 +21,7 @@ step's `metrics` as `metrics/<name>`, each evaluation metric as `eval/<split>/<m
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -176,18 +177,27 @@ class RunSeries:
 
     def add_line(self, line: Mapping[str, Any]) -> None:
         """Take one decoded line (a dict) of this run, as `add` takes its event."""
-        add = _ADD.get(line.get("event"))  # type: ignore[arg-type]
+        kind = line.get("event")
+        if kind == "train.step":  # the writer's journal folds every step: no view object for it
+            self._step_fields(line["step"], line["ts"], line.get, line.get("metrics"))
+            return
+        add = _ADD.get(kind)  # type: ignore[arg-type]
         if add is not None:
             add(self, _LineView(line))
 
     def _add_step(self, event: Any) -> None:
-        self.last_step = event.step
-        time_us = parse_timestamp_us(event.ts)
-        for field in STEP_SERIES:
-            value = getattr(event, field)
+        self._step_fields(event.step, event.ts, functools.partial(getattr, event), event.metrics)
+
+    def _step_fields(self, step: int, ts: str, field: Callable[[str], Any], metrics: Any) -> None:
+        """A step's points: each of `STEP_SERIES` `field` gives, and its metrics."""
+        self.last_step = step
+        time_us = parse_timestamp_us(ts)
+        for name in STEP_SERIES:
+            value = field(name)
             if value is not None:
-                self._point(field, event.step, value, time_us)
-        self._points("metrics/", event.metrics or {}, event.step, time_us)
+                self._point(name, step, value, time_us)
+        if metrics:
+            self._points("metrics/", metrics, step, time_us)
 
     def _add_epoch(self, event: Any) -> None:
         self.last_step = event.step
