@@ -1955,7 +1955,7 @@ function validate59(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate59.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
-var schema33 = { "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp" }, "step_interval_s": { "type": "number", "minimum": 0, "default": 1 }, "actions": { "type": "array", "items": { "type": "object", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "step", "epoch", "eval", "checkpoint", "oom_restart", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"] } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok" } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval" } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic" } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "required": ["source"] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0 } } } }] } } } };
+var schema33 = { "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp" }, "step_interval_s": { "type": "number", "minimum": 0, "default": 1 }, "actions": { "type": "array", "items": { "type": "object", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "phase_count", "step", "epoch", "eval", "checkpoint", "oom_restart", "rollback", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"] } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok" } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval" } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic" } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "anyOf": [{ "required": ["source"] }, { "required": ["criterion"] }] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0 } } } }, { "if": { "properties": { "do": { "const": "phase_count" } } }, "then": { "properties": { "n": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "rollback" } } }, "then": { "required": ["previous_step", "step"] } }] } } } };
 var formats0 = require_trainwire_formats()["date-time"];
 var pattern4 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
 function validate98(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
@@ -2654,22 +2654,67 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                         if (_valid10) {
                                           const _errs62 = errors;
+                                          const _errs63 = errors;
+                                          let valid25 = false;
+                                          const _errs64 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             let missing11;
                                             if (data3.source === void 0 && (missing11 = "source")) {
-                                              validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" }];
-                                              return false;
+                                              const err21 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf/0/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" };
+                                              if (vErrors === null) {
+                                                vErrors = [err21];
+                                              } else {
+                                                vErrors.push(err21);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          var _valid11 = _errs64 === errors;
+                                          valid25 = valid25 || _valid11;
+                                          const _errs65 = errors;
+                                          if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                            let missing12;
+                                            if (data3.criterion === void 0 && (missing12 = "criterion")) {
+                                              const err22 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf/1/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" };
+                                              if (vErrors === null) {
+                                                vErrors = [err22];
+                                              } else {
+                                                vErrors.push(err22);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          var _valid11 = _errs65 === errors;
+                                          valid25 = valid25 || _valid11;
+                                          if (!valid25) {
+                                            const err23 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                            if (vErrors === null) {
+                                              vErrors = [err23];
+                                            } else {
+                                              vErrors.push(err23);
+                                            }
+                                            errors++;
+                                            validate97.errors = vErrors;
+                                            return false;
+                                          } else {
+                                            errors = _errs63;
+                                            if (vErrors !== null) {
+                                              if (_errs63) {
+                                                vErrors.length = _errs63;
+                                              } else {
+                                                vErrors = null;
+                                              }
                                             }
                                           }
                                           var _valid10 = _errs62 === errors;
                                           valid23 = _valid10;
                                         }
                                         if (!valid23) {
-                                          const err21 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                          const err24 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                           if (vErrors === null) {
-                                            vErrors = [err21];
+                                            vErrors = [err24];
                                           } else {
-                                            vErrors.push(err21);
+                                            vErrors.push(err24);
                                           }
                                           errors++;
                                           validate97.errors = vErrors;
@@ -2681,274 +2726,274 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                             props0 = props0 || {};
                                             props0.do = true;
                                           }
-                                          const _errs63 = errors;
-                                          const _errs64 = errors;
-                                          let valid25 = true;
-                                          const _errs65 = errors;
+                                          const _errs66 = errors;
+                                          const _errs67 = errors;
+                                          let valid26 = true;
+                                          const _errs68 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             if (data3.do !== void 0) {
                                               if ("fail" !== data3.do) {
-                                                const err22 = {};
+                                                const err25 = {};
                                                 if (vErrors === null) {
-                                                  vErrors = [err22];
+                                                  vErrors = [err25];
                                                 } else {
-                                                  vErrors.push(err22);
+                                                  vErrors.push(err25);
                                                 }
                                                 errors++;
                                               }
                                             }
                                           }
-                                          var _valid11 = _errs65 === errors;
-                                          errors = _errs64;
+                                          var _valid12 = _errs68 === errors;
+                                          errors = _errs67;
                                           if (vErrors !== null) {
-                                            if (_errs64) {
-                                              vErrors.length = _errs64;
+                                            if (_errs67) {
+                                              vErrors.length = _errs67;
                                             } else {
                                               vErrors = null;
                                             }
                                           }
-                                          if (_valid11) {
-                                            const _errs67 = errors;
+                                          if (_valid12) {
+                                            const _errs70 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                              let missing12;
-                                              if (data3.error_type === void 0 && (missing12 = "error_type") || data3.message === void 0 && (missing12 = "message")) {
-                                                validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" }];
+                                              let missing13;
+                                              if (data3.error_type === void 0 && (missing13 = "error_type") || data3.message === void 0 && (missing13 = "message")) {
+                                                validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
                                                 return false;
                                               }
                                             }
-                                            var _valid11 = _errs67 === errors;
-                                            valid25 = _valid11;
+                                            var _valid12 = _errs70 === errors;
+                                            valid26 = _valid12;
                                           }
-                                          if (!valid25) {
-                                            const err23 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                          if (!valid26) {
+                                            const err26 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                             if (vErrors === null) {
-                                              vErrors = [err23];
+                                              vErrors = [err26];
                                             } else {
-                                              vErrors.push(err23);
+                                              vErrors.push(err26);
                                             }
                                             errors++;
                                             validate97.errors = vErrors;
                                             return false;
                                           }
-                                          var valid2 = _errs63 === errors;
+                                          var valid2 = _errs66 === errors;
                                           if (valid2) {
                                             if (props0 !== true) {
                                               props0 = props0 || {};
                                               props0.do = true;
                                             }
-                                            const _errs68 = errors;
-                                            const _errs69 = errors;
-                                            let valid27 = true;
-                                            const _errs70 = errors;
+                                            const _errs71 = errors;
+                                            const _errs72 = errors;
+                                            let valid28 = true;
+                                            const _errs73 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                               if (data3.do !== void 0) {
                                                 if ("finish" !== data3.do) {
-                                                  const err24 = {};
+                                                  const err27 = {};
                                                   if (vErrors === null) {
-                                                    vErrors = [err24];
+                                                    vErrors = [err27];
                                                   } else {
-                                                    vErrors.push(err24);
+                                                    vErrors.push(err27);
                                                   }
                                                   errors++;
                                                 }
                                               }
                                             }
-                                            var _valid12 = _errs70 === errors;
-                                            errors = _errs69;
+                                            var _valid13 = _errs73 === errors;
+                                            errors = _errs72;
                                             if (vErrors !== null) {
-                                              if (_errs69) {
-                                                vErrors.length = _errs69;
+                                              if (_errs72) {
+                                                vErrors.length = _errs72;
                                               } else {
                                                 vErrors = null;
                                               }
                                             }
-                                            if (_valid12) {
-                                              const _errs72 = errors;
+                                            if (_valid13) {
+                                              const _errs75 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                let missing13;
-                                                if (data3.status === void 0 && (missing13 = "status")) {
-                                                  validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
+                                                let missing14;
+                                                if (data3.status === void 0 && (missing14 = "status")) {
+                                                  validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
                                                   return false;
                                                 }
                                               }
-                                              var _valid12 = _errs72 === errors;
-                                              valid27 = _valid12;
+                                              var _valid13 = _errs75 === errors;
+                                              valid28 = _valid13;
                                             }
-                                            if (!valid27) {
-                                              const err25 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                            if (!valid28) {
+                                              const err28 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                               if (vErrors === null) {
-                                                vErrors = [err25];
+                                                vErrors = [err28];
                                               } else {
-                                                vErrors.push(err25);
+                                                vErrors.push(err28);
                                               }
                                               errors++;
                                               validate97.errors = vErrors;
                                               return false;
                                             }
-                                            var valid2 = _errs68 === errors;
+                                            var valid2 = _errs71 === errors;
                                             if (valid2) {
                                               if (props0 !== true) {
                                                 props0 = props0 || {};
                                                 props0.do = true;
                                               }
-                                              const _errs73 = errors;
-                                              const _errs74 = errors;
-                                              let valid29 = true;
-                                              const _errs75 = errors;
+                                              const _errs76 = errors;
+                                              const _errs77 = errors;
+                                              let valid30 = true;
+                                              const _errs78 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                 if (data3.do !== void 0) {
                                                   if ("raw" !== data3.do) {
-                                                    const err26 = {};
+                                                    const err29 = {};
                                                     if (vErrors === null) {
-                                                      vErrors = [err26];
+                                                      vErrors = [err29];
                                                     } else {
-                                                      vErrors.push(err26);
+                                                      vErrors.push(err29);
                                                     }
                                                     errors++;
                                                   }
                                                 }
                                               }
-                                              var _valid13 = _errs75 === errors;
-                                              errors = _errs74;
+                                              var _valid14 = _errs78 === errors;
+                                              errors = _errs77;
                                               if (vErrors !== null) {
-                                                if (_errs74) {
-                                                  vErrors.length = _errs74;
+                                                if (_errs77) {
+                                                  vErrors.length = _errs77;
                                                 } else {
                                                   vErrors = null;
                                                 }
                                               }
-                                              if (_valid13) {
-                                                const _errs77 = errors;
+                                              if (_valid14) {
+                                                const _errs80 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                  let missing14;
-                                                  if (data3.line === void 0 && (missing14 = "line")) {
-                                                    validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
+                                                  let missing15;
+                                                  if (data3.line === void 0 && (missing15 = "line")) {
+                                                    validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
                                                     return false;
                                                   }
                                                 }
-                                                var _valid13 = _errs77 === errors;
-                                                valid29 = _valid13;
+                                                var _valid14 = _errs80 === errors;
+                                                valid30 = _valid14;
                                               }
-                                              if (!valid29) {
-                                                const err27 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                              if (!valid30) {
+                                                const err30 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                 if (vErrors === null) {
-                                                  vErrors = [err27];
+                                                  vErrors = [err30];
                                                 } else {
-                                                  vErrors.push(err27);
+                                                  vErrors.push(err30);
                                                 }
                                                 errors++;
                                                 validate97.errors = vErrors;
                                                 return false;
                                               }
-                                              var valid2 = _errs73 === errors;
+                                              var valid2 = _errs76 === errors;
                                               if (valid2) {
                                                 if (props0 !== true) {
                                                   props0 = props0 || {};
                                                   props0.do = true;
                                                 }
-                                                const _errs78 = errors;
-                                                const _errs79 = errors;
-                                                let valid31 = true;
-                                                const _errs80 = errors;
+                                                const _errs81 = errors;
+                                                const _errs82 = errors;
+                                                let valid32 = true;
+                                                const _errs83 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                   if (data3.do !== void 0) {
                                                     if ("extra" !== data3.do) {
-                                                      const err28 = {};
+                                                      const err31 = {};
                                                       if (vErrors === null) {
-                                                        vErrors = [err28];
+                                                        vErrors = [err31];
                                                       } else {
-                                                        vErrors.push(err28);
+                                                        vErrors.push(err31);
                                                       }
                                                       errors++;
                                                     }
                                                   }
                                                 }
-                                                var _valid14 = _errs80 === errors;
-                                                errors = _errs79;
+                                                var _valid15 = _errs83 === errors;
+                                                errors = _errs82;
                                                 if (vErrors !== null) {
-                                                  if (_errs79) {
-                                                    vErrors.length = _errs79;
+                                                  if (_errs82) {
+                                                    vErrors.length = _errs82;
                                                   } else {
                                                     vErrors = null;
                                                   }
                                                 }
-                                                if (_valid14) {
-                                                  const _errs82 = errors;
+                                                if (_valid15) {
+                                                  const _errs85 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                    let missing15;
-                                                    if (data3.event === void 0 && (missing15 = "event")) {
-                                                      validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
+                                                    let missing16;
+                                                    if (data3.event === void 0 && (missing16 = "event")) {
+                                                      validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
                                                       return false;
                                                     }
                                                   }
-                                                  var _valid14 = _errs82 === errors;
-                                                  valid31 = _valid14;
+                                                  var _valid15 = _errs85 === errors;
+                                                  valid32 = _valid15;
                                                 }
-                                                if (!valid31) {
-                                                  const err29 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                if (!valid32) {
+                                                  const err32 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                   if (vErrors === null) {
-                                                    vErrors = [err29];
+                                                    vErrors = [err32];
                                                   } else {
-                                                    vErrors.push(err29);
+                                                    vErrors.push(err32);
                                                   }
                                                   errors++;
                                                   validate97.errors = vErrors;
                                                   return false;
                                                 }
-                                                var valid2 = _errs78 === errors;
+                                                var valid2 = _errs81 === errors;
                                                 if (valid2) {
                                                   if (props0 !== true) {
                                                     props0 = props0 || {};
                                                     props0.do = true;
                                                   }
-                                                  const _errs83 = errors;
-                                                  const _errs84 = errors;
-                                                  let valid33 = true;
-                                                  const _errs85 = errors;
+                                                  const _errs86 = errors;
+                                                  const _errs87 = errors;
+                                                  let valid34 = true;
+                                                  const _errs88 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                     if (data3.do !== void 0) {
                                                       if ("oom_restart" !== data3.do) {
-                                                        const err30 = {};
+                                                        const err33 = {};
                                                         if (vErrors === null) {
-                                                          vErrors = [err30];
+                                                          vErrors = [err33];
                                                         } else {
-                                                          vErrors.push(err30);
+                                                          vErrors.push(err33);
                                                         }
                                                         errors++;
                                                       }
                                                     }
                                                   }
-                                                  var _valid15 = _errs85 === errors;
-                                                  errors = _errs84;
+                                                  var _valid16 = _errs88 === errors;
+                                                  errors = _errs87;
                                                   if (vErrors !== null) {
-                                                    if (_errs84) {
-                                                      vErrors.length = _errs84;
+                                                    if (_errs87) {
+                                                      vErrors.length = _errs87;
                                                     } else {
                                                       vErrors = null;
                                                     }
                                                   }
-                                                  if (_valid15) {
-                                                    const _errs87 = errors;
-                                                    var _valid15 = _errs87 === errors;
-                                                    valid33 = _valid15;
-                                                    if (valid33) {
+                                                  if (_valid16) {
+                                                    const _errs90 = errors;
+                                                    var _valid16 = _errs90 === errors;
+                                                    valid34 = _valid16;
+                                                    if (valid34) {
                                                       var props5 = {};
                                                       props5.step = true;
                                                       props5.do = true;
                                                     }
                                                   }
-                                                  if (!valid33) {
-                                                    const err31 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                  if (!valid34) {
+                                                    const err34 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                     if (vErrors === null) {
-                                                      vErrors = [err31];
+                                                      vErrors = [err34];
                                                     } else {
-                                                      vErrors.push(err31);
+                                                      vErrors.push(err34);
                                                     }
                                                     errors++;
                                                     validate97.errors = vErrors;
                                                     return false;
                                                   }
-                                                  var valid2 = _errs83 === errors;
+                                                  var valid2 = _errs86 === errors;
                                                   if (valid2) {
                                                     if (props0 !== true && props5 !== void 0) {
                                                       if (props5 === true) {
@@ -2956,6 +3001,120 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                                       } else {
                                                         props0 = props0 || {};
                                                         Object.assign(props0, props5);
+                                                      }
+                                                    }
+                                                    const _errs91 = errors;
+                                                    const _errs92 = errors;
+                                                    let valid36 = true;
+                                                    const _errs93 = errors;
+                                                    if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                      if (data3.do !== void 0) {
+                                                        if ("phase_count" !== data3.do) {
+                                                          const err35 = {};
+                                                          if (vErrors === null) {
+                                                            vErrors = [err35];
+                                                          } else {
+                                                            vErrors.push(err35);
+                                                          }
+                                                          errors++;
+                                                        }
+                                                      }
+                                                    }
+                                                    var _valid17 = _errs93 === errors;
+                                                    errors = _errs92;
+                                                    if (vErrors !== null) {
+                                                      if (_errs92) {
+                                                        vErrors.length = _errs92;
+                                                      } else {
+                                                        vErrors = null;
+                                                      }
+                                                    }
+                                                    if (_valid17) {
+                                                      const _errs95 = errors;
+                                                      var _valid17 = _errs95 === errors;
+                                                      valid36 = _valid17;
+                                                      if (valid36) {
+                                                        var props6 = {};
+                                                        props6.n = true;
+                                                        props6.do = true;
+                                                      }
+                                                    }
+                                                    if (!valid36) {
+                                                      const err36 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/16/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                      if (vErrors === null) {
+                                                        vErrors = [err36];
+                                                      } else {
+                                                        vErrors.push(err36);
+                                                      }
+                                                      errors++;
+                                                      validate97.errors = vErrors;
+                                                      return false;
+                                                    }
+                                                    var valid2 = _errs91 === errors;
+                                                    if (valid2) {
+                                                      if (props0 !== true && props6 !== void 0) {
+                                                        if (props6 === true) {
+                                                          props0 = true;
+                                                        } else {
+                                                          props0 = props0 || {};
+                                                          Object.assign(props0, props6);
+                                                        }
+                                                      }
+                                                      const _errs96 = errors;
+                                                      const _errs97 = errors;
+                                                      let valid38 = true;
+                                                      const _errs98 = errors;
+                                                      if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                        if (data3.do !== void 0) {
+                                                          if ("rollback" !== data3.do) {
+                                                            const err37 = {};
+                                                            if (vErrors === null) {
+                                                              vErrors = [err37];
+                                                            } else {
+                                                              vErrors.push(err37);
+                                                            }
+                                                            errors++;
+                                                          }
+                                                        }
+                                                      }
+                                                      var _valid18 = _errs98 === errors;
+                                                      errors = _errs97;
+                                                      if (vErrors !== null) {
+                                                        if (_errs97) {
+                                                          vErrors.length = _errs97;
+                                                        } else {
+                                                          vErrors = null;
+                                                        }
+                                                      }
+                                                      if (_valid18) {
+                                                        const _errs100 = errors;
+                                                        if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                          let missing17;
+                                                          if (data3.previous_step === void 0 && (missing17 = "previous_step") || data3.step === void 0 && (missing17 = "step")) {
+                                                            validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/then/required", keyword: "required", params: { missingProperty: missing17 }, message: "must have required property '" + missing17 + "'" }];
+                                                            return false;
+                                                          }
+                                                        }
+                                                        var _valid18 = _errs100 === errors;
+                                                        valid38 = _valid18;
+                                                      }
+                                                      if (!valid38) {
+                                                        const err38 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err38];
+                                                        } else {
+                                                          vErrors.push(err38);
+                                                        }
+                                                        errors++;
+                                                        validate97.errors = vErrors;
+                                                        return false;
+                                                      }
+                                                      var valid2 = _errs96 === errors;
+                                                      if (valid2) {
+                                                        if (props0 !== true) {
+                                                          props0 = props0 || {};
+                                                          props0.do = true;
+                                                        }
                                                       }
                                                     }
                                                   }
@@ -2976,9 +3135,9 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                     }
                     if (errors === _errs6) {
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                        let missing16;
-                        if (data3.do === void 0 && (missing16 = "do")) {
-                          validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
+                        let missing18;
+                        if (data3.do === void 0 && (missing18 = "do")) {
+                          validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing18 }, message: "must have required property '" + missing18 + "'" }];
                           return false;
                         } else {
                           if (props0 !== true) {
@@ -2986,8 +3145,8 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                             props0.do = true;
                           }
                           if (data3.do !== void 0) {
-                            let data20 = data3.do;
-                            if (!(data20 === "start" || data20 === "advance" || data20 === "phase_start" || data20 === "phase_end" || data20 === "step" || data20 === "epoch" || data20 === "eval" || data20 === "checkpoint" || data20 === "oom_restart" || data20 === "trial_start" || data20 === "trial_end" || data20 === "request_stop" || data20 === "heartbeat" || data20 === "fail" || data20 === "finish" || data20 === "raw" || data20 === "extra")) {
+                            let data22 = data3.do;
+                            if (!(data22 === "start" || data22 === "advance" || data22 === "phase_start" || data22 === "phase_end" || data22 === "phase_count" || data22 === "step" || data22 === "epoch" || data22 === "eval" || data22 === "checkpoint" || data22 === "oom_restart" || data22 === "rollback" || data22 === "trial_start" || data22 === "trial_end" || data22 === "request_stop" || data22 === "heartbeat" || data22 === "fail" || data22 === "finish" || data22 === "raw" || data22 === "extra")) {
                               validate97.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema33.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
                               return false;
                             }
@@ -4696,22 +4855,67 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                         }
                                         if (_valid10) {
                                           const _errs62 = errors;
+                                          const _errs63 = errors;
+                                          let valid25 = false;
+                                          const _errs64 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             let missing11;
                                             if (data3.source === void 0 && (missing11 = "source")) {
-                                              validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" }];
-                                              return false;
+                                              const err21 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf/0/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" };
+                                              if (vErrors === null) {
+                                                vErrors = [err21];
+                                              } else {
+                                                vErrors.push(err21);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          var _valid11 = _errs64 === errors;
+                                          valid25 = valid25 || _valid11;
+                                          const _errs65 = errors;
+                                          if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                            let missing12;
+                                            if (data3.criterion === void 0 && (missing12 = "criterion")) {
+                                              const err22 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf/1/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" };
+                                              if (vErrors === null) {
+                                                vErrors = [err22];
+                                              } else {
+                                                vErrors.push(err22);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          var _valid11 = _errs65 === errors;
+                                          valid25 = valid25 || _valid11;
+                                          if (!valid25) {
+                                            const err23 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                            if (vErrors === null) {
+                                              vErrors = [err23];
+                                            } else {
+                                              vErrors.push(err23);
+                                            }
+                                            errors++;
+                                            validate121.errors = vErrors;
+                                            return false;
+                                          } else {
+                                            errors = _errs63;
+                                            if (vErrors !== null) {
+                                              if (_errs63) {
+                                                vErrors.length = _errs63;
+                                              } else {
+                                                vErrors = null;
+                                              }
                                             }
                                           }
                                           var _valid10 = _errs62 === errors;
                                           valid23 = _valid10;
                                         }
                                         if (!valid23) {
-                                          const err21 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                          const err24 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                           if (vErrors === null) {
-                                            vErrors = [err21];
+                                            vErrors = [err24];
                                           } else {
-                                            vErrors.push(err21);
+                                            vErrors.push(err24);
                                           }
                                           errors++;
                                           validate121.errors = vErrors;
@@ -4723,274 +4927,274 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                             props0 = props0 || {};
                                             props0.do = true;
                                           }
-                                          const _errs63 = errors;
-                                          const _errs64 = errors;
-                                          let valid25 = true;
-                                          const _errs65 = errors;
+                                          const _errs66 = errors;
+                                          const _errs67 = errors;
+                                          let valid26 = true;
+                                          const _errs68 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             if (data3.do !== void 0) {
                                               if ("fail" !== data3.do) {
-                                                const err22 = {};
+                                                const err25 = {};
                                                 if (vErrors === null) {
-                                                  vErrors = [err22];
+                                                  vErrors = [err25];
                                                 } else {
-                                                  vErrors.push(err22);
+                                                  vErrors.push(err25);
                                                 }
                                                 errors++;
                                               }
                                             }
                                           }
-                                          var _valid11 = _errs65 === errors;
-                                          errors = _errs64;
+                                          var _valid12 = _errs68 === errors;
+                                          errors = _errs67;
                                           if (vErrors !== null) {
-                                            if (_errs64) {
-                                              vErrors.length = _errs64;
+                                            if (_errs67) {
+                                              vErrors.length = _errs67;
                                             } else {
                                               vErrors = null;
                                             }
                                           }
-                                          if (_valid11) {
-                                            const _errs67 = errors;
+                                          if (_valid12) {
+                                            const _errs70 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                              let missing12;
-                                              if (data3.error_type === void 0 && (missing12 = "error_type") || data3.message === void 0 && (missing12 = "message")) {
-                                                validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" }];
+                                              let missing13;
+                                              if (data3.error_type === void 0 && (missing13 = "error_type") || data3.message === void 0 && (missing13 = "message")) {
+                                                validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
                                                 return false;
                                               }
                                             }
-                                            var _valid11 = _errs67 === errors;
-                                            valid25 = _valid11;
+                                            var _valid12 = _errs70 === errors;
+                                            valid26 = _valid12;
                                           }
-                                          if (!valid25) {
-                                            const err23 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                          if (!valid26) {
+                                            const err26 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                             if (vErrors === null) {
-                                              vErrors = [err23];
+                                              vErrors = [err26];
                                             } else {
-                                              vErrors.push(err23);
+                                              vErrors.push(err26);
                                             }
                                             errors++;
                                             validate121.errors = vErrors;
                                             return false;
                                           }
-                                          var valid2 = _errs63 === errors;
+                                          var valid2 = _errs66 === errors;
                                           if (valid2) {
                                             if (props0 !== true) {
                                               props0 = props0 || {};
                                               props0.do = true;
                                             }
-                                            const _errs68 = errors;
-                                            const _errs69 = errors;
-                                            let valid27 = true;
-                                            const _errs70 = errors;
+                                            const _errs71 = errors;
+                                            const _errs72 = errors;
+                                            let valid28 = true;
+                                            const _errs73 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                               if (data3.do !== void 0) {
                                                 if ("finish" !== data3.do) {
-                                                  const err24 = {};
+                                                  const err27 = {};
                                                   if (vErrors === null) {
-                                                    vErrors = [err24];
+                                                    vErrors = [err27];
                                                   } else {
-                                                    vErrors.push(err24);
+                                                    vErrors.push(err27);
                                                   }
                                                   errors++;
                                                 }
                                               }
                                             }
-                                            var _valid12 = _errs70 === errors;
-                                            errors = _errs69;
+                                            var _valid13 = _errs73 === errors;
+                                            errors = _errs72;
                                             if (vErrors !== null) {
-                                              if (_errs69) {
-                                                vErrors.length = _errs69;
+                                              if (_errs72) {
+                                                vErrors.length = _errs72;
                                               } else {
                                                 vErrors = null;
                                               }
                                             }
-                                            if (_valid12) {
-                                              const _errs72 = errors;
+                                            if (_valid13) {
+                                              const _errs75 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                let missing13;
-                                                if (data3.status === void 0 && (missing13 = "status")) {
-                                                  validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
+                                                let missing14;
+                                                if (data3.status === void 0 && (missing14 = "status")) {
+                                                  validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
                                                   return false;
                                                 }
                                               }
-                                              var _valid12 = _errs72 === errors;
-                                              valid27 = _valid12;
+                                              var _valid13 = _errs75 === errors;
+                                              valid28 = _valid13;
                                             }
-                                            if (!valid27) {
-                                              const err25 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                            if (!valid28) {
+                                              const err28 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                               if (vErrors === null) {
-                                                vErrors = [err25];
+                                                vErrors = [err28];
                                               } else {
-                                                vErrors.push(err25);
+                                                vErrors.push(err28);
                                               }
                                               errors++;
                                               validate121.errors = vErrors;
                                               return false;
                                             }
-                                            var valid2 = _errs68 === errors;
+                                            var valid2 = _errs71 === errors;
                                             if (valid2) {
                                               if (props0 !== true) {
                                                 props0 = props0 || {};
                                                 props0.do = true;
                                               }
-                                              const _errs73 = errors;
-                                              const _errs74 = errors;
-                                              let valid29 = true;
-                                              const _errs75 = errors;
+                                              const _errs76 = errors;
+                                              const _errs77 = errors;
+                                              let valid30 = true;
+                                              const _errs78 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                 if (data3.do !== void 0) {
                                                   if ("raw" !== data3.do) {
-                                                    const err26 = {};
+                                                    const err29 = {};
                                                     if (vErrors === null) {
-                                                      vErrors = [err26];
+                                                      vErrors = [err29];
                                                     } else {
-                                                      vErrors.push(err26);
+                                                      vErrors.push(err29);
                                                     }
                                                     errors++;
                                                   }
                                                 }
                                               }
-                                              var _valid13 = _errs75 === errors;
-                                              errors = _errs74;
+                                              var _valid14 = _errs78 === errors;
+                                              errors = _errs77;
                                               if (vErrors !== null) {
-                                                if (_errs74) {
-                                                  vErrors.length = _errs74;
+                                                if (_errs77) {
+                                                  vErrors.length = _errs77;
                                                 } else {
                                                   vErrors = null;
                                                 }
                                               }
-                                              if (_valid13) {
-                                                const _errs77 = errors;
+                                              if (_valid14) {
+                                                const _errs80 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                  let missing14;
-                                                  if (data3.line === void 0 && (missing14 = "line")) {
-                                                    validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
+                                                  let missing15;
+                                                  if (data3.line === void 0 && (missing15 = "line")) {
+                                                    validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
                                                     return false;
                                                   }
                                                 }
-                                                var _valid13 = _errs77 === errors;
-                                                valid29 = _valid13;
+                                                var _valid14 = _errs80 === errors;
+                                                valid30 = _valid14;
                                               }
-                                              if (!valid29) {
-                                                const err27 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                              if (!valid30) {
+                                                const err30 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                 if (vErrors === null) {
-                                                  vErrors = [err27];
+                                                  vErrors = [err30];
                                                 } else {
-                                                  vErrors.push(err27);
+                                                  vErrors.push(err30);
                                                 }
                                                 errors++;
                                                 validate121.errors = vErrors;
                                                 return false;
                                               }
-                                              var valid2 = _errs73 === errors;
+                                              var valid2 = _errs76 === errors;
                                               if (valid2) {
                                                 if (props0 !== true) {
                                                   props0 = props0 || {};
                                                   props0.do = true;
                                                 }
-                                                const _errs78 = errors;
-                                                const _errs79 = errors;
-                                                let valid31 = true;
-                                                const _errs80 = errors;
+                                                const _errs81 = errors;
+                                                const _errs82 = errors;
+                                                let valid32 = true;
+                                                const _errs83 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                   if (data3.do !== void 0) {
                                                     if ("extra" !== data3.do) {
-                                                      const err28 = {};
+                                                      const err31 = {};
                                                       if (vErrors === null) {
-                                                        vErrors = [err28];
+                                                        vErrors = [err31];
                                                       } else {
-                                                        vErrors.push(err28);
+                                                        vErrors.push(err31);
                                                       }
                                                       errors++;
                                                     }
                                                   }
                                                 }
-                                                var _valid14 = _errs80 === errors;
-                                                errors = _errs79;
+                                                var _valid15 = _errs83 === errors;
+                                                errors = _errs82;
                                                 if (vErrors !== null) {
-                                                  if (_errs79) {
-                                                    vErrors.length = _errs79;
+                                                  if (_errs82) {
+                                                    vErrors.length = _errs82;
                                                   } else {
                                                     vErrors = null;
                                                   }
                                                 }
-                                                if (_valid14) {
-                                                  const _errs82 = errors;
+                                                if (_valid15) {
+                                                  const _errs85 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                    let missing15;
-                                                    if (data3.event === void 0 && (missing15 = "event")) {
-                                                      validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
+                                                    let missing16;
+                                                    if (data3.event === void 0 && (missing16 = "event")) {
+                                                      validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
                                                       return false;
                                                     }
                                                   }
-                                                  var _valid14 = _errs82 === errors;
-                                                  valid31 = _valid14;
+                                                  var _valid15 = _errs85 === errors;
+                                                  valid32 = _valid15;
                                                 }
-                                                if (!valid31) {
-                                                  const err29 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                if (!valid32) {
+                                                  const err32 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                   if (vErrors === null) {
-                                                    vErrors = [err29];
+                                                    vErrors = [err32];
                                                   } else {
-                                                    vErrors.push(err29);
+                                                    vErrors.push(err32);
                                                   }
                                                   errors++;
                                                   validate121.errors = vErrors;
                                                   return false;
                                                 }
-                                                var valid2 = _errs78 === errors;
+                                                var valid2 = _errs81 === errors;
                                                 if (valid2) {
                                                   if (props0 !== true) {
                                                     props0 = props0 || {};
                                                     props0.do = true;
                                                   }
-                                                  const _errs83 = errors;
-                                                  const _errs84 = errors;
-                                                  let valid33 = true;
-                                                  const _errs85 = errors;
+                                                  const _errs86 = errors;
+                                                  const _errs87 = errors;
+                                                  let valid34 = true;
+                                                  const _errs88 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                     if (data3.do !== void 0) {
                                                       if ("oom_restart" !== data3.do) {
-                                                        const err30 = {};
+                                                        const err33 = {};
                                                         if (vErrors === null) {
-                                                          vErrors = [err30];
+                                                          vErrors = [err33];
                                                         } else {
-                                                          vErrors.push(err30);
+                                                          vErrors.push(err33);
                                                         }
                                                         errors++;
                                                       }
                                                     }
                                                   }
-                                                  var _valid15 = _errs85 === errors;
-                                                  errors = _errs84;
+                                                  var _valid16 = _errs88 === errors;
+                                                  errors = _errs87;
                                                   if (vErrors !== null) {
-                                                    if (_errs84) {
-                                                      vErrors.length = _errs84;
+                                                    if (_errs87) {
+                                                      vErrors.length = _errs87;
                                                     } else {
                                                       vErrors = null;
                                                     }
                                                   }
-                                                  if (_valid15) {
-                                                    const _errs87 = errors;
-                                                    var _valid15 = _errs87 === errors;
-                                                    valid33 = _valid15;
-                                                    if (valid33) {
+                                                  if (_valid16) {
+                                                    const _errs90 = errors;
+                                                    var _valid16 = _errs90 === errors;
+                                                    valid34 = _valid16;
+                                                    if (valid34) {
                                                       var props5 = {};
                                                       props5.step = true;
                                                       props5.do = true;
                                                     }
                                                   }
-                                                  if (!valid33) {
-                                                    const err31 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                  if (!valid34) {
+                                                    const err34 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                     if (vErrors === null) {
-                                                      vErrors = [err31];
+                                                      vErrors = [err34];
                                                     } else {
-                                                      vErrors.push(err31);
+                                                      vErrors.push(err34);
                                                     }
                                                     errors++;
                                                     validate121.errors = vErrors;
                                                     return false;
                                                   }
-                                                  var valid2 = _errs83 === errors;
+                                                  var valid2 = _errs86 === errors;
                                                   if (valid2) {
                                                     if (props0 !== true && props5 !== void 0) {
                                                       if (props5 === true) {
@@ -4998,6 +5202,120 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                                       } else {
                                                         props0 = props0 || {};
                                                         Object.assign(props0, props5);
+                                                      }
+                                                    }
+                                                    const _errs91 = errors;
+                                                    const _errs92 = errors;
+                                                    let valid36 = true;
+                                                    const _errs93 = errors;
+                                                    if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                      if (data3.do !== void 0) {
+                                                        if ("phase_count" !== data3.do) {
+                                                          const err35 = {};
+                                                          if (vErrors === null) {
+                                                            vErrors = [err35];
+                                                          } else {
+                                                            vErrors.push(err35);
+                                                          }
+                                                          errors++;
+                                                        }
+                                                      }
+                                                    }
+                                                    var _valid17 = _errs93 === errors;
+                                                    errors = _errs92;
+                                                    if (vErrors !== null) {
+                                                      if (_errs92) {
+                                                        vErrors.length = _errs92;
+                                                      } else {
+                                                        vErrors = null;
+                                                      }
+                                                    }
+                                                    if (_valid17) {
+                                                      const _errs95 = errors;
+                                                      var _valid17 = _errs95 === errors;
+                                                      valid36 = _valid17;
+                                                      if (valid36) {
+                                                        var props6 = {};
+                                                        props6.n = true;
+                                                        props6.do = true;
+                                                      }
+                                                    }
+                                                    if (!valid36) {
+                                                      const err36 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/16/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                      if (vErrors === null) {
+                                                        vErrors = [err36];
+                                                      } else {
+                                                        vErrors.push(err36);
+                                                      }
+                                                      errors++;
+                                                      validate121.errors = vErrors;
+                                                      return false;
+                                                    }
+                                                    var valid2 = _errs91 === errors;
+                                                    if (valid2) {
+                                                      if (props0 !== true && props6 !== void 0) {
+                                                        if (props6 === true) {
+                                                          props0 = true;
+                                                        } else {
+                                                          props0 = props0 || {};
+                                                          Object.assign(props0, props6);
+                                                        }
+                                                      }
+                                                      const _errs96 = errors;
+                                                      const _errs97 = errors;
+                                                      let valid38 = true;
+                                                      const _errs98 = errors;
+                                                      if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                        if (data3.do !== void 0) {
+                                                          if ("rollback" !== data3.do) {
+                                                            const err37 = {};
+                                                            if (vErrors === null) {
+                                                              vErrors = [err37];
+                                                            } else {
+                                                              vErrors.push(err37);
+                                                            }
+                                                            errors++;
+                                                          }
+                                                        }
+                                                      }
+                                                      var _valid18 = _errs98 === errors;
+                                                      errors = _errs97;
+                                                      if (vErrors !== null) {
+                                                        if (_errs97) {
+                                                          vErrors.length = _errs97;
+                                                        } else {
+                                                          vErrors = null;
+                                                        }
+                                                      }
+                                                      if (_valid18) {
+                                                        const _errs100 = errors;
+                                                        if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                          let missing17;
+                                                          if (data3.previous_step === void 0 && (missing17 = "previous_step") || data3.step === void 0 && (missing17 = "step")) {
+                                                            validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/then/required", keyword: "required", params: { missingProperty: missing17 }, message: "must have required property '" + missing17 + "'" }];
+                                                            return false;
+                                                          }
+                                                        }
+                                                        var _valid18 = _errs100 === errors;
+                                                        valid38 = _valid18;
+                                                      }
+                                                      if (!valid38) {
+                                                        const err38 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err38];
+                                                        } else {
+                                                          vErrors.push(err38);
+                                                        }
+                                                        errors++;
+                                                        validate121.errors = vErrors;
+                                                        return false;
+                                                      }
+                                                      var valid2 = _errs96 === errors;
+                                                      if (valid2) {
+                                                        if (props0 !== true) {
+                                                          props0 = props0 || {};
+                                                          props0.do = true;
+                                                        }
                                                       }
                                                     }
                                                   }
@@ -5018,9 +5336,9 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                     }
                     if (errors === _errs6) {
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                        let missing16;
-                        if (data3.do === void 0 && (missing16 = "do")) {
-                          validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
+                        let missing18;
+                        if (data3.do === void 0 && (missing18 = "do")) {
+                          validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing18 }, message: "must have required property '" + missing18 + "'" }];
                           return false;
                         } else {
                           if (props0 !== true) {
@@ -5028,8 +5346,8 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                             props0.do = true;
                           }
                           if (data3.do !== void 0) {
-                            let data20 = data3.do;
-                            if (!(data20 === "start" || data20 === "advance" || data20 === "phase_start" || data20 === "phase_end" || data20 === "step" || data20 === "epoch" || data20 === "eval" || data20 === "checkpoint" || data20 === "oom_restart" || data20 === "trial_start" || data20 === "trial_end" || data20 === "request_stop" || data20 === "heartbeat" || data20 === "fail" || data20 === "finish" || data20 === "raw" || data20 === "extra")) {
+                            let data22 = data3.do;
+                            if (!(data22 === "start" || data22 === "advance" || data22 === "phase_start" || data22 === "phase_end" || data22 === "phase_count" || data22 === "step" || data22 === "epoch" || data22 === "eval" || data22 === "checkpoint" || data22 === "oom_restart" || data22 === "rollback" || data22 === "trial_start" || data22 === "trial_end" || data22 === "request_stop" || data22 === "heartbeat" || data22 === "fail" || data22 === "finish" || data22 === "raw" || data22 === "extra")) {
                               validate121.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema33.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
                               return false;
                             }
