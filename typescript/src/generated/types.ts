@@ -428,7 +428,7 @@ export interface RunState {
    */
   phase: string | null;
   /**
-   * From the last `train.step`, `train.epoch` or `train.restarted`.
+   * From the last `train.step`, `train.epoch`, `train.restarted` or `train.rolled_back`, in any trial.
    */
   step: number | null;
   /**
@@ -448,11 +448,11 @@ export interface RunState {
    */
   learning_rate: number | null;
   /**
-   * From the last `train.step`; null after a restart.
+   * From the last `train.step`; null after a restart or a rollback.
    */
   eta_s: number | null;
   /**
-   * From the last `train.step`; null after a restart.
+   * From the last `train.step`; null after a restart or a rollback.
    */
   progress: number | null;
   /**
@@ -476,6 +476,22 @@ export interface RunState {
    */
   last_checkpoint: LastCheckpoint | null;
   trials: Trials;
+  /**
+   * The last `phase.progress` of the open phase (1.1); cleared by that phase's `phase.ended`. A 1.0 reader leaves it out.
+   */
+  phase_progress?: OpenPhaseProgress | null;
+  /**
+   * The place of the last repeated phase started (1.1): "cycle 2 of 5". A 1.0 reader leaves it out.
+   */
+  cycle?: Cycle | null;
+  /**
+   * Every `train.rolled_back`, in order (1.1). A 1.0 reader leaves it out.
+   */
+  rollbacks?: Rollback[];
+  /**
+   * The `criterion` of the last `stop.requested` that gave one (1.1). A 1.0 reader leaves it out.
+   */
+  stop_criterion?: string | null;
   /**
    * The `stage` of the last line that carried one.
    */
@@ -531,7 +547,7 @@ export interface LastCheckpoint {
   reason: string;
 }
 /**
- * Hyperparameter search progress.
+ * Hyperparameter search progress. `total` and `list` are contract 1.1's (a 1.0 reader leaves them out).
  */
 export interface Trials {
   /**
@@ -539,9 +555,17 @@ export interface Trials {
    */
   count: number;
   /**
-   * The `best` of the last `trial.ended` that carried one.
+   * The `best` of the last `trial.ended` that carried one, with that trial's `params` when its `trial.started` was read.
    */
   best: TrialsBest | null;
+  /**
+   * From `run.started.total_trials` ("trial 4 of 20"); null when not given.
+   */
+  total?: number | null;
+  /**
+   * Every trial seen, in order of its first line (1.1); a new attempt of a trial replaces its record.
+   */
+  list?: Trial[];
 }
 export interface TrialsBest {
   /**
@@ -556,6 +580,127 @@ export interface TrialsBest {
    * Its value.
    */
   value: number | null;
+  /**
+   * The best trial's parameters (1.1); null when its `trial.started` was not read.
+   */
+  params?: {
+    [k: string]: unknown | undefined;
+  } | null;
+}
+export interface Trial {
+  /**
+   * The trial's number.
+   */
+  trial: number;
+  /**
+   * From its latest `trial.started` (1 when none was read).
+   */
+  attempt: number;
+  /**
+   * `trial.started.baseline`: a baseline evaluation before the search's trials.
+   */
+  baseline: boolean;
+  /**
+   * `running` until its `trial.ended`, then that status.
+   */
+  status: "running" | "succeeded" | "failed" | "pruned";
+  /**
+   * From `trial.started`.
+   */
+  params: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * From the trial's last `train.step`, `train.epoch`, `train.restarted` or `train.rolled_back`.
+   */
+  step: number | null;
+  /**
+   * From the trial's last `train.step`.
+   */
+  loss: number | null;
+  /**
+   * From the trial's last `train.step` (its own attempt's clock).
+   */
+  elapsed_s: number | null;
+  /**
+   * From the trial's last `train.step`; null after a restart or a rollback and once the trial ended.
+   */
+  eta_s: number | null;
+  metrics: Metrics;
+  /**
+   * From its `trial.ended`.
+   */
+  duration_s: number | null;
+  /**
+   * From its `trial.ended`.
+   */
+  error: ErrorInfo | null;
+  /**
+   * `trial.ended.accepted`; null when not said.
+   */
+  accepted: boolean | null;
+}
+export interface OpenPhaseProgress {
+  /**
+   * The phase counted in.
+   */
+  phase: string;
+  /**
+   * Items done.
+   */
+  done: number;
+  /**
+   * The plan, when given.
+   */
+  total: number | null;
+  /**
+   * What is counted (`items`, `batches`), when given.
+   */
+  unit: string | null;
+  /**
+   * The writer's estimate of the time left.
+   */
+  eta_s: number | null;
+  /**
+   * The trial the phase belongs to.
+   */
+  trial: number | null;
+}
+export interface Cycle {
+  /**
+   * The repeated phase.
+   */
+  phase: string;
+  /**
+   * Its position, from 1.
+   */
+  cycle: number;
+  /**
+   * The planned count, when given.
+   */
+  total_cycles: number | null;
+}
+export interface Rollback {
+  /**
+   * The step training had reached.
+   */
+  previous_step: number;
+  /**
+   * The step it went back to.
+   */
+  step: number;
+  /**
+   * The checkpoint returned to.
+   */
+  checkpoint: string | null;
+  /**
+   * Why.
+   */
+  reason: string | null;
+  /**
+   * The trial rolled back.
+   */
+  trial: number | null;
 }
 /**
  * Run a writer scenario and answer with the stream written.
