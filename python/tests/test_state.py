@@ -139,7 +139,32 @@ def test_a_full_run_folds_into_the_documented_state() -> None:
         "stop_requested": True,
         "last_eval": {"step": 50, "epoch": 1.0, "split": "eval", "metrics": {"eval_loss": 1.5, "bad": None}},
         "last_checkpoint": {"step": 50, "path": "checkpoint-50", "reason": "periodic"},
-        "trials": {"count": 2, "best": {"trial": 2, "metric": "loss", "value": 0.25}},
+        "trials": {
+            "count": 2,
+            "best": {"trial": 2, "metric": "loss", "value": 0.25, "params": {"lr": 0.1}},
+            "total": None,
+            "list": [
+                {
+                    "trial": 2,
+                    "attempt": 1,
+                    "baseline": False,
+                    "status": "succeeded",
+                    "params": {"lr": 0.1},
+                    "step": None,
+                    "loss": None,
+                    "elapsed_s": None,
+                    "eta_s": None,
+                    "metrics": {},
+                    "duration_s": 1.0,
+                    "error": None,
+                    "accepted": None,
+                }
+            ],
+        },
+        "phase_progress": None,
+        "cycle": None,
+        "rollbacks": [],
+        "stop_criterion": None,
         "stage": {"name": "sft", "index": 1, "count": 2, "x_note": "kept"},
         "finished": {
             "status": "interrupted",
