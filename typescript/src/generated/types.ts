@@ -555,7 +555,7 @@ export interface Trials {
    */
   count: number;
   /**
-   * The `best` of the last `trial.ended` that carried one, with that trial's `params` when its `trial.started` was read.
+   * The `best` of the last `trial.ended` that carried one, with that trial's `params`.
    */
   best: TrialsBest | null;
   /**
@@ -581,7 +581,7 @@ export interface TrialsBest {
    */
   value: number | null;
   /**
-   * The best trial's parameters (1.1); null when its `trial.started` was not read.
+   * The best trial's parameters as its record holds them (1.1): empty when its `trial.started` was not read, null when no line of that trial was.
    */
   params?: {
     [k: string]: unknown | undefined;

@@ -130,7 +130,7 @@ class LastCheckpoint(BaseModel):
 
 class TrialsBest(BaseModel):
     """
-    The `best` of the last `trial.ended` that carried one, with that trial's `params` when its `trial.started` was read.
+    The `best` of the last `trial.ended` that carried one, with that trial's `params`.
     """
 
     model_config = ConfigDict(
@@ -145,7 +145,7 @@ class TrialsBest(BaseModel):
     params: Annotated[
         dict[str, Any] | None,
         Field(
-            description="The best trial's parameters (1.1); null when its `trial.started` was not read."
+            description="The best trial's parameters as its record holds them (1.1): empty when its `trial.started` was not read, null when no line of that trial was."
         ),
     ] = None
 
@@ -237,7 +237,7 @@ class Trials(BaseModel):
     best: Annotated[
         TrialsBest | None,
         Field(
-            description="The `best` of the last `trial.ended` that carried one, with that trial's `params` when its `trial.started` was read."
+            description="The `best` of the last `trial.ended` that carried one, with that trial's `params`."
         ),
     ]
     total: Annotated[
