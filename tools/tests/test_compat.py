@@ -114,3 +114,9 @@ def test_a_removed_field_of_the_reader_state_is_refused(state: dict) -> None:
 
 def state_bundle() -> dict:
     return bundle.bundle(bundle.FAMILIES["reader-state-v1"], "reader-state-v1")
+
+
+def test_the_suite_compares_1_0_cases_on_the_released_reader_state() -> None:
+    # the conformance runner ships its own copy (the package has no schemas/ directory)
+    suite_copy = compat.SCHEMAS.parent / "python/src/trainwire/conformance/suite/reader-state-1.0.schema.json"
+    assert suite_copy.read_bytes() == compat.RELEASED_READER_STATE.read_bytes()
