@@ -36,9 +36,9 @@ export interface SeriesSnapshot {
   buckets: SeriesBucket[];
 }
 
-export type MarkerKind = "restart" | "eval" | "checkpoint" | "stop" | "finished";
+export type MarkerKind = "restart" | "rollback" | "eval" | "checkpoint" | "stop" | "finished";
 
-/** Something that happened at a step; `label` is the restart or checkpoint reason, eval split, stop source or final status. */
+/** Something that happened at a step; `label` is the restart, rollback or checkpoint reason, eval split, stop source or final status. */
 export interface SeriesMarker {
   kind: MarkerKind;
   step: number | null;
@@ -191,7 +191,8 @@ export class RunSeries {
   /**
    * One series as uPlot data. Steps ascend: a restart resumes at an earlier step, so the
    * points of the abandoned attempt from that step on are left out and a `null` at the
-   * resume step breaks the line instead of drawing it back in time.
+   * resume step breaks the line instead of drawing it back in time. Within an attempt, a
+   * step that goes back (after a rollback) replaces the points from that step on, unbroken.
    */
   uplot(name: string): UPlotSeries {
     const x: number[] = [];
@@ -207,6 +208,12 @@ export class RunSeries {
         }
         x.push(resume);
         y.push(null);
+      } else {
+        // A rollback: the abandoned steps are left out.
+        while (x.length > 0 && (x.at(-1) as number) >= step) {
+          x.pop();
+          y.pop();
+        }
       }
       attempt = pointAttempt;
       x.push(step);
@@ -235,6 +242,11 @@ export class RunSeries {
         this.#restarts.push([this.#attempt, this.#lastStep]);
         this.#marker("restart", this.#lastStep, event.reason as string);
         break;
+      case "train.rolled_back":
+        // The same attempt goes on from an earlier step: its points go back along the axis.
+        this.#lastStep = event.step as number;
+        this.#marker("rollback", this.#lastStep, (event.reason as string | null) ?? null);
+        break;
       case "eval.completed": {
         const step = event.step as number;
         const metrics = event.metrics as Record<string, number | null | undefined>;
@@ -258,7 +270,6 @@ export class RunSeries {
       case "run.started":
       case "run.heartbeat":
       case "phase.progress":
-      case "train.rolled_back":
       case "phase.started":
       case "phase.ended":
       case "trial.started":

@@ -123,7 +123,8 @@ class RunSeries:
         """One series as uPlot data: steps ascend, a `None` at each restart breaks the line.
 
         A restart resumes at an earlier step: the abandoned attempt's points from that step
-        on are left out, so the line is not drawn back in time.
+        on are left out, so the line is not drawn back in time. Within an attempt, a step
+        that goes back (after a rollback) replaces the points from that step on, unbroken.
         """
         x: list[int] = []
         y: list[float | None] = []
@@ -138,6 +139,10 @@ class RunSeries:
                     y.pop()
                 x.append(resume)
                 y.append(None)
+            else:
+                while x and x[-1] >= step:  # a rollback: the abandoned steps are left out
+                    x.pop()
+                    y.pop()
             attempt = point_attempt
             x.append(step)
             y.append(value)
@@ -164,6 +169,11 @@ class RunSeries:
         self.last_step = event.step
         self.restarts.append([event.attempt, event.step])
         self._marker("restart", event.step, event.reason)
+
+    def _add_rollback(self, event: Any) -> None:
+        # the same attempt goes on from an earlier step: its points go back along the axis
+        self.last_step = event.step
+        self._marker("rollback", event.step, event.reason)
 
     def _add_eval(self, event: Any) -> None:
         metrics = dict(event.metrics)
@@ -215,7 +225,7 @@ _ADD: dict[str, Callable[[RunSeries, Any], None] | None] = {
     "run.started": None,
     "run.heartbeat": None,
     "phase.progress": None,
-    "train.rolled_back": None,
+    "train.rolled_back": RunSeries._add_rollback,
     "phase.started": None,
     "phase.ended": None,
     "train.step": RunSeries._add_step,
