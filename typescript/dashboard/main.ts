@@ -6,6 +6,7 @@ import { formatDuration, formatRate } from "../src/humanize.js";
 import { type DecodedLine, type RunSeries, type RunState, StreamReader, watchRun } from "../src/index.js";
 import { assertNever } from "../src/vocabulary.js";
 import { Chart } from "./chart.js";
+import { runProgressParts } from "./run-progress.js";
 
 interface ServerConfig {
   version: string;
@@ -319,6 +320,7 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
   if (state.status === "running" && state.eta_s !== null) parts.push(`ETA ${duration(state.eta_s)}`);
   if (state.loss !== null) parts.push(`loss ${text(state.loss)}`);
   if (state.attempt > 1) parts.push(`attempt ${state.attempt}`);
+  parts.push(...runProgressParts(state));
   if (state.finished)
     parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
   $("progress-text").textContent = parts.join(" · ");
