@@ -293,7 +293,8 @@ function applyEvent(run: RunState, event: Line): void {
       break;
     case "train.rolled_back":
       // the attempt goes on: no new attempt, steps may go back (reader rule 3)
-      (run.rollbacks ??= []).push({
+      run.rollbacks = run.rollbacks ?? [];
+      run.rollbacks.push({
         previous_step: event.previous_step,
         step: event.step,
         checkpoint: event.checkpoint,

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from trainwire.reader.state import RunState
+from typing import Any, Protocol
 
 __all__ = ["phase_ended", "phase_progress", "phase_started"]
 
 Event = dict[str, Any]
+
+
+class RunState(Protocol):
+    """The fields of a run state these effects set (the state module imports this one)."""
+
+    phase: str | None
+    phase_progress: dict[str, Any] | None
+    cycle: dict[str, Any] | None
 
 
 def phase_started(run: RunState, event: Event) -> None:

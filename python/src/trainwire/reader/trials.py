@@ -41,9 +41,10 @@ def _record(trials: Trials, number: int) -> dict[str, Any]:
     """The record of trial `number`, made when a line of it comes before its `trial.started`."""
     trials["count"] = max(trials["count"], number)
     records: list[dict[str, Any]] = trials["list"]
-    for record in reversed(records):  # the trial written to is nearly always the last one
-        if record["trial"] == number:
-            return record
+    # from the end: the trial written to is nearly always the last one
+    found: dict[str, Any] | None = next((known for known in reversed(records) if known["trial"] == number), None)
+    if found is not None:
+        return found
     record = _new_record(number)
     records.append(record)
     return record
