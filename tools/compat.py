@@ -16,6 +16,8 @@ import bundle
 from _common import SCHEMAS
 
 RELEASED = SCHEMAS / "released" / "trainwire-v1.schema.json"
+#: the reader state of the released contract: a state its readers write must stay valid
+RELEASED_READER_STATE = SCHEMAS / "released" / "reader-state-v1.schema.json"
 
 
 @dataclass(frozen=True)
@@ -53,10 +55,8 @@ def _events(bundle_schema: dict) -> dict[str, dict]:
     return out
 
 
-def compare(old: dict, new: dict) -> list[Violation]:
-    """Every rule the new bundle breaks against the old one."""
-    old_defs, new_defs = old["$defs"], new["$defs"]
-    found: list[Violation] = []
+def _walker(old_defs: dict, new_defs: dict, found: list[Violation]):  # noqa: ANN202 (a closure over the bundles)
+    """A walk of one schema of the old bundle beside the same schema of the new one, adding to `found`."""
 
     def walk(a: dict, b: dict, path: str) -> None:
         a, b = _resolve(a, old_defs), _resolve(b, new_defs)
@@ -104,6 +104,13 @@ def compare(old: dict, new: dict) -> list[Violation]:
         for index, (x, y) in enumerate(zip(a.get("allOf", ()), b.get("allOf", ()), strict=False)):
             walk(x, y, f"{path}/allOf/{index}")
 
+    return walk
+
+
+def compare(old: dict, new: dict) -> list[Violation]:
+    """Every rule the new bundle breaks against the old one."""
+    found: list[Violation] = []
+    walk = _walker(old["$defs"], new["$defs"], found)
     old_events, new_events = _events(old), _events(new)
     for name, event in old_events.items():
         if name not in new_events:
@@ -116,10 +123,22 @@ def compare(old: dict, new: dict) -> list[Violation]:
     return found
 
 
+def compare_reader_state(old: dict, new: dict) -> list[Violation]:
+    """Every rule the new reader-state bundle breaks against the old one: the same rules, so
+    that a state a reader of the released contract writes is still a valid state."""
+    found: list[Violation] = []
+    _walker(old["$defs"], new["$defs"], found)(old, new, "/reader-state")
+    return found
+
+
 def check_against_release(current: dict | None = None) -> list[str]:
     released = json.loads(RELEASED.read_text(encoding="utf-8"))
     current = current or bundle.bundle(bundle.FAMILIES["trainwire-v1"], "trainwire-v1")
-    return [f"compatibility: {v}" for v in compare(released, current)]
+    released_state = json.loads(RELEASED_READER_STATE.read_text(encoding="utf-8"))
+    current_state = bundle.bundle(bundle.FAMILIES["reader-state-v1"], "reader-state-v1")
+    return [f"compatibility: {v}" for v in compare(released, current)] + [
+        f"reader-state compatibility: {v}" for v in compare_reader_state(released_state, current_state)
+    ]
 
 
 if __name__ == "__main__":

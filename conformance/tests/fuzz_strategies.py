@@ -25,6 +25,8 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         start["heartbeat_interval_s"] = draw(st.sampled_from([0.5, 5, 30]))
+    if draw(st.booleans()):
+        start["total_trials"] = draw(st.integers(1, 20))
     actions, step, trial = [start], 0, 0
     for _ in range(draw(st.integers(0, 30))):
         kind = draw(
@@ -41,7 +43,11 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
                     "checkpoint",
                     "oom_restart",
                     "trial",
+                    "trial_with_steps",
+                    "counted_phase",
+                    "rollback",
                     "request_stop",
+                    "stop_for",
                     "heartbeat",
                     "extra",
                 ]
@@ -76,6 +82,17 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             actions.append(
                 {"do": "trial_end", "trial": trial, "status": draw(st.sampled_from(["succeeded", "failed", "pruned"]))}
             )
+        elif kind == "trial_with_steps":
+            trial += 1
+            actions += _trial_with_steps(draw, trial)
+        elif kind == "counted_phase":
+            actions += _counted_phase(draw)
+        elif kind == "rollback" and step > 0:
+            back = draw(st.integers(0, step))
+            actions.append({"do": "rollback", "previous_step": step, "step": back, "reason": draw(st.none() | TEXT)})
+            step = back
+        elif kind == "stop_for":
+            actions.append({"do": "request_stop", "criterion": draw(TEXT.filter(bool))})
         elif kind == "request_stop":
             actions.append({"do": "request_stop", "source": "api", "reason": draw(st.one_of(st.none(), TEXT))})
         elif kind == "heartbeat":
@@ -98,8 +115,48 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             }
         )
     else:
-        actions.append({"do": "finish", "status": ending, **({"reason": "api"} if ending == "interrupted" else {})})
+        own_code = {"exit_code": draw(st.integers(0, 255))} if draw(st.booleans()) else {}
+        actions.append(
+            {"do": "finish", "status": ending, **({"reason": "api"} if ending == "interrupted" else {}), **own_code}
+        )
     return {"start_time": "2026-11-29T10:00:00Z", "step_interval_s": draw(st.sampled_from([0, 1])), "actions": actions}
+
+
+def _trial_with_steps(draw: st.DrawFn, trial: int) -> list[dict[str, Any]]:
+    """A trial (contract 1.1) whose steps start again at 1, maybe restarted inside."""
+    actions: list[dict[str, Any]] = [
+        {"do": "trial_start", "trial": trial, "params": {"lr": draw(NUMBERS)}, "baseline": draw(st.booleans())}
+    ]
+    step = 0
+    for _ in range(draw(st.integers(0, 6))):
+        if draw(st.integers(0, 5)) == 0:
+            actions.append({"do": "oom_restart", "step": 0, "trial": trial})
+            step = 0
+        step += 1
+        actions += [
+            {"do": "advance", "seconds": 0.5},
+            {"do": "step", "step": step, "loss": draw(NUMBERS), "trial": trial},
+        ]
+    status = draw(st.sampled_from(["succeeded", "failed", "pruned"]))
+    accepted = {"accepted": draw(st.booleans())} if draw(st.booleans()) else {}
+    return [*actions, {"do": "trial_end", "trial": trial, "status": status, **accepted}]
+
+
+def _counted_phase(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A phase (contract 1.1) with a plan of items, maybe a cycle, counted past its plan or not."""
+    plan = {
+        "total": draw(st.none() | st.integers(0, 5000)),
+        "unit": draw(st.none() | st.sampled_from(["items", "batches"])),
+    }
+    if draw(st.booleans()):
+        plan.update(cycle=draw(st.integers(1, 5)), total_cycles=draw(st.none() | st.integers(1, 5)))
+    counts = [
+        action
+        for _ in range(draw(st.integers(0, 6)))
+        for action in ({"do": "advance", "seconds": 0.3}, {"do": "phase_count", "n": draw(st.integers(0, 2000))})
+    ]
+    given_plan = {name: value for name, value in plan.items() if value is not None}
+    return [{"do": "phase_start", "phase": "evaluate", **given_plan}, *counts, {"do": "phase_end", "phase": "evaluate"}]
 
 
 # Hazards of the reader rules (docs/reader-rules.md), mixed into valid streams.

@@ -35,7 +35,13 @@ CLAIMED_SKIPS = {
     "ts-profile",
     # suite 3
     "overflowing-integers",
+    # suite 4: contract 1.1 cases whose events the example does not know
+    "eval-items",
+    "rollback-to-checkpoint",
 }
+# The example is a reader of contract 1.0: it reads the 1.1 cases whose new fields it ignores
+# without an error, and fails them, reported as cases that need 1.1.
+FAILED_NEEDING_1_1 = {"cycles", "stop-for-criterion", "sweep-restart-in-trial"}
 
 
 def test_example_is_short_and_stands_alone():
@@ -46,7 +52,7 @@ def test_example_is_short_and_stands_alone():
 
 def test_example_passes_what_it_claims_and_reports_skips(root):
     completed = conformance("run", "--harness", python_command(EXAMPLE), "--json")
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    assert completed.returncode == 1, completed.stdout[-3000:] + completed.stderr[-2000:]
     (harness,) = report_of(completed)["harnesses"]
     assert harness["roles"] == ["reader"]
     results = outcomes(harness)
@@ -55,8 +61,20 @@ def test_example_passes_what_it_claims_and_reports_skips(root):
     skipped = {case for (case, _), result in results.items() if result["outcome"] == "skipped"}
     assert skipped == CLAIMED_SKIPS
     assert all("only clean streams" in results[(case, "reader")]["message"] for case in skipped)
+    failed = {case for (case, _), result in results.items() if result["outcome"] == "failed"}
+    assert failed == FAILED_NEEDING_1_1
+    assert {results[(case, "reader")]["contract"] for case in failed} == {"1.1"}
     passed = {case for (case, _), result in results.items() if result["outcome"] == "passed"}
-    assert passed == reader_cases - CLAIMED_SKIPS
+    assert passed == reader_cases - CLAIMED_SKIPS - FAILED_NEEDING_1_1
+    # every case of contract 1.0 it does not skip, it passes
+    assert {case.id for case in load_cases(cases_dir()) if case.contract == "1.0"} - CLAIMED_SKIPS <= passed
+
+
+def test_a_reader_of_1_0_failing_1_1_cases_is_told_so():
+    completed = conformance("run", "--harness", python_command(EXAMPLE), "--case", "minimal-run", "cycles")
+    assert completed.returncode == 1
+    assert "FAILED   reader cycles (needs contract 1.1)" in completed.stdout
+    assert "1 passed, 1 failed, 0 skipped, 0 errored (1 of the failed cases need contract 1.1)" in completed.stdout
 
 
 def test_text_report_shows_skips_with_their_reason():

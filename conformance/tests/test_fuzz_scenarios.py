@@ -38,3 +38,9 @@ def test_random_scenarios_keep_the_invariants_and_read_back(scenario):
         if key not in ("schema_version", "seq", "ts", "run_id", "event")
     }
     assert run["status"] == written[-1]["status"] and first_difference(finished, run["finished"]) is None
+    # contract 1.1: a record per trial, every rollback, the stop criterion
+    started = {line["trial"] for line in written if line["event"] == "trial.started"}
+    assert {record["trial"] for record in run["trials"]["list"]} >= started
+    assert len(run["rollbacks"]) == sum(line["event"] == "train.rolled_back" for line in written)
+    criteria = [line["criterion"] for line in written if line["event"] == "stop.requested" and "criterion" in line]
+    assert run["stop_criterion"] == (criteria[-1] if criteria else None)

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+from trainwire.conformance.cases import load_cases
+from trainwire.conformance.contract_versions import released_state_fields
 from trainwire.conformance.diff import first_difference
 from trainwire.conformance.normalise import Rules
-from trainwire.conformance.paths import normalisation_file
+from trainwire.conformance.paths import SUITE_DIR, cases_dir, normalisation_file
 from trainwire.conformance.plans import plans_for
 from trainwire.conformance.runner import compare_streams
 from trainwire.conformance.transforms import derive
@@ -169,3 +171,16 @@ def test_state_report_lists_diagnostics_by_content_every_differing_path_and_the_
         "  $.lines: expected 2, got 3",
         "  bytes around the expected cut: b'{x}\\na\\n' | b'bc\\nd' (offset 6)",
     ]
+
+
+def test_a_1_0_case_is_compared_on_the_released_reader_state_fields():
+    (case,) = load_cases(cases_dir(), ["hyperparameter-search"])
+    state = case.expected_state()
+    (run,) = released_state_fields(state, SUITE_DIR)["runs"]
+    # the 1.1 fields are gone at every depth, the 1.0 ones kept as they are
+    assert not {"phase_progress", "cycle", "rollbacks", "stop_criterion"} & set(run)
+    assert set(run["trials"]) == {"count", "best"} and run["trials"]["count"] == state["runs"][0]["trials"]["count"]
+    assert set(run["trials"]["best"] or {}) <= {"trial", "metric", "value"}
+    assert {key: value for key, value in state.items() if key != "runs"} == {
+        key: value for key, value in released_state_fields(state, SUITE_DIR).items() if key != "runs"
+    }

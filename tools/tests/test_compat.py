@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import bundle
 import compat
@@ -82,3 +83,40 @@ def test_additive_change_passes(current: dict) -> None:
     new["$defs"]["PhaseStarted"]["properties"]["owner"] = {"type": "string", "description": "Who started the phase."}
     new["$defs"]["RunFinished"]["properties"]["status"]["enum"].append("cancelled")
     assert _rules(current, new) == []
+
+
+@pytest.fixture
+def state() -> dict:
+    return copy.deepcopy(bundle.bundle(bundle.FAMILIES["reader-state-v1"], "reader-state-v1"))
+
+
+def test_the_reader_state_is_compatible_with_the_released_one() -> None:
+    released = json.loads(compat.RELEASED_READER_STATE.read_text(encoding="utf-8"))
+    assert compat.compare_reader_state(released, state_bundle()) == []
+
+
+def test_a_new_required_field_of_the_reader_state_is_refused(state: dict) -> None:
+    # a state a reader of the released contract writes would no longer be valid
+    changed = copy.deepcopy(state)
+    changed["$defs"]["RunState"]["required"].append("phase_progress")
+    assert [v.rule for v in compat.compare_reader_state(state, changed)] == ["optional-made-required"]
+    changed = copy.deepcopy(state)
+    changed["$defs"]["RunState"]["properties"]["x_new"] = {"type": "string", "description": "new"}
+    changed["$defs"]["RunState"]["required"].append("x_new")
+    assert [v.rule for v in compat.compare_reader_state(state, changed)] == ["new-required-field"]
+
+
+def test_a_removed_field_of_the_reader_state_is_refused(state: dict) -> None:
+    changed = copy.deepcopy(state)
+    del changed["$defs"]["RunState"]["properties"]["stop_requested"]
+    assert [v.rule for v in compat.compare_reader_state(state, changed)] == ["field-removed"]
+
+
+def state_bundle() -> dict:
+    return bundle.bundle(bundle.FAMILIES["reader-state-v1"], "reader-state-v1")
+
+
+def test_the_suite_compares_1_0_cases_on_the_released_reader_state() -> None:
+    # the conformance runner ships its own copy (the package has no schemas/ directory)
+    suite_copy = compat.SCHEMAS.parent / "python/src/trainwire/conformance/suite/reader-state-1.0.schema.json"
+    assert suite_copy.read_bytes() == compat.RELEASED_READER_STATE.read_bytes()

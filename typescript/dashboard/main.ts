@@ -9,6 +9,7 @@ import { openCompare } from "./compare.js";
 import { $, element, streamUrl, text } from "./dom.js";
 import { type FeedMessage, follow } from "./feed.js";
 import { RunCharts } from "./run-charts.js";
+import { runProgressParts } from "./run-progress.js";
 import { type RunRow, RunsTable } from "./runs-table.js";
 
 interface ServerConfig {
@@ -261,6 +262,7 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
   if (state.status === "running" && state.eta_s !== null) parts.push(`ETA ${duration(state.eta_s)}`);
   if (state.loss !== null) parts.push(`loss ${text(state.loss)}`);
   if (state.attempt > 1) parts.push(`attempt ${state.attempt}`);
+  parts.push(...runProgressParts(state));
   parts.push(`duration ${duration(runDuration(runView, state))}`);
   if (state.finished)
     parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);

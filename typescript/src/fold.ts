@@ -5,6 +5,7 @@ import type { DecodedLine } from "./decoder.js";
 import { StreamError } from "./errors.js";
 import { ENVELOPE_FIELDS } from "./generated/contract.js";
 import { statusAt } from "./liveness.js";
+import { newTrials, trialEnded, trialProgress, trialStarted, trialWentBack } from "./trials.js";
 import type { Diagnostic, Line, ReaderState, RunState, TrainStep, UnknownEvent } from "./types.js";
 import { assertNever } from "./vocabulary.js";
 
@@ -66,7 +67,8 @@ export class RunStateFold {
     if (resume !== undefined) {
       for (const saved of resume.runs) {
         // `stale` is decided when a state is read, never kept: the run was running.
-        const run = structuredClone(saved);
+        const run = { ...newRunFields(), ...structuredClone(saved) }; // a 1.0 reader's state lacks the 1.1 fields
+        run.trials = { ...newTrials(), ...run.trials };
         if (run.status === "stale") run.status = "running";
         this.#runs.set(run.run_id, run);
         this.#changed.add(run.run_id);
@@ -230,7 +232,8 @@ export class RunStateFold {
       stop_requested: false,
       last_eval: null,
       last_checkpoint: null,
-      trials: { count: 0, best: null },
+      trials: newTrials(),
+      ...newRunFields(),
       stage: null,
       finished: null,
     };
@@ -249,19 +252,35 @@ function applyEvent(run: RunState, event: Line): void {
   switch (event.event) {
     case "run.started":
       run.total_steps = event.total_steps;
+      run.trials.total = event.total_trials ?? null;
       if (event.heartbeat_interval_s !== undefined) run.heartbeat_interval_s = event.heartbeat_interval_s;
       break;
     case "run.heartbeat":
       break;
     case "phase.started":
       run.phase = event.phase;
+      if (event.cycle !== undefined) {
+        run.cycle = { phase: event.phase, cycle: event.cycle, total_cycles: event.total_cycles ?? null };
+      }
       break;
     case "phase.ended":
       if (event.phase === run.phase) run.phase = null;
+      if (run.phase_progress?.phase === event.phase) run.phase_progress = null;
+      break;
+    case "phase.progress":
+      run.phase_progress = {
+        phase: event.phase,
+        done: event.done,
+        total: event.total,
+        unit: event.unit ?? null,
+        eta_s: event.eta_s,
+        trial: event.trial ?? null,
+      };
       break;
     case "train.epoch":
       run.epoch = event.epoch;
       run.step = event.step;
+      if (event.trial !== undefined) trialProgress(run.trials, event.trial, event.step);
       break;
     case "train.restarted":
       run.attempt = event.attempt;
@@ -270,6 +289,22 @@ function applyEvent(run: RunState, event: Line): void {
       run.eta_s = null;
       run.progress = null;
       if ("total_steps" in event) run.total_steps = event.total_steps ?? null;
+      if (event.trial !== undefined) trialWentBack(run.trials, event.trial, event.step);
+      break;
+    case "train.rolled_back":
+      // the attempt goes on: no new attempt, steps may go back (reader rule 3)
+      run.rollbacks = run.rollbacks ?? [];
+      run.rollbacks.push({
+        previous_step: event.previous_step,
+        step: event.step,
+        checkpoint: event.checkpoint,
+        reason: event.reason,
+        trial: event.trial ?? null,
+      });
+      run.step = event.step;
+      run.eta_s = null;
+      run.progress = null;
+      if (event.trial !== undefined) trialWentBack(run.trials, event.trial, event.step);
       break;
     case "eval.completed":
       run.last_eval = { step: event.step, epoch: event.epoch, split: event.split, metrics: event.metrics };
@@ -278,25 +313,18 @@ function applyEvent(run: RunState, event: Line): void {
       run.last_checkpoint = { step: event.step, path: event.path, reason: event.reason };
       break;
     case "trial.started":
-      run.trials.count = Math.max(run.trials.count, event.trial);
+      trialStarted(run.trials, event);
       break;
     case "trial.ended":
-      run.trials.count = Math.max(run.trials.count, event.trial);
-      if (event.best !== undefined) {
-        // The state's `best` is closed: its three fields, not the producer's extras.
-        run.trials.best = { trial: event.best.trial, metric: event.best.metric, value: event.best.value };
-      }
+      trialEnded(run.trials, event);
       break;
     case "stop.requested":
       run.stop_requested = true;
+      if (event.criterion !== undefined) run.stop_criterion = event.criterion;
       break;
     case "run.finished":
       run.status = event.status;
       run.finished = payloadOf(event);
-      break;
-    case "phase.progress":
-    case "train.rolled_back":
-      // Contract 1.1 events: no effect on the state until the reader rules give them one.
       break;
     default:
       assertNever(event);
@@ -311,6 +339,18 @@ function applyTrainStep(run: RunState, event: TrainStep): void {
   run.learning_rate = event.learning_rate;
   run.eta_s = event.eta_s;
   run.progress = event.progress;
+  if (event.trial !== undefined) {
+    trialProgress(run.trials, event.trial, event.step, {
+      loss: event.loss,
+      elapsed_s: event.elapsed_s,
+      eta_s: event.eta_s,
+    });
+  }
+}
+
+/** The contract 1.1 fields of a run state, as they are before any line sets them. */
+function newRunFields(): Pick<Required<RunState>, "phase_progress" | "cycle" | "rollbacks" | "stop_criterion"> {
+  return { phase_progress: null, cycle: null, rollbacks: [], stop_criterion: null };
 }
 
 function payloadOf(event: Line | UnknownEvent): Record<string, unknown> {

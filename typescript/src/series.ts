@@ -51,9 +51,9 @@ export interface SeriesSnapshot {
   buckets: SeriesBucket[];
 }
 
-export type MarkerKind = "restart" | "eval" | "checkpoint" | "stop" | "finished";
+export type MarkerKind = "restart" | "rollback" | "eval" | "checkpoint" | "stop" | "finished";
 
-/** Something that happened at a step; `label` is the restart or checkpoint reason, eval split, stop source or final status. */
+/** Something that happened at a step; `label` is the restart, rollback or checkpoint reason, eval split, stop source or final status. */
 export interface SeriesMarker {
   kind: MarkerKind;
   step: number | null;
@@ -241,6 +241,13 @@ export class RunSeries {
         x.push(resume);
         y.push(null);
         t.push(timeS);
+      } else {
+        // A rollback: the abandoned steps are left out.
+        while (x.length > 0 && (x.at(-1) as number) >= step) {
+          x.pop();
+          y.pop();
+          t.pop();
+        }
       }
       attempt = pointAttempt;
       x.push(step);
@@ -274,6 +281,11 @@ export class RunSeries {
         this.#restarts.push([this.#attempt, this.#lastStep]);
         this.#marker("restart", this.#lastStep, event.reason as string, event.ts);
         break;
+      case "train.rolled_back":
+        // The same attempt goes on from an earlier step: its points go back along the axis.
+        this.#lastStep = event.step as number;
+        this.#marker("rollback", this.#lastStep, (event.reason as string | null) ?? null, event.ts);
+        break;
       case "eval.completed": {
         const step = event.step as number;
         this.#points(`eval/${String(event.split)}/`, event.metrics, step, toTimestampUs(event.ts));
@@ -292,7 +304,6 @@ export class RunSeries {
       case "run.started":
       case "run.heartbeat":
       case "phase.progress":
-      case "train.rolled_back":
       case "phase.started":
       case "phase.ended":
       case "trial.started":

@@ -38,7 +38,11 @@ describe("the fold", () => {
       stop_requested: false,
       last_eval: null,
       last_checkpoint: null,
-      trials: { count: 0, best: null },
+      trials: { count: 0, best: null, total: null, list: [] },
+      phase_progress: null,
+      cycle: null,
+      rollbacks: [],
+      stop_criterion: null,
       stage: null,
       finished: null,
     });
@@ -88,9 +92,32 @@ describe("the fold", () => {
     assert.deepEqual([run.loss, run.learning_rate], [2.25, 0.001]);
     assert.deepEqual(run.last_eval, { step: 6, epoch: 1, split: "eval", metrics: { acc: 0.5, bad: null } });
     assert.deepEqual(run.last_checkpoint, { step: 6, path: "checkpoint-6", reason: "periodic" });
-    assert.deepEqual(run.trials, { count: 3, best: { trial: 2, metric: "acc", value: 0.9 } });
+    // trial 2 ended without its trial.started read: a record with no params, and the best has none
+    assert.deepEqual(run.trials.best, { trial: 2, metric: "acc", value: 0.9, params: {} });
+    assert.deepEqual(
+      run.trials.list?.map((trial) => [trial.trial, trial.status, trial.params]),
+      [
+        [3, "running", { lr: 0.1 }],
+        [2, "succeeded", {}],
+      ],
+    );
+    assert.equal(run.trials.count, 3);
     assert.equal(run.stop_requested, true);
     assert.equal(run.events, 12);
+  });
+
+  it("goes on from a state a reader of contract 1.0 saved, with the 1.1 fields at their start", () => {
+    const first = new StreamReader();
+    first.feed(ndjson(known("run.started", 1)));
+    const saved = first.toState();
+    const old = saved.runs[0] as unknown as Record<string, unknown>;
+    for (const name of ["phase_progress", "cycle", "rollbacks", "stop_criterion"]) delete old[name];
+    old["trials"] = { count: 0, best: null };
+    const reader = new StreamReader({ resume: saved });
+    reader.feed(ndjson(line("train.rolled_back", 2, { previous_step: 6, step: 4, checkpoint: null, reason: null })));
+    const run = reader.toState().runs[0];
+    assert.deepEqual(run?.rollbacks, [{ previous_step: 6, step: 4, checkpoint: null, reason: null, trial: null }]);
+    assert.deepEqual([run?.trials.list, run?.trials.total, run?.cycle, run?.attempt], [[], null, null, 1]);
   });
 
   it("keeps total_steps through a restart that does not give one, and closes the matching phase", () => {

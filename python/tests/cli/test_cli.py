@@ -15,6 +15,7 @@ from support.paths import ROOT
 from trainwire.cli.tail import NOT_FINISHED_EXIT_CODE, tail
 from trainwire.conformance.paths import cases_dir
 from trainwire.contract import canonical
+from trainwire.contract.status import EXIT_CODES
 from trainwire.reader.state import read_state
 
 
@@ -69,7 +70,7 @@ def stream(status: str | None = "interrupted", run_id: str = "r1", heartbeat: bo
             "run.finished",
             run_id,
             status=status,
-            exit_code=2,
+            exit_code=EXIT_CODES[status],  # the status's own code: no host code of its own
             error=None,
             reason="sigterm",
             step=10,

@@ -183,6 +183,7 @@ _BARE_ACTIONS: dict[str, dict[str, Any]] = {
     "phase_end": {"do": "phase_end", "phase": "train"},
     "eval": {"do": "eval", "step": 1, "metrics": {}},
     "checkpoint": {"do": "checkpoint", "step": 1, "path": "ckpt"},
+    "phase_count": {"do": "phase_count"},
     "oom_restart": {"do": "oom_restart"},
     "trial_start": {"do": "trial_start", "trial": 1, "params": {}},
     "trial_end": {"do": "trial_end", "trial": 1, "status": "succeeded", "metrics": {}},

@@ -80,12 +80,19 @@ def test_each_scenario_action_writes_its_event() -> None:
         "checkpoint": {"step": 1, "path": "ckpt/1"},
         "trial_start": {"trial": 1},
         "trial_end": {"trial": 1, "status": "succeeded"},
+        "rollback": {"previous_step": 3, "step": 2},
         "request_stop": {"source": "api"},
         "finish": {"status": "succeeded"},
     }
+    # actions an action needs before it: items are counted within an open phase
+    before = {"phase_count": [{"do": "phase_start", "phase": "eval", "total": 5}]}
     written = {}
     for event, action in EVENT_ACTIONS.items():
-        actions = [start] if action == "start" else [start, {"do": action, **arguments.get(action, {})}]
+        actions = (
+            [start]
+            if action == "start"
+            else [start, *before.get(action, []), {"do": action, **arguments.get(action, {})}]
+        )
         lines = play({"start_time": "2026-11-29T10:00:00Z", "actions": actions}).splitlines()
         written[event] = json.loads(lines[-1])["event"]
     assert written == {event: event for event in EVENT_ACTIONS}

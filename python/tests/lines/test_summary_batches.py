@@ -119,3 +119,14 @@ def test_a_plain_batch_takes_the_first_lowest_loss_and_the_last_values() -> None
     assert summary["best"] == {"loss": {"value": 0.0, "step": 5}}
     assert summary["last"] == {"loss": 0.5, "learning_rate": 1e-4 / 7}
     assert (summary["step"], summary["total_steps"], builder.last_ts) == (7, 100, "t7")
+
+
+def test_a_rollback_takes_the_summary_back_to_its_step_without_a_new_attempt() -> None:
+    builder = _started()
+    builder.add({"event": "train.step", "run_id": RUN, "ts": "t1", "step": 6, "total_steps": None, "loss": 9.0})
+    builder.add(
+        {"event": "train.rolled_back", "run_id": RUN, "ts": "t2", "previous_step": 6, "step": 4, "checkpoint": None}
+    )
+    summary = builder.summary()
+    assert summary is not None
+    assert (summary["step"], summary["attempts"]) == (4, 1)

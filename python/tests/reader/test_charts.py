@@ -29,7 +29,7 @@ NAMES = [
 
 @pytest.fixture(scope="module")
 def stream(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run with evaluation metrics of every kind, a restart, checkpoints, a stop and an end."""
+    """A run with evaluation metrics of every kind, a restart, checkpoints, a rollback, a stop and an end."""
     out = tmp_path_factory.mktemp("charts") / "run"
     clock = FakeClock("2026-12-01T10:00:00Z")
     run = Run(out, run_id="every-kind", clock=clock, step_interval_s=0, heartbeat_thread=False)
@@ -53,6 +53,8 @@ def stream(tmp_path_factory: pytest.TempPathFactory) -> Path:
             )
             run.eval(step, {"accuracy": step / 13}, split="test")
             run.checkpoint(step, out / f"checkpoint-{step}")
+        elif step == 9:  # a divergence: back to the checkpoint of step 6, the attempt going on
+            run.rolled_back(9, 6, checkpoint=out / "checkpoint-6", reason="loss diverged")
     run.stop_requested("signal", signal="SIGTERM")
     run.finish("interrupted")
     return out / "progress.jsonl"

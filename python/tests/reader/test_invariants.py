@@ -168,3 +168,50 @@ def test_every_rule_has_one_severity_and_meaning() -> None:
     rules_seen = {v.rule for v in check_stream(data)}
     assert rules_seen <= set(VALIDATE_RULES) and {"started_first", "not_finished", "unterminated_line"} <= rules_seen
     assert WARNING_RULES and set(VALIDATE_RULES) > WARNING_RULES
+
+
+def trial_step(seq: int, number: int, trial: int) -> bytes:
+    return step(seq, number).replace(b'"step":', f'"trial": {trial}, "step":'.encode(), 1)
+
+
+def test_steps_are_judged_per_trial_and_attempt() -> None:
+    # trial 2 starts again at step 1, and so does a new attempt of trial 1: no warning
+    data = (
+        started()
+        + event(2, "trial.started", trial=1, attempt=1, params={})
+        + trial_step(3, 1, 1)
+        + trial_step(4, 3, 1)
+        + event(5, "trial.started", trial=2, attempt=1, params={})
+        + trial_step(6, 1, 2)
+        + trial_step(7, 2, 2)
+        + event(8, "trial.started", trial=1, attempt=2, params={})
+        + trial_step(9, 1, 1)
+        + trial_step(10, 3, 2)
+    )
+    assert warnings(check_stream(data + finished(11))) == []
+    # within one trial and attempt, a step back is still a warning, naming the trial
+    violations = check_stream(data + trial_step(11, 2, 2) + finished(12))
+    assert warnings(violations) == [(11, "step_backwards", "step")]
+    assert "step 2 after step 3 in trial 2" in violations[0].message
+
+
+def test_a_rollback_lets_steps_go_back_and_a_rollback_forward_is_a_warning() -> None:
+    back = event(4, "train.rolled_back", previous_step=6, step=4, checkpoint="ckpt/4", reason="diverged")
+    assert warnings(check_stream(started() + step(2, 5) + step(3, 6) + back + step(5, 5) + finished(6))) == []
+    forward = event(4, "train.rolled_back", previous_step=6, step=8, checkpoint=None, reason=None)
+    assert warnings(check_stream(started() + step(2, 5) + step(3, 6) + forward + step(5, 9) + finished(6))) == [
+        (4, "rollback_forward", "step")
+    ]
+
+
+def test_a_second_trial_ended_for_one_attempt_is_a_warning() -> None:
+    def ended(seq: int, attempt: int) -> bytes:
+        return event(
+            seq, "trial.ended", trial=1, attempt=attempt, status="succeeded", duration_s=1.0, metrics={}, error=None
+        )
+
+    data = started() + event(2, "trial.started", trial=1, attempt=1, params={}) + ended(3, 1) + ended(4, 1)
+    data += event(5, "trial.started", trial=1, attempt=2, params={}) + ended(6, 2) + finished(7)
+    violations = check_stream(data)
+    assert warnings(violations) == [(4, "trial_ended_twice", "trial")]
+    assert violations[0].severity == "warning"

@@ -137,6 +137,17 @@ def test_a_restart_breaks_the_uplot_line_and_markers_are_recorded() -> None:
     ]
 
 
+def test_a_rollback_replaces_the_abandoned_steps_without_a_break_and_is_marked() -> None:
+    store = SeriesStore()
+    store.extend(StreamReader().feed((cases_dir() / "rollback-to-checkpoint" / "stream.ndjson").read_bytes()))
+    run = store.run("rollback")
+    # steps 5 and 6 (loss 50) before the rollback to step 4 are left out; the attempt goes on
+    assert run.uplot("loss") == ([1, 2, 3, 4, 5, 6, 7, 8], [1.0, 0.5, 1 / 3, 0.25, 0.2, 0.2, 0.2, 0.2])
+    assert [(m["kind"], m["step"], m["attempt"], m["label"]) for m in run.markers if m["kind"] == "rollback"] == [
+        ("rollback", 4, 1, "loss diverged")
+    ]
+
+
 def test_a_snapshot_round_trip_goes_on_as_if_uninterrupted() -> None:
     text = _random_stream(7, 3000).encode()
     half = text.index(b"\n", len(text) // 2) + 1

@@ -140,7 +140,32 @@ def test_a_full_run_folds_into_the_documented_state() -> None:
         "stop_requested": True,
         "last_eval": {"step": 50, "epoch": 1.0, "split": "eval", "metrics": {"eval_loss": 1.5, "bad": None}},
         "last_checkpoint": {"step": 50, "path": "checkpoint-50", "reason": "periodic"},
-        "trials": {"count": 2, "best": {"trial": 2, "metric": "loss", "value": 0.25}},
+        "trials": {
+            "count": 2,
+            "best": {"trial": 2, "metric": "loss", "value": 0.25, "params": {"lr": 0.1}},
+            "total": None,
+            "list": [
+                {
+                    "trial": 2,
+                    "attempt": 1,
+                    "baseline": False,
+                    "status": "succeeded",
+                    "params": {"lr": 0.1},
+                    "step": None,
+                    "loss": None,
+                    "elapsed_s": None,
+                    "eta_s": None,
+                    "metrics": {},
+                    "duration_s": 1.0,
+                    "error": None,
+                    "accepted": None,
+                }
+            ],
+        },
+        "phase_progress": None,
+        "cycle": None,
+        "rollbacks": [],
+        "stop_criterion": None,
         "stage": {"name": "sft", "index": 1, "count": 2, "x_note": "kept"},
         "finished": {
             "status": "interrupted",
@@ -311,3 +336,18 @@ def test_the_state_matches_the_schema_for_every_conformance_stream() -> None:
 
 def test_a_now_before_the_last_line_never_makes_a_run_stale() -> None:
     assert read_state(started(heartbeat_interval_s=1), now="2000-01-01T00:00:00Z")["runs"][0]["status"] == "running"
+
+
+def test_a_state_a_reader_of_contract_1_0_saved_goes_on_with_the_1_1_fields_at_their_start() -> None:
+    first = StreamReader()
+    first.feed(started())
+    saved = first.to_dict()
+    (old,) = saved["runs"]
+    for name in ("phase_progress", "cycle", "rollbacks", "stop_criterion"):
+        del old[name]
+    old["trials"] = {"count": 0, "best": None}
+    reader = StreamReader(resume=saved)
+    reader.feed(event(2, "train.rolled_back", previous_step=6, step=4, checkpoint=None, reason=None))
+    (run,) = reader.to_dict()["runs"]
+    assert run["rollbacks"] == [{"previous_step": 6, "step": 4, "checkpoint": None, "reason": None, "trial": None}]
+    assert [run["trials"]["list"], run["trials"]["total"], run["cycle"], run["attempt"]] == [[], None, None, 1]

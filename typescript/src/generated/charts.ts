@@ -147,6 +147,16 @@ export const CHART_SPEC: ChartSpec = {
       ]
     },
     {
+      "kind": "rollback",
+      "event": "train.rolled_back",
+      "colour": "#d92d20",
+      "width": 1,
+      "dash": [
+        2,
+        2
+      ]
+    },
+    {
       "kind": "eval",
       "event": "eval.completed",
       "colour": "#84adea",

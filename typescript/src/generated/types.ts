@@ -16,18 +16,20 @@ export type HarnessMessage =
   | StopRequest;
 export type Action = unknown & {
   /**
-   * `start`: Write `run.started`; the action's other fields (`producer`, `total_steps`, `total_epochs`, `config`, `world_size`, `resumed_from`, `heartbeat_interval_s`, `stage`) are passed through, `config` redacted.; `advance`: Move the fake clock forward by `seconds`.; `phase_start`: Write `phase.started` for `phase`.; `phase_end`: Write `phase.ended` for `phase` with `status` (default `ok`); the duration comes from the clock.; `step`: Report a training step: `step` and optional `epoch`, `loss`, `learning_rate`, `grad_norm`, `samples_per_s`, `tokens_per_s`, `tokens_seen`, `metrics`; the writer adds `total_steps`, `elapsed_s`, `eta_s`, `progress` and applies throttling.; `epoch`: Write `train.epoch` with `epoch`, `step`, `metrics`.; `eval`: Write `eval.completed` with `step`, `epoch`, `split`, `metrics`.; `checkpoint`: Write `checkpoint.saved` with `step`, `path`, `reason`.; `oom_restart`: Announce an out-of-memory restart: `train.restarted` with the attempt counted by the writer, `previous_step` from the last step reported, `step` (default 0), `batch_size_from`, `batch_size_to`, `total_steps`.; `trial_start`: Write `trial.started` with `trial`, `attempt`, `params`.; `trial_end`: Write `trial.ended` with `trial`, `attempt`, `status`, `metrics`, `error`, `best`; the duration comes from the clock.; `request_stop`: Write `stop.requested` with `source`, `signal`, `reason`, `requested_by`.; `heartbeat`: Write `run.heartbeat` as the writer's idle timer would.; `fail`: End the run `failed` with an error of `error_type` and `message` (cut to 200 characters by the writer).; `finish`: End the run with `status` and optional `metrics`, `artifacts`, `checkpoint`, `reason`; the writer fills `exit_code`, `step` and `duration_s`.; `raw`: Append `line` (text) to the stream as is: for streams about invalid input.; `extra`: Write `event` with the action's `fields` through the writer: for unknown events and extra fields.
+   * `start`: Write `run.started`; the action's other fields (`producer`, `total_steps`, `total_epochs`, `total_trials`, `config`, `world_size`, `resumed_from`, `heartbeat_interval_s`, `stage`) are passed through, `config` redacted.; `advance`: Move the fake clock forward by `seconds`.; `phase_start`: Write `phase.started` for `phase` with optional `total` and `unit` (the plan `phase_count` counts against), `cycle`, `total_cycles` and `trial`.; `phase_end`: Write `phase.ended` for `phase` with `status` (default `ok`); the duration comes from the clock.; `phase_count`: Count `n` items (default 1) done in the innermost open phase (`advance`): `phase.progress`, throttled like steps, with the writer's `eta_s`.; `step`: Report a training step: `step` and optional `epoch`, `loss`, `learning_rate`, `grad_norm`, `samples_per_s`, `tokens_per_s`, `tokens_seen`, `metrics`, `memory`, `trial`; the writer adds `total_steps`, `elapsed_s`, `eta_s`, `progress` and applies throttling.; `epoch`: Write `train.epoch` with `epoch`, `step`, `metrics`, `trial`.; `eval`: Write `eval.completed` with `step`, `epoch`, `split`, `metrics`, `trial`.; `checkpoint`: Write `checkpoint.saved` with `step`, `path`, `reason`, `trial`.; `oom_restart`: Announce an out-of-memory restart: `train.restarted` with the attempt counted by the writer, `previous_step` from the last step reported, `step` (default 0), `batch_size_from`, `batch_size_to`, `total_steps`, `trial`.; `rollback`: Write `train.rolled_back` from `previous_step` back to `step` with optional `checkpoint`, `reason` and `trial`; the attempt is unchanged.; `trial_start`: Write `trial.started` with `trial`, `attempt`, `params`, `baseline`.; `trial_end`: Write `trial.ended` with `trial`, `attempt`, `status`, `metrics`, `error`, `best`, `accepted`; the duration comes from the clock.; `request_stop`: Write `stop.requested` with `source`, `signal`, `reason`, `requested_by`; with `criterion` (and no `source`), a stop for that criterion (`stop_for`).; `heartbeat`: Write `run.heartbeat` as the writer's idle timer would.; `fail`: End the run `failed` with an error of `error_type` and `message` (cut to 200 characters by the writer).; `finish`: End the run with `status` and optional `metrics`, `artifacts`, `checkpoint`, `reason`, `exit_code` (a host's own code); the writer fills `exit_code` when it is not given, `step` and `duration_s`.; `raw`: Append `line` (text) to the stream as is: for streams about invalid input.; `extra`: Write `event` with the action's `fields` through the writer: for unknown events and extra fields.
    */
   do:
     | "start"
     | "advance"
     | "phase_start"
     | "phase_end"
+    | "phase_count"
     | "step"
     | "epoch"
     | "eval"
     | "checkpoint"
     | "oom_restart"
+    | "rollback"
     | "trial_start"
     | "trial_end"
     | "request_stop"
@@ -426,7 +428,7 @@ export interface RunState {
    */
   phase: string | null;
   /**
-   * From the last `train.step`, `train.epoch` or `train.restarted`.
+   * From the last `train.step`, `train.epoch`, `train.restarted` or `train.rolled_back`, in any trial.
    */
   step: number | null;
   /**
@@ -446,11 +448,11 @@ export interface RunState {
    */
   learning_rate: number | null;
   /**
-   * From the last `train.step`; null after a restart.
+   * From the last `train.step`; null after a restart or a rollback.
    */
   eta_s: number | null;
   /**
-   * From the last `train.step`; null after a restart.
+   * From the last `train.step`; null after a restart or a rollback.
    */
   progress: number | null;
   /**
@@ -474,6 +476,22 @@ export interface RunState {
    */
   last_checkpoint: LastCheckpoint | null;
   trials: Trials;
+  /**
+   * The last `phase.progress` of the open phase (1.1); cleared by that phase's `phase.ended`. A 1.0 reader leaves it out.
+   */
+  phase_progress?: OpenPhaseProgress | null;
+  /**
+   * The place of the last repeated phase started (1.1): "cycle 2 of 5". A 1.0 reader leaves it out.
+   */
+  cycle?: Cycle | null;
+  /**
+   * Every `train.rolled_back`, in order (1.1). A 1.0 reader leaves it out.
+   */
+  rollbacks?: Rollback[];
+  /**
+   * The `criterion` of the last `stop.requested` that gave one (1.1). A 1.0 reader leaves it out.
+   */
+  stop_criterion?: string | null;
   /**
    * The `stage` of the last line that carried one.
    */
@@ -529,7 +547,7 @@ export interface LastCheckpoint {
   reason: string;
 }
 /**
- * Hyperparameter search progress.
+ * Hyperparameter search progress. `total` and `list` are contract 1.1's (a 1.0 reader leaves them out).
  */
 export interface Trials {
   /**
@@ -537,9 +555,17 @@ export interface Trials {
    */
   count: number;
   /**
-   * The `best` of the last `trial.ended` that carried one.
+   * The `best` of the last `trial.ended` that carried one, with that trial's `params`.
    */
   best: TrialsBest | null;
+  /**
+   * From `run.started.total_trials` ("trial 4 of 20"); null when not given.
+   */
+  total?: number | null;
+  /**
+   * Every trial seen, in order of its first line (1.1); a new attempt of a trial replaces its record.
+   */
+  list?: Trial[];
 }
 export interface TrialsBest {
   /**
@@ -554,6 +580,127 @@ export interface TrialsBest {
    * Its value.
    */
   value: number | null;
+  /**
+   * The best trial's parameters as its record holds them (1.1): empty when its `trial.started` was not read, null when no line of that trial was.
+   */
+  params?: {
+    [k: string]: unknown | undefined;
+  } | null;
+}
+export interface Trial {
+  /**
+   * The trial's number.
+   */
+  trial: number;
+  /**
+   * From its latest `trial.started` (1 when none was read).
+   */
+  attempt: number;
+  /**
+   * `trial.started.baseline`: a baseline evaluation before the search's trials.
+   */
+  baseline: boolean;
+  /**
+   * `running` until its `trial.ended`, then that status.
+   */
+  status: "running" | "succeeded" | "failed" | "pruned";
+  /**
+   * From `trial.started`.
+   */
+  params: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * From the trial's last `train.step`, `train.epoch`, `train.restarted` or `train.rolled_back`.
+   */
+  step: number | null;
+  /**
+   * From the trial's last `train.step`.
+   */
+  loss: number | null;
+  /**
+   * From the trial's last `train.step` (its own attempt's clock).
+   */
+  elapsed_s: number | null;
+  /**
+   * From the trial's last `train.step`; null after a restart or a rollback and once the trial ended.
+   */
+  eta_s: number | null;
+  metrics: Metrics;
+  /**
+   * From its `trial.ended`.
+   */
+  duration_s: number | null;
+  /**
+   * From its `trial.ended`.
+   */
+  error: ErrorInfo | null;
+  /**
+   * `trial.ended.accepted`; null when not said.
+   */
+  accepted: boolean | null;
+}
+export interface OpenPhaseProgress {
+  /**
+   * The phase counted in.
+   */
+  phase: string;
+  /**
+   * Items done.
+   */
+  done: number;
+  /**
+   * The plan, when given.
+   */
+  total: number | null;
+  /**
+   * What is counted (`items`, `batches`), when given.
+   */
+  unit: string | null;
+  /**
+   * The writer's estimate of the time left.
+   */
+  eta_s: number | null;
+  /**
+   * The trial the phase belongs to.
+   */
+  trial: number | null;
+}
+export interface Cycle {
+  /**
+   * The repeated phase.
+   */
+  phase: string;
+  /**
+   * Its position, from 1.
+   */
+  cycle: number;
+  /**
+   * The planned count, when given.
+   */
+  total_cycles: number | null;
+}
+export interface Rollback {
+  /**
+   * The step training had reached.
+   */
+  previous_step: number;
+  /**
+   * The step it went back to.
+   */
+  step: number;
+  /**
+   * The checkpoint returned to.
+   */
+  checkpoint: string | null;
+  /**
+   * Why.
+   */
+  reason: string | null;
+  /**
+   * The trial rolled back.
+   */
+  trial: number | null;
 }
 /**
  * Run a writer scenario and answer with the stream written.

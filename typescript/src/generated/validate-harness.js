@@ -444,7 +444,7 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate57.evaluated = { "props": { "cmd": true, "seq": true, "chunks": true, "now": true, "stale_after_s": true }, "dynamicProps": false, "dynamicItems": false };
-var schema25 = { "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId" }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] }, "events": { "$ref": "#/$defs/Count" }, "last_seq": { "$ref": "#/$defs/Count" }, "last_ts": { "type": ["string", "null"] }, "seq_gaps": { "type": "array", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"] }, "phase": { "type": ["string", "null"] }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "learning_rate": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "progress": { "type": ["number", "null"] }, "attempt": { "$ref": "#/$defs/Ordinal" }, "restarts": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string" }, "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" } } } }, "stop_requested": { "type": "boolean" }, "last_eval": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count" }, "epoch": { "type": ["number", "null"] }, "split": { "type": "string" }, "metrics": { "$ref": "#/$defs/Metrics" } } }, { "type": "null" }] }, "last_checkpoint": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count" }, "path": { "type": "string" }, "reason": { "type": "string" } } }, { "type": "null" }] }, "trials": { "type": "object", "additionalProperties": false, "required": ["count", "best"], "properties": { "count": { "$ref": "#/$defs/Count" }, "best": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count" }, "metric": { "type": "string" }, "value": { "type": ["number", "null"] } } }, { "type": "null" }] } } }, "stage": { "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
+var schema25 = { "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId" }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] }, "events": { "$ref": "#/$defs/Count" }, "last_seq": { "$ref": "#/$defs/Count" }, "last_ts": { "type": ["string", "null"] }, "seq_gaps": { "type": "array", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"] }, "phase": { "type": ["string", "null"] }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "learning_rate": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "progress": { "type": ["number", "null"] }, "attempt": { "$ref": "#/$defs/Ordinal" }, "restarts": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string" }, "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" } } } }, "stop_requested": { "type": "boolean" }, "last_eval": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count" }, "epoch": { "type": ["number", "null"] }, "split": { "type": "string" }, "metrics": { "$ref": "#/$defs/Metrics" } } }, { "type": "null" }] }, "last_checkpoint": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count" }, "path": { "type": "string" }, "reason": { "type": "string" } } }, { "type": "null" }] }, "trials": { "type": "object", "additionalProperties": false, "required": ["count", "best"], "properties": { "count": { "$ref": "#/$defs/Count" }, "best": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count" }, "metric": { "type": "string" }, "value": { "type": ["number", "null"] }, "params": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } }, { "type": "null" }] }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "list": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["trial", "attempt", "baseline", "status", "params", "step", "loss", "elapsed_s", "eta_s", "metrics", "duration_s", "error", "accepted"], "properties": { "trial": { "$ref": "#/$defs/Ordinal" }, "attempt": { "$ref": "#/$defs/Ordinal" }, "baseline": { "type": "boolean" }, "status": { "enum": ["running", "succeeded", "failed", "pruned"] }, "params": { "type": "object" }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "loss": { "type": ["number", "null"] }, "elapsed_s": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "metrics": { "$ref": "#/$defs/Metrics" }, "duration_s": { "type": ["number", "null"] }, "error": { "anyOf": [{ "$ref": "#/$defs/ErrorInfo" }, { "type": "null" }] }, "accepted": { "type": ["boolean", "null"] } } } } } }, "phase_progress": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "done", "total", "unit", "eta_s", "trial"], "properties": { "phase": { "type": "string" }, "done": { "$ref": "#/$defs/Count" }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "unit": { "type": ["string", "null"] }, "eta_s": { "type": ["number", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } }, { "type": "null" }] }, "cycle": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "cycle", "total_cycles"], "properties": { "phase": { "type": "string" }, "cycle": { "$ref": "#/$defs/Ordinal" }, "total_cycles": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] } } }, { "type": "null" }] }, "rollbacks": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["previous_step", "step", "checkpoint", "reason", "trial"], "properties": { "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" }, "checkpoint": { "type": ["string", "null"] }, "reason": { "type": ["string", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } } }, "stop_criterion": { "type": ["string", "null"] }, "stage": { "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
 var func4 = Object.prototype.hasOwnProperty;
 var pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
 function validate62(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
@@ -607,10 +607,80 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate76.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+function validate86(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate81.evaluated;
+  const evaluated0 = validate86.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.type === void 0 && (missing0 = "type") || data.message === void 0 && (missing0 = "message")) {
+        validate86.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.type !== void 0) {
+          let data0 = data.type;
+          const _errs1 = errors;
+          if (errors === _errs1) {
+            if (typeof data0 === "string") {
+              if (func1(data0) > 200) {
+                validate86.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                return false;
+              } else {
+                if (func1(data0) < 1) {
+                  validate86.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  return false;
+                }
+              }
+            } else {
+              validate86.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              return false;
+            }
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.message !== void 0) {
+            let data1 = data.message;
+            const _errs3 = errors;
+            if (errors === _errs3) {
+              if (typeof data1 === "string") {
+                if (func1(data1) > 200) {
+                  validate86.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                  return false;
+                }
+              } else {
+                validate86.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+            }
+            var valid0 = _errs3 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
+      validate86.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate86.errors = vErrors;
+  return errors === 0;
+}
+validate86.evaluated = { "props": { "type": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+function validate96(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate96.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -621,7 +691,7 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.name === void 0 && (missing0 = "name") || data.index === void 0 && (missing0 = "index") || data.count === void 0 && (missing0 = "count")) {
-        validate81.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate96.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.name !== void 0) {
@@ -630,16 +700,16 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
           if (errors === _errs1) {
             if (typeof data0 === "string") {
               if (func1(data0) > 128) {
-                validate81.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
+                validate96.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
                 return false;
               } else {
                 if (func1(data0) < 1) {
-                  validate81.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  validate96.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                   return false;
                 }
               }
             } else {
-              validate81.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate96.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
           }
@@ -673,14 +743,14 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate81.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate96.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate81.errors = vErrors;
+  validate96.errors = vErrors;
   return errors === 0;
 }
-validate81.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
+validate96.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
 function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -1397,7 +1467,7 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                         } else {
                                                           const _errs77 = errors;
                                                           for (const key4 in data34) {
-                                                            if (!(key4 === "count" || key4 === "best")) {
+                                                            if (!(key4 === "count" || key4 === "best" || key4 === "total" || key4 === "list")) {
                                                               validate61.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
                                                               return false;
                                                               break;
@@ -1435,7 +1505,7 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                                     } else {
                                                                       const _errs83 = errors;
                                                                       for (const key5 in data36) {
-                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value")) {
+                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value" || key5 === "params")) {
                                                                           const err19 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                                                                           if (vErrors === null) {
                                                                             vErrors = [err19];
@@ -1490,40 +1560,93 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                                             } else {
                                                                               var valid13 = true;
                                                                             }
+                                                                            if (valid13) {
+                                                                              if (data36.params !== void 0) {
+                                                                                let data40 = data36.params;
+                                                                                const _errs89 = errors;
+                                                                                const _errs90 = errors;
+                                                                                let valid14 = false;
+                                                                                const _errs91 = errors;
+                                                                                if (!(data40 && typeof data40 == "object" && !Array.isArray(data40))) {
+                                                                                  const err22 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                                  if (vErrors === null) {
+                                                                                    vErrors = [err22];
+                                                                                  } else {
+                                                                                    vErrors.push(err22);
+                                                                                  }
+                                                                                  errors++;
+                                                                                }
+                                                                                var _valid5 = _errs91 === errors;
+                                                                                valid14 = valid14 || _valid5;
+                                                                                const _errs93 = errors;
+                                                                                if (data40 !== null) {
+                                                                                  const err23 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                  if (vErrors === null) {
+                                                                                    vErrors = [err23];
+                                                                                  } else {
+                                                                                    vErrors.push(err23);
+                                                                                  }
+                                                                                  errors++;
+                                                                                }
+                                                                                var _valid5 = _errs93 === errors;
+                                                                                valid14 = valid14 || _valid5;
+                                                                                if (!valid14) {
+                                                                                  const err24 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                  if (vErrors === null) {
+                                                                                    vErrors = [err24];
+                                                                                  } else {
+                                                                                    vErrors.push(err24);
+                                                                                  }
+                                                                                  errors++;
+                                                                                } else {
+                                                                                  errors = _errs90;
+                                                                                  if (vErrors !== null) {
+                                                                                    if (_errs90) {
+                                                                                      vErrors.length = _errs90;
+                                                                                    } else {
+                                                                                      vErrors = null;
+                                                                                    }
+                                                                                  }
+                                                                                }
+                                                                                var valid13 = _errs89 === errors;
+                                                                              } else {
+                                                                                var valid13 = true;
+                                                                              }
+                                                                            }
                                                                           }
                                                                         }
                                                                       }
                                                                     }
                                                                   } else {
-                                                                    const err22 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                    const err25 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err22];
+                                                                      vErrors = [err25];
                                                                     } else {
-                                                                      vErrors.push(err22);
+                                                                      vErrors.push(err25);
                                                                     }
                                                                     errors++;
                                                                   }
                                                                 }
                                                                 var _valid4 = _errs81 === errors;
                                                                 valid12 = valid12 || _valid4;
-                                                                const _errs89 = errors;
+                                                                const _errs95 = errors;
                                                                 if (data36 !== null) {
-                                                                  const err23 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                  const err26 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err23];
+                                                                    vErrors = [err26];
                                                                   } else {
-                                                                    vErrors.push(err23);
+                                                                    vErrors.push(err26);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid4 = _errs89 === errors;
+                                                                var _valid4 = _errs95 === errors;
                                                                 valid12 = valid12 || _valid4;
                                                                 if (!valid12) {
-                                                                  const err24 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                  const err27 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err24];
+                                                                    vErrors = [err27];
                                                                   } else {
-                                                                    vErrors.push(err24);
+                                                                    vErrors.push(err27);
                                                                   }
                                                                   errors++;
                                                                   validate61.errors = vErrors;
@@ -1542,6 +1665,347 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                               } else {
                                                                 var valid11 = true;
                                                               }
+                                                              if (valid11) {
+                                                                if (data34.total !== void 0) {
+                                                                  let data41 = data34.total;
+                                                                  const _errs97 = errors;
+                                                                  const _errs98 = errors;
+                                                                  let valid15 = false;
+                                                                  const _errs99 = errors;
+                                                                  if (!validate64(data41, { instancePath: instancePath + "/trials/total", parentData: data34, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                                    vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                    errors = vErrors.length;
+                                                                  }
+                                                                  var _valid6 = _errs99 === errors;
+                                                                  valid15 = valid15 || _valid6;
+                                                                  const _errs100 = errors;
+                                                                  if (data41 !== null) {
+                                                                    const err28 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                    if (vErrors === null) {
+                                                                      vErrors = [err28];
+                                                                    } else {
+                                                                      vErrors.push(err28);
+                                                                    }
+                                                                    errors++;
+                                                                  }
+                                                                  var _valid6 = _errs100 === errors;
+                                                                  valid15 = valid15 || _valid6;
+                                                                  if (!valid15) {
+                                                                    const err29 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                    if (vErrors === null) {
+                                                                      vErrors = [err29];
+                                                                    } else {
+                                                                      vErrors.push(err29);
+                                                                    }
+                                                                    errors++;
+                                                                    validate61.errors = vErrors;
+                                                                    return false;
+                                                                  } else {
+                                                                    errors = _errs98;
+                                                                    if (vErrors !== null) {
+                                                                      if (_errs98) {
+                                                                        vErrors.length = _errs98;
+                                                                      } else {
+                                                                        vErrors = null;
+                                                                      }
+                                                                    }
+                                                                  }
+                                                                  var valid11 = _errs97 === errors;
+                                                                } else {
+                                                                  var valid11 = true;
+                                                                }
+                                                                if (valid11) {
+                                                                  if (data34.list !== void 0) {
+                                                                    let data42 = data34.list;
+                                                                    const _errs102 = errors;
+                                                                    if (errors === _errs102) {
+                                                                      if (Array.isArray(data42)) {
+                                                                        var valid16 = true;
+                                                                        const len4 = data42.length;
+                                                                        for (let i2 = 0; i2 < len4; i2++) {
+                                                                          let data43 = data42[i2];
+                                                                          const _errs104 = errors;
+                                                                          if (errors === _errs104) {
+                                                                            if (data43 && typeof data43 == "object" && !Array.isArray(data43)) {
+                                                                              let missing6;
+                                                                              if (data43.trial === void 0 && (missing6 = "trial") || data43.attempt === void 0 && (missing6 = "attempt") || data43.baseline === void 0 && (missing6 = "baseline") || data43.status === void 0 && (missing6 = "status") || data43.params === void 0 && (missing6 = "params") || data43.step === void 0 && (missing6 = "step") || data43.loss === void 0 && (missing6 = "loss") || data43.elapsed_s === void 0 && (missing6 = "elapsed_s") || data43.eta_s === void 0 && (missing6 = "eta_s") || data43.metrics === void 0 && (missing6 = "metrics") || data43.duration_s === void 0 && (missing6 = "duration_s") || data43.error === void 0 && (missing6 = "error") || data43.accepted === void 0 && (missing6 = "accepted")) {
+                                                                                validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                                                                return false;
+                                                                              } else {
+                                                                                const _errs106 = errors;
+                                                                                for (const key6 in data43) {
+                                                                                  if (!func4.call(schema25.properties.trials.properties.list.items.properties, key6)) {
+                                                                                    validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" }];
+                                                                                    return false;
+                                                                                    break;
+                                                                                  }
+                                                                                }
+                                                                                if (_errs106 === errors) {
+                                                                                  if (data43.trial !== void 0) {
+                                                                                    const _errs107 = errors;
+                                                                                    if (!validate71(data43.trial, { instancePath: instancePath + "/trials/list/" + i2 + "/trial", parentData: data43, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                                      vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+                                                                                      errors = vErrors.length;
+                                                                                    }
+                                                                                    var valid17 = _errs107 === errors;
+                                                                                  } else {
+                                                                                    var valid17 = true;
+                                                                                  }
+                                                                                  if (valid17) {
+                                                                                    if (data43.attempt !== void 0) {
+                                                                                      const _errs108 = errors;
+                                                                                      if (!validate71(data43.attempt, { instancePath: instancePath + "/trials/list/" + i2 + "/attempt", parentData: data43, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
+                                                                                        vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+                                                                                        errors = vErrors.length;
+                                                                                      }
+                                                                                      var valid17 = _errs108 === errors;
+                                                                                    } else {
+                                                                                      var valid17 = true;
+                                                                                    }
+                                                                                    if (valid17) {
+                                                                                      if (data43.baseline !== void 0) {
+                                                                                        const _errs109 = errors;
+                                                                                        if (typeof data43.baseline !== "boolean") {
+                                                                                          validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/baseline", schemaPath: "#/properties/trials/properties/list/items/properties/baseline/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                                                                                          return false;
+                                                                                        }
+                                                                                        var valid17 = _errs109 === errors;
+                                                                                      } else {
+                                                                                        var valid17 = true;
+                                                                                      }
+                                                                                      if (valid17) {
+                                                                                        if (data43.status !== void 0) {
+                                                                                          let data47 = data43.status;
+                                                                                          const _errs111 = errors;
+                                                                                          if (!(data47 === "running" || data47 === "succeeded" || data47 === "failed" || data47 === "pruned")) {
+                                                                                            validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/status", schemaPath: "#/properties/trials/properties/list/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema25.properties.trials.properties.list.items.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                                                                                            return false;
+                                                                                          }
+                                                                                          var valid17 = _errs111 === errors;
+                                                                                        } else {
+                                                                                          var valid17 = true;
+                                                                                        }
+                                                                                        if (valid17) {
+                                                                                          if (data43.params !== void 0) {
+                                                                                            let data48 = data43.params;
+                                                                                            const _errs112 = errors;
+                                                                                            if (!(data48 && typeof data48 == "object" && !Array.isArray(data48))) {
+                                                                                              validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/params", schemaPath: "#/properties/trials/properties/list/items/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                                              return false;
+                                                                                            }
+                                                                                            var valid17 = _errs112 === errors;
+                                                                                          } else {
+                                                                                            var valid17 = true;
+                                                                                          }
+                                                                                          if (valid17) {
+                                                                                            if (data43.step !== void 0) {
+                                                                                              let data49 = data43.step;
+                                                                                              const _errs114 = errors;
+                                                                                              const _errs115 = errors;
+                                                                                              let valid18 = false;
+                                                                                              const _errs116 = errors;
+                                                                                              if (!validate64(data49, { instancePath: instancePath + "/trials/list/" + i2 + "/step", parentData: data43, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                                                vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                                                errors = vErrors.length;
+                                                                                              }
+                                                                                              var _valid7 = _errs116 === errors;
+                                                                                              valid18 = valid18 || _valid7;
+                                                                                              const _errs117 = errors;
+                                                                                              if (data49 !== null) {
+                                                                                                const err30 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                if (vErrors === null) {
+                                                                                                  vErrors = [err30];
+                                                                                                } else {
+                                                                                                  vErrors.push(err30);
+                                                                                                }
+                                                                                                errors++;
+                                                                                              }
+                                                                                              var _valid7 = _errs117 === errors;
+                                                                                              valid18 = valid18 || _valid7;
+                                                                                              if (!valid18) {
+                                                                                                const err31 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                if (vErrors === null) {
+                                                                                                  vErrors = [err31];
+                                                                                                } else {
+                                                                                                  vErrors.push(err31);
+                                                                                                }
+                                                                                                errors++;
+                                                                                                validate61.errors = vErrors;
+                                                                                                return false;
+                                                                                              } else {
+                                                                                                errors = _errs115;
+                                                                                                if (vErrors !== null) {
+                                                                                                  if (_errs115) {
+                                                                                                    vErrors.length = _errs115;
+                                                                                                  } else {
+                                                                                                    vErrors = null;
+                                                                                                  }
+                                                                                                }
+                                                                                              }
+                                                                                              var valid17 = _errs114 === errors;
+                                                                                            } else {
+                                                                                              var valid17 = true;
+                                                                                            }
+                                                                                            if (valid17) {
+                                                                                              if (data43.loss !== void 0) {
+                                                                                                let data50 = data43.loss;
+                                                                                                const _errs119 = errors;
+                                                                                                if (!(typeof data50 == "number" && isFinite(data50)) && data50 !== null) {
+                                                                                                  validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/loss", schemaPath: "#/properties/trials/properties/list/items/properties/loss/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.loss.type }, message: "must be number,null" }];
+                                                                                                  return false;
+                                                                                                }
+                                                                                                var valid17 = _errs119 === errors;
+                                                                                              } else {
+                                                                                                var valid17 = true;
+                                                                                              }
+                                                                                              if (valid17) {
+                                                                                                if (data43.elapsed_s !== void 0) {
+                                                                                                  let data51 = data43.elapsed_s;
+                                                                                                  const _errs121 = errors;
+                                                                                                  if (!(typeof data51 == "number" && isFinite(data51)) && data51 !== null) {
+                                                                                                    validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/elapsed_s", schemaPath: "#/properties/trials/properties/list/items/properties/elapsed_s/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.elapsed_s.type }, message: "must be number,null" }];
+                                                                                                    return false;
+                                                                                                  }
+                                                                                                  var valid17 = _errs121 === errors;
+                                                                                                } else {
+                                                                                                  var valid17 = true;
+                                                                                                }
+                                                                                                if (valid17) {
+                                                                                                  if (data43.eta_s !== void 0) {
+                                                                                                    let data52 = data43.eta_s;
+                                                                                                    const _errs123 = errors;
+                                                                                                    if (!(typeof data52 == "number" && isFinite(data52)) && data52 !== null) {
+                                                                                                      validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/eta_s", schemaPath: "#/properties/trials/properties/list/items/properties/eta_s/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.eta_s.type }, message: "must be number,null" }];
+                                                                                                      return false;
+                                                                                                    }
+                                                                                                    var valid17 = _errs123 === errors;
+                                                                                                  } else {
+                                                                                                    var valid17 = true;
+                                                                                                  }
+                                                                                                  if (valid17) {
+                                                                                                    if (data43.metrics !== void 0) {
+                                                                                                      const _errs125 = errors;
+                                                                                                      if (!validate76(data43.metrics, { instancePath: instancePath + "/trials/list/" + i2 + "/metrics", parentData: data43, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                                                                                                        vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+                                                                                                        errors = vErrors.length;
+                                                                                                      }
+                                                                                                      var valid17 = _errs125 === errors;
+                                                                                                    } else {
+                                                                                                      var valid17 = true;
+                                                                                                    }
+                                                                                                    if (valid17) {
+                                                                                                      if (data43.duration_s !== void 0) {
+                                                                                                        let data54 = data43.duration_s;
+                                                                                                        const _errs126 = errors;
+                                                                                                        if (!(typeof data54 == "number" && isFinite(data54)) && data54 !== null) {
+                                                                                                          validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/duration_s", schemaPath: "#/properties/trials/properties/list/items/properties/duration_s/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.duration_s.type }, message: "must be number,null" }];
+                                                                                                          return false;
+                                                                                                        }
+                                                                                                        var valid17 = _errs126 === errors;
+                                                                                                      } else {
+                                                                                                        var valid17 = true;
+                                                                                                      }
+                                                                                                      if (valid17) {
+                                                                                                        if (data43.error !== void 0) {
+                                                                                                          let data55 = data43.error;
+                                                                                                          const _errs128 = errors;
+                                                                                                          const _errs129 = errors;
+                                                                                                          let valid19 = false;
+                                                                                                          const _errs130 = errors;
+                                                                                                          if (!validate86(data55, { instancePath: instancePath + "/trials/list/" + i2 + "/error", parentData: data43, parentDataProperty: "error", rootData, dynamicAnchors })) {
+                                                                                                            vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+                                                                                                            errors = vErrors.length;
+                                                                                                          }
+                                                                                                          var _valid8 = _errs130 === errors;
+                                                                                                          valid19 = valid19 || _valid8;
+                                                                                                          if (_valid8) {
+                                                                                                            var props3 = {};
+                                                                                                            props3.type = true;
+                                                                                                            props3.message = true;
+                                                                                                          }
+                                                                                                          const _errs131 = errors;
+                                                                                                          if (data55 !== null) {
+                                                                                                            const err32 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                            if (vErrors === null) {
+                                                                                                              vErrors = [err32];
+                                                                                                            } else {
+                                                                                                              vErrors.push(err32);
+                                                                                                            }
+                                                                                                            errors++;
+                                                                                                          }
+                                                                                                          var _valid8 = _errs131 === errors;
+                                                                                                          valid19 = valid19 || _valid8;
+                                                                                                          if (!valid19) {
+                                                                                                            const err33 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                            if (vErrors === null) {
+                                                                                                              vErrors = [err33];
+                                                                                                            } else {
+                                                                                                              vErrors.push(err33);
+                                                                                                            }
+                                                                                                            errors++;
+                                                                                                            validate61.errors = vErrors;
+                                                                                                            return false;
+                                                                                                          } else {
+                                                                                                            errors = _errs129;
+                                                                                                            if (vErrors !== null) {
+                                                                                                              if (_errs129) {
+                                                                                                                vErrors.length = _errs129;
+                                                                                                              } else {
+                                                                                                                vErrors = null;
+                                                                                                              }
+                                                                                                            }
+                                                                                                          }
+                                                                                                          var valid17 = _errs128 === errors;
+                                                                                                        } else {
+                                                                                                          var valid17 = true;
+                                                                                                        }
+                                                                                                        if (valid17) {
+                                                                                                          if (data43.accepted !== void 0) {
+                                                                                                            let data56 = data43.accepted;
+                                                                                                            const _errs133 = errors;
+                                                                                                            if (typeof data56 !== "boolean" && data56 !== null) {
+                                                                                                              validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/accepted", schemaPath: "#/properties/trials/properties/list/items/properties/accepted/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.accepted.type }, message: "must be boolean,null" }];
+                                                                                                              return false;
+                                                                                                            }
+                                                                                                            var valid17 = _errs133 === errors;
+                                                                                                          } else {
+                                                                                                            var valid17 = true;
+                                                                                                          }
+                                                                                                        }
+                                                                                                      }
+                                                                                                    }
+                                                                                                  }
+                                                                                                }
+                                                                                              }
+                                                                                            }
+                                                                                          }
+                                                                                        }
+                                                                                      }
+                                                                                    }
+                                                                                  }
+                                                                                }
+                                                                              }
+                                                                            } else {
+                                                                              validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                              return false;
+                                                                            }
+                                                                          }
+                                                                          var valid16 = _errs104 === errors;
+                                                                          if (!valid16) {
+                                                                            break;
+                                                                          }
+                                                                        }
+                                                                      } else {
+                                                                        validate61.errors = [{ instancePath: instancePath + "/trials/list", schemaPath: "#/properties/trials/properties/list/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                                        return false;
+                                                                      }
+                                                                    }
+                                                                    var valid11 = _errs102 === errors;
+                                                                  } else {
+                                                                    var valid11 = true;
+                                                                  }
+                                                                }
+                                                              }
                                                             }
                                                           }
                                                         }
@@ -1555,113 +2019,675 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                     var valid0 = true;
                                                   }
                                                   if (valid0) {
-                                                    if (data.stage !== void 0) {
-                                                      let data40 = data.stage;
-                                                      const _errs91 = errors;
-                                                      const _errs92 = errors;
-                                                      let valid14 = false;
-                                                      const _errs93 = errors;
-                                                      if (!validate81(data40, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
-                                                        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
-                                                        errors = vErrors.length;
-                                                      }
-                                                      var _valid5 = _errs93 === errors;
-                                                      valid14 = valid14 || _valid5;
-                                                      if (_valid5) {
-                                                        var props3 = {};
-                                                        props3.name = true;
-                                                        props3.index = true;
-                                                        props3.count = true;
-                                                      }
-                                                      const _errs94 = errors;
-                                                      if (data40 !== null) {
-                                                        const err25 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
-                                                        if (vErrors === null) {
-                                                          vErrors = [err25];
+                                                    if (data.phase_progress !== void 0) {
+                                                      let data57 = data.phase_progress;
+                                                      const _errs135 = errors;
+                                                      const _errs136 = errors;
+                                                      let valid20 = false;
+                                                      const _errs137 = errors;
+                                                      if (errors === _errs137) {
+                                                        if (data57 && typeof data57 == "object" && !Array.isArray(data57)) {
+                                                          let missing7;
+                                                          if (data57.phase === void 0 && (missing7 = "phase") || data57.done === void 0 && (missing7 = "done") || data57.total === void 0 && (missing7 = "total") || data57.unit === void 0 && (missing7 = "unit") || data57.eta_s === void 0 && (missing7 = "eta_s") || data57.trial === void 0 && (missing7 = "trial")) {
+                                                            const err34 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" };
+                                                            if (vErrors === null) {
+                                                              vErrors = [err34];
+                                                            } else {
+                                                              vErrors.push(err34);
+                                                            }
+                                                            errors++;
+                                                          } else {
+                                                            const _errs139 = errors;
+                                                            for (const key7 in data57) {
+                                                              if (!(key7 === "phase" || key7 === "done" || key7 === "total" || key7 === "unit" || key7 === "eta_s" || key7 === "trial")) {
+                                                                const err35 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err35];
+                                                                } else {
+                                                                  vErrors.push(err35);
+                                                                }
+                                                                errors++;
+                                                                break;
+                                                              }
+                                                            }
+                                                            if (_errs139 === errors) {
+                                                              if (data57.phase !== void 0) {
+                                                                const _errs140 = errors;
+                                                                if (typeof data57.phase !== "string") {
+                                                                  const err36 = { instancePath: instancePath + "/phase_progress/phase", schemaPath: "#/properties/phase_progress/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err36];
+                                                                  } else {
+                                                                    vErrors.push(err36);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var valid21 = _errs140 === errors;
+                                                              } else {
+                                                                var valid21 = true;
+                                                              }
+                                                              if (valid21) {
+                                                                if (data57.done !== void 0) {
+                                                                  const _errs142 = errors;
+                                                                  if (!validate64(data57.done, { instancePath: instancePath + "/phase_progress/done", parentData: data57, parentDataProperty: "done", rootData, dynamicAnchors })) {
+                                                                    vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                    errors = vErrors.length;
+                                                                  }
+                                                                  var valid21 = _errs142 === errors;
+                                                                } else {
+                                                                  var valid21 = true;
+                                                                }
+                                                                if (valid21) {
+                                                                  if (data57.total !== void 0) {
+                                                                    let data60 = data57.total;
+                                                                    const _errs143 = errors;
+                                                                    const _errs144 = errors;
+                                                                    let valid22 = false;
+                                                                    const _errs145 = errors;
+                                                                    if (!validate64(data60, { instancePath: instancePath + "/phase_progress/total", parentData: data57, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                                      vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                      errors = vErrors.length;
+                                                                    }
+                                                                    var _valid10 = _errs145 === errors;
+                                                                    valid22 = valid22 || _valid10;
+                                                                    const _errs146 = errors;
+                                                                    if (data60 !== null) {
+                                                                      const err37 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                      if (vErrors === null) {
+                                                                        vErrors = [err37];
+                                                                      } else {
+                                                                        vErrors.push(err37);
+                                                                      }
+                                                                      errors++;
+                                                                    }
+                                                                    var _valid10 = _errs146 === errors;
+                                                                    valid22 = valid22 || _valid10;
+                                                                    if (!valid22) {
+                                                                      const err38 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                      if (vErrors === null) {
+                                                                        vErrors = [err38];
+                                                                      } else {
+                                                                        vErrors.push(err38);
+                                                                      }
+                                                                      errors++;
+                                                                    } else {
+                                                                      errors = _errs144;
+                                                                      if (vErrors !== null) {
+                                                                        if (_errs144) {
+                                                                          vErrors.length = _errs144;
+                                                                        } else {
+                                                                          vErrors = null;
+                                                                        }
+                                                                      }
+                                                                    }
+                                                                    var valid21 = _errs143 === errors;
+                                                                  } else {
+                                                                    var valid21 = true;
+                                                                  }
+                                                                  if (valid21) {
+                                                                    if (data57.unit !== void 0) {
+                                                                      let data61 = data57.unit;
+                                                                      const _errs148 = errors;
+                                                                      if (typeof data61 !== "string" && data61 !== null) {
+                                                                        const err39 = { instancePath: instancePath + "/phase_progress/unit", schemaPath: "#/properties/phase_progress/anyOf/0/properties/unit/type", keyword: "type", params: { type: schema25.properties.phase_progress.anyOf[0].properties.unit.type }, message: "must be string,null" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err39];
+                                                                        } else {
+                                                                          vErrors.push(err39);
+                                                                        }
+                                                                        errors++;
+                                                                      }
+                                                                      var valid21 = _errs148 === errors;
+                                                                    } else {
+                                                                      var valid21 = true;
+                                                                    }
+                                                                    if (valid21) {
+                                                                      if (data57.eta_s !== void 0) {
+                                                                        let data62 = data57.eta_s;
+                                                                        const _errs150 = errors;
+                                                                        if (!(typeof data62 == "number" && isFinite(data62)) && data62 !== null) {
+                                                                          const err40 = { instancePath: instancePath + "/phase_progress/eta_s", schemaPath: "#/properties/phase_progress/anyOf/0/properties/eta_s/type", keyword: "type", params: { type: schema25.properties.phase_progress.anyOf[0].properties.eta_s.type }, message: "must be number,null" };
+                                                                          if (vErrors === null) {
+                                                                            vErrors = [err40];
+                                                                          } else {
+                                                                            vErrors.push(err40);
+                                                                          }
+                                                                          errors++;
+                                                                        }
+                                                                        var valid21 = _errs150 === errors;
+                                                                      } else {
+                                                                        var valid21 = true;
+                                                                      }
+                                                                      if (valid21) {
+                                                                        if (data57.trial !== void 0) {
+                                                                          let data63 = data57.trial;
+                                                                          const _errs152 = errors;
+                                                                          const _errs153 = errors;
+                                                                          let valid23 = false;
+                                                                          const _errs154 = errors;
+                                                                          if (!validate71(data63, { instancePath: instancePath + "/phase_progress/trial", parentData: data57, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                            vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+                                                                            errors = vErrors.length;
+                                                                          }
+                                                                          var _valid11 = _errs154 === errors;
+                                                                          valid23 = valid23 || _valid11;
+                                                                          const _errs155 = errors;
+                                                                          if (data63 !== null) {
+                                                                            const err41 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                            if (vErrors === null) {
+                                                                              vErrors = [err41];
+                                                                            } else {
+                                                                              vErrors.push(err41);
+                                                                            }
+                                                                            errors++;
+                                                                          }
+                                                                          var _valid11 = _errs155 === errors;
+                                                                          valid23 = valid23 || _valid11;
+                                                                          if (!valid23) {
+                                                                            const err42 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                            if (vErrors === null) {
+                                                                              vErrors = [err42];
+                                                                            } else {
+                                                                              vErrors.push(err42);
+                                                                            }
+                                                                            errors++;
+                                                                          } else {
+                                                                            errors = _errs153;
+                                                                            if (vErrors !== null) {
+                                                                              if (_errs153) {
+                                                                                vErrors.length = _errs153;
+                                                                              } else {
+                                                                                vErrors = null;
+                                                                              }
+                                                                            }
+                                                                          }
+                                                                          var valid21 = _errs152 === errors;
+                                                                        } else {
+                                                                          var valid21 = true;
+                                                                        }
+                                                                      }
+                                                                    }
+                                                                  }
+                                                                }
+                                                              }
+                                                            }
+                                                          }
                                                         } else {
-                                                          vErrors.push(err25);
+                                                          const err43 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                          if (vErrors === null) {
+                                                            vErrors = [err43];
+                                                          } else {
+                                                            vErrors.push(err43);
+                                                          }
+                                                          errors++;
+                                                        }
+                                                      }
+                                                      var _valid9 = _errs137 === errors;
+                                                      valid20 = valid20 || _valid9;
+                                                      const _errs157 = errors;
+                                                      if (data57 !== null) {
+                                                        const err44 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err44];
+                                                        } else {
+                                                          vErrors.push(err44);
                                                         }
                                                         errors++;
                                                       }
-                                                      var _valid5 = _errs94 === errors;
-                                                      valid14 = valid14 || _valid5;
-                                                      if (!valid14) {
-                                                        const err26 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                      var _valid9 = _errs157 === errors;
+                                                      valid20 = valid20 || _valid9;
+                                                      if (!valid20) {
+                                                        const err45 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err26];
+                                                          vErrors = [err45];
                                                         } else {
-                                                          vErrors.push(err26);
+                                                          vErrors.push(err45);
                                                         }
                                                         errors++;
                                                         validate61.errors = vErrors;
                                                         return false;
                                                       } else {
-                                                        errors = _errs92;
+                                                        errors = _errs136;
                                                         if (vErrors !== null) {
-                                                          if (_errs92) {
-                                                            vErrors.length = _errs92;
+                                                          if (_errs136) {
+                                                            vErrors.length = _errs136;
                                                           } else {
                                                             vErrors = null;
                                                           }
                                                         }
                                                       }
-                                                      var valid0 = _errs91 === errors;
+                                                      var valid0 = _errs135 === errors;
                                                     } else {
                                                       var valid0 = true;
                                                     }
                                                     if (valid0) {
-                                                      if (data.finished !== void 0) {
-                                                        let data41 = data.finished;
-                                                        const _errs96 = errors;
-                                                        const _errs97 = errors;
-                                                        let valid15 = false;
-                                                        const _errs98 = errors;
-                                                        if (!(data41 && typeof data41 == "object" && !Array.isArray(data41))) {
-                                                          const err27 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err27];
+                                                      if (data.cycle !== void 0) {
+                                                        let data64 = data.cycle;
+                                                        const _errs159 = errors;
+                                                        const _errs160 = errors;
+                                                        let valid24 = false;
+                                                        const _errs161 = errors;
+                                                        if (errors === _errs161) {
+                                                          if (data64 && typeof data64 == "object" && !Array.isArray(data64)) {
+                                                            let missing8;
+                                                            if (data64.phase === void 0 && (missing8 = "phase") || data64.cycle === void 0 && (missing8 = "cycle") || data64.total_cycles === void 0 && (missing8 = "total_cycles")) {
+                                                              const err46 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" };
+                                                              if (vErrors === null) {
+                                                                vErrors = [err46];
+                                                              } else {
+                                                                vErrors.push(err46);
+                                                              }
+                                                              errors++;
+                                                            } else {
+                                                              const _errs163 = errors;
+                                                              for (const key8 in data64) {
+                                                                if (!(key8 === "phase" || key8 === "cycle" || key8 === "total_cycles")) {
+                                                                  const err47 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err47];
+                                                                  } else {
+                                                                    vErrors.push(err47);
+                                                                  }
+                                                                  errors++;
+                                                                  break;
+                                                                }
+                                                              }
+                                                              if (_errs163 === errors) {
+                                                                if (data64.phase !== void 0) {
+                                                                  const _errs164 = errors;
+                                                                  if (typeof data64.phase !== "string") {
+                                                                    const err48 = { instancePath: instancePath + "/cycle/phase", schemaPath: "#/properties/cycle/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                    if (vErrors === null) {
+                                                                      vErrors = [err48];
+                                                                    } else {
+                                                                      vErrors.push(err48);
+                                                                    }
+                                                                    errors++;
+                                                                  }
+                                                                  var valid25 = _errs164 === errors;
+                                                                } else {
+                                                                  var valid25 = true;
+                                                                }
+                                                                if (valid25) {
+                                                                  if (data64.cycle !== void 0) {
+                                                                    const _errs166 = errors;
+                                                                    if (!validate71(data64.cycle, { instancePath: instancePath + "/cycle/cycle", parentData: data64, parentDataProperty: "cycle", rootData, dynamicAnchors })) {
+                                                                      vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+                                                                      errors = vErrors.length;
+                                                                    }
+                                                                    var valid25 = _errs166 === errors;
+                                                                  } else {
+                                                                    var valid25 = true;
+                                                                  }
+                                                                  if (valid25) {
+                                                                    if (data64.total_cycles !== void 0) {
+                                                                      let data67 = data64.total_cycles;
+                                                                      const _errs167 = errors;
+                                                                      const _errs168 = errors;
+                                                                      let valid26 = false;
+                                                                      const _errs169 = errors;
+                                                                      if (!validate64(data67, { instancePath: instancePath + "/cycle/total_cycles", parentData: data64, parentDataProperty: "total_cycles", rootData, dynamicAnchors })) {
+                                                                        vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                        errors = vErrors.length;
+                                                                      }
+                                                                      var _valid13 = _errs169 === errors;
+                                                                      valid26 = valid26 || _valid13;
+                                                                      const _errs170 = errors;
+                                                                      if (data67 !== null) {
+                                                                        const err49 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err49];
+                                                                        } else {
+                                                                          vErrors.push(err49);
+                                                                        }
+                                                                        errors++;
+                                                                      }
+                                                                      var _valid13 = _errs170 === errors;
+                                                                      valid26 = valid26 || _valid13;
+                                                                      if (!valid26) {
+                                                                        const err50 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err50];
+                                                                        } else {
+                                                                          vErrors.push(err50);
+                                                                        }
+                                                                        errors++;
+                                                                      } else {
+                                                                        errors = _errs168;
+                                                                        if (vErrors !== null) {
+                                                                          if (_errs168) {
+                                                                            vErrors.length = _errs168;
+                                                                          } else {
+                                                                            vErrors = null;
+                                                                          }
+                                                                        }
+                                                                      }
+                                                                      var valid25 = _errs167 === errors;
+                                                                    } else {
+                                                                      var valid25 = true;
+                                                                    }
+                                                                  }
+                                                                }
+                                                              }
+                                                            }
                                                           } else {
-                                                            vErrors.push(err27);
+                                                            const err51 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                            if (vErrors === null) {
+                                                              vErrors = [err51];
+                                                            } else {
+                                                              vErrors.push(err51);
+                                                            }
+                                                            errors++;
+                                                          }
+                                                        }
+                                                        var _valid12 = _errs161 === errors;
+                                                        valid24 = valid24 || _valid12;
+                                                        const _errs172 = errors;
+                                                        if (data64 !== null) {
+                                                          const err52 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                          if (vErrors === null) {
+                                                            vErrors = [err52];
+                                                          } else {
+                                                            vErrors.push(err52);
                                                           }
                                                           errors++;
                                                         }
-                                                        var _valid6 = _errs98 === errors;
-                                                        valid15 = valid15 || _valid6;
-                                                        const _errs100 = errors;
-                                                        if (data41 !== null) {
-                                                          const err28 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        var _valid12 = _errs172 === errors;
+                                                        valid24 = valid24 || _valid12;
+                                                        if (!valid24) {
+                                                          const err53 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err28];
+                                                            vErrors = [err53];
                                                           } else {
-                                                            vErrors.push(err28);
-                                                          }
-                                                          errors++;
-                                                        }
-                                                        var _valid6 = _errs100 === errors;
-                                                        valid15 = valid15 || _valid6;
-                                                        if (!valid15) {
-                                                          const err29 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err29];
-                                                          } else {
-                                                            vErrors.push(err29);
+                                                            vErrors.push(err53);
                                                           }
                                                           errors++;
                                                           validate61.errors = vErrors;
                                                           return false;
                                                         } else {
-                                                          errors = _errs97;
+                                                          errors = _errs160;
                                                           if (vErrors !== null) {
-                                                            if (_errs97) {
-                                                              vErrors.length = _errs97;
+                                                            if (_errs160) {
+                                                              vErrors.length = _errs160;
                                                             } else {
                                                               vErrors = null;
                                                             }
                                                           }
                                                         }
-                                                        var valid0 = _errs96 === errors;
+                                                        var valid0 = _errs159 === errors;
                                                       } else {
                                                         var valid0 = true;
+                                                      }
+                                                      if (valid0) {
+                                                        if (data.rollbacks !== void 0) {
+                                                          let data68 = data.rollbacks;
+                                                          const _errs174 = errors;
+                                                          if (errors === _errs174) {
+                                                            if (Array.isArray(data68)) {
+                                                              var valid27 = true;
+                                                              const len5 = data68.length;
+                                                              for (let i3 = 0; i3 < len5; i3++) {
+                                                                let data69 = data68[i3];
+                                                                const _errs176 = errors;
+                                                                if (errors === _errs176) {
+                                                                  if (data69 && typeof data69 == "object" && !Array.isArray(data69)) {
+                                                                    let missing9;
+                                                                    if (data69.previous_step === void 0 && (missing9 = "previous_step") || data69.step === void 0 && (missing9 = "step") || data69.checkpoint === void 0 && (missing9 = "checkpoint") || data69.reason === void 0 && (missing9 = "reason") || data69.trial === void 0 && (missing9 = "trial")) {
+                                                                      validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                                                      return false;
+                                                                    } else {
+                                                                      const _errs178 = errors;
+                                                                      for (const key9 in data69) {
+                                                                        if (!(key9 === "previous_step" || key9 === "step" || key9 === "checkpoint" || key9 === "reason" || key9 === "trial")) {
+                                                                          validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" }];
+                                                                          return false;
+                                                                          break;
+                                                                        }
+                                                                      }
+                                                                      if (_errs178 === errors) {
+                                                                        if (data69.previous_step !== void 0) {
+                                                                          const _errs179 = errors;
+                                                                          if (!validate64(data69.previous_step, { instancePath: instancePath + "/rollbacks/" + i3 + "/previous_step", parentData: data69, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
+                                                                            vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                            errors = vErrors.length;
+                                                                          }
+                                                                          var valid28 = _errs179 === errors;
+                                                                        } else {
+                                                                          var valid28 = true;
+                                                                        }
+                                                                        if (valid28) {
+                                                                          if (data69.step !== void 0) {
+                                                                            const _errs180 = errors;
+                                                                            if (!validate64(data69.step, { instancePath: instancePath + "/rollbacks/" + i3 + "/step", parentData: data69, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                              vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                                                                              errors = vErrors.length;
+                                                                            }
+                                                                            var valid28 = _errs180 === errors;
+                                                                          } else {
+                                                                            var valid28 = true;
+                                                                          }
+                                                                          if (valid28) {
+                                                                            if (data69.checkpoint !== void 0) {
+                                                                              let data72 = data69.checkpoint;
+                                                                              const _errs181 = errors;
+                                                                              if (typeof data72 !== "string" && data72 !== null) {
+                                                                                validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/checkpoint", schemaPath: "#/properties/rollbacks/items/properties/checkpoint/type", keyword: "type", params: { type: schema25.properties.rollbacks.items.properties.checkpoint.type }, message: "must be string,null" }];
+                                                                                return false;
+                                                                              }
+                                                                              var valid28 = _errs181 === errors;
+                                                                            } else {
+                                                                              var valid28 = true;
+                                                                            }
+                                                                            if (valid28) {
+                                                                              if (data69.reason !== void 0) {
+                                                                                let data73 = data69.reason;
+                                                                                const _errs183 = errors;
+                                                                                if (typeof data73 !== "string" && data73 !== null) {
+                                                                                  validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/reason", schemaPath: "#/properties/rollbacks/items/properties/reason/type", keyword: "type", params: { type: schema25.properties.rollbacks.items.properties.reason.type }, message: "must be string,null" }];
+                                                                                  return false;
+                                                                                }
+                                                                                var valid28 = _errs183 === errors;
+                                                                              } else {
+                                                                                var valid28 = true;
+                                                                              }
+                                                                              if (valid28) {
+                                                                                if (data69.trial !== void 0) {
+                                                                                  let data74 = data69.trial;
+                                                                                  const _errs185 = errors;
+                                                                                  const _errs186 = errors;
+                                                                                  let valid29 = false;
+                                                                                  const _errs187 = errors;
+                                                                                  if (!validate71(data74, { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", parentData: data69, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                                    vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+                                                                                    errors = vErrors.length;
+                                                                                  }
+                                                                                  var _valid14 = _errs187 === errors;
+                                                                                  valid29 = valid29 || _valid14;
+                                                                                  const _errs188 = errors;
+                                                                                  if (data74 !== null) {
+                                                                                    const err54 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                    if (vErrors === null) {
+                                                                                      vErrors = [err54];
+                                                                                    } else {
+                                                                                      vErrors.push(err54);
+                                                                                    }
+                                                                                    errors++;
+                                                                                  }
+                                                                                  var _valid14 = _errs188 === errors;
+                                                                                  valid29 = valid29 || _valid14;
+                                                                                  if (!valid29) {
+                                                                                    const err55 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                    if (vErrors === null) {
+                                                                                      vErrors = [err55];
+                                                                                    } else {
+                                                                                      vErrors.push(err55);
+                                                                                    }
+                                                                                    errors++;
+                                                                                    validate61.errors = vErrors;
+                                                                                    return false;
+                                                                                  } else {
+                                                                                    errors = _errs186;
+                                                                                    if (vErrors !== null) {
+                                                                                      if (_errs186) {
+                                                                                        vErrors.length = _errs186;
+                                                                                      } else {
+                                                                                        vErrors = null;
+                                                                                      }
+                                                                                    }
+                                                                                  }
+                                                                                  var valid28 = _errs185 === errors;
+                                                                                } else {
+                                                                                  var valid28 = true;
+                                                                                }
+                                                                              }
+                                                                            }
+                                                                          }
+                                                                        }
+                                                                      }
+                                                                    }
+                                                                  } else {
+                                                                    validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                    return false;
+                                                                  }
+                                                                }
+                                                                var valid27 = _errs176 === errors;
+                                                                if (!valid27) {
+                                                                  break;
+                                                                }
+                                                              }
+                                                            } else {
+                                                              validate61.errors = [{ instancePath: instancePath + "/rollbacks", schemaPath: "#/properties/rollbacks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                              return false;
+                                                            }
+                                                          }
+                                                          var valid0 = _errs174 === errors;
+                                                        } else {
+                                                          var valid0 = true;
+                                                        }
+                                                        if (valid0) {
+                                                          if (data.stop_criterion !== void 0) {
+                                                            let data75 = data.stop_criterion;
+                                                            const _errs190 = errors;
+                                                            if (typeof data75 !== "string" && data75 !== null) {
+                                                              validate61.errors = [{ instancePath: instancePath + "/stop_criterion", schemaPath: "#/properties/stop_criterion/type", keyword: "type", params: { type: schema25.properties.stop_criterion.type }, message: "must be string,null" }];
+                                                              return false;
+                                                            }
+                                                            var valid0 = _errs190 === errors;
+                                                          } else {
+                                                            var valid0 = true;
+                                                          }
+                                                          if (valid0) {
+                                                            if (data.stage !== void 0) {
+                                                              let data76 = data.stage;
+                                                              const _errs192 = errors;
+                                                              const _errs193 = errors;
+                                                              let valid30 = false;
+                                                              const _errs194 = errors;
+                                                              if (!validate96(data76, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+                                                                errors = vErrors.length;
+                                                              }
+                                                              var _valid15 = _errs194 === errors;
+                                                              valid30 = valid30 || _valid15;
+                                                              if (_valid15) {
+                                                                var props6 = {};
+                                                                props6.name = true;
+                                                                props6.index = true;
+                                                                props6.count = true;
+                                                              }
+                                                              const _errs195 = errors;
+                                                              if (data76 !== null) {
+                                                                const err56 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err56];
+                                                                } else {
+                                                                  vErrors.push(err56);
+                                                                }
+                                                                errors++;
+                                                              }
+                                                              var _valid15 = _errs195 === errors;
+                                                              valid30 = valid30 || _valid15;
+                                                              if (!valid30) {
+                                                                const err57 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err57];
+                                                                } else {
+                                                                  vErrors.push(err57);
+                                                                }
+                                                                errors++;
+                                                                validate61.errors = vErrors;
+                                                                return false;
+                                                              } else {
+                                                                errors = _errs193;
+                                                                if (vErrors !== null) {
+                                                                  if (_errs193) {
+                                                                    vErrors.length = _errs193;
+                                                                  } else {
+                                                                    vErrors = null;
+                                                                  }
+                                                                }
+                                                              }
+                                                              var valid0 = _errs192 === errors;
+                                                            } else {
+                                                              var valid0 = true;
+                                                            }
+                                                            if (valid0) {
+                                                              if (data.finished !== void 0) {
+                                                                let data77 = data.finished;
+                                                                const _errs197 = errors;
+                                                                const _errs198 = errors;
+                                                                let valid31 = false;
+                                                                const _errs199 = errors;
+                                                                if (!(data77 && typeof data77 == "object" && !Array.isArray(data77))) {
+                                                                  const err58 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err58];
+                                                                  } else {
+                                                                    vErrors.push(err58);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var _valid16 = _errs199 === errors;
+                                                                valid31 = valid31 || _valid16;
+                                                                const _errs201 = errors;
+                                                                if (data77 !== null) {
+                                                                  const err59 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err59];
+                                                                  } else {
+                                                                    vErrors.push(err59);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var _valid16 = _errs201 === errors;
+                                                                valid31 = valid31 || _valid16;
+                                                                if (!valid31) {
+                                                                  const err60 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err60];
+                                                                  } else {
+                                                                    vErrors.push(err60);
+                                                                  }
+                                                                  errors++;
+                                                                  validate61.errors = vErrors;
+                                                                  return false;
+                                                                } else {
+                                                                  errors = _errs198;
+                                                                  if (vErrors !== null) {
+                                                                    if (_errs198) {
+                                                                      vErrors.length = _errs198;
+                                                                    } else {
+                                                                      vErrors = null;
+                                                                    }
+                                                                  }
+                                                                }
+                                                                var valid0 = _errs197 === errors;
+                                                              } else {
+                                                                var valid0 = true;
+                                                              }
+                                                            }
+                                                          }
+                                                        }
                                                       }
                                                     }
                                                   }
@@ -1696,11 +2722,11 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate61.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var schema31 = { "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal" }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"] }, "message": { "type": "string" } } };
-function validate90(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var schema32 = { "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal" }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"] }, "message": { "type": "string" } } };
+function validate105(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate90.evaluated;
+  const evaluated0 = validate105.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1711,13 +2737,13 @@ function validate90(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.line === void 0 && (missing0 = "line") || data.code === void 0 && (missing0 = "code") || data.message === void 0 && (missing0 = "message")) {
-        validate90.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate105.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "line" || key0 === "code" || key0 === "message")) {
-            validate90.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate105.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -1738,7 +2764,7 @@ function validate90(data, { instancePath = "", parentData, parentDataProperty, r
               let data1 = data.code;
               const _errs3 = errors;
               if (!(data1 === "invalid_utf8" || data1 === "invalid_json" || data1 === "schema_violation" || data1 === "unsupported_version" || data1 === "line_too_long" || data1 === "seq_gap" || data1 === "seq_not_increasing" || data1 === "after_finished")) {
-                validate90.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema31.properties.code.enum }, message: "must be equal to one of the allowed values" }];
+                validate105.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema32.properties.code.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
               var valid0 = _errs3 === errors;
@@ -1749,7 +2775,7 @@ function validate90(data, { instancePath = "", parentData, parentDataProperty, r
               if (data.message !== void 0) {
                 const _errs4 = errors;
                 if (typeof data.message !== "string") {
-                  validate90.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  validate105.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                   return false;
                 }
                 var valid0 = _errs4 === errors;
@@ -1761,14 +2787,14 @@ function validate90(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate90.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate105.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate90.errors = vErrors;
+  validate105.errors = vErrors;
   return errors === 0;
 }
-validate90.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+validate105.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -1876,8 +2902,8 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
                           const len1 = data6.length;
                           for (let i1 = 0; i1 < len1; i1++) {
                             const _errs11 = errors;
-                            if (!validate90(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
-                              vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+                            if (!validate105(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
+                              vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
                               errors = vErrors.length;
                             }
                             var valid2 = _errs11 === errors;
@@ -1955,13 +2981,13 @@ function validate59(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate59.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
-var schema33 = { "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp" }, "step_interval_s": { "type": "number", "minimum": 0, "default": 1 }, "actions": { "type": "array", "items": { "type": "object", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "step", "epoch", "eval", "checkpoint", "oom_restart", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"] } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok" } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval" } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic" } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "required": ["source"] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0 } } } }] } } } };
+var schema34 = { "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp" }, "step_interval_s": { "type": "number", "minimum": 0, "default": 1 }, "actions": { "type": "array", "items": { "type": "object", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "phase_count", "step", "epoch", "eval", "checkpoint", "oom_restart", "rollback", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"] } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok" } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval" } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic" } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "anyOf": [{ "required": ["source"] }, { "required": ["criterion"] }] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0 } } } }, { "if": { "properties": { "do": { "const": "phase_count" } } }, "then": { "properties": { "n": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "rollback" } } }, "then": { "required": ["previous_step", "step"] } }] } } } };
 var formats0 = require_trainwire_formats()["date-time"];
 var pattern4 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
-function validate98(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+function validate113(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate98.evaluated;
+  const evaluated0 = validate113.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1972,28 +2998,28 @@ function validate98(data, { instancePath = "", parentData, parentDataProperty, r
     if (errors === 0) {
       if (typeof data === "string") {
         if (!pattern4.test(data)) {
-          validate98.errors = [{ instancePath, schemaPath: "#/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" }, message: 'must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"' }];
+          validate113.errors = [{ instancePath, schemaPath: "#/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" }, message: 'must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"' }];
           return false;
         } else {
           if (!formats0(data)) {
-            validate98.errors = [{ instancePath, schemaPath: "#/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
+            validate113.errors = [{ instancePath, schemaPath: "#/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
             return false;
           }
         }
       } else {
-        validate98.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+        validate113.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
         return false;
       }
     }
   }
-  validate98.errors = vErrors;
+  validate113.errors = vErrors;
   return errors === 0;
 }
-validate98.evaluated = { "dynamicProps": false, "dynamicItems": false };
-function validate97(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate113.evaluated = { "dynamicProps": false, "dynamicItems": false };
+function validate112(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate97.evaluated;
+  const evaluated0 = validate112.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2004,13 +3030,13 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.start_time === void 0 && (missing0 = "start_time") || data.actions === void 0 && (missing0 = "actions")) {
-        validate97.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate112.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.start_time !== void 0) {
           const _errs1 = errors;
-          if (!validate98(data.start_time, { instancePath: instancePath + "/start_time", parentData: data, parentDataProperty: "start_time", rootData, dynamicAnchors })) {
-            vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+          if (!validate113(data.start_time, { instancePath: instancePath + "/start_time", parentData: data, parentDataProperty: "start_time", rootData, dynamicAnchors })) {
+            vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -2024,11 +3050,11 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
             if (errors === _errs2) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 < 0 || isNaN(data1)) {
-                  validate97.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                  validate112.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                   return false;
                 }
               } else {
-                validate97.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                validate112.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                 return false;
               }
             }
@@ -2078,7 +3104,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         let missing1;
                         if (data3.run_id === void 0 && (missing1 = "run_id")) {
-                          validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                          validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                           return false;
                         }
                       }
@@ -2093,7 +3119,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                         vErrors.push(err1);
                       }
                       errors++;
-                      validate97.errors = vErrors;
+                      validate112.errors = vErrors;
                       return false;
                     }
                     var valid2 = _errs8 === errors;
@@ -2129,7 +3155,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                           let missing2;
                           if (data3.seconds === void 0 && (missing2 = "seconds")) {
-                            validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
+                            validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
                             return false;
                           }
                         }
@@ -2144,7 +3170,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                           vErrors.push(err3);
                         }
                         errors++;
-                        validate97.errors = vErrors;
+                        validate112.errors = vErrors;
                         return false;
                       }
                       var valid2 = _errs13 === errors;
@@ -2180,7 +3206,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                             let missing3;
                             if (data3.phase === void 0 && (missing3 = "phase")) {
-                              validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
+                              validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
                               return false;
                             }
                           }
@@ -2195,7 +3221,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                             vErrors.push(err5);
                           }
                           errors++;
-                          validate97.errors = vErrors;
+                          validate112.errors = vErrors;
                           return false;
                         }
                         var valid2 = _errs18 === errors;
@@ -2231,7 +3257,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                               let missing4;
                               if (data3.phase === void 0 && (missing4 = "phase")) {
-                                validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
                                 return false;
                               }
                             }
@@ -2251,7 +3277,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                               vErrors.push(err7);
                             }
                             errors++;
-                            validate97.errors = vErrors;
+                            validate112.errors = vErrors;
                             return false;
                           }
                           var valid2 = _errs23 === errors;
@@ -2291,7 +3317,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                 let missing5;
                                 if (data3.step === void 0 && (missing5 = "step")) {
-                                  validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
+                                  validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
                                   return false;
                                 }
                               }
@@ -2306,7 +3332,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                 vErrors.push(err9);
                               }
                               errors++;
-                              validate97.errors = vErrors;
+                              validate112.errors = vErrors;
                               return false;
                             }
                             var valid2 = _errs28 === errors;
@@ -2346,7 +3372,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                   let missing6;
                                   if (data3.epoch === void 0 && (missing6 = "epoch") || data3.step === void 0 && (missing6 = "step")) {
-                                    validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                    validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
                                     return false;
                                   }
                                 }
@@ -2361,7 +3387,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                   vErrors.push(err11);
                                 }
                                 errors++;
-                                validate97.errors = vErrors;
+                                validate112.errors = vErrors;
                                 return false;
                               }
                               var valid2 = _errs33 === errors;
@@ -2401,7 +3427,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                     let missing7;
                                     if (data3.step === void 0 && (missing7 = "step")) {
-                                      validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
+                                      validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
                                       return false;
                                     }
                                   }
@@ -2421,7 +3447,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                     vErrors.push(err13);
                                   }
                                   errors++;
-                                  validate97.errors = vErrors;
+                                  validate112.errors = vErrors;
                                   return false;
                                 }
                                 var valid2 = _errs38 === errors;
@@ -2465,7 +3491,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                     if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                       let missing8;
                                       if (data3.step === void 0 && (missing8 = "step") || data3.path === void 0 && (missing8 = "path")) {
-                                        validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
+                                        validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
                                         return false;
                                       }
                                     }
@@ -2485,7 +3511,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                       vErrors.push(err15);
                                     }
                                     errors++;
-                                    validate97.errors = vErrors;
+                                    validate112.errors = vErrors;
                                     return false;
                                   }
                                   var valid2 = _errs43 === errors;
@@ -2529,7 +3555,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                         let missing9;
                                         if (data3.trial === void 0 && (missing9 = "trial")) {
-                                          validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                          validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
                                           return false;
                                         }
                                       }
@@ -2549,7 +3575,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                         vErrors.push(err17);
                                       }
                                       errors++;
-                                      validate97.errors = vErrors;
+                                      validate112.errors = vErrors;
                                       return false;
                                     }
                                     var valid2 = _errs48 === errors;
@@ -2593,7 +3619,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                           let missing10;
                                           if (data3.trial === void 0 && (missing10 = "trial") || data3.status === void 0 && (missing10 = "status")) {
-                                            validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
+                                            validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
                                             return false;
                                           }
                                         }
@@ -2613,7 +3639,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                           vErrors.push(err19);
                                         }
                                         errors++;
-                                        validate97.errors = vErrors;
+                                        validate112.errors = vErrors;
                                         return false;
                                       }
                                       var valid2 = _errs53 === errors;
@@ -2654,25 +3680,70 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                         if (_valid10) {
                                           const _errs62 = errors;
+                                          const _errs63 = errors;
+                                          let valid25 = false;
+                                          const _errs64 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             let missing11;
                                             if (data3.source === void 0 && (missing11 = "source")) {
-                                              validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" }];
-                                              return false;
+                                              const err21 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf/0/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" };
+                                              if (vErrors === null) {
+                                                vErrors = [err21];
+                                              } else {
+                                                vErrors.push(err21);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          var _valid11 = _errs64 === errors;
+                                          valid25 = valid25 || _valid11;
+                                          const _errs65 = errors;
+                                          if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                            let missing12;
+                                            if (data3.criterion === void 0 && (missing12 = "criterion")) {
+                                              const err22 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf/1/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" };
+                                              if (vErrors === null) {
+                                                vErrors = [err22];
+                                              } else {
+                                                vErrors.push(err22);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          var _valid11 = _errs65 === errors;
+                                          valid25 = valid25 || _valid11;
+                                          if (!valid25) {
+                                            const err23 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                            if (vErrors === null) {
+                                              vErrors = [err23];
+                                            } else {
+                                              vErrors.push(err23);
+                                            }
+                                            errors++;
+                                            validate112.errors = vErrors;
+                                            return false;
+                                          } else {
+                                            errors = _errs63;
+                                            if (vErrors !== null) {
+                                              if (_errs63) {
+                                                vErrors.length = _errs63;
+                                              } else {
+                                                vErrors = null;
+                                              }
                                             }
                                           }
                                           var _valid10 = _errs62 === errors;
                                           valid23 = _valid10;
                                         }
                                         if (!valid23) {
-                                          const err21 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                          const err24 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                           if (vErrors === null) {
-                                            vErrors = [err21];
+                                            vErrors = [err24];
                                           } else {
-                                            vErrors.push(err21);
+                                            vErrors.push(err24);
                                           }
                                           errors++;
-                                          validate97.errors = vErrors;
+                                          validate112.errors = vErrors;
                                           return false;
                                         }
                                         var valid2 = _errs58 === errors;
@@ -2681,274 +3752,274 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                             props0 = props0 || {};
                                             props0.do = true;
                                           }
-                                          const _errs63 = errors;
-                                          const _errs64 = errors;
-                                          let valid25 = true;
-                                          const _errs65 = errors;
+                                          const _errs66 = errors;
+                                          const _errs67 = errors;
+                                          let valid26 = true;
+                                          const _errs68 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             if (data3.do !== void 0) {
                                               if ("fail" !== data3.do) {
-                                                const err22 = {};
+                                                const err25 = {};
                                                 if (vErrors === null) {
-                                                  vErrors = [err22];
+                                                  vErrors = [err25];
                                                 } else {
-                                                  vErrors.push(err22);
+                                                  vErrors.push(err25);
                                                 }
                                                 errors++;
                                               }
                                             }
                                           }
-                                          var _valid11 = _errs65 === errors;
-                                          errors = _errs64;
+                                          var _valid12 = _errs68 === errors;
+                                          errors = _errs67;
                                           if (vErrors !== null) {
-                                            if (_errs64) {
-                                              vErrors.length = _errs64;
+                                            if (_errs67) {
+                                              vErrors.length = _errs67;
                                             } else {
                                               vErrors = null;
                                             }
                                           }
-                                          if (_valid11) {
-                                            const _errs67 = errors;
+                                          if (_valid12) {
+                                            const _errs70 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                              let missing12;
-                                              if (data3.error_type === void 0 && (missing12 = "error_type") || data3.message === void 0 && (missing12 = "message")) {
-                                                validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" }];
+                                              let missing13;
+                                              if (data3.error_type === void 0 && (missing13 = "error_type") || data3.message === void 0 && (missing13 = "message")) {
+                                                validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
                                                 return false;
                                               }
                                             }
-                                            var _valid11 = _errs67 === errors;
-                                            valid25 = _valid11;
+                                            var _valid12 = _errs70 === errors;
+                                            valid26 = _valid12;
                                           }
-                                          if (!valid25) {
-                                            const err23 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                          if (!valid26) {
+                                            const err26 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                             if (vErrors === null) {
-                                              vErrors = [err23];
+                                              vErrors = [err26];
                                             } else {
-                                              vErrors.push(err23);
+                                              vErrors.push(err26);
                                             }
                                             errors++;
-                                            validate97.errors = vErrors;
+                                            validate112.errors = vErrors;
                                             return false;
                                           }
-                                          var valid2 = _errs63 === errors;
+                                          var valid2 = _errs66 === errors;
                                           if (valid2) {
                                             if (props0 !== true) {
                                               props0 = props0 || {};
                                               props0.do = true;
                                             }
-                                            const _errs68 = errors;
-                                            const _errs69 = errors;
-                                            let valid27 = true;
-                                            const _errs70 = errors;
+                                            const _errs71 = errors;
+                                            const _errs72 = errors;
+                                            let valid28 = true;
+                                            const _errs73 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                               if (data3.do !== void 0) {
                                                 if ("finish" !== data3.do) {
-                                                  const err24 = {};
+                                                  const err27 = {};
                                                   if (vErrors === null) {
-                                                    vErrors = [err24];
+                                                    vErrors = [err27];
                                                   } else {
-                                                    vErrors.push(err24);
+                                                    vErrors.push(err27);
                                                   }
                                                   errors++;
                                                 }
                                               }
                                             }
-                                            var _valid12 = _errs70 === errors;
-                                            errors = _errs69;
+                                            var _valid13 = _errs73 === errors;
+                                            errors = _errs72;
                                             if (vErrors !== null) {
-                                              if (_errs69) {
-                                                vErrors.length = _errs69;
+                                              if (_errs72) {
+                                                vErrors.length = _errs72;
                                               } else {
                                                 vErrors = null;
                                               }
                                             }
-                                            if (_valid12) {
-                                              const _errs72 = errors;
+                                            if (_valid13) {
+                                              const _errs75 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                let missing13;
-                                                if (data3.status === void 0 && (missing13 = "status")) {
-                                                  validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
+                                                let missing14;
+                                                if (data3.status === void 0 && (missing14 = "status")) {
+                                                  validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
                                                   return false;
                                                 }
                                               }
-                                              var _valid12 = _errs72 === errors;
-                                              valid27 = _valid12;
+                                              var _valid13 = _errs75 === errors;
+                                              valid28 = _valid13;
                                             }
-                                            if (!valid27) {
-                                              const err25 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                            if (!valid28) {
+                                              const err28 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                               if (vErrors === null) {
-                                                vErrors = [err25];
+                                                vErrors = [err28];
                                               } else {
-                                                vErrors.push(err25);
+                                                vErrors.push(err28);
                                               }
                                               errors++;
-                                              validate97.errors = vErrors;
+                                              validate112.errors = vErrors;
                                               return false;
                                             }
-                                            var valid2 = _errs68 === errors;
+                                            var valid2 = _errs71 === errors;
                                             if (valid2) {
                                               if (props0 !== true) {
                                                 props0 = props0 || {};
                                                 props0.do = true;
                                               }
-                                              const _errs73 = errors;
-                                              const _errs74 = errors;
-                                              let valid29 = true;
-                                              const _errs75 = errors;
+                                              const _errs76 = errors;
+                                              const _errs77 = errors;
+                                              let valid30 = true;
+                                              const _errs78 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                 if (data3.do !== void 0) {
                                                   if ("raw" !== data3.do) {
-                                                    const err26 = {};
+                                                    const err29 = {};
                                                     if (vErrors === null) {
-                                                      vErrors = [err26];
+                                                      vErrors = [err29];
                                                     } else {
-                                                      vErrors.push(err26);
+                                                      vErrors.push(err29);
                                                     }
                                                     errors++;
                                                   }
                                                 }
                                               }
-                                              var _valid13 = _errs75 === errors;
-                                              errors = _errs74;
+                                              var _valid14 = _errs78 === errors;
+                                              errors = _errs77;
                                               if (vErrors !== null) {
-                                                if (_errs74) {
-                                                  vErrors.length = _errs74;
+                                                if (_errs77) {
+                                                  vErrors.length = _errs77;
                                                 } else {
                                                   vErrors = null;
                                                 }
                                               }
-                                              if (_valid13) {
-                                                const _errs77 = errors;
+                                              if (_valid14) {
+                                                const _errs80 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                  let missing14;
-                                                  if (data3.line === void 0 && (missing14 = "line")) {
-                                                    validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
+                                                  let missing15;
+                                                  if (data3.line === void 0 && (missing15 = "line")) {
+                                                    validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
                                                     return false;
                                                   }
                                                 }
-                                                var _valid13 = _errs77 === errors;
-                                                valid29 = _valid13;
+                                                var _valid14 = _errs80 === errors;
+                                                valid30 = _valid14;
                                               }
-                                              if (!valid29) {
-                                                const err27 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                              if (!valid30) {
+                                                const err30 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                 if (vErrors === null) {
-                                                  vErrors = [err27];
+                                                  vErrors = [err30];
                                                 } else {
-                                                  vErrors.push(err27);
+                                                  vErrors.push(err30);
                                                 }
                                                 errors++;
-                                                validate97.errors = vErrors;
+                                                validate112.errors = vErrors;
                                                 return false;
                                               }
-                                              var valid2 = _errs73 === errors;
+                                              var valid2 = _errs76 === errors;
                                               if (valid2) {
                                                 if (props0 !== true) {
                                                   props0 = props0 || {};
                                                   props0.do = true;
                                                 }
-                                                const _errs78 = errors;
-                                                const _errs79 = errors;
-                                                let valid31 = true;
-                                                const _errs80 = errors;
+                                                const _errs81 = errors;
+                                                const _errs82 = errors;
+                                                let valid32 = true;
+                                                const _errs83 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                   if (data3.do !== void 0) {
                                                     if ("extra" !== data3.do) {
-                                                      const err28 = {};
+                                                      const err31 = {};
                                                       if (vErrors === null) {
-                                                        vErrors = [err28];
+                                                        vErrors = [err31];
                                                       } else {
-                                                        vErrors.push(err28);
+                                                        vErrors.push(err31);
                                                       }
                                                       errors++;
                                                     }
                                                   }
                                                 }
-                                                var _valid14 = _errs80 === errors;
-                                                errors = _errs79;
+                                                var _valid15 = _errs83 === errors;
+                                                errors = _errs82;
                                                 if (vErrors !== null) {
-                                                  if (_errs79) {
-                                                    vErrors.length = _errs79;
+                                                  if (_errs82) {
+                                                    vErrors.length = _errs82;
                                                   } else {
                                                     vErrors = null;
                                                   }
                                                 }
-                                                if (_valid14) {
-                                                  const _errs82 = errors;
+                                                if (_valid15) {
+                                                  const _errs85 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                    let missing15;
-                                                    if (data3.event === void 0 && (missing15 = "event")) {
-                                                      validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
+                                                    let missing16;
+                                                    if (data3.event === void 0 && (missing16 = "event")) {
+                                                      validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
                                                       return false;
                                                     }
                                                   }
-                                                  var _valid14 = _errs82 === errors;
-                                                  valid31 = _valid14;
+                                                  var _valid15 = _errs85 === errors;
+                                                  valid32 = _valid15;
                                                 }
-                                                if (!valid31) {
-                                                  const err29 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                if (!valid32) {
+                                                  const err32 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                   if (vErrors === null) {
-                                                    vErrors = [err29];
+                                                    vErrors = [err32];
                                                   } else {
-                                                    vErrors.push(err29);
+                                                    vErrors.push(err32);
                                                   }
                                                   errors++;
-                                                  validate97.errors = vErrors;
+                                                  validate112.errors = vErrors;
                                                   return false;
                                                 }
-                                                var valid2 = _errs78 === errors;
+                                                var valid2 = _errs81 === errors;
                                                 if (valid2) {
                                                   if (props0 !== true) {
                                                     props0 = props0 || {};
                                                     props0.do = true;
                                                   }
-                                                  const _errs83 = errors;
-                                                  const _errs84 = errors;
-                                                  let valid33 = true;
-                                                  const _errs85 = errors;
+                                                  const _errs86 = errors;
+                                                  const _errs87 = errors;
+                                                  let valid34 = true;
+                                                  const _errs88 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                     if (data3.do !== void 0) {
                                                       if ("oom_restart" !== data3.do) {
-                                                        const err30 = {};
+                                                        const err33 = {};
                                                         if (vErrors === null) {
-                                                          vErrors = [err30];
+                                                          vErrors = [err33];
                                                         } else {
-                                                          vErrors.push(err30);
+                                                          vErrors.push(err33);
                                                         }
                                                         errors++;
                                                       }
                                                     }
                                                   }
-                                                  var _valid15 = _errs85 === errors;
-                                                  errors = _errs84;
+                                                  var _valid16 = _errs88 === errors;
+                                                  errors = _errs87;
                                                   if (vErrors !== null) {
-                                                    if (_errs84) {
-                                                      vErrors.length = _errs84;
+                                                    if (_errs87) {
+                                                      vErrors.length = _errs87;
                                                     } else {
                                                       vErrors = null;
                                                     }
                                                   }
-                                                  if (_valid15) {
-                                                    const _errs87 = errors;
-                                                    var _valid15 = _errs87 === errors;
-                                                    valid33 = _valid15;
-                                                    if (valid33) {
+                                                  if (_valid16) {
+                                                    const _errs90 = errors;
+                                                    var _valid16 = _errs90 === errors;
+                                                    valid34 = _valid16;
+                                                    if (valid34) {
                                                       var props5 = {};
                                                       props5.step = true;
                                                       props5.do = true;
                                                     }
                                                   }
-                                                  if (!valid33) {
-                                                    const err31 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                  if (!valid34) {
+                                                    const err34 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                     if (vErrors === null) {
-                                                      vErrors = [err31];
+                                                      vErrors = [err34];
                                                     } else {
-                                                      vErrors.push(err31);
+                                                      vErrors.push(err34);
                                                     }
                                                     errors++;
-                                                    validate97.errors = vErrors;
+                                                    validate112.errors = vErrors;
                                                     return false;
                                                   }
-                                                  var valid2 = _errs83 === errors;
+                                                  var valid2 = _errs86 === errors;
                                                   if (valid2) {
                                                     if (props0 !== true && props5 !== void 0) {
                                                       if (props5 === true) {
@@ -2956,6 +4027,120 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                                                       } else {
                                                         props0 = props0 || {};
                                                         Object.assign(props0, props5);
+                                                      }
+                                                    }
+                                                    const _errs91 = errors;
+                                                    const _errs92 = errors;
+                                                    let valid36 = true;
+                                                    const _errs93 = errors;
+                                                    if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                      if (data3.do !== void 0) {
+                                                        if ("phase_count" !== data3.do) {
+                                                          const err35 = {};
+                                                          if (vErrors === null) {
+                                                            vErrors = [err35];
+                                                          } else {
+                                                            vErrors.push(err35);
+                                                          }
+                                                          errors++;
+                                                        }
+                                                      }
+                                                    }
+                                                    var _valid17 = _errs93 === errors;
+                                                    errors = _errs92;
+                                                    if (vErrors !== null) {
+                                                      if (_errs92) {
+                                                        vErrors.length = _errs92;
+                                                      } else {
+                                                        vErrors = null;
+                                                      }
+                                                    }
+                                                    if (_valid17) {
+                                                      const _errs95 = errors;
+                                                      var _valid17 = _errs95 === errors;
+                                                      valid36 = _valid17;
+                                                      if (valid36) {
+                                                        var props6 = {};
+                                                        props6.n = true;
+                                                        props6.do = true;
+                                                      }
+                                                    }
+                                                    if (!valid36) {
+                                                      const err36 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/16/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                      if (vErrors === null) {
+                                                        vErrors = [err36];
+                                                      } else {
+                                                        vErrors.push(err36);
+                                                      }
+                                                      errors++;
+                                                      validate112.errors = vErrors;
+                                                      return false;
+                                                    }
+                                                    var valid2 = _errs91 === errors;
+                                                    if (valid2) {
+                                                      if (props0 !== true && props6 !== void 0) {
+                                                        if (props6 === true) {
+                                                          props0 = true;
+                                                        } else {
+                                                          props0 = props0 || {};
+                                                          Object.assign(props0, props6);
+                                                        }
+                                                      }
+                                                      const _errs96 = errors;
+                                                      const _errs97 = errors;
+                                                      let valid38 = true;
+                                                      const _errs98 = errors;
+                                                      if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                        if (data3.do !== void 0) {
+                                                          if ("rollback" !== data3.do) {
+                                                            const err37 = {};
+                                                            if (vErrors === null) {
+                                                              vErrors = [err37];
+                                                            } else {
+                                                              vErrors.push(err37);
+                                                            }
+                                                            errors++;
+                                                          }
+                                                        }
+                                                      }
+                                                      var _valid18 = _errs98 === errors;
+                                                      errors = _errs97;
+                                                      if (vErrors !== null) {
+                                                        if (_errs97) {
+                                                          vErrors.length = _errs97;
+                                                        } else {
+                                                          vErrors = null;
+                                                        }
+                                                      }
+                                                      if (_valid18) {
+                                                        const _errs100 = errors;
+                                                        if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                          let missing17;
+                                                          if (data3.previous_step === void 0 && (missing17 = "previous_step") || data3.step === void 0 && (missing17 = "step")) {
+                                                            validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/then/required", keyword: "required", params: { missingProperty: missing17 }, message: "must have required property '" + missing17 + "'" }];
+                                                            return false;
+                                                          }
+                                                        }
+                                                        var _valid18 = _errs100 === errors;
+                                                        valid38 = _valid18;
+                                                      }
+                                                      if (!valid38) {
+                                                        const err38 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err38];
+                                                        } else {
+                                                          vErrors.push(err38);
+                                                        }
+                                                        errors++;
+                                                        validate112.errors = vErrors;
+                                                        return false;
+                                                      }
+                                                      var valid2 = _errs96 === errors;
+                                                      if (valid2) {
+                                                        if (props0 !== true) {
+                                                          props0 = props0 || {};
+                                                          props0.do = true;
+                                                        }
                                                       }
                                                     }
                                                   }
@@ -2976,9 +4161,9 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                     }
                     if (errors === _errs6) {
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                        let missing16;
-                        if (data3.do === void 0 && (missing16 = "do")) {
-                          validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
+                        let missing18;
+                        if (data3.do === void 0 && (missing18 = "do")) {
+                          validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing18 }, message: "must have required property '" + missing18 + "'" }];
                           return false;
                         } else {
                           if (props0 !== true) {
@@ -2986,15 +4171,15 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                             props0.do = true;
                           }
                           if (data3.do !== void 0) {
-                            let data20 = data3.do;
-                            if (!(data20 === "start" || data20 === "advance" || data20 === "phase_start" || data20 === "phase_end" || data20 === "step" || data20 === "epoch" || data20 === "eval" || data20 === "checkpoint" || data20 === "oom_restart" || data20 === "trial_start" || data20 === "trial_end" || data20 === "request_stop" || data20 === "heartbeat" || data20 === "fail" || data20 === "finish" || data20 === "raw" || data20 === "extra")) {
-                              validate97.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema33.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
+                            let data22 = data3.do;
+                            if (!(data22 === "start" || data22 === "advance" || data22 === "phase_start" || data22 === "phase_end" || data22 === "phase_count" || data22 === "step" || data22 === "epoch" || data22 === "eval" || data22 === "checkpoint" || data22 === "oom_restart" || data22 === "rollback" || data22 === "trial_start" || data22 === "trial_end" || data22 === "request_stop" || data22 === "heartbeat" || data22 === "fail" || data22 === "finish" || data22 === "raw" || data22 === "extra")) {
+                              validate112.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema34.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
                               return false;
                             }
                           }
                         }
                       } else {
-                        validate97.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                        validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                         return false;
                       }
                     }
@@ -3004,7 +4189,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
                     }
                   }
                 } else {
-                  validate97.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate112.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
@@ -3016,18 +4201,18 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate97.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate112.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate97.errors = vErrors;
+  validate112.errors = vErrors;
   return errors === 0;
 }
-validate97.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
-function validate96(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate112.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
+function validate111(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate96.evaluated;
+  const evaluated0 = validate111.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3038,13 +4223,13 @@ function validate96(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.scenario === void 0 && (missing0 = "scenario")) {
-        validate96.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate111.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("write" !== data.cmd) {
-            validate96.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
+            validate111.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3054,8 +4239,8 @@ function validate96(data, { instancePath = "", parentData, parentDataProperty, r
         if (valid0) {
           if (data.scenario !== void 0) {
             const _errs2 = errors;
-            if (!validate97(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+            if (!validate112(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
               errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
@@ -3065,18 +4250,18 @@ function validate96(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate96.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate111.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate96.errors = vErrors;
+  validate111.errors = vErrors;
   return errors === 0;
 }
-validate96.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
-function validate102(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate111.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
+function validate117(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate102.evaluated;
+  const evaluated0 = validate117.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3087,29 +4272,29 @@ function validate102(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.stream === void 0 && (missing0 = "stream")) {
-        validate102.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate117.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.stream !== void 0) {
           if (typeof data.stream !== "string") {
-            validate102.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+            validate117.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
             return false;
           }
         }
       }
     } else {
-      validate102.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate117.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate102.errors = vErrors;
+  validate117.errors = vErrors;
   return errors === 0;
 }
-validate102.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
-function validate104(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate117.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
+function validate119(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate104.evaluated;
+  const evaluated0 = validate119.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3120,13 +4305,13 @@ function validate104(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.skipped === void 0 && (missing0 = "skipped")) {
-        validate104.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate119.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.skipped !== void 0) {
           const _errs1 = errors;
           if (true !== data.skipped) {
-            validate104.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            validate119.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3137,7 +4322,7 @@ function validate104(data, { instancePath = "", parentData, parentDataProperty, 
           if (data.message !== void 0) {
             const _errs2 = errors;
             if (typeof data.message !== "string") {
-              validate104.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate119.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -3147,18 +4332,18 @@ function validate104(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate104.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate119.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate104.errors = vErrors;
+  validate119.errors = vErrors;
   return errors === 0;
 }
-validate104.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
-function validate106(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate119.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+function validate121(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate106.evaluated;
+  const evaluated0 = validate121.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3169,13 +4354,13 @@ function validate106(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.errored === void 0 && (missing0 = "errored")) {
-        validate106.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate121.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.errored !== void 0) {
           const _errs1 = errors;
           if (true !== data.errored) {
-            validate106.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            validate121.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3191,7 +4376,7 @@ function validate106(data, { instancePath = "", parentData, parentDataProperty, 
                 if (data1.message !== void 0) {
                   const _errs4 = errors;
                   if (typeof data1.message !== "string") {
-                    validate106.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate121.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                   var valid1 = _errs4 === errors;
@@ -3202,7 +4387,7 @@ function validate106(data, { instancePath = "", parentData, parentDataProperty, 
                   if (data1.traceback !== void 0) {
                     const _errs6 = errors;
                     if (typeof data1.traceback !== "string") {
-                      validate106.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                      validate121.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                       return false;
                     }
                     var valid1 = _errs6 === errors;
@@ -3211,7 +4396,7 @@ function validate106(data, { instancePath = "", parentData, parentDataProperty, 
                   }
                 }
               } else {
-                validate106.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                validate121.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                 return false;
               }
             }
@@ -3222,18 +4407,18 @@ function validate106(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate106.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate121.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate106.errors = vErrors;
+  validate121.errors = vErrors;
   return errors === 0;
 }
-validate106.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
-function validate108(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate121.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
+function validate123(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate108.evaluated;
+  const evaluated0 = validate123.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3244,25 +4429,25 @@ function validate108(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd")) {
-        validate108.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate123.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           if ("stop" !== data.cmd) {
-            validate108.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
+            validate123.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
             return false;
           }
         }
       }
     } else {
-      validate108.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate123.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate108.errors = vErrors;
+  validate123.errors = vErrors;
   return errors === 0;
 }
-validate108.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
+validate123.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
 function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -3335,8 +4520,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   const _errs5 = errors;
-  if (!validate96(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+  if (!validate111(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs5 === errors;
@@ -3350,8 +4535,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   const _errs6 = errors;
-  if (!validate102(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+  if (!validate117(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs6 === errors;
@@ -3364,8 +4549,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   const _errs7 = errors;
-  if (!validate104(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+  if (!validate119(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs7 === errors;
@@ -3379,8 +4564,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   const _errs8 = errors;
-  if (!validate106(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+  if (!validate121(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs8 === errors;
@@ -3394,8 +4579,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   const _errs9 = errors;
-  if (!validate108(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+  if (!validate123(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs9 === errors;
@@ -3431,11 +4616,11 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate52.evaluated = { "dynamicProps": true, "dynamicItems": false };
-var validateStartRequest = validate110;
-function validate110(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var validateStartRequest = validate125;
+function validate125(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate110.evaluated;
+  const evaluated0 = validate125.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3446,13 +4631,13 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.version === void 0 && (missing0 = "version")) {
-        validate110.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate125.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("start" !== data.cmd) {
-            validate110.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "start" }, message: "must be equal to constant" }];
+            validate125.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "start" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3463,7 +4648,7 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
           if (data.version !== void 0) {
             const _errs2 = errors;
             if (1 !== data.version) {
-              validate110.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
+              validate125.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -3473,19 +4658,19 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate110.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate125.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate110.errors = vErrors;
+  validate125.errors = vErrors;
   return errors === 0;
 }
-validate110.evaluated = { "props": { "cmd": true, "version": true }, "dynamicProps": false, "dynamicItems": false };
-var validateStartResponse = validate111;
-function validate111(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate125.evaluated = { "props": { "cmd": true, "version": true }, "dynamicProps": false, "dynamicItems": false };
+var validateStartResponse = validate126;
+function validate126(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate111.evaluated;
+  const evaluated0 = validate126.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3496,13 +4681,13 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.version === void 0 && (missing0 = "version") || data.implementation === void 0 && (missing0 = "implementation") || data.roles === void 0 && (missing0 = "roles")) {
-        validate111.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate126.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.version !== void 0) {
           const _errs1 = errors;
           if (1 !== data.version) {
-            validate111.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
+            validate126.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3517,7 +4702,7 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
               if (data1 && typeof data1 == "object" && !Array.isArray(data1)) {
                 let missing1;
                 if (data1.name === void 0 && (missing1 = "name") || data1.language === void 0 && (missing1 = "language") || data1.version === void 0 && (missing1 = "version")) {
-                  validate111.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                  validate126.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                   return false;
                 } else {
                   if (data1.name !== void 0) {
@@ -3526,11 +4711,11 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
                     if (errors === _errs4) {
                       if (typeof data2 === "string") {
                         if (func1(data2) < 1) {
-                          validate111.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                          validate126.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                           return false;
                         }
                       } else {
-                        validate111.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                        validate126.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                         return false;
                       }
                     }
@@ -3545,11 +4730,11 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
                       if (errors === _errs6) {
                         if (typeof data3 === "string") {
                           if (func1(data3) < 1) {
-                            validate111.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                            validate126.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                             return false;
                           }
                         } else {
-                          validate111.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          validate126.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                           return false;
                         }
                       }
@@ -3561,7 +4746,7 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
                       if (data1.version !== void 0) {
                         const _errs8 = errors;
                         if (typeof data1.version !== "string") {
-                          validate111.errors = [{ instancePath: instancePath + "/implementation/version", schemaPath: "#/properties/implementation/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          validate126.errors = [{ instancePath: instancePath + "/implementation/version", schemaPath: "#/properties/implementation/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                           return false;
                         }
                         var valid1 = _errs8 === errors;
@@ -3572,7 +4757,7 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
                         if (data1.homepage !== void 0) {
                           const _errs10 = errors;
                           if (typeof data1.homepage !== "string") {
-                            validate111.errors = [{ instancePath: instancePath + "/implementation/homepage", schemaPath: "#/properties/implementation/properties/homepage/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                            validate126.errors = [{ instancePath: instancePath + "/implementation/homepage", schemaPath: "#/properties/implementation/properties/homepage/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                             return false;
                           }
                           var valid1 = _errs10 === errors;
@@ -3584,7 +4769,7 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
                   }
                 }
               } else {
-                validate111.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                validate126.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                 return false;
               }
             }
@@ -3599,7 +4784,7 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
               if (errors === _errs12) {
                 if (Array.isArray(data6)) {
                   if (data6.length < 1) {
-                    validate111.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" }];
+                    validate126.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" }];
                     return false;
                   } else {
                     var valid2 = true;
@@ -3608,7 +4793,7 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
                       let data7 = data6[i0];
                       const _errs14 = errors;
                       if (!(data7 === "reader" || data7 === "writer")) {
-                        validate111.errors = [{ instancePath: instancePath + "/roles/" + i0, schemaPath: "#/properties/roles/items/enum", keyword: "enum", params: { allowedValues: schema21.properties.roles.items.enum }, message: "must be equal to one of the allowed values" }];
+                        validate126.errors = [{ instancePath: instancePath + "/roles/" + i0, schemaPath: "#/properties/roles/items/enum", keyword: "enum", params: { allowedValues: schema21.properties.roles.items.enum }, message: "must be equal to one of the allowed values" }];
                         return false;
                       }
                       var valid2 = _errs14 === errors;
@@ -3624,7 +4809,7 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
                           for (; i1--; ) {
                             for (j0 = i1; j0--; ) {
                               if (func0(data6[i1], data6[j0])) {
-                                validate111.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/uniqueItems", keyword: "uniqueItems", params: { i: i1, j: j0 }, message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)" }];
+                                validate126.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/uniqueItems", keyword: "uniqueItems", params: { i: i1, j: j0 }, message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)" }];
                                 return false;
                                 break outer0;
                               }
@@ -3634,7 +4819,7 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
                     }
                   }
                 } else {
-                  validate111.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate126.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
@@ -3646,19 +4831,19 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate111.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate126.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate111.errors = vErrors;
+  validate126.errors = vErrors;
   return errors === 0;
 }
-validate111.evaluated = { "props": { "version": true, "implementation": true, "roles": true }, "dynamicProps": false, "dynamicItems": false };
-var validateReadRequest = validate112;
-function validate112(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate126.evaluated = { "props": { "version": true, "implementation": true, "roles": true }, "dynamicProps": false, "dynamicItems": false };
+var validateReadRequest = validate127;
+function validate127(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate112.evaluated;
+  const evaluated0 = validate127.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3669,13 +4854,13 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.chunks === void 0 && (missing0 = "chunks")) {
-        validate112.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate127.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("read" !== data.cmd) {
-            validate112.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "read" }, message: "must be equal to constant" }];
+            validate127.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "read" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3693,7 +4878,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                 for (let i0 = 0; i0 < len0; i0++) {
                   const _errs4 = errors;
                   if (typeof data1[i0] !== "string") {
-                    validate112.errors = [{ instancePath: instancePath + "/chunks/" + i0, schemaPath: "#/properties/chunks/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate127.errors = [{ instancePath: instancePath + "/chunks/" + i0, schemaPath: "#/properties/chunks/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                   var valid1 = _errs4 === errors;
@@ -3702,7 +4887,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                   }
                 }
               } else {
-                validate112.errors = [{ instancePath: instancePath + "/chunks", schemaPath: "#/properties/chunks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                validate127.errors = [{ instancePath: instancePath + "/chunks", schemaPath: "#/properties/chunks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                 return false;
               }
             }
@@ -3714,7 +4899,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
             if (data.now !== void 0) {
               const _errs6 = errors;
               if (typeof data.now !== "string") {
-                validate112.errors = [{ instancePath: instancePath + "/now", schemaPath: "#/properties/now/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                validate127.errors = [{ instancePath: instancePath + "/now", schemaPath: "#/properties/now/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                 return false;
               }
               var valid0 = _errs6 === errors;
@@ -3728,11 +4913,11 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                 if (errors === _errs8) {
                   if (typeof data4 == "number" && isFinite(data4)) {
                     if (data4 <= 0 || isNaN(data4)) {
-                      validate112.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" }];
+                      validate127.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" }];
                       return false;
                     }
                   } else {
-                    validate112.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                    validate127.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                     return false;
                   }
                 }
@@ -3745,19 +4930,19 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate112.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate127.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate112.errors = vErrors;
+  validate127.errors = vErrors;
   return errors === 0;
 }
-validate112.evaluated = { "props": { "cmd": true, "seq": true, "chunks": true, "now": true, "stale_after_s": true }, "dynamicProps": false, "dynamicItems": false };
-var validateReadResponse = validate113;
-function validate113(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate127.evaluated = { "props": { "cmd": true, "seq": true, "chunks": true, "now": true, "stale_after_s": true }, "dynamicProps": false, "dynamicItems": false };
+var validateReadResponse = validate128;
+function validate128(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate113.evaluated;
+  const evaluated0 = validate128.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3768,7 +4953,7 @@ function validate113(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.state === void 0 && (missing0 = "state")) {
-        validate113.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate128.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.state !== void 0) {
@@ -3779,19 +4964,19 @@ function validate113(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate113.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate128.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate113.errors = vErrors;
+  validate128.errors = vErrors;
   return errors === 0;
 }
-validate113.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
-var validateWriteRequest = validate115;
-function validate115(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate128.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
+var validateWriteRequest = validate130;
+function validate130(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate115.evaluated;
+  const evaluated0 = validate130.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3802,13 +4987,13 @@ function validate115(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.scenario === void 0 && (missing0 = "scenario")) {
-        validate115.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate130.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("write" !== data.cmd) {
-            validate115.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
+            validate130.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3818,8 +5003,8 @@ function validate115(data, { instancePath = "", parentData, parentDataProperty, 
         if (valid0) {
           if (data.scenario !== void 0) {
             const _errs2 = errors;
-            if (!validate97(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+            if (!validate112(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
               errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
@@ -3829,19 +5014,19 @@ function validate115(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate115.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate130.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate115.errors = vErrors;
+  validate130.errors = vErrors;
   return errors === 0;
 }
-validate115.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
-var validateWriteResponse = validate117;
-function validate117(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate130.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
+var validateWriteResponse = validate132;
+function validate132(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate117.evaluated;
+  const evaluated0 = validate132.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3852,30 +5037,30 @@ function validate117(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.stream === void 0 && (missing0 = "stream")) {
-        validate117.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate132.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.stream !== void 0) {
           if (typeof data.stream !== "string") {
-            validate117.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+            validate132.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
             return false;
           }
         }
       }
     } else {
-      validate117.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate132.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate117.errors = vErrors;
+  validate132.errors = vErrors;
   return errors === 0;
 }
-validate117.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
-var validateSkippedResponse = validate118;
-function validate118(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate132.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
+var validateSkippedResponse = validate133;
+function validate133(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate118.evaluated;
+  const evaluated0 = validate133.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3886,13 +5071,13 @@ function validate118(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.skipped === void 0 && (missing0 = "skipped")) {
-        validate118.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate133.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.skipped !== void 0) {
           const _errs1 = errors;
           if (true !== data.skipped) {
-            validate118.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            validate133.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3903,7 +5088,7 @@ function validate118(data, { instancePath = "", parentData, parentDataProperty, 
           if (data.message !== void 0) {
             const _errs2 = errors;
             if (typeof data.message !== "string") {
-              validate118.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate133.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -3913,19 +5098,19 @@ function validate118(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate118.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate133.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate118.errors = vErrors;
+  validate133.errors = vErrors;
   return errors === 0;
 }
-validate118.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
-var validateErroredResponse = validate119;
-function validate119(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate133.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+var validateErroredResponse = validate134;
+function validate134(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate119.evaluated;
+  const evaluated0 = validate134.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3936,13 +5121,13 @@ function validate119(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.seq === void 0 && (missing0 = "seq") || data.errored === void 0 && (missing0 = "errored")) {
-        validate119.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate134.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.errored !== void 0) {
           const _errs1 = errors;
           if (true !== data.errored) {
-            validate119.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            validate134.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -3958,7 +5143,7 @@ function validate119(data, { instancePath = "", parentData, parentDataProperty, 
                 if (data1.message !== void 0) {
                   const _errs4 = errors;
                   if (typeof data1.message !== "string") {
-                    validate119.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate134.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                   var valid1 = _errs4 === errors;
@@ -3969,7 +5154,7 @@ function validate119(data, { instancePath = "", parentData, parentDataProperty, 
                   if (data1.traceback !== void 0) {
                     const _errs6 = errors;
                     if (typeof data1.traceback !== "string") {
-                      validate119.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                      validate134.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                       return false;
                     }
                     var valid1 = _errs6 === errors;
@@ -3978,7 +5163,7 @@ function validate119(data, { instancePath = "", parentData, parentDataProperty, 
                   }
                 }
               } else {
-                validate119.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                validate134.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                 return false;
               }
             }
@@ -3989,19 +5174,19 @@ function validate119(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate119.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate134.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate119.errors = vErrors;
+  validate134.errors = vErrors;
   return errors === 0;
 }
-validate119.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
-var validateStopRequest = validate120;
-function validate120(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate134.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
+var validateStopRequest = validate135;
+function validate135(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate120.evaluated;
+  const evaluated0 = validate135.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4012,30 +5197,30 @@ function validate120(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd")) {
-        validate120.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate135.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           if ("stop" !== data.cmd) {
-            validate120.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
+            validate135.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
             return false;
           }
         }
       }
     } else {
-      validate120.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate135.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate120.errors = vErrors;
+  validate135.errors = vErrors;
   return errors === 0;
 }
-validate120.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
-var validateScenario = validate121;
-function validate121(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate135.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
+var validateScenario = validate136;
+function validate136(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate121.evaluated;
+  const evaluated0 = validate136.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4046,13 +5231,13 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.start_time === void 0 && (missing0 = "start_time") || data.actions === void 0 && (missing0 = "actions")) {
-        validate121.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate136.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.start_time !== void 0) {
           const _errs1 = errors;
-          if (!validate98(data.start_time, { instancePath: instancePath + "/start_time", parentData: data, parentDataProperty: "start_time", rootData, dynamicAnchors })) {
-            vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+          if (!validate113(data.start_time, { instancePath: instancePath + "/start_time", parentData: data, parentDataProperty: "start_time", rootData, dynamicAnchors })) {
+            vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -4066,11 +5251,11 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
             if (errors === _errs2) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 < 0 || isNaN(data1)) {
-                  validate121.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                  validate136.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                   return false;
                 }
               } else {
-                validate121.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                validate136.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                 return false;
               }
             }
@@ -4120,7 +5305,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         let missing1;
                         if (data3.run_id === void 0 && (missing1 = "run_id")) {
-                          validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                          validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                           return false;
                         }
                       }
@@ -4135,7 +5320,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                         vErrors.push(err1);
                       }
                       errors++;
-                      validate121.errors = vErrors;
+                      validate136.errors = vErrors;
                       return false;
                     }
                     var valid2 = _errs8 === errors;
@@ -4171,7 +5356,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                           let missing2;
                           if (data3.seconds === void 0 && (missing2 = "seconds")) {
-                            validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
+                            validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
                             return false;
                           }
                         }
@@ -4186,7 +5371,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                           vErrors.push(err3);
                         }
                         errors++;
-                        validate121.errors = vErrors;
+                        validate136.errors = vErrors;
                         return false;
                       }
                       var valid2 = _errs13 === errors;
@@ -4222,7 +5407,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                             let missing3;
                             if (data3.phase === void 0 && (missing3 = "phase")) {
-                              validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
+                              validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
                               return false;
                             }
                           }
@@ -4237,7 +5422,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                             vErrors.push(err5);
                           }
                           errors++;
-                          validate121.errors = vErrors;
+                          validate136.errors = vErrors;
                           return false;
                         }
                         var valid2 = _errs18 === errors;
@@ -4273,7 +5458,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                               let missing4;
                               if (data3.phase === void 0 && (missing4 = "phase")) {
-                                validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
                                 return false;
                               }
                             }
@@ -4293,7 +5478,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                               vErrors.push(err7);
                             }
                             errors++;
-                            validate121.errors = vErrors;
+                            validate136.errors = vErrors;
                             return false;
                           }
                           var valid2 = _errs23 === errors;
@@ -4333,7 +5518,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                 let missing5;
                                 if (data3.step === void 0 && (missing5 = "step")) {
-                                  validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
+                                  validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
                                   return false;
                                 }
                               }
@@ -4348,7 +5533,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                 vErrors.push(err9);
                               }
                               errors++;
-                              validate121.errors = vErrors;
+                              validate136.errors = vErrors;
                               return false;
                             }
                             var valid2 = _errs28 === errors;
@@ -4388,7 +5573,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                   let missing6;
                                   if (data3.epoch === void 0 && (missing6 = "epoch") || data3.step === void 0 && (missing6 = "step")) {
-                                    validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                    validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
                                     return false;
                                   }
                                 }
@@ -4403,7 +5588,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                   vErrors.push(err11);
                                 }
                                 errors++;
-                                validate121.errors = vErrors;
+                                validate136.errors = vErrors;
                                 return false;
                               }
                               var valid2 = _errs33 === errors;
@@ -4443,7 +5628,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                     let missing7;
                                     if (data3.step === void 0 && (missing7 = "step")) {
-                                      validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
+                                      validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
                                       return false;
                                     }
                                   }
@@ -4463,7 +5648,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                     vErrors.push(err13);
                                   }
                                   errors++;
-                                  validate121.errors = vErrors;
+                                  validate136.errors = vErrors;
                                   return false;
                                 }
                                 var valid2 = _errs38 === errors;
@@ -4507,7 +5692,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                     if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                       let missing8;
                                       if (data3.step === void 0 && (missing8 = "step") || data3.path === void 0 && (missing8 = "path")) {
-                                        validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
+                                        validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
                                         return false;
                                       }
                                     }
@@ -4527,7 +5712,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                       vErrors.push(err15);
                                     }
                                     errors++;
-                                    validate121.errors = vErrors;
+                                    validate136.errors = vErrors;
                                     return false;
                                   }
                                   var valid2 = _errs43 === errors;
@@ -4571,7 +5756,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                         let missing9;
                                         if (data3.trial === void 0 && (missing9 = "trial")) {
-                                          validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                          validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
                                           return false;
                                         }
                                       }
@@ -4591,7 +5776,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                         vErrors.push(err17);
                                       }
                                       errors++;
-                                      validate121.errors = vErrors;
+                                      validate136.errors = vErrors;
                                       return false;
                                     }
                                     var valid2 = _errs48 === errors;
@@ -4635,7 +5820,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                           let missing10;
                                           if (data3.trial === void 0 && (missing10 = "trial") || data3.status === void 0 && (missing10 = "status")) {
-                                            validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
+                                            validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
                                             return false;
                                           }
                                         }
@@ -4655,7 +5840,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                           vErrors.push(err19);
                                         }
                                         errors++;
-                                        validate121.errors = vErrors;
+                                        validate136.errors = vErrors;
                                         return false;
                                       }
                                       var valid2 = _errs53 === errors;
@@ -4696,25 +5881,70 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                         }
                                         if (_valid10) {
                                           const _errs62 = errors;
+                                          const _errs63 = errors;
+                                          let valid25 = false;
+                                          const _errs64 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             let missing11;
                                             if (data3.source === void 0 && (missing11 = "source")) {
-                                              validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" }];
-                                              return false;
+                                              const err21 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf/0/required", keyword: "required", params: { missingProperty: missing11 }, message: "must have required property '" + missing11 + "'" };
+                                              if (vErrors === null) {
+                                                vErrors = [err21];
+                                              } else {
+                                                vErrors.push(err21);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          var _valid11 = _errs64 === errors;
+                                          valid25 = valid25 || _valid11;
+                                          const _errs65 = errors;
+                                          if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                            let missing12;
+                                            if (data3.criterion === void 0 && (missing12 = "criterion")) {
+                                              const err22 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf/1/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" };
+                                              if (vErrors === null) {
+                                                vErrors = [err22];
+                                              } else {
+                                                vErrors.push(err22);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          var _valid11 = _errs65 === errors;
+                                          valid25 = valid25 || _valid11;
+                                          if (!valid25) {
+                                            const err23 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/then/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                            if (vErrors === null) {
+                                              vErrors = [err23];
+                                            } else {
+                                              vErrors.push(err23);
+                                            }
+                                            errors++;
+                                            validate136.errors = vErrors;
+                                            return false;
+                                          } else {
+                                            errors = _errs63;
+                                            if (vErrors !== null) {
+                                              if (_errs63) {
+                                                vErrors.length = _errs63;
+                                              } else {
+                                                vErrors = null;
+                                              }
                                             }
                                           }
                                           var _valid10 = _errs62 === errors;
                                           valid23 = _valid10;
                                         }
                                         if (!valid23) {
-                                          const err21 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                          const err24 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/10/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                           if (vErrors === null) {
-                                            vErrors = [err21];
+                                            vErrors = [err24];
                                           } else {
-                                            vErrors.push(err21);
+                                            vErrors.push(err24);
                                           }
                                           errors++;
-                                          validate121.errors = vErrors;
+                                          validate136.errors = vErrors;
                                           return false;
                                         }
                                         var valid2 = _errs58 === errors;
@@ -4723,274 +5953,274 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                             props0 = props0 || {};
                                             props0.do = true;
                                           }
-                                          const _errs63 = errors;
-                                          const _errs64 = errors;
-                                          let valid25 = true;
-                                          const _errs65 = errors;
+                                          const _errs66 = errors;
+                                          const _errs67 = errors;
+                                          let valid26 = true;
+                                          const _errs68 = errors;
                                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                             if (data3.do !== void 0) {
                                               if ("fail" !== data3.do) {
-                                                const err22 = {};
+                                                const err25 = {};
                                                 if (vErrors === null) {
-                                                  vErrors = [err22];
+                                                  vErrors = [err25];
                                                 } else {
-                                                  vErrors.push(err22);
+                                                  vErrors.push(err25);
                                                 }
                                                 errors++;
                                               }
                                             }
                                           }
-                                          var _valid11 = _errs65 === errors;
-                                          errors = _errs64;
+                                          var _valid12 = _errs68 === errors;
+                                          errors = _errs67;
                                           if (vErrors !== null) {
-                                            if (_errs64) {
-                                              vErrors.length = _errs64;
+                                            if (_errs67) {
+                                              vErrors.length = _errs67;
                                             } else {
                                               vErrors = null;
                                             }
                                           }
-                                          if (_valid11) {
-                                            const _errs67 = errors;
+                                          if (_valid12) {
+                                            const _errs70 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                              let missing12;
-                                              if (data3.error_type === void 0 && (missing12 = "error_type") || data3.message === void 0 && (missing12 = "message")) {
-                                                validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing12 }, message: "must have required property '" + missing12 + "'" }];
+                                              let missing13;
+                                              if (data3.error_type === void 0 && (missing13 = "error_type") || data3.message === void 0 && (missing13 = "message")) {
+                                                validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
                                                 return false;
                                               }
                                             }
-                                            var _valid11 = _errs67 === errors;
-                                            valid25 = _valid11;
+                                            var _valid12 = _errs70 === errors;
+                                            valid26 = _valid12;
                                           }
-                                          if (!valid25) {
-                                            const err23 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                          if (!valid26) {
+                                            const err26 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                             if (vErrors === null) {
-                                              vErrors = [err23];
+                                              vErrors = [err26];
                                             } else {
-                                              vErrors.push(err23);
+                                              vErrors.push(err26);
                                             }
                                             errors++;
-                                            validate121.errors = vErrors;
+                                            validate136.errors = vErrors;
                                             return false;
                                           }
-                                          var valid2 = _errs63 === errors;
+                                          var valid2 = _errs66 === errors;
                                           if (valid2) {
                                             if (props0 !== true) {
                                               props0 = props0 || {};
                                               props0.do = true;
                                             }
-                                            const _errs68 = errors;
-                                            const _errs69 = errors;
-                                            let valid27 = true;
-                                            const _errs70 = errors;
+                                            const _errs71 = errors;
+                                            const _errs72 = errors;
+                                            let valid28 = true;
+                                            const _errs73 = errors;
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                               if (data3.do !== void 0) {
                                                 if ("finish" !== data3.do) {
-                                                  const err24 = {};
+                                                  const err27 = {};
                                                   if (vErrors === null) {
-                                                    vErrors = [err24];
+                                                    vErrors = [err27];
                                                   } else {
-                                                    vErrors.push(err24);
+                                                    vErrors.push(err27);
                                                   }
                                                   errors++;
                                                 }
                                               }
                                             }
-                                            var _valid12 = _errs70 === errors;
-                                            errors = _errs69;
+                                            var _valid13 = _errs73 === errors;
+                                            errors = _errs72;
                                             if (vErrors !== null) {
-                                              if (_errs69) {
-                                                vErrors.length = _errs69;
+                                              if (_errs72) {
+                                                vErrors.length = _errs72;
                                               } else {
                                                 vErrors = null;
                                               }
                                             }
-                                            if (_valid12) {
-                                              const _errs72 = errors;
+                                            if (_valid13) {
+                                              const _errs75 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                let missing13;
-                                                if (data3.status === void 0 && (missing13 = "status")) {
-                                                  validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
+                                                let missing14;
+                                                if (data3.status === void 0 && (missing14 = "status")) {
+                                                  validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
                                                   return false;
                                                 }
                                               }
-                                              var _valid12 = _errs72 === errors;
-                                              valid27 = _valid12;
+                                              var _valid13 = _errs75 === errors;
+                                              valid28 = _valid13;
                                             }
-                                            if (!valid27) {
-                                              const err25 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                            if (!valid28) {
+                                              const err28 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                               if (vErrors === null) {
-                                                vErrors = [err25];
+                                                vErrors = [err28];
                                               } else {
-                                                vErrors.push(err25);
+                                                vErrors.push(err28);
                                               }
                                               errors++;
-                                              validate121.errors = vErrors;
+                                              validate136.errors = vErrors;
                                               return false;
                                             }
-                                            var valid2 = _errs68 === errors;
+                                            var valid2 = _errs71 === errors;
                                             if (valid2) {
                                               if (props0 !== true) {
                                                 props0 = props0 || {};
                                                 props0.do = true;
                                               }
-                                              const _errs73 = errors;
-                                              const _errs74 = errors;
-                                              let valid29 = true;
-                                              const _errs75 = errors;
+                                              const _errs76 = errors;
+                                              const _errs77 = errors;
+                                              let valid30 = true;
+                                              const _errs78 = errors;
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                 if (data3.do !== void 0) {
                                                   if ("raw" !== data3.do) {
-                                                    const err26 = {};
+                                                    const err29 = {};
                                                     if (vErrors === null) {
-                                                      vErrors = [err26];
+                                                      vErrors = [err29];
                                                     } else {
-                                                      vErrors.push(err26);
+                                                      vErrors.push(err29);
                                                     }
                                                     errors++;
                                                   }
                                                 }
                                               }
-                                              var _valid13 = _errs75 === errors;
-                                              errors = _errs74;
+                                              var _valid14 = _errs78 === errors;
+                                              errors = _errs77;
                                               if (vErrors !== null) {
-                                                if (_errs74) {
-                                                  vErrors.length = _errs74;
+                                                if (_errs77) {
+                                                  vErrors.length = _errs77;
                                                 } else {
                                                   vErrors = null;
                                                 }
                                               }
-                                              if (_valid13) {
-                                                const _errs77 = errors;
+                                              if (_valid14) {
+                                                const _errs80 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                  let missing14;
-                                                  if (data3.line === void 0 && (missing14 = "line")) {
-                                                    validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
+                                                  let missing15;
+                                                  if (data3.line === void 0 && (missing15 = "line")) {
+                                                    validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
                                                     return false;
                                                   }
                                                 }
-                                                var _valid13 = _errs77 === errors;
-                                                valid29 = _valid13;
+                                                var _valid14 = _errs80 === errors;
+                                                valid30 = _valid14;
                                               }
-                                              if (!valid29) {
-                                                const err27 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                              if (!valid30) {
+                                                const err30 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                 if (vErrors === null) {
-                                                  vErrors = [err27];
+                                                  vErrors = [err30];
                                                 } else {
-                                                  vErrors.push(err27);
+                                                  vErrors.push(err30);
                                                 }
                                                 errors++;
-                                                validate121.errors = vErrors;
+                                                validate136.errors = vErrors;
                                                 return false;
                                               }
-                                              var valid2 = _errs73 === errors;
+                                              var valid2 = _errs76 === errors;
                                               if (valid2) {
                                                 if (props0 !== true) {
                                                   props0 = props0 || {};
                                                   props0.do = true;
                                                 }
-                                                const _errs78 = errors;
-                                                const _errs79 = errors;
-                                                let valid31 = true;
-                                                const _errs80 = errors;
+                                                const _errs81 = errors;
+                                                const _errs82 = errors;
+                                                let valid32 = true;
+                                                const _errs83 = errors;
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                   if (data3.do !== void 0) {
                                                     if ("extra" !== data3.do) {
-                                                      const err28 = {};
+                                                      const err31 = {};
                                                       if (vErrors === null) {
-                                                        vErrors = [err28];
+                                                        vErrors = [err31];
                                                       } else {
-                                                        vErrors.push(err28);
+                                                        vErrors.push(err31);
                                                       }
                                                       errors++;
                                                     }
                                                   }
                                                 }
-                                                var _valid14 = _errs80 === errors;
-                                                errors = _errs79;
+                                                var _valid15 = _errs83 === errors;
+                                                errors = _errs82;
                                                 if (vErrors !== null) {
-                                                  if (_errs79) {
-                                                    vErrors.length = _errs79;
+                                                  if (_errs82) {
+                                                    vErrors.length = _errs82;
                                                   } else {
                                                     vErrors = null;
                                                   }
                                                 }
-                                                if (_valid14) {
-                                                  const _errs82 = errors;
+                                                if (_valid15) {
+                                                  const _errs85 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                                                    let missing15;
-                                                    if (data3.event === void 0 && (missing15 = "event")) {
-                                                      validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
+                                                    let missing16;
+                                                    if (data3.event === void 0 && (missing16 = "event")) {
+                                                      validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
                                                       return false;
                                                     }
                                                   }
-                                                  var _valid14 = _errs82 === errors;
-                                                  valid31 = _valid14;
+                                                  var _valid15 = _errs85 === errors;
+                                                  valid32 = _valid15;
                                                 }
-                                                if (!valid31) {
-                                                  const err29 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                if (!valid32) {
+                                                  const err32 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                   if (vErrors === null) {
-                                                    vErrors = [err29];
+                                                    vErrors = [err32];
                                                   } else {
-                                                    vErrors.push(err29);
+                                                    vErrors.push(err32);
                                                   }
                                                   errors++;
-                                                  validate121.errors = vErrors;
+                                                  validate136.errors = vErrors;
                                                   return false;
                                                 }
-                                                var valid2 = _errs78 === errors;
+                                                var valid2 = _errs81 === errors;
                                                 if (valid2) {
                                                   if (props0 !== true) {
                                                     props0 = props0 || {};
                                                     props0.do = true;
                                                   }
-                                                  const _errs83 = errors;
-                                                  const _errs84 = errors;
-                                                  let valid33 = true;
-                                                  const _errs85 = errors;
+                                                  const _errs86 = errors;
+                                                  const _errs87 = errors;
+                                                  let valid34 = true;
+                                                  const _errs88 = errors;
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                     if (data3.do !== void 0) {
                                                       if ("oom_restart" !== data3.do) {
-                                                        const err30 = {};
+                                                        const err33 = {};
                                                         if (vErrors === null) {
-                                                          vErrors = [err30];
+                                                          vErrors = [err33];
                                                         } else {
-                                                          vErrors.push(err30);
+                                                          vErrors.push(err33);
                                                         }
                                                         errors++;
                                                       }
                                                     }
                                                   }
-                                                  var _valid15 = _errs85 === errors;
-                                                  errors = _errs84;
+                                                  var _valid16 = _errs88 === errors;
+                                                  errors = _errs87;
                                                   if (vErrors !== null) {
-                                                    if (_errs84) {
-                                                      vErrors.length = _errs84;
+                                                    if (_errs87) {
+                                                      vErrors.length = _errs87;
                                                     } else {
                                                       vErrors = null;
                                                     }
                                                   }
-                                                  if (_valid15) {
-                                                    const _errs87 = errors;
-                                                    var _valid15 = _errs87 === errors;
-                                                    valid33 = _valid15;
-                                                    if (valid33) {
+                                                  if (_valid16) {
+                                                    const _errs90 = errors;
+                                                    var _valid16 = _errs90 === errors;
+                                                    valid34 = _valid16;
+                                                    if (valid34) {
                                                       var props5 = {};
                                                       props5.step = true;
                                                       props5.do = true;
                                                     }
                                                   }
-                                                  if (!valid33) {
-                                                    const err31 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                  if (!valid34) {
+                                                    const err34 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/15/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
                                                     if (vErrors === null) {
-                                                      vErrors = [err31];
+                                                      vErrors = [err34];
                                                     } else {
-                                                      vErrors.push(err31);
+                                                      vErrors.push(err34);
                                                     }
                                                     errors++;
-                                                    validate121.errors = vErrors;
+                                                    validate136.errors = vErrors;
                                                     return false;
                                                   }
-                                                  var valid2 = _errs83 === errors;
+                                                  var valid2 = _errs86 === errors;
                                                   if (valid2) {
                                                     if (props0 !== true && props5 !== void 0) {
                                                       if (props5 === true) {
@@ -4998,6 +6228,120 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                                                       } else {
                                                         props0 = props0 || {};
                                                         Object.assign(props0, props5);
+                                                      }
+                                                    }
+                                                    const _errs91 = errors;
+                                                    const _errs92 = errors;
+                                                    let valid36 = true;
+                                                    const _errs93 = errors;
+                                                    if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                      if (data3.do !== void 0) {
+                                                        if ("phase_count" !== data3.do) {
+                                                          const err35 = {};
+                                                          if (vErrors === null) {
+                                                            vErrors = [err35];
+                                                          } else {
+                                                            vErrors.push(err35);
+                                                          }
+                                                          errors++;
+                                                        }
+                                                      }
+                                                    }
+                                                    var _valid17 = _errs93 === errors;
+                                                    errors = _errs92;
+                                                    if (vErrors !== null) {
+                                                      if (_errs92) {
+                                                        vErrors.length = _errs92;
+                                                      } else {
+                                                        vErrors = null;
+                                                      }
+                                                    }
+                                                    if (_valid17) {
+                                                      const _errs95 = errors;
+                                                      var _valid17 = _errs95 === errors;
+                                                      valid36 = _valid17;
+                                                      if (valid36) {
+                                                        var props6 = {};
+                                                        props6.n = true;
+                                                        props6.do = true;
+                                                      }
+                                                    }
+                                                    if (!valid36) {
+                                                      const err36 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/16/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                      if (vErrors === null) {
+                                                        vErrors = [err36];
+                                                      } else {
+                                                        vErrors.push(err36);
+                                                      }
+                                                      errors++;
+                                                      validate136.errors = vErrors;
+                                                      return false;
+                                                    }
+                                                    var valid2 = _errs91 === errors;
+                                                    if (valid2) {
+                                                      if (props0 !== true && props6 !== void 0) {
+                                                        if (props6 === true) {
+                                                          props0 = true;
+                                                        } else {
+                                                          props0 = props0 || {};
+                                                          Object.assign(props0, props6);
+                                                        }
+                                                      }
+                                                      const _errs96 = errors;
+                                                      const _errs97 = errors;
+                                                      let valid38 = true;
+                                                      const _errs98 = errors;
+                                                      if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                        if (data3.do !== void 0) {
+                                                          if ("rollback" !== data3.do) {
+                                                            const err37 = {};
+                                                            if (vErrors === null) {
+                                                              vErrors = [err37];
+                                                            } else {
+                                                              vErrors.push(err37);
+                                                            }
+                                                            errors++;
+                                                          }
+                                                        }
+                                                      }
+                                                      var _valid18 = _errs98 === errors;
+                                                      errors = _errs97;
+                                                      if (vErrors !== null) {
+                                                        if (_errs97) {
+                                                          vErrors.length = _errs97;
+                                                        } else {
+                                                          vErrors = null;
+                                                        }
+                                                      }
+                                                      if (_valid18) {
+                                                        const _errs100 = errors;
+                                                        if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
+                                                          let missing17;
+                                                          if (data3.previous_step === void 0 && (missing17 = "previous_step") || data3.step === void 0 && (missing17 = "step")) {
+                                                            validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/then/required", keyword: "required", params: { missingProperty: missing17 }, message: "must have required property '" + missing17 + "'" }];
+                                                            return false;
+                                                          }
+                                                        }
+                                                        var _valid18 = _errs100 === errors;
+                                                        valid38 = _valid18;
+                                                      }
+                                                      if (!valid38) {
+                                                        const err38 = { instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err38];
+                                                        } else {
+                                                          vErrors.push(err38);
+                                                        }
+                                                        errors++;
+                                                        validate136.errors = vErrors;
+                                                        return false;
+                                                      }
+                                                      var valid2 = _errs96 === errors;
+                                                      if (valid2) {
+                                                        if (props0 !== true) {
+                                                          props0 = props0 || {};
+                                                          props0.do = true;
+                                                        }
                                                       }
                                                     }
                                                   }
@@ -5018,9 +6362,9 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                     }
                     if (errors === _errs6) {
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
-                        let missing16;
-                        if (data3.do === void 0 && (missing16 = "do")) {
-                          validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
+                        let missing18;
+                        if (data3.do === void 0 && (missing18 = "do")) {
+                          validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing18 }, message: "must have required property '" + missing18 + "'" }];
                           return false;
                         } else {
                           if (props0 !== true) {
@@ -5028,15 +6372,15 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                             props0.do = true;
                           }
                           if (data3.do !== void 0) {
-                            let data20 = data3.do;
-                            if (!(data20 === "start" || data20 === "advance" || data20 === "phase_start" || data20 === "phase_end" || data20 === "step" || data20 === "epoch" || data20 === "eval" || data20 === "checkpoint" || data20 === "oom_restart" || data20 === "trial_start" || data20 === "trial_end" || data20 === "request_stop" || data20 === "heartbeat" || data20 === "fail" || data20 === "finish" || data20 === "raw" || data20 === "extra")) {
-                              validate121.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema33.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
+                            let data22 = data3.do;
+                            if (!(data22 === "start" || data22 === "advance" || data22 === "phase_start" || data22 === "phase_end" || data22 === "phase_count" || data22 === "step" || data22 === "epoch" || data22 === "eval" || data22 === "checkpoint" || data22 === "oom_restart" || data22 === "rollback" || data22 === "trial_start" || data22 === "trial_end" || data22 === "request_stop" || data22 === "heartbeat" || data22 === "fail" || data22 === "finish" || data22 === "raw" || data22 === "extra")) {
+                              validate136.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema34.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
                               return false;
                             }
                           }
                         }
                       } else {
-                        validate121.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                        validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                         return false;
                       }
                     }
@@ -5046,7 +6390,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                     }
                   }
                 } else {
-                  validate121.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate136.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
@@ -5058,14 +6402,14 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate121.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate136.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate121.errors = vErrors;
+  validate136.errors = vErrors;
   return errors === 0;
 }
-validate121.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
+validate136.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
 export {
   validateErroredResponse,
   validateHarnessMessage,

@@ -37,7 +37,7 @@ var require_ucs2length = __commonJS({
 
 // inline:./standalone.js
 var validateReaderState = validate52;
-var schema20 = { "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId" }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] }, "events": { "$ref": "#/$defs/Count" }, "last_seq": { "$ref": "#/$defs/Count" }, "last_ts": { "type": ["string", "null"] }, "seq_gaps": { "type": "array", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"] }, "phase": { "type": ["string", "null"] }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "learning_rate": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "progress": { "type": ["number", "null"] }, "attempt": { "$ref": "#/$defs/Ordinal" }, "restarts": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string" }, "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" } } } }, "stop_requested": { "type": "boolean" }, "last_eval": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count" }, "epoch": { "type": ["number", "null"] }, "split": { "type": "string" }, "metrics": { "$ref": "#/$defs/Metrics" } } }, { "type": "null" }] }, "last_checkpoint": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count" }, "path": { "type": "string" }, "reason": { "type": "string" } } }, { "type": "null" }] }, "trials": { "type": "object", "additionalProperties": false, "required": ["count", "best"], "properties": { "count": { "$ref": "#/$defs/Count" }, "best": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count" }, "metric": { "type": "string" }, "value": { "type": ["number", "null"] } } }, { "type": "null" }] } } }, "stage": { "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
+var schema20 = { "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId" }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] }, "events": { "$ref": "#/$defs/Count" }, "last_seq": { "$ref": "#/$defs/Count" }, "last_ts": { "type": ["string", "null"] }, "seq_gaps": { "type": "array", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"] }, "phase": { "type": ["string", "null"] }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "learning_rate": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "progress": { "type": ["number", "null"] }, "attempt": { "$ref": "#/$defs/Ordinal" }, "restarts": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string" }, "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" } } } }, "stop_requested": { "type": "boolean" }, "last_eval": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count" }, "epoch": { "type": ["number", "null"] }, "split": { "type": "string" }, "metrics": { "$ref": "#/$defs/Metrics" } } }, { "type": "null" }] }, "last_checkpoint": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count" }, "path": { "type": "string" }, "reason": { "type": "string" } } }, { "type": "null" }] }, "trials": { "type": "object", "additionalProperties": false, "required": ["count", "best"], "properties": { "count": { "$ref": "#/$defs/Count" }, "best": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count" }, "metric": { "type": "string" }, "value": { "type": ["number", "null"] }, "params": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } }, { "type": "null" }] }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "list": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["trial", "attempt", "baseline", "status", "params", "step", "loss", "elapsed_s", "eta_s", "metrics", "duration_s", "error", "accepted"], "properties": { "trial": { "$ref": "#/$defs/Ordinal" }, "attempt": { "$ref": "#/$defs/Ordinal" }, "baseline": { "type": "boolean" }, "status": { "enum": ["running", "succeeded", "failed", "pruned"] }, "params": { "type": "object" }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "loss": { "type": ["number", "null"] }, "elapsed_s": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "metrics": { "$ref": "#/$defs/Metrics" }, "duration_s": { "type": ["number", "null"] }, "error": { "anyOf": [{ "$ref": "#/$defs/ErrorInfo" }, { "type": "null" }] }, "accepted": { "type": ["boolean", "null"] } } } } } }, "phase_progress": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "done", "total", "unit", "eta_s", "trial"], "properties": { "phase": { "type": "string" }, "done": { "$ref": "#/$defs/Count" }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "unit": { "type": ["string", "null"] }, "eta_s": { "type": ["number", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } }, { "type": "null" }] }, "cycle": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "cycle", "total_cycles"], "properties": { "phase": { "type": "string" }, "cycle": { "$ref": "#/$defs/Ordinal" }, "total_cycles": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] } } }, { "type": "null" }] }, "rollbacks": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["previous_step", "step", "checkpoint", "reason", "trial"], "properties": { "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" }, "checkpoint": { "type": ["string", "null"] }, "reason": { "type": ["string", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } } }, "stop_criterion": { "type": ["string", "null"] }, "stage": { "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
 var func1 = Object.prototype.hasOwnProperty;
 var pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
 function validate54(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
@@ -201,10 +201,80 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate68.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate73.evaluated;
+  const evaluated0 = validate78.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.type === void 0 && (missing0 = "type") || data.message === void 0 && (missing0 = "message")) {
+        validate78.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.type !== void 0) {
+          let data0 = data.type;
+          const _errs1 = errors;
+          if (errors === _errs1) {
+            if (typeof data0 === "string") {
+              if (func2(data0) > 200) {
+                validate78.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                return false;
+              } else {
+                if (func2(data0) < 1) {
+                  validate78.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  return false;
+                }
+              }
+            } else {
+              validate78.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              return false;
+            }
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.message !== void 0) {
+            let data1 = data.message;
+            const _errs3 = errors;
+            if (errors === _errs3) {
+              if (typeof data1 === "string") {
+                if (func2(data1) > 200) {
+                  validate78.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                  return false;
+                }
+              } else {
+                validate78.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+            }
+            var valid0 = _errs3 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
+      validate78.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate78.errors = vErrors;
+  return errors === 0;
+}
+validate78.evaluated = { "props": { "type": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+function validate88(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate88.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -215,7 +285,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.name === void 0 && (missing0 = "name") || data.index === void 0 && (missing0 = "index") || data.count === void 0 && (missing0 = "count")) {
-        validate73.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate88.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.name !== void 0) {
@@ -224,16 +294,16 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
           if (errors === _errs1) {
             if (typeof data0 === "string") {
               if (func2(data0) > 128) {
-                validate73.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
+                validate88.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
                 return false;
               } else {
                 if (func2(data0) < 1) {
-                  validate73.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  validate88.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                   return false;
                 }
               }
             } else {
-              validate73.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate88.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
           }
@@ -267,14 +337,14 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate73.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate88.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate73.errors = vErrors;
+  validate88.errors = vErrors;
   return errors === 0;
 }
-validate73.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
+validate88.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
 function validate53(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -991,7 +1061,7 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                         } else {
                                                           const _errs77 = errors;
                                                           for (const key4 in data34) {
-                                                            if (!(key4 === "count" || key4 === "best")) {
+                                                            if (!(key4 === "count" || key4 === "best" || key4 === "total" || key4 === "list")) {
                                                               validate53.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
                                                               return false;
                                                               break;
@@ -1029,7 +1099,7 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                                     } else {
                                                                       const _errs83 = errors;
                                                                       for (const key5 in data36) {
-                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value")) {
+                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value" || key5 === "params")) {
                                                                           const err19 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                                                                           if (vErrors === null) {
                                                                             vErrors = [err19];
@@ -1084,40 +1154,93 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                                             } else {
                                                                               var valid13 = true;
                                                                             }
+                                                                            if (valid13) {
+                                                                              if (data36.params !== void 0) {
+                                                                                let data40 = data36.params;
+                                                                                const _errs89 = errors;
+                                                                                const _errs90 = errors;
+                                                                                let valid14 = false;
+                                                                                const _errs91 = errors;
+                                                                                if (!(data40 && typeof data40 == "object" && !Array.isArray(data40))) {
+                                                                                  const err22 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                                  if (vErrors === null) {
+                                                                                    vErrors = [err22];
+                                                                                  } else {
+                                                                                    vErrors.push(err22);
+                                                                                  }
+                                                                                  errors++;
+                                                                                }
+                                                                                var _valid5 = _errs91 === errors;
+                                                                                valid14 = valid14 || _valid5;
+                                                                                const _errs93 = errors;
+                                                                                if (data40 !== null) {
+                                                                                  const err23 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                  if (vErrors === null) {
+                                                                                    vErrors = [err23];
+                                                                                  } else {
+                                                                                    vErrors.push(err23);
+                                                                                  }
+                                                                                  errors++;
+                                                                                }
+                                                                                var _valid5 = _errs93 === errors;
+                                                                                valid14 = valid14 || _valid5;
+                                                                                if (!valid14) {
+                                                                                  const err24 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                  if (vErrors === null) {
+                                                                                    vErrors = [err24];
+                                                                                  } else {
+                                                                                    vErrors.push(err24);
+                                                                                  }
+                                                                                  errors++;
+                                                                                } else {
+                                                                                  errors = _errs90;
+                                                                                  if (vErrors !== null) {
+                                                                                    if (_errs90) {
+                                                                                      vErrors.length = _errs90;
+                                                                                    } else {
+                                                                                      vErrors = null;
+                                                                                    }
+                                                                                  }
+                                                                                }
+                                                                                var valid13 = _errs89 === errors;
+                                                                              } else {
+                                                                                var valid13 = true;
+                                                                              }
+                                                                            }
                                                                           }
                                                                         }
                                                                       }
                                                                     }
                                                                   } else {
-                                                                    const err22 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                    const err25 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err22];
+                                                                      vErrors = [err25];
                                                                     } else {
-                                                                      vErrors.push(err22);
+                                                                      vErrors.push(err25);
                                                                     }
                                                                     errors++;
                                                                   }
                                                                 }
                                                                 var _valid4 = _errs81 === errors;
                                                                 valid12 = valid12 || _valid4;
-                                                                const _errs89 = errors;
+                                                                const _errs95 = errors;
                                                                 if (data36 !== null) {
-                                                                  const err23 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                  const err26 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err23];
+                                                                    vErrors = [err26];
                                                                   } else {
-                                                                    vErrors.push(err23);
+                                                                    vErrors.push(err26);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid4 = _errs89 === errors;
+                                                                var _valid4 = _errs95 === errors;
                                                                 valid12 = valid12 || _valid4;
                                                                 if (!valid12) {
-                                                                  const err24 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                  const err27 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err24];
+                                                                    vErrors = [err27];
                                                                   } else {
-                                                                    vErrors.push(err24);
+                                                                    vErrors.push(err27);
                                                                   }
                                                                   errors++;
                                                                   validate53.errors = vErrors;
@@ -1136,6 +1259,347 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                               } else {
                                                                 var valid11 = true;
                                                               }
+                                                              if (valid11) {
+                                                                if (data34.total !== void 0) {
+                                                                  let data41 = data34.total;
+                                                                  const _errs97 = errors;
+                                                                  const _errs98 = errors;
+                                                                  let valid15 = false;
+                                                                  const _errs99 = errors;
+                                                                  if (!validate56(data41, { instancePath: instancePath + "/trials/total", parentData: data34, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                                    vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                    errors = vErrors.length;
+                                                                  }
+                                                                  var _valid6 = _errs99 === errors;
+                                                                  valid15 = valid15 || _valid6;
+                                                                  const _errs100 = errors;
+                                                                  if (data41 !== null) {
+                                                                    const err28 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                    if (vErrors === null) {
+                                                                      vErrors = [err28];
+                                                                    } else {
+                                                                      vErrors.push(err28);
+                                                                    }
+                                                                    errors++;
+                                                                  }
+                                                                  var _valid6 = _errs100 === errors;
+                                                                  valid15 = valid15 || _valid6;
+                                                                  if (!valid15) {
+                                                                    const err29 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                    if (vErrors === null) {
+                                                                      vErrors = [err29];
+                                                                    } else {
+                                                                      vErrors.push(err29);
+                                                                    }
+                                                                    errors++;
+                                                                    validate53.errors = vErrors;
+                                                                    return false;
+                                                                  } else {
+                                                                    errors = _errs98;
+                                                                    if (vErrors !== null) {
+                                                                      if (_errs98) {
+                                                                        vErrors.length = _errs98;
+                                                                      } else {
+                                                                        vErrors = null;
+                                                                      }
+                                                                    }
+                                                                  }
+                                                                  var valid11 = _errs97 === errors;
+                                                                } else {
+                                                                  var valid11 = true;
+                                                                }
+                                                                if (valid11) {
+                                                                  if (data34.list !== void 0) {
+                                                                    let data42 = data34.list;
+                                                                    const _errs102 = errors;
+                                                                    if (errors === _errs102) {
+                                                                      if (Array.isArray(data42)) {
+                                                                        var valid16 = true;
+                                                                        const len4 = data42.length;
+                                                                        for (let i2 = 0; i2 < len4; i2++) {
+                                                                          let data43 = data42[i2];
+                                                                          const _errs104 = errors;
+                                                                          if (errors === _errs104) {
+                                                                            if (data43 && typeof data43 == "object" && !Array.isArray(data43)) {
+                                                                              let missing6;
+                                                                              if (data43.trial === void 0 && (missing6 = "trial") || data43.attempt === void 0 && (missing6 = "attempt") || data43.baseline === void 0 && (missing6 = "baseline") || data43.status === void 0 && (missing6 = "status") || data43.params === void 0 && (missing6 = "params") || data43.step === void 0 && (missing6 = "step") || data43.loss === void 0 && (missing6 = "loss") || data43.elapsed_s === void 0 && (missing6 = "elapsed_s") || data43.eta_s === void 0 && (missing6 = "eta_s") || data43.metrics === void 0 && (missing6 = "metrics") || data43.duration_s === void 0 && (missing6 = "duration_s") || data43.error === void 0 && (missing6 = "error") || data43.accepted === void 0 && (missing6 = "accepted")) {
+                                                                                validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                                                                return false;
+                                                                              } else {
+                                                                                const _errs106 = errors;
+                                                                                for (const key6 in data43) {
+                                                                                  if (!func1.call(schema20.properties.trials.properties.list.items.properties, key6)) {
+                                                                                    validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" }];
+                                                                                    return false;
+                                                                                    break;
+                                                                                  }
+                                                                                }
+                                                                                if (_errs106 === errors) {
+                                                                                  if (data43.trial !== void 0) {
+                                                                                    const _errs107 = errors;
+                                                                                    if (!validate63(data43.trial, { instancePath: instancePath + "/trials/list/" + i2 + "/trial", parentData: data43, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                                      vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                                                                      errors = vErrors.length;
+                                                                                    }
+                                                                                    var valid17 = _errs107 === errors;
+                                                                                  } else {
+                                                                                    var valid17 = true;
+                                                                                  }
+                                                                                  if (valid17) {
+                                                                                    if (data43.attempt !== void 0) {
+                                                                                      const _errs108 = errors;
+                                                                                      if (!validate63(data43.attempt, { instancePath: instancePath + "/trials/list/" + i2 + "/attempt", parentData: data43, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
+                                                                                        vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                                                                        errors = vErrors.length;
+                                                                                      }
+                                                                                      var valid17 = _errs108 === errors;
+                                                                                    } else {
+                                                                                      var valid17 = true;
+                                                                                    }
+                                                                                    if (valid17) {
+                                                                                      if (data43.baseline !== void 0) {
+                                                                                        const _errs109 = errors;
+                                                                                        if (typeof data43.baseline !== "boolean") {
+                                                                                          validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/baseline", schemaPath: "#/properties/trials/properties/list/items/properties/baseline/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                                                                                          return false;
+                                                                                        }
+                                                                                        var valid17 = _errs109 === errors;
+                                                                                      } else {
+                                                                                        var valid17 = true;
+                                                                                      }
+                                                                                      if (valid17) {
+                                                                                        if (data43.status !== void 0) {
+                                                                                          let data47 = data43.status;
+                                                                                          const _errs111 = errors;
+                                                                                          if (!(data47 === "running" || data47 === "succeeded" || data47 === "failed" || data47 === "pruned")) {
+                                                                                            validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/status", schemaPath: "#/properties/trials/properties/list/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.trials.properties.list.items.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                                                                                            return false;
+                                                                                          }
+                                                                                          var valid17 = _errs111 === errors;
+                                                                                        } else {
+                                                                                          var valid17 = true;
+                                                                                        }
+                                                                                        if (valid17) {
+                                                                                          if (data43.params !== void 0) {
+                                                                                            let data48 = data43.params;
+                                                                                            const _errs112 = errors;
+                                                                                            if (!(data48 && typeof data48 == "object" && !Array.isArray(data48))) {
+                                                                                              validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/params", schemaPath: "#/properties/trials/properties/list/items/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                                              return false;
+                                                                                            }
+                                                                                            var valid17 = _errs112 === errors;
+                                                                                          } else {
+                                                                                            var valid17 = true;
+                                                                                          }
+                                                                                          if (valid17) {
+                                                                                            if (data43.step !== void 0) {
+                                                                                              let data49 = data43.step;
+                                                                                              const _errs114 = errors;
+                                                                                              const _errs115 = errors;
+                                                                                              let valid18 = false;
+                                                                                              const _errs116 = errors;
+                                                                                              if (!validate56(data49, { instancePath: instancePath + "/trials/list/" + i2 + "/step", parentData: data43, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                                                vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                                                errors = vErrors.length;
+                                                                                              }
+                                                                                              var _valid7 = _errs116 === errors;
+                                                                                              valid18 = valid18 || _valid7;
+                                                                                              const _errs117 = errors;
+                                                                                              if (data49 !== null) {
+                                                                                                const err30 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                if (vErrors === null) {
+                                                                                                  vErrors = [err30];
+                                                                                                } else {
+                                                                                                  vErrors.push(err30);
+                                                                                                }
+                                                                                                errors++;
+                                                                                              }
+                                                                                              var _valid7 = _errs117 === errors;
+                                                                                              valid18 = valid18 || _valid7;
+                                                                                              if (!valid18) {
+                                                                                                const err31 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                if (vErrors === null) {
+                                                                                                  vErrors = [err31];
+                                                                                                } else {
+                                                                                                  vErrors.push(err31);
+                                                                                                }
+                                                                                                errors++;
+                                                                                                validate53.errors = vErrors;
+                                                                                                return false;
+                                                                                              } else {
+                                                                                                errors = _errs115;
+                                                                                                if (vErrors !== null) {
+                                                                                                  if (_errs115) {
+                                                                                                    vErrors.length = _errs115;
+                                                                                                  } else {
+                                                                                                    vErrors = null;
+                                                                                                  }
+                                                                                                }
+                                                                                              }
+                                                                                              var valid17 = _errs114 === errors;
+                                                                                            } else {
+                                                                                              var valid17 = true;
+                                                                                            }
+                                                                                            if (valid17) {
+                                                                                              if (data43.loss !== void 0) {
+                                                                                                let data50 = data43.loss;
+                                                                                                const _errs119 = errors;
+                                                                                                if (!(typeof data50 == "number" && isFinite(data50)) && data50 !== null) {
+                                                                                                  validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/loss", schemaPath: "#/properties/trials/properties/list/items/properties/loss/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.loss.type }, message: "must be number,null" }];
+                                                                                                  return false;
+                                                                                                }
+                                                                                                var valid17 = _errs119 === errors;
+                                                                                              } else {
+                                                                                                var valid17 = true;
+                                                                                              }
+                                                                                              if (valid17) {
+                                                                                                if (data43.elapsed_s !== void 0) {
+                                                                                                  let data51 = data43.elapsed_s;
+                                                                                                  const _errs121 = errors;
+                                                                                                  if (!(typeof data51 == "number" && isFinite(data51)) && data51 !== null) {
+                                                                                                    validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/elapsed_s", schemaPath: "#/properties/trials/properties/list/items/properties/elapsed_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.elapsed_s.type }, message: "must be number,null" }];
+                                                                                                    return false;
+                                                                                                  }
+                                                                                                  var valid17 = _errs121 === errors;
+                                                                                                } else {
+                                                                                                  var valid17 = true;
+                                                                                                }
+                                                                                                if (valid17) {
+                                                                                                  if (data43.eta_s !== void 0) {
+                                                                                                    let data52 = data43.eta_s;
+                                                                                                    const _errs123 = errors;
+                                                                                                    if (!(typeof data52 == "number" && isFinite(data52)) && data52 !== null) {
+                                                                                                      validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/eta_s", schemaPath: "#/properties/trials/properties/list/items/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.eta_s.type }, message: "must be number,null" }];
+                                                                                                      return false;
+                                                                                                    }
+                                                                                                    var valid17 = _errs123 === errors;
+                                                                                                  } else {
+                                                                                                    var valid17 = true;
+                                                                                                  }
+                                                                                                  if (valid17) {
+                                                                                                    if (data43.metrics !== void 0) {
+                                                                                                      const _errs125 = errors;
+                                                                                                      if (!validate68(data43.metrics, { instancePath: instancePath + "/trials/list/" + i2 + "/metrics", parentData: data43, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                                                                                                        vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+                                                                                                        errors = vErrors.length;
+                                                                                                      }
+                                                                                                      var valid17 = _errs125 === errors;
+                                                                                                    } else {
+                                                                                                      var valid17 = true;
+                                                                                                    }
+                                                                                                    if (valid17) {
+                                                                                                      if (data43.duration_s !== void 0) {
+                                                                                                        let data54 = data43.duration_s;
+                                                                                                        const _errs126 = errors;
+                                                                                                        if (!(typeof data54 == "number" && isFinite(data54)) && data54 !== null) {
+                                                                                                          validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/duration_s", schemaPath: "#/properties/trials/properties/list/items/properties/duration_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.duration_s.type }, message: "must be number,null" }];
+                                                                                                          return false;
+                                                                                                        }
+                                                                                                        var valid17 = _errs126 === errors;
+                                                                                                      } else {
+                                                                                                        var valid17 = true;
+                                                                                                      }
+                                                                                                      if (valid17) {
+                                                                                                        if (data43.error !== void 0) {
+                                                                                                          let data55 = data43.error;
+                                                                                                          const _errs128 = errors;
+                                                                                                          const _errs129 = errors;
+                                                                                                          let valid19 = false;
+                                                                                                          const _errs130 = errors;
+                                                                                                          if (!validate78(data55, { instancePath: instancePath + "/trials/list/" + i2 + "/error", parentData: data43, parentDataProperty: "error", rootData, dynamicAnchors })) {
+                                                                                                            vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+                                                                                                            errors = vErrors.length;
+                                                                                                          }
+                                                                                                          var _valid8 = _errs130 === errors;
+                                                                                                          valid19 = valid19 || _valid8;
+                                                                                                          if (_valid8) {
+                                                                                                            var props3 = {};
+                                                                                                            props3.type = true;
+                                                                                                            props3.message = true;
+                                                                                                          }
+                                                                                                          const _errs131 = errors;
+                                                                                                          if (data55 !== null) {
+                                                                                                            const err32 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                            if (vErrors === null) {
+                                                                                                              vErrors = [err32];
+                                                                                                            } else {
+                                                                                                              vErrors.push(err32);
+                                                                                                            }
+                                                                                                            errors++;
+                                                                                                          }
+                                                                                                          var _valid8 = _errs131 === errors;
+                                                                                                          valid19 = valid19 || _valid8;
+                                                                                                          if (!valid19) {
+                                                                                                            const err33 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                            if (vErrors === null) {
+                                                                                                              vErrors = [err33];
+                                                                                                            } else {
+                                                                                                              vErrors.push(err33);
+                                                                                                            }
+                                                                                                            errors++;
+                                                                                                            validate53.errors = vErrors;
+                                                                                                            return false;
+                                                                                                          } else {
+                                                                                                            errors = _errs129;
+                                                                                                            if (vErrors !== null) {
+                                                                                                              if (_errs129) {
+                                                                                                                vErrors.length = _errs129;
+                                                                                                              } else {
+                                                                                                                vErrors = null;
+                                                                                                              }
+                                                                                                            }
+                                                                                                          }
+                                                                                                          var valid17 = _errs128 === errors;
+                                                                                                        } else {
+                                                                                                          var valid17 = true;
+                                                                                                        }
+                                                                                                        if (valid17) {
+                                                                                                          if (data43.accepted !== void 0) {
+                                                                                                            let data56 = data43.accepted;
+                                                                                                            const _errs133 = errors;
+                                                                                                            if (typeof data56 !== "boolean" && data56 !== null) {
+                                                                                                              validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/accepted", schemaPath: "#/properties/trials/properties/list/items/properties/accepted/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.accepted.type }, message: "must be boolean,null" }];
+                                                                                                              return false;
+                                                                                                            }
+                                                                                                            var valid17 = _errs133 === errors;
+                                                                                                          } else {
+                                                                                                            var valid17 = true;
+                                                                                                          }
+                                                                                                        }
+                                                                                                      }
+                                                                                                    }
+                                                                                                  }
+                                                                                                }
+                                                                                              }
+                                                                                            }
+                                                                                          }
+                                                                                        }
+                                                                                      }
+                                                                                    }
+                                                                                  }
+                                                                                }
+                                                                              }
+                                                                            } else {
+                                                                              validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                              return false;
+                                                                            }
+                                                                          }
+                                                                          var valid16 = _errs104 === errors;
+                                                                          if (!valid16) {
+                                                                            break;
+                                                                          }
+                                                                        }
+                                                                      } else {
+                                                                        validate53.errors = [{ instancePath: instancePath + "/trials/list", schemaPath: "#/properties/trials/properties/list/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                                        return false;
+                                                                      }
+                                                                    }
+                                                                    var valid11 = _errs102 === errors;
+                                                                  } else {
+                                                                    var valid11 = true;
+                                                                  }
+                                                                }
+                                                              }
                                                             }
                                                           }
                                                         }
@@ -1149,113 +1613,675 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                     var valid0 = true;
                                                   }
                                                   if (valid0) {
-                                                    if (data.stage !== void 0) {
-                                                      let data40 = data.stage;
-                                                      const _errs91 = errors;
-                                                      const _errs92 = errors;
-                                                      let valid14 = false;
-                                                      const _errs93 = errors;
-                                                      if (!validate73(data40, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
-                                                        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
-                                                        errors = vErrors.length;
-                                                      }
-                                                      var _valid5 = _errs93 === errors;
-                                                      valid14 = valid14 || _valid5;
-                                                      if (_valid5) {
-                                                        var props3 = {};
-                                                        props3.name = true;
-                                                        props3.index = true;
-                                                        props3.count = true;
-                                                      }
-                                                      const _errs94 = errors;
-                                                      if (data40 !== null) {
-                                                        const err25 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
-                                                        if (vErrors === null) {
-                                                          vErrors = [err25];
+                                                    if (data.phase_progress !== void 0) {
+                                                      let data57 = data.phase_progress;
+                                                      const _errs135 = errors;
+                                                      const _errs136 = errors;
+                                                      let valid20 = false;
+                                                      const _errs137 = errors;
+                                                      if (errors === _errs137) {
+                                                        if (data57 && typeof data57 == "object" && !Array.isArray(data57)) {
+                                                          let missing7;
+                                                          if (data57.phase === void 0 && (missing7 = "phase") || data57.done === void 0 && (missing7 = "done") || data57.total === void 0 && (missing7 = "total") || data57.unit === void 0 && (missing7 = "unit") || data57.eta_s === void 0 && (missing7 = "eta_s") || data57.trial === void 0 && (missing7 = "trial")) {
+                                                            const err34 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" };
+                                                            if (vErrors === null) {
+                                                              vErrors = [err34];
+                                                            } else {
+                                                              vErrors.push(err34);
+                                                            }
+                                                            errors++;
+                                                          } else {
+                                                            const _errs139 = errors;
+                                                            for (const key7 in data57) {
+                                                              if (!(key7 === "phase" || key7 === "done" || key7 === "total" || key7 === "unit" || key7 === "eta_s" || key7 === "trial")) {
+                                                                const err35 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err35];
+                                                                } else {
+                                                                  vErrors.push(err35);
+                                                                }
+                                                                errors++;
+                                                                break;
+                                                              }
+                                                            }
+                                                            if (_errs139 === errors) {
+                                                              if (data57.phase !== void 0) {
+                                                                const _errs140 = errors;
+                                                                if (typeof data57.phase !== "string") {
+                                                                  const err36 = { instancePath: instancePath + "/phase_progress/phase", schemaPath: "#/properties/phase_progress/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err36];
+                                                                  } else {
+                                                                    vErrors.push(err36);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var valid21 = _errs140 === errors;
+                                                              } else {
+                                                                var valid21 = true;
+                                                              }
+                                                              if (valid21) {
+                                                                if (data57.done !== void 0) {
+                                                                  const _errs142 = errors;
+                                                                  if (!validate56(data57.done, { instancePath: instancePath + "/phase_progress/done", parentData: data57, parentDataProperty: "done", rootData, dynamicAnchors })) {
+                                                                    vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                    errors = vErrors.length;
+                                                                  }
+                                                                  var valid21 = _errs142 === errors;
+                                                                } else {
+                                                                  var valid21 = true;
+                                                                }
+                                                                if (valid21) {
+                                                                  if (data57.total !== void 0) {
+                                                                    let data60 = data57.total;
+                                                                    const _errs143 = errors;
+                                                                    const _errs144 = errors;
+                                                                    let valid22 = false;
+                                                                    const _errs145 = errors;
+                                                                    if (!validate56(data60, { instancePath: instancePath + "/phase_progress/total", parentData: data57, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                                      vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                      errors = vErrors.length;
+                                                                    }
+                                                                    var _valid10 = _errs145 === errors;
+                                                                    valid22 = valid22 || _valid10;
+                                                                    const _errs146 = errors;
+                                                                    if (data60 !== null) {
+                                                                      const err37 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                      if (vErrors === null) {
+                                                                        vErrors = [err37];
+                                                                      } else {
+                                                                        vErrors.push(err37);
+                                                                      }
+                                                                      errors++;
+                                                                    }
+                                                                    var _valid10 = _errs146 === errors;
+                                                                    valid22 = valid22 || _valid10;
+                                                                    if (!valid22) {
+                                                                      const err38 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                      if (vErrors === null) {
+                                                                        vErrors = [err38];
+                                                                      } else {
+                                                                        vErrors.push(err38);
+                                                                      }
+                                                                      errors++;
+                                                                    } else {
+                                                                      errors = _errs144;
+                                                                      if (vErrors !== null) {
+                                                                        if (_errs144) {
+                                                                          vErrors.length = _errs144;
+                                                                        } else {
+                                                                          vErrors = null;
+                                                                        }
+                                                                      }
+                                                                    }
+                                                                    var valid21 = _errs143 === errors;
+                                                                  } else {
+                                                                    var valid21 = true;
+                                                                  }
+                                                                  if (valid21) {
+                                                                    if (data57.unit !== void 0) {
+                                                                      let data61 = data57.unit;
+                                                                      const _errs148 = errors;
+                                                                      if (typeof data61 !== "string" && data61 !== null) {
+                                                                        const err39 = { instancePath: instancePath + "/phase_progress/unit", schemaPath: "#/properties/phase_progress/anyOf/0/properties/unit/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.unit.type }, message: "must be string,null" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err39];
+                                                                        } else {
+                                                                          vErrors.push(err39);
+                                                                        }
+                                                                        errors++;
+                                                                      }
+                                                                      var valid21 = _errs148 === errors;
+                                                                    } else {
+                                                                      var valid21 = true;
+                                                                    }
+                                                                    if (valid21) {
+                                                                      if (data57.eta_s !== void 0) {
+                                                                        let data62 = data57.eta_s;
+                                                                        const _errs150 = errors;
+                                                                        if (!(typeof data62 == "number" && isFinite(data62)) && data62 !== null) {
+                                                                          const err40 = { instancePath: instancePath + "/phase_progress/eta_s", schemaPath: "#/properties/phase_progress/anyOf/0/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.eta_s.type }, message: "must be number,null" };
+                                                                          if (vErrors === null) {
+                                                                            vErrors = [err40];
+                                                                          } else {
+                                                                            vErrors.push(err40);
+                                                                          }
+                                                                          errors++;
+                                                                        }
+                                                                        var valid21 = _errs150 === errors;
+                                                                      } else {
+                                                                        var valid21 = true;
+                                                                      }
+                                                                      if (valid21) {
+                                                                        if (data57.trial !== void 0) {
+                                                                          let data63 = data57.trial;
+                                                                          const _errs152 = errors;
+                                                                          const _errs153 = errors;
+                                                                          let valid23 = false;
+                                                                          const _errs154 = errors;
+                                                                          if (!validate63(data63, { instancePath: instancePath + "/phase_progress/trial", parentData: data57, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                            vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                                                            errors = vErrors.length;
+                                                                          }
+                                                                          var _valid11 = _errs154 === errors;
+                                                                          valid23 = valid23 || _valid11;
+                                                                          const _errs155 = errors;
+                                                                          if (data63 !== null) {
+                                                                            const err41 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                            if (vErrors === null) {
+                                                                              vErrors = [err41];
+                                                                            } else {
+                                                                              vErrors.push(err41);
+                                                                            }
+                                                                            errors++;
+                                                                          }
+                                                                          var _valid11 = _errs155 === errors;
+                                                                          valid23 = valid23 || _valid11;
+                                                                          if (!valid23) {
+                                                                            const err42 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                            if (vErrors === null) {
+                                                                              vErrors = [err42];
+                                                                            } else {
+                                                                              vErrors.push(err42);
+                                                                            }
+                                                                            errors++;
+                                                                          } else {
+                                                                            errors = _errs153;
+                                                                            if (vErrors !== null) {
+                                                                              if (_errs153) {
+                                                                                vErrors.length = _errs153;
+                                                                              } else {
+                                                                                vErrors = null;
+                                                                              }
+                                                                            }
+                                                                          }
+                                                                          var valid21 = _errs152 === errors;
+                                                                        } else {
+                                                                          var valid21 = true;
+                                                                        }
+                                                                      }
+                                                                    }
+                                                                  }
+                                                                }
+                                                              }
+                                                            }
+                                                          }
                                                         } else {
-                                                          vErrors.push(err25);
+                                                          const err43 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                          if (vErrors === null) {
+                                                            vErrors = [err43];
+                                                          } else {
+                                                            vErrors.push(err43);
+                                                          }
+                                                          errors++;
+                                                        }
+                                                      }
+                                                      var _valid9 = _errs137 === errors;
+                                                      valid20 = valid20 || _valid9;
+                                                      const _errs157 = errors;
+                                                      if (data57 !== null) {
+                                                        const err44 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err44];
+                                                        } else {
+                                                          vErrors.push(err44);
                                                         }
                                                         errors++;
                                                       }
-                                                      var _valid5 = _errs94 === errors;
-                                                      valid14 = valid14 || _valid5;
-                                                      if (!valid14) {
-                                                        const err26 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                      var _valid9 = _errs157 === errors;
+                                                      valid20 = valid20 || _valid9;
+                                                      if (!valid20) {
+                                                        const err45 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err26];
+                                                          vErrors = [err45];
                                                         } else {
-                                                          vErrors.push(err26);
+                                                          vErrors.push(err45);
                                                         }
                                                         errors++;
                                                         validate53.errors = vErrors;
                                                         return false;
                                                       } else {
-                                                        errors = _errs92;
+                                                        errors = _errs136;
                                                         if (vErrors !== null) {
-                                                          if (_errs92) {
-                                                            vErrors.length = _errs92;
+                                                          if (_errs136) {
+                                                            vErrors.length = _errs136;
                                                           } else {
                                                             vErrors = null;
                                                           }
                                                         }
                                                       }
-                                                      var valid0 = _errs91 === errors;
+                                                      var valid0 = _errs135 === errors;
                                                     } else {
                                                       var valid0 = true;
                                                     }
                                                     if (valid0) {
-                                                      if (data.finished !== void 0) {
-                                                        let data41 = data.finished;
-                                                        const _errs96 = errors;
-                                                        const _errs97 = errors;
-                                                        let valid15 = false;
-                                                        const _errs98 = errors;
-                                                        if (!(data41 && typeof data41 == "object" && !Array.isArray(data41))) {
-                                                          const err27 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err27];
+                                                      if (data.cycle !== void 0) {
+                                                        let data64 = data.cycle;
+                                                        const _errs159 = errors;
+                                                        const _errs160 = errors;
+                                                        let valid24 = false;
+                                                        const _errs161 = errors;
+                                                        if (errors === _errs161) {
+                                                          if (data64 && typeof data64 == "object" && !Array.isArray(data64)) {
+                                                            let missing8;
+                                                            if (data64.phase === void 0 && (missing8 = "phase") || data64.cycle === void 0 && (missing8 = "cycle") || data64.total_cycles === void 0 && (missing8 = "total_cycles")) {
+                                                              const err46 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" };
+                                                              if (vErrors === null) {
+                                                                vErrors = [err46];
+                                                              } else {
+                                                                vErrors.push(err46);
+                                                              }
+                                                              errors++;
+                                                            } else {
+                                                              const _errs163 = errors;
+                                                              for (const key8 in data64) {
+                                                                if (!(key8 === "phase" || key8 === "cycle" || key8 === "total_cycles")) {
+                                                                  const err47 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err47];
+                                                                  } else {
+                                                                    vErrors.push(err47);
+                                                                  }
+                                                                  errors++;
+                                                                  break;
+                                                                }
+                                                              }
+                                                              if (_errs163 === errors) {
+                                                                if (data64.phase !== void 0) {
+                                                                  const _errs164 = errors;
+                                                                  if (typeof data64.phase !== "string") {
+                                                                    const err48 = { instancePath: instancePath + "/cycle/phase", schemaPath: "#/properties/cycle/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                    if (vErrors === null) {
+                                                                      vErrors = [err48];
+                                                                    } else {
+                                                                      vErrors.push(err48);
+                                                                    }
+                                                                    errors++;
+                                                                  }
+                                                                  var valid25 = _errs164 === errors;
+                                                                } else {
+                                                                  var valid25 = true;
+                                                                }
+                                                                if (valid25) {
+                                                                  if (data64.cycle !== void 0) {
+                                                                    const _errs166 = errors;
+                                                                    if (!validate63(data64.cycle, { instancePath: instancePath + "/cycle/cycle", parentData: data64, parentDataProperty: "cycle", rootData, dynamicAnchors })) {
+                                                                      vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                                                      errors = vErrors.length;
+                                                                    }
+                                                                    var valid25 = _errs166 === errors;
+                                                                  } else {
+                                                                    var valid25 = true;
+                                                                  }
+                                                                  if (valid25) {
+                                                                    if (data64.total_cycles !== void 0) {
+                                                                      let data67 = data64.total_cycles;
+                                                                      const _errs167 = errors;
+                                                                      const _errs168 = errors;
+                                                                      let valid26 = false;
+                                                                      const _errs169 = errors;
+                                                                      if (!validate56(data67, { instancePath: instancePath + "/cycle/total_cycles", parentData: data64, parentDataProperty: "total_cycles", rootData, dynamicAnchors })) {
+                                                                        vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                        errors = vErrors.length;
+                                                                      }
+                                                                      var _valid13 = _errs169 === errors;
+                                                                      valid26 = valid26 || _valid13;
+                                                                      const _errs170 = errors;
+                                                                      if (data67 !== null) {
+                                                                        const err49 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err49];
+                                                                        } else {
+                                                                          vErrors.push(err49);
+                                                                        }
+                                                                        errors++;
+                                                                      }
+                                                                      var _valid13 = _errs170 === errors;
+                                                                      valid26 = valid26 || _valid13;
+                                                                      if (!valid26) {
+                                                                        const err50 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err50];
+                                                                        } else {
+                                                                          vErrors.push(err50);
+                                                                        }
+                                                                        errors++;
+                                                                      } else {
+                                                                        errors = _errs168;
+                                                                        if (vErrors !== null) {
+                                                                          if (_errs168) {
+                                                                            vErrors.length = _errs168;
+                                                                          } else {
+                                                                            vErrors = null;
+                                                                          }
+                                                                        }
+                                                                      }
+                                                                      var valid25 = _errs167 === errors;
+                                                                    } else {
+                                                                      var valid25 = true;
+                                                                    }
+                                                                  }
+                                                                }
+                                                              }
+                                                            }
                                                           } else {
-                                                            vErrors.push(err27);
+                                                            const err51 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                            if (vErrors === null) {
+                                                              vErrors = [err51];
+                                                            } else {
+                                                              vErrors.push(err51);
+                                                            }
+                                                            errors++;
+                                                          }
+                                                        }
+                                                        var _valid12 = _errs161 === errors;
+                                                        valid24 = valid24 || _valid12;
+                                                        const _errs172 = errors;
+                                                        if (data64 !== null) {
+                                                          const err52 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                          if (vErrors === null) {
+                                                            vErrors = [err52];
+                                                          } else {
+                                                            vErrors.push(err52);
                                                           }
                                                           errors++;
                                                         }
-                                                        var _valid6 = _errs98 === errors;
-                                                        valid15 = valid15 || _valid6;
-                                                        const _errs100 = errors;
-                                                        if (data41 !== null) {
-                                                          const err28 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        var _valid12 = _errs172 === errors;
+                                                        valid24 = valid24 || _valid12;
+                                                        if (!valid24) {
+                                                          const err53 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err28];
+                                                            vErrors = [err53];
                                                           } else {
-                                                            vErrors.push(err28);
-                                                          }
-                                                          errors++;
-                                                        }
-                                                        var _valid6 = _errs100 === errors;
-                                                        valid15 = valid15 || _valid6;
-                                                        if (!valid15) {
-                                                          const err29 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err29];
-                                                          } else {
-                                                            vErrors.push(err29);
+                                                            vErrors.push(err53);
                                                           }
                                                           errors++;
                                                           validate53.errors = vErrors;
                                                           return false;
                                                         } else {
-                                                          errors = _errs97;
+                                                          errors = _errs160;
                                                           if (vErrors !== null) {
-                                                            if (_errs97) {
-                                                              vErrors.length = _errs97;
+                                                            if (_errs160) {
+                                                              vErrors.length = _errs160;
                                                             } else {
                                                               vErrors = null;
                                                             }
                                                           }
                                                         }
-                                                        var valid0 = _errs96 === errors;
+                                                        var valid0 = _errs159 === errors;
                                                       } else {
                                                         var valid0 = true;
+                                                      }
+                                                      if (valid0) {
+                                                        if (data.rollbacks !== void 0) {
+                                                          let data68 = data.rollbacks;
+                                                          const _errs174 = errors;
+                                                          if (errors === _errs174) {
+                                                            if (Array.isArray(data68)) {
+                                                              var valid27 = true;
+                                                              const len5 = data68.length;
+                                                              for (let i3 = 0; i3 < len5; i3++) {
+                                                                let data69 = data68[i3];
+                                                                const _errs176 = errors;
+                                                                if (errors === _errs176) {
+                                                                  if (data69 && typeof data69 == "object" && !Array.isArray(data69)) {
+                                                                    let missing9;
+                                                                    if (data69.previous_step === void 0 && (missing9 = "previous_step") || data69.step === void 0 && (missing9 = "step") || data69.checkpoint === void 0 && (missing9 = "checkpoint") || data69.reason === void 0 && (missing9 = "reason") || data69.trial === void 0 && (missing9 = "trial")) {
+                                                                      validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                                                      return false;
+                                                                    } else {
+                                                                      const _errs178 = errors;
+                                                                      for (const key9 in data69) {
+                                                                        if (!(key9 === "previous_step" || key9 === "step" || key9 === "checkpoint" || key9 === "reason" || key9 === "trial")) {
+                                                                          validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" }];
+                                                                          return false;
+                                                                          break;
+                                                                        }
+                                                                      }
+                                                                      if (_errs178 === errors) {
+                                                                        if (data69.previous_step !== void 0) {
+                                                                          const _errs179 = errors;
+                                                                          if (!validate56(data69.previous_step, { instancePath: instancePath + "/rollbacks/" + i3 + "/previous_step", parentData: data69, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
+                                                                            vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                            errors = vErrors.length;
+                                                                          }
+                                                                          var valid28 = _errs179 === errors;
+                                                                        } else {
+                                                                          var valid28 = true;
+                                                                        }
+                                                                        if (valid28) {
+                                                                          if (data69.step !== void 0) {
+                                                                            const _errs180 = errors;
+                                                                            if (!validate56(data69.step, { instancePath: instancePath + "/rollbacks/" + i3 + "/step", parentData: data69, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                              vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                              errors = vErrors.length;
+                                                                            }
+                                                                            var valid28 = _errs180 === errors;
+                                                                          } else {
+                                                                            var valid28 = true;
+                                                                          }
+                                                                          if (valid28) {
+                                                                            if (data69.checkpoint !== void 0) {
+                                                                              let data72 = data69.checkpoint;
+                                                                              const _errs181 = errors;
+                                                                              if (typeof data72 !== "string" && data72 !== null) {
+                                                                                validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/checkpoint", schemaPath: "#/properties/rollbacks/items/properties/checkpoint/type", keyword: "type", params: { type: schema20.properties.rollbacks.items.properties.checkpoint.type }, message: "must be string,null" }];
+                                                                                return false;
+                                                                              }
+                                                                              var valid28 = _errs181 === errors;
+                                                                            } else {
+                                                                              var valid28 = true;
+                                                                            }
+                                                                            if (valid28) {
+                                                                              if (data69.reason !== void 0) {
+                                                                                let data73 = data69.reason;
+                                                                                const _errs183 = errors;
+                                                                                if (typeof data73 !== "string" && data73 !== null) {
+                                                                                  validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/reason", schemaPath: "#/properties/rollbacks/items/properties/reason/type", keyword: "type", params: { type: schema20.properties.rollbacks.items.properties.reason.type }, message: "must be string,null" }];
+                                                                                  return false;
+                                                                                }
+                                                                                var valid28 = _errs183 === errors;
+                                                                              } else {
+                                                                                var valid28 = true;
+                                                                              }
+                                                                              if (valid28) {
+                                                                                if (data69.trial !== void 0) {
+                                                                                  let data74 = data69.trial;
+                                                                                  const _errs185 = errors;
+                                                                                  const _errs186 = errors;
+                                                                                  let valid29 = false;
+                                                                                  const _errs187 = errors;
+                                                                                  if (!validate63(data74, { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", parentData: data69, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                                    vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                                                                    errors = vErrors.length;
+                                                                                  }
+                                                                                  var _valid14 = _errs187 === errors;
+                                                                                  valid29 = valid29 || _valid14;
+                                                                                  const _errs188 = errors;
+                                                                                  if (data74 !== null) {
+                                                                                    const err54 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                    if (vErrors === null) {
+                                                                                      vErrors = [err54];
+                                                                                    } else {
+                                                                                      vErrors.push(err54);
+                                                                                    }
+                                                                                    errors++;
+                                                                                  }
+                                                                                  var _valid14 = _errs188 === errors;
+                                                                                  valid29 = valid29 || _valid14;
+                                                                                  if (!valid29) {
+                                                                                    const err55 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                    if (vErrors === null) {
+                                                                                      vErrors = [err55];
+                                                                                    } else {
+                                                                                      vErrors.push(err55);
+                                                                                    }
+                                                                                    errors++;
+                                                                                    validate53.errors = vErrors;
+                                                                                    return false;
+                                                                                  } else {
+                                                                                    errors = _errs186;
+                                                                                    if (vErrors !== null) {
+                                                                                      if (_errs186) {
+                                                                                        vErrors.length = _errs186;
+                                                                                      } else {
+                                                                                        vErrors = null;
+                                                                                      }
+                                                                                    }
+                                                                                  }
+                                                                                  var valid28 = _errs185 === errors;
+                                                                                } else {
+                                                                                  var valid28 = true;
+                                                                                }
+                                                                              }
+                                                                            }
+                                                                          }
+                                                                        }
+                                                                      }
+                                                                    }
+                                                                  } else {
+                                                                    validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                    return false;
+                                                                  }
+                                                                }
+                                                                var valid27 = _errs176 === errors;
+                                                                if (!valid27) {
+                                                                  break;
+                                                                }
+                                                              }
+                                                            } else {
+                                                              validate53.errors = [{ instancePath: instancePath + "/rollbacks", schemaPath: "#/properties/rollbacks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                              return false;
+                                                            }
+                                                          }
+                                                          var valid0 = _errs174 === errors;
+                                                        } else {
+                                                          var valid0 = true;
+                                                        }
+                                                        if (valid0) {
+                                                          if (data.stop_criterion !== void 0) {
+                                                            let data75 = data.stop_criterion;
+                                                            const _errs190 = errors;
+                                                            if (typeof data75 !== "string" && data75 !== null) {
+                                                              validate53.errors = [{ instancePath: instancePath + "/stop_criterion", schemaPath: "#/properties/stop_criterion/type", keyword: "type", params: { type: schema20.properties.stop_criterion.type }, message: "must be string,null" }];
+                                                              return false;
+                                                            }
+                                                            var valid0 = _errs190 === errors;
+                                                          } else {
+                                                            var valid0 = true;
+                                                          }
+                                                          if (valid0) {
+                                                            if (data.stage !== void 0) {
+                                                              let data76 = data.stage;
+                                                              const _errs192 = errors;
+                                                              const _errs193 = errors;
+                                                              let valid30 = false;
+                                                              const _errs194 = errors;
+                                                              if (!validate88(data76, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+                                                                errors = vErrors.length;
+                                                              }
+                                                              var _valid15 = _errs194 === errors;
+                                                              valid30 = valid30 || _valid15;
+                                                              if (_valid15) {
+                                                                var props6 = {};
+                                                                props6.name = true;
+                                                                props6.index = true;
+                                                                props6.count = true;
+                                                              }
+                                                              const _errs195 = errors;
+                                                              if (data76 !== null) {
+                                                                const err56 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err56];
+                                                                } else {
+                                                                  vErrors.push(err56);
+                                                                }
+                                                                errors++;
+                                                              }
+                                                              var _valid15 = _errs195 === errors;
+                                                              valid30 = valid30 || _valid15;
+                                                              if (!valid30) {
+                                                                const err57 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err57];
+                                                                } else {
+                                                                  vErrors.push(err57);
+                                                                }
+                                                                errors++;
+                                                                validate53.errors = vErrors;
+                                                                return false;
+                                                              } else {
+                                                                errors = _errs193;
+                                                                if (vErrors !== null) {
+                                                                  if (_errs193) {
+                                                                    vErrors.length = _errs193;
+                                                                  } else {
+                                                                    vErrors = null;
+                                                                  }
+                                                                }
+                                                              }
+                                                              var valid0 = _errs192 === errors;
+                                                            } else {
+                                                              var valid0 = true;
+                                                            }
+                                                            if (valid0) {
+                                                              if (data.finished !== void 0) {
+                                                                let data77 = data.finished;
+                                                                const _errs197 = errors;
+                                                                const _errs198 = errors;
+                                                                let valid31 = false;
+                                                                const _errs199 = errors;
+                                                                if (!(data77 && typeof data77 == "object" && !Array.isArray(data77))) {
+                                                                  const err58 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err58];
+                                                                  } else {
+                                                                    vErrors.push(err58);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var _valid16 = _errs199 === errors;
+                                                                valid31 = valid31 || _valid16;
+                                                                const _errs201 = errors;
+                                                                if (data77 !== null) {
+                                                                  const err59 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err59];
+                                                                  } else {
+                                                                    vErrors.push(err59);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var _valid16 = _errs201 === errors;
+                                                                valid31 = valid31 || _valid16;
+                                                                if (!valid31) {
+                                                                  const err60 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err60];
+                                                                  } else {
+                                                                    vErrors.push(err60);
+                                                                  }
+                                                                  errors++;
+                                                                  validate53.errors = vErrors;
+                                                                  return false;
+                                                                } else {
+                                                                  errors = _errs198;
+                                                                  if (vErrors !== null) {
+                                                                    if (_errs198) {
+                                                                      vErrors.length = _errs198;
+                                                                    } else {
+                                                                      vErrors = null;
+                                                                    }
+                                                                  }
+                                                                }
+                                                                var valid0 = _errs197 === errors;
+                                                              } else {
+                                                                var valid0 = true;
+                                                              }
+                                                            }
+                                                          }
+                                                        }
                                                       }
                                                     }
                                                   }
@@ -1290,11 +2316,11 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate53.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var schema26 = { "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal" }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"] }, "message": { "type": "string" } } };
-function validate82(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var schema27 = { "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal" }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"] }, "message": { "type": "string" } } };
+function validate97(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate82.evaluated;
+  const evaluated0 = validate97.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1305,13 +2331,13 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.line === void 0 && (missing0 = "line") || data.code === void 0 && (missing0 = "code") || data.message === void 0 && (missing0 = "message")) {
-        validate82.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate97.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "line" || key0 === "code" || key0 === "message")) {
-            validate82.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate97.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -1332,7 +2358,7 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
               let data1 = data.code;
               const _errs3 = errors;
               if (!(data1 === "invalid_utf8" || data1 === "invalid_json" || data1 === "schema_violation" || data1 === "unsupported_version" || data1 === "line_too_long" || data1 === "seq_gap" || data1 === "seq_not_increasing" || data1 === "after_finished")) {
-                validate82.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema26.properties.code.enum }, message: "must be equal to one of the allowed values" }];
+                validate97.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema27.properties.code.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
               var valid0 = _errs3 === errors;
@@ -1343,7 +2369,7 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
               if (data.message !== void 0) {
                 const _errs4 = errors;
                 if (typeof data.message !== "string") {
-                  validate82.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  validate97.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                   return false;
                 }
                 var valid0 = _errs4 === errors;
@@ -1355,14 +2381,14 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate82.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate97.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate82.errors = vErrors;
+  validate97.errors = vErrors;
   return errors === 0;
 }
-validate82.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+validate97.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -1471,8 +2497,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
                           const len1 = data6.length;
                           for (let i1 = 0; i1 < len1; i1++) {
                             const _errs11 = errors;
-                            if (!validate82(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
-                              vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+                            if (!validate97(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
+                              vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
                               errors = vErrors.length;
                             }
                             var valid2 = _errs11 === errors;
@@ -1517,11 +2543,11 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate52.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var validateRunState = validate86;
-function validate86(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var validateRunState = validate101;
+function validate101(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate86.evaluated;
+  const evaluated0 = validate101.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1532,13 +2558,13 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.run_id === void 0 && (missing0 = "run_id") || data.status === void 0 && (missing0 = "status") || data.events === void 0 && (missing0 = "events") || data.last_seq === void 0 && (missing0 = "last_seq") || data.last_ts === void 0 && (missing0 = "last_ts") || data.seq_gaps === void 0 && (missing0 = "seq_gaps") || data.heartbeat_interval_s === void 0 && (missing0 = "heartbeat_interval_s") || data.phase === void 0 && (missing0 = "phase") || data.step === void 0 && (missing0 = "step") || data.total_steps === void 0 && (missing0 = "total_steps") || data.epoch === void 0 && (missing0 = "epoch") || data.loss === void 0 && (missing0 = "loss") || data.learning_rate === void 0 && (missing0 = "learning_rate") || data.eta_s === void 0 && (missing0 = "eta_s") || data.progress === void 0 && (missing0 = "progress") || data.attempt === void 0 && (missing0 = "attempt") || data.restarts === void 0 && (missing0 = "restarts") || data.stop_requested === void 0 && (missing0 = "stop_requested") || data.last_eval === void 0 && (missing0 = "last_eval") || data.last_checkpoint === void 0 && (missing0 = "last_checkpoint") || data.trials === void 0 && (missing0 = "trials") || data.stage === void 0 && (missing0 = "stage") || data.finished === void 0 && (missing0 = "finished")) {
-        validate86.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate101.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!func1.call(schema20.properties, key0)) {
-            validate86.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate101.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -1559,7 +2585,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
               let data1 = data.status;
               const _errs3 = errors;
               if (!(data1 === "running" || data1 === "stale" || data1 === "succeeded" || data1 === "failed" || data1 === "interrupted" || data1 === "reverted" || data1 === "awaiting_approval")) {
-                validate86.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                validate101.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.status.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
               var valid0 = _errs3 === errors;
@@ -1593,7 +2619,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                     let data4 = data.last_ts;
                     const _errs6 = errors;
                     if (typeof data4 !== "string" && data4 !== null) {
-                      validate86.errors = [{ instancePath: instancePath + "/last_ts", schemaPath: "#/properties/last_ts/type", keyword: "type", params: { type: schema20.properties.last_ts.type }, message: "must be string,null" }];
+                      validate101.errors = [{ instancePath: instancePath + "/last_ts", schemaPath: "#/properties/last_ts/type", keyword: "type", params: { type: schema20.properties.last_ts.type }, message: "must be string,null" }];
                       return false;
                     }
                     var valid0 = _errs6 === errors;
@@ -1614,11 +2640,11 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                             if (errors === _errs10) {
                               if (Array.isArray(data6)) {
                                 if (data6.length > 2) {
-                                  validate86.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/maxItems", keyword: "maxItems", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
+                                  validate101.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/maxItems", keyword: "maxItems", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
                                   return false;
                                 } else {
                                   if (data6.length < 2) {
-                                    validate86.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/minItems", keyword: "minItems", params: { limit: 2 }, message: "must NOT have fewer than 2 items" }];
+                                    validate101.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/minItems", keyword: "minItems", params: { limit: 2 }, message: "must NOT have fewer than 2 items" }];
                                     return false;
                                   } else {
                                     const len1 = data6.length;
@@ -1642,7 +2668,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                       if (valid2) {
                                         const len2 = data6.length;
                                         if (!(len2 <= 2)) {
-                                          validate86.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/items", keyword: "items", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
+                                          validate101.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/items", keyword: "items", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
                                           return false;
                                         }
                                       }
@@ -1650,7 +2676,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                   }
                                 }
                               } else {
-                                validate86.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                validate101.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                 return false;
                               }
                             }
@@ -1660,7 +2686,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                             }
                           }
                         } else {
-                          validate86.errors = [{ instancePath: instancePath + "/seq_gaps", schemaPath: "#/properties/seq_gaps/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                          validate101.errors = [{ instancePath: instancePath + "/seq_gaps", schemaPath: "#/properties/seq_gaps/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                           return false;
                         }
                       }
@@ -1673,7 +2699,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                         let data9 = data.heartbeat_interval_s;
                         const _errs14 = errors;
                         if (!(typeof data9 == "number" && isFinite(data9)) && data9 !== null) {
-                          validate86.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: schema20.properties.heartbeat_interval_s.type }, message: "must be number,null" }];
+                          validate101.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: schema20.properties.heartbeat_interval_s.type }, message: "must be number,null" }];
                           return false;
                         }
                         var valid0 = _errs14 === errors;
@@ -1685,7 +2711,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                           let data10 = data.phase;
                           const _errs16 = errors;
                           if (typeof data10 !== "string" && data10 !== null) {
-                            validate86.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema20.properties.phase.type }, message: "must be string,null" }];
+                            validate101.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema20.properties.phase.type }, message: "must be string,null" }];
                             return false;
                           }
                           var valid0 = _errs16 === errors;
@@ -1725,7 +2751,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                 vErrors.push(err1);
                               }
                               errors++;
-                              validate86.errors = vErrors;
+                              validate101.errors = vErrors;
                               return false;
                             } else {
                               errors = _errs19;
@@ -1774,7 +2800,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                   vErrors.push(err3);
                                 }
                                 errors++;
-                                validate86.errors = vErrors;
+                                validate101.errors = vErrors;
                                 return false;
                               } else {
                                 errors = _errs24;
@@ -1795,7 +2821,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                 let data13 = data.epoch;
                                 const _errs28 = errors;
                                 if (!(typeof data13 == "number" && isFinite(data13)) && data13 !== null) {
-                                  validate86.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema20.properties.epoch.type }, message: "must be number,null" }];
+                                  validate101.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema20.properties.epoch.type }, message: "must be number,null" }];
                                   return false;
                                 }
                                 var valid0 = _errs28 === errors;
@@ -1807,7 +2833,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                   let data14 = data.loss;
                                   const _errs30 = errors;
                                   if (!(typeof data14 == "number" && isFinite(data14)) && data14 !== null) {
-                                    validate86.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema20.properties.loss.type }, message: "must be number,null" }];
+                                    validate101.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema20.properties.loss.type }, message: "must be number,null" }];
                                     return false;
                                   }
                                   var valid0 = _errs30 === errors;
@@ -1819,7 +2845,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                     let data15 = data.learning_rate;
                                     const _errs32 = errors;
                                     if (!(typeof data15 == "number" && isFinite(data15)) && data15 !== null) {
-                                      validate86.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema20.properties.learning_rate.type }, message: "must be number,null" }];
+                                      validate101.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema20.properties.learning_rate.type }, message: "must be number,null" }];
                                       return false;
                                     }
                                     var valid0 = _errs32 === errors;
@@ -1831,7 +2857,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                       let data16 = data.eta_s;
                                       const _errs34 = errors;
                                       if (!(typeof data16 == "number" && isFinite(data16)) && data16 !== null) {
-                                        validate86.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.eta_s.type }, message: "must be number,null" }];
+                                        validate101.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.eta_s.type }, message: "must be number,null" }];
                                         return false;
                                       }
                                       var valid0 = _errs34 === errors;
@@ -1843,7 +2869,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                         let data17 = data.progress;
                                         const _errs36 = errors;
                                         if (!(typeof data17 == "number" && isFinite(data17)) && data17 !== null) {
-                                          validate86.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema20.properties.progress.type }, message: "must be number,null" }];
+                                          validate101.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema20.properties.progress.type }, message: "must be number,null" }];
                                           return false;
                                         }
                                         var valid0 = _errs36 === errors;
@@ -1876,13 +2902,13 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                     if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
                                                       let missing1;
                                                       if (data20.reason === void 0 && (missing1 = "reason") || data20.previous_step === void 0 && (missing1 = "previous_step") || data20.step === void 0 && (missing1 = "step")) {
-                                                        validate86.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                                                        validate101.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                                                         return false;
                                                       } else {
                                                         const _errs43 = errors;
                                                         for (const key1 in data20) {
                                                           if (!(key1 === "reason" || key1 === "previous_step" || key1 === "step")) {
-                                                            validate86.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                                                            validate101.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
                                                             return false;
                                                             break;
                                                           }
@@ -1891,7 +2917,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                           if (data20.reason !== void 0) {
                                                             const _errs44 = errors;
                                                             if (typeof data20.reason !== "string") {
-                                                              validate86.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/reason", schemaPath: "#/properties/restarts/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                              validate101.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/reason", schemaPath: "#/properties/restarts/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                                               return false;
                                                             }
                                                             var valid6 = _errs44 === errors;
@@ -1925,7 +2951,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                         }
                                                       }
                                                     } else {
-                                                      validate86.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                      validate101.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                       return false;
                                                     }
                                                   }
@@ -1935,7 +2961,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                   }
                                                 }
                                               } else {
-                                                validate86.errors = [{ instancePath: instancePath + "/restarts", schemaPath: "#/properties/restarts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                validate101.errors = [{ instancePath: instancePath + "/restarts", schemaPath: "#/properties/restarts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                                 return false;
                                               }
                                             }
@@ -1947,7 +2973,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                             if (data.stop_requested !== void 0) {
                                               const _errs48 = errors;
                                               if (typeof data.stop_requested !== "boolean") {
-                                                validate86.errors = [{ instancePath: instancePath + "/stop_requested", schemaPath: "#/properties/stop_requested/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                                                validate101.errors = [{ instancePath: instancePath + "/stop_requested", schemaPath: "#/properties/stop_requested/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                                 return false;
                                               }
                                               var valid0 = _errs48 === errors;
@@ -2078,7 +3104,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                     vErrors.push(err10);
                                                   }
                                                   errors++;
-                                                  validate86.errors = vErrors;
+                                                  validate101.errors = vErrors;
                                                   return false;
                                                 } else {
                                                   errors = _errs51;
@@ -2205,7 +3231,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                       vErrors.push(err17);
                                                     }
                                                     errors++;
-                                                    validate86.errors = vErrors;
+                                                    validate101.errors = vErrors;
                                                     return false;
                                                   } else {
                                                     errors = _errs64;
@@ -2229,13 +3255,13 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                       if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
                                                         let missing4;
                                                         if (data34.count === void 0 && (missing4 = "count") || data34.best === void 0 && (missing4 = "best")) {
-                                                          validate86.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                                          validate101.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
                                                           return false;
                                                         } else {
                                                           const _errs77 = errors;
                                                           for (const key4 in data34) {
-                                                            if (!(key4 === "count" || key4 === "best")) {
-                                                              validate86.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
+                                                            if (!(key4 === "count" || key4 === "best" || key4 === "total" || key4 === "list")) {
+                                                              validate101.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
                                                               return false;
                                                               break;
                                                             }
@@ -2272,7 +3298,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                                     } else {
                                                                       const _errs83 = errors;
                                                                       for (const key5 in data36) {
-                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value")) {
+                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value" || key5 === "params")) {
                                                                           const err19 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                                                                           if (vErrors === null) {
                                                                             vErrors = [err19];
@@ -2327,43 +3353,96 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                                             } else {
                                                                               var valid13 = true;
                                                                             }
+                                                                            if (valid13) {
+                                                                              if (data36.params !== void 0) {
+                                                                                let data40 = data36.params;
+                                                                                const _errs89 = errors;
+                                                                                const _errs90 = errors;
+                                                                                let valid14 = false;
+                                                                                const _errs91 = errors;
+                                                                                if (!(data40 && typeof data40 == "object" && !Array.isArray(data40))) {
+                                                                                  const err22 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                                  if (vErrors === null) {
+                                                                                    vErrors = [err22];
+                                                                                  } else {
+                                                                                    vErrors.push(err22);
+                                                                                  }
+                                                                                  errors++;
+                                                                                }
+                                                                                var _valid5 = _errs91 === errors;
+                                                                                valid14 = valid14 || _valid5;
+                                                                                const _errs93 = errors;
+                                                                                if (data40 !== null) {
+                                                                                  const err23 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                  if (vErrors === null) {
+                                                                                    vErrors = [err23];
+                                                                                  } else {
+                                                                                    vErrors.push(err23);
+                                                                                  }
+                                                                                  errors++;
+                                                                                }
+                                                                                var _valid5 = _errs93 === errors;
+                                                                                valid14 = valid14 || _valid5;
+                                                                                if (!valid14) {
+                                                                                  const err24 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                  if (vErrors === null) {
+                                                                                    vErrors = [err24];
+                                                                                  } else {
+                                                                                    vErrors.push(err24);
+                                                                                  }
+                                                                                  errors++;
+                                                                                } else {
+                                                                                  errors = _errs90;
+                                                                                  if (vErrors !== null) {
+                                                                                    if (_errs90) {
+                                                                                      vErrors.length = _errs90;
+                                                                                    } else {
+                                                                                      vErrors = null;
+                                                                                    }
+                                                                                  }
+                                                                                }
+                                                                                var valid13 = _errs89 === errors;
+                                                                              } else {
+                                                                                var valid13 = true;
+                                                                              }
+                                                                            }
                                                                           }
                                                                         }
                                                                       }
                                                                     }
                                                                   } else {
-                                                                    const err22 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                    const err25 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err22];
+                                                                      vErrors = [err25];
                                                                     } else {
-                                                                      vErrors.push(err22);
+                                                                      vErrors.push(err25);
                                                                     }
                                                                     errors++;
                                                                   }
                                                                 }
                                                                 var _valid4 = _errs81 === errors;
                                                                 valid12 = valid12 || _valid4;
-                                                                const _errs89 = errors;
+                                                                const _errs95 = errors;
                                                                 if (data36 !== null) {
-                                                                  const err23 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                  const err26 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err23];
+                                                                    vErrors = [err26];
                                                                   } else {
-                                                                    vErrors.push(err23);
+                                                                    vErrors.push(err26);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid4 = _errs89 === errors;
+                                                                var _valid4 = _errs95 === errors;
                                                                 valid12 = valid12 || _valid4;
                                                                 if (!valid12) {
-                                                                  const err24 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                  const err27 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err24];
+                                                                    vErrors = [err27];
                                                                   } else {
-                                                                    vErrors.push(err24);
+                                                                    vErrors.push(err27);
                                                                   }
                                                                   errors++;
-                                                                  validate86.errors = vErrors;
+                                                                  validate101.errors = vErrors;
                                                                   return false;
                                                                 } else {
                                                                   errors = _errs80;
@@ -2379,11 +3458,352 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                               } else {
                                                                 var valid11 = true;
                                                               }
+                                                              if (valid11) {
+                                                                if (data34.total !== void 0) {
+                                                                  let data41 = data34.total;
+                                                                  const _errs97 = errors;
+                                                                  const _errs98 = errors;
+                                                                  let valid15 = false;
+                                                                  const _errs99 = errors;
+                                                                  if (!validate56(data41, { instancePath: instancePath + "/trials/total", parentData: data34, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                                    vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                    errors = vErrors.length;
+                                                                  }
+                                                                  var _valid6 = _errs99 === errors;
+                                                                  valid15 = valid15 || _valid6;
+                                                                  const _errs100 = errors;
+                                                                  if (data41 !== null) {
+                                                                    const err28 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                    if (vErrors === null) {
+                                                                      vErrors = [err28];
+                                                                    } else {
+                                                                      vErrors.push(err28);
+                                                                    }
+                                                                    errors++;
+                                                                  }
+                                                                  var _valid6 = _errs100 === errors;
+                                                                  valid15 = valid15 || _valid6;
+                                                                  if (!valid15) {
+                                                                    const err29 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                    if (vErrors === null) {
+                                                                      vErrors = [err29];
+                                                                    } else {
+                                                                      vErrors.push(err29);
+                                                                    }
+                                                                    errors++;
+                                                                    validate101.errors = vErrors;
+                                                                    return false;
+                                                                  } else {
+                                                                    errors = _errs98;
+                                                                    if (vErrors !== null) {
+                                                                      if (_errs98) {
+                                                                        vErrors.length = _errs98;
+                                                                      } else {
+                                                                        vErrors = null;
+                                                                      }
+                                                                    }
+                                                                  }
+                                                                  var valid11 = _errs97 === errors;
+                                                                } else {
+                                                                  var valid11 = true;
+                                                                }
+                                                                if (valid11) {
+                                                                  if (data34.list !== void 0) {
+                                                                    let data42 = data34.list;
+                                                                    const _errs102 = errors;
+                                                                    if (errors === _errs102) {
+                                                                      if (Array.isArray(data42)) {
+                                                                        var valid16 = true;
+                                                                        const len4 = data42.length;
+                                                                        for (let i2 = 0; i2 < len4; i2++) {
+                                                                          let data43 = data42[i2];
+                                                                          const _errs104 = errors;
+                                                                          if (errors === _errs104) {
+                                                                            if (data43 && typeof data43 == "object" && !Array.isArray(data43)) {
+                                                                              let missing6;
+                                                                              if (data43.trial === void 0 && (missing6 = "trial") || data43.attempt === void 0 && (missing6 = "attempt") || data43.baseline === void 0 && (missing6 = "baseline") || data43.status === void 0 && (missing6 = "status") || data43.params === void 0 && (missing6 = "params") || data43.step === void 0 && (missing6 = "step") || data43.loss === void 0 && (missing6 = "loss") || data43.elapsed_s === void 0 && (missing6 = "elapsed_s") || data43.eta_s === void 0 && (missing6 = "eta_s") || data43.metrics === void 0 && (missing6 = "metrics") || data43.duration_s === void 0 && (missing6 = "duration_s") || data43.error === void 0 && (missing6 = "error") || data43.accepted === void 0 && (missing6 = "accepted")) {
+                                                                                validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                                                                return false;
+                                                                              } else {
+                                                                                const _errs106 = errors;
+                                                                                for (const key6 in data43) {
+                                                                                  if (!func1.call(schema20.properties.trials.properties.list.items.properties, key6)) {
+                                                                                    validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" }];
+                                                                                    return false;
+                                                                                    break;
+                                                                                  }
+                                                                                }
+                                                                                if (_errs106 === errors) {
+                                                                                  if (data43.trial !== void 0) {
+                                                                                    const _errs107 = errors;
+                                                                                    if (!validate63(data43.trial, { instancePath: instancePath + "/trials/list/" + i2 + "/trial", parentData: data43, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                                      vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                                                                      errors = vErrors.length;
+                                                                                    }
+                                                                                    var valid17 = _errs107 === errors;
+                                                                                  } else {
+                                                                                    var valid17 = true;
+                                                                                  }
+                                                                                  if (valid17) {
+                                                                                    if (data43.attempt !== void 0) {
+                                                                                      const _errs108 = errors;
+                                                                                      if (!validate63(data43.attempt, { instancePath: instancePath + "/trials/list/" + i2 + "/attempt", parentData: data43, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
+                                                                                        vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                                                                        errors = vErrors.length;
+                                                                                      }
+                                                                                      var valid17 = _errs108 === errors;
+                                                                                    } else {
+                                                                                      var valid17 = true;
+                                                                                    }
+                                                                                    if (valid17) {
+                                                                                      if (data43.baseline !== void 0) {
+                                                                                        const _errs109 = errors;
+                                                                                        if (typeof data43.baseline !== "boolean") {
+                                                                                          validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/baseline", schemaPath: "#/properties/trials/properties/list/items/properties/baseline/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                                                                                          return false;
+                                                                                        }
+                                                                                        var valid17 = _errs109 === errors;
+                                                                                      } else {
+                                                                                        var valid17 = true;
+                                                                                      }
+                                                                                      if (valid17) {
+                                                                                        if (data43.status !== void 0) {
+                                                                                          let data47 = data43.status;
+                                                                                          const _errs111 = errors;
+                                                                                          if (!(data47 === "running" || data47 === "succeeded" || data47 === "failed" || data47 === "pruned")) {
+                                                                                            validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/status", schemaPath: "#/properties/trials/properties/list/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.trials.properties.list.items.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                                                                                            return false;
+                                                                                          }
+                                                                                          var valid17 = _errs111 === errors;
+                                                                                        } else {
+                                                                                          var valid17 = true;
+                                                                                        }
+                                                                                        if (valid17) {
+                                                                                          if (data43.params !== void 0) {
+                                                                                            let data48 = data43.params;
+                                                                                            const _errs112 = errors;
+                                                                                            if (!(data48 && typeof data48 == "object" && !Array.isArray(data48))) {
+                                                                                              validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/params", schemaPath: "#/properties/trials/properties/list/items/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                                              return false;
+                                                                                            }
+                                                                                            var valid17 = _errs112 === errors;
+                                                                                          } else {
+                                                                                            var valid17 = true;
+                                                                                          }
+                                                                                          if (valid17) {
+                                                                                            if (data43.step !== void 0) {
+                                                                                              let data49 = data43.step;
+                                                                                              const _errs114 = errors;
+                                                                                              const _errs115 = errors;
+                                                                                              let valid18 = false;
+                                                                                              const _errs116 = errors;
+                                                                                              if (!validate56(data49, { instancePath: instancePath + "/trials/list/" + i2 + "/step", parentData: data43, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                                                vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                                                errors = vErrors.length;
+                                                                                              }
+                                                                                              var _valid7 = _errs116 === errors;
+                                                                                              valid18 = valid18 || _valid7;
+                                                                                              const _errs117 = errors;
+                                                                                              if (data49 !== null) {
+                                                                                                const err30 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                if (vErrors === null) {
+                                                                                                  vErrors = [err30];
+                                                                                                } else {
+                                                                                                  vErrors.push(err30);
+                                                                                                }
+                                                                                                errors++;
+                                                                                              }
+                                                                                              var _valid7 = _errs117 === errors;
+                                                                                              valid18 = valid18 || _valid7;
+                                                                                              if (!valid18) {
+                                                                                                const err31 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                if (vErrors === null) {
+                                                                                                  vErrors = [err31];
+                                                                                                } else {
+                                                                                                  vErrors.push(err31);
+                                                                                                }
+                                                                                                errors++;
+                                                                                                validate101.errors = vErrors;
+                                                                                                return false;
+                                                                                              } else {
+                                                                                                errors = _errs115;
+                                                                                                if (vErrors !== null) {
+                                                                                                  if (_errs115) {
+                                                                                                    vErrors.length = _errs115;
+                                                                                                  } else {
+                                                                                                    vErrors = null;
+                                                                                                  }
+                                                                                                }
+                                                                                              }
+                                                                                              var valid17 = _errs114 === errors;
+                                                                                            } else {
+                                                                                              var valid17 = true;
+                                                                                            }
+                                                                                            if (valid17) {
+                                                                                              if (data43.loss !== void 0) {
+                                                                                                let data50 = data43.loss;
+                                                                                                const _errs119 = errors;
+                                                                                                if (!(typeof data50 == "number" && isFinite(data50)) && data50 !== null) {
+                                                                                                  validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/loss", schemaPath: "#/properties/trials/properties/list/items/properties/loss/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.loss.type }, message: "must be number,null" }];
+                                                                                                  return false;
+                                                                                                }
+                                                                                                var valid17 = _errs119 === errors;
+                                                                                              } else {
+                                                                                                var valid17 = true;
+                                                                                              }
+                                                                                              if (valid17) {
+                                                                                                if (data43.elapsed_s !== void 0) {
+                                                                                                  let data51 = data43.elapsed_s;
+                                                                                                  const _errs121 = errors;
+                                                                                                  if (!(typeof data51 == "number" && isFinite(data51)) && data51 !== null) {
+                                                                                                    validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/elapsed_s", schemaPath: "#/properties/trials/properties/list/items/properties/elapsed_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.elapsed_s.type }, message: "must be number,null" }];
+                                                                                                    return false;
+                                                                                                  }
+                                                                                                  var valid17 = _errs121 === errors;
+                                                                                                } else {
+                                                                                                  var valid17 = true;
+                                                                                                }
+                                                                                                if (valid17) {
+                                                                                                  if (data43.eta_s !== void 0) {
+                                                                                                    let data52 = data43.eta_s;
+                                                                                                    const _errs123 = errors;
+                                                                                                    if (!(typeof data52 == "number" && isFinite(data52)) && data52 !== null) {
+                                                                                                      validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/eta_s", schemaPath: "#/properties/trials/properties/list/items/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.eta_s.type }, message: "must be number,null" }];
+                                                                                                      return false;
+                                                                                                    }
+                                                                                                    var valid17 = _errs123 === errors;
+                                                                                                  } else {
+                                                                                                    var valid17 = true;
+                                                                                                  }
+                                                                                                  if (valid17) {
+                                                                                                    if (data43.metrics !== void 0) {
+                                                                                                      const _errs125 = errors;
+                                                                                                      if (!validate68(data43.metrics, { instancePath: instancePath + "/trials/list/" + i2 + "/metrics", parentData: data43, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                                                                                                        vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+                                                                                                        errors = vErrors.length;
+                                                                                                      }
+                                                                                                      var valid17 = _errs125 === errors;
+                                                                                                    } else {
+                                                                                                      var valid17 = true;
+                                                                                                    }
+                                                                                                    if (valid17) {
+                                                                                                      if (data43.duration_s !== void 0) {
+                                                                                                        let data54 = data43.duration_s;
+                                                                                                        const _errs126 = errors;
+                                                                                                        if (!(typeof data54 == "number" && isFinite(data54)) && data54 !== null) {
+                                                                                                          validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/duration_s", schemaPath: "#/properties/trials/properties/list/items/properties/duration_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.duration_s.type }, message: "must be number,null" }];
+                                                                                                          return false;
+                                                                                                        }
+                                                                                                        var valid17 = _errs126 === errors;
+                                                                                                      } else {
+                                                                                                        var valid17 = true;
+                                                                                                      }
+                                                                                                      if (valid17) {
+                                                                                                        if (data43.error !== void 0) {
+                                                                                                          let data55 = data43.error;
+                                                                                                          const _errs128 = errors;
+                                                                                                          const _errs129 = errors;
+                                                                                                          let valid19 = false;
+                                                                                                          const _errs130 = errors;
+                                                                                                          if (!validate78(data55, { instancePath: instancePath + "/trials/list/" + i2 + "/error", parentData: data43, parentDataProperty: "error", rootData, dynamicAnchors })) {
+                                                                                                            vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+                                                                                                            errors = vErrors.length;
+                                                                                                          }
+                                                                                                          var _valid8 = _errs130 === errors;
+                                                                                                          valid19 = valid19 || _valid8;
+                                                                                                          if (_valid8) {
+                                                                                                            var props3 = {};
+                                                                                                            props3.type = true;
+                                                                                                            props3.message = true;
+                                                                                                          }
+                                                                                                          const _errs131 = errors;
+                                                                                                          if (data55 !== null) {
+                                                                                                            const err32 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                            if (vErrors === null) {
+                                                                                                              vErrors = [err32];
+                                                                                                            } else {
+                                                                                                              vErrors.push(err32);
+                                                                                                            }
+                                                                                                            errors++;
+                                                                                                          }
+                                                                                                          var _valid8 = _errs131 === errors;
+                                                                                                          valid19 = valid19 || _valid8;
+                                                                                                          if (!valid19) {
+                                                                                                            const err33 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                            if (vErrors === null) {
+                                                                                                              vErrors = [err33];
+                                                                                                            } else {
+                                                                                                              vErrors.push(err33);
+                                                                                                            }
+                                                                                                            errors++;
+                                                                                                            validate101.errors = vErrors;
+                                                                                                            return false;
+                                                                                                          } else {
+                                                                                                            errors = _errs129;
+                                                                                                            if (vErrors !== null) {
+                                                                                                              if (_errs129) {
+                                                                                                                vErrors.length = _errs129;
+                                                                                                              } else {
+                                                                                                                vErrors = null;
+                                                                                                              }
+                                                                                                            }
+                                                                                                          }
+                                                                                                          var valid17 = _errs128 === errors;
+                                                                                                        } else {
+                                                                                                          var valid17 = true;
+                                                                                                        }
+                                                                                                        if (valid17) {
+                                                                                                          if (data43.accepted !== void 0) {
+                                                                                                            let data56 = data43.accepted;
+                                                                                                            const _errs133 = errors;
+                                                                                                            if (typeof data56 !== "boolean" && data56 !== null) {
+                                                                                                              validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/accepted", schemaPath: "#/properties/trials/properties/list/items/properties/accepted/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.accepted.type }, message: "must be boolean,null" }];
+                                                                                                              return false;
+                                                                                                            }
+                                                                                                            var valid17 = _errs133 === errors;
+                                                                                                          } else {
+                                                                                                            var valid17 = true;
+                                                                                                          }
+                                                                                                        }
+                                                                                                      }
+                                                                                                    }
+                                                                                                  }
+                                                                                                }
+                                                                                              }
+                                                                                            }
+                                                                                          }
+                                                                                        }
+                                                                                      }
+                                                                                    }
+                                                                                  }
+                                                                                }
+                                                                              }
+                                                                            } else {
+                                                                              validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                              return false;
+                                                                            }
+                                                                          }
+                                                                          var valid16 = _errs104 === errors;
+                                                                          if (!valid16) {
+                                                                            break;
+                                                                          }
+                                                                        }
+                                                                      } else {
+                                                                        validate101.errors = [{ instancePath: instancePath + "/trials/list", schemaPath: "#/properties/trials/properties/list/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                                        return false;
+                                                                      }
+                                                                    }
+                                                                    var valid11 = _errs102 === errors;
+                                                                  } else {
+                                                                    var valid11 = true;
+                                                                  }
+                                                                }
+                                                              }
                                                             }
                                                           }
                                                         }
                                                       } else {
-                                                        validate86.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                        validate101.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                         return false;
                                                       }
                                                     }
@@ -2392,113 +3812,675 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
                                                     var valid0 = true;
                                                   }
                                                   if (valid0) {
-                                                    if (data.stage !== void 0) {
-                                                      let data40 = data.stage;
-                                                      const _errs91 = errors;
-                                                      const _errs92 = errors;
-                                                      let valid14 = false;
-                                                      const _errs93 = errors;
-                                                      if (!validate73(data40, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
-                                                        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
-                                                        errors = vErrors.length;
-                                                      }
-                                                      var _valid5 = _errs93 === errors;
-                                                      valid14 = valid14 || _valid5;
-                                                      if (_valid5) {
-                                                        var props3 = {};
-                                                        props3.name = true;
-                                                        props3.index = true;
-                                                        props3.count = true;
-                                                      }
-                                                      const _errs94 = errors;
-                                                      if (data40 !== null) {
-                                                        const err25 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
-                                                        if (vErrors === null) {
-                                                          vErrors = [err25];
+                                                    if (data.phase_progress !== void 0) {
+                                                      let data57 = data.phase_progress;
+                                                      const _errs135 = errors;
+                                                      const _errs136 = errors;
+                                                      let valid20 = false;
+                                                      const _errs137 = errors;
+                                                      if (errors === _errs137) {
+                                                        if (data57 && typeof data57 == "object" && !Array.isArray(data57)) {
+                                                          let missing7;
+                                                          if (data57.phase === void 0 && (missing7 = "phase") || data57.done === void 0 && (missing7 = "done") || data57.total === void 0 && (missing7 = "total") || data57.unit === void 0 && (missing7 = "unit") || data57.eta_s === void 0 && (missing7 = "eta_s") || data57.trial === void 0 && (missing7 = "trial")) {
+                                                            const err34 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" };
+                                                            if (vErrors === null) {
+                                                              vErrors = [err34];
+                                                            } else {
+                                                              vErrors.push(err34);
+                                                            }
+                                                            errors++;
+                                                          } else {
+                                                            const _errs139 = errors;
+                                                            for (const key7 in data57) {
+                                                              if (!(key7 === "phase" || key7 === "done" || key7 === "total" || key7 === "unit" || key7 === "eta_s" || key7 === "trial")) {
+                                                                const err35 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err35];
+                                                                } else {
+                                                                  vErrors.push(err35);
+                                                                }
+                                                                errors++;
+                                                                break;
+                                                              }
+                                                            }
+                                                            if (_errs139 === errors) {
+                                                              if (data57.phase !== void 0) {
+                                                                const _errs140 = errors;
+                                                                if (typeof data57.phase !== "string") {
+                                                                  const err36 = { instancePath: instancePath + "/phase_progress/phase", schemaPath: "#/properties/phase_progress/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err36];
+                                                                  } else {
+                                                                    vErrors.push(err36);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var valid21 = _errs140 === errors;
+                                                              } else {
+                                                                var valid21 = true;
+                                                              }
+                                                              if (valid21) {
+                                                                if (data57.done !== void 0) {
+                                                                  const _errs142 = errors;
+                                                                  if (!validate56(data57.done, { instancePath: instancePath + "/phase_progress/done", parentData: data57, parentDataProperty: "done", rootData, dynamicAnchors })) {
+                                                                    vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                    errors = vErrors.length;
+                                                                  }
+                                                                  var valid21 = _errs142 === errors;
+                                                                } else {
+                                                                  var valid21 = true;
+                                                                }
+                                                                if (valid21) {
+                                                                  if (data57.total !== void 0) {
+                                                                    let data60 = data57.total;
+                                                                    const _errs143 = errors;
+                                                                    const _errs144 = errors;
+                                                                    let valid22 = false;
+                                                                    const _errs145 = errors;
+                                                                    if (!validate56(data60, { instancePath: instancePath + "/phase_progress/total", parentData: data57, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                                      vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                      errors = vErrors.length;
+                                                                    }
+                                                                    var _valid10 = _errs145 === errors;
+                                                                    valid22 = valid22 || _valid10;
+                                                                    const _errs146 = errors;
+                                                                    if (data60 !== null) {
+                                                                      const err37 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                      if (vErrors === null) {
+                                                                        vErrors = [err37];
+                                                                      } else {
+                                                                        vErrors.push(err37);
+                                                                      }
+                                                                      errors++;
+                                                                    }
+                                                                    var _valid10 = _errs146 === errors;
+                                                                    valid22 = valid22 || _valid10;
+                                                                    if (!valid22) {
+                                                                      const err38 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                      if (vErrors === null) {
+                                                                        vErrors = [err38];
+                                                                      } else {
+                                                                        vErrors.push(err38);
+                                                                      }
+                                                                      errors++;
+                                                                    } else {
+                                                                      errors = _errs144;
+                                                                      if (vErrors !== null) {
+                                                                        if (_errs144) {
+                                                                          vErrors.length = _errs144;
+                                                                        } else {
+                                                                          vErrors = null;
+                                                                        }
+                                                                      }
+                                                                    }
+                                                                    var valid21 = _errs143 === errors;
+                                                                  } else {
+                                                                    var valid21 = true;
+                                                                  }
+                                                                  if (valid21) {
+                                                                    if (data57.unit !== void 0) {
+                                                                      let data61 = data57.unit;
+                                                                      const _errs148 = errors;
+                                                                      if (typeof data61 !== "string" && data61 !== null) {
+                                                                        const err39 = { instancePath: instancePath + "/phase_progress/unit", schemaPath: "#/properties/phase_progress/anyOf/0/properties/unit/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.unit.type }, message: "must be string,null" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err39];
+                                                                        } else {
+                                                                          vErrors.push(err39);
+                                                                        }
+                                                                        errors++;
+                                                                      }
+                                                                      var valid21 = _errs148 === errors;
+                                                                    } else {
+                                                                      var valid21 = true;
+                                                                    }
+                                                                    if (valid21) {
+                                                                      if (data57.eta_s !== void 0) {
+                                                                        let data62 = data57.eta_s;
+                                                                        const _errs150 = errors;
+                                                                        if (!(typeof data62 == "number" && isFinite(data62)) && data62 !== null) {
+                                                                          const err40 = { instancePath: instancePath + "/phase_progress/eta_s", schemaPath: "#/properties/phase_progress/anyOf/0/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.eta_s.type }, message: "must be number,null" };
+                                                                          if (vErrors === null) {
+                                                                            vErrors = [err40];
+                                                                          } else {
+                                                                            vErrors.push(err40);
+                                                                          }
+                                                                          errors++;
+                                                                        }
+                                                                        var valid21 = _errs150 === errors;
+                                                                      } else {
+                                                                        var valid21 = true;
+                                                                      }
+                                                                      if (valid21) {
+                                                                        if (data57.trial !== void 0) {
+                                                                          let data63 = data57.trial;
+                                                                          const _errs152 = errors;
+                                                                          const _errs153 = errors;
+                                                                          let valid23 = false;
+                                                                          const _errs154 = errors;
+                                                                          if (!validate63(data63, { instancePath: instancePath + "/phase_progress/trial", parentData: data57, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                            vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                                                            errors = vErrors.length;
+                                                                          }
+                                                                          var _valid11 = _errs154 === errors;
+                                                                          valid23 = valid23 || _valid11;
+                                                                          const _errs155 = errors;
+                                                                          if (data63 !== null) {
+                                                                            const err41 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                            if (vErrors === null) {
+                                                                              vErrors = [err41];
+                                                                            } else {
+                                                                              vErrors.push(err41);
+                                                                            }
+                                                                            errors++;
+                                                                          }
+                                                                          var _valid11 = _errs155 === errors;
+                                                                          valid23 = valid23 || _valid11;
+                                                                          if (!valid23) {
+                                                                            const err42 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                            if (vErrors === null) {
+                                                                              vErrors = [err42];
+                                                                            } else {
+                                                                              vErrors.push(err42);
+                                                                            }
+                                                                            errors++;
+                                                                          } else {
+                                                                            errors = _errs153;
+                                                                            if (vErrors !== null) {
+                                                                              if (_errs153) {
+                                                                                vErrors.length = _errs153;
+                                                                              } else {
+                                                                                vErrors = null;
+                                                                              }
+                                                                            }
+                                                                          }
+                                                                          var valid21 = _errs152 === errors;
+                                                                        } else {
+                                                                          var valid21 = true;
+                                                                        }
+                                                                      }
+                                                                    }
+                                                                  }
+                                                                }
+                                                              }
+                                                            }
+                                                          }
                                                         } else {
-                                                          vErrors.push(err25);
+                                                          const err43 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                          if (vErrors === null) {
+                                                            vErrors = [err43];
+                                                          } else {
+                                                            vErrors.push(err43);
+                                                          }
+                                                          errors++;
+                                                        }
+                                                      }
+                                                      var _valid9 = _errs137 === errors;
+                                                      valid20 = valid20 || _valid9;
+                                                      const _errs157 = errors;
+                                                      if (data57 !== null) {
+                                                        const err44 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err44];
+                                                        } else {
+                                                          vErrors.push(err44);
                                                         }
                                                         errors++;
                                                       }
-                                                      var _valid5 = _errs94 === errors;
-                                                      valid14 = valid14 || _valid5;
-                                                      if (!valid14) {
-                                                        const err26 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                      var _valid9 = _errs157 === errors;
+                                                      valid20 = valid20 || _valid9;
+                                                      if (!valid20) {
+                                                        const err45 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err26];
+                                                          vErrors = [err45];
                                                         } else {
-                                                          vErrors.push(err26);
+                                                          vErrors.push(err45);
                                                         }
                                                         errors++;
-                                                        validate86.errors = vErrors;
+                                                        validate101.errors = vErrors;
                                                         return false;
                                                       } else {
-                                                        errors = _errs92;
+                                                        errors = _errs136;
                                                         if (vErrors !== null) {
-                                                          if (_errs92) {
-                                                            vErrors.length = _errs92;
+                                                          if (_errs136) {
+                                                            vErrors.length = _errs136;
                                                           } else {
                                                             vErrors = null;
                                                           }
                                                         }
                                                       }
-                                                      var valid0 = _errs91 === errors;
+                                                      var valid0 = _errs135 === errors;
                                                     } else {
                                                       var valid0 = true;
                                                     }
                                                     if (valid0) {
-                                                      if (data.finished !== void 0) {
-                                                        let data41 = data.finished;
-                                                        const _errs96 = errors;
-                                                        const _errs97 = errors;
-                                                        let valid15 = false;
-                                                        const _errs98 = errors;
-                                                        if (!(data41 && typeof data41 == "object" && !Array.isArray(data41))) {
-                                                          const err27 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err27];
+                                                      if (data.cycle !== void 0) {
+                                                        let data64 = data.cycle;
+                                                        const _errs159 = errors;
+                                                        const _errs160 = errors;
+                                                        let valid24 = false;
+                                                        const _errs161 = errors;
+                                                        if (errors === _errs161) {
+                                                          if (data64 && typeof data64 == "object" && !Array.isArray(data64)) {
+                                                            let missing8;
+                                                            if (data64.phase === void 0 && (missing8 = "phase") || data64.cycle === void 0 && (missing8 = "cycle") || data64.total_cycles === void 0 && (missing8 = "total_cycles")) {
+                                                              const err46 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" };
+                                                              if (vErrors === null) {
+                                                                vErrors = [err46];
+                                                              } else {
+                                                                vErrors.push(err46);
+                                                              }
+                                                              errors++;
+                                                            } else {
+                                                              const _errs163 = errors;
+                                                              for (const key8 in data64) {
+                                                                if (!(key8 === "phase" || key8 === "cycle" || key8 === "total_cycles")) {
+                                                                  const err47 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err47];
+                                                                  } else {
+                                                                    vErrors.push(err47);
+                                                                  }
+                                                                  errors++;
+                                                                  break;
+                                                                }
+                                                              }
+                                                              if (_errs163 === errors) {
+                                                                if (data64.phase !== void 0) {
+                                                                  const _errs164 = errors;
+                                                                  if (typeof data64.phase !== "string") {
+                                                                    const err48 = { instancePath: instancePath + "/cycle/phase", schemaPath: "#/properties/cycle/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                    if (vErrors === null) {
+                                                                      vErrors = [err48];
+                                                                    } else {
+                                                                      vErrors.push(err48);
+                                                                    }
+                                                                    errors++;
+                                                                  }
+                                                                  var valid25 = _errs164 === errors;
+                                                                } else {
+                                                                  var valid25 = true;
+                                                                }
+                                                                if (valid25) {
+                                                                  if (data64.cycle !== void 0) {
+                                                                    const _errs166 = errors;
+                                                                    if (!validate63(data64.cycle, { instancePath: instancePath + "/cycle/cycle", parentData: data64, parentDataProperty: "cycle", rootData, dynamicAnchors })) {
+                                                                      vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                                                      errors = vErrors.length;
+                                                                    }
+                                                                    var valid25 = _errs166 === errors;
+                                                                  } else {
+                                                                    var valid25 = true;
+                                                                  }
+                                                                  if (valid25) {
+                                                                    if (data64.total_cycles !== void 0) {
+                                                                      let data67 = data64.total_cycles;
+                                                                      const _errs167 = errors;
+                                                                      const _errs168 = errors;
+                                                                      let valid26 = false;
+                                                                      const _errs169 = errors;
+                                                                      if (!validate56(data67, { instancePath: instancePath + "/cycle/total_cycles", parentData: data64, parentDataProperty: "total_cycles", rootData, dynamicAnchors })) {
+                                                                        vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                        errors = vErrors.length;
+                                                                      }
+                                                                      var _valid13 = _errs169 === errors;
+                                                                      valid26 = valid26 || _valid13;
+                                                                      const _errs170 = errors;
+                                                                      if (data67 !== null) {
+                                                                        const err49 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err49];
+                                                                        } else {
+                                                                          vErrors.push(err49);
+                                                                        }
+                                                                        errors++;
+                                                                      }
+                                                                      var _valid13 = _errs170 === errors;
+                                                                      valid26 = valid26 || _valid13;
+                                                                      if (!valid26) {
+                                                                        const err50 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err50];
+                                                                        } else {
+                                                                          vErrors.push(err50);
+                                                                        }
+                                                                        errors++;
+                                                                      } else {
+                                                                        errors = _errs168;
+                                                                        if (vErrors !== null) {
+                                                                          if (_errs168) {
+                                                                            vErrors.length = _errs168;
+                                                                          } else {
+                                                                            vErrors = null;
+                                                                          }
+                                                                        }
+                                                                      }
+                                                                      var valid25 = _errs167 === errors;
+                                                                    } else {
+                                                                      var valid25 = true;
+                                                                    }
+                                                                  }
+                                                                }
+                                                              }
+                                                            }
                                                           } else {
-                                                            vErrors.push(err27);
+                                                            const err51 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                            if (vErrors === null) {
+                                                              vErrors = [err51];
+                                                            } else {
+                                                              vErrors.push(err51);
+                                                            }
+                                                            errors++;
+                                                          }
+                                                        }
+                                                        var _valid12 = _errs161 === errors;
+                                                        valid24 = valid24 || _valid12;
+                                                        const _errs172 = errors;
+                                                        if (data64 !== null) {
+                                                          const err52 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                          if (vErrors === null) {
+                                                            vErrors = [err52];
+                                                          } else {
+                                                            vErrors.push(err52);
                                                           }
                                                           errors++;
                                                         }
-                                                        var _valid6 = _errs98 === errors;
-                                                        valid15 = valid15 || _valid6;
-                                                        const _errs100 = errors;
-                                                        if (data41 !== null) {
-                                                          const err28 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        var _valid12 = _errs172 === errors;
+                                                        valid24 = valid24 || _valid12;
+                                                        if (!valid24) {
+                                                          const err53 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err28];
+                                                            vErrors = [err53];
                                                           } else {
-                                                            vErrors.push(err28);
+                                                            vErrors.push(err53);
                                                           }
                                                           errors++;
-                                                        }
-                                                        var _valid6 = _errs100 === errors;
-                                                        valid15 = valid15 || _valid6;
-                                                        if (!valid15) {
-                                                          const err29 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err29];
-                                                          } else {
-                                                            vErrors.push(err29);
-                                                          }
-                                                          errors++;
-                                                          validate86.errors = vErrors;
+                                                          validate101.errors = vErrors;
                                                           return false;
                                                         } else {
-                                                          errors = _errs97;
+                                                          errors = _errs160;
                                                           if (vErrors !== null) {
-                                                            if (_errs97) {
-                                                              vErrors.length = _errs97;
+                                                            if (_errs160) {
+                                                              vErrors.length = _errs160;
                                                             } else {
                                                               vErrors = null;
                                                             }
                                                           }
                                                         }
-                                                        var valid0 = _errs96 === errors;
+                                                        var valid0 = _errs159 === errors;
                                                       } else {
                                                         var valid0 = true;
+                                                      }
+                                                      if (valid0) {
+                                                        if (data.rollbacks !== void 0) {
+                                                          let data68 = data.rollbacks;
+                                                          const _errs174 = errors;
+                                                          if (errors === _errs174) {
+                                                            if (Array.isArray(data68)) {
+                                                              var valid27 = true;
+                                                              const len5 = data68.length;
+                                                              for (let i3 = 0; i3 < len5; i3++) {
+                                                                let data69 = data68[i3];
+                                                                const _errs176 = errors;
+                                                                if (errors === _errs176) {
+                                                                  if (data69 && typeof data69 == "object" && !Array.isArray(data69)) {
+                                                                    let missing9;
+                                                                    if (data69.previous_step === void 0 && (missing9 = "previous_step") || data69.step === void 0 && (missing9 = "step") || data69.checkpoint === void 0 && (missing9 = "checkpoint") || data69.reason === void 0 && (missing9 = "reason") || data69.trial === void 0 && (missing9 = "trial")) {
+                                                                      validate101.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                                                      return false;
+                                                                    } else {
+                                                                      const _errs178 = errors;
+                                                                      for (const key9 in data69) {
+                                                                        if (!(key9 === "previous_step" || key9 === "step" || key9 === "checkpoint" || key9 === "reason" || key9 === "trial")) {
+                                                                          validate101.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" }];
+                                                                          return false;
+                                                                          break;
+                                                                        }
+                                                                      }
+                                                                      if (_errs178 === errors) {
+                                                                        if (data69.previous_step !== void 0) {
+                                                                          const _errs179 = errors;
+                                                                          if (!validate56(data69.previous_step, { instancePath: instancePath + "/rollbacks/" + i3 + "/previous_step", parentData: data69, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
+                                                                            vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                            errors = vErrors.length;
+                                                                          }
+                                                                          var valid28 = _errs179 === errors;
+                                                                        } else {
+                                                                          var valid28 = true;
+                                                                        }
+                                                                        if (valid28) {
+                                                                          if (data69.step !== void 0) {
+                                                                            const _errs180 = errors;
+                                                                            if (!validate56(data69.step, { instancePath: instancePath + "/rollbacks/" + i3 + "/step", parentData: data69, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                              vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+                                                                              errors = vErrors.length;
+                                                                            }
+                                                                            var valid28 = _errs180 === errors;
+                                                                          } else {
+                                                                            var valid28 = true;
+                                                                          }
+                                                                          if (valid28) {
+                                                                            if (data69.checkpoint !== void 0) {
+                                                                              let data72 = data69.checkpoint;
+                                                                              const _errs181 = errors;
+                                                                              if (typeof data72 !== "string" && data72 !== null) {
+                                                                                validate101.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/checkpoint", schemaPath: "#/properties/rollbacks/items/properties/checkpoint/type", keyword: "type", params: { type: schema20.properties.rollbacks.items.properties.checkpoint.type }, message: "must be string,null" }];
+                                                                                return false;
+                                                                              }
+                                                                              var valid28 = _errs181 === errors;
+                                                                            } else {
+                                                                              var valid28 = true;
+                                                                            }
+                                                                            if (valid28) {
+                                                                              if (data69.reason !== void 0) {
+                                                                                let data73 = data69.reason;
+                                                                                const _errs183 = errors;
+                                                                                if (typeof data73 !== "string" && data73 !== null) {
+                                                                                  validate101.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/reason", schemaPath: "#/properties/rollbacks/items/properties/reason/type", keyword: "type", params: { type: schema20.properties.rollbacks.items.properties.reason.type }, message: "must be string,null" }];
+                                                                                  return false;
+                                                                                }
+                                                                                var valid28 = _errs183 === errors;
+                                                                              } else {
+                                                                                var valid28 = true;
+                                                                              }
+                                                                              if (valid28) {
+                                                                                if (data69.trial !== void 0) {
+                                                                                  let data74 = data69.trial;
+                                                                                  const _errs185 = errors;
+                                                                                  const _errs186 = errors;
+                                                                                  let valid29 = false;
+                                                                                  const _errs187 = errors;
+                                                                                  if (!validate63(data74, { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", parentData: data69, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                                    vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                                                                                    errors = vErrors.length;
+                                                                                  }
+                                                                                  var _valid14 = _errs187 === errors;
+                                                                                  valid29 = valid29 || _valid14;
+                                                                                  const _errs188 = errors;
+                                                                                  if (data74 !== null) {
+                                                                                    const err54 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                    if (vErrors === null) {
+                                                                                      vErrors = [err54];
+                                                                                    } else {
+                                                                                      vErrors.push(err54);
+                                                                                    }
+                                                                                    errors++;
+                                                                                  }
+                                                                                  var _valid14 = _errs188 === errors;
+                                                                                  valid29 = valid29 || _valid14;
+                                                                                  if (!valid29) {
+                                                                                    const err55 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                    if (vErrors === null) {
+                                                                                      vErrors = [err55];
+                                                                                    } else {
+                                                                                      vErrors.push(err55);
+                                                                                    }
+                                                                                    errors++;
+                                                                                    validate101.errors = vErrors;
+                                                                                    return false;
+                                                                                  } else {
+                                                                                    errors = _errs186;
+                                                                                    if (vErrors !== null) {
+                                                                                      if (_errs186) {
+                                                                                        vErrors.length = _errs186;
+                                                                                      } else {
+                                                                                        vErrors = null;
+                                                                                      }
+                                                                                    }
+                                                                                  }
+                                                                                  var valid28 = _errs185 === errors;
+                                                                                } else {
+                                                                                  var valid28 = true;
+                                                                                }
+                                                                              }
+                                                                            }
+                                                                          }
+                                                                        }
+                                                                      }
+                                                                    }
+                                                                  } else {
+                                                                    validate101.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                    return false;
+                                                                  }
+                                                                }
+                                                                var valid27 = _errs176 === errors;
+                                                                if (!valid27) {
+                                                                  break;
+                                                                }
+                                                              }
+                                                            } else {
+                                                              validate101.errors = [{ instancePath: instancePath + "/rollbacks", schemaPath: "#/properties/rollbacks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                              return false;
+                                                            }
+                                                          }
+                                                          var valid0 = _errs174 === errors;
+                                                        } else {
+                                                          var valid0 = true;
+                                                        }
+                                                        if (valid0) {
+                                                          if (data.stop_criterion !== void 0) {
+                                                            let data75 = data.stop_criterion;
+                                                            const _errs190 = errors;
+                                                            if (typeof data75 !== "string" && data75 !== null) {
+                                                              validate101.errors = [{ instancePath: instancePath + "/stop_criterion", schemaPath: "#/properties/stop_criterion/type", keyword: "type", params: { type: schema20.properties.stop_criterion.type }, message: "must be string,null" }];
+                                                              return false;
+                                                            }
+                                                            var valid0 = _errs190 === errors;
+                                                          } else {
+                                                            var valid0 = true;
+                                                          }
+                                                          if (valid0) {
+                                                            if (data.stage !== void 0) {
+                                                              let data76 = data.stage;
+                                                              const _errs192 = errors;
+                                                              const _errs193 = errors;
+                                                              let valid30 = false;
+                                                              const _errs194 = errors;
+                                                              if (!validate88(data76, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+                                                                errors = vErrors.length;
+                                                              }
+                                                              var _valid15 = _errs194 === errors;
+                                                              valid30 = valid30 || _valid15;
+                                                              if (_valid15) {
+                                                                var props6 = {};
+                                                                props6.name = true;
+                                                                props6.index = true;
+                                                                props6.count = true;
+                                                              }
+                                                              const _errs195 = errors;
+                                                              if (data76 !== null) {
+                                                                const err56 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err56];
+                                                                } else {
+                                                                  vErrors.push(err56);
+                                                                }
+                                                                errors++;
+                                                              }
+                                                              var _valid15 = _errs195 === errors;
+                                                              valid30 = valid30 || _valid15;
+                                                              if (!valid30) {
+                                                                const err57 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err57];
+                                                                } else {
+                                                                  vErrors.push(err57);
+                                                                }
+                                                                errors++;
+                                                                validate101.errors = vErrors;
+                                                                return false;
+                                                              } else {
+                                                                errors = _errs193;
+                                                                if (vErrors !== null) {
+                                                                  if (_errs193) {
+                                                                    vErrors.length = _errs193;
+                                                                  } else {
+                                                                    vErrors = null;
+                                                                  }
+                                                                }
+                                                              }
+                                                              var valid0 = _errs192 === errors;
+                                                            } else {
+                                                              var valid0 = true;
+                                                            }
+                                                            if (valid0) {
+                                                              if (data.finished !== void 0) {
+                                                                let data77 = data.finished;
+                                                                const _errs197 = errors;
+                                                                const _errs198 = errors;
+                                                                let valid31 = false;
+                                                                const _errs199 = errors;
+                                                                if (!(data77 && typeof data77 == "object" && !Array.isArray(data77))) {
+                                                                  const err58 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err58];
+                                                                  } else {
+                                                                    vErrors.push(err58);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var _valid16 = _errs199 === errors;
+                                                                valid31 = valid31 || _valid16;
+                                                                const _errs201 = errors;
+                                                                if (data77 !== null) {
+                                                                  const err59 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err59];
+                                                                  } else {
+                                                                    vErrors.push(err59);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var _valid16 = _errs201 === errors;
+                                                                valid31 = valid31 || _valid16;
+                                                                if (!valid31) {
+                                                                  const err60 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err60];
+                                                                  } else {
+                                                                    vErrors.push(err60);
+                                                                  }
+                                                                  errors++;
+                                                                  validate101.errors = vErrors;
+                                                                  return false;
+                                                                } else {
+                                                                  errors = _errs198;
+                                                                  if (vErrors !== null) {
+                                                                    if (_errs198) {
+                                                                      vErrors.length = _errs198;
+                                                                    } else {
+                                                                      vErrors = null;
+                                                                    }
+                                                                  }
+                                                                }
+                                                                var valid0 = _errs197 === errors;
+                                                              } else {
+                                                                var valid0 = true;
+                                                              }
+                                                            }
+                                                          }
+                                                        }
                                                       }
                                                     }
                                                   }
@@ -2525,19 +4507,19 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate86.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate101.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate86.errors = vErrors;
+  validate101.errors = vErrors;
   return errors === 0;
 }
-validate86.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var validateDiagnostic = validate103;
-function validate103(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate101.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateDiagnostic = validate132;
+function validate132(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate103.evaluated;
+  const evaluated0 = validate132.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2548,13 +4530,13 @@ function validate103(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.line === void 0 && (missing0 = "line") || data.code === void 0 && (missing0 = "code") || data.message === void 0 && (missing0 = "message")) {
-        validate103.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate132.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "line" || key0 === "code" || key0 === "message")) {
-            validate103.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate132.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -2575,7 +4557,7 @@ function validate103(data, { instancePath = "", parentData, parentDataProperty, 
               let data1 = data.code;
               const _errs3 = errors;
               if (!(data1 === "invalid_utf8" || data1 === "invalid_json" || data1 === "schema_violation" || data1 === "unsupported_version" || data1 === "line_too_long" || data1 === "seq_gap" || data1 === "seq_not_increasing" || data1 === "after_finished")) {
-                validate103.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema26.properties.code.enum }, message: "must be equal to one of the allowed values" }];
+                validate132.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema27.properties.code.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
               var valid0 = _errs3 === errors;
@@ -2586,7 +4568,7 @@ function validate103(data, { instancePath = "", parentData, parentDataProperty, 
               if (data.message !== void 0) {
                 const _errs4 = errors;
                 if (typeof data.message !== "string") {
-                  validate103.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  validate132.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                   return false;
                 }
                 var valid0 = _errs4 === errors;
@@ -2598,14 +4580,14 @@ function validate103(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate103.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate132.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate103.errors = vErrors;
+  validate132.errors = vErrors;
   return errors === 0;
 }
-validate103.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+validate132.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 export {
   validateDiagnostic,
   validateReaderState,

@@ -115,6 +115,13 @@ CHART_SPEC: Final[dict[str, Any]] = {
             'dash': [6, 3],
         },
         {
+            'kind': 'rollback',
+            'event': 'train.rolled_back',
+            'colour': '#d92d20',
+            'width': 1,
+            'dash': [2, 2],
+        },
+        {
             'kind': 'eval',
             'event': 'eval.completed',
             'colour': '#84adea',

@@ -91,7 +91,9 @@ CODES: Final[dict[str, str]] = {
     'ts_backwards': "A line's `ts` is before the previous line's of the same run.",
     'not_finished': 'The stream ends and the run has no `run.finished`.',
     'unterminated_line': 'The stream ends with bytes after its last `\\n`: a torn or unterminated last line.',
-    'step_backwards': "A run's `step` goes down without a `train.restarted` before it. A warning: `--strict` makes it fail.",
+    'step_backwards': "A `step` goes down within one trial and attempt (the run outside trials counts as one) without a `train.restarted` or `train.rolled_back` before it; a trial's new attempt starts its steps afresh. A warning: `--strict` makes it fail.",
+    'rollback_forward': 'A `train.rolled_back` whose `step` is after its `previous_step`: a rollback goes back. A warning: `--strict` makes it fail.',
+    'trial_ended_twice': 'A second `trial.ended` for one trial and attempt. A warning: `--strict` makes it fail.',
     'unknown_field': 'A field of a known event that the schema does not declare and whose name does not start with `x_` (a misspelt field, or one a writer invented). A warning: `--strict` makes it fail.',
     'event_name_near_miss': 'An unknown event name that is a near miss of a known one (`train.stpe`). A warning: `--strict` makes it fail.',
     'ts_fraction_digits': 'A `ts` without exactly six fraction digits (writer rule 2). A warning: `--strict` makes it fail.',
@@ -99,13 +101,13 @@ CODES: Final[dict[str, str]] = {
 #: the code of a reader's diagnostic (the Diagnostic schema's enum)
 DiagnosticCode = Literal['invalid_utf8', 'invalid_json', 'schema_violation', 'unsupported_version', 'line_too_long', 'seq_gap', 'seq_not_increasing', 'after_finished']
 #: a rule `trainwire validate` reports broken
-ValidateRule = Literal['invalid_utf8', 'invalid_json', 'schema_violation', 'unsupported_version', 'line_too_long', 'seq_gap', 'seq_not_increasing', 'after_finished', 'started_first', 'ts_backwards', 'not_finished', 'unterminated_line', 'step_backwards', 'unknown_field', 'event_name_near_miss', 'ts_fraction_digits']
+ValidateRule = Literal['invalid_utf8', 'invalid_json', 'schema_violation', 'unsupported_version', 'line_too_long', 'seq_gap', 'seq_not_increasing', 'after_finished', 'started_first', 'ts_backwards', 'not_finished', 'unterminated_line', 'step_backwards', 'rollback_forward', 'trial_ended_twice', 'unknown_field', 'event_name_near_miss', 'ts_fraction_digits']
 #: the codes of a reader's diagnostics, in the order of the Diagnostic schema
 DIAGNOSTIC_CODES: Final[tuple[DiagnosticCode, ...]] = get_args(DiagnosticCode)
 #: the rules `trainwire validate` reports
 VALIDATE_RULES: Final[tuple[ValidateRule, ...]] = get_args(ValidateRule)
 #: the rules that are warnings: reported, and failing only with `validate --strict`
-WARNING_RULES: Final[frozenset[ValidateRule]] = frozenset(('step_backwards', 'unknown_field', 'event_name_near_miss', 'ts_fraction_digits'))
+WARNING_RULES: Final[frozenset[ValidateRule]] = frozenset(('step_backwards', 'rollback_forward', 'trial_ended_twice', 'unknown_field', 'event_name_near_miss', 'ts_fraction_digits'))
 #: the process exit code a run ends with, by `run.finished` status
 EXIT_CODES: Final[dict[str, int]] = {
     'succeeded': 0,

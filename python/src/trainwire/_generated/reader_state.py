@@ -27,6 +27,40 @@ class Count(RootModel[int]):
     ]
 
 
+class ErrorInfo(BaseModel):
+    """
+    What went wrong, short enough for a dashboard.
+    """
+
+    type: Annotated[
+        str,
+        Field(
+            description="The error's kind, e.g. the exception class name `RuntimeError`.",
+            max_length=200,
+            min_length=1,
+        ),
+    ]
+    message: Annotated[
+        str,
+        Field(
+            description="The error's message, cut to at most 200 characters.",
+            max_length=200,
+        ),
+    ]
+
+
+class Ordinal(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description='A positive integer, counted from 1 (at most 2^53-1).',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ]
+
+
 class SeqGap(RootModel[tuple[Count, Count]]):
     root: Annotated[tuple[Count, Count], Field(max_length=2, min_length=2)]
 
@@ -96,7 +130,7 @@ class LastCheckpoint(BaseModel):
 
 class TrialsBest(BaseModel):
     """
-    The `best` of the last `trial.ended` that carried one.
+    The `best` of the last `trial.ended` that carried one, with that trial's `params`.
     """
 
     model_config = ConfigDict(
@@ -108,11 +142,84 @@ class TrialsBest(BaseModel):
     ]
     metric: Annotated[str, Field(description='The ranking metric.')]
     value: Annotated[float | None, Field(description='Its value.')]
+    params: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="The best trial's parameters as its record holds them (1.1): empty when its `trial.started` was not read, null when no line of that trial was."
+        ),
+    ] = None
+
+
+class Trial(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    trial: Annotated[
+        int,
+        Field(
+            description="The trial's number.",
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ]
+    attempt: Annotated[
+        int,
+        Field(
+            description='From its latest `trial.started` (1 when none was read).',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ]
+    baseline: Annotated[
+        bool,
+        Field(
+            description="`trial.started.baseline`: a baseline evaluation before the search's trials."
+        ),
+    ]
+    status: Annotated[
+        Literal['running', 'succeeded', 'failed', 'pruned'],
+        Field(description='`running` until its `trial.ended`, then that status.'),
+    ]
+    params: Annotated[dict[str, Any], Field(description='From `trial.started`.')]
+    step: Annotated[
+        Count | None,
+        Field(
+            description="From the trial's last `train.step`, `train.epoch`, `train.restarted` or `train.rolled_back`."
+        ),
+    ]
+    loss: Annotated[
+        float | None, Field(description="From the trial's last `train.step`.")
+    ]
+    elapsed_s: Annotated[
+        float | None,
+        Field(
+            description="From the trial's last `train.step` (its own attempt's clock)."
+        ),
+    ]
+    eta_s: Annotated[
+        float | None,
+        Field(
+            description="From the trial's last `train.step`; null after a restart or a rollback and once the trial ended."
+        ),
+    ]
+    metrics: Annotated[
+        dict[Annotated[str, StringConstraints(min_length=1, max_length=256)], float | None],
+        Field(
+            description='From its `trial.ended` (empty until then).', title='Metrics'
+        ),
+    ]
+    duration_s: Annotated[float | None, Field(description='From its `trial.ended`.')]
+    error: Annotated[ErrorInfo | None, Field(description='From its `trial.ended`.')]
+    accepted: Annotated[
+        bool | None, Field(description='`trial.ended.accepted`; null when not said.')
+    ]
 
 
 class Trials(BaseModel):
     """
-    Hyperparameter search progress.
+    Hyperparameter search progress. `total` and `list` are contract 1.1's (a 1.0 reader leaves them out).
     """
 
     model_config = ConfigDict(
@@ -129,8 +236,98 @@ class Trials(BaseModel):
     ]
     best: Annotated[
         TrialsBest | None,
-        Field(description='The `best` of the last `trial.ended` that carried one.'),
+        Field(
+            description="The `best` of the last `trial.ended` that carried one, with that trial's `params`."
+        ),
     ]
+    total: Annotated[
+        Count | None,
+        Field(
+            description='From `run.started.total_trials` ("trial 4 of 20"); null when not given.'
+        ),
+    ] = None
+    list_: Annotated[
+        list[Trial] | None,
+        Field(
+            alias='list',
+            description='Every trial seen, in order of its first line (1.1); a new attempt of a trial replaces its record.',
+        ),
+    ] = None
+
+
+class OpenPhaseProgress(BaseModel):
+    """
+    The last `phase.progress` of the open phase (1.1); cleared by that phase's `phase.ended`. A 1.0 reader leaves it out.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    phase: Annotated[str, Field(description='The phase counted in.')]
+    done: Annotated[
+        int, Field(description='Items done.', ge=0, le=9007199254740991, title='Count')
+    ]
+    total: Annotated[Count | None, Field(description='The plan, when given.')]
+    unit: Annotated[
+        str | None,
+        Field(description='What is counted (`items`, `batches`), when given.'),
+    ]
+    eta_s: Annotated[
+        float | None, Field(description="The writer's estimate of the time left.")
+    ]
+    trial: Annotated[
+        Ordinal | None, Field(description='The trial the phase belongs to.')
+    ]
+
+
+class Cycle(BaseModel):
+    """
+    The place of the last repeated phase started (1.1): "cycle 2 of 5". A 1.0 reader leaves it out.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    phase: Annotated[str, Field(description='The repeated phase.')]
+    cycle: Annotated[
+        int,
+        Field(
+            description='Its position, from 1.',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ]
+    total_cycles: Annotated[
+        Count | None, Field(description='The planned count, when given.')
+    ]
+
+
+class Rollback(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    previous_step: Annotated[
+        int,
+        Field(
+            description='The step training had reached.',
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ]
+    step: Annotated[
+        int,
+        Field(
+            description='The step it went back to.',
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ]
+    checkpoint: Annotated[str | None, Field(description='The checkpoint returned to.')]
+    reason: Annotated[str | None, Field(description='Why.')]
+    trial: Annotated[Ordinal | None, Field(description='The trial rolled back.')]
 
 
 class Stage(BaseModel):
@@ -255,7 +452,7 @@ class RunStateRecord(BaseModel):
     step: Annotated[
         Count | None,
         Field(
-            description='From the last `train.step`, `train.epoch` or `train.restarted`.'
+            description='From the last `train.step`, `train.epoch`, `train.restarted` or `train.rolled_back`, in any trial.'
         ),
     ]
     total_steps: Annotated[
@@ -273,11 +470,15 @@ class RunStateRecord(BaseModel):
     ]
     eta_s: Annotated[
         float | None,
-        Field(description='From the last `train.step`; null after a restart.'),
+        Field(
+            description='From the last `train.step`; null after a restart or a rollback.'
+        ),
     ]
     progress: Annotated[
         float | None,
-        Field(description='From the last `train.step`; null after a restart.'),
+        Field(
+            description='From the last `train.step`; null after a restart or a rollback.'
+        ),
     ]
     attempt: Annotated[
         int,
@@ -301,8 +502,36 @@ class RunStateRecord(BaseModel):
         LastCheckpoint | None, Field(description='The last `checkpoint.saved`.')
     ]
     trials: Annotated[
-        Trials, Field(description='Hyperparameter search progress.', title='Trials')
+        Trials,
+        Field(
+            description="Hyperparameter search progress. `total` and `list` are contract 1.1's (a 1.0 reader leaves them out).",
+            title='Trials',
+        ),
     ]
+    phase_progress: Annotated[
+        OpenPhaseProgress | None,
+        Field(
+            description="The last `phase.progress` of the open phase (1.1); cleared by that phase's `phase.ended`. A 1.0 reader leaves it out."
+        ),
+    ] = None
+    cycle: Annotated[
+        Cycle | None,
+        Field(
+            description='The place of the last repeated phase started (1.1): "cycle 2 of 5". A 1.0 reader leaves it out.'
+        ),
+    ] = None
+    rollbacks: Annotated[
+        list[Rollback] | None,
+        Field(
+            description='Every `train.rolled_back`, in order (1.1). A 1.0 reader leaves it out.'
+        ),
+    ] = None
+    stop_criterion: Annotated[
+        str | None,
+        Field(
+            description='The `criterion` of the last `stop.requested` that gave one (1.1). A 1.0 reader leaves it out.'
+        ),
+    ] = None
     stage: Annotated[
         Stage | None,
         Field(description='The `stage` of the last line that carried one.'),

@@ -1,7 +1,8 @@
 """The status line of `trainwire tail` on a terminal: as many fields as the width allows.
 
 Each field has a rank; when the line is too wide, the field with the lowest rank goes first
-(the rightmost of equal ranks). The step, the ETA and the loss are never dropped. Strings
+(the rightmost of equal ranks). The step, the ETA, the loss and a phase's per-item progress
+are never dropped; a running trial ("trial 4/20") goes last but one, a cycle after the restarts. Strings
 from the stream are made printable first, so a crafted run name cannot drive the terminal.
 """
 
@@ -18,7 +19,17 @@ from trainwire.contract.humanize import format_duration, format_rate
 from trainwire.contract.printable import printable
 from trainwire.reader.state import RunState
 
-__all__ = ["Field", "RunTrend", "fit", "printable", "render_status", "status_fields"]
+__all__ = [
+    "Field",
+    "RunTrend",
+    "cycle_text",
+    "fit",
+    "item_progress_text",
+    "printable",
+    "render_status",
+    "status_fields",
+    "trial_text",
+]
 
 #: rank of a field that is never dropped
 ALWAYS = math.inf
@@ -81,12 +92,51 @@ class Field:
     colour: str | None = None
 
 
+def item_progress_text(phase: str, done: int, total: int | None, unit: str | None, eta_s: float | None) -> str:
+    """Per-item progress of a phase: `eval 1,200/5,000 items, ETA 9.5s`."""
+    text = f"{printable(phase)} {done:,}" + (f"/{total:,}" if total is not None else "")
+    text += f" {printable(unit)}" if unit else ""
+    return text + (f", ETA {format_duration(eta_s)}" if eta_s is not None else "")
+
+
+def cycle_text(cycle: int, total_cycles: int | None) -> str:
+    """A repeated phase's place: `cycle 2 of 5`."""
+    return f"cycle {cycle}" + (f" of {total_cycles}" if total_cycles is not None else "")
+
+
+def trial_text(trial: int, total_trials: int | None) -> str:
+    """A trial's place in a search: `trial 4/20`."""
+    return f"trial {trial}" + (f"/{total_trials}" if total_trials is not None else "")
+
+
+def _running_trial(run: RunState) -> int | None:
+    """The number of the trial under way (the last one started that has not ended)."""
+    running = [record["trial"] for record in run.trials["list"] if record["status"] == "running"]
+    return running[-1] if running else None
+
+
 def status_fields(run: RunState, trend: RunTrend, status: str, now_us: int, *, unicode: bool = True) -> list[Field]:
     """The fields of a run's line, in display order, each with its rank."""
     fields = [Field(f"[{printable(run.run_id)}]", 7, "dim")]
     fields.append(Field(printable(status), 1 if status == "running" else 9, _STATUS_COLOURS.get(status)))
-    if run.phase:
+    trial = _running_trial(run)
+    if trial is not None:
+        fields.append(Field(trial_text(trial, run.trials["total"]), 8.5))
+    counted = run.phase_progress
+    if counted is not None:
+        # the phase counting items: its name is in the field, which stays as the step does
+        fields.append(
+            Field(
+                item_progress_text(
+                    counted["phase"], counted["done"], counted["total"], counted["unit"], counted["eta_s"]
+                ),
+                colour="cyan",
+            )
+        )
+    if run.phase and (counted is None or counted["phase"] != run.phase):
         fields.append(Field(printable(run.phase), 2))
+    if run.cycle is not None:
+        fields.append(Field(cycle_text(run.cycle["cycle"], run.cycle["total_cycles"]), 6.5))
     if run.progress is not None:
         filled = round(run.progress * _BAR_WIDTH)
         fields.append(Field("[" + "#" * filled + "." * (_BAR_WIDTH - filled) + "]", 3))

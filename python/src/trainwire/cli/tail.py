@@ -20,9 +20,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE
-from trainwire.cli.status_line import RunTrend, printable, render_status, status_fields
+from trainwire.cli.status_line import (
+    RunTrend,
+    cycle_text,
+    item_progress_text,
+    printable,
+    render_status,
+    status_fields,
+    trial_text,
+)
 from trainwire.contract.clock import now_us
 from trainwire.contract.humanize import format_duration
+from trainwire.contract.status import EXIT_CODES
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
 from trainwire.reader.targets import stream_files, target_run
@@ -185,8 +194,8 @@ class TailView:
         for event in events:
             if self.run_id is not None and event.run_id != self.run_id:
                 continue
-            if self.tty and event.event == "train.step":
-                continue  # the status line shows steps
+            if self.tty and event.event in ("train.step", "phase.progress"):
+                continue  # the status line shows steps and counted items
             text = describe(event)
             if text is not None:
                 self._line(f"[{event.run_id}] {text}", self.out)
@@ -264,8 +273,34 @@ def _run_started(event: Any) -> str:
     return f"run started by {event.producer.name} {event.producer.version}, total steps {total}"
 
 
+def _in_trial(event: Any) -> str:
+    """`trial 3: ` before an event of a trial."""
+    return "" if getattr(event, "trial", None) is None else f"{trial_text(event.trial, None)}: "
+
+
+def _in_cycle(event: Any) -> str:
+    return "" if event.cycle is None else f" ({cycle_text(event.cycle, event.total_cycles)})"
+
+
+def _phase_progress(event: Any) -> str:
+    return _in_trial(event) + item_progress_text(event.phase, event.done, event.total, event.unit, event.eta_s)
+
+
+def _train_rolled_back(event: Any) -> str:
+    checkpoint = f" ({event.checkpoint.root})" if event.checkpoint is not None else ""
+    why = f": {event.reason}" if event.reason else ""
+    return f"{_in_trial(event)}rolled back from step {event.previous_step} to step {event.step}{checkpoint}{why}"
+
+
+def _trial_ended(event: Any) -> str:
+    decided = "" if event.accepted is None else (", accepted" if event.accepted else ", rejected")
+    return f"trial {event.trial} {event.status} in {format_duration(event.duration_s)}{decided}" + _metrics(
+        event.metrics
+    )
+
+
 def _train_step(event: Any) -> str:
-    text = f"step {event.step}" + (f"/{event.total_steps}" if event.total_steps is not None else "")
+    text = _in_trial(event) + f"step {event.step}" + (f"/{event.total_steps}" if event.total_steps is not None else "")
     if event.progress is not None:
         text += f" ({event.progress:.0%})"
     if event.loss is not None:
@@ -281,33 +316,36 @@ def _train_restarted(event: Any) -> str:
     sizes = ""
     if event.batch_size_from is not None and event.batch_size_to is not None:
         sizes = f", batch size {event.batch_size_from} -> {event.batch_size_to}"
-    return f"restarted ({event.reason}): attempt {event.attempt} from step {event.step} (was at {event.previous_step}{sizes})"
+    return f"{_in_trial(event)}restarted ({event.reason}): attempt {event.attempt} from step {event.step} (was at {event.previous_step}{sizes})"
 
 
 def _stop_requested(event: Any) -> str:
     who = f" by {event.requested_by}" if event.requested_by else ""
     why = f": {event.reason}" if event.reason else ""
     source = event.signal or event.source
-    return f"stop requested ({source}){who}{why}"
+    criterion = f", criterion met: {event.criterion}" if event.criterion else ""
+    return f"stop requested ({source}){who}{why}{criterion}"
 
 
 #: every event -> its plain line; None: not printed (a test requires every event of the contract)
 _DESCRIPTIONS: dict[str, Callable[[Any], str] | None] = {
     "run.started": _run_started,
     "run.heartbeat": None,
-    "phase.progress": None,
-    "train.rolled_back": None,
-    "phase.started": lambda event: f"phase {event.phase} started",
-    "phase.ended": lambda event: f"phase {event.phase} {event.status} in {format_duration(event.duration_s)}",
+    "phase.progress": _phase_progress,
+    "train.rolled_back": _train_rolled_back,
+    "phase.started": lambda event: f"{_in_trial(event)}phase {event.phase} started{_in_cycle(event)}",
+    "phase.ended": lambda event: (
+        f"{_in_trial(event)}phase {event.phase} {event.status} in {format_duration(event.duration_s)}{_in_cycle(event)}"
+    ),
     "train.step": _train_step,
     "train.epoch": lambda event: f"epoch {event.epoch} done at step {event.step}" + _metrics(event.metrics),
     "train.restarted": _train_restarted,
     "eval.completed": lambda event: f"eval ({event.split}) at step {event.step}" + _metrics(event.metrics),
     "checkpoint.saved": lambda event: f"checkpoint {event.path} ({event.reason}) at step {event.step}",
-    "trial.started": lambda event: f"trial {event.trial} started (attempt {event.attempt})",
-    "trial.ended": lambda event: (
-        f"trial {event.trial} {event.status} in {format_duration(event.duration_s)}" + _metrics(event.metrics)
+    "trial.started": lambda event: (
+        f"trial {event.trial} started (attempt {event.attempt}{', baseline' if event.baseline else ''})"
     ),
+    "trial.ended": _trial_ended,
     "stop.requested": _stop_requested,
     "run.finished": lambda event: (
         f"run finished: {event.status}"
@@ -332,9 +370,26 @@ def _summary(run: RunState) -> str:
             parts.append(f"checkpoint {finished['checkpoint']}")
     else:
         parts.append(f"last line at {run.last_ts}")
+    counted = run.phase_progress
+    if counted is not None:
+        parts.append(item_progress_text(counted["phase"], counted["done"], counted["total"], counted["unit"], None))
     if run.restarts:
         parts.append(f"{len(run.restarts)} restart(s)")
+    if run.rollbacks:
+        parts.append(f"{len(run.rollbacks)} rollback(s)")
+    best = run.trials["best"]
+    if best is not None:
+        parts.append(f"best trial {best['trial']} ({best['metric']} {best['value']}){_params(best.get('params'))}")
+    if run.stop_criterion:
+        parts.append(f"stopped for: {run.stop_criterion}")
+    if finished is not None and run.exit_code != EXIT_CODES.get(run.status):
+        parts.append(f"the host's exit code {run.exit_code}")  # not the status's own code
     return ", ".join(parts) or "no steps"
+
+
+def _params(params: dict[str, Any] | None) -> str:
+    shown = [f"{name}={value}" for name, value in list((params or {}).items())[:4]]
+    return f" with {', '.join(shown)}" if shown else ""
 
 
 def _metrics(metrics: dict[str, float | None]) -> str:

@@ -33,6 +33,11 @@ class Case:
         return tuple(self.meta.get("roles", ()))
 
     @property
+    def contract(self) -> str:
+        """The contract version a reader needs to pass the case: `1.0` or `1.1`."""
+        return str(self.meta.get("contract", "1.0"))
+
+    @property
     def invalid_lines(self) -> bool:
         return bool(self.meta.get("invalid_lines", False))
 

@@ -23,9 +23,16 @@ class CaseResult:
     message: str = ""
     plan: str | None = None
     difference: Difference | None = None
+    #: the contract version the case needs (`1.1`: a reader of 1.0 fails it as expected)
+    contract: str = "1.0"
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"case": self.case, "role": self.role, "outcome": self.outcome}
+        data: dict[str, Any] = {
+            "case": self.case,
+            "role": self.role,
+            "outcome": self.outcome,
+            "contract": self.contract,
+        }
         if self.message:
             data["message"] = self.message
         if self.plan:
@@ -36,6 +43,8 @@ class CaseResult:
 
     def describe(self) -> str:
         head = f"{self.outcome.upper():8} {self.role:6} {self.case}"
+        if self.contract != "1.0":
+            head += f" (needs contract {self.contract})"
         if self.outcome == "skipped":
             return f"{head}: {self.message}"
         details = []
@@ -97,6 +106,10 @@ class HarnessReport:
             if verbose or result.outcome != "passed":
                 lines.extend(f"  {line}" for line in result.describe().splitlines())
         summary = ", ".join(f"{count} {outcome}" for outcome, count in self.counts().items())
+        newer = sorted({r.contract for r in self.results if r.outcome == "failed" and r.contract != "1.0"})
+        if newer:
+            failed = sum(1 for r in self.results if r.outcome == "failed" and r.contract != "1.0")
+            summary += f" ({failed} of the failed cases need contract {', '.join(newer)})"
         lines.append(f"  {summary}")
         return "\n".join(lines)
 

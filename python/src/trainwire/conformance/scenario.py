@@ -21,14 +21,16 @@ _NUMBER_MAPS = frozenset({"metrics", "fields"})
 _NON_FINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 # Run(...) arguments a `start` action may give, and start(...) ones.
 _RUN_ARGS = ("producer", "heartbeat_interval_s", "stage")
-_START_ARGS = ("total_steps", "total_epochs", "config", "world_size", "resumed_from")
+_START_ARGS = ("total_steps", "total_epochs", "total_trials", "config", "world_size", "resumed_from")
+# phase_start(...) arguments an action may give
+_PHASE_ARGS = ("total", "unit", "cycle", "total_cycles", "trial")
 #: every event -> the scenario action that writes it, so that a scenario can make any event of
 #: the contract (a test requires every event here, each action in the player and the schema)
-EVENT_ACTIONS: dict[str, str | None] = {
+EVENT_ACTIONS: dict[str, str] = {
     "run.started": "start",
     "run.heartbeat": "heartbeat",
-    "phase.progress": None,
-    "train.rolled_back": None,
+    "phase.progress": "phase_count",
+    "train.rolled_back": "rollback",
     "phase.started": "phase_start",
     "phase.ended": "phase_end",
     "train.step": "step",
@@ -71,29 +73,42 @@ class _Player:
         self.actions: dict[str, Callable[[dict[str, Any]], None]] = {
             "start": self.start,
             "advance": lambda a: self.clock.advance(a["seconds"]),
-            "phase_start": lambda a: self.current.phase_started(a["phase"]),
-            "phase_end": lambda a: self.current.phase_ended(a["phase"], a.get("status", "ok")),
+            "phase_start": lambda a: self.current.phase_started(a["phase"], **_given(a, *_PHASE_ARGS)),
+            "phase_end": lambda a: self.current.phase_ended(a["phase"], a.get("status", "ok"), trial=a.get("trial")),
+            "phase_count": lambda a: self.current.advance(a.get("n", 1)),
             "step": self.step,
-            "epoch": lambda a: self.current.epoch(a["epoch"], a["step"], a.get("metrics")),
+            "epoch": lambda a: self.current.epoch(a["epoch"], a["step"], a.get("metrics"), trial=a.get("trial")),
             "eval": lambda a: self.current.eval(
-                a["step"], a.get("metrics"), epoch=a.get("epoch"), split=a.get("split", "eval")
+                a["step"], a.get("metrics"), epoch=a.get("epoch"), split=a.get("split", "eval"), trial=a.get("trial")
             ),
-            "checkpoint": lambda a: self.current.checkpoint(a["step"], a["path"], a.get("reason", "periodic")),
+            "checkpoint": lambda a: self.current.checkpoint(
+                a["step"], a["path"], a.get("reason", "periodic"), trial=a.get("trial")
+            ),
             "oom_restart": lambda a: self.current.restarted(
-                "oom", step=a.get("step", 0), **_given(a, "batch_size_from", "batch_size_to", "total_steps")
+                "oom",
+                step=a.get("step", 0),
+                trial=a.get("trial"),
+                **_given(a, "batch_size_from", "batch_size_to", "total_steps"),
             ),
-            "trial_start": lambda a: self.current.trial_started(a["trial"], a.get("params"), a.get("attempt", 1)),
+            "rollback": lambda a: self.current.rolled_back(
+                a["previous_step"],
+                a["step"],
+                checkpoint=a.get("checkpoint"),
+                reason=a.get("reason"),
+                trial=a.get("trial"),
+            ),
+            "trial_start": lambda a: self.current.trial_started(
+                a["trial"], a.get("params"), a.get("attempt", 1), baseline=a.get("baseline", False)
+            ),
             "trial_end": lambda a: self.current.trial_ended(
                 a["trial"],
                 a["status"],
                 attempt=a.get("attempt", 1),
                 metrics=a.get("metrics"),
                 error=a.get("error"),
-                **_given(a, "best"),
+                **_given(a, "best", "accepted"),
             ),
-            "request_stop": lambda a: self.current.stop_requested(
-                a["source"], signal=a.get("signal"), reason=a.get("reason"), requested_by=a.get("requested_by")
-            ),
+            "request_stop": self.request_stop,
             "heartbeat": lambda a: self.current.heartbeat(),
             "fail": lambda a: self.current.finish("failed", error=(a["error_type"], a["message"])),
             "finish": lambda a: self.current.finish(
@@ -102,6 +117,7 @@ class _Player:
                 metrics=a.get("metrics"),
                 artifacts=a.get("artifacts"),
                 checkpoint=a.get("checkpoint"),
+                **_given(a, "exit_code"),
             ),
             "raw": lambda a: self.sink.write_raw(a["line"].encode("utf-8")),
             "extra": lambda a: self.current.emit(a["event"], **a.get("fields", {})),
@@ -133,8 +149,29 @@ class _Player:
         )
         self.run.start(provenance=False, **_given(action, *_START_ARGS))
 
+    def request_stop(self, action: dict[str, Any]) -> None:
+        if "criterion" in action:
+            self.current.stop_for(action["criterion"], requested_by=action.get("requested_by"))
+            return
+        self.current.stop_requested(
+            action["source"],
+            signal=action.get("signal"),
+            reason=action.get("reason"),
+            requested_by=action.get("requested_by"),
+        )
+
     def step(self, action: dict[str, Any]) -> None:
-        optional = _given(action, "total_steps", "grad_norm", "samples_per_s", "tokens_per_s", "tokens_seen", "metrics")
+        optional = _given(
+            action,
+            "total_steps",
+            "grad_norm",
+            "samples_per_s",
+            "tokens_per_s",
+            "tokens_seen",
+            "metrics",
+            "memory",
+            "trial",
+        )
         self.current.step(
             action["step"],
             epoch=action.get("epoch"),

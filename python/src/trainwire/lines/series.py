@@ -144,7 +144,8 @@ class RunSeries:
 
         A restart resumes at an earlier step: the abandoned attempt's points from that step
         on are left out, so the line is not drawn back in time. The break takes the time of
-        the first point after it, so the times ascend too.
+        the first point after it, so the times ascend too. Within an attempt, a step that goes
+        back (after a rollback) replaces the points from that step on, unbroken.
         """
         x: list[int] = []
         y: list[float | None] = []
@@ -163,6 +164,11 @@ class RunSeries:
                 x.append(resume)
                 y.append(None)
                 t.append(time_s)
+            else:
+                while x and x[-1] >= step:  # a rollback: the abandoned steps are left out
+                    x.pop()
+                    y.pop()
+                    t.pop()
             attempt = point_attempt
             x.append(step)
             y.append(value)
@@ -207,6 +213,11 @@ class RunSeries:
         self.last_step = event.step
         self.restarts.append([event.attempt, event.step])
         self._marker("restart", event.step, event.reason, event.ts)
+
+    def _add_rollback(self, event: Any) -> None:
+        # the same attempt goes on from an earlier step: its points go back along the axis
+        self.last_step = event.step
+        self._marker("rollback", event.step, event.reason, event.ts)
 
     def _add_eval(self, event: Any) -> None:
         self._points(f"eval/{event.split}/", event.metrics, event.step, parse_timestamp_us(event.ts))
@@ -283,7 +294,7 @@ _ADD: dict[str, Callable[[RunSeries, Any], None] | None] = {
     "run.started": None,
     "run.heartbeat": None,
     "phase.progress": None,
-    "train.rolled_back": None,
+    "train.rolled_back": RunSeries._add_rollback,
     "phase.started": None,
     "phase.ended": None,
     "train.step": RunSeries._add_step,

@@ -372,6 +372,10 @@ def _train_restarted(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
         summary._total_steps = line["total_steps"]
 
 
+def _train_rolled_back(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    summary._step_to(line.get("step"))  # the same attempt goes on from the step returned to
+
+
 def _eval_completed(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     split = line.get("split") or "eval"
     step = line.get("step")
@@ -429,7 +433,7 @@ _HANDLERS: dict[str, Callable[[SummaryBuilder, Mapping[str, Any]], None] | None]
     "run.started": _run_started,
     "run.heartbeat": None,
     "phase.progress": None,
-    "train.rolled_back": None,
+    "train.rolled_back": _train_rolled_back,
     "phase.started": None,
     "phase.ended": None,
     "train.step": _train_step,

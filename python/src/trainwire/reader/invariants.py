@@ -4,8 +4,10 @@ A reader tolerates much (reader rules); a writer's output is held to more: every
 valid, and per run `seq` 1, 2, 3 ... with no gap or repeat, `run.started` first, exactly
 one `run.finished` as the run's last line, `ts` never going backwards. Those are errors.
 Slips a reader survives but a writer should not make are warnings: a step going back
-without `train.restarted`, a field of its own not named `x_...`, an event name one typo
-away from a known one, a `ts` without exactly six fraction digits (writer rule 2).
+within a trial and attempt without `train.restarted` or `train.rolled_back`, a rollback
+forward, a second `trial.ended` for one attempt, a field of its own not named `x_...`, an
+event name one typo away from a known one, a `ts` without exactly six fraction digits
+(writer rule 2).
 
 The stream is read in chunks: memory is bounded by the longest line, not the file.
 """
@@ -31,13 +33,16 @@ Severity = Literal["error", "warning"]
 
 #: reading granularity: what the decoder holds beyond the longest line
 CHUNK_BYTES = 1 << 16
-#: every event -> what its `step` does to the run's step: "moves" it (never back), "resets" it
-#: (may take it back); None: its step, if any, is not checked (a test requires every event)
-_STEP_ROLES: dict[str, Literal["moves", "resets"] | None] = {
+StepRole = Literal["moves", "resets", "rolls_back", "starts_trial"]
+#: every event -> what it does to the step of its trial (the run outside trials is one): "moves"
+#: it (never back), "resets" it (may take it back), "rolls_back" (may take it back, never
+#: forward), "starts_trial" (a new attempt: its steps start afresh); None: no effect on steps,
+#: its step, if any, not checked (a test requires every event)
+_STEP_ROLES: dict[str, StepRole | None] = {
     "run.started": None,
     "run.heartbeat": None,
     "phase.progress": None,
-    "train.rolled_back": None,
+    "train.rolled_back": "rolls_back",
     "phase.started": None,
     "phase.ended": None,
     "train.step": "moves",
@@ -45,7 +50,7 @@ _STEP_ROLES: dict[str, Literal["moves", "resets"] | None] = {
     "train.restarted": "resets",
     "eval.completed": None,
     "checkpoint.saved": None,
-    "trial.started": None,
+    "trial.started": "starts_trial",
     "trial.ended": None,
     "stop.requested": None,
     "run.finished": None,
@@ -95,7 +100,10 @@ class _RunCheck:
         self.last_ts = ""
         self.finished_at: int | None = None
         self.last_line = 0
-        self.step: int | None = None
+        #: the last step of each trial's current attempt (None: outside trials)
+        self.steps: dict[int | None, int] = {}
+        #: (trial, attempt) of each `trial.ended` seen
+        self.trials_ended: set[tuple[int, int]] = set()
 
     def check(self, line: int, event: Any) -> list[Violation]:
         found: list[Violation] = []
@@ -126,17 +134,38 @@ class _RunCheck:
         return found
 
     def _check_step(self, event: Any, violation: Any) -> None:
-        role = _STEP_ROLES.get(event.event)
-        if role == "resets":
-            self.step = event.step
-        elif role == "moves":
-            if self.step is not None and event.step < self.step:
+        if event.event == "trial.ended":
+            ended = (event.trial, event.attempt)
+            if ended in self.trials_ended:
                 violation(
-                    "step_backwards",
-                    f"{event.event} at step {event.step} after step {self.step} with no train.restarted between",
-                    "step",
+                    "trial_ended_twice",
+                    f"a second trial.ended for trial {event.trial} attempt {event.attempt}",
+                    "trial",
                 )
-            self.step = event.step
+            self.trials_ended.add(ended)
+        role = _STEP_ROLES.get(event.event)
+        if role is None:
+            return
+        trial = getattr(event, "trial", None)
+        if role == "starts_trial":
+            self.steps.pop(trial, None)
+            return
+        if role == "rolls_back" and event.step > event.previous_step:
+            violation(
+                "rollback_forward",
+                f"train.rolled_back to step {event.step}, after its previous_step {event.previous_step}",
+                "step",
+            )
+        last = self.steps.get(trial)
+        if role == "moves" and last is not None and event.step < last:
+            where = "" if trial is None else f" in trial {trial}"
+            violation(
+                "step_backwards",
+                f"{event.event} at step {event.step} after step {last}{where} "
+                "with no train.restarted or train.rolled_back between",
+                "step",
+            )
+        self.steps[trial] = event.step
 
 
 def _line_warnings(line: int, event: Any) -> Iterator[Violation]:

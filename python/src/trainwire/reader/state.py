@@ -9,17 +9,15 @@ one module so that the fold reads as the reader rules do, section by section.
 from __future__ import annotations
 
 import copy
-import html
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
-from trainwire.contract.clock import now_us, to_timestamp_us
+from trainwire.contract.clock import to_timestamp_us
 from trainwire.contract.errors import StreamError
 from trainwire.contract.event_dicts import event_dict
-from trainwire.contract.humanize import format_duration
 from trainwire.contract.liveness import status_at
 from trainwire.contract.models import EVENT_NAMES
 from trainwire.contract.status import EXIT_CODES
@@ -33,6 +31,9 @@ from trainwire.lines.decoder import (
     Events,
     ValidatedRecord,
 )
+from trainwire.reader.phases import phase_ended, phase_progress, phase_started
+from trainwire.reader.run_table import run_table_html
+from trainwire.reader.trials import new_trials, trial_ended, trial_progress, trial_started, trial_went_back
 
 __all__ = [
     "RunState",
@@ -72,6 +73,10 @@ class RunState:
         "last_eval",
         "last_checkpoint",
         "trials",
+        "phase_progress",
+        "cycle",
+        "rollbacks",
+        "stop_criterion",
         "stage",
         "finished",
     )
@@ -97,13 +102,19 @@ class RunState:
         self.stop_requested = False
         self.last_eval: dict[str, Any] | None = None
         self.last_checkpoint: dict[str, Any] | None = None
-        self.trials: dict[str, Any] = {"count": 0, "best": None}
+        self.trials: dict[str, Any] = new_trials()
+        self.phase_progress: dict[str, Any] | None = None
+        self.cycle: dict[str, Any] | None = None
+        self.rollbacks: list[dict[str, Any]] = []
+        self.stop_criterion: str | None = None
         self.stage: dict[str, Any] | None = None
         self.finished: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int | None:
-        """The documented exit code of the run's final status; None while it runs."""
+        """The exit code `run.finished` gives (a host's own code included); None while it runs."""
+        if self.finished is not None and isinstance(self.finished.get("exit_code"), int):
+            return int(self.finished["exit_code"])
         return EXIT_CODES.get(self.status)
 
     def status_at(self, now_us: int | None, stale_after_s: float | None = None) -> str:
@@ -118,8 +129,9 @@ class RunState:
     def from_dict(cls, saved: dict[str, Any]) -> RunState:
         """A run as a saved reader state holds it (`to_dict`'s output), to go on from."""
         run = cls(saved["run_id"])
-        for name in cls.__slots__:
-            setattr(run, name, copy.deepcopy(saved[name]))
+        for name in cls.__slots__:  # a state a 1.0 reader saved lacks the 1.1 fields: they keep their defaults
+            setattr(run, name, copy.deepcopy(saved.get(name, getattr(run, name))))
+        run.trials = {**new_trials(), **run.trials}
         if run.status == "stale":  # decided when a state is read, never kept: the run was running
             run.status = "running"
         return run
@@ -206,6 +218,8 @@ class RunStateFold:
                 run.last_ts = event["ts"]
                 next_seq = seq + 1
                 if event["event"] == "train.step" and "stage" not in event:
+                    if step is not None and step.get("trial") != event.get("trial"):
+                        _train_step(run, step)  # another trial's last step is its record's
                     step = event  # a later step overwrites every field it sets: only the last one is written
                     continue
                 if step is not None:
@@ -270,17 +284,9 @@ Event = dict[str, Any]
 
 def _run_started(run: RunState, event: Event) -> None:
     run.total_steps = event.get("total_steps")
+    run.trials["total"] = event.get("total_trials")
     if "heartbeat_interval_s" in event:
         run.heartbeat_interval_s = event["heartbeat_interval_s"]
-
-
-def _phase_started(run: RunState, event: Event) -> None:
-    run.phase = event["phase"]
-
-
-def _phase_ended(run: RunState, event: Event) -> None:
-    if event["phase"] == run.phase:
-        run.phase = None
 
 
 def _train_step(run: RunState, event: Event) -> None:
@@ -291,11 +297,15 @@ def _train_step(run: RunState, event: Event) -> None:
     run.learning_rate = event.get("learning_rate")
     run.eta_s = event.get("eta_s")
     run.progress = event.get("progress")
+    if "trial" in event:
+        trial_progress(run.trials, event)
 
 
 def _train_epoch(run: RunState, event: Event) -> None:
     run.epoch = event["epoch"]
     run.step = event["step"]
+    if "trial" in event:
+        trial_progress(run.trials, event)
 
 
 def _train_restarted(run: RunState, event: Event) -> None:
@@ -306,6 +316,26 @@ def _train_restarted(run: RunState, event: Event) -> None:
     run.progress = None
     if "total_steps" in event:
         run.total_steps = event["total_steps"]
+    if "trial" in event:
+        trial_went_back(run.trials, event)
+
+
+def _train_rolled_back(run: RunState, event: Event) -> None:
+    # the attempt goes on: no new attempt, steps may go back (reader rule 3)
+    run.rollbacks.append(
+        {
+            "previous_step": event["previous_step"],
+            "step": event["step"],
+            "checkpoint": event["checkpoint"],
+            "reason": event["reason"],
+            "trial": event.get("trial"),
+        }
+    )
+    run.step = event["step"]
+    run.eta_s = None
+    run.progress = None
+    if "trial" in event:
+        trial_went_back(run.trials, event)
 
 
 def _eval_completed(run: RunState, event: Event) -> None:
@@ -322,18 +352,17 @@ def _checkpoint_saved(run: RunState, event: Event) -> None:
 
 
 def _trial_started(run: RunState, event: Event) -> None:
-    run.trials["count"] = max(run.trials["count"], event["trial"])
+    trial_started(run.trials, event)
 
 
 def _trial_ended(run: RunState, event: Event) -> None:
-    run.trials["count"] = max(run.trials["count"], event["trial"])
-    best = event.get("best")
-    if best is not None:
-        run.trials["best"] = {"trial": best["trial"], "metric": best["metric"], "value": best["value"]}
+    trial_ended(run.trials, event)
 
 
 def _stop_requested(run: RunState, event: Event) -> None:
     run.stop_requested = True
+    if "criterion" in event:
+        run.stop_criterion = event["criterion"]
 
 
 def _run_finished(run: RunState, event: Event) -> None:
@@ -346,10 +375,10 @@ def _run_finished(run: RunState, event: Event) -> None:
 _EFFECTS: dict[str, Any] = {
     "run.started": _run_started,
     "run.heartbeat": None,
-    "phase.progress": None,
-    "train.rolled_back": None,
-    "phase.started": _phase_started,
-    "phase.ended": _phase_ended,
+    "phase.progress": phase_progress,
+    "train.rolled_back": _train_rolled_back,
+    "phase.started": phase_started,
+    "phase.ended": phase_ended,
     "train.step": _train_step,
     "train.epoch": _train_epoch,
     "train.restarted": _train_restarted,
@@ -458,34 +487,3 @@ def read_state(
     reader.feed(data)
     reader.finish()
     return reader.to_dict(now, stale_after_s)
-
-
-def run_table_html(run: RunState, *, stale_after_s: float | None = None) -> str:
-    """The run as a small HTML table (Jupyter shows a `RunState` so): status now, step, loss, ..."""
-    rows = [("run", run.run_id), ("status", run.status_at(now_us(), stale_after_s))]
-    if run.phase:
-        rows.append(("phase", run.phase))
-    if run.step is not None:
-        total = f"/{run.total_steps}" if run.total_steps is not None else ""
-        progress = f" ({run.progress:.0%})" if run.progress is not None else ""
-        rows.append(("step", f"{run.step}{total}{progress}"))
-    if run.loss is not None:
-        rows.append(("loss", f"{run.loss:.4g}"))
-    if run.learning_rate is not None:
-        rows.append(("learning rate", f"{run.learning_rate:.2e}"))
-    if run.eta_s is not None and run.finished is None:
-        rows.append(("eta", format_duration(run.eta_s)))
-    if run.last_eval is not None:
-        metrics = ", ".join(
-            f"{name} {value:.4g}" for name, value in run.last_eval["metrics"].items() if value is not None
-        )
-        rows.append((f"eval ({run.last_eval['split']}) at step {run.last_eval['step']}", metrics))
-    if run.last_checkpoint is not None:
-        rows.append(("checkpoint", f"{run.last_checkpoint['path']} at step {run.last_checkpoint['step']}"))
-    if run.restarts:
-        rows.append(("restarts", str(len(run.restarts))))
-    body = "".join(
-        f"<tr><th style='text-align:left'>{html.escape(name)}</th><td style='text-align:left'>{html.escape(value)}</td></tr>"
-        for name, value in rows
-    )
-    return f"<table class='trainwire-run'>{body}</table>"

@@ -1,0 +1,95 @@
+/**
+ * A run's trials in the reader state (contract 1.1): one record per trial, the best with its
+ * params. The Python fold (`trainwire.reader.trials`) does the same, field for field.
+ */
+
+import type { Trial, TrialEnded, TrialStarted, Trials } from "./types.js";
+
+/** The `trials` of a run no trial line reached. */
+export function newTrials(): Required<Trials> {
+  return { count: 0, best: null, total: null, list: [] };
+}
+
+function newRecord(trial: number): Trial {
+  return {
+    trial,
+    attempt: 1,
+    baseline: false,
+    status: "running",
+    params: {},
+    step: null,
+    loss: null,
+    elapsed_s: null,
+    eta_s: null,
+    metrics: {},
+    duration_s: null,
+    error: null,
+    accepted: null,
+  };
+}
+
+/** The record of trial `trial`, made when a line of it comes before its `trial.started`. */
+function recordOf(trials: Trials, trial: number): Trial {
+  trials.count = Math.max(trials.count, trial);
+  trials.list ??= [];
+  for (let index = trials.list.length - 1; index >= 0; index -= 1) {
+    const record = trials.list[index] as Trial; // the trial written to is nearly always the last one
+    if (record.trial === trial) return record;
+  }
+  const record = newRecord(trial);
+  trials.list.push(record);
+  return record;
+}
+
+/** A (new attempt of a) trial: its record starts afresh. */
+export function trialStarted(trials: Trials, event: TrialStarted): void {
+  const record = recordOf(trials, event.trial);
+  Object.assign(record, newRecord(event.trial), {
+    attempt: event.attempt,
+    baseline: event.baseline ?? false,
+    params: { ...event.params },
+  });
+}
+
+export function trialEnded(trials: Trials, event: TrialEnded): void {
+  const record = recordOf(trials, event.trial);
+  record.status = event.status;
+  record.eta_s = null;
+  record.metrics = { ...event.metrics };
+  record.duration_s = event.duration_s;
+  record.error = event.error === null ? null : { ...event.error };
+  record.accepted = event.accepted ?? null;
+  const best = event.best;
+  if (best !== undefined) {
+    const known = trials.list?.find((candidate) => candidate.trial === best.trial);
+    trials.best = {
+      trial: best.trial,
+      metric: best.metric,
+      value: best.value,
+      params: known === undefined ? null : { ...known.params },
+    };
+  }
+}
+
+/** A `train.step` (step, loss, clock) or `train.epoch` (step) of a trial. */
+export function trialProgress(
+  trials: Trials,
+  trial: number,
+  step: number,
+  clock?: { loss?: number | null; elapsed_s?: number | null; eta_s?: number | null },
+): void {
+  const record = recordOf(trials, trial);
+  record.step = step;
+  if (clock !== undefined) {
+    record.loss = clock.loss ?? null;
+    record.elapsed_s = clock.elapsed_s ?? null;
+    record.eta_s = clock.eta_s ?? null;
+  }
+}
+
+/** A `train.restarted` or `train.rolled_back` of a trial: its step, no estimate until the next step. */
+export function trialWentBack(trials: Trials, trial: number, step: number): void {
+  const record = recordOf(trials, trial);
+  record.step = step;
+  record.eta_s = null;
+}
