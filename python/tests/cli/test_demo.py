@@ -34,7 +34,11 @@ def test_demo_train_runs_every_phase_and_saves_the_model(tmp_path: Path) -> None
     )  # fmt: skip
     assert code == 0
     stream = events(tmp_path / "progress.jsonl")
-    phases = [(line["event"], line["phase"]) for line in stream if line["event"].startswith("phase.")]
+    # each evaluation is an `eval` phase of its own inside `train`, counting its batches
+    phases = [(line["event"], line["phase"]) for line in stream if line["event"] in ("phase.started", "phase.ended")]
+    evaluations = [phase for phase in phases if phase[1] == "eval"]
+    assert evaluations and evaluations == [("phase.started", "eval"), ("phase.ended", "eval")] * (len(evaluations) // 2)
+    phases = [phase for phase in phases if phase[1] != "eval"]
     assert phases == [
         ("phase.started", "model_load"),
         ("phase.ended", "model_load"),

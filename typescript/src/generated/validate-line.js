@@ -506,7 +506,12 @@ function checkTrainRolledBack(d, p) {
       if (e = checkCount(d.step, p + "/step")) return e;
     }
     if (d.checkpoint !== void 0) {
-      if ((e = checkRelativePath(d.checkpoint, p + "/checkpoint")) && branch2(d.checkpoint, p + "/checkpoint")) return e;
+      if (!(typeof d.checkpoint == "string" || d.checkpoint === null)) return fail(p + "/checkpoint", "#/properties/checkpoint/type", "type", { type: ["string", "null"] });
+      if (typeof d.checkpoint == "string") {
+        if (ucs2length(d.checkpoint) > 4096) return fail(p + "/checkpoint", "#/properties/checkpoint/maxLength", "maxLength", { limit: 4096 });
+        if (ucs2length(d.checkpoint) < 1) return fail(p + "/checkpoint", "#/properties/checkpoint/minLength", "minLength", { limit: 1 });
+        if (!pattern2(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
+      }
     }
     if (d.reason !== void 0) {
       if (!(typeof d.reason == "string" || d.reason === null)) return fail(p + "/reason", "#/properties/reason/type", "type", { type: ["string", "null"] });
@@ -638,7 +643,7 @@ function checkTrialEnded(d, p) {
       if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
     }
     if (d.error !== void 0) {
-      if ((e = checkErrorInfo(d.error, p + "/error")) && branch3(d.error, p + "/error")) return e;
+      if ((e = checkErrorInfo(d.error, p + "/error")) && branch2(d.error, p + "/error")) return e;
     }
     if (d.best !== void 0) {
       if (d.best && typeof d.best == "object" && !Array.isArray(d.best)) {
@@ -729,7 +734,7 @@ function checkRunFinished(d, p) {
       }
     }
     if (d.error !== void 0) {
-      if ((e = checkErrorInfo(d.error, p + "/error")) && branch4(d.error, p + "/error")) return e;
+      if ((e = checkErrorInfo(d.error, p + "/error")) && branch3(d.error, p + "/error")) return e;
     }
     if (d.reason !== void 0) {
       if (!(d.reason === "control_file" || d.reason === "sigint" || d.reason === "sigterm" || d.reason === "sigbreak" || d.reason === "api" || d.reason === null)) return fail(p + "/reason", "#/properties/reason/enum", "enum", { allowedValues: ["control_file", "sigint", "sigterm", "sigbreak", "api", null] });
@@ -898,7 +903,7 @@ function checkMetrics(d, p) {
   let e;
   if (d && typeof d == "object" && !Array.isArray(d)) {
     for (const key3 in d) {
-      if (e = branch5(key3, p)) return e.propertyName = key3, e;
+      if (e = branch4(key3, p)) return e.propertyName = key3, e;
     }
     for (const key4 in d) {
       if (!(typeof d[key4] == "number" && isFinite(d[key4]) || d[key4] === null)) return fail(p + pointer(key4), "#/additionalProperties/type", "type", { type: ["number", "null"] });
@@ -1008,15 +1013,12 @@ function branch1(d, p) {
   if (!(d === null)) return fail(p, "#/properties/resumed_from/anyOf/1/type", "type", { type: "null" });
 }
 function branch2(d, p) {
-  if (!(d === null)) return fail(p, "#/properties/checkpoint/anyOf/1/type", "type", { type: "null" });
+  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "type", { type: "null" });
 }
 function branch3(d, p) {
   if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "type", { type: "null" });
 }
 function branch4(d, p) {
-  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "type", { type: "null" });
-}
-function branch5(d, p) {
   if (typeof d == "string") {
     if (ucs2length(d) > 256) return fail(p, "#/propertyNames/maxLength", "maxLength", { limit: 256 });
     if (ucs2length(d) < 1) return fail(p, "#/propertyNames/minLength", "minLength", { limit: 1 });

@@ -882,9 +882,12 @@ class TrainRolledBack(Envelope):
         ),
     ]
     checkpoint: Annotated[
-        RelativePath | None,
+        str | None,
         Field(
-            description='The checkpoint returned to, relative to the output directory; null when not known.'
+            description='The checkpoint returned to, relative to the output directory; null when not known.',
+            max_length=4096,
+            min_length=1,
+            pattern='^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$',
         ),
     ]
     reason: Annotated[
