@@ -287,7 +287,7 @@ def _phase_progress(event: Any) -> str:
 
 
 def _train_rolled_back(event: Any) -> str:
-    checkpoint = f" ({event.checkpoint.root})" if event.checkpoint is not None else ""
+    checkpoint = f" ({event.checkpoint})" if event.checkpoint is not None else ""
     why = f": {event.reason}" if event.reason else ""
     return f"{_in_trial(event)}rolled back from step {event.previous_step} to step {event.step}{checkpoint}{why}"
 
