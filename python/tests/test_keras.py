@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +13,7 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "torch")  # before keras is imported
 
 import keras
+from stopped_processes import signalled_after_step
 from stream_files import stream_of
 
 from trainwire.integrations.keras import attach
@@ -23,7 +21,6 @@ from trainwire.reader.invariants import check_stream
 from trainwire.stop import request_stop
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "keras_train.py"
-TIMEOUT_S = 180
 
 
 def load_example() -> Any:
@@ -142,19 +139,8 @@ def test_an_exception_out_of_fit_ends_the_run(
 def test_sigterm_to_the_example_saves_a_checkpoint_and_exits_2(tmp_path: Path) -> None:
     stream_path = tmp_path / "progress.jsonl"
     command = [sys.executable, str(EXAMPLE), str(tmp_path), "--epochs", "1000", "--step-delay", "0.02"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + TIMEOUT_S
-        while not any(line["event"] == "train.step" and line["step"] >= 3 for line in stream_of(stream_path)):
-            assert process.poll() is None, process.communicate()[1][-4000:]
-            assert time.monotonic() < deadline, "training did not start"
-            time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=TIMEOUT_S)
-    finally:
-        process.kill()
-        process.wait()
-    assert process.returncode == 2, stderr[-4000:]
+    returncode, stderr = signalled_after_step(command, stream_path, 3)
+    assert returncode == 2, stderr[-4000:]
     stream = stream_of(stream_path)
     assert check_stream(stream_path.read_bytes()) == []
     assert [(line["source"], line["signal"]) for line in stream if line["event"] == "stop.requested"] == [

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import lightning.pytorch as pl
 import pytest
 import torch
+from stopped_processes import signalled_after_step
 from stream_files import stream_of
 
 from trainwire import Run
@@ -21,7 +20,6 @@ from trainwire.reader.invariants import check_stream
 from trainwire.stop import request_stop
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lightning_train.py"
-TIMEOUT_S = 180
 
 
 def load_example() -> Any:
@@ -172,19 +170,8 @@ def test_a_fit_after_the_owned_run_ended_is_a_new_run_in_the_same_file(tmp_path:
 def test_sigterm_to_the_example_saves_a_checkpoint_and_exits_2(tmp_path: Path) -> None:
     stream_path = tmp_path / "progress.jsonl"
     command = [sys.executable, str(EXAMPLE), str(tmp_path), "--max-steps", "100000", "--step-delay", "0.02"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + TIMEOUT_S
-        while not any(line["event"] == "train.step" and line["step"] >= 3 for line in stream_of(stream_path)):
-            assert process.poll() is None, process.communicate()[1][-4000:]
-            assert time.monotonic() < deadline, "training did not start"
-            time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=TIMEOUT_S)
-    finally:
-        process.kill()
-        process.wait()
-    assert process.returncode == 2, stderr[-4000:]
+    returncode, stderr = signalled_after_step(command, stream_path, 3)
+    assert returncode == 2, stderr[-4000:]
     stream = stream_of(stream_path)
     assert check_stream(stream_path.read_bytes()) == []
     stops = [(line["source"], line["signal"]) for line in stream if line["event"] == "stop.requested"]

@@ -185,32 +185,15 @@ class TrainwireCallback(keras.callbacks.Callback, LifecycleAdapter):  # type: ig
         return Path(written) if written else self._directory
 
 
-def attach(
-    model: keras.Model,
-    run: Run | None = None,
-    *,
-    output_dir: str | os.PathLike[str] | None = None,
-    stop: bool | StopControl = True,
-    signals: bool = False,
-    check_interval_s: float = 0.25,
-    sync_every_steps: int = 1,
-    **run_options: Any,
-) -> TrainwireCallback:
+def attach(model: keras.Model, run: Run | None = None, **options: Any) -> TrainwireCallback:
     """Make every `model.fit` write the trainwire stream; returns the callback.
 
     `model.fit` is wrapped (once): the callback joins its `callbacks`, and an exception
     out of `fit` ends the train phase (and an owned run) as `failed`, or `interrupted` for
-    Ctrl+C. The options are `TrainwireCallback`'s.
+    Ctrl+C. `options` are `TrainwireCallback`'s (`output_dir`, `stop`, `signals`, ...) and
+    the owned run's.
     """
-    callback = TrainwireCallback(
-        run,
-        output_dir=output_dir,
-        stop=stop,
-        signals=signals,
-        check_interval_s=check_interval_s,
-        sync_every_steps=sync_every_steps,
-        **run_options,
-    )
+    callback = TrainwireCallback(run, **options)
     object.__setattr__(model, _ATTACHED, callback)  # plain attribute: Keras tracks none of it
     fit: Callable[..., Any] = model.fit
     if not getattr(fit, _WRAPPED_MARK, False):
