@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "torch")  # before keras is imported
 
 import keras
+from example_scripts import EXAMPLES, load_example
 from stopped_processes import signalled_after_step
 from stream_files import stream_of
 
@@ -20,18 +20,10 @@ from trainwire.integrations.keras import attach
 from trainwire.reader.invariants import check_stream
 from trainwire.stop import request_stop
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "keras_train.py"
+EXAMPLE = EXAMPLES / "keras_train.py"
 
 
-def load_example() -> Any:
-    spec = importlib.util.spec_from_file_location("keras_train", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-example = load_example()
+example = load_example("keras_train")
 
 
 class AtStep(keras.callbacks.Callback):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import signal
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 import lightning.pytorch as pl
 import pytest
 import torch
+from example_scripts import EXAMPLES, load_example
 from stopped_processes import signalled_after_step
 from stream_files import stream_of
 
@@ -19,18 +19,10 @@ from trainwire.integrations.lightning import CHECKPOINT_KEY, TrainwireCallback
 from trainwire.reader.invariants import check_stream
 from trainwire.stop import request_stop
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lightning_train.py"
+EXAMPLE = EXAMPLES / "lightning_train.py"
 
 
-def load_example() -> Any:
-    spec = importlib.util.spec_from_file_location("lightning_train", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-example = load_example()
+example = load_example("lightning_train")
 
 
 def events(stream: list[dict[str, Any]]) -> list[str]:
