@@ -1,22 +1,23 @@
-"""A training script run as a process and sent a signal once its stream reached a step."""
+"""A training script run as a process and stopped once its stream reached a step."""
 
 from __future__ import annotations
 
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from stream_files import stream_of
 
-TIMEOUT_S = 180
+TIMEOUT_S = 180  # a hang fails the test instead of blocking the suite
 
 
-def signalled_after_step(
-    command: list[str], stream_path: Path, step: int, sent: signal.Signals = signal.SIGTERM
-) -> tuple[int, str]:
-    """Runs `command`, sends `sent` once `stream_path` has a `train.step` at `step` or later,
-    and returns the exit code and stderr."""
+def stopped_after_step(
+    command: list[str], stream_path: Path, step: int, stop: Callable[[subprocess.Popen[str]], None]
+) -> subprocess.CompletedProcess[str]:
+    """Runs `command`, calls `stop(process)` once `stream_path` has a `train.step` at `step`
+    or later, and returns how the process ended."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + TIMEOUT_S
@@ -24,9 +25,18 @@ def signalled_after_step(
             assert process.poll() is None, process.communicate()[1][-4000:]
             assert time.monotonic() < deadline, "training did not start"
             time.sleep(0.05)
-        process.send_signal(sent)
-        _, stderr = process.communicate(timeout=TIMEOUT_S)
+        stop(process)
+        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
     finally:
         process.kill()
         process.wait()
-    return process.returncode, stderr
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def signalled_after_step(
+    command: list[str], stream_path: Path, step: int, sent: signal.Signals = signal.SIGTERM
+) -> tuple[int, str]:
+    """Runs `command`, sends `sent` once `stream_path` has a `train.step` at `step` or later,
+    and returns the exit code and stderr."""
+    ended = stopped_after_step(command, stream_path, step, lambda process: process.send_signal(sent))
+    return ended.returncode, ended.stderr

@@ -30,7 +30,7 @@ from typing import Any
 import keras
 
 from trainwire.integrations.hooks import number, shielded
-from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop
+from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run
 from trainwire.stop import StopControl
 from trainwire.writer.run import Run
 
@@ -73,13 +73,7 @@ class TrainwireCallback(keras.callbacks.Callback, LifecycleAdapter):  # type: ig
         directory = Path(output_dir if output_dir is not None else ".")
         if run is None:
             run, new_run = owned_run(directory, **run_options)
-        control: StopControl | None
-        if isinstance(stop, StopControl):
-            control = stop
-        else:
-            control = (
-                watched_stop(run, zero=True, directory=directory, check_interval_s=check_interval_s) if stop else None
-            )
+        control = chosen_stop(stop, run, zero=True, directory=directory, check_interval_s=check_interval_s)
         self.lifecycle = Lifecycle(
             run,
             stop=control,
