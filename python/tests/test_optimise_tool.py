@@ -1,4 +1,5 @@
-"""examples/optimise_tool.py: a search tool with `--progress`, read live by both readers."""
+"""Command-line tools with `--progress json`: examples/optimise_tool.py read live by both
+readers, and a Lightning tool whose standard output stays the stream's."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from example_scripts import EXAMPLES
-from typescript_side import typescript_lines
+from typescript_side import SCRIPTS, typescript_lines
 
+from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.reader.sources import read_process
 from trainwire.reader.state import StreamReader
 
@@ -67,3 +70,14 @@ def test_typescript_reads_the_tool_live_with_from_readable() -> None:
     assert run is not None
     assert json.loads(answer) == {"code": 0, "status": run.status, "trials": run.trials}
     assert json.loads(diagnostics) == 0
+
+
+def test_under_lightning_standard_output_stays_pure_ndjson(tmp_path: Path) -> None:
+    command = [sys.executable, str(SCRIPTS / "lightning_progress_tool.py"), str(tmp_path)]
+    plain = subprocess.run([*command, "--progress", "plain"], capture_output=True, text=True, timeout=180, check=True)
+    assert "tool: done" in plain.stdout and "Epoch 0" in plain.stdout  # Lightning's bar writes to stdout
+    streamed = subprocess.run([*command, "--progress", "json"], capture_output=True, text=True, timeout=180, check=True)
+    events = [EVENT_ADAPTER.validate_json(line, strict=True).event for line in streamed.stdout.splitlines()]
+    assert events[0] == "run.started" and events[-1] == "run.finished" and events.count("train.step") == 6
+    for printed in ("tool: starting", "log: fit returned", "tool: done", "Epoch 0"):
+        assert printed in streamed.stderr
