@@ -17,7 +17,7 @@ system:
 # Re-installs only when the pins change; an unchanged tree makes `make setup` a no-op.
 $(VENV)/.setup-done: python/pyproject.toml python/constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c python/constraints.txt -e 'python[dev,transformers,serve,conformance,plot,notebook,lightning,mlflow,tensorboard,wandb,optuna,ray]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c python/constraints.txt -e 'python[dev,transformers,serve,conformance,plot,notebook,lightning,mlflow,tensorboard,wandb,optuna,ray,keras,trl]'
 	touch $@
 
 $(NODE_MODULES): typescript/package.json typescript/package-lock.json

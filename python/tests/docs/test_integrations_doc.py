@@ -16,7 +16,12 @@ COMMANDS = re.findall(r"^\$ trainwire (.+)$", DOC, flags=re.M)
 
 def test_every_example_named_exists() -> None:
     named = set(re.findall(r"examples/[\w/]+\.py", DOC))
-    assert named == {"examples/lightning_train.py", "examples/plain_loop.py"}
+    assert named == {
+        "examples/accelerate_train.py",
+        "examples/keras_train.py",
+        "examples/lightning_train.py",
+        "examples/plain_loop.py",
+    }
     assert all((ROOT / path).is_file() for path in named)
 
 

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import lightning.pytorch as pl
 import pytest
 import torch
-from support.paths import ROOT
+from support.example_scripts import EXAMPLES, load_example
+from support.stopped_processes import signalled_after_step
 from support.stream_files import stream_of
 
 from trainwire import Run
@@ -21,19 +19,10 @@ from trainwire.integrations.lightning import CHECKPOINT_KEY, TrainwireCallback
 from trainwire.reader.invariants import check_stream
 from trainwire.stop import request_stop
 
-EXAMPLE = ROOT / "examples" / "lightning_train.py"
-TIMEOUT_S = 180
+EXAMPLE = EXAMPLES / "lightning_train.py"
 
 
-def load_example() -> Any:
-    spec = importlib.util.spec_from_file_location("lightning_train", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-example = load_example()
+example = load_example("lightning_train")
 
 
 def events(stream: list[dict[str, Any]]) -> list[str]:
@@ -184,19 +173,8 @@ def test_a_fit_after_the_owned_run_ended_is_a_new_run_in_the_same_file(tmp_path:
 def test_sigterm_to_the_example_saves_a_checkpoint_and_exits_2(tmp_path: Path) -> None:
     stream_path = tmp_path / "progress.jsonl"
     command = [sys.executable, str(EXAMPLE), str(tmp_path), "--max-steps", "100000", "--step-delay", "0.02"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + TIMEOUT_S
-        while not any(line["event"] == "train.step" and line["step"] >= 3 for line in stream_of(stream_path)):
-            assert process.poll() is None, process.communicate()[1][-4000:]
-            assert time.monotonic() < deadline, "training did not start"
-            time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=TIMEOUT_S)
-    finally:
-        process.kill()
-        process.wait()
-    assert process.returncode == 2, stderr[-4000:]
+    returncode, stderr = signalled_after_step(command, stream_path, 3)
+    assert returncode == 2, stderr[-4000:]
     stream = stream_of(stream_path)
     assert check_stream(stream_path.read_bytes()) == []
     stops = [(line["source"], line["signal"]) for line in stream if line["event"] == "stop.requested"]

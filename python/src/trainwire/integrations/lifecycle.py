@@ -34,7 +34,7 @@ from trainwire.integrations.distributed import agreed_stop, is_distributed
 from trainwire.stop import StopControl, StopRequest
 from trainwire.writer.run import Run
 
-__all__ = ["Lifecycle", "LifecycleAdapter", "is_out_of_memory", "owned_run", "watched_stop"]
+__all__ = ["Lifecycle", "LifecycleAdapter", "chosen_stop", "is_out_of_memory", "owned_run", "watched_stop"]
 
 logger = logging.getLogger("trainwire.integrations.lifecycle")
 
@@ -58,6 +58,21 @@ def watched_stop(
     of it through `decide_stop`'s reduce."""
     watched = ((run.output_dir if run is not None else None) or directory) if zero else None
     return StopControl(watched, run=run if zero else None, check_interval_s=check_interval_s)
+
+
+def chosen_stop(
+    stop: bool | StopControl,
+    run: Run | None,
+    *,
+    zero: bool,
+    directory: str | os.PathLike[str] | None = None,
+    check_interval_s: float = 0.25,
+) -> StopControl | None:
+    """The stop control an integration's `stop=` option asks for: the caller's
+    `StopControl`, the watched control file (`True`) or none (`False`)."""
+    if isinstance(stop, StopControl):
+        return stop
+    return watched_stop(run, zero=zero, directory=directory, check_interval_s=check_interval_s) if stop else None
 
 
 def is_out_of_memory(error: BaseException) -> bool:

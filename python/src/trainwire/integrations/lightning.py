@@ -40,6 +40,7 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from trainwire.integrations.hooks import number, shielded
 from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop
+from trainwire.integrations.lightning_logger import VALIDATION_PREFIXES, TrainwireLogger
 from trainwire.integrations.loop_progress import LoopProgress
 from trainwire.integrations.memory_probe import step_memory
 from trainwire.stop import StopControl
@@ -52,7 +53,6 @@ __all__ = ["CHECKPOINT_KEY", "STOP_CHECKPOINT", "TrainwireCallback"]
 CHECKPOINT_KEY = "trainwire"
 #: the file a stop saves, in the run's output directory (`{step}` is the global step)
 STOP_CHECKPOINT = "checkpoints/stop-step={step}.ckpt"
-_VALIDATION_PREFIXES = ("val_", "val/")
 _WRAPPED_MARK = "__trainwire_wrapped__"
 
 
@@ -96,15 +96,22 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
         self._origin: Mapping[str, Any] | None = None
         self._failed_hooks: set[str] = set()
         self._loop = LoopProgress()
+        self._logger: TrainwireLogger | None = None  # the trainer's trainwire logger, found at setup
 
     # -- Lightning hooks: set-up ----------------------------------------------------------
 
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         zero = trainer.is_global_zero
         lifecycle = self.lifecycle
+        self._logger = next((each for each in trainer.loggers if isinstance(each, TrainwireLogger)), None)
         if lifecycle.run is None and lifecycle.owns_run and zero:
-            directory = self._output_dir if self._output_dir is not None else trainer.default_root_dir
-            lifecycle.run, lifecycle.new_run = owned_run(directory, rank=0, **self._run_options)
+            if self._logger is not None and self._output_dir is None:
+                lifecycle.run, lifecycle.new_run = self._logger.lend_run()  # one run for both
+            else:
+                directory = self._output_dir if self._output_dir is not None else trainer.default_root_dir
+                lifecycle.run, lifecycle.new_run = owned_run(directory, rank=0, **self._run_options)
+        if self._logger is not None:
+            self._logger.joined = True  # from here the callback writes what the logger is given
         if not zero:
             lifecycle.run = None  # only global rank 0 writes, whoever made the run
         if lifecycle.stop is None and self._watch_file:
@@ -178,7 +185,7 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
         metrics = {
             _without_prefix(name): value
             for name, value in trainer.callback_metrics.items()
-            if name.startswith(_VALIDATION_PREFIXES)
+            if name.startswith(VALIDATION_PREFIXES)
         }
         self.run.eval(trainer.global_step, metrics, epoch=trainer.current_epoch, split="validation")
         self._loop.end()
@@ -228,7 +235,7 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
         self._last_reported_step = step
         loss = outputs.get("loss") if isinstance(outputs, Mapping) else outputs
         metrics = {
-            name: value for name, value in trainer.logged_metrics.items() if not name.startswith(_VALIDATION_PREFIXES)
+            name: value for name, value in trainer.logged_metrics.items() if not name.startswith(VALIDATION_PREFIXES)
         }
         self.run.step(
             step,
@@ -253,7 +260,7 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
         run.start(
             total_steps=_total_steps(trainer),
             total_epochs=trainer.max_epochs if unbounded_steps and trainer.max_epochs not in (None, -1) else UNSET,
-            config=dict(pl_module.hparams) if pl_module.hparams else None,
+            config={**pl_module.hparams, **(self._logger.hyperparameters if self._logger else {})} or None,
             world_size=trainer.world_size,
             resumed_from=resumed_from,
         )
@@ -306,7 +313,7 @@ def _learning_rate(trainer: pl.Trainer) -> float | None:
 
 
 def _without_prefix(name: str) -> str:
-    for prefix in _VALIDATION_PREFIXES:
+    for prefix in VALIDATION_PREFIXES:
         if name.startswith(prefix):
             return name[len(prefix) :]
     return name
