@@ -1,6 +1,6 @@
 """Durations and rates for people: `4.2s`, `3:07`, `1:02:03`; `69.5k steps/s`, `2.5s/step`.
 
-The TypeScript dashboard writes the same strings (typescript/src/humanize.ts). Rounding is
+The TypeScript package writes the same strings (its `formatDuration`, `formatRate`). Rounding is
 done on integers, half up, so that both languages agree to the last digit: neither
 `str.format` nor `toFixed` rounds the way the other does.
 """

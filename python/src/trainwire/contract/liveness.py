@@ -1,7 +1,7 @@
 """When a running run is `stale` (reader rule 4): one pure function for every reader.
 
 The reader state, the run catalog (`trainwire runs`, the dashboard) and `tail` all ask it,
-and TypeScript's `statusAt` (typescript/src/liveness.ts) answers the same for the same
+and the TypeScript package's `statusAt` answers the same for the same
 inputs, so a run is stale at the same moment wherever it is looked at.
 """
 

@@ -1,7 +1,7 @@
 """Text from a stream made safe to show: the characters that drive a terminal or reorder a
 page written as escapes (`\\x1b`, `\\u202e`), everything else as it is.
 
-The TypeScript twin (typescript/src/printable.ts) holds the same table and gives the same
+The TypeScript package's `printable` holds the same table and gives the same
 string for every code point (a cross-language test runs both over all of them): the
 terminal (`tail`, the status line) and the dashboard escape alike.
 """

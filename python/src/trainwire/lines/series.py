@@ -1,6 +1,6 @@
 """Step-indexed history of each run for plots and exports, bounded by downsampling.
 
-The twin of the TypeScript `SeriesStore` (typescript/src/series.ts): fed the same events,
+The twin of the TypeScript package's `SeriesStore`: fed the same events,
 both give the same snapshot, byte for byte in canonical JSON. Readers feed it the events
 their fold accepted; the writer's journal (and `trainwire journal rebuild`) feed one run's
 series the decoded line dicts (`RunSeries.add_line`), which give the same snapshot.
@@ -289,7 +289,7 @@ class _LineView:
 
 
 #: every event -> what it adds to a run's series; None: nothing (a test requires every event
-#: of the contract here, as `assertNever` does in typescript/src/series.ts)
+#: of the contract here, as `assertNever` does in the TypeScript series store)
 _ADD: dict[str, Callable[[RunSeries, Any], None] | None] = {
     "run.started": None,
     "run.heartbeat": None,

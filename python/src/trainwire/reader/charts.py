@@ -1,6 +1,6 @@
 """The charts of one or more runs, as the chart specification groups their series.
 
-The twin of the TypeScript `chartList` (typescript/src/charts.ts): the dashboard and the
+The twin of the TypeScript package's `chartList`: the dashboard and the
 HTML plot draw its list, the PNG/SVG plot draws this one, and for the same runs both are
 the same value (a cross-language test compares them in canonical JSON). The rules live in
 charts/charts.json, generated into `trainwire._generated.charts`.
