@@ -26,6 +26,7 @@ def _make_runs(root: Path, count: int) -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python" / "src"))
     from trainwire import Run
+    from trainwire.contract.layout import SUMMARY_FILE, run_journal_dir
 
     template = root / "template"
     with Run(template, run_id="template-run", step_interval_s=0, heartbeat_interval_s=None) as run:
@@ -33,13 +34,15 @@ def _make_runs(root: Path, count: int) -> None:
         for step in range(1, 41):
             run.step(step, loss=2.0 / step, learning_rate=3e-4)
     stream = (template / "progress.jsonl").read_text()
-    summary = (template / "summary.json").read_text()
+    summary = (run_journal_dir(template, "template-run") / SUMMARY_FILE).read_text()
     for index in range(count):
         directory = root / "runs" / f"{index // 100:03d}" / f"run-{index:05d}"
         directory.mkdir(parents=True)
         run_id = f"run-{index:05d}"
         (directory / "progress.jsonl").write_text(stream.replace("template-run", run_id))
-        (directory / "summary.json").write_text(summary.replace("template-run", run_id))
+        journal = run_journal_dir(directory, run_id)
+        journal.mkdir(parents=True)
+        (journal / SUMMARY_FILE).write_text(summary.replace("template-run", run_id))
 
 
 def _runs_listing(ctx: Context) -> Measurement:

@@ -3,9 +3,11 @@ files that can be about it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from trainwire import Run
+from trainwire.contract.layout import run_journal_dir
 from trainwire.export.journal import journal_file, journal_files, read_notes
 
 
@@ -16,22 +18,25 @@ def finished_run(output_dir: Path) -> str:
     return run.run_id
 
 
-def test_the_top_level_files_are_the_latest_runs_and_the_notes_everyones(tmp_path: Path) -> None:
-    first = finished_run(tmp_path)
-    second = finished_run(tmp_path)  # the top-level config and summary are now the second run's
+def test_a_0_1_journals_top_level_files_are_the_latest_runs_and_the_notes_everyones(tmp_path: Path) -> None:
+    # journals written before the per-run layout: files at the top, about the latest run
+    (tmp_path / "config.json").write_text('{"lr": 0.1}')
+    (tmp_path / "summary.json").write_text(json.dumps({"run_id": "second"}))
     (tmp_path / "notes.md").write_text("# Notes\n\nshared\n")
-    assert [path.name for path in journal_files(tmp_path, second)] == ["config.json", "notes.md", "summary.json"]
-    assert [path.name for path in journal_files(tmp_path, first)] == ["notes.md"]
-    assert journal_file(tmp_path, first, "config.json") is None
-    assert read_notes(tmp_path, first) == "# Notes\n\nshared"
+    assert [path.name for path in journal_files(tmp_path, "second")] == ["config.json", "notes.md", "summary.json"]
+    assert [path.name for path in journal_files(tmp_path, "first")] == ["notes.md"]
+    assert journal_file(tmp_path, "first", "config.json") is None
+    assert read_notes(tmp_path, "first") == "# Notes\n\nshared"
 
 
 def test_a_runs_own_journal_comes_first(tmp_path: Path) -> None:
-    run_id = finished_run(tmp_path)
-    own = tmp_path / "runs" / run_id
-    own.mkdir(parents=True)
+    first = finished_run(tmp_path)
+    second = finished_run(tmp_path)
+    (tmp_path / "notes.md").write_text("the directory's\n")  # not about either run now
+    own = run_journal_dir(tmp_path, second)
     (own / "notes.md").write_text("mine\n")
-    (own / "environment.json").write_text("{}\n")
-    assert journal_file(tmp_path, run_id, "notes.md") == own / "notes.md"
-    assert journal_files(tmp_path, run_id) == [own / "environment.json", own / "notes.md"]
-    assert read_notes(tmp_path, run_id) == "mine"
+    assert journal_file(tmp_path, second, "notes.md") == own / "notes.md"
+    assert journal_files(tmp_path, second) == sorted(path for path in own.iterdir() if path.is_file())
+    assert {"config.json", "notes.md", "summary.json"} <= {path.name for path in journal_files(tmp_path, second)}
+    assert read_notes(tmp_path, second) == "mine"
+    assert journal_files(tmp_path, first) != journal_files(tmp_path, second)  # each run its own

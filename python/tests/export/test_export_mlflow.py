@@ -13,6 +13,7 @@ from support import export_streams
 
 from trainwire.cli import main
 from trainwire.contract.clock import parse_timestamp_us
+from trainwire.contract.layout import run_journal_dir
 from trainwire.export.mlflow import MAX_ENTITY_KEY_LENGTH, RUN_ID_TAG, default_artifact_location, mlflow_key
 
 
@@ -86,7 +87,9 @@ def test_a_finished_run_arrives_whole(tmp_path: Path, store: Path, tracking_uri:
     artifacts = [item.path for item in client.list_artifacts(run.info.run_id, "trainwire")]
     assert artifacts == ["trainwire/journal", "trainwire/progress.jsonl"]
     journal = [item.path for item in client.list_artifacts(run.info.run_id, "trainwire/journal")]
-    assert journal == [f"trainwire/journal/{name}" for name in ("config.json", "notes.md", "summary.json")]
+    own = sorted(path.name for path in run_journal_dir(tmp_path, trainwire_id).iterdir() if path.is_file())
+    assert journal == [f"trainwire/journal/{name}" for name in own]
+    assert {"config.json", "notes.md", "summary.json"} <= set(own)  # every file of the run's journal
     # beside the store, not in the current directory
     assert (store / "mlartifacts").is_dir() and run.info.artifact_uri.startswith((store / "mlartifacts").as_uri())
 
@@ -98,10 +101,9 @@ def test_a_finished_run_arrives_whole(tmp_path: Path, store: Path, tracking_uri:
 
 def test_the_runs_own_journal_comes_before_the_directorys(tmp_path: Path, tracking_uri: str) -> None:
     run = export_streams.start(tmp_path)
-    own = tmp_path / "runs" / run.run_id
-    own.mkdir(parents=True)
+    (tmp_path / "notes.md").write_text("a 0.1 journal's notes, about the directory\n")
+    own = run_journal_dir(tmp_path, run.run_id)
     (own / "notes.md").write_text("this run's own notes\n")
-    (own / "environment.json").write_text("{}\n")
     run.phase_ended("train")
     run.finish("succeeded")
     assert export(tmp_path, tracking_uri, "own") == 0
@@ -109,7 +111,7 @@ def test_the_runs_own_journal_comes_before_the_directorys(tmp_path: Path, tracki
     exported = mlflow_run(client, "own", run.run_id)
     assert exported.data.tags["mlflow.note.content"] == "this run's own notes"
     journal = [item.path for item in client.list_artifacts(exported.info.run_id, "trainwire/journal")]
-    assert journal == ["trainwire/journal/environment.json", "trainwire/journal/notes.md"]
+    assert "trainwire/journal/notes.md" in journal and all(path.startswith("trainwire/journal/") for path in journal)
 
 
 def test_the_artifact_location_is_beside_a_local_store_or_the_stores_own(tmp_path: Path) -> None:

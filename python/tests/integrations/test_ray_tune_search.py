@@ -14,6 +14,7 @@ import pytest
 import ray
 import torch
 from ray import tune
+from support.paths import ROOT
 from support.stream_files import stream_of
 
 from trainwire.integrations.ray_tune import TuneSearch
@@ -24,9 +25,11 @@ STREAM = "progress.jsonl"
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_session() -> Iterator[None]:
-    # Ray's workers import the trainable from this file and trainwire from these sources.
+    # Ray's workers import the trainable from this file (and its test support) and trainwire
+    # from these sources.
     here = Path(__file__).resolve().parent
-    path = os.pathsep.join([str(here), str(here.parent / "src"), os.environ.get("PYTHONPATH", "")])
+    tests = ROOT / "python" / "tests"
+    path = os.pathsep.join([str(here), str(tests), str(ROOT / "python" / "src"), os.environ.get("PYTHONPATH", "")])
     ray.init(
         num_cpus=2,
         include_dashboard=False,

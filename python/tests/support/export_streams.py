@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trainwire import Run
+from trainwire.contract.layout import NOTES_FILE, run_journal_dir
 
 CONFIG = {
     "optimizer": {"name": "adamw", "lr": 0.001, "betas": [0.9, 0.999]},
@@ -57,14 +58,14 @@ def end_interrupted(run: Run, until: int = 6) -> None:
 NOTES = "# Notes\n\nA smaller batch after the OOM."
 
 
-def write_notes(output_dir: Path) -> None:
-    """Notes as a person leaves them in the run's directory (the writer made the file)."""
-    (output_dir / "notes.md").write_text(NOTES + "\n", encoding="utf-8")
+def write_notes(output_dir: Path, run_id: str) -> None:
+    """Notes as a person leaves them in the run's journal (the writer made the file)."""
+    (run_journal_dir(output_dir, run_id) / NOTES_FILE).write_text(NOTES + "\n", encoding="utf-8")
 
 
 def whole_run(output_dir: Path) -> str:
     run = start(output_dir)
-    write_notes(output_dir)
+    write_notes(output_dir, run.run_id)
     first_attempt(run)
     second_attempt(run)
     end_interrupted(run)

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE
+from trainwire.contract.files import read_regular_text
+from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE, run_journal_dir
 
 __all__ = ["journal_file", "journal_files", "read_notes"]
 
-#: the directory of per-run journals inside an output directory
-PER_RUN_DIR = "runs"
 # the top-level files, in the order they are sent
 _TOP_LEVEL = (CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE)
 
@@ -23,7 +22,7 @@ _TOP_LEVEL = (CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE)
 def journal_file(run_dir: Path, run_id: str, name: str) -> Path | None:
     """The journal file `name` of run `run_id`: its own first, else the top-level one
     when that one can be about this run; None when there is none."""
-    own = run_dir / PER_RUN_DIR / run_id / name
+    own = run_journal_dir(run_dir, run_id) / name
     if own.is_file():
         return own
     top = run_dir / name
@@ -35,7 +34,7 @@ def journal_file(run_dir: Path, run_id: str, name: str) -> Path | None:
 def journal_files(run_dir: Path, run_id: str) -> list[Path]:
     """Every journal file of run `run_id` (all files of its own journal, or the top-level
     ones that are about it), in a stable order."""
-    own = run_dir / PER_RUN_DIR / run_id
+    own = run_journal_dir(run_dir, run_id)
     if own.is_dir():
         return sorted(path for path in own.iterdir() if path.is_file())
     return [path for name in _TOP_LEVEL if (path := journal_file(run_dir, run_id, name)) is not None]
@@ -45,7 +44,7 @@ def read_notes(run_dir: Path, run_id: str) -> str:
     """The run's notes, or "" when it has none."""
     path = journal_file(run_dir, run_id, NOTES_FILE)
     try:
-        return path.read_text(encoding="utf-8").strip() if path is not None else ""
+        return read_regular_text(path).strip() if path is not None else ""
     except (OSError, UnicodeDecodeError):
         return ""  # notes are for people: an unreadable file is not worth failing the export
 
@@ -53,7 +52,7 @@ def read_notes(run_dir: Path, run_id: str) -> str:
 def _latest_run(run_dir: Path) -> str | None:
     """The run the top-level summary describes; None when it cannot tell."""
     try:
-        summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+        summary = json.loads(read_regular_text(run_dir / SUMMARY_FILE))
     except (OSError, ValueError):
         return None
     run_id = summary.get("run_id") if isinstance(summary, dict) else None
