@@ -44,10 +44,11 @@ class OpenedRun:
     series: RunSeries
 
 
-def read_snapshot(stream: Path, journal: Path) -> dict[str, Any] | None:
-    """The journal's series snapshot when the stream can be read on from its offset, else None."""
+def read_snapshot(stream: Path, journal: Path, *, within: Path | None = None) -> dict[str, Any] | None:
+    """The journal's series snapshot when the stream can be read on from its offset, else None
+    (with `within`: only a regular file inside that directory is read, as `open_regular`)."""
     try:
-        with open_regular(journal / SERIES_FILE) as file:
+        with open_regular(journal / SERIES_FILE, within=within) as file:
             snapshot = json.loads(file.read())
         size = os.stat(stream).st_size
     except (OSError, ValueError):
