@@ -184,8 +184,14 @@ export class RunSeries {
       this.#attempt = snapshot.attempt;
       this.#lastStep = snapshot.last_step;
       this.#restarts = structuredClone(snapshot.restarts);
-      for (const [name, series] of Object.entries(snapshot.series))
-        this.#series.set(name, new Series(this.maxPoints, series));
+      // a canonical snapshot sorts its keys: the order of first value is found again
+      const saved = Object.entries(snapshot.series).map(([name, series]) => ({
+        name,
+        series,
+        key: firstAppearance(name, series),
+      }));
+      saved.sort((a, b) => compareKeys(a.key, b.key));
+      for (const { name, series } of saved) this.#series.set(name, new Series(this.maxPoints, series));
       this.#markers = structuredClone(snapshot.markers);
       this.#boundedMarkers = this.#markers.filter((marker) => isBounded(marker.kind)).length;
       this.#droppedMarkers = snapshot.dropped_markers;
@@ -355,6 +361,29 @@ export class RunSeries {
     }
     this.#markers.push({ kind, step, attempt: this.#attempt, label, time_us: toTimestampUs(ts) });
   }
+}
+
+/**
+ * Where series `name` took its first value: the time and step of its first point (a bucket
+ * keeps its first point through every merge), then its place within one line (the step fields
+ * in STEP_SERIES order, step metrics, evaluation metrics, each by name).
+ */
+function firstAppearance(name: string, saved: SeriesSnapshot): Appearance {
+  const first = saved.buckets[0]?.[2];
+  if (first === undefined) return [Number.POSITIVE_INFINITY, 0, 0, name]; // never saved: a series has a point
+  const [, step, , timeUs] = first;
+  const field = (STEP_SERIES as readonly string[]).indexOf(name);
+  if (field >= 0) return [timeUs, step, field, ""];
+  return [timeUs, step, STEP_SERIES.length + (name.startsWith("metrics/") ? 0 : 1), name];
+}
+
+type Appearance = [timeUs: number, step: number, place: number, name: string];
+
+function compareKeys(a: Appearance, b: Appearance): number {
+  for (const index of [0, 1, 2, 3] as const) {
+    if (a[index] !== b[index]) return a[index] < b[index] ? -1 : 1; // strings by UTF-16 code units, as in Python
+  }
+  return 0;
 }
 
 // Restarts, stops and the end are few by nature; evals and checkpoints may be many.

@@ -94,6 +94,15 @@ describe("SeriesStore", () => {
     assert.equal(canonicalStringify(restored.toJSON()), canonicalStringify(whole.series?.toJSON()));
   });
 
+  it("keeps the order of first value through a canonical snapshot, whose keys are sorted", () => {
+    const whole = new StreamReader({ series: { maxPoints: 64 } });
+    whole.feed(longRun(3000));
+    const restored = SeriesStore.fromJSON(JSON.parse(canonicalStringify(whole.series?.toJSON())));
+    // sorted, learning_rate would come before loss
+    assert.deepEqual(restored.run("r1")?.names(), ["loss", "learning_rate"]);
+    assert.deepEqual(restored.run("r1")?.names(), whole.series?.run("r1")?.names());
+  });
+
   it("bounds eval and checkpoint markers and counts the rest", () => {
     const store = new SeriesStore({ maxMarkers: 2 });
     for (let step = 1; step <= 5; step += 1)

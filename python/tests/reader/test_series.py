@@ -161,6 +161,17 @@ def test_a_snapshot_round_trip_goes_on_as_if_uninterrupted() -> None:
     assert canonical.dumps(restored.to_dict()) == canonical.dumps(whole.to_dict())
 
 
+def test_a_canonical_snapshot_keeps_the_order_of_first_value() -> None:
+    # canonical JSON sorts the series names; charts come in the order of first value
+    for text in [_random_stream(seed, 2000).encode() for seed in range(3)] + [
+        (case / "stream.ndjson").read_bytes() for case in CASES
+    ]:
+        whole = SeriesStore(max_points=64)
+        whole.extend(StreamReader().feed(text))
+        restored = SeriesStore.from_dict(json.loads(canonical.dumps(whole.to_dict())))
+        assert [run.names() for run in restored.runs.values()] == [run.names() for run in whole.runs.values()]
+
+
 def test_python_and_typescript_series_stores_give_the_same_snapshot(tmp_path: Path) -> None:
     streams = [case / "stream.ndjson" for case in CASES]
     for seed in range(4):

@@ -38,6 +38,12 @@ def test_lists_runs_and_serves_their_streams_by_range(tmp_path: Path) -> None:
         assert status == 206 and body == b"\n"  # an idle poll reads one byte
         status, _, _ = server.request("/", headers={})
         assert status == 200
+        # the latest run's series snapshot, checked against the stream: the page goes on from it
+        status, _, body = server.request("/runs/a/series.json")
+        snapshot = json.loads(body)
+        assert status == 200 and snapshot["run_id"] == first and snapshot["stream_offset"] == len(stream)
+        (tmp_path / "a" / "runs" / first / "series.json").write_text("{", "utf-8")  # torn: not offered
+        assert server.request("/runs/a/series.json")[0] == 404
 
 
 def test_no_path_outside_the_discovered_runs(tmp_path: Path) -> None:
@@ -51,6 +57,8 @@ def test_no_path_outside_the_discovered_runs(tmp_path: Path) -> None:
             "/runs/b/progress.jsonl",
             "/assets/../../secret.txt",
             "/runs/a/config.json",
+            "/runs/../secret.txt/series.json",
+            "/runs/b/series.json",
         ):
             status, _, body = server.request(path)
             assert status in (404, 400) and b"do not serve" not in body, path

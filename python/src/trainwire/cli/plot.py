@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.reader.charts import CHART_SPEC, MARKER_STYLES, chart_list
+from trainwire.reader.run_opening import open_from_snapshots
 from trainwire.reader.series import RunSeries, SeriesStore
 from trainwire.reader.sources import read_file
 from trainwire.reader.state import StreamReader
@@ -56,7 +57,11 @@ class PlottedRun:
 
 
 def load_runs(path: str | Path) -> list[PlottedRun]:
-    """Every run of the stream file at `path`, with its series, in order of appearance."""
+    """Every run of the stream file at `path`, with its series, in order of appearance: from
+    the runs' journal snapshots and the stream past them, else from the whole stream."""
+    opened = open_from_snapshots(Path(path))
+    if opened is not None:
+        return [PlottedRun(run.run_id, run.status, run.series) for run in opened]
     reader = StreamReader()
     store = SeriesStore()
     for chunk in read_file(path):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -124,7 +125,10 @@ class RunSeries:
             self.attempt = snapshot["attempt"]
             self.last_step = snapshot["last_step"]
             self.restarts = copy.deepcopy(snapshot["restarts"])
-            self.series = {name: Series(max_points, values) for name, values in snapshot["series"].items()}
+            saved = snapshot["series"]
+            # a canonical snapshot sorts its keys: the order of first value is found again
+            ordered = sorted(saved, key=lambda name: _first_appearance(name, saved[name]))
+            self.series = {name: Series(max_points, saved[name]) for name in ordered}
             self.markers = copy.deepcopy(snapshot["markers"])
             self.dropped_markers = snapshot["dropped_markers"]
         self._bounded_markers = sum(1 for marker in self.markers if marker["kind"] in _BOUNDED_MARKERS)
@@ -349,6 +353,18 @@ class SeriesStore:
             "max_markers": self.max_markers,
             "runs": [run.to_dict() for run in self.runs.values()],
         }
+
+
+def _first_appearance(name: str, saved: Mapping[str, Any]) -> tuple[float, int, int, bytes]:
+    """Where series `name` took its first value: the time and step of its first point (a
+    bucket keeps its first point through every merge), then its place within one line (the
+    step fields in `STEP_SERIES` order, step metrics, evaluation metrics, each by name)."""
+    if not saved["buckets"]:
+        return math.inf, 0, 0, _utf16_key(name)  # never saved: a series has a point
+    _index, step, _value, time_us = saved["buckets"][0][2]
+    if name in STEP_SERIES:
+        return time_us, step, STEP_SERIES.index(name), b""
+    return time_us, step, len(STEP_SERIES) + (0 if name.startswith("metrics/") else 1), _utf16_key(name)
 
 
 def _utf16_key(name: str) -> bytes:

@@ -1,4 +1,5 @@
-"""The dashboard's HTTP side: the page, the runs list, each run's stream by Range, and stop.
+"""The dashboard's HTTP side: the page, the runs list, each run's stream by Range, its latest
+run's series snapshot (to open it at once), and stop.
 
 Every file system call runs in a worker thread under a deadline (never on the event loop),
 so a slow disk, a huge tree or a hostile file can delay one answer, not the server.
@@ -27,12 +28,15 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from trainwire._version import __version__
+from trainwire.contract.canonical import dumps
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.files import open_regular
-from trainwire.contract.layout import STREAM_FILE
+from trainwire.contract.journal_lookup import latest_journal
+from trainwire.contract.layout import SERIES_FILE, STREAM_FILE
 from trainwire.contract.limits import clip
 from trainwire.contract.status import EXIT_CODES
 from trainwire.reader.catalog import run_row
+from trainwire.reader.run_opening import read_snapshot
 from trainwire.reader.state import StreamReader
 from trainwire.serve.index import IndexedStream, RunIndex
 from trainwire.serve.security import Guard
@@ -103,6 +107,15 @@ def create_app(index: RunIndex, *, token: str, hosts: frozenset[str], read_only:
         # Range, If-Range, ETag and Last-Modified come with FileResponse: a poll reads new bytes only
         return _OpenedFileResponse(file, media_type="application/x-ndjson", headers={"cache-control": "no-cache"})
 
+    async def snapshot(request: Request) -> Response:
+        found = index.stream(request.path_params["key"])
+        if found is None:
+            raise _Problem(404, "no such run")
+        saved = await files.run(_latest_snapshot, found)
+        if saved is None:  # the page reads the whole stream instead
+            raise _Problem(404, "no snapshot to open this run from")
+        return Response(dumps(saved), media_type="application/json", headers=_NO_STORE)
+
     async def stop(request: Request) -> Response:
         key = request.path_params["key"]
         found = index.stream(key)
@@ -121,6 +134,7 @@ def create_app(index: RunIndex, *, token: str, hosts: frozenset[str], read_only:
         Route("/api/config", config),
         Route("/api/runs", runs),
         Route(f"/runs/{{key:path}}/{STREAM_FILE}", stream),
+        Route(f"/runs/{{key:path}}/{SERIES_FILE}", snapshot),
         Mount("/assets", app=StaticFiles(directory=static_dir(), check_dir=False), name="assets"),
     ]
     if not read_only:
@@ -202,6 +216,12 @@ def _rows(streams: dict[str, IndexedStream]) -> list[dict[str, Any]]:
         if row is not None:
             rows.append({"key": key, **{name: value for name, value in row.items() if name != "path"}})
     return rows
+
+
+def _latest_snapshot(found: IndexedStream) -> dict[str, Any] | None:
+    """The series snapshot of the stream's latest run, when the page may go on from it."""
+    journal = latest_journal(found.path.parent)
+    return read_snapshot(found.path, journal, within=found.root) if journal is not None else None
 
 
 def _latest_row(found: IndexedStream) -> dict[str, Any] | None:
