@@ -25,6 +25,7 @@ __all__ = [
     "cycle_text",
     "fit",
     "item_progress_text",
+    "params_text",
     "printable",
     "render_status",
     "status_fields",
@@ -111,6 +112,11 @@ def trial_text(trial: int, total_trials: int | None, best: dict[str, Any] | None
     if best is not None and isinstance(best.get("value"), (int, float)):
         text += f", best {best['value']:.4g} (trial {best['trial']})"
     return text
+
+
+def params_text(params: dict[str, Any] | None) -> str:
+    """A trial's first four params: `lr=0.01, batch=32`."""
+    return ", ".join(f"{name}={value}" for name, value in list((params or {}).items())[:4])
 
 
 def _running_trial(run: RunState) -> int | None:
