@@ -27,6 +27,7 @@ import emitter
 import emitter_start
 import journal
 import python_reader
+import search
 import serve_load
 import trainer
 import typescript_reader
@@ -43,6 +44,7 @@ FIGURES: list[Figure] = [
     *typescript_reader.FIGURES,
     *bundle_size.FIGURES,
     *trainer.FIGURES,
+    *search.FIGURES,
     *conformance.FIGURES,
     *dashboard.FIGURES,
     *dashboard_page.FIGURES,

@@ -25,7 +25,7 @@ function runAfter(id: string, lines: number): Readonly<RunState> {
 
 describe("the run view's progress parts", () => {
   it("say the running trial of a search, as tail's status line does", () => {
-    assert.deepEqual(runProgressParts(runAfter("sweep-restart-in-trial", 9)), ["trial 2/3"]);
+    assert.deepEqual(runProgressParts(runAfter("sweep-restart-in-trial", 9)), ["trial 2/3, best 1.2 (trial 1)"]);
   });
 
   it("say a phase's counted items with the ETA while the run runs, and the cycle", () => {

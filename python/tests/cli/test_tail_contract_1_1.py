@@ -30,9 +30,14 @@ def plain_tail(case: str) -> tuple[int, list[str]]:
 
 def test_the_status_line_shows_the_trial_of_the_search() -> None:
     wide = status_line_after("sweep-restart-in-trial", 9, 120)
-    assert wide == "[sweep] running trial 2/3 [#############.......] 67% step 2/3 eta 1.0s loss 1.6"
+    assert wide == "[sweep] running trial 2/3, best 1.2 (trial 1) [#############.......] 67% step 2/3 eta 1.0s loss 1.6"
     # on a narrow terminal the trial stays while the run id, the status and the bar go
-    assert status_line_after("sweep-restart-in-trial", 9, 40) == "trial 2/3 step 2/3 eta 1.0s loss 1.6"
+    assert (
+        status_line_after("sweep-restart-in-trial", 9, 60) == "trial 2/3, best 1.2 (trial 1) step 2/3 eta 1.0s loss 1.6"
+    )
+    assert (
+        status_line_after("sweep-restart-in-trial", 5, 60) == "[sweep] trial 1/3 100% step 3/3 eta 0.0s loss 1.2"
+    )  # no best yet
 
 
 def test_the_status_line_shows_per_item_progress_instead_of_the_bare_phase_and_keeps_it_when_narrow() -> None:

@@ -181,3 +181,29 @@ def test_names_follow_mlflows_rules() -> None:
     assert mlflow_key("é") == "_"
     cut = {mlflow_key("k" * 300 + "1"), mlflow_key("k" * 300 + "2")}
     assert len(cut) == 2 and all(len(key) == MAX_ENTITY_KEY_LENGTH for key in cut)
+
+
+def test_a_searchs_trials_are_child_runs_with_their_params_and_metrics(tmp_path: Path, tracking_uri: str) -> None:
+    trainwire_id = export_streams.search_run(tmp_path)
+    assert export(tmp_path, tracking_uri, "search") == 0
+
+    client = MlflowClient(tracking_uri)
+    parent = mlflow_run(client, "search", trainwire_id)
+    experiment_id = client.get_experiment_by_name("search").experiment_id
+    children = client.search_runs([experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent.info.run_id}'")
+    by_trial = {int(child.data.tags["trainwire.trial"]): child for child in children}
+    assert sorted(by_trial) == [1, 2]
+    assert [by_trial[n].data.tags["mlflow.runName"] for n in (1, 2)] == ["trial 1", "trial 2"]
+    assert by_trial[1].data.params == {"lr": "0.01", "optimizer": "sgd"}
+    assert by_trial[2].data.params == {"lr": "0.1", "optimizer": "adam"}
+    assert history(client, by_trial[1].info.run_id, "train/loss") == [(1, 1.0), (2, 0.5)]
+    assert history(client, by_trial[1].info.run_id, "eval/loss") == [(2, 0.4)]
+    assert history(client, by_trial[1].info.run_id, "trial/objective") == [(0, 0.4)]
+    assert history(client, by_trial[2].info.run_id, "train/loss") == [(1, 2.0)]
+    assert client.get_metric_history(by_trial[2].info.run_id, "trial/objective") == []  # null: left out
+    assert [(by_trial[n].info.status, by_trial[n].data.tags["trainwire.status"]) for n in (1, 2)] == [
+        ("FINISHED", "succeeded"),
+        ("KILLED", "pruned"),
+    ]
+    assert client.get_metric_history(parent.info.run_id, "train/loss") == []  # the trials' steps are theirs
+    assert parent.info.status == "FINISHED"

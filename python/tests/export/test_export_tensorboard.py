@@ -6,10 +6,11 @@ from pathlib import Path
 
 from support import export_streams
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.plugins.hparams import api_pb2, metadata
 
 from trainwire.cli import main
 from trainwire.contract.clock import parse_timestamp_us
-from trainwire.export.tensorboard import run_directory
+from trainwire.export.tensorboard import run_directory, trial_directory
 
 
 def export(run_dir: Path, logdir: Path) -> int:
@@ -91,3 +92,32 @@ def test_a_stream_replaced_since_the_last_export_is_refused(tmp_path: Path, caps
     (tmp_path / "run" / "progress.jsonl").write_text("")
     assert export(tmp_path / "run", tmp_path / "tb") == 1
     assert "remove the export cursor" in capsys.readouterr().err
+
+
+def test_a_searchs_trials_are_sessions_of_the_hparams_view(tmp_path: Path) -> None:
+    trainwire_id = export_streams.search_run(tmp_path / "run")
+    assert export(tmp_path / "run", tmp_path / "tb") == 0
+
+    sessions = {}
+    for trial in (1, 2):
+        accumulator = EventAccumulator(
+            str(trial_directory(tmp_path / "tb", trainwire_id, trial)), size_guidance={"scalars": 0, "tensors": 0}
+        )
+        accumulator.Reload()
+        content = accumulator.PluginTagToContent(metadata.PLUGIN_NAME)
+        start = metadata.parse_session_start_info_plugin_data(content[metadata.SESSION_START_INFO_TAG])
+        end = metadata.parse_session_end_info_plugin_data(content[metadata.SESSION_END_INFO_TAG])
+        params = {
+            name: value.WhichOneof("kind") and getattr(value, value.WhichOneof("kind"))
+            for name, value in start.hparams.items()
+        }
+        sessions[trial] = (params, end.status, scalars(accumulator, "train/loss"))
+        if trial == 1:
+            assert scalars(accumulator, "trial/objective") == [(0, 0.4)]
+            assert scalars(accumulator, "eval/loss") == [(2, 0.4)]
+    assert sessions == {
+        1: ({"lr": 0.01, "optimizer": "sgd"}, api_pb2.STATUS_SUCCESS, [(1, 1.0), (2, 0.5)]),
+        2: ({"lr": 0.1, "optimizer": "adam"}, api_pb2.STATUS_UNKNOWN, [(1, 2.0)]),
+    }
+    parent = accumulated(tmp_path / "tb", trainwire_id)
+    assert "train/loss" not in parent.Tags()["scalars"]  # the trials' steps are theirs

@@ -139,6 +139,35 @@ def test_a_callers_run_going_on_from_its_last_step_is_not_restarted(tmp_path: Pa
     assert "train.restarted" not in names(events(tmp_path))
 
 
+def test_a_training_in_a_new_trial_is_not_a_restart_but_one_again_in_the_same_trial_is(tmp_path: Path) -> None:
+    run = Run(tmp_path, **QUIET)
+    lifecycle = Lifecycle(run)
+    for trial, error in ((1, ValueError("bad batch")), (2, None), (2, None)):
+        with run.trial(trial):
+            train(lifecycle, range(1, 4))
+            if error is not None:
+                lifecycle.fail(error)
+            else:
+                lifecycle.end_train()
+    stream = events(tmp_path)
+    assert [(line["trial"], line["step"]) for line in stream if line["event"] == "train.restarted"] == [(2, 0)]
+
+
+def test_a_search_keeps_its_owned_run_across_trainings_and_finishes_it_at_its_end(tmp_path: Path) -> None:
+    lifecycle = owning(tmp_path)
+    lifecycle.begin_search()
+    for trial in (1, 2):
+        with lifecycle.run.trial(trial):  # type: ignore[union-attr]
+            train(lifecycle, range(1, 3))
+            lifecycle.end_train()
+            lifecycle.finish()
+    lifecycle.end_search(None)
+    stream = events(tmp_path)
+    assert len({line["run_id"] for line in stream}) == 1
+    assert [line["event"] for line in stream].count("run.finished") == 1
+    assert (stream[-1]["event"], stream[-1]["status"]) == ("run.finished", "succeeded")
+
+
 # -- failures -------------------------------------------------------------------------------
 
 

@@ -152,6 +152,20 @@ def test_an_out_of_memory_fit_followed_by_a_smaller_one_is_a_restart(tmp_path: P
     assert (stream[-1]["status"], stream[-1]["step"]) == ("succeeded", 4)
 
 
+def test_a_fit_in_each_trial_of_a_search_is_the_trials_training_not_a_restart(tmp_path: Path) -> None:
+    with Run(tmp_path, step_interval_s=0, heartbeat_interval_s=None) as run:
+        callback = TrainwireCallback(run)
+        for trial in (1, 2):
+            with run.trial(trial, {"lr": 0.1 * trial}):
+                example.trainer_for(str(tmp_path), 3, callback).fit(example.TinyRegression(), example.loader())
+
+    assert check_stream((tmp_path / "progress.jsonl").read_bytes()) == []
+    stream = stream_of(tmp_path / "progress.jsonl")
+    assert "train.restarted" not in events(stream)
+    steps = [(line["trial"], line["step"]) for line in stream if line["event"] == "train.step"]
+    assert steps == [(trial, step) for trial in (1, 2) for step in (1, 2, 3)]
+
+
 def test_a_fit_after_the_owned_run_ended_is_a_new_run_in_the_same_file(tmp_path: Path) -> None:
     callback = TrainwireCallback(step_interval_s=0, heartbeat_interval_s=None, check_interval_s=0)
     stopper = AtStep(3, lambda: request_stop(tmp_path))

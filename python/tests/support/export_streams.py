@@ -70,3 +70,24 @@ def whole_run(output_dir: Path) -> str:
     second_attempt(run)
     end_interrupted(run)
     return run.run_id
+
+
+#: the params of each trial of `search_run`
+TRIAL_PARAMS = {1: {"lr": 0.01, "optimizer": "sgd"}, 2: {"lr": 0.1, "optimizer": "adam"}}
+
+
+def search_run(output_dir: Path) -> str:
+    """A search of two trials: the first succeeds (two steps, an evaluation, objective 0.4),
+    the second is pruned after one step."""
+    with Run(output_dir, step_interval_s=0, heartbeat_interval_s=None) as run:
+        run.start(total_trials=2, config={"study_name": "sweep"}, provenance=False)
+        for number, params in TRIAL_PARAMS.items():
+            with run.trial(number, params) as trial:
+                for step in range(1, 3 if number == 1 else 2):
+                    run.step(step, loss=number / step)
+                if number == 1:
+                    run.eval(2, {"loss": 0.4})
+                    trial.metrics, trial.best = {"objective": 0.4}, {"trial": 1, "metric": "objective", "value": 0.4}
+                else:
+                    trial.status, trial.metrics = "pruned", {"objective": None}
+    return run.run_id

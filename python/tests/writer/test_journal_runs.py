@@ -176,3 +176,26 @@ def test_run_started_carries_the_declared_objective(tmp_path: Path) -> None:
     started = json.loads((tmp_path / "progress.jsonl").read_text().splitlines()[0])
     assert started["objective"] == {"name": "eval/loss", "goal": "min"}
     assert trainwire("validate", str(tmp_path / "progress.jsonl")).returncode == 0
+
+
+def test_runs_and_diff_show_a_searchs_trial_count_and_best_params(tmp_path: Path) -> None:
+    def search(directory: Path, rates: tuple[float, ...]) -> str:
+        with Run(directory, clock=FakeClock(), heartbeat_interval_s=None) as run:
+            run.start(total_trials=len(rates))
+            for number, rate in enumerate(rates, start=1):
+                with run.trial(number, {"lr": rate, "depth": 2}) as trial:
+                    trial.metrics = {"loss": abs(rate - 0.01)}
+                    trial.best = {"trial": 2, "metric": "loss", "value": 0.0} if number > 1 else None
+        return run.run_id
+
+    first = search(tmp_path / "a", (0.1, 0.01, 0.5))
+    second = search(tmp_path / "b", (0.2, 0.02))
+    listing = trainwire("runs", str(tmp_path / "a"))
+    assert listing.returncode == 0, listing.stderr
+    header, row = listing.stdout.splitlines()[1:3]
+    assert "trials" in header.split()
+    assert "3, best 2: lr=0.01, depth=2" in row
+    compared = json.loads(trainwire("diff", first, second, "--in", str(tmp_path), "--json").stdout)
+    assert compared["metrics"]["trials"] == [3, 2]
+    assert compared["metrics"]["best trial"] == [2, 2]
+    assert compared["metrics"]["best trial lr"] == [0.01, 0.02]

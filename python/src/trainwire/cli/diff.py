@@ -86,6 +86,7 @@ def _run_record(reference: str, roots: list[Path]) -> dict[str, Any]:
     for name in ("tokens", "objective"):
         if summary.get(name) is not None:
             metrics[name] = summary[name]
+    metrics.update(_trial_metrics(summary.get("trials")))
     notes = note_entries(_read_text(journal / NOTES_FILE)) if journal is not None else []
     return {
         "run_id": summary["run_id"],
@@ -94,6 +95,18 @@ def _run_record(reference: str, roots: list[Path]) -> dict[str, Any]:
         "metrics": metrics,
         "notes": notes,
     }
+
+
+def _trial_metrics(trials: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A search's trial count, best trial and that trial's params (`best trial lr`)."""
+    if not trials:
+        return {}
+    found: dict[str, Any] = {"trials": trials["count"]}
+    best = trials.get("best")
+    if best is not None:
+        found["best trial"] = best["trial"]
+        found.update({f"best trial {name}": value for name, value in (best.get("params") or {}).items()})
+    return found
 
 
 def _read_text(path: Path) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from trainwire.cli.diff import register_diff
 from trainwire.cli.note import register_note
+from trainwire.cli.status_line import params_text
 from trainwire.cli.table import print_table, safe
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.humanize import format_duration
@@ -26,7 +27,18 @@ from trainwire.reader.catalog import find_streams, run_rows
 
 __all__ = ["register"]
 
-_COLUMNS = ("run_id", "status", "steps", "duration", "last_loss", "best_loss", "git_sha", "started_at", "notes")
+_COLUMNS = (
+    "run_id",
+    "status",
+    "steps",
+    "duration",
+    "last_loss",
+    "best_loss",
+    "trials",
+    "git_sha",
+    "started_at",
+    "notes",
+)
 _SORT_KEYS = ("started", "run_id", "status", "step", "duration", "last_loss", "best_loss")
 
 
@@ -116,10 +128,22 @@ def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
         "-" if row["duration_s"] is None else format_duration(row["duration_s"]),
         _format_number(row["last_loss"]),
         _format_number(row["best_loss"]),
+        _trials(row.get("trials")),
         (row["git_sha"] or "-")[:10],
         row["started_at"] or "-",
         str(row["notes_count"] or "-"),
     ]
+
+
+def _trials(trials: Mapping[str, Any] | None) -> str:
+    """A search's trial count and its best trial's params: `3, best 2: lr=0.01`."""
+    if not trials:
+        return "-"
+    best = trials.get("best")
+    if best is None:
+        return str(trials["count"])
+    params = params_text(best.get("params"))
+    return f"{trials['count']}, best {best['trial']}" + (f": {params}" if params else "")
 
 
 def _format_number(value: Any) -> str:

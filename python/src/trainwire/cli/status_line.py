@@ -2,7 +2,7 @@
 
 Each field has a rank; when the line is too wide, the field with the lowest rank goes first
 (the rightmost of equal ranks). The step, the ETA, the loss and a phase's per-item progress
-are never dropped; a running trial ("trial 4/20") goes last but one, a cycle after the restarts. Strings
+are never dropped; a running trial ("trial 7/20, best 0.412 (trial 3)") goes last but one, a cycle after the restarts. Strings
 from the stream are made printable first, so a crafted run name cannot drive the terminal.
 """
 
@@ -25,6 +25,7 @@ __all__ = [
     "cycle_text",
     "fit",
     "item_progress_text",
+    "params_text",
     "printable",
     "render_status",
     "status_fields",
@@ -104,9 +105,18 @@ def cycle_text(cycle: int, total_cycles: int | None) -> str:
     return f"cycle {cycle}" + (f" of {total_cycles}" if total_cycles is not None else "")
 
 
-def trial_text(trial: int, total_trials: int | None) -> str:
-    """A trial's place in a search: `trial 4/20`."""
-    return f"trial {trial}" + (f"/{total_trials}" if total_trials is not None else "")
+def trial_text(trial: int, total_trials: int | None, best: dict[str, Any] | None = None) -> str:
+    """A trial's place in a search, with the best so far when there is one:
+    `trial 7/20, best 0.412 (trial 3)`."""
+    text = f"trial {trial}" + (f"/{total_trials}" if total_trials is not None else "")
+    if best is not None and isinstance(best.get("value"), (int, float)):
+        text += f", best {best['value']:.4g} (trial {best['trial']})"
+    return text
+
+
+def params_text(params: dict[str, Any] | None) -> str:
+    """A trial's first four params: `lr=0.01, batch=32`."""
+    return ", ".join(f"{name}={value}" for name, value in list((params or {}).items())[:4])
 
 
 def _running_trial(run: RunState) -> int | None:
@@ -121,7 +131,7 @@ def status_fields(run: RunState, trend: RunTrend, status: str, now_us: int, *, u
     fields.append(Field(printable(status), 1 if status == "running" else 9, _STATUS_COLOURS.get(status)))
     trial = _running_trial(run)
     if trial is not None:
-        fields.append(Field(trial_text(trial, run.trials["total"]), 8.5))
+        fields.append(Field(trial_text(trial, run.trials["total"], run.trials["best"]), 8.5))
     counted = run.phase_progress
     if counted is not None:
         # the phase counting items: its name is in the field, which stays as the step does

@@ -24,6 +24,7 @@ from trainwire.cli.status_line import (
     RunTrend,
     cycle_text,
     item_progress_text,
+    params_text,
     printable,
     render_status,
     status_fields,
@@ -388,8 +389,8 @@ def _summary(run: RunState) -> str:
 
 
 def _params(params: dict[str, Any] | None) -> str:
-    shown = [f"{name}={value}" for name, value in list((params or {}).items())[:4]]
-    return f" with {', '.join(shown)}" if shown else ""
+    shown = params_text(params)
+    return f" with {shown}" if shown else ""
 
 
 def _metrics(metrics: dict[str, float | None]) -> str:

@@ -5,6 +5,10 @@ of the stream (steps, epochs, evaluations, the final metrics) with their step an
 from the provenance and the checkpoints, the notes as the run's description, the terminal
 status from `run.finished`, and the stream and the run's journal files as artifacts once the
 run ends. Names follow MLflow's rules (allowed characters, key and value lengths, batch sizes).
+
+A search's trials are child runs of it (`mlflow.parentRunId`, named `trial <n>`): the
+trial's params as parameters, its steps and evaluations as its metrics, its `trial.ended`
+metrics as `trial/<metric>`, ended as the trial did (pruned as `KILLED`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from mlflow.utils.validation import (
 )
 
 from trainwire.export.journal import journal_files, read_notes
-from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s
+from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s, trial_scalars
 
 __all__ = ["MLFLOW_STATUS", "RUN_ID_TAG", "MlflowExporter", "default_artifact_location", "mlflow_key"]
 
@@ -39,6 +43,10 @@ MLFLOW_STATUS = {
     "reverted": "FAILED",
     "awaiting_approval": "FINISHED",
 }
+#: MLflow's run status for each `trial.ended` status
+MLFLOW_TRIAL_STATUS = {"succeeded": "FINISHED", "failed": "FAILED", "pruned": "KILLED"}
+#: MLflow's own tag that makes a run the child of another (nested in the UI)
+PARENT_TAG = "mlflow.parentRunId"
 #: the tag naming the trainwire run an MLflow run holds
 RUN_ID_TAG = "trainwire.run_id"
 ARTIFACT_DIR = "trainwire"
@@ -107,6 +115,11 @@ class MlflowExporter:
         for event in events:
             run_id = self._mlflow_run(event, batch)
             name = event["event"]
+            if isinstance(event.get("trial"), int):
+                run_id = self._trial_run(event, run_id, batch)
+                if name == "trial.started":
+                    batch.params[run_id].update(_trial_params(event))
+                    batch.tags[run_id]["trainwire.attempt"] = str(event["attempt"])
             if name == "run.started":
                 batch.params[run_id].update(_params(event))
                 batch.tags[run_id].update(_tags(event))
@@ -118,6 +131,12 @@ class MlflowExporter:
             milliseconds = int(timestamp_s(event["ts"]) * 1000)
             for key, value in scalars_of(event).items():
                 batch.metrics[run_id].append(Metric(mlflow_key(key), value, milliseconds, scalar_step(event)))
+            if name == "trial.ended":
+                milliseconds = int(timestamp_s(event["ts"]) * 1000)
+                for key, value in trial_scalars(event).items():
+                    batch.metrics[run_id].append(Metric(mlflow_key(key), value, milliseconds, 0))
+                self._flush(batch)
+                self._end_trial(run_id, event)
             if name == "run.finished":
                 self._flush(batch)
                 self._finish(run_id, event)
@@ -136,6 +155,32 @@ class MlflowExporter:
             self.runs[trainwire_id] = found
         batch.touch(found)
         return found
+
+    def _trial_run(self, event: Mapping[str, Any], parent: str, batch: _Batch) -> str:
+        """The child run of the event's trial, made on the trial's first line."""
+        key = f"{event['run_id']}#trial-{event['trial']}"
+        found = self.runs.get(key)
+        if found is None:
+            tags = {
+                "trainwire.search_run_id": event["run_id"],
+                PARENT_TAG: parent,
+                "mlflow.runName": f"trial {event['trial']}",
+                "trainwire.trial": str(event["trial"]),
+            }
+            start_ms = int(timestamp_s(event["ts"]) * 1000)
+            found = self.client.create_run(self.experiment_id, start_time=start_ms, tags=tags).info.run_id
+            self.runs[key] = found
+        batch.touch(found)
+        return found
+
+    def _end_trial(self, run_id: str, event: Mapping[str, Any]) -> None:
+        tags = {"trainwire.status": event["status"]}
+        error = event.get("error") or {}
+        if error:
+            tags["trainwire.error"] = f"{error.get('type')}: {error.get('message')}"[:MAX_TAG_VAL_LENGTH]
+        self.client.log_batch(run_id, tags=[RunTag(key, value) for key, value in tags.items()])
+        end_ms = int(timestamp_s(event["ts"]) * 1000)
+        self.client.set_terminated(run_id, status=MLFLOW_TRIAL_STATUS.get(event["status"], "FINISHED"), end_time=end_ms)
 
     def _description(self, trainwire_id: str) -> dict[str, str]:
         notes = read_notes(self.run_dir, trainwire_id)
@@ -199,6 +244,13 @@ def _params(started: Mapping[str, Any]) -> dict[str, str]:
     for name, value in flatten(started.get("config") or {}).items():
         params.setdefault(mlflow_key(name), text_value(value)[:MAX_PARAM_VAL_LENGTH])
     return params
+
+
+def _trial_params(started: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        mlflow_key(name): text_value(value)[:MAX_PARAM_VAL_LENGTH]
+        for name, value in flatten(started.get("params") or {}).items()
+    }
 
 
 def _tags(started: Mapping[str, Any]) -> dict[str, str]:

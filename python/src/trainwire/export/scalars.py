@@ -10,7 +10,16 @@ from typing import Any, TypeGuard
 
 from trainwire.contract.clock import parse_timestamp_us
 
-__all__ = ["STEP_SCALARS", "flatten", "safe_name", "scalar_step", "scalars_of", "text_value", "timestamp_s"]
+__all__ = [
+    "STEP_SCALARS",
+    "flatten",
+    "safe_name",
+    "scalar_step",
+    "scalars_of",
+    "text_value",
+    "timestamp_s",
+    "trial_scalars",
+]
 
 #: the `train.step` fields shown as `train/<field>`
 STEP_SCALARS = ("loss", "learning_rate", "grad_norm", "epoch", "samples_per_s", "tokens_per_s", "tokens_seen")
@@ -25,6 +34,13 @@ def scalars_of(event: Mapping[str, Any]) -> dict[str, float]:
         return {}
     prefix, values = named(event)
     return {f"{prefix}/{name}": float(value) for name, value in values.items() if _is_number(value)}
+
+
+def trial_scalars(ended: Mapping[str, Any]) -> dict[str, float]:
+    """A `trial.ended`'s result as a tracker shows a trial's outcome: `trial/<metric>`
+    (nulls left out)."""
+    metrics = ended.get("metrics") or {}
+    return {f"trial/{name}": float(value) for name, value in metrics.items() if _is_number(value)}
 
 
 def _step_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -4,6 +4,10 @@ Every scalar of the stream (`scalars.scalars_of`) at its step; text for the conf
 provenance and the run's notes (as they are when the run starts and when it ends). A
 `train.restarted` writes a session start at the new attempt's first step (`step + 1`): TensorBoard then
 drops the old attempt's points from that step on, so the new ones replace them.
+
+A search's trials are sessions of TensorBoard's HParams view: each trial's lines go to
+`<logdir>/<run_id>/trial-<n>`, which opens with the trial's params (the plugin's session
+start) and closes with its outcome (`trial/<metric>` scalars, the session's end status).
 """
 
 from __future__ import annotations
@@ -14,18 +18,32 @@ from typing import Any
 
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.compat.proto.summary_pb2 import Summary
+from tensorboard.plugins.hparams import api_pb2, metadata, plugin_data_pb2
+from tensorboard.plugins.hparams.summary_v2 import hparams_pb
 from tensorboard.plugins.text.summary import text_pb
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from trainwire.export.journal import read_notes
-from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s
+from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
 
-__all__ = ["TensorBoardExporter", "run_directory"]
+__all__ = ["SESSION_STATUS", "TensorBoardExporter", "run_directory", "trial_directory"]
+
+#: the HParams session status each `trial.ended` status ends with
+SESSION_STATUS = {
+    "succeeded": api_pb2.STATUS_SUCCESS,
+    "failed": api_pb2.STATUS_FAILURE,
+    "pruned": api_pb2.STATUS_UNKNOWN,  # the plugin has no aborted status; pruned is not a failure
+}
 
 
 def run_directory(logdir: Path, run_id: str) -> Path:
     """Where a trainwire run's events go: `<logdir>/<run_id>` (`:` and the like as `_`)."""
     return logdir / safe_name(run_id)
+
+
+def trial_directory(logdir: Path, run_id: str, trial: int) -> Path:
+    """Where a trial's events go: `<logdir>/<run_id>/trial-<n>`, a session of the HParams view."""
+    return run_directory(logdir, run_id) / f"trial-{trial}"
 
 
 class TensorBoardExporter:
@@ -43,8 +61,18 @@ class TensorBoardExporter:
     def write(self, events: list[dict[str, Any]]) -> None:
         for event in events:
             wall_time = timestamp_s(event["ts"])
-            writer = self._writer(event["run_id"])
+            trial = event.get("trial")
+            writer = self._writer(event["run_id"], trial if isinstance(trial, int) else None)
             name = event["event"]
+            if name == "trial.started":
+                session = hparams_pb(
+                    event["params"], trial_id=f"{event['run_id']}/trial-{trial}", start_time_secs=wall_time
+                )
+                writer.add_event(Event(wall_time=wall_time, step=0, summary=session))
+            elif name == "trial.ended":
+                outcome = [Summary.Value(tag=tag, simple_value=value) for tag, value in trial_scalars(event).items()]
+                outcome.append(_session_end(event["status"], wall_time))
+                writer.add_event(Event(wall_time=wall_time, step=0, summary=Summary(value=outcome)))
             if name == "run.started":
                 for tag in ("config", "provenance"):
                     if event.get(tag):
@@ -72,11 +100,24 @@ class TensorBoardExporter:
             writer.close()
         self._writers.clear()
 
-    def _writer(self, run_id: str) -> EventFileWriter:
-        # made on a run's first new event: an export with nothing new leaves no empty file
-        writer = self._writers.get(run_id)
+    def _writer(self, run_id: str, trial: int | None) -> EventFileWriter:
+        # made on a run's (or trial's) first new event: an export with nothing new leaves no empty file
+        directory = run_directory(self.logdir, run_id) if trial is None else trial_directory(self.logdir, run_id, trial)
+        writer = self._writers.get(str(directory))
         if writer is None:
-            directory = run_directory(self.logdir, run_id)
             directory.mkdir(parents=True, exist_ok=True)
-            writer = self._writers[run_id] = EventFileWriter(str(directory))
+            writer = self._writers[str(directory)] = EventFileWriter(str(directory))
         return writer
+
+
+def _session_end(status: str, end_time_s: float) -> Summary.Value:
+    """The HParams plugin's session end (its `summary.session_end_pb` without TensorFlow)."""
+    ended = plugin_data_pb2.SessionEndInfo(
+        status=SESSION_STATUS.get(status, api_pb2.STATUS_UNKNOWN), end_time_secs=end_time_s
+    )
+    data = plugin_data_pb2.HParamsPluginData(session_end_info=ended)
+    return Summary.Value(
+        tag=metadata.SESSION_END_INFO_TAG,
+        metadata=metadata.create_summary_metadata(data),
+        tensor=metadata.NULL_TENSOR,
+    )

@@ -11,6 +11,7 @@ open. An adapter maps its framework's hooks onto these calls, on every rank:
 | between steps (logs, evaluations), single process only | `poll_stop()` |
 | training returns | `end_train()`, then `finish()` |
 | training raises | `fail(error)` |
+| a search of several trainings (one run) starts, ends | `begin_search()`, `end_search(error)` |
 
 `decide_stop` and `poll_stop` return the newly honoured request: the adapter then asks its
 framework to save a checkpoint and leave the loop, and may set `stop_checkpoint`. What a
@@ -85,14 +86,17 @@ def is_out_of_memory(error: BaseException) -> bool:
 class Lifecycle:
     """Run ownership, the stop and the train phase of one trainer callback.
 
-    `run` is the run written to (None on ranks other than world process zero). With
-    `owns_run`, the run is started by `begin_train` (through the adapter's `start`) and
-    finished by `finish` or `fail`; after it ended, the next `begin_train` makes a new run
-    with `new_run` (same file, new id). A caller's run stays one run: it is never finished
-    here, and a training that starts again is an attempt (`train.restarted`). `signals=True`
-    installs the stop's signal handlers from `begin_train` to `end_train` or `fail`.
-    `flush(run)` writes what the adapter holds back (a step waiting for its log) before the
-    run starts or the phase closes. `renewed()` tells the adapter a new owned run began.
+        `run` is the run written to (None on ranks other than world process zero). With
+        `owns_run`, the run is started by `begin_train` (through the adapter's `start`) and
+        finished by `finish` or `fail`; after it ended, the next `begin_train` makes a new run
+        with `new_run` (same file, new id). A caller's run stays one run: it is never finished
+        here, and a training that starts again is an attempt (`train.restarted`); a training in
+    another trial (`Run.current_trial`) is that trial's first, not a restart. Between
+    `begin_search` and `end_search` an owned run spans every training: the search finishes it.
+    `signals=True`
+        installs the stop's signal handlers from `begin_train` to `end_train` or `fail`.
+        `flush(run)` writes what the adapter holds back (a step waiting for its log) before the
+        run starts or the phase closes. `renewed()` tells the adapter a new owned run began.
     """
 
     def __init__(
@@ -127,6 +131,9 @@ class Lifecycle:
         self._finishing = False  # run.finished is being written: nothing may write a second one
         self._train_phase_open = False
         self._failed_out_of_memory = False
+        self._trial_of_train: int | None = None  # the trial the last training ran in
+        #: between begin_search and end_search: the owned run is the search's, not a training's
+        self.searching = False
 
     # -- the honoured stop --------------------------------------------------------------
 
@@ -171,13 +178,15 @@ class Lifecycle:
         run = self.run if writes else None
         if run is None:
             return None
+        # A training in another trial starts that trial's steps: not an attempt of the last one.
+        same_trial, self._trial_of_train = run.current_trial == self._trial_of_train, run.current_trial
         if self._flush is not None:
             self._flush(run)
         if not run.started:
             # An owned run starts here; so does a caller's run that was not started yet, so
             # that the stream always opens with run.started.
             start(run)
-        elif out_of_memory or (run.last_step is not None and step < run.last_step):
+        elif same_trial and (out_of_memory or (run.last_step is not None and step < run.last_step)):
             # Announced before the step counter goes back.
             run.restarted("oom" if out_of_memory else "other", step=step, total_steps=total_steps, **restart_fields)
         if not self._train_phase_open:
@@ -235,6 +244,8 @@ class Lifecycle:
     def finish(self, *, writes: bool = True) -> None:
         """An owned run ends with the training: `interrupted` (with the stop's reason and
         checkpoint) after a stop, else `succeeded`. A caller's run is the caller's to finish."""
+        if self.searching:
+            return  # the search's run goes on to its next training
         run = self.run if writes else None
         if run is not None and self.owns_run and run.status is None:
             self._finishing = True
@@ -249,7 +260,7 @@ class Lifecycle:
         and an owned run finishes as the error says (`Run.finish_for`)."""
         self.in_train = False
         self._release_signals()
-        self._owned_run_ended = self.owns_run
+        self._owned_run_ended = self.owns_run and not self.searching
         self._failed_out_of_memory = is_out_of_memory(error)
         run = self.run
         if run is None or run.status is not None:
@@ -263,9 +274,28 @@ class Lifecycle:
             self._flush(run)
         interrupted = status_for_exception(error) == "interrupted"
         self.close_train_phase("interrupted" if interrupted else "failed")
+        if self.owns_run and not self.searching:
+            self._finishing = True
+            run.finish_for(error)
+
+    def begin_search(self) -> None:
+        """A search begins: its trainings (one per trial) write into one run, which
+        `end_search` finishes."""
+        self.renew()
+        self.searching = True
+
+    def end_search(self, error: BaseException | None, *, writes: bool = True) -> None:
+        """The search returned (`error` None) or raised: an owned run ends `interrupted`
+        after a stop, else as `error` says (`Run.finish_for`)."""
+        self.searching = False
+        run = self.run if writes else None
+        if error is None or run is None or run.status is not None:
+            self.finish(writes=writes)
+            return
         if self.owns_run:
             self._finishing = True
             run.finish_for(error)
+        self._owned_run_ended = self.owns_run
 
     def close_train_phase(self, status: str) -> None:
         """Writes `phase.ended train` with `status`, once, if the phase is open."""

@@ -155,19 +155,8 @@ class OptunaSearch:
             status,
             metrics=metrics,
             error=error if error is not None else (None if status != "failed" else "the objective returned no value"),
-            best=self._best(),
+            best=best_so_far(self.study, self.metric_names),
         )
-
-    def _best(self) -> dict[str, Any] | None:
-        """The best trial so far; None for a multi-objective study (a Pareto front has no
-        single best) or before the first completed trial."""
-        if len(self.study.directions) != 1:
-            return None
-        try:
-            best = self.study.best_trial
-        except ValueError:
-            return None
-        return {"trial": best.number + 1, "metric": self.metric_names[0], "value": best.value}
 
     def _poll_stop(self) -> None:
         if self._owned.poll_stop():
@@ -212,6 +201,18 @@ def objective_names(study: optuna.Study) -> list[str]:
         return list(names)
     count = len(study.directions)
     return ["objective"] if count == 1 else [f"objective_{index}" for index in range(count)]
+
+
+def best_so_far(study: optuna.Study, metric_names: list[str]) -> dict[str, Any] | None:
+    """The study's best trial as `trial.ended.best`; None for a multi-objective study (a
+    Pareto front has no single best) or before the first completed trial."""
+    if len(study.directions) != 1:
+        return None
+    try:
+        best = study.best_trial
+    except ValueError:
+        return None
+    return {"trial": best.number + 1, "metric": metric_names[0], "value": best.value}
 
 
 def study_config(study: optuna.Study) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""The wrapper around a transformers `Trainer`'s `train()`, `evaluate()` and `predict()`: it
-tells the attached callback when `train()` starts, which loop (`eval`, `predict`) a batch
+"""The wrapper around a transformers `Trainer`'s `train()`, `evaluate()`, `predict()` and
+`hyperparameter_search()`: it tells the attached callback when `train()` (and which trial) or
+an Optuna search starts, which loop (`eval`, `predict`) a batch
 belongs to, and how each ends (an exception included, which no `TrainerCallback` hook
 sees), and sends the trainer's printing to stderr while the stream goes to stdout."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -42,6 +44,36 @@ def wrap_trainer(trainer: Trainer, callback: Any) -> None:
         loop: Callable[..., Any] = getattr(trainer, name)
         if not getattr(loop, _WRAPPED_MARK, False):
             setattr(trainer, name, _wrapped_loop(trainer, loop, type(callback), phase))
+    search: Callable[..., Any] = trainer.hyperparameter_search
+    if not getattr(search, _WRAPPED_MARK, False):
+        trainer.hyperparameter_search = _wrapped_search(trainer, search, type(callback))
+
+
+def _wrapped_search(trainer: Trainer, original: Callable[..., Any], kind: type[Any]) -> Callable[..., Any]:
+    """`trainer.hyperparameter_search`: with the Optuna backend, the callback writes the
+    search as one run whose trials are the study's (other backends train elsewhere)."""
+    from transformers.hyperparameter_search import default_hp_search_backend
+    from transformers.trainer_utils import HPSearchBackend
+
+    @functools.wraps(original)
+    def search(*args: Any, **kwargs: Any) -> Any:
+        bound = inspect.signature(original).bind(*args, **kwargs)
+        bound.apply_defaults()
+        backend = bound.arguments["backend"] or default_hp_search_backend()
+        callback = _current_callback(trainer, kind)
+        if callback is None or HPSearchBackend(backend) != HPSearchBackend.OPTUNA:
+            return original(*args, **kwargs)
+        callback._search_begins(trainer, bound.arguments["n_trials"])
+        try:
+            result = original(*args, **kwargs)
+        except BaseException as error:
+            callback._search_ended(error)
+            raise
+        callback._search_ended(None)
+        return result
+
+    setattr(search, _WRAPPED_MARK, True)
+    return search
 
 
 def _wrapped_loop(trainer: Trainer, original: Callable[..., Any], kind: type[Any], phase: str) -> Callable[..., Any]:
@@ -76,7 +108,7 @@ def _wrapped_train(trainer: Trainer, original: Callable[..., Any], kind: type[An
         if callback is None and attached is not None:
             attached._warn_absent()
         if callback is not None:
-            callback._before_train(trainer, resume_from_checkpoint)
+            callback._before_train(trainer, resume_from_checkpoint, kwargs.get("trial", args[0] if args else None))
         try:
             with _printing_off_stdout():
                 return original(resume_from_checkpoint, *args, **kwargs)

@@ -66,6 +66,8 @@ from trainwire.writer.run import Run
 if TYPE_CHECKING:
     from transformers import Trainer, TrainerControl, TrainerState, TrainingArguments
 
+    from trainwire.integrations.trainer_search import SearchTrials
+
 __all__ = ["CHECKPOINT_ORIGIN_FILE", "TrainwireCallback", "attach", "checkpoint_origin"]
 
 logger = logging.getLogger("trainwire.integrations.transformers")
@@ -113,6 +115,8 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
         self._resume_checkpoint: str | None = None
         self._failed_hooks: set[str] = set()
         self._warned_absent = False
+        self._search: SearchTrials | None = None  # the open trial of a hyperparameter_search
+        self._trial_dir: Callable[[], str] | None = None  # where the Trainer saves the trial's checkpoints
         # git and package versions, gathered while the trainer sets up rather than in train()
         self._provenance = ProvenancePrefetch() if owns_run and run is not None else None
 
@@ -140,6 +144,8 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
     def on_train_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
+        if self._search is not None and state.is_world_process_zero:
+            self._search.announce()  # before the trial's train phase
         # An OOM batch-size retry calls on_train_begin again, without on_train_end.
         sizes = {"batch_size_from": self._batch_size, "batch_size_to": state.train_batch_size}
         self.lifecycle.begin_train(
@@ -274,7 +280,8 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
 
     @shielded
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
-        directory = Path(args.output_dir).absolute() / f"checkpoint-{state.global_step}"
+        output_dir = self._trial_dir() if self._trial_dir is not None else args.output_dir
+        directory = Path(output_dir).absolute() / f"checkpoint-{state.global_step}"
         if self.stopped:
             self.lifecycle.stop_checkpoint = directory
         run = self._writer(state)
@@ -294,13 +301,35 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
 
     # -- called by the trainer wrappers ---------------------------------------------------
 
-    def _before_train(self, trainer: Trainer, resume_from_checkpoint: str | bool | None) -> None:
+    def _before_train(self, trainer: Trainer, resume_from_checkpoint: str | bool | None, trial: Any = None) -> None:
         self.lifecycle.in_train = False  # a train() call begins: not a retry in place
         self._resume_checkpoint = resolve_checkpoint(trainer, resume_from_checkpoint)
+        if self._search is not None and trial is not None:
+            self._search.begin(trial)
+            # The Trainer saves a trial's checkpoints in its own folder (`run-<number>` or hp_name's).
+            self._trial_dir = lambda: trainer._get_output_dir(trial)
 
     def _train_failed(self, error: BaseException) -> None:
         # No TrainerCallback hook sees an exception: the train() wrapper reports it here.
         self.lifecycle.fail(error)
+        if self._search is not None:
+            self._search.fail(error)
+
+    def _search_begins(self, trainer: Trainer, n_trials: int) -> None:
+        # A search with the Optuna backend: one run for the search, each trial a trial of it.
+        from trainwire.integrations.trainer_search import SearchTrials  # optuna stays optional
+
+        self.lifecycle.begin_search()
+        run = self._writer(trainer.state)
+        if run is not None:
+            self._start_run(run, trainer.args, trainer.state, resumed=False, total_trials=n_trials)
+            self._search = SearchTrials(run)
+
+    def _search_ended(self, error: BaseException | None) -> None:
+        if self._search is not None:
+            self._search.end()
+        self._search, self._trial_dir = None, None
+        self.lifecycle.end_search(error, writes=self.run is not None)
 
     def _loop_begins(self, phase: str) -> None:
         self._loop_phase = phase
@@ -337,7 +366,7 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
 
     def _outside_training(self) -> bool:
         """An `evaluate()` or `predict()` outside `train()` with an owned run: a run of its own."""
-        return not self.lifecycle.in_train and self.owns_run
+        return not self.lifecycle.in_train and self.owns_run and not self.lifecycle.searching
 
     def _open_loop_run(self, args: TrainingArguments, state: TrainerState) -> None:
         """The run of a loop outside training begins (a new one when the last one ended)."""
@@ -359,7 +388,9 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
         self._loop.end()
         self.lifecycle.finish(writes=writes)
 
-    def _start_run(self, run: Run, args: TrainingArguments, state: TrainerState, *, resumed: bool = True) -> None:
+    def _start_run(
+        self, run: Run, args: TrainingArguments, state: TrainerState, *, resumed: bool = True, total_trials: Any = UNSET
+    ) -> None:
         resumed_from: Any = UNSET
         if resumed and state.global_step > 0:
             # Without the train() wrapper, the checkpoint is the one named after the step.
@@ -373,6 +404,7 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
             world_size=args.world_size,
             resumed_from=resumed_from,
             provenance=(self._provenance and self._provenance.result(args.seed)) or True,
+            total_trials=total_trials,
         )
 
     @shielded
@@ -401,10 +433,11 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
         else:
             run.step(**fields)
 
-    @staticmethod
-    def _ask_to_stop(control: TrainerControl, found: StopRequest | None) -> None:
+    def _ask_to_stop(self, control: TrainerControl, found: StopRequest | None) -> None:
         if found is None:
             return
+        if self._search is not None:
+            self._search.stop_study()
         # DefaultFlowCallback does not save on a stop: ask for the checkpoint and the last log.
         control.should_save = True
         control.should_log = True

@@ -141,6 +141,7 @@ def _row(
         "resumed_from": summary.get("resumed_from"),
         "earlier_runs": list(summary.get("earlier_runs") or []),
         "notes_count": summary.get("notes") or 0,
+        "trials": summary.get("trials"),  # {count, best: {trial, metric, value, params}} of a search
     }
 
 

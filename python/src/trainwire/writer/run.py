@@ -188,6 +188,11 @@ class Run:
         return self._last_step
 
     @property
+    def current_trial(self) -> int | None:
+        """The trial of the calling thread's innermost `trial_scope` (or `trial()`), else None."""
+        return self._scopes.trial
+
+    @property
     def started(self) -> bool:
         """Whether `run.started` was written (always False on a rank that does not write)."""
         return self._started
