@@ -235,3 +235,19 @@ def test_untracked_files_make_the_tree_dirty_and_text_ones_join_the_diff(
     assert "+layers = 4" in text and "hunter2" not in text
     assert "not included (binary or over the size cap): weights.bin" in text
     assert "PRIVATE" not in text and "left out (the name looks like a secret): id_rsa" in text
+
+
+def test_the_runs_own_output_directory_does_not_make_the_tree_dirty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = committed_repo(tmp_path, {"train.py": "lr = 0.1\n"})
+    monkeypatch.chdir(repo)
+    first = train(repo / "out")  # inside the work tree, not ignored: the run's own files
+    started = json.loads((repo / "out" / "progress.jsonl").read_text().splitlines()[0])
+    assert started["provenance"]["git_dirty"] is False
+    assert not (run_journal_dir(repo / "out", first) / DIFF_FILE).exists()
+    (repo / "notes.txt").write_text("a change to the tree\n")  # anything else still counts
+    train(repo / "out")
+    lines = [json.loads(line) for line in (repo / "out" / "progress.jsonl").read_text().splitlines()]
+    second_started = [line for line in lines if line["event"] == "run.started"][-1]
+    assert second_started["provenance"]["git_dirty"] is True

@@ -71,12 +71,19 @@ class Series:
     def add(self, attempt: int, step: int, value: float, time_us: int) -> None:
         point: Point = [self.count, step, value, time_us]
         self.count += 1
-        single: Bucket = [attempt, 1, point, point, point, point]
-        if self._buckets and self._buckets[-1][0] == attempt and self._buckets[-1][1] < self._bucket_size:
-            _merge_into(self._buckets[-1], single)
+        buckets = self._buckets
+        last = buckets[-1] if buckets else None
+        if last is not None and last[0] == attempt and last[1] < self._bucket_size:
+            # `_merge_into` of a one-point bucket, inline: the per-step path of every writer's journal
+            last[1] += 1
+            if value < last[3][2]:
+                last[3] = point
+            if value > last[4][2]:
+                last[4] = point
+            last[5] = point
         else:
-            self._buckets.append(single)
-        while len(self._buckets) > self.max_buckets and self._compact():
+            buckets.append([attempt, 1, point, point, point, point])
+        while len(self._buckets) > self.max_buckets and self._compact():  # _compact makes a new list
             pass
 
     def points(self) -> list[tuple[int, int, float, int]]:

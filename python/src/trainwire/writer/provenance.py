@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from trainwire.writer.package_versions import installed_versions
@@ -26,11 +27,17 @@ _NVIDIA_DRIVER_FILE = "/proc/driver/nvidia/version"
 _DRIVER_VERSION = re.compile(r"Kernel Module\s+([0-9][0-9.]*)")
 
 
-def collect_provenance(seed: int | None = None, cwd: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def collect_provenance(
+    seed: int | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    outputs: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
     """The `provenance` object of `run.started`; a part that cannot be found is left out.
 
     git is asked about `cwd` (default: the working directory); outside a work tree
-    `git_sha` and `git_dirty` are null. The accelerator is read from torch when the
+    `git_sha` and `git_dirty` are null; files under `outputs` (the run's own output
+    directory) do not make the tree dirty. The accelerator is read from torch when the
     program already imported it (a run that does not use torch does not import it here;
     `ProvenancePrefetch` does, ahead of the run), in a background thread while git
     answers: reading it can initialise the device; not read within git's time limit, it
@@ -41,7 +48,7 @@ def collect_provenance(seed: int | None = None, cwd: str | os.PathLike[str] | No
         target=lambda: found.append(_accelerator(import_torch=False)), name="trainwire-provenance", daemon=True
     )
     reader.start()
-    git = _git(cwd)
+    git = _git(cwd, outputs)
     reader.join(_GIT_TIMEOUT_S)
     return _assemble(git, seed, _runtime(found[0] if found else None))
 
@@ -95,16 +102,28 @@ class ProvenancePrefetch:
         return _assemble(git, seed, runtime)
 
 
-def _git(cwd: str | os.PathLike[str] | None) -> dict[str, Any]:
+def _git(cwd: str | os.PathLike[str] | None, outputs: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     sha = run_git(["rev-parse", "--verify", "HEAD"], cwd)
     if sha is None:
         return {}
     if sha.returncode != 0:  # git works, but this is not a work tree (or has no commit)
         return {"git_sha": None, "git_dirty": None}
     # untracked files count: a run from new, uncommitted files cannot be reproduced from the sha
-    status = run_git(["status", "--porcelain", "--untracked-files=normal"], cwd)
+    status = run_git(["status", "--porcelain", "--untracked-files=normal", *_leaving_out(outputs, cwd)], cwd)
     dirty = None if status is None or status.returncode != 0 else bool(status.stdout.strip())
     return {"git_sha": sha.stdout.strip(), "git_dirty": dirty}
+
+
+def _leaving_out(outputs: str | os.PathLike[str] | None, cwd: str | os.PathLike[str] | None) -> list[str]:
+    """A pathspec that leaves the run's own output directory out of `git status`: what the run
+    writes is not a change to the code it ran (nothing to leave out when it is the tree itself
+    or lies outside it)."""
+    if outputs is None:
+        return []
+    relative = os.path.relpath(outputs, cwd if cwd is not None else os.getcwd())
+    if relative == "." or relative.startswith(".."):
+        return []
+    return ["--", ".", f":(exclude){Path(relative).as_posix()}"]
 
 
 def run_git(args: list[str], cwd: str | os.PathLike[str] | None) -> subprocess.CompletedProcess[str] | None:

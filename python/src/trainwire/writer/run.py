@@ -231,7 +231,7 @@ class Run:
         # collected before taking the lock: git may take a moment, the heartbeat must not wait
         redacted = redact_config(config) if config is not None else None
         seed = self._args.optional_int("run.started", "seed", seed, -MAX_SAFE_INTEGER)
-        provenance_fields = provenance_field(provenance, seed)
+        provenance_fields = provenance_field(provenance, seed, self.output_dir)
         if self._journal is not None:
             diff = self._journal.begin(redacted, provenance_fields)
             if diff is not None and provenance_fields is not None:

@@ -19,14 +19,17 @@ __all__ = ["provenance_field", "required_started", "started_payload"]
 logger = logging.getLogger("trainwire.writer")
 
 
-def provenance_field(provenance: bool | Mapping[str, Any], seed: int | None) -> dict[str, Any] | None:
-    """`provenance` of `run.started`: a mapping as given, collected when True, and at least
-    the seed when there is one."""
+def provenance_field(
+    provenance: bool | Mapping[str, Any], seed: int | None, outputs: str | None = None
+) -> dict[str, Any] | None:
+    """`provenance` of `run.started`: a mapping as given, collected when True (the run's own
+    `outputs` directory not counting as a change to the code), and at least the seed when
+    there is one."""
     if isinstance(provenance, Mapping):
         return dict(provenance)
     if provenance:
         try:
-            return collect_provenance(seed)
+            return collect_provenance(seed, outputs=outputs)
         except Exception:  # collect_provenance is best effort; be sure anyway
             logger.debug("trainwire: provenance not collected", exc_info=True)
     return {"seed": seed} if seed is not None else None
