@@ -11,6 +11,7 @@ import { type FeedMessage, follow } from "./feed.js";
 import { RunCharts } from "./run-charts.js";
 import { runProgressParts } from "./run-progress.js";
 import { type RunRow, RunsTable } from "./runs-table.js";
+import { TrialsPanel } from "./trials-panel.js";
 
 interface ServerConfig {
   version: string;
@@ -72,8 +73,7 @@ interface RunView {
   key: string;
   charts: RunCharts;
   phases: { name: string; status: string | null; duration: number | null }[];
-  trials: Map<string, { trial: number; status: string; metrics: Record<string, unknown>; error: string | null }>;
-  bestTrial: number | null;
+  trials: TrialsPanel;
   rate: number | null;
   /** The charts the worker made of the run's (joined) history. */
   drawn: ChartData[];
@@ -97,7 +97,6 @@ function newRunView(key: string, kept?: RunCharts): RunView {
   $("phases").replaceChildren();
   $("provenance").replaceChildren();
   $("config").textContent = "";
-  $("trials").querySelector("tbody")?.replaceChildren();
   $("run-title").textContent = key;
   $("run-status").className = "badge";
   $("run-status").textContent = "";
@@ -111,8 +110,7 @@ function newRunView(key: string, kept?: RunCharts): RunView {
     key,
     charts,
     phases: [],
-    trials: new Map(),
-    bestTrial: null,
+    trials: new TrialsPanel($("trials-panel")),
     rate: null,
     drawn: [],
     startedAt: null,
@@ -211,22 +209,8 @@ function onEvent(runView: RunView, item: DecodedLine): void {
       else runView.phases.push({ name: event.phase, status: event.status, duration: event.duration_s });
       break;
     }
-    case "trial.started":
-      runView.trials.set(`${event.trial}/${event.attempt}`, {
-        trial: event.trial,
-        status: "running",
-        metrics: {},
-        error: null,
-      });
-      break;
     case "trial.ended":
-      runView.trials.set(`${event.trial}/${event.attempt}`, {
-        trial: event.trial,
-        status: event.status,
-        metrics: event.metrics,
-        error: event.error === null ? null : `${event.error.type}: ${event.error.message}`,
-      });
-      if (event.best) runView.bestTrial = event.best.trial;
+      runView.trials.trialEnded(event.trial, event.best);
       break;
     case "run.finished":
       if (event.error !== null) {
@@ -234,6 +218,7 @@ function onEvent(runView: RunView, item: DecodedLine): void {
         $("run-error").textContent = `${event.status}: ${event.error.type}: ${event.error.message}`;
       }
       break;
+    case "trial.started":
     case "run.heartbeat":
     case "phase.progress":
     case "train.rolled_back":
@@ -252,6 +237,7 @@ function onEvent(runView: RunView, item: DecodedLine): void {
 
 function renderRunState(runView: RunView, state: Readonly<RunState> | undefined): void {
   if (state === undefined) return;
+  runView.trials.render(state.trials);
   const status = $("run-status");
   status.className = `badge ${state.status}`;
   status.textContent = state.status.replace("_", " ");
@@ -302,23 +288,6 @@ function renderPanels(runView: RunView): void {
         `${phase.name}: ${phase.status ?? (runView.status === "running" ? "running" : "unfinished")}${phase.duration !== null ? `, ${duration(phase.duration)}` : ""}`,
       ),
     ),
-  );
-  const body = $("trials").querySelector("tbody");
-  body?.replaceChildren(
-    ...[...runView.trials.values()].map((trial) => {
-      const tr = element("tr", undefined, trial.trial === runView.bestTrial ? "best" : undefined);
-      tr.append(
-        element("td", String(trial.trial)),
-        element("td", trial.error === null ? trial.status : `${trial.status}: ${trial.error}`, "trial-status"),
-        element(
-          "td",
-          Object.entries(trial.metrics)
-            .map(([name, value]) => `${name} ${text(value)}`)
-            .join(", "),
-        ),
-      );
-      return tr;
-    }),
   );
 }
 
