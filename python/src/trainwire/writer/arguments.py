@@ -14,7 +14,7 @@ from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN, R
 from trainwire._version import __version__
 from trainwire.contract.known_event_dicts import event_field_pattern, event_field_values
 from trainwire.writer.checks import Complaints
-from trainwire.writer.fields import new_run_id
+from trainwire.writer.fields import UNSET, new_run_id
 from trainwire.writer.values import BAD, integer, number
 
 __all__ = [
@@ -100,6 +100,21 @@ class Arguments:
             )
             return None
         return checked
+
+    def cycle_fields(self, cycle: Any, total_cycles: Any) -> dict[str, Any]:
+        """`cycle` and `total_cycles` of a repeated phase as written: a cycle that is not an
+        integer >= 1 is left out, a planned count that is not one is null (each with a complaint);
+        `total_cycles` left `UNSET` is not written."""
+        fields: dict[str, Any] = {}
+        if cycle is not None:
+            checked = integer(cycle, 1)
+            if isinstance(checked, int):
+                fields["cycle"] = checked
+            else:
+                self.complain("phase.started.cycle", f"cycle={cycle!r} is not an integer >= 1; left out")
+        if total_cycles is not UNSET:
+            fields["total_cycles"] = self.optional_int("phase.started", "total_cycles", total_cycles, 1)
+        return fields
 
     def counts(self, event: str, **fields: tuple[Any, int]) -> dict[str, int] | None:
         """The required integer fields as integers, or None (the event is not written, the

@@ -304,7 +304,7 @@ class Run:
             if unit is not None and not (isinstance(unit, str) and 1 <= len(unit) <= 64):
                 self._complain("phase.progress.unit", f"unit {unit!r} is not a name of 1 to 64 characters; left out")
                 unit = None
-            cycle_fields = self._cycle_fields(cycle, total_cycles)
+            cycle_fields = self._args.cycle_fields(cycle, total_cycles)
             self._spans.open_phase(name)
             self._scopes.phases.append(
                 PhaseCount(name, self._monotonic(), total=plan, unit=unit, trial=trial, cycle=cycle_fields)
@@ -827,18 +827,6 @@ class Run:
         if trial is not None:
             payload["trial"] = trial  # last: it is the last field of every event that has it
         return payload
-
-    def _cycle_fields(self, cycle: Any, total_cycles: Any) -> dict[str, Any]:
-        fields: dict[str, Any] = {}
-        if cycle is not None:
-            checked = integer(cycle, 1)
-            if isinstance(checked, int):
-                fields["cycle"] = checked
-            else:
-                self._complain("phase.started.cycle", f"cycle={cycle!r} is not an integer >= 1; left out")
-        if total_cycles is not UNSET:
-            fields["total_cycles"] = self._args.optional_int("phase.started", "total_cycles", total_cycles, 1)
-        return fields
 
     def _steps_for(self, trial: int) -> StepProgress:
         """The step bookkeeping of `trial`'s latest attempt (lock held)."""
