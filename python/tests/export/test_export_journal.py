@@ -8,7 +8,8 @@ from pathlib import Path
 
 from trainwire import Run
 from trainwire.contract.layout import run_journal_dir
-from trainwire.export.journal import journal_file, journal_files, read_notes
+from trainwire.contract.notes import read_notes
+from trainwire.export.journal import journal_file, journal_files
 
 
 def finished_run(output_dir: Path) -> str:

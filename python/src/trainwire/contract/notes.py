@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from trainwire.contract.files import read_regular_text
+from trainwire.contract.files import open_regular, read_regular_text
+from trainwire.contract.layout import NOTES_FILE, run_journal_dir
 
-__all__ = ["NOTES_TEMPLATE", "count_notes", "note_entries", "note_entry"]
+__all__ = ["NOTES_TEMPLATE", "count_notes", "note_entries", "note_entry", "read_notes"]
 
 NOTES_TEMPLATE = "# Notes\n\nWhat this run tries, what you saw, what to do next.\n"
 _ENTRY = re.compile(r"^## (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)$", re.MULTILINE)
@@ -34,3 +35,24 @@ def count_notes(path: Path) -> int:
         return len(_ENTRY.findall(read_regular_text(path)))
     except (OSError, UnicodeDecodeError):
         return 0
+
+
+def read_notes(
+    directory: Path, run_id: str, *, within: Path | None = None, limit_bytes: int | None = None
+) -> str | None:
+    """The notes of run `run_id` of the output directory `directory`, stripped; None when
+    there are none, only the journal's untouched template, or they cannot be read (notes are
+    for people: an unreadable file fails nothing).
+
+    Tried in the run's own journal (`runs/<run_id>/notes.md`) first, then beside the stream
+    (a 0.1 journal's notes, about the directory). Each is read through `open_regular` (with
+    `within`: only inside that directory), at most `limit_bytes` of it when given."""
+    for path in (run_journal_dir(directory, run_id) / NOTES_FILE, directory / NOTES_FILE):
+        try:
+            with open_regular(path, within=within) as file:
+                text = file.read(-1 if limit_bytes is None else limit_bytes).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        if text != NOTES_TEMPLATE:
+            return text.strip() or None
+    return None

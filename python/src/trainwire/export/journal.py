@@ -13,7 +13,7 @@ from pathlib import Path
 from trainwire.contract.files import read_regular_text
 from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE, run_journal_dir
 
-__all__ = ["journal_file", "journal_files", "read_notes"]
+__all__ = ["journal_file", "journal_files"]
 
 # the top-level files, in the order they are sent
 _TOP_LEVEL = (CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE)
@@ -38,15 +38,6 @@ def journal_files(run_dir: Path, run_id: str) -> list[Path]:
     if own.is_dir():
         return sorted(path for path in own.iterdir() if path.is_file())
     return [path for name in _TOP_LEVEL if (path := journal_file(run_dir, run_id, name)) is not None]
-
-
-def read_notes(run_dir: Path, run_id: str) -> str:
-    """The run's notes, or "" when it has none."""
-    path = journal_file(run_dir, run_id, NOTES_FILE)
-    try:
-        return read_regular_text(path).strip() if path is not None else ""
-    except (OSError, UnicodeDecodeError):
-        return ""  # notes are for people: an unreadable file is not worth failing the export
 
 
 def _latest_run(run_dir: Path) -> str | None:

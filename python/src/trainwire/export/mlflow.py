@@ -30,7 +30,8 @@ from mlflow.utils.validation import (
     MAX_TAG_VAL_LENGTH,
 )
 
-from trainwire.export.journal import journal_files, read_notes
+from trainwire.contract.notes import read_notes
+from trainwire.export.journal import journal_files
 from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s, trial_scalars
 
 __all__ = ["MLFLOW_STATUS", "RUN_ID_TAG", "MlflowExporter", "default_artifact_location", "mlflow_key"]

@@ -23,7 +23,7 @@ from tensorboard.plugins.hparams.summary_v2 import hparams_pb
 from tensorboard.plugins.text.summary import text_pb
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from trainwire.export.journal import read_notes
+from trainwire.contract.notes import read_notes
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
 
 __all__ = ["SESSION_STATUS", "TensorBoardExporter", "run_directory", "trial_directory"]

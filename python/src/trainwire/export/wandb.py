@@ -23,7 +23,8 @@ from typing import Any
 
 import wandb
 
-from trainwire.export.journal import journal_files, read_notes
+from trainwire.contract.notes import read_notes
+from trainwire.export.journal import journal_files
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s
 
 __all__ = ["JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code"]

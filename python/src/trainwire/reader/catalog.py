@@ -20,7 +20,7 @@ from trainwire.contract.journal_lookup import latest_journal
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
 from trainwire.contract.liveness import status_at
 from trainwire.lines.summary import SummaryBuilder
-from trainwire.reader.journal_files import flat_config, read_config, read_notes
+from trainwire.reader.journal_files import flat_config, read_config, read_row_notes
 
 __all__ = ["SUMMARY_VERSIONS", "WINDOW_BYTES", "find_streams", "load_summary", "run_row", "run_rows"]
 
@@ -51,7 +51,7 @@ def run_row(
 
     The row's `config` is the run's config flattened (`flat_config`), from the journal's
     `config.json` or, without a journal, from the run's `run.started` when the stream's
-    first or last 64 KiB hold it; `notes` the run's notes (`read_notes`), `notes_count`
+    first or last 64 KiB hold it; `notes` the run's notes (`read_row_notes`), `notes_count`
     how many dated notes the summary counts."""
     summary_path = _latest_summary_path(stream.parent)
     summary = load_summary(summary_path, within=within)
@@ -135,7 +135,7 @@ def _row(
         "git_sha": summary["git_sha"],
         "started_at": summary["started_at"],
         "config": flat_config(config or {}),
-        "notes": read_notes(stream.parent, summary["run_id"], within=within),
+        "notes": read_row_notes(stream.parent, summary["run_id"], within=within),
         "path": str(stream),
         "directory": str(stream.parent),
         "resumed_from": summary.get("resumed_from"),

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.files import open_regular
-from trainwire.contract.layout import CONFIG_FILE, NOTES_FILE, run_journal_dir
+from trainwire.contract.layout import CONFIG_FILE
 from trainwire.contract.limits import clip
-from trainwire.contract.notes import NOTES_TEMPLATE
+from trainwire.contract.notes import read_notes
 
-__all__ = ["MAX_CONFIG_KEYS", "flat_config", "read_config", "read_notes"]
+__all__ = ["MAX_CONFIG_KEYS", "flat_config", "read_config", "read_row_notes"]
 
 #: a row carries at most this many config values (a list of column choices, not the config)
 MAX_CONFIG_KEYS = 200
@@ -34,17 +34,10 @@ def read_config(directory: Path, *, within: Path | None = None) -> dict[str, Any
     return config if isinstance(config, dict) else None
 
 
-def read_notes(directory: Path, run_id: str, *, within: Path | None = None) -> str | None:
-    """The run's notes, cut to a message's length; None when there are none (or only the
-    journal's untouched template).
-
-    Tried in the run's own journal folder (`runs/<run_id>/notes.md`) first, then beside the
-    stream (`notes.md`, the journal of the latest run)."""
-    for path in (run_journal_dir(directory, run_id) / NOTES_FILE, directory / NOTES_FILE):
-        text = _read_small(path, within)
-        if text is not None and text != NOTES_TEMPLATE:  # the untouched template is no note
-            return clip(text.strip()) or None
-    return None
+def read_row_notes(directory: Path, run_id: str, *, within: Path | None = None) -> str | None:
+    """The run's notes (`contract.notes.read_notes`) cut to a message's length for its row."""
+    notes = read_notes(directory, run_id, within=within, limit_bytes=_READ_LIMIT_BYTES)
+    return clip(notes) if notes is not None else None
 
 
 def flat_config(config: Mapping[str, Any]) -> dict[str, Any]:
