@@ -27,6 +27,7 @@ import emitter
 import emitter_start
 import journal
 import python_reader
+import run_opening
 import search
 import serve_load
 import trainer
@@ -48,6 +49,7 @@ FIGURES: list[Figure] = [
     *conformance.FIGURES,
     *dashboard.FIGURES,
     *dashboard_page.FIGURES,
+    *run_opening.FIGURES,
     *serve_load.FIGURES,
     *journal.FIGURES,
 ]

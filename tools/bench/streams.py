@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RUN_ID_WIDTH", "line_offset_before", "stream_block", "write_stream"]
+__all__ = ["RUN_ID_WIDTH", "line_offset_before", "stream_block", "write_one_run", "write_stream"]
 
 _PLACEHOLDER = "bench-########"
 RUN_ID_WIDTH = len(_PLACEHOLDER)
@@ -42,9 +43,9 @@ def _train_step(step: int, total: int, elapsed: float) -> dict[str, Any]:
     }
 
 
-def _payloads(total_steps: int) -> list[dict[str, Any]]:
+def _payloads(total_steps: int) -> Iterator[dict[str, Any]]:
     """One run, in the order a transformers training writes it."""
-    payloads: list[dict[str, Any]] = [
+    yield from [
         {
             "event": "run.started",
             "producer": {"name": "trainwire-bench", "version": "0"},
@@ -56,10 +57,10 @@ def _payloads(total_steps: int) -> list[dict[str, Any]]:
     ]
     for step in range(1, total_steps + 1):
         elapsed = step * 0.25
-        payloads.append(_train_step(step, total_steps, elapsed))
+        yield _train_step(step, total_steps, elapsed)
         if step % _EVAL_EVERY == 0:
             epoch = round(step / _EPOCH_STEPS, 4)
-            payloads.append(
+            yield (
                 {
                     "event": "eval.completed",
                     "step": step,
@@ -68,16 +69,12 @@ def _payloads(total_steps: int) -> list[dict[str, Any]]:
                     "metrics": {"eval_loss": 1.25, "eval_accuracy": 0.5},
                 }
             )
-            payloads.append(
-                {"event": "checkpoint.saved", "step": step, "path": f"checkpoint-{step}", "reason": "periodic"}
-            )
+            yield ({"event": "checkpoint.saved", "step": step, "path": f"checkpoint-{step}", "reason": "periodic"})
         if step % _EPOCH_STEPS == 0:
-            payloads.append(
-                {"event": "train.epoch", "epoch": step // _EPOCH_STEPS, "step": step, "metrics": {"loss": 0.9}}
-            )
+            yield ({"event": "train.epoch", "epoch": step // _EPOCH_STEPS, "step": step, "metrics": {"loss": 0.9}})
     duration = total_steps * 0.25 + 1
-    payloads.append({"event": "phase.ended", "phase": "train", "status": "ok", "duration_s": duration})
-    payloads.append(
+    yield {"event": "phase.ended", "phase": "train", "status": "ok", "duration_s": duration}
+    yield (
         {
             "event": "run.finished",
             "status": "succeeded",
@@ -91,7 +88,6 @@ def _payloads(total_steps: int) -> list[dict[str, Any]]:
             "artifacts": {},
         }
     )
-    return payloads
 
 
 def _line(seq: int, payload: dict[str, Any]) -> bytes:
@@ -99,11 +95,29 @@ def _line(seq: int, payload: dict[str, Any]) -> bytes:
     return (json.dumps(envelope | payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
+def _steps_for(approx_bytes: int) -> int:
+    return max(2, approx_bytes // len(_line(1, _train_step(1, 10_000, 0.25))))
+
+
 def stream_block(approx_bytes: int) -> bytes:
     """One complete run of about `approx_bytes` bytes, its run id a placeholder."""
-    sample = len(_line(1, _train_step(1, 10_000, 0.25)))
-    steps = max(2, approx_bytes // sample)
-    return b"".join(_line(seq, payload) for seq, payload in enumerate(_payloads(steps), start=1))
+    return b"".join(_line(seq, payload) for seq, payload in enumerate(_payloads(_steps_for(approx_bytes)), start=1))
+
+
+def write_one_run(path: Path, total_bytes: int, run_id: str = "bench-00000001") -> int:
+    """Write one complete run of about `total_bytes` to `path` (one long training, not many
+    runs): the lines are made as they are written, so a 1 GB run takes no more memory than a
+    small one. Returns the size written."""
+    placeholder, own = _PLACEHOLDER.encode(), run_id.encode()
+    with open(path, "wb") as out:
+        batch: list[bytes] = []
+        for seq, payload in enumerate(_payloads(_steps_for(total_bytes)), start=1):
+            batch.append(_line(seq, payload).replace(placeholder, own))
+            if len(batch) == 10_000:
+                out.writelines(batch)
+                batch.clear()
+        out.writelines(batch)
+    return os.path.getsize(path)
 
 
 def write_stream(path: Path, total_bytes: int, *, block_bytes: int = 4_000_000) -> int:

@@ -1,0 +1,70 @@
+"""Opening a run at once: the dashboard's first chart of a 1 GB run (the scale's large
+stream) against a 1 MB one, each a single long run whose journal snapshot covers its
+stream, so the page reads the snapshot and nothing of the stream before it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from context import BENCH_DIR, PYTHON, ROOT, Context, run_child
+from records import Figure, Measurement, Target
+from scale import MB
+from served import Served, serving
+from streams import write_one_run
+
+__all__ = ["FIGURES"]
+
+#: pages opened of each run, alternated, by scale: the ratio of each pair is a round
+ROUNDS_BY_SCALE = {"tiny": 1, "small": 3, "full": 5}
+
+
+def _journaled_run(directory: Path, size: int) -> Path:
+    """`directory` holding one run of about `size` bytes and the journal `journal rebuild`
+    writes for it (the snapshot the writer would have saved at the end)."""
+    directory.mkdir()
+    write_one_run(directory / "progress.jsonl", size)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
+    run_child([PYTHON, "-m", "trainwire", "journal", "rebuild", str(directory)], timeout=3600, env=env)
+    return directory
+
+
+def _first_chart_s(served: Served, directory: Path) -> float:
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is not on PATH")
+    size = str((directory / "progress.jsonl").stat().st_size)
+    done = run_child([node, str(BENCH_DIR / "dashboard_page.mjs"), served.url, directory.name, size], timeout=600)
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["first_chart_s"])
+
+
+def _opening(ctx: Context) -> Measurement:
+    root = ctx.scratch_dir("opening")
+    large = _journaled_run(root / "large", ctx.scale.large_bytes)
+    small = _journaled_run(root / "small", ctx.scale.small_bytes)
+    rounds = ROUNDS_BY_SCALE[ctx.scale.name]
+    with serving(root) as served:  # one server for both runs, keyed by their directories' names
+        pairs = [(_first_chart_s(served, large), _first_chart_s(served, small)) for _ in range(rounds)]
+    large_s = sorted(pair[0] for pair in pairs)[len(pairs) // 2]
+    small_s = sorted(pair[1] for pair in pairs)[len(pairs) // 2]
+    large_mb = (large / "progress.jsonl").stat().st_size / MB
+    small_mb = (small / "progress.jsonl").stat().st_size / MB
+    return Measurement(
+        large_s,
+        baseline=small_s,
+        rounds=[big / little for big, little in pairs],
+        notes=f"first chart of a {large_mb:.0f} MB run {large_s:.2f} s, of a {small_mb:.1f} MB run {small_s:.2f} s "
+        f"(median of {rounds} page opens each, alternated)",
+    )
+
+
+FIGURES = [
+    Figure(
+        "dashboard: first chart of a 1 GB run against a 1 MB one, both with a journal snapshot (Chromium)",
+        "s",
+        Target("<= 1.5x", "ratio_at_most", 1.5),
+        _opening,
+    ),
+]
