@@ -45,16 +45,14 @@ def _train_step(step: int, total: int, elapsed: float) -> dict[str, Any]:
 
 def _payloads(total_steps: int) -> Iterator[dict[str, Any]]:
     """One run, in the order a transformers training writes it."""
-    yield from [
-        {
-            "event": "run.started",
-            "producer": {"name": "trainwire-bench", "version": "0"},
-            "total_steps": total_steps,
-            "config": {"model": "gpt2-tiny", "learning_rate": 5e-5, "per_device_train_batch_size": 8},
-            "heartbeat_interval_s": 30.0,
-        },
-        {"event": "phase.started", "phase": "train"},
-    ]
+    yield {
+        "event": "run.started",
+        "producer": {"name": "trainwire-bench", "version": "0"},
+        "total_steps": total_steps,
+        "config": {"model": "gpt2-tiny", "learning_rate": 5e-5, "per_device_train_batch_size": 8},
+        "heartbeat_interval_s": 30.0,
+    }
+    yield {"event": "phase.started", "phase": "train"}
     for step in range(1, total_steps + 1):
         elapsed = step * 0.25
         yield _train_step(step, total_steps, elapsed)
