@@ -3,7 +3,7 @@
 // a clear line for each run that cannot be opened.
 import type { ChartData } from "../src/charts.js";
 import { Chart } from "./chart.js";
-import { $, configText, element, streamUrl } from "./dom.js";
+import { $, configText, element } from "./dom.js";
 import { follow } from "./feed.js";
 
 interface Compared {
@@ -62,7 +62,7 @@ export function openCompare(
   };
   picker.onchange = redraw;
   for (const run of runs) {
-    follow(streamUrl(run.key), token, pollIntervalMs, signal, (message) => {
+    follow(run.key, token, pollIntervalMs, signal, (message) => {
       switch (message.kind) {
         case "missing":
           run.problem = "no such run on the server (yet): it is drawn once its stream appears";
@@ -73,8 +73,7 @@ export function openCompare(
         case "update": {
           run.problem = null;
           run.charts = message.charts;
-          for (const item of message.events)
-            if (item.kind === "event" && item.event.event === "run.started") run.config = flat(item.event.config ?? {});
+          for (const event of message.events) if (event.event === "run.started") run.config = flat(event.config ?? {});
           renderConfig(runs);
           redraw();
           break;

@@ -32,5 +32,15 @@ export function configText(value: unknown): string {
 
 /** The URL of a run's stream by its key (each part of the key encoded). */
 export function streamUrl(key: string): string {
-  return `runs/${key.split("/").map(encodeURIComponent).join("/")}/progress.jsonl`;
+  return `runs/${encodedKey(key)}/progress.jsonl`;
+}
+
+/** The URL of a run's opening (its state and series at an offset of the stream) by its key. */
+export function openingUrl(key: string): string {
+  return `api/runs/${encodedKey(key)}/opening`;
+}
+
+/** A run key as a URL path: each part encoded. */
+export function encodedKey(key: string): string {
+  return key.split("/").map(encodeURIComponent).join("/");
 }

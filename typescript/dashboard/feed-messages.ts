@@ -1,13 +1,26 @@
 // What the page's decoding worker (worker.ts) tells the page about one stream (feed.ts).
 import type { ChartData } from "../src/charts.js";
-import type { DecodedLine, RunState } from "../src/index.js";
+import type { Line, RunState } from "../src/index.js";
 
 /** The page asks the worker to follow one stream. */
 export interface FollowRequest {
   url: string;
+  /** The run's opening (opening.ts): the state and series at an offset, so only the stream past it is read. */
+  openingUrl: string;
   token: string;
   pollIntervalMs: number;
 }
+
+/** The events a panel of the run view shows; steps and heartbeats reach it through the state and series. */
+export const PANEL_EVENTS: ReadonlySet<string> = new Set([
+  "run.started",
+  "phase.started",
+  "phase.ended",
+  "trial.started",
+  "trial.ended",
+  "stop.requested",
+  "run.finished",
+]);
 
 export type FeedMessage =
   /** The server has no such stream (yet): the worker keeps asking. */
@@ -17,8 +30,8 @@ export type FeedMessage =
       kind: "update";
       /** The stream was replaced or truncated, or a newer run started: the run view starts afresh. */
       reset: boolean;
-      /** The latest run's events that a panel shows (no steps or heartbeats: those are in the state and series). */
-      events: DecodedLine[];
+      /** The latest run's events that a panel shows (PANEL_EVENTS: steps and heartbeats are in the state and series). */
+      events: Line[];
       state: Readonly<RunState> | undefined;
       /** Steps per second over the current attempt. */
       rate: number | null;

@@ -1,13 +1,14 @@
 // The page's side of the decoding worker: one worker per followed stream, ended with the view.
+import { openingUrl, streamUrl } from "./dom.js";
 import type { FeedMessage, FollowRequest } from "./feed-messages.js";
 
 export type { FeedMessage };
 
 const WORKER_URL = "assets/worker.js";
 
-/** Follows the stream at `url` in a worker until `signal` aborts; `onMessage` gets what it reads. */
+/** Follows the stream of run `key` in a worker until `signal` aborts; `onMessage` gets what it reads. */
 export function follow(
-  url: string,
+  key: string,
   token: string,
   pollIntervalMs: number,
   signal: AbortSignal,
@@ -19,7 +20,12 @@ export function follow(
   });
   worker.addEventListener("error", (event) => onMessage({ kind: "failed", message: event.message }));
   signal.addEventListener("abort", () => worker.terminate(), { once: true });
-  // the worker's own address is under assets/: it is given the stream's absolute one
-  const request: FollowRequest = { url: new URL(url, location.href).href, token, pollIntervalMs };
+  // the worker's own address is under assets/: it is given absolute ones
+  const request: FollowRequest = {
+    url: new URL(streamUrl(key), location.href).href,
+    openingUrl: new URL(openingUrl(key), location.href).href,
+    token,
+    pollIntervalMs,
+  };
   worker.postMessage(request);
 }

@@ -2,11 +2,11 @@
 // Everything it shows comes from the package's own reader, fold and series store.
 import type { ChartData } from "../src/charts.js";
 import { formatDuration, formatRate } from "../src/humanize.js";
-import type { DecodedLine, RunState } from "../src/index.js";
+import type { Line, RunState } from "../src/index.js";
 import { printable } from "../src/printable.js";
 import { assertNever } from "../src/vocabulary.js";
 import { openCompare } from "./compare.js";
-import { $, element, streamUrl, text } from "./dom.js";
+import { $, element, encodedKey, text } from "./dom.js";
 import { type FeedMessage, follow } from "./feed.js";
 import { RunCharts } from "./run-charts.js";
 import { runProgressParts } from "./run-progress.js";
@@ -137,7 +137,7 @@ function openRun(key: string, signal: AbortSignal): void {
     pending = true;
     requestAnimationFrame(draw);
   };
-  follow(streamUrl(key), token, STREAM_POLL_MS, signal, (message: FeedMessage) => {
+  follow(key, token, STREAM_POLL_MS, signal, (message: FeedMessage) => {
     switch (message.kind) {
       case "missing":
         runView = shownRun = newRunView(key);
@@ -154,7 +154,7 @@ function openRun(key: string, signal: AbortSignal): void {
           runView = shownRun = newRunView(key, runView.charts);
           runView.charts.keepOnly(new Set(message.charts.map((chart) => chart.title)));
         }
-        for (const item of message.events) onEvent(runView, item);
+        for (const event of message.events) onEvent(runView, event);
         runView.rate = message.rate;
         runView.drawn = message.charts;
         $("run-chain").textContent =
@@ -174,9 +174,7 @@ function openRun(key: string, signal: AbortSignal): void {
   });
 }
 
-function onEvent(runView: RunView, item: DecodedLine): void {
-  if (item.kind !== "event") return;
-  const event = item.event;
+function onEvent(runView: RunView, event: Line): void {
   switch (event.event) {
     case "run.started": {
       $("run-title").textContent = printable(`${event.run_id}  (${runView.key})`);
@@ -297,7 +295,7 @@ async function requestStop(key: string): Promise<void> {
     "stopped from the dashboard",
   );
   if (reason === null) return;
-  const response = await fetchWithToken(`api/runs/${key.split("/").map(encodeURIComponent).join("/")}/stop`, {
+  const response = await fetchWithToken(`api/runs/${encodedKey(key)}/stop`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ reason, requested_by: "dashboard" }),

@@ -1,13 +1,15 @@
 // The page's decoding worker: reads one stream with the package's reader and series store, off
 // the page's thread, and posts the latest run's state, panel events and joined history: the
 // first lines at once (the first chart), then at most every FLUSH_MS, so a 200 MB stream never
-// freezes the page while it loads.
+// freezes the page while it loads. A run with an opening (opening.ts) starts from it: its first
+// update is posted before any of the stream is read, and only the stream past it is read.
 import { fromFetch } from "../src/browser.js";
 import { chartList } from "../src/charts.js";
-import { type DecodedLine, StreamReader } from "../src/index.js";
+import { type Line, StreamReader } from "../src/index.js";
 import type { RunStarted } from "../src/types.js";
-import type { FeedMessage, FollowRequest } from "./feed-messages.js";
+import { type FeedMessage, type FollowRequest, PANEL_EVENTS } from "./feed-messages.js";
 import { chainOf, joinedHistory, type RunOrigin } from "./lineage.js";
+import { fetchOpening, readerFrom } from "./opening.js";
 import { StepRate } from "./rate.js";
 
 /** At most this often an update of a live run: each costs the page a redraw of every chart. */
@@ -17,16 +19,6 @@ const BULK_FLUSH_MS = 1000;
 const BULK_BYTES = 4 << 20;
 /** How often a run's liveness is decided again when no line comes. */
 const STATE_MS = 2000;
-/** The events a panel of the run view shows; steps and heartbeats reach it through the state and series. */
-const PANEL_EVENTS = new Set([
-  "run.started",
-  "phase.started",
-  "phase.ended",
-  "trial.started",
-  "trial.ended",
-  "stop.requested",
-  "run.finished",
-]);
 
 const scope = globalThis as unknown as {
   postMessage(message: FeedMessage): void;
@@ -45,10 +37,12 @@ function originOf(event: RunStarted): RunOrigin {
 
 async function follow(request: FollowRequest): Promise<void> {
   const headers = { "X-Trainwire-Token": request.token };
-  let reader = new StreamReader({ series: true });
+  const opening = await fetchOpening(request.openingUrl, headers);
+  const opened = opening === undefined ? undefined : readerFrom(opening);
+  let reader = opened ?? new StreamReader({ series: true });
   let origins = new Map<string, RunOrigin>();
   let rates = new Map<string, StepRate>();
-  let pending: DecodedLine[] = [];
+  let pending: Line[] = [];
   let reset = false;
   let shown: string | undefined;
   let postedAt = Number.NEGATIVE_INFINITY; // the first lines go at once
@@ -67,7 +61,7 @@ async function follow(request: FollowRequest): Promise<void> {
     scope.postMessage({
       kind: "update",
       reset: reset || runId !== shown,
-      events: pending.filter((item) => item.kind !== "diagnostic" && item.event.run_id === runId),
+      events: pending.filter((event) => event.run_id === runId),
       state,
       rate: rates.get(runId)?.rate ?? null,
       chain,
@@ -79,12 +73,22 @@ async function follow(request: FollowRequest): Promise<void> {
     shown = runId;
   };
 
+  const panelEvent = (event: Line): void => {
+    if (event.event === "run.started") origins.set(event.run_id, originOf(event));
+    pending.push(event);
+  };
+  if (opened !== undefined && opening !== undefined) {
+    for (const event of opening.events) panelEvent(event);
+    flush(); // the first chart, before any of the stream is read
+  }
+
   setInterval(() => {
     const state = shown === undefined ? undefined : reader.run(shown, { now: new Date() });
     if (state !== undefined) scope.postMessage({ kind: "state", state });
   }, STATE_MS);
   const source = fromFetch(request.url, {
     headers,
+    offset: reader.consumedBytes, // past the opening: a Range request
     pollIntervalMs: request.pollIntervalMs,
     // a stream not there is waited for; the page says so once
     onError: (error, failures) => {
@@ -102,12 +106,10 @@ async function follow(request: FollowRequest): Promise<void> {
     for await (const chunk of source) {
       for (const item of reader.feed(chunk)) {
         if (item.kind === "diagnostic") continue;
-        const event = item.event;
-        if (event.event === "run.started") origins.set(event.run_id, originOf(event as RunStarted));
-        const rate = rates.get(event.run_id) ?? new StepRate();
-        rates.set(event.run_id, rate);
+        const rate = rates.get(item.event.run_id) ?? new StepRate();
+        rates.set(item.event.run_id, rate);
         rate.take(item);
-        if (PANEL_EVENTS.has(event.event)) pending.push(item);
+        if (item.kind === "event" && PANEL_EVENTS.has(item.event.event)) panelEvent(item.event);
       }
       // the first lines at once (the first chart), then at most every FLUSH_MS
       const every = reader.consumedBytes - postedBytes > BULK_BYTES ? BULK_FLUSH_MS : FLUSH_MS;

@@ -16,15 +16,20 @@ export interface StreamReaderOptions extends Omit<DecoderOptions, "offset" | "li
   resume?: ReaderState | undefined;
   /** List at most this many diagnostics in the state (the first ones) and count the rest. Default 1000. */
   maxDiagnostics?: number | undefined;
-  /** Keep each run's step-indexed history in `series` (`true` for the default bounds). */
-  series?: SeriesOptions | boolean | undefined;
+  /**
+   * Keep each run's step-indexed history in `series` (`true` for the default bounds). A
+   * `SeriesStore` is gone on from: with `resume`, one restored (`SeriesStore.fromJSON`) from
+   * the same point of the stream, so a run opens from a saved state without its first bytes.
+   */
+  series?: SeriesOptions | boolean | SeriesStore | undefined;
 }
 
 /**
  * Reads a trainwire stream incrementally and keeps the state of every run in it.
  *
  * Resume after a restart with `new StreamReader({ resume: savedState })`: only the bytes
- * after `savedState.consumed_bytes` are read, and the runs go on from the saved state.
+ * after `savedState.consumed_bytes` are read, and the runs go on from the saved state; add
+ * `series: SeriesStore.fromJSON(savedSeries)` and their histories go on too.
  */
 export class StreamReader {
   readonly decoder: Decoder;
@@ -41,7 +46,8 @@ export class StreamReader {
     });
     this.fold = new RunStateFold({ strict: options.strict, maxDiagnostics: options.maxDiagnostics, resume });
     const series = options.series ?? false;
-    this.series = series === false ? undefined : new SeriesStore(series === true ? {} : series);
+    if (series instanceof SeriesStore) this.series = series;
+    else this.series = series === false ? undefined : new SeriesStore(series === true ? {} : series);
   }
 
   /** Read one chunk; returns what its complete lines decoded to (dropped lines included), after folding them. */

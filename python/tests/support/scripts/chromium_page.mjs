@@ -10,6 +10,9 @@ const { chromium } = require("playwright-core");
 
 export const say = (check, detail = {}) => console.log(JSON.stringify({ check, ...detail }));
 
+/** A run without an opening (no journal, or one its stream no longer matches): the page reads the stream from byte 0. */
+const isOpeningFallback = (response) => response.status() === 404 && new URL(response.url()).pathname.endsWith("/opening");
+
 /** A browser with one page watched for errors: `errors` collects them; close `context` at the end. */
 export async function openBrowser({ allowStatus = () => false } = {}) {
   const context = await chromium.launchPersistentContext(mkdtempSync(path.join(tmpdir(), "trainwire-chromium-")), {
@@ -22,7 +25,7 @@ export async function openBrowser({ allowStatus = () => false } = {}) {
   const page = context.pages()[0] ?? (await context.newPage());
   page.on("pageerror", (error) => errors.push(String(error)));
   page.on("console", (message) => { if (/Content Security Policy/i.test(message.text())) errors.push(message.text()); });
-  page.on("response", (response) => { if (response.status() >= 400 && !allowStatus(response)) errors.push(`${response.status()} for ${response.url()}`); });
+  page.on("response", (response) => { if (response.status() >= 400 && !isOpeningFallback(response) && !allowStatus(response)) errors.push(`${response.status()} for ${response.url()}`); });
   await page.addInitScript(() => document.addEventListener("securitypolicyviolation", (event) => console.error(`Content Security Policy violation: ${event.violatedDirective} ${event.blockedURI}`)));
   return { context, page, errors };
 }
