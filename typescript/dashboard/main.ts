@@ -11,6 +11,7 @@ import { type FeedMessage, follow } from "./feed.js";
 import { RunCharts } from "./run-charts.js";
 import { runProgressParts } from "./run-progress.js";
 import { type RunRow, RunsTable } from "./runs-table.js";
+import { TRIAL_CURVES_KIND } from "./trial-curves.js";
 import { TrialsPanel } from "./trials-panel.js";
 
 interface ServerConfig {
@@ -156,7 +157,9 @@ function openRun(key: string, signal: AbortSignal): void {
         }
         for (const item of message.events) onEvent(runView, item);
         runView.rate = message.rate;
-        runView.drawn = message.charts;
+        // the trials' losses are the trials panel's chart, drawn with the state's trials
+        runView.drawn = message.charts.filter((chart) => chart.kind !== TRIAL_CURVES_KIND);
+        runView.trials.curves(message.charts.find((chart) => chart.kind === TRIAL_CURVES_KIND));
         $("run-chain").textContent =
           message.chain.length > 1
             ? `one curve across ${message.chain.length} processes: ${message.chain.join(" → ")}`
