@@ -82,6 +82,8 @@ interface RunView {
   startedAt: number | null;
   /** Its status as last decided: an open phase of a run that is not running reads "unfinished". */
   status: string | null;
+  /** Whether it is a search (it has trials): a stop ends it after its running trials. */
+  search: boolean;
 }
 
 /**
@@ -116,6 +118,7 @@ function newRunView(key: string, kept?: RunCharts): RunView {
     drawn: [],
     startedAt: null,
     status: null,
+    search: false,
   };
 }
 
@@ -241,6 +244,7 @@ function onEvent(runView: RunView, item: DecodedLine): void {
 function renderRunState(runView: RunView, state: Readonly<RunState> | undefined): void {
   if (state === undefined) return;
   runView.trials.render(state.trials);
+  runView.search = state.trials.count > 0;
   const status = $("run-status");
   status.className = `badge ${state.status}`;
   status.textContent = state.status.replace("_", " ");
@@ -295,8 +299,11 @@ function renderPanels(runView: RunView): void {
 }
 
 async function requestStop(key: string): Promise<void> {
+  const search = shownRun?.search ?? false;
   const reason = prompt(
-    "Stop this run? It saves a checkpoint and ends interrupted.\nReason:",
+    search
+      ? "Stop this search? It ends after its running trials, interrupted.\nReason:"
+      : "Stop this run? It saves a checkpoint and ends interrupted.\nReason:",
     "stopped from the dashboard",
   );
   if (reason === null) return;
@@ -306,7 +313,7 @@ async function requestStop(key: string): Promise<void> {
     body: JSON.stringify({ reason, requested_by: "dashboard" }),
   });
   $("progress-text").textContent = response.ok
-    ? "stop requested: the run saves a checkpoint and ends"
+    ? `stop requested: ${search ? "the search ends after its running trials" : "the run saves a checkpoint and ends"}`
     : `stop refused: ${await response.text()}`;
   ($("stop") as HTMLButtonElement).hidden = response.ok;
 }

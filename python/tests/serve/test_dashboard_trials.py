@@ -1,18 +1,21 @@
 """The run page's trials in Chromium: the table with params, objective and duration, the best
 marked, sorted by a header click (a second click reverses), the trials' loss curves overlaid (a
-bounded number of a big sweep, said under the chart) and the objective-per-trial chart with the
-best-so-far line."""
+bounded number of a big sweep, said under the chart), the objective-per-trial chart with the
+best-so-far line, and the stop button ending a live Optuna study after its running trial."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from support.paths import SCRIPTS
+from support.paths import ROOT, SCRIPTS
 from support.serve_process import serve
+from support.stream_files import stream_of
 
 from trainwire import Run
 
@@ -86,3 +89,44 @@ def test_a_big_sweep_draws_the_best_trials_and_the_running_ones(tmp_path: Path) 
     assert curves["trials"] == [2, 3, 4, 5, 6, 7, 11, 12]
     assert curves["series"] == [f"trial {trial}" for trial in curves["trials"]]
     assert curves["note"] == "8 of 12 trials drawn: the best 6 by loss and the 2 running"
+
+
+def test_the_stop_button_ends_a_study_after_its_running_trial(tmp_path: Path) -> None:
+    study_dir = tmp_path / "runs" / "study"
+    study_dir.parent.mkdir()
+    asked, steps = 100, 10
+    study = subprocess.Popen(
+        [sys.executable, str(SCRIPTS / "optuna_study.py"), str(study_dir), str(asked), str(steps)],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        with serve(str(tmp_path / "runs")) as server:
+            browser = subprocess.run(
+                ["node", str(SCRIPTS / "dashboard_stop_study.mjs"), f"{server.base}/?token={server.token}"],
+                capture_output=True, text=True, timeout=180,
+            )  # fmt: skip
+        assert browser.returncode == 0, browser.stdout + browser.stderr
+        assert study.wait(timeout=120) == 2, study.stderr.read() if study.stderr else ""
+    finally:
+        if study.poll() is None:
+            study.kill()
+    reports = {report["check"]: report for report in map(json.loads, browser.stdout.splitlines())}
+    assert "succeeded" in reports["running"]["trials"] and reports["interrupted"]["stopHidden"]
+    assert reports["interrupted"]["asked"] == [
+        "Stop this search? It ends after its running trials, interrupted.\nReason:"
+    ]
+    events = stream_of(study_dir / "progress.jsonl")
+    finished = events[-1]
+    assert (finished["event"], finished["status"], finished["exit_code"]) == ("run.finished", "interrupted", 2)
+    stop = next(index for index, event in enumerate(events) if event["event"] == "stop.requested")
+    assert (events[stop]["requested_by"], events[stop]["reason"]) == ("dashboard", "enough trials")
+    started = [event["trial"] for event in events if event["event"] == "trial.started"]
+    ended = {event["trial"]: event for event in events if event["event"] == "trial.ended"}
+    # the study ran fewer trials than asked; the one running at the stop ran to its end, and no
+    # trial began once the stop was seen but the one its objective had already entered
+    assert 1 <= len(started) < asked and sorted(ended) == sorted(started)
+    assert all(trial["status"] == "succeeded" for trial in ended.values())
+    assert len([event for event in events[stop:] if event["event"] == "trial.started"]) <= 1
+    last_steps = {event["trial"]: event["step"] for event in events if event["event"] == "train.step"}
+    assert last_steps == {trial: steps for trial in started}
+    assert reports["interrupted"]["trials"] == ["succeeded"] * len(started)
