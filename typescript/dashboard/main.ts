@@ -11,6 +11,7 @@ import { type FeedMessage, follow } from "./feed.js";
 import { RunCharts } from "./run-charts.js";
 import { runProgressParts } from "./run-progress.js";
 import { type RunRow, RunsTable } from "./runs-table.js";
+import { TRIAL_CURVES_KIND } from "./trial-curves.js";
 import { TrialsPanel } from "./trials-panel.js";
 
 interface ServerConfig {
@@ -81,6 +82,8 @@ interface RunView {
   startedAt: number | null;
   /** Its status as last decided: an open phase of a run that is not running reads "unfinished". */
   status: string | null;
+  /** Whether it is a search (it has trials): a stop ends it after its running trials. */
+  search: boolean;
 }
 
 /**
@@ -115,6 +118,7 @@ function newRunView(key: string, kept?: RunCharts): RunView {
     drawn: [],
     startedAt: null,
     status: null,
+    search: false,
   };
 }
 
@@ -156,7 +160,9 @@ function openRun(key: string, signal: AbortSignal): void {
         }
         for (const event of message.events) onEvent(runView, event);
         runView.rate = message.rate;
-        runView.drawn = message.charts;
+        // the trials' losses are the trials panel's chart, drawn with the state's trials
+        runView.drawn = message.charts.filter((chart) => chart.kind !== TRIAL_CURVES_KIND);
+        runView.trials.curves(message.charts.find((chart) => chart.kind === TRIAL_CURVES_KIND));
         $("run-chain").textContent =
           message.chain.length > 1
             ? `one curve across ${message.chain.length} processes: ${message.chain.join(" → ")}`
@@ -236,6 +242,7 @@ function onEvent(runView: RunView, event: Line): void {
 function renderRunState(runView: RunView, state: Readonly<RunState> | undefined): void {
   if (state === undefined) return;
   runView.trials.render(state.trials);
+  runView.search = state.trials.count > 0;
   const status = $("run-status");
   status.className = `badge ${state.status}`;
   status.textContent = state.status.replace("_", " ");
@@ -290,8 +297,11 @@ function renderPanels(runView: RunView): void {
 }
 
 async function requestStop(key: string): Promise<void> {
+  const search = shownRun?.search ?? false;
   const reason = prompt(
-    "Stop this run? It saves a checkpoint and ends interrupted.\nReason:",
+    search
+      ? "Stop this search? It ends after its running trials, interrupted.\nReason:"
+      : "Stop this run? It saves a checkpoint and ends interrupted.\nReason:",
     "stopped from the dashboard",
   );
   if (reason === null) return;
@@ -301,7 +311,7 @@ async function requestStop(key: string): Promise<void> {
     body: JSON.stringify({ reason, requested_by: "dashboard" }),
   });
   $("progress-text").textContent = response.ok
-    ? "stop requested: the run saves a checkpoint and ends"
+    ? `stop requested: ${search ? "the search ends after its running trials" : "the run saves a checkpoint and ends"}`
     : `stop refused: ${await response.text()}`;
   ($("stop") as HTMLButtonElement).hidden = response.ok;
 }

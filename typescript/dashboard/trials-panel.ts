@@ -1,12 +1,14 @@
 // The run page's trials: a table of every trial from the reader state (params, objective,
-// duration, metrics; sorted by the header clicked, the best marked) and a chart of each ended
-// trial's objective against its number with the best so far, shown once the run has trials.
+// duration, metrics; sorted by the header clicked, the best marked), the trials' loss curves
+// overlaid and a chart of each ended trial's objective against its number with the best so far,
+// shown once the run has trials.
 import type { ChartData } from "../src/charts.js";
 import { formatDuration, formatQuantity } from "../src/humanize.js";
 import { printable } from "../src/printable.js";
 import type { Trial, Trials } from "../src/types.js";
 import { Chart } from "./chart.js";
 import { element } from "./dom.js";
+import { TrialCurves } from "./trial-curves.js";
 
 type SortKey = number | string | null;
 
@@ -68,6 +70,7 @@ function objectiveOf(trial: Trial, metric: string | null): number | null {
 export class TrialsPanel {
   readonly #table: HTMLTableElement;
   readonly #chartBox: HTMLElement;
+  readonly #curves: TrialCurves;
   #chart: Chart | undefined;
   #sort: { column: number; descending: boolean } | null = null;
   #trials: Trials | null = null;
@@ -79,6 +82,7 @@ export class TrialsPanel {
     this.#chartBox = container.querySelector(".trials-chart") as HTMLElement;
     this.#chartBox.replaceChildren();
     this.#chartBox.hidden = true;
+    this.#curves = new TrialCurves(container.querySelector(".trial-curves") as HTMLElement);
     const row = element("tr");
     row.append(
       ...COLUMNS.map((column, index) => {
@@ -100,6 +104,11 @@ export class TrialsPanel {
   /** Keeps the best a `trial.ended` names, for the best-so-far line. */
   trialEnded(trial: number, best: { value: number | null } | undefined): void {
     if (best !== undefined) this.#bestAtEnd.set(trial, best.value);
+  }
+
+  /** Keeps the chart of the trials' losses from the worker's charts, drawn at the next `render`. */
+  curves(data: ChartData | undefined): void {
+    this.#curves.update(data);
   }
 
   render(trials: Trials | null): void {
@@ -124,6 +133,7 @@ export class TrialsPanel {
         return row;
       }),
     );
+    this.#curves.render(rows, trials?.best ?? null);
     this.#renderChart(list, metric);
   }
 

@@ -64,10 +64,14 @@ export function chartOf(name: string): ChartHeading {
   throw new Error(`no chart takes ${JSON.stringify(name)}: the specification's last rule must match every name`);
 }
 
-/** A series name as people read it: `eval/<split>/<metric>` as `eval loss`, `test accuracy`; `metrics/<name>` as `<name>`. */
+/**
+ * A series name as people read it: `eval/<split>/<metric>` as `eval loss`, `test accuracy`;
+ * `trial/<n>/loss` as `trial <n>`; `metrics/<name>` as `<name>`.
+ */
 export function seriesLabel(name: string): string {
   const parts = name.split("/");
   if (parts.length === 3 && parts[0] === "eval") return `${parts[1]} ${parts[2]}`;
+  if (parts.length === 3 && parts[0] === "trial" && parts[2] === "loss") return `trial ${parts[1]}`;
   return name.startsWith("metrics/") ? name.slice("metrics/".length) : name;
 }
 

@@ -1,7 +1,9 @@
 // Step-indexed history of each run for charts, bounded by downsampling. Browser-safe.
 // The Python twin (trainwire.reader.series) gives the same snapshot for the same events.
 // Series names: the `train.step` fields of STEP_SERIES by their own names, each value of a
-// step's `metrics` as `metrics/<name>`, each evaluation metric as `eval/<split>/<metric>`.
+// step's `metrics` as `metrics/<name>`, each evaluation metric as `eval/<split>/<metric>`; the
+// loss of a step that carries `trial` also as `trial/<n>/loss` (one series per trial, beside the
+// run's `loss`, which keeps every step as the run state's `loss` does).
 import { toTimestampUs } from "./clock.js";
 import type { Line, UnknownEvent } from "./types.js";
 import { assertNever, isKnownEvent } from "./vocabulary.js";
@@ -161,8 +163,9 @@ function mergeInto(into: SeriesBucket, from: SeriesBucket): void {
 }
 
 /**
- * The history of one run: its step fields, step metrics (`metrics/<name>`), eval metrics
- * (`eval/<split>/<metric>`) and markers, each point and marker with its time.
+ * The history of one run: its step fields, step metrics (`metrics/<name>`), each trial's loss
+ * (`trial/<n>/loss`), eval metrics (`eval/<split>/<metric>`) and markers, each point and marker
+ * with its time.
  */
 export class RunSeries {
   readonly runId: string;
@@ -276,6 +279,9 @@ export class RunSeries {
           if (typeof value === "number") this.#point(field, step, value, timeUs);
         }
         this.#points("metrics/", event.metrics ?? {}, step, timeUs);
+        // a sweep's curves overlaid, trial by trial
+        if (typeof event.trial === "number" && typeof event.loss === "number")
+          this.#point(`trial/${event.trial}/loss`, step, event.loss, timeUs);
         break;
       }
       case "train.epoch":
@@ -366,7 +372,7 @@ export class RunSeries {
 /**
  * Where series `name` took its first value: the time and step of its first point (a bucket
  * keeps its first point through every merge), then its place within one line (the step fields
- * in STEP_SERIES order, step metrics, evaluation metrics, each by name).
+ * in STEP_SERIES order, step metrics, the trial's loss, evaluation metrics, each by name).
  */
 function firstAppearance(name: string, saved: SeriesSnapshot): Appearance {
   const first = saved.buckets[0]?.[2];
@@ -374,8 +380,11 @@ function firstAppearance(name: string, saved: SeriesSnapshot): Appearance {
   const [, step, , timeUs] = first;
   const field = (STEP_SERIES as readonly string[]).indexOf(name);
   if (field >= 0) return [timeUs, step, field, ""];
-  return [timeUs, step, STEP_SERIES.length + (name.startsWith("metrics/") ? 0 : 1), name];
+  return [timeUs, step, STEP_SERIES.length + (LATER_PLACES[name.split("/", 1)[0] as string] ?? 0), name];
 }
+
+/** After the step fields, in the order a step and then an evaluation add them. */
+const LATER_PLACES: Readonly<Record<string, number>> = { metrics: 0, trial: 1, eval: 2 };
 
 type Appearance = [timeUs: number, step: number, place: number, name: string];
 

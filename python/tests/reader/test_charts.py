@@ -23,17 +23,23 @@ NAMES = [
     "gpu_memory_gb", "max_memory_allocated", "memory/reserved", "accuracy", "perplexity", "metrics/reward", "tokens_seen",
     "eval/validation/loss", "eval/validation/accuracy", "eval/test/accuracy", "eval/validation/runtime",
     "eval/validation/samples_per_second", "eval/validation/steps_per_second", "eval/validation/peak_memory_mb", "eval/x/y/z",
-    "é/ünïcode", "lossy", "mem", "memento",
+    "é/ünïcode", "lossy", "mem", "memento", "trial/3/loss", "trial/12/loss", "metrics/trial/3/loss",
 ]  # fmt: skip
+
+
+def _started(out: Path, run_id: str, **start: int) -> tuple[Run, FakeClock]:
+    """A run on a fake clock writing every step, started with `start`'s totals."""
+    clock = FakeClock("2026-12-01T10:00:00Z")
+    run = Run(out, run_id=run_id, clock=clock, step_interval_s=0, heartbeat_thread=False)
+    run.start(provenance=False, **start)  # type: ignore[arg-type]
+    return run, clock
 
 
 @pytest.fixture(scope="module")
 def stream(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run with evaluation metrics of every kind, a restart, checkpoints, a rollback, a stop and an end."""
     out = tmp_path_factory.mktemp("charts") / "run"
-    clock = FakeClock("2026-12-01T10:00:00Z")
-    run = Run(out, run_id="every-kind", clock=clock, step_interval_s=0, heartbeat_thread=False)
-    run.start(total_steps=12, provenance=False)
+    run, clock = _started(out, "every-kind", total_steps=12)
     for index, step in enumerate([*range(1, 7), *range(4, 13)]):
         clock.advance(0.5)
         run.step(step, loss=2.0 / step, learning_rate=1e-3 * step)
@@ -57,6 +63,20 @@ def stream(tmp_path_factory: pytest.TempPathFactory) -> Path:
             run.rolled_back(9, 6, checkpoint=out / "checkpoint-6", reason="loss diverged")
     run.stop_requested("signal", signal="SIGTERM")
     run.finish("interrupted")
+    return out / "progress.jsonl"
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A search of three trials, each writing its own steps from step 1."""
+    out = tmp_path_factory.mktemp("charts") / "sweep"
+    run, clock = _started(out, "sweep", total_trials=3)
+    for trial in (1, 2, 3):
+        with run.trial(trial, {"lr": 10.0**-trial}):
+            for step in range(1, 5):
+                clock.advance(0.5)
+                run.step(step, loss=trial + 1.0 / step)
+    run.finish("succeeded")
     return out / "progress.jsonl"
 
 
@@ -89,7 +109,10 @@ def test_every_name_lands_on_the_chart_of_its_kind() -> None:
     # whatever no rule names is a custom metric, on a chart of its own (a step's `metrics/` value by its name)
     assert {name: chart["title"] for name, chart in charts.items() if chart["kind"] == "custom"} == {
         "accuracy": "accuracy", "perplexity": "perplexity", "metrics/reward": "reward", "tokens_seen": "tokens_seen",
-        "é/ünïcode": "é/ünïcode", "lossy": "lossy", "memento": "memento"}  # fmt: skip
+        "é/ünïcode": "é/ünïcode", "lossy": "lossy", "memento": "memento", "metrics/trial/3/loss": "trial/3/loss"}  # fmt: skip
+    # a sweep's losses, trial by trial, on one chart of their own
+    assert charts["trial/3/loss"] == charts["trial/12/loss"] == {
+        "title": "loss per trial", "kind": "trials", "smoothing": True, "log_scale": True}  # fmt: skip
     assert not charts["learning_rate"]["smoothing"] and not charts["learning_rate"]["log_scale"]
 
 
@@ -124,10 +147,23 @@ def test_charts_group_by_kind_in_display_order(stream: Path) -> None:
     assert loss["steps"][loss["values"].index(None)] == 3
 
 
-def test_typescript_lists_the_same_charts_as_python(stream: Path) -> None:
+def test_a_sweep_overlays_each_trials_loss_labelled_by_its_number(sweep: Path) -> None:
+    charts = _python_charts(sweep)
+    assert [(chart["kind"], chart["title"]) for chart in charts] == [("training", "loss"), ("trials", "loss per trial")]
+    curves = charts[1]["series"]
+    assert [(curve["name"], curve["label"]) for curve in curves] == [
+        ("trial/1/loss", "trial 1"), ("trial/2/loss", "trial 2"), ("trial/3/loss", "trial 3")]  # fmt: skip
+    assert [(curve["steps"], curve["values"]) for curve in curves] == [
+        ([1, 2, 3, 4], [trial + 1.0 / step for step in range(1, 5)]) for trial in (1, 2, 3)
+    ]
+
+
+def test_typescript_lists_the_same_charts_as_python(stream: Path, sweep: Path) -> None:
     cases = sorted(cases_dir().iterdir())
     streams = [
         [stream],
+        [sweep],
+        [sweep, stream],
         [stream, *(case / "stream.ndjson" for case in cases[:6])],
         *([case / "stream.ndjson"] for case in cases),
     ]

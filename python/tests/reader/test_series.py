@@ -12,7 +12,7 @@ from support.typescript_side import typescript_lines
 
 from trainwire.conformance.paths import cases_dir
 from trainwire.contract import canonical
-from trainwire.reader.series import SeriesStore
+from trainwire.reader.series import RunSeries, SeriesStore
 from trainwire.reader.state import StreamReader
 
 CASES = sorted(cases_dir().iterdir())
@@ -33,7 +33,8 @@ def _step(
 
 
 def _random_stream(seed: int, steps: int) -> str:
-    """Two interleaved runs with restarts, evals, checkpoints, a stop and the end, noisy values, ties."""
+    """Two interleaved runs with restarts, evals, checkpoints, a stop and the end, noisy values, ties,
+    steps of trials among them."""
     rng = random.Random(seed)
     lines = [_line(1, "run.started", "a", producer={"name": "t", "version": "1"}, total_steps=None)]
     seqs = {"a": 1, "b": 0}
@@ -69,6 +70,9 @@ def _random_stream(seed: int, steps: int) -> str:
             step[run] += 1
             loss = rng.choice([None, float(rng.randint(0, 20)), rng.random() * 10])  # ties and gaps
             more = {"grad_norm": rng.choice([None, rng.random()]), "metrics": {"reward": rng.random(), "ü": None}}
+            trial = rng.choice([None, 1, 2, 10])  # a sweep's steps: one loss series per trial
+            if trial is not None:
+                more["trial"] = trial
             lines.append(_step(seqs[run], step[run], loss, run, rng.choice([None, 1e-3, 3e-4]), **more))
     seqs["a"] += 1
     lines.append(_line(seqs["a"], "stop.requested", "a", source="api", signal=None, reason=None, requested_by=None))
@@ -117,6 +121,29 @@ def test_every_step_field_and_metric_is_a_series_with_the_time_of_each_point() -
         ("eval", "test", (start + 3) * 1_000_000),
         ("finished", "failed", (start + 4) * 1_000_000),
     ]
+
+
+def test_a_sweep_keeps_each_trials_loss_beside_the_runs_loss_alike_from_lines() -> None:
+    text = _step(1, 0, 3.0, trial=2) + _step(2, 0, 5.0, trial=1) + _step(3, 1, 2.0, trial=2, metrics={"z": 1.0})
+    text += _step(4, 1, None, trial=1) + _step(5, 7, 9.0) + _step(6, 1, 4.0, trial=1)
+    text += _line(7, "eval.completed", step=1, epoch=None, split="test", metrics={"loss": 1.0}, trial=1)
+    store = SeriesStore()
+    store.extend(StreamReader().feed(text.encode()))
+    run = store.run("r1")
+    assert run is not None
+    assert run.names() == ["loss", "learning_rate", "trial/2/loss", "trial/1/loss", "metrics/z", "eval/test/loss"]
+    assert run.uplot("trial/2/loss") == ([0, 1], [3.0, 2.0])
+    assert run.uplot("trial/1/loss") == ([0, 1], [5.0, 4.0])  # a step without a loss adds no point
+    # the run's loss keeps every step, as the run state's does: steps going back replace the line
+    assert run.uplot("loss") == ([0, 1], [5.0, 4.0])
+    assert store.runs["r1"].series["loss"].count == 5
+    # the writer's journal feeds the decoded lines: the same snapshot, and the same after a round trip
+    from_lines = RunSeries("r1", store.max_points, store.max_markers)
+    for line in text.splitlines():
+        from_lines.add_line(json.loads(line))
+    assert canonical.dumps(from_lines.to_dict()) == canonical.dumps(run.to_dict())
+    restored = SeriesStore.from_dict(json.loads(canonical.dumps(store.to_dict())))
+    assert restored.runs["r1"].names() == run.names()
 
 
 def test_a_restart_breaks_the_uplot_line_and_markers_are_recorded() -> None:

@@ -48,9 +48,21 @@ export const CHART_SPEC: ChartSpec = {
       "kind": "custom",
       "title": "custom metrics",
       "collapsed": false
+    },
+    {
+      "kind": "trials",
+      "title": "trials",
+      "collapsed": false
     }
   ],
   "charts": [
+    {
+      "kind": "trials",
+      "title": "loss per trial",
+      "match": "^trial/[^/]+/loss$",
+      "smoothing": true,
+      "log_scale": true
+    },
     {
       "kind": "training",
       "title": "loss",

@@ -32,8 +32,20 @@ CHART_SPEC: Final[dict[str, Any]] = {
             'title': 'custom metrics',
             'collapsed': False,
         },
+        {
+            'kind': 'trials',
+            'title': 'trials',
+            'collapsed': False,
+        },
     ],
     'charts': [
+        {
+            'kind': 'trials',
+            'title': 'loss per trial',
+            'match': '^trial/[^/]+/loss$',
+            'smoothing': True,
+            'log_scale': True,
+        },
         {
             'kind': 'training',
             'title': 'loss',

@@ -15,7 +15,9 @@ steps, values, times = store.run("r1").curve("grad_norm")   # times: seconds sin
 ```
 
 Series names: the `train.step` fields of `STEP_SERIES` by their own names, each value of a
-step's `metrics` as `metrics/<name>`, each evaluation metric as `eval/<split>/<metric>`.
+step's `metrics` as `metrics/<name>`, each evaluation metric as `eval/<split>/<metric>`; the
+loss of a step that carries `trial` also as `trial/<n>/loss` (one series per trial, beside the
+run's `loss`, which keeps every step as the run state's `loss` does).
 """
 
 from __future__ import annotations
@@ -115,8 +117,9 @@ class Series:
 
 
 class RunSeries:
-    """The history of one run: its step fields, step metrics (`metrics/<name>`), eval metrics
-    (`eval/<split>/<metric>`) and markers, each point and marker with its time."""
+    """The history of one run: its step fields, step metrics (`metrics/<name>`), each trial's
+    loss (`trial/<n>/loss`), eval metrics (`eval/<split>/<metric>`) and markers, each point and
+    marker with its time."""
 
     def __init__(self, run_id: str, max_points: int, max_markers: int, snapshot: dict[str, Any] | None = None) -> None:
         self.run_id = run_id
@@ -206,7 +209,7 @@ class RunSeries:
         self._step_fields(event.step, event.ts, functools.partial(getattr, event), event.metrics)
 
     def _step_fields(self, step: int, ts: str, field: Callable[[str], Any], metrics: Any) -> None:
-        """A step's points: each of `STEP_SERIES` `field` gives, and its metrics."""
+        """A step's points: each of `STEP_SERIES` `field` gives, its metrics and its trial's loss."""
         self.last_step = step
         time_us = parse_timestamp_us(ts)
         for name in STEP_SERIES:
@@ -215,6 +218,11 @@ class RunSeries:
                 self._point(name, step, value, time_us)
         if metrics:
             self._points("metrics/", metrics, step, time_us)
+        trial = field("trial")
+        if trial is not None:
+            loss = field("loss")
+            if loss is not None:  # a sweep's curves overlaid, trial by trial
+                self._point(f"trial/{trial}/loss", step, loss, time_us)
 
     def _add_epoch(self, event: Any) -> None:
         self.last_step = event.step
@@ -365,13 +373,18 @@ class SeriesStore:
 def _first_appearance(name: str, saved: Mapping[str, Any]) -> tuple[float, int, int, bytes]:
     """Where series `name` took its first value: the time and step of its first point (a
     bucket keeps its first point through every merge), then its place within one line (the
-    step fields in `STEP_SERIES` order, step metrics, evaluation metrics, each by name)."""
+    step fields in `STEP_SERIES` order, step metrics, the trial's loss, evaluation metrics, each
+    by name)."""
     if not saved["buckets"]:
         return math.inf, 0, 0, _utf16_key(name)  # never saved: a series has a point
     _index, step, _value, time_us = saved["buckets"][0][2]
     if name in STEP_SERIES:
         return time_us, step, STEP_SERIES.index(name), b""
-    return time_us, step, len(STEP_SERIES) + (0 if name.startswith("metrics/") else 1), _utf16_key(name)
+    return time_us, step, len(STEP_SERIES) + _LATER_PLACES.get(name.split("/", 1)[0], 0), _utf16_key(name)
+
+
+# after the step fields, in the order a step and then an evaluation add them
+_LATER_PLACES = {"metrics": 0, "trial": 1, "eval": 2}
 
 
 def _utf16_key(name: str) -> bytes:

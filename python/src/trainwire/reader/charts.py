@@ -51,10 +51,12 @@ def chart_of(name: str) -> dict[str, Any]:
 
 def series_label(name: str) -> str:
     """A series name as people read it: `eval/<split>/<metric>` as `eval loss`, `test accuracy`;
-    `metrics/<name>` as `<name>`."""
+    `trial/<n>/loss` as `trial <n>`; `metrics/<name>` as `<name>`."""
     parts = name.split("/")
     if len(parts) == 3 and parts[0] == "eval":
         return f"{parts[1]} {parts[2]}"
+    if len(parts) == 3 and parts[0] == "trial" and parts[2] == "loss":
+        return f"trial {parts[1]}"
     return name[len("metrics/") :] if name.startswith("metrics/") else name
 
 

@@ -1,9 +1,10 @@
 // Drives the run page of `trainwire serve` in headless Chromium (playwright-core, the system browser)
-// on a finished sweep: `node dashboard_trials.mjs URL`. Prints one JSON line per check it passed;
-// exits non-zero with the reason on the first failure (chromium_page.mjs).
+// on a sweep: `node dashboard_trials.mjs URL STATUS TRIALS` opens the one run, waits for its status
+// and its TRIALS rows. Prints one JSON line per check it passed; exits non-zero with the reason on
+// the first failure (chromium_page.mjs).
 import { drive, say } from "./chromium_page.mjs";
 
-const [url] = process.argv.slice(2);
+const [url, status, count] = process.argv.slice(2);
 const rows = (page) =>
   page.evaluate(() =>
     [...document.querySelectorAll("#trials tbody tr")].map((row) => ({
@@ -15,10 +16,29 @@ await drive(async (page) => {
   await page.goto(url);
   await page.waitForSelector("#runs tbody tr", { timeout: 30_000 });
   await page.locator("#runs tbody tr").first().click();
-  await page.waitForFunction(() => document.querySelector("#run-status")?.textContent === "succeeded", null, { timeout: 30_000 });
-  await page.waitForFunction(() => document.querySelectorAll("#trials tbody tr").length === 3, null, { timeout: 30_000 });
+  await page.waitForFunction((expected) => document.querySelector("#run-status")?.textContent === expected, status, { timeout: 30_000 });
+  await page.waitForFunction((expected) => document.querySelectorAll("#trials tbody tr").length === expected, Number(count), { timeout: 30_000 });
   const headers = await page.evaluate(() => [...document.querySelectorAll("#trials thead th")].map((th) => th.textContent));
   say("table", { headers, rows: await rows(page) });
+
+  await page.waitForSelector("#trials-panel .trial-curves [data-trials]", { timeout: 30_000 });
+  await page.waitForSelector("#charts [data-chart='loss'] canvas", { timeout: 30_000 });
+  const curves = await page.evaluate(() => {
+    const box = document.querySelector("#trials-panel .trial-curves");
+    const root = box?.querySelector("[data-chart]");
+    const note = box?.querySelector(".trial-curves-note");
+    return {
+      hidden: box?.hidden,
+      title: root?.dataset.chart,
+      trials: JSON.parse(root?.dataset.trials ?? "null"),
+      series: JSON.parse(root?.dataset.series ?? "null"),
+      canvas: root?.querySelector("canvas") !== null,
+      note: note?.hidden ? null : note?.textContent,
+      // the run's own charts leave the trials' losses to the trials panel
+      runCharts: [...document.querySelectorAll("#charts [data-chart]")].map((chart) => chart.dataset.chart),
+    };
+  });
+  say("curves", curves);
 
   const objective = page.locator("#trials thead th", { hasText: "objective" });
   await objective.click();
