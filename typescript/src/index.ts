@@ -21,6 +21,7 @@ export { StreamReader, type StreamReaderOptions } from "./reader.js";
 export {
   DEFAULT_MAX_MARKERS,
   DEFAULT_MAX_POINTS,
+  MAX_TRIAL_CURVES,
   type MarkerKind,
   RunSeries,
   type RunSeriesSnapshot,

@@ -162,6 +162,15 @@ function mergeInto(into: SeriesBucket, from: SeriesBucket): void {
   into[5] = from[5];
 }
 
+/** A sweep keeps the loss curves of its first this many trials (the run's `loss` keeps every step). */
+export const MAX_TRIAL_CURVES = 256;
+const TRIAL_PREFIX = "trial/";
+
+/** Many trial curves share one chart: each keeps a sixteenth of a series' points. */
+function maxPointsOf(name: string, maxPoints: number): number {
+  return name.startsWith(TRIAL_PREFIX) ? Math.max(4, Math.floor(maxPoints / 16)) : maxPoints;
+}
+
 /**
  * The history of one run: its step fields, step metrics (`metrics/<name>`), each trial's loss
  * (`trial/<n>/loss`), eval metrics (`eval/<split>/<metric>`) and markers, each point and marker
@@ -178,6 +187,7 @@ export class RunSeries {
   #markers: SeriesMarker[] = [];
   #boundedMarkers = 0;
   #droppedMarkers = 0;
+  #trialCurves = 0;
 
   constructor(runId: string, options: { maxPoints: number; maxMarkers: number }, snapshot?: RunSeriesSnapshot) {
     this.runId = runId;
@@ -194,7 +204,9 @@ export class RunSeries {
         key: firstAppearance(name, series),
       }));
       saved.sort((a, b) => compareKeys(a.key, b.key));
-      for (const { name, series } of saved) this.#series.set(name, new Series(this.maxPoints, series));
+      for (const { name, series } of saved)
+        this.#series.set(name, new Series(maxPointsOf(name, this.maxPoints), series));
+      this.#trialCurves = saved.filter(({ name }) => name.startsWith(TRIAL_PREFIX)).length;
       this.#markers = structuredClone(snapshot.markers);
       this.#boundedMarkers = this.#markers.filter((marker) => isBounded(marker.kind)).length;
       this.#droppedMarkers = snapshot.dropped_markers;
@@ -281,7 +293,7 @@ export class RunSeries {
         this.#points("metrics/", event.metrics ?? {}, step, timeUs);
         // a sweep's curves overlaid, trial by trial
         if (typeof event.trial === "number" && typeof event.loss === "number")
-          this.#point(`trial/${event.trial}/loss`, step, event.loss, timeUs);
+          this.#trialPoint(`${TRIAL_PREFIX}${event.trial}/loss`, step, event.loss, timeUs);
         break;
       }
       case "train.epoch":
@@ -344,6 +356,17 @@ export class RunSeries {
     let series = this.#series.get(name);
     if (series === undefined) {
       series = new Series(this.maxPoints);
+      this.#series.set(name, series);
+    }
+    series.add(this.#attempt, step, value, timeUs);
+  }
+
+  #trialPoint(name: string, step: number, value: number, timeUs: number): void {
+    let series = this.#series.get(name);
+    if (series === undefined) {
+      if (this.#trialCurves >= MAX_TRIAL_CURVES) return;
+      this.#trialCurves += 1;
+      series = new Series(maxPointsOf(name, this.maxPoints));
       this.#series.set(name, series);
     }
     series.add(this.#attempt, step, value, timeUs);

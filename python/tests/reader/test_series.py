@@ -12,7 +12,7 @@ from support.typescript_side import typescript_lines
 
 from trainwire.conformance.paths import cases_dir
 from trainwire.contract import canonical
-from trainwire.reader.series import RunSeries, SeriesStore
+from trainwire.reader.series import MAX_TRIAL_CURVES, RunSeries, SeriesStore
 from trainwire.reader.state import StreamReader
 
 CASES = sorted(cases_dir().iterdir())
@@ -70,7 +70,8 @@ def _random_stream(seed: int, steps: int) -> str:
             step[run] += 1
             loss = rng.choice([None, float(rng.randint(0, 20)), rng.random() * 10])  # ties and gaps
             more = {"grad_norm": rng.choice([None, rng.random()]), "metrics": {"reward": rng.random(), "ü": None}}
-            trial = rng.choice([None, 1, 2, 10])  # a sweep's steps: one loss series per trial
+            # a sweep's steps: one loss series per trial, past MAX_TRIAL_CURVES trials in a long stream
+            trial = rng.choice([None, 1, 2, 10, rng.randint(11, 600)])
             if trial is not None:
                 more["trial"] = trial
             lines.append(_step(seqs[run], step[run], loss, run, rng.choice([None, 1e-3, 3e-4]), **more))
@@ -173,6 +174,24 @@ def test_a_rollback_replaces_the_abandoned_steps_without_a_break_and_is_marked()
     assert [(m["kind"], m["step"], m["attempt"], m["label"]) for m in run.markers if m["kind"] == "rollback"] == [
         ("rollback", 4, 1, "loss diverged")
     ]
+
+
+def test_a_sweep_keeps_the_curves_of_its_first_trials_each_with_fewer_points() -> None:
+    text = _random_stream(3, 6000).encode()
+    store = SeriesStore(max_points=64)
+    store.extend(StreamReader().feed(text))
+    first_trials: list[str] = []
+    for line in text.splitlines():
+        event = json.loads(line)
+        name = f"trial/{event.get('trial')}/loss"
+        if event["run_id"] == "a" and event.get("loss") is not None and "trial" in event and name not in first_trials:
+            first_trials.append(name)
+    assert len(first_trials) > MAX_TRIAL_CURVES  # the stream has more trials than are kept
+    kept = [name for name in store.runs["a"].names() if name.startswith("trial/")]
+    assert kept == first_trials[:MAX_TRIAL_CURVES]
+    run = store.runs["a"]
+    assert {run.series[name].max_buckets for name in kept} == {1}  # 64 points / 16, 4 points a bucket
+    assert run.series["loss"].max_buckets == 16
 
 
 def test_a_snapshot_round_trip_goes_on_as_if_uninterrupted() -> None:

@@ -30,7 +30,15 @@ from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
 
-__all__ = ["DEFAULT_MAX_MARKERS", "DEFAULT_MAX_POINTS", "STEP_SERIES", "RunSeries", "Series", "SeriesStore"]
+__all__ = [
+    "DEFAULT_MAX_MARKERS",
+    "DEFAULT_MAX_POINTS",
+    "MAX_TRIAL_CURVES",
+    "STEP_SERIES",
+    "RunSeries",
+    "Series",
+    "SeriesStore",
+]
 
 #: the default number of points one series keeps at most
 DEFAULT_MAX_POINTS = 4000
@@ -45,6 +53,16 @@ STEP_SERIES = ("loss", "learning_rate", "grad_norm", "samples_per_s", "tokens_pe
 Point = list[Any]
 # A bucket of consecutive points of one attempt: [attempt, count, first, min, max, last].
 Bucket = list[Any]
+
+#: a sweep keeps the loss curves of its first this many trials (the run's `loss` keeps every step)
+MAX_TRIAL_CURVES = 256
+# many trial curves share one chart: each keeps a sixteenth of a series' points
+_TRIAL_PREFIX = "trial/"
+
+
+def _max_points_of(name: str, max_points: int) -> int:
+    return max(4, max_points // 16) if name.startswith(_TRIAL_PREFIX) else max_points
+
 
 # Restarts, stops and the end are few by nature; evals and checkpoints may be many.
 _BOUNDED_MARKERS = frozenset({"eval", "checkpoint"})
@@ -138,10 +156,11 @@ class RunSeries:
             saved = snapshot["series"]
             # a canonical snapshot sorts its keys: the order of first value is found again
             ordered = sorted(saved, key=lambda name: _first_appearance(name, saved[name]))
-            self.series = {name: Series(max_points, saved[name]) for name in ordered}
+            self.series = {name: Series(_max_points_of(name, max_points), saved[name]) for name in ordered}
             self.markers = copy.deepcopy(snapshot["markers"])
             self.dropped_markers = snapshot["dropped_markers"]
         self._bounded_markers = sum(1 for marker in self.markers if marker["kind"] in _BOUNDED_MARKERS)
+        self._trial_curves = sum(1 for name in self.series if name.startswith(_TRIAL_PREFIX))
 
     def names(self) -> list[str]:
         """The series names, in order of first value."""
@@ -222,7 +241,7 @@ class RunSeries:
         if trial is not None:
             loss = field("loss")
             if loss is not None:  # a sweep's curves overlaid, trial by trial
-                self._point(f"trial/{trial}/loss", step, loss, time_us)
+                self._trial_point(f"{_TRIAL_PREFIX}{trial}/loss", step, loss, time_us)
 
     def _add_epoch(self, event: Any) -> None:
         self.last_step = event.step
@@ -267,6 +286,15 @@ class RunSeries:
         series = self.series.get(name)
         if series is None:
             series = self.series[name] = Series(self.max_points)
+        series.add(self.attempt, step, value, time_us)
+
+    def _trial_point(self, name: str, step: int, value: float, time_us: int) -> None:
+        series = self.series.get(name)
+        if series is None:
+            if self._trial_curves >= MAX_TRIAL_CURVES:
+                return
+            self._trial_curves += 1
+            series = self.series[name] = Series(_max_points_of(name, self.max_points))
         series.add(self.attempt, step, value, time_us)
 
     def _points(self, prefix: str, metrics: dict[str, float | None], step: int, time_us: int) -> None:
