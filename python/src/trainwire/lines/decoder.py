@@ -3,7 +3,7 @@
 Bytes arrive in chunks split anywhere; complete lines are validated, the partial tail
 is kept. A bad line is skipped with a `Diagnostic` and never stops the decoder (strict
 mode raises instead). Checks 7-9 of the rules (after_finished, seq) need the runs and
-belong to `trainwire.reader.state`.
+belong to `trainwire.lines.state_fold`.
 
 The hot path is one `KNOWN_EVENT_DICTS.validate_json(line)` per line: the
 event as a validated dict (`validated()`); typed models are built only for a caller that
