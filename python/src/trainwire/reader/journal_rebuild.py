@@ -36,6 +36,7 @@ class _Run:
 
     def add(self, line: Mapping[str, Any]) -> None:
         self.fold.add_lines([line])
+        self.fold.add_stream_lines([line])
         seq = line.get("seq")
         self.put_back(seq if isinstance(seq, int) else None)
 
