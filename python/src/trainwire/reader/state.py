@@ -26,6 +26,7 @@ __all__ = [
     "RunStateFold",
     "StreamReader",
     "read_state",
+    "reader_state",
     "run_table_html",
 ]
 
@@ -99,17 +100,14 @@ class StreamReader:
 
     def to_dict(self, now: Now = None, stale_after_s: float | None = None) -> dict[str, Any]:
         """The reader state (schemas/reader-state/v1); `now` turns silent runs `stale`."""
-        now_us = None if now is None else to_timestamp_us(now)
-        return {
-            "runs": [run.to_dict(now_us, stale_after_s) for run in self.fold.runs.values()],
-            "lines": self.decoder.lines,
-            "consumed_bytes": self.decoder.consumed_bytes,
-            "partial_tail_bytes": self.decoder.partial_tail_bytes,
-            "unknown_events": self.fold.unknown_events,
-            "diagnostics": [diagnostic.to_dict() for diagnostic in self.diagnostics],
-            # only when some were dropped: a state within the limit is unchanged by the bound
-            **({"diagnostics_dropped": self.diagnostics.dropped} if self.diagnostics.dropped else {}),
-        }
+        return reader_state(
+            self.fold,
+            lines=self.decoder.lines,
+            consumed_bytes=self.decoder.consumed_bytes,
+            partial_tail_bytes=self.decoder.partial_tail_bytes,
+            now=now,
+            stale_after_s=stale_after_s,
+        )
 
     def to_json(self, now: Now = None, stale_after_s: float | None = None) -> str:
         """The state as canonical (RFC 8785) JSON."""
@@ -128,3 +126,29 @@ def read_state(
     reader.feed(data)
     reader.finish()
     return reader.to_dict(now, stale_after_s)
+
+
+def reader_state(
+    fold: RunStateFold,
+    *,
+    lines: int,
+    consumed_bytes: int,
+    partial_tail_bytes: int,
+    now: Now = None,
+    stale_after_s: float | None = None,
+) -> dict[str, Any]:
+    """The reader state (schemas/reader-state/v1) of `fold`'s runs after `consumed_bytes`
+    (`StreamReader.to_dict`, and a stream opened from its snapshots)."""
+    now_us = None if now is None else to_timestamp_us(now)
+    diagnostics = fold.diagnostics
+    dropped = diagnostics.dropped if isinstance(diagnostics, DiagnosticLog) else 0
+    return {
+        "runs": [run.to_dict(now_us, stale_after_s) for run in fold.runs.values()],
+        "lines": lines,
+        "consumed_bytes": consumed_bytes,
+        "partial_tail_bytes": partial_tail_bytes,
+        "unknown_events": fold.unknown_events,
+        "diagnostics": [diagnostic.to_dict() for diagnostic in diagnostics],
+        # only when some were dropped: a state within the limit is unchanged by the bound
+        **({"diagnostics_dropped": dropped} if dropped else {}),
+    }
