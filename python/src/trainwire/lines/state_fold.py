@@ -11,13 +11,11 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
+from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAMES, DiagnosticCode
 from trainwire.contract.errors import StreamError
-from trainwire.contract.event_dicts import event_dict
 from trainwire.contract.liveness import status_at
-from trainwire.contract.models import EVENT_NAMES
 from trainwire.contract.status import EXIT_CODES
-from trainwire.lines.decoder import Batch, Diagnostic, DiagnosticLog, ValidatedRecord
+from trainwire.lines.diagnostics import Batch, Diagnostic, DiagnosticLog, ValidatedRecord
 from trainwire.lines.phases import phase_ended, phase_progress, phase_started
 from trainwire.lines.run_table import run_table_html
 from trainwire.lines.trials import new_trials, trial_ended, trial_progress, trial_started, trial_went_back
@@ -25,6 +23,7 @@ from trainwire.lines.trials import new_trials, trial_ended, trial_progress, tria
 __all__ = ["RunState", "RunStateFold"]
 
 _ENVELOPE_FIELDS = frozenset(ENVELOPE_FIELDS)
+_EVENT_NAMES = frozenset(EVENT_NAMES)
 
 
 class RunState:
@@ -158,6 +157,9 @@ class RunStateFold:
     def apply(self, line: int, event: Any) -> bool:
         """Fold one decoded line; False when it is dropped (after_finished, seq_not_increasing)."""
         if type(event) is not dict:
+            # deferred: the models' module builds every model; the writer's journal folds dicts only
+            from trainwire.contract.event_dicts import event_dict
+
             event = event_dict(event)
         run = self._run_for(line, event)
         if run is None:
@@ -246,7 +248,7 @@ class RunStateFold:
         effect = _EFFECTS.get(name)
         if effect is not None:
             effect(run, event)
-        elif name not in EVENT_NAMES:
+        elif name not in _EVENT_NAMES:
             self.unknown_events += 1
 
     def _report(self, line: int, code: DiagnosticCode, message: str) -> None:
