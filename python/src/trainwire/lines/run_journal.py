@@ -46,7 +46,7 @@ class RunJournalFold:
         for line in lines:
             add(line)
 
-    def add_stream_lines(self, lines: Sequence[Mapping[str, Any]]) -> None:
+    def add_stream_lines(self, lines: Sequence[dict[str, Any]]) -> None:
         """Folds consecutive lines of the run as the stream holds them (a reader's validated
         dicts) into its state and view events; line numbers do not matter: one run's own
         lines raise no diagnostic a snapshot keeps."""
