@@ -12,7 +12,7 @@ export interface FollowRequest {
 }
 
 /** The events a panel of the run view shows; steps and heartbeats reach it through the state and series. */
-export const PANEL_EVENTS: ReadonlySet<string> = new Set([
+export const VIEW_EVENTS: ReadonlySet<string> = new Set([
   "run.started",
   "phase.started",
   "phase.ended",
@@ -30,7 +30,7 @@ export type FeedMessage =
       kind: "update";
       /** The stream was replaced or truncated, or a newer run started: the run view starts afresh. */
       reset: boolean;
-      /** The latest run's events that a panel shows (PANEL_EVENTS: steps and heartbeats are in the state and series). */
+      /** The latest run's events that a panel shows (VIEW_EVENTS: steps and heartbeats are in the state and series). */
       events: Line[];
       state: Readonly<RunState> | undefined;
       /** Steps per second over the current attempt. */

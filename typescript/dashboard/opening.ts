@@ -11,7 +11,7 @@ import {
   type SeriesStoreSnapshot,
 } from "../src/series.js";
 import { validateEvent, validateReaderState } from "../src/validators.js";
-import { PANEL_EVENTS } from "./feed-messages.js";
+import { VIEW_EVENTS } from "./feed-messages.js";
 
 /** The version of the opening this page knows. */
 export const OPENING_VERSION = 1;
@@ -23,7 +23,7 @@ export interface Opening {
   state: ReaderState;
   /** Every run's series at `offset`, as `SeriesStore.toJSON()` gives it. */
   series: SeriesStoreSnapshot;
-  /** Every run's panel events (PANEL_EVENTS) before `offset`, in stream order. */
+  /** Every run's panel events (VIEW_EVENTS) before `offset`, in stream order. */
   events: Line[];
 }
 
@@ -71,7 +71,7 @@ export function checkOpening(answer: unknown): Opening | undefined {
 function isPanelEvent(value: unknown): value is Line {
   if (!isRecord(value)) return false;
   const name = value["event"];
-  if (typeof name !== "string" || !PANEL_EVENTS.has(name)) return false;
+  if (typeof name !== "string" || !VIEW_EVENTS.has(name)) return false;
   return validateEvent[name as keyof typeof validateEvent](value);
 }
 

@@ -7,7 +7,7 @@ import { fromFetch } from "../src/browser.js";
 import { chartList } from "../src/charts.js";
 import { type Line, StreamReader } from "../src/index.js";
 import type { RunStarted } from "../src/types.js";
-import { type FeedMessage, type FollowRequest, PANEL_EVENTS } from "./feed-messages.js";
+import { type FeedMessage, type FollowRequest, VIEW_EVENTS } from "./feed-messages.js";
 import { chainOf, joinedHistory, type RunOrigin } from "./lineage.js";
 import { fetchOpening, readerFrom } from "./opening.js";
 import { StepRate } from "./rate.js";
@@ -109,7 +109,7 @@ async function follow(request: FollowRequest): Promise<void> {
         const rate = rates.get(item.event.run_id) ?? new StepRate();
         rates.set(item.event.run_id, rate);
         rate.take(item);
-        if (item.kind === "event" && PANEL_EVENTS.has(item.event.event)) panelEvent(item.event);
+        if (item.kind === "event" && VIEW_EVENTS.has(item.event.event)) panelEvent(item.event);
       }
       // the first lines at once (the first chart), then at most every FLUSH_MS
       const every = reader.consumedBytes - postedBytes > BULK_BYTES ? BULK_FLUSH_MS : FLUSH_MS;

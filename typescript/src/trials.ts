@@ -1,6 +1,6 @@
 /**
  * A run's trials in the reader state (contract 1.1): one record per trial, the best with its
- * params. The Python fold (`trainwire.reader.trials`) does the same, field for field.
+ * params. The Python fold (`trainwire.lines.trials`) does the same, field for field.
  */
 
 import type { Trial, TrialEnded, TrialStarted, Trials } from "./types.js";

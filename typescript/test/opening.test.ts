@@ -6,7 +6,7 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { canonicalStringify, type Line, SeriesStore, StreamReader } from "trainwire";
 import { fromFetch } from "trainwire/browser";
-import { PANEL_EVENTS } from "../dashboard/feed-messages.js";
+import { VIEW_EVENTS } from "../dashboard/feed-messages.js";
 import { checkOpening, fetchOpening, OPENING_VERSION, readerFrom } from "../dashboard/opening.js";
 import { SUITE_DIR } from "./helpers.js";
 import { resource, withRangeServer } from "./range-server.js";
@@ -24,7 +24,7 @@ const STREAM = new TextEncoder().encode(
 function panelEvents(reader: StreamReader, bytes: Uint8Array): Line[] {
   const events: Line[] = [];
   for (const item of reader.feed(bytes))
-    if (item.kind === "event" && PANEL_EVENTS.has(item.event.event)) events.push(item.event);
+    if (item.kind === "event" && VIEW_EVENTS.has(item.event.event)) events.push(item.event);
   return events;
 }
 

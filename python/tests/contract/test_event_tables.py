@@ -22,7 +22,7 @@ SCENARIO_SCHEMA = ROOT / "schemas" / "harness" / "v1" / "scenario.schema.json"
 
 #: module -> its per-event table
 TABLES = {
-    "trainwire.reader.state": "_EFFECTS",
+    "trainwire.lines.state_fold": "_EFFECTS",
     "trainwire.lines.summary": "_HANDLERS",
     "trainwire.lines.series": "_ADD",
     "trainwire.reader.invariants": "_STEP_ROLES",

@@ -1,6 +1,7 @@
-"""Opening a stream's runs from their journal snapshots: the same series as folding the whole
-stream, the stream past the snapshot read on, and every snapshot that cannot be trusted
-(missing, stale, another run's, torn, mid-line) falling back to the whole stream."""
+"""Opening a stream's runs from their journal snapshots: the same states, series and view
+events as folding the whole stream, the stream past the snapshot read on, and every snapshot
+that cannot be trusted (missing, version 1, stale, another run's, torn, mid-line) falling
+back to the whole stream."""
 
 from __future__ import annotations
 
@@ -11,23 +12,51 @@ from typing import Any
 import pytest
 
 from trainwire.cli.plot import load_runs
+from trainwire.contract.canonical import dumps
 from trainwire.contract.clock import FakeClock
 from trainwire.contract.layout import SERIES_FILE, STREAM_FILE, run_journal_dir
+from trainwire.lines.view_events import VIEW_EVENTS
 from trainwire.reader.run_opening import open_from_snapshots, read_snapshot
 from trainwire.reader.series import SeriesStore
 from trainwire.reader.sources import read_file
 from trainwire.reader.state import StreamReader
+from trainwire.writer import journal
 from trainwire.writer.run import Run
 
 
-def _write_run(directory: Path, run_id: str, clock: FakeClock, *, finish: bool, first_step: int = 1) -> Run:
+def _write_run(
+    directory: Path,
+    run_id: str,
+    clock: FakeClock,
+    *,
+    finish: bool,
+    first_step: int = 1,
+    saved_until: int = 0,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Run:
+    """A run with a phase and two trials; the journal saves its snapshot at every line until
+    step `saved_until` (then at its 30 s interval), so the stream goes on past the snapshot."""
+    monkeypatch.setattr(journal, "SAVE_INTERVAL_S", 0.0)
     run = Run(directory, run_id=run_id, clock=clock, step_interval_s=0, heartbeat_thread=False)
-    run.start(total_steps=40, provenance=False)
+    run.start(total_steps=40, total_trials=2, provenance=False)
+    run.phase_started("train")
     for step in range(first_step, first_step + 20):
+        if step == saved_until:
+            monkeypatch.setattr(journal, "SAVE_INTERVAL_S", 3600.0)
+        if step in (first_step, first_step + 10):
+            trial = 1 if step == first_step else 2
+            if trial == 2:
+                run.trial_ended(
+                    1, "succeeded", metrics={"loss": 0.5}, best={"trial": 1, "metric": "loss", "value": 0.5}
+                )
+            run.trial_started(trial, {"lr": 1e-3 * trial})
         clock.advance(0.5)
-        run.step(step, loss=3.0 / step, learning_rate=1e-3)
+        run.step(step, loss=3.0 / step, learning_rate=1e-3, trial=1 if step < first_step + 10 else 2)
     run.eval(first_step + 19, {"loss": 0.2})
     if finish:
+        run.trial_ended(2, "succeeded", metrics={"loss": 0.4}, best={"trial": 2, "metric": "loss", "value": 0.4})
+        run.phase_ended("train")
+        run.stop_requested("enough")
         run.finish("succeeded")
     return run
 
@@ -45,23 +74,57 @@ def _opened(stream: Path) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture
-def resumed(tmp_path: Path) -> Path:
-    """A finished run, then a resume still going on (its snapshot is the one of its start)."""
+def resumed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A finished run, then a resume still going on, its snapshot saved in its second trial
+    and the stream written on past it."""
     clock = FakeClock("2026-12-01T10:00:00Z")
-    _write_run(tmp_path, "first-run", clock, finish=True)
-    _write_run(tmp_path, "second-run", clock, finish=False, first_step=21)
+    _write_run(tmp_path, "first-run", clock, finish=True, monkeypatch=monkeypatch)
+    _write_run(tmp_path, "second-run", clock, finish=False, first_step=21, saved_until=35, monkeypatch=monkeypatch)
     return tmp_path / STREAM_FILE
 
 
 def test_snapshots_and_the_tail_give_what_the_whole_stream_gives(resumed: Path) -> None:
     snapshot = read_snapshot(resumed, run_journal_dir(resumed.parent, "second-run"))
-    assert snapshot is not None and snapshot["stream_offset"] < resumed.stat().st_size  # a tail to read
+    data = resumed.read_bytes()
+    assert snapshot is not None and snapshot["stream_offset"] < len(data)  # a tail to read
+    assert snapshot["state"]["trials"]["count"] == 2 and snapshot["state"]["phase"] == "train"  # taken mid-run
     opened = open_from_snapshots(resumed)
-    assert opened is not None and [(run.run_id, run.status) for run in opened] == [
+    assert opened is not None and [(run.run_id, run.status) for run in opened.runs] == [
         ("first-run", "succeeded"),
         ("second-run", "running"),
     ]
-    assert {run.run_id: run.series.to_dict() for run in opened} == _whole_stream(resumed)
+    reader, store, events = StreamReader(), SeriesStore(), []
+    for chunk in read_file(resumed):
+        applied = reader.feed(chunk)
+        store.extend(applied)
+        events += [line for line in applied.dicts if line["event"] in VIEW_EVENTS]
+    reader.finish()
+    whole = reader.to_dict()
+    assert opened.state["runs"] == whole["runs"] and [run.state.to_dict() for run in opened.runs] == whole["runs"]
+    assert dumps(opened.series().to_dict()) == dumps(store.to_dict())
+    assert [line for run in opened.runs for line in run.events] == events
+    # read from the earliest snapshot (the first run's, at its end) to the end of the stream
+    earliest = read_snapshot(resumed, run_journal_dir(resumed.parent, "first-run"))
+    assert earliest is not None
+    assert opened.offset == opened.state["consumed_bytes"] == len(data)
+    assert opened.state["lines"] == data[earliest["stream_offset"] :].count(b"\n")
+    assert opened.state["diagnostics"] == [] and opened.state["partial_tail_bytes"] == 0
+
+
+def test_the_view_events_keep_the_run_started_and_the_latest(tmp_path: Path) -> None:
+    clock = FakeClock("2026-12-01T10:00:00Z")
+    run = Run(tmp_path, run_id="many-phases", clock=clock, step_interval_s=0, heartbeat_thread=False)
+    run.start(provenance=False)
+    for number in range(600):
+        run.phase_started(f"p{number}")
+        run.phase_ended(f"p{number}")
+    run.finish("succeeded")
+    opened = open_from_snapshots(tmp_path / STREAM_FILE)
+    assert opened is not None
+    events = opened.runs[0].events
+    assert len(events) == 1000 and events[0]["event"] == "run.started" and events[-1]["event"] == "run.finished"
+    # 1202 view events: after run.started, the 202 oldest (p0 to p100) are left out
+    assert events[1] == {**events[1], "event": "phase.started", "phase": "p101"}
 
 
 def test_the_snapshot_is_gone_on_from_not_the_stream_before_it(resumed: Path) -> None:
@@ -86,6 +149,11 @@ def _missing(path: Path, snapshot: dict[str, Any]) -> None:
 
 def _stale(path: Path, snapshot: dict[str, Any]) -> None:
     snapshot["stream_offset"] = path.parent.parent.parent.joinpath(STREAM_FILE).stat().st_size + 100
+    path.write_text(json.dumps(snapshot), "utf-8")
+
+
+def _version_1(path: Path, snapshot: dict[str, Any]) -> None:
+    snapshot["snapshot_version"] = 1  # no state or events to open from
     path.write_text(json.dumps(snapshot), "utf-8")
 
 
@@ -115,7 +183,7 @@ def _rewritten_stream(path: Path, snapshot: dict[str, Any]) -> None:
     stream.write_bytes(b"".join(line for line in lines if b'"first-run"' in line) + foreign)
 
 
-@pytest.mark.parametrize("change", [_missing, _stale, _mid_line, _other_run, _torn, _rewritten_stream])
+@pytest.mark.parametrize("change", [_missing, _version_1, _stale, _mid_line, _other_run, _torn, _rewritten_stream])
 def test_a_snapshot_that_cannot_be_trusted_falls_back_to_the_whole_stream(resumed: Path, change: Any) -> None:
     _replace_snapshot(resumed, change)
     assert read_snapshot(resumed, run_journal_dir(resumed.parent, "second-run")) is None

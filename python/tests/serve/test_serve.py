@@ -14,6 +14,9 @@ from support.paths import SCRIPTS
 from support.serve_process import ROOT, make_run, serve
 
 from trainwire.cli.plot import chart_specs, load_runs
+from trainwire.lines.view_events import VIEW_EVENTS
+from trainwire.reader.series import SeriesStore
+from trainwire.reader.state import StreamReader
 
 
 def test_lists_runs_and_serves_their_streams_by_range(tmp_path: Path) -> None:
@@ -38,12 +41,24 @@ def test_lists_runs_and_serves_their_streams_by_range(tmp_path: Path) -> None:
         assert status == 206 and body == b"\n"  # an idle poll reads one byte
         status, _, _ = server.request("/", headers={})
         assert status == 200
-        # the latest run's series snapshot, checked against the stream: the page goes on from it
-        status, _, body = server.request("/runs/a/series.json")
-        snapshot = json.loads(body)
-        assert status == 200 and snapshot["run_id"] == first and snapshot["stream_offset"] == len(stream)
+        # the opening from the journal snapshots, checked against the stream: the page goes on from it
+        status, headers, body = server.request("/api/runs/a/opening")
+        opening = json.loads(body)
+        assert status == 200 and headers["content-type"] == "application/json"
+        assert headers["cache-control"] == "no-store"
+        whole, store = StreamReader(), SeriesStore()
+        applied = whole.feed(stream)
+        store.extend(applied)
+        assert opening == {
+            "opening_version": 1,
+            "offset": len(stream),
+            "state": {**whole.to_dict(), "lines": 0},  # the snapshot is at the end: no line read past it
+            "series": store.to_dict(),
+            "events": [line for line in applied.dicts if line["event"] in VIEW_EVENTS],
+        }
         (tmp_path / "a" / "runs" / first / "series.json").write_text("{", "utf-8")  # torn: not offered
-        assert server.request("/runs/a/series.json")[0] == 404
+        status, _, body = server.request("/api/runs/a/opening")
+        assert status == 404 and json.loads(body) == {"error": "no snapshot to open this run from"}
 
 
 def test_no_path_outside_the_discovered_runs(tmp_path: Path) -> None:
@@ -57,8 +72,9 @@ def test_no_path_outside_the_discovered_runs(tmp_path: Path) -> None:
             "/runs/b/progress.jsonl",
             "/assets/../../secret.txt",
             "/runs/a/config.json",
-            "/runs/../secret.txt/series.json",
-            "/runs/b/series.json",
+            "/api/runs/../secret.txt/opening",
+            "/api/runs/..%2Fsecret.txt/opening",
+            "/api/runs/b/opening",
         ):
             status, _, body = server.request(path)
             assert status in (404, 400) and b"do not serve" not in body, path

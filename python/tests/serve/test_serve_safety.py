@@ -97,6 +97,19 @@ def test_a_journal_leading_outside_is_not_read(tmp_path: Path, outside: Path) ->
     with serve(str(served)) as server:
         rows = json.loads(server.request("/api/runs")[2])
         assert [(row["key"], row["run_id"]) for row in rows] == [("good", own)]  # read from the stream itself
+        assert server.request("/api/runs/good/opening")[0] == 404  # nor opened from it
+
+
+def test_a_snapshot_leading_outside_is_not_opened_from(tmp_path: Path, outside: Path) -> None:
+    served = tmp_path / "runs"
+    own = make_run(served / "good")
+    with serve(str(served)) as server:
+        assert server.request("/api/runs/good/opening")[0] == 200
+        snapshot = run_journal_dir(served / "good", own) / "series.json"
+        (outside / "series.json").write_bytes(snapshot.read_bytes())  # the same bytes, outside the root
+        snapshot.unlink()
+        snapshot.symlink_to(outside / "series.json")
+        assert server.request("/api/runs/good/opening")[0] == 404
 
 
 def test_unknown_keys_never_walk_the_tree(tmp_path: Path) -> None:
@@ -146,6 +159,7 @@ def test_every_data_route_needs_the_token_and_the_page_does_not(tmp_path: Path) 
             ("/runs/a/progress.jsonl", "GET"),
             ("/runs/a/progress.jsonl", "HEAD"),
             ("/api/runs/a/stop", "POST"),
+            ("/api/runs/a/opening", "GET"),
             ("/runs/missing/progress.jsonl", "GET"),
             ("/api/unknown", "GET"),
         ):
@@ -185,6 +199,9 @@ def test_every_answer_carries_the_security_headers(tmp_path: Path) -> None:
             ("/api/runs", False),
             ("/runs/a/progress.jsonl", True),
             ("/runs/nope/progress.jsonl", True),
+            ("/api/runs/a/opening", True),
+            ("/api/runs/a/opening", False),
+            ("/api/runs/nope/opening", True),
         ):
             _, headers, _ = server.request(path, token=token)
             named = {name.lower(): value for name, value in headers.items()}

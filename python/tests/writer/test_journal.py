@@ -76,6 +76,16 @@ def test_the_journal_is_written_beside_the_stream_and_matches_a_rebuild(tmp_path
     assert "learning_rate" in summary["last"] and "learning_rate" not in summary["best"]
     assert summary["summary_version"] == 2 and summary["seeds"] == {"seed": 7} and summary["notes"] == 0
 
+    snapshot = json.loads(live_series)  # version 2: the run's state and its view events
+    assert snapshot["snapshot_version"] == 2 and snapshot["state"]["attempt"] == 2
+    assert snapshot["state"]["status"] == "succeeded" and snapshot["state"]["step"] == 6
+    assert [line["event"] for line in snapshot["events"]] == [
+        "run.started",
+        "phase.started",
+        "phase.ended",
+        "run.finished",
+    ]
+
     (journal / SUMMARY_FILE).unlink()
     (journal / SERIES_FILE).unlink()
     result = trainwire("journal", "rebuild", str(tmp_path))

@@ -73,13 +73,13 @@ def against(run: str, reference: str, roots: list[Path]) -> dict[str, Any]:
 def _run_record(reference: str, roots: list[Path]) -> dict[str, Any]:
     stream, journal = find_run(reference, roots)
     summary = run_summary(stream, journal)
-    started = _run_started(stream, summary["run_id"]) if journal is None else {}
+    started = _run_started(stream, summary["run_id"], journal) if journal is None else {}
     config = load_json(journal / CONFIG_FILE) if journal is not None else load_json(stream.parent / CONFIG_FILE)
     if config is None:
-        config = (started or _run_started(stream, summary["run_id"])).get("config") or {}
+        config = (started or _run_started(stream, summary["run_id"], journal)).get("config") or {}
     provenance = load_json(journal / ENVIRONMENT_FILE) if journal is not None else None
     if not isinstance(provenance, Mapping):
-        provenance = (started or _run_started(stream, summary["run_id"])).get("provenance") or {}
+        provenance = (started or _run_started(stream, summary["run_id"], journal)).get("provenance") or {}
     metrics = {f"last {name}": value for name, value in summary["last"].items()}
     metrics.update({f"best {name}": best["value"] for name, best in summary["best"].items()})
     metrics.update({"status": summary["status"], "step": summary["step"], "duration_s": summary["duration_s"]})
@@ -116,11 +116,18 @@ def _read_text(path: Path) -> str:
         return ""
 
 
-def _run_started(stream: Path, run_id: str) -> Mapping[str, Any]:
-    """The `run.started` line of `run_id`, read until it is found (a run without a journal)."""
+def _run_started(stream: Path, run_id: str, journal: Path | None) -> Mapping[str, Any]:
+    """The `run.started` line of `run_id`: from its journal's snapshot when the stream can be
+    read on from it, else read from the stream until found."""
+    from trainwire.reader.run_opening import read_snapshot  # the reader's models: only when a file is missing
     from trainwire.reader.sources import read_file
     from trainwire.reader.state import StreamReader
 
+    snapshot = read_snapshot(stream, journal) if journal is not None else None
+    if snapshot is not None:
+        saved = next((line for line in snapshot["events"] if line.get("event") == "run.started"), None)
+        if isinstance(saved, Mapping):
+            return saved
     reader = StreamReader()
     for chunk in read_file(stream):
         for line in reader.feed(chunk).dicts:

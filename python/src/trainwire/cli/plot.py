@@ -61,7 +61,7 @@ def load_runs(path: str | Path) -> list[PlottedRun]:
     the runs' journal snapshots and the stream past them, else from the whole stream."""
     opened = open_from_snapshots(Path(path))
     if opened is not None:
-        return [PlottedRun(run.run_id, run.status, run.series) for run in opened]
+        return [PlottedRun(run.run_id, run.status, run.series) for run in opened.runs]
     reader = StreamReader()
     store = SeriesStore()
     for chunk in read_file(path):

@@ -3,7 +3,7 @@
 Bytes arrive in chunks split anywhere; complete lines are validated, the partial tail
 is kept. A bad line is skipped with a `Diagnostic` and never stops the decoder (strict
 mode raises instead). Checks 7-9 of the rules (after_finished, seq) need the runs and
-belong to `trainwire.reader.state`.
+belong to `trainwire.lines.state_fold`.
 
 The hot path is one `KNOWN_EVENT_DICTS.validate_json(line)` per line: the
 event as a validated dict (`validated()`); typed models are built only for a caller that
@@ -20,8 +20,7 @@ The exact checks of the slow path, and the byte tests that send a line there, ar
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from itertools import count
 from typing import Any
 
@@ -34,6 +33,14 @@ from trainwire.contract.event_dicts import KNOWN_EVENT_DICTS, event_dict
 from trainwire.contract.known_event_dicts import plain_known_event
 from trainwire.contract.line_bytes import DEFAULT_MAX_LINE_BYTES, MAX_NESTING, finite_tokens, shallow
 from trainwire.contract.models import EVENT_ADAPTER, UnknownEvent
+from trainwire.lines.diagnostics import (
+    DEFAULT_MAX_DIAGNOSTICS,
+    Batch,
+    Diagnostic,
+    DiagnosticLog,
+    Record,
+    ValidatedRecord,
+)
 from trainwire.lines.exact_checks import (
     LONE_SURROGATE,
     PREVIEW_BYTES,
@@ -72,16 +79,7 @@ __all__ = [
 
 logger = logging.getLogger("trainwire.lines.decoder")
 
-#: the diagnostics a reader lists; the others are counted in `diagnostics_dropped`
-DEFAULT_MAX_DIAGNOSTICS = 1000
 _BOM = b"\xef\xbb\xbf"
-
-#: (line number, typed event)
-Record = tuple[int, Any]
-#: (line number, validated event dict)
-ValidatedRecord = tuple[int, dict[str, Any]]
-#: (first line's number, validated event dicts of consecutive lines): what the decoder hands to the run-state fold
-Batch = tuple[int, list[dict[str, Any]]]
 
 
 class Events(Sequence[Any]):
@@ -130,41 +128,6 @@ class Events(Sequence[Any]):
 
     def __repr__(self) -> str:
         return f"Events({self._built()!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
-    """A problem with one line: its number (from 1), a code, a readable message."""
-
-    line: int
-    code: DiagnosticCode
-    message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "code": self.code, "message": self.message}
-
-
-class DiagnosticLog(list[Diagnostic]):
-    """The first `limit` diagnostics, the others counted: a stream of bad lines cannot exhaust memory.
-
-    A list, so that the decoder and the fold share it as they shared a plain one.
-    """
-
-    def __init__(self, limit: int = DEFAULT_MAX_DIAGNOSTICS) -> None:
-        super().__init__()
-        self.limit = limit
-        #: diagnostics found beyond `limit`
-        self.dropped = 0
-
-    def append(self, diagnostic: Diagnostic) -> None:
-        if len(self) < self.limit:
-            super().append(diagnostic)
-        else:
-            self.dropped += 1
-
-    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
-        for diagnostic in diagnostics:
-            self.append(diagnostic)
 
 
 class _Skip(Exception):

@@ -6,7 +6,7 @@ lines; each kept step goes back after the line its `after` names."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,9 @@ class _Run:
         self._kept: Iterator[dict[str, Any]] = read_kept_steps(journal / STEPS_FILE, self.steps_offset)
         self._next: dict[str, Any] | None = next(self._kept, None)
 
-    def add(self, line: Mapping[str, Any]) -> None:
+    def add(self, line: dict[str, Any]) -> None:
         self.fold.add_lines([line])
+        self.fold.add_stream_lines([line])
         seq = line.get("seq")
         self.put_back(seq if isinstance(seq, int) else None)
 

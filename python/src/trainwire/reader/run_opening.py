@@ -1,14 +1,18 @@
-"""Opening a stream's runs at once: each run's series from its journal's snapshot
-(`series.json`), and only the stream's bytes past the snapshot read and folded.
+"""Opening a stream's runs at once: each run's series, state and view events from its
+journal's snapshot (`series.json`, version 2), and only the stream's bytes past the
+snapshots read and folded.
 
 A snapshot is gone on from only when it can be trusted: its version is known, it is the
-run's own (its `run_id` is its journal's name), its `stream_offset` is within the stream, at
-the start of a line, and the line there (if any) is one of that run or a later run's
-`run.started`. Anything else (a missing, stale, torn or foreign snapshot, a run of the stream
-without a journal) and the whole stream is folded instead, as before journals existed.
+run's own (its `run_id` is its journal's), its `stream_offset` is within the stream, at the
+start of a line, and the line there (if any) is one of that run or a later run's
+`run.started`. Anything else (a missing, version 1, stale, torn or foreign snapshot, a run of
+the stream without a journal) and the whole stream is folded instead.
 
-The tail past a snapshot is folded line by line (`RunSeries.add_line`, the journal's fold);
-steps the throttle kept in the step file since the snapshot come with the next one.
+The tails are folded by one `RunStateFold` resumed from the snapshots' states, each line
+into its run when it lies past that run's snapshot; the lines it applies go on into the
+run's series and view events. Steps the throttle kept in the step file since the snapshot
+come with the next one. Line numbers (the state's `lines`, its diagnostics) count from the
+earliest snapshot: the bytes before it are not read.
 """
 
 from __future__ import annotations
@@ -18,17 +22,20 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from trainwire.contract.files import open_regular
 from trainwire.contract.journal_lookup import latest_journal
 from trainwire.contract.layout import SERIES_FILE, SUMMARY_FILE, run_journal_dir
-from trainwire.lines.decoder import Decoder
+from trainwire.lines.decoder import Decoder, DiagnosticLog, ValidatedRecord
 from trainwire.lines.run_journal import SNAPSHOT_VERSION
 from trainwire.lines.series import RunSeries, SeriesStore
+from trainwire.lines.state_fold import RunState, RunStateFold
+from trainwire.lines.view_events import ViewEvents
 from trainwire.reader.catalog import load_summary
+from trainwire.reader.state import reader_state
 
-__all__ = ["OpenedRun", "open_from_snapshots", "read_snapshot"]
+__all__ = ["OpenedRun", "OpenedStream", "open_from_snapshots", "read_snapshot"]
 
 #: how much of the line at a snapshot's offset is read to check whose it is
 _PROBE_BYTES = 1 << 16
@@ -37,15 +44,35 @@ _CHUNK_BYTES = 1 << 20
 
 @dataclass(frozen=True)
 class OpenedRun:
-    """One run of a stream: its id, status (its summary's, or its `run.finished`'s) and series."""
+    """One run of a stream: its id, status (its summary's, or its `run.finished`'s), series,
+    state and view events (validated line dicts, `lines.view_events`)."""
 
     run_id: str
     status: str
     series: RunSeries
+    state: RunState
+    events: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class OpenedStream:
+    """Every run of a stream opened from the snapshots, and how far the stream was read."""
+
+    runs: list[OpenedRun]
+    #: the runs' states after `offset`, as a reader state (`StreamReader.to_dict`'s form)
+    state: dict[str, Any]
+    #: the bytes of the stream covered (a line being written past it is not)
+    offset: int
+
+    def series(self) -> SeriesStore:
+        """A series store holding every run's series."""
+        store = SeriesStore()
+        store.runs.update((run.run_id, run.series) for run in self.runs)
+        return store
 
 
 def read_snapshot(stream: Path, journal: Path, *, within: Path | None = None) -> dict[str, Any] | None:
-    """The journal's series snapshot when the stream can be read on from its offset, else None
+    """The journal's snapshot when the stream can be read on from its offset, else None
     (with `within`: only a regular file inside that directory is read, as `open_regular`)."""
     try:
         with open_regular(journal / SERIES_FILE, within=within) as file:
@@ -58,32 +85,46 @@ def read_snapshot(stream: Path, journal: Path, *, within: Path | None = None) ->
     run_id, offset = snapshot.get("run_id"), snapshot.get("stream_offset")
     if run_id != journal.name or not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= size:
         return None
-    store = snapshot.get("store")
+    store, state, events = snapshot.get("store"), snapshot.get("state"), snapshot.get("events")
     if not isinstance(store, dict) or not any(run.get("run_id") == run_id for run in store.get("runs", [])):
         return None
-    return snapshot if _line_boundary_of(stream, offset, run_id) else None
+    if not isinstance(state, dict) or state.get("run_id") != run_id or not isinstance(events, list):
+        return None
+    try:
+        return snapshot if _line_boundary_of(stream, offset, run_id, within) else None
+    except OSError:
+        return None
 
 
-def open_from_snapshots(stream: Path) -> list[OpenedRun] | None:
+def open_from_snapshots(stream: Path, *, within: Path | None = None) -> OpenedStream | None:
     """Every run of `stream`, in stream order, from its journal's snapshot and the stream past
-    it; None when one of them cannot be (the caller folds the whole stream)."""
+    it; None when one of them cannot be (the caller folds the whole stream). With `within`,
+    every file read is a regular file inside that directory."""
     latest = latest_journal(stream.parent)
-    summary = load_summary(latest / SUMMARY_FILE) if latest is not None else None
+    summary = load_summary(latest / SUMMARY_FILE, within=within) if latest is not None else None
     if summary is None:
         return None
     runs: dict[str, _OpenRun] = {}
     for run_id in [*summary.get("earlier_runs", []), summary["run_id"]]:
         journal = run_journal_dir(stream.parent, run_id)
-        snapshot = read_snapshot(stream, journal)
-        run_summary = load_summary(journal / SUMMARY_FILE)
+        snapshot = read_snapshot(stream, journal, within=within)
+        run_summary = load_summary(journal / SUMMARY_FILE, within=within)
         if snapshot is None or run_summary is None:
             return None
         runs[run_id] = _OpenRun(snapshot, run_summary["status"])
+    diagnostics = DiagnosticLog()
+    resume = {"runs": [run.saved_state for run in runs.values()], "unknown_events": 0, "diagnostics": []}
+    fold = RunStateFold(diagnostics=diagnostics, resume=resume)
     try:
-        _fold_tails(stream, runs)
-    except _Unknown:
+        offset, lines = _fold_tails(stream, runs, fold, diagnostics, within)
+    except (_Unknown, OSError):
         return None
-    return [OpenedRun(run_id, run.status, run.series) for run_id, run in runs.items()]
+    state = reader_state(fold, lines=lines, consumed_bytes=offset, partial_tail_bytes=0)
+    opened = [
+        OpenedRun(run_id, run.status, run.series, fold.runs[run_id], run.events.to_list())
+        for run_id, run in runs.items()
+    ]
+    return OpenedStream(opened, state, offset)
 
 
 class _Unknown(Exception):
@@ -96,56 +137,69 @@ class _OpenRun:
             store = SeriesStore.from_dict(snapshot["store"])
             self.series = store.runs[snapshot["run_id"]]
             self.offset: int = snapshot["stream_offset"]
+            self.saved_state: dict[str, Any] = snapshot["state"]
+            self.events = ViewEvents(snapshot["events"])
         else:
             assert run_id is not None
             self.series = RunSeries(run_id, SeriesStore().max_points, SeriesStore().max_markers)
             self.offset = 0
+            self.events = ViewEvents()
         self.status = status
 
     def add(self, line: Mapping[str, Any]) -> None:
         self.series.add_line(line)
+        self.events.add([line])
         if line.get("event") == "run.finished" and isinstance(line.get("status"), str):
             self.status = line["status"]
 
 
-def _fold_tails(stream: Path, runs: dict[str, _OpenRun]) -> None:
+def _fold_tails(
+    stream: Path, runs: dict[str, _OpenRun], fold: RunStateFold, diagnostics: DiagnosticLog, within: Path | None
+) -> tuple[int, int]:
     """Folds the stream from the earliest snapshot on, each line into its run when it lies
-    past that run's snapshot: the segments between offsets are decoded one by one."""
-    size = os.stat(stream).st_size
-    bounds = sorted({run.offset for run in runs.values()} | {size})
-    for start, end in zip(bounds, bounds[1:], strict=False):
-        decoder = Decoder(offset=start)
-        for chunk in _read_range(stream, start, end):
-            for line in decoder.feed(chunk).dicts:
-                _take(line, runs, start)
+    past that run's snapshot: the segments between offsets are decoded one by one. Returns
+    the bytes covered and the lines read."""
+    with open_regular(stream, within=within) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        bounds = sorted({run.offset for run in runs.values()} | {size})
+        offset, lines = bounds[0], 0
+        for start, end in zip(bounds, bounds[1:], strict=False):
+            decoder = Decoder(offset=start, line_number=lines, diagnostics=diagnostics)
+            for chunk in _read_range(handle, start, end):
+                for line in fold.extend(_past_snapshots(decoder.validated(chunk), runs, start)):
+                    runs[line["run_id"]].add(line)
+            offset, lines = decoder.consumed_bytes, decoder.lines
+    return offset, lines
 
 
-def _take(line: dict[str, Any], runs: dict[str, _OpenRun], segment_start: int) -> None:
-    run_id = line.get("run_id")
-    if not isinstance(run_id, str):
-        return
-    run = runs.get(run_id)
-    if run is None:
-        if line.get("event") != "run.started":
-            raise _Unknown(run_id)
-        run = runs[run_id] = _OpenRun(None, "running", run_id)  # a run that began in the tail
-    if run.offset <= segment_start:
-        run.add(line)
+def _past_snapshots(
+    records: Iterator[ValidatedRecord], runs: dict[str, _OpenRun], start: int
+) -> Iterator[ValidatedRecord]:
+    """The records of the segment at `start` that lie past their run's snapshot."""
+    for record in records:
+        line = record[1]
+        run_id = line["run_id"]
+        run = runs.get(run_id)
+        if run is None:
+            if line["event"] != "run.started":
+                raise _Unknown(run_id)
+            run = runs[run_id] = _OpenRun(None, "running", run_id)  # a run that began in the tail
+        if run.offset <= start:
+            yield record
 
 
-def _read_range(path: Path, start: int, end: int) -> Iterator[bytes]:
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        left = end - start
-        while left > 0 and (chunk := handle.read(min(_CHUNK_BYTES, left))):
-            left -= len(chunk)
-            yield chunk
+def _read_range(handle: IO[bytes], start: int, end: int) -> Iterator[bytes]:
+    handle.seek(start)
+    left = end - start
+    while left > 0 and (chunk := handle.read(min(_CHUNK_BYTES, left))):
+        left -= len(chunk)
+        yield chunk
 
 
-def _line_boundary_of(stream: Path, offset: int, run_id: str) -> bool:
+def _line_boundary_of(stream: Path, offset: int, run_id: str, within: Path | None) -> bool:
     """Whether `offset` starts a line (or is the end) and that line is `run_id`'s, or a later
     run's start: a stream rewritten or cut since the snapshot fails this."""
-    with open(stream, "rb") as handle:
+    with open_regular(stream, within=within) as handle:
         if offset > 0:
             handle.seek(offset - 1)
             if handle.read(1) != b"\n":

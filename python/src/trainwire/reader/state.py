@@ -1,394 +1,36 @@
-"""Run state: fold decoded lines into one state per run (reader rules 3-5).
-
-The state is the conformance reference: `StreamReader.to_json()` is byte-identical to
-what the TypeScript reader produces for the same bytes (apart from diagnostic texts).
-The run record, the fold with its per-event effects and the reader that feeds it stay in
-one module so that the fold reads as the reader rules do, section by section.
+"""The stream reader: the decoder and the run-state fold (`lines.state_fold`) together, and
+the reader state they give. The state is the conformance reference: `StreamReader.to_json()`
+is byte-identical to what the TypeScript reader produces for the same bytes (apart from
+diagnostic texts).
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from trainwire._generated.contract import ENVELOPE_FIELDS, DiagnosticCode
 from trainwire.contract import canonical
 from trainwire.contract.clock import to_timestamp_us
-from trainwire.contract.errors import StreamError
-from trainwire.contract.event_dicts import event_dict
-from trainwire.contract.liveness import status_at
-from trainwire.contract.models import EVENT_NAMES
-from trainwire.contract.status import EXIT_CODES
 from trainwire.lines.decoder import (
     DEFAULT_MAX_DIAGNOSTICS,
     DEFAULT_MAX_LINE_BYTES,
-    Batch,
     Decoder,
-    Diagnostic,
     DiagnosticLog,
     Events,
-    ValidatedRecord,
 )
-from trainwire.reader.phases import phase_ended, phase_progress, phase_started
-from trainwire.reader.run_table import run_table_html
-from trainwire.reader.trials import new_trials, trial_ended, trial_progress, trial_started, trial_went_back
+from trainwire.lines.run_table import run_table_html
+from trainwire.lines.state_fold import RunState, RunStateFold
 
 __all__ = [
     "RunState",
     "RunStateFold",
     "StreamReader",
     "read_state",
+    "reader_state",
     "run_table_html",
 ]
 
-_ENVELOPE_FIELDS = frozenset(ENVELOPE_FIELDS)
-
 Now = str | datetime | None
-
-
-class RunState:
-    """What a reader knows about one run; `to_dict` is its reader-state form."""
-
-    __slots__ = (
-        "run_id",
-        "status",
-        "events",
-        "last_seq",
-        "last_ts",
-        "seq_gaps",
-        "heartbeat_interval_s",
-        "phase",
-        "step",
-        "total_steps",
-        "epoch",
-        "loss",
-        "learning_rate",
-        "eta_s",
-        "progress",
-        "attempt",
-        "restarts",
-        "stop_requested",
-        "last_eval",
-        "last_checkpoint",
-        "trials",
-        "phase_progress",
-        "cycle",
-        "rollbacks",
-        "stop_criterion",
-        "stage",
-        "finished",
-    )
-
-    def __init__(self, run_id: str) -> None:
-        self.run_id = run_id
-        self.status = "running"
-        self.events = 0
-        self.last_seq = 0
-        self.last_ts: str | None = None
-        self.seq_gaps: list[list[int]] = []
-        self.heartbeat_interval_s: float | None = None
-        self.phase: str | None = None
-        self.step: int | None = None
-        self.total_steps: int | None = None
-        self.epoch: float | None = None
-        self.loss: float | None = None
-        self.learning_rate: float | None = None
-        self.eta_s: float | None = None
-        self.progress: float | None = None
-        self.attempt = 1
-        self.restarts: list[dict[str, Any]] = []
-        self.stop_requested = False
-        self.last_eval: dict[str, Any] | None = None
-        self.last_checkpoint: dict[str, Any] | None = None
-        self.trials: dict[str, Any] = new_trials()
-        self.phase_progress: dict[str, Any] | None = None
-        self.cycle: dict[str, Any] | None = None
-        self.rollbacks: list[dict[str, Any]] = []
-        self.stop_criterion: str | None = None
-        self.stage: dict[str, Any] | None = None
-        self.finished: dict[str, Any] | None = None
-
-    @property
-    def exit_code(self) -> int | None:
-        """The exit code `run.finished` gives (a host's own code included); None while it runs."""
-        if self.finished is not None and isinstance(self.finished.get("exit_code"), int):
-            return int(self.finished["exit_code"])
-        return EXIT_CODES.get(self.status)
-
-    def status_at(self, now_us: int | None, stale_after_s: float | None = None) -> str:
-        """`stale` when a running run has been silent too long at `now_us` (rule 4)."""
-        return status_at(self.status, self.last_ts, self.heartbeat_interval_s, now_us, stale_after_s)
-
-    def _repr_html_(self) -> str:
-        """In Jupyter: a small table of the run, a snapshot at display time."""
-        return run_table_html(self)
-
-    @classmethod
-    def from_dict(cls, saved: dict[str, Any]) -> RunState:
-        """A run as a saved reader state holds it (`to_dict`'s output), to go on from."""
-        run = cls(saved["run_id"])
-        for name in cls.__slots__:  # a state a 1.0 reader saved lacks the 1.1 fields: they keep their defaults
-            setattr(run, name, copy.deepcopy(saved.get(name, getattr(run, name))))
-        run.trials = {**new_trials(), **run.trials}
-        if run.status == "stale":  # decided when a state is read, never kept: the run was running
-            run.status = "running"
-        return run
-
-    def to_dict(self, now_us: int | None = None, stale_after_s: float | None = None) -> dict[str, Any]:
-        state = copy.deepcopy({name: getattr(self, name) for name in self.__slots__})
-        state["status"] = self.status_at(now_us, stale_after_s)
-        return state
-
-
-#: the fold's "no run yet": never written to, as `next_seq` 0 sends the next line to `_run_for`
-_NO_RUN = RunState("")
-
-
-class RunStateFold:
-    """Folds `(line, event)` records into runs, with checks 7-9 of the reader rules.
-
-    Events are the decoder's validated dicts (a typed event is taken too, as its dict).
-
-    `diagnostics` may be a list shared with the decoder, so that both add to it in
-    stream order.
-    """
-
-    def __init__(
-        self,
-        *,
-        strict: bool = False,
-        diagnostics: list[Diagnostic] | None = None,
-        resume: dict[str, Any] | None = None,
-    ) -> None:
-        self.strict = strict
-        self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
-        #: runs by id, in order of first appearance
-        self.runs: dict[str, RunState] = {}
-        #: lines applied whose event name this reader does not know
-        self.unknown_events = 0
-        if resume is not None:
-            # a saved reader state: its runs keep their last seq and ts, so gaps and silence are still seen
-            self.runs = {saved["run_id"]: RunState.from_dict(saved) for saved in resume["runs"]}
-            self.unknown_events = resume["unknown_events"]
-            self.diagnostics.extend(Diagnostic(d["line"], d["code"], d["message"]) for d in resume["diagnostics"])
-            if isinstance(self.diagnostics, DiagnosticLog):
-                self.diagnostics.dropped += resume.get("diagnostics_dropped", 0)
-
-    def apply(self, line: int, event: Any) -> bool:
-        """Fold one decoded line; False when it is dropped (after_finished, seq_not_increasing)."""
-        if type(event) is not dict:
-            event = event_dict(event)
-        run = self._run_for(line, event)
-        if run is None:
-            return False
-        run.events += 1
-        run.last_seq = event["seq"]
-        run.last_ts = event["ts"]
-        self._effect(run, event)
-        return True
-
-    def extend(self, records: Iterable[ValidatedRecord]) -> list[dict[str, Any]]:
-        """Fold records in order; return the events applied (validated dicts)."""
-        return self.extend_batches((line, [event]) for line, event in records)
-
-    def extend_batches(self, batches: Iterable[Batch]) -> list[dict[str, Any]]:
-        """Fold the decoder's batches of consecutive lines in order; return the events applied."""
-        applied: list[dict[str, Any]] = []
-        run = _NO_RUN  # the run of the line before
-        next_seq = 0  # the seq of that run's next line, which passes every check (0: none does)
-        step: dict[str, Any] | None = None  # the run's latest train.step, not yet written into it
-        for first, events in batches:
-            dropped: list[int] = []
-            for index, event in enumerate(events):
-                seq = event["seq"]
-                if seq != next_seq or event["run_id"] != run.run_id:
-                    if step is not None:
-                        _train_step(run, step)
-                        step = None
-                    found = self._run_for(first + index, event)
-                    if found is None:
-                        dropped.append(index)
-                        run, next_seq = _NO_RUN, 0
-                        continue
-                    run = found
-                run.events += 1
-                run.last_seq = seq
-                run.last_ts = event["ts"]
-                next_seq = seq + 1
-                if event["event"] == "train.step" and "stage" not in event:
-                    if step is not None and step.get("trial") != event.get("trial"):
-                        _train_step(run, step)  # another trial's last step is its record's
-                    step = event  # a later step overwrites every field it sets: only the last one is written
-                    continue
-                if step is not None:
-                    _train_step(run, step)
-                    step = None
-                self._effect(run, event)
-                if run.finished is not None:
-                    next_seq = 0  # a later line of the run is dropped: `_run_for` says so
-            if dropped:
-                skipped = set(dropped)
-                applied += [event for index, event in enumerate(events) if index not in skipped]
-            else:
-                applied += events
-        if step is not None:
-            _train_step(run, step)
-        return applied
-
-    def _run_for(self, line: int, event: dict[str, Any]) -> RunState | None:
-        """The run a line folds into (checks 7-9); None when the line is dropped."""
-        run_id = event["run_id"]
-        run = self.runs.get(run_id)
-        seq = event["seq"]
-        if run is not None:
-            if run.finished is not None:
-                self._report(
-                    line, "after_finished", f"run {run_id} already finished; {event['event']} seq {seq} dropped"
-                )
-                return None
-            if seq <= run.last_seq:
-                self._report(
-                    line, "seq_not_increasing", f"run {run_id}: seq {seq} after seq {run.last_seq}; line dropped"
-                )
-                return None
-        else:
-            run = self.runs[run_id] = RunState(run_id)
-        if seq > run.last_seq + 1:
-            run.seq_gaps.append([run.last_seq + 1, seq])
-            self._report(line, "seq_gap", f"run {run_id}: expected seq {run.last_seq + 1}, got {seq}; line applied")
-        return run
-
-    def _effect(self, run: RunState, event: dict[str, Any]) -> None:
-        if "stage" in event and event["stage"] is not None:
-            run.stage = dict(event["stage"])
-        name = event["event"]
-        effect = _EFFECTS.get(name)
-        if effect is not None:
-            effect(run, event)
-        elif name not in EVENT_NAMES:
-            self.unknown_events += 1
-
-    def _report(self, line: int, code: DiagnosticCode, message: str) -> None:
-        if self.strict:
-            raise StreamError(line, code, message)
-        self.diagnostics.append(Diagnostic(line, code, message))
-
-
-# effects of each event (a validated dict) on its run (reader rules, section 3); an
-# optional field is a key present exactly when the line sets it
-
-Event = dict[str, Any]
-
-
-def _run_started(run: RunState, event: Event) -> None:
-    run.total_steps = event.get("total_steps")
-    run.trials["total"] = event.get("total_trials")
-    if "heartbeat_interval_s" in event:
-        run.heartbeat_interval_s = event["heartbeat_interval_s"]
-
-
-def _train_step(run: RunState, event: Event) -> None:
-    run.step = event["step"]
-    run.total_steps = event["total_steps"]
-    run.epoch = event.get("epoch")
-    run.loss = event.get("loss")
-    run.learning_rate = event.get("learning_rate")
-    run.eta_s = event.get("eta_s")
-    run.progress = event.get("progress")
-    if "trial" in event:
-        trial_progress(run.trials, event)
-
-
-def _train_epoch(run: RunState, event: Event) -> None:
-    run.epoch = event["epoch"]
-    run.step = event["step"]
-    if "trial" in event:
-        trial_progress(run.trials, event)
-
-
-def _train_restarted(run: RunState, event: Event) -> None:
-    run.attempt = event["attempt"]
-    run.restarts.append({"reason": event["reason"], "previous_step": event["previous_step"], "step": event["step"]})
-    run.step = event["step"]
-    run.eta_s = None
-    run.progress = None
-    if "total_steps" in event:
-        run.total_steps = event["total_steps"]
-    if "trial" in event:
-        trial_went_back(run.trials, event)
-
-
-def _train_rolled_back(run: RunState, event: Event) -> None:
-    # the attempt goes on: no new attempt, steps may go back (reader rule 3)
-    run.rollbacks.append(
-        {
-            "previous_step": event["previous_step"],
-            "step": event["step"],
-            "checkpoint": event["checkpoint"],
-            "reason": event["reason"],
-            "trial": event.get("trial"),
-        }
-    )
-    run.step = event["step"]
-    run.eta_s = None
-    run.progress = None
-    if "trial" in event:
-        trial_went_back(run.trials, event)
-
-
-def _eval_completed(run: RunState, event: Event) -> None:
-    run.last_eval = {
-        "step": event["step"],
-        "epoch": event.get("epoch"),
-        "split": event.get("split"),
-        "metrics": dict(event["metrics"]),
-    }
-
-
-def _checkpoint_saved(run: RunState, event: Event) -> None:
-    run.last_checkpoint = {"step": event["step"], "path": event["path"], "reason": event.get("reason")}
-
-
-def _trial_started(run: RunState, event: Event) -> None:
-    trial_started(run.trials, event)
-
-
-def _trial_ended(run: RunState, event: Event) -> None:
-    trial_ended(run.trials, event)
-
-
-def _stop_requested(run: RunState, event: Event) -> None:
-    run.stop_requested = True
-    if "criterion" in event:
-        run.stop_criterion = event["criterion"]
-
-
-def _run_finished(run: RunState, event: Event) -> None:
-    run.status = event["status"]
-    run.finished = {key: value for key, value in event.items() if key not in _ENVELOPE_FIELDS}
-
-
-#: every event -> its effect on the run (reader rules section 3); None: no effect beyond the
-#: envelope's (a test requires every event of the contract here)
-_EFFECTS: dict[str, Any] = {
-    "run.started": _run_started,
-    "run.heartbeat": None,
-    "phase.progress": phase_progress,
-    "train.rolled_back": _train_rolled_back,
-    "phase.started": phase_started,
-    "phase.ended": phase_ended,
-    "train.step": _train_step,
-    "train.epoch": _train_epoch,
-    "train.restarted": _train_restarted,
-    "eval.completed": _eval_completed,
-    "checkpoint.saved": _checkpoint_saved,
-    "trial.started": _trial_started,
-    "trial.ended": _trial_ended,
-    "stop.requested": _stop_requested,
-    "run.finished": _run_finished,
-}
 
 
 class StreamReader:
@@ -458,17 +100,14 @@ class StreamReader:
 
     def to_dict(self, now: Now = None, stale_after_s: float | None = None) -> dict[str, Any]:
         """The reader state (schemas/reader-state/v1); `now` turns silent runs `stale`."""
-        now_us = None if now is None else to_timestamp_us(now)
-        return {
-            "runs": [run.to_dict(now_us, stale_after_s) for run in self.fold.runs.values()],
-            "lines": self.decoder.lines,
-            "consumed_bytes": self.decoder.consumed_bytes,
-            "partial_tail_bytes": self.decoder.partial_tail_bytes,
-            "unknown_events": self.fold.unknown_events,
-            "diagnostics": [diagnostic.to_dict() for diagnostic in self.diagnostics],
-            # only when some were dropped: a state within the limit is unchanged by the bound
-            **({"diagnostics_dropped": self.diagnostics.dropped} if self.diagnostics.dropped else {}),
-        }
+        return reader_state(
+            self.fold,
+            lines=self.decoder.lines,
+            consumed_bytes=self.decoder.consumed_bytes,
+            partial_tail_bytes=self.decoder.partial_tail_bytes,
+            now=now,
+            stale_after_s=stale_after_s,
+        )
 
     def to_json(self, now: Now = None, stale_after_s: float | None = None) -> str:
         """The state as canonical (RFC 8785) JSON."""
@@ -487,3 +126,29 @@ def read_state(
     reader.feed(data)
     reader.finish()
     return reader.to_dict(now, stale_after_s)
+
+
+def reader_state(
+    fold: RunStateFold,
+    *,
+    lines: int,
+    consumed_bytes: int,
+    partial_tail_bytes: int,
+    now: Now = None,
+    stale_after_s: float | None = None,
+) -> dict[str, Any]:
+    """The reader state (schemas/reader-state/v1) of `fold`'s runs after `consumed_bytes`
+    (`StreamReader.to_dict`, and a stream opened from its snapshots)."""
+    now_us = None if now is None else to_timestamp_us(now)
+    diagnostics = fold.diagnostics
+    dropped = diagnostics.dropped if isinstance(diagnostics, DiagnosticLog) else 0
+    return {
+        "runs": [run.to_dict(now_us, stale_after_s) for run in fold.runs.values()],
+        "lines": lines,
+        "consumed_bytes": consumed_bytes,
+        "partial_tail_bytes": partial_tail_bytes,
+        "unknown_events": fold.unknown_events,
+        "diagnostics": [diagnostic.to_dict() for diagnostic in diagnostics],
+        # only when some were dropped: a state within the limit is unchanged by the bound
+        **({"diagnostics_dropped": dropped} if dropped else {}),
+    }

@@ -1,5 +1,6 @@
-"""The dashboard's HTTP side: the page, the runs list, each run's stream by Range, its latest
-run's series snapshot (to open it at once), and stop.
+"""The dashboard's HTTP side: the page, the runs list, each run's stream by Range, its opening
+(every run's state, series and view events from the journal snapshots, to open it at once),
+and stop.
 
 Every file system call runs in a worker thread under a deadline (never on the event loop),
 so a slow disk, a huge tree or a hostile file can delay one answer, not the server.
@@ -31,12 +32,11 @@ from trainwire._version import __version__
 from trainwire.contract.canonical import dumps
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.files import open_regular
-from trainwire.contract.journal_lookup import latest_journal
-from trainwire.contract.layout import SERIES_FILE, STREAM_FILE
+from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.limits import clip
 from trainwire.contract.status import EXIT_CODES
 from trainwire.reader.catalog import run_row
-from trainwire.reader.run_opening import read_snapshot
+from trainwire.reader.run_opening import open_from_snapshots
 from trainwire.reader.state import StreamReader
 from trainwire.serve.index import IndexedStream, RunIndex
 from trainwire.serve.security import Guard
@@ -107,14 +107,14 @@ def create_app(index: RunIndex, *, token: str, hosts: frozenset[str], read_only:
         # Range, If-Range, ETag and Last-Modified come with FileResponse: a poll reads new bytes only
         return _OpenedFileResponse(file, media_type="application/x-ndjson", headers={"cache-control": "no-cache"})
 
-    async def snapshot(request: Request) -> Response:
+    async def opening(request: Request) -> Response:
         found = index.stream(request.path_params["key"])
         if found is None:
             raise _Problem(404, "no such run")
-        saved = await files.run(_latest_snapshot, found)
-        if saved is None:  # the page reads the whole stream instead
+        answer = await files.run(_opening, found)
+        if answer is None:  # the page reads the whole stream instead
             raise _Problem(404, "no snapshot to open this run from")
-        return Response(dumps(saved), media_type="application/json", headers=_NO_STORE)
+        return Response(answer, media_type="application/json", headers=_NO_STORE)
 
     async def stop(request: Request) -> Response:
         key = request.path_params["key"]
@@ -133,8 +133,8 @@ def create_app(index: RunIndex, *, token: str, hosts: frozenset[str], read_only:
         Route("/favicon.ico", favicon),
         Route("/api/config", config),
         Route("/api/runs", runs),
+        Route("/api/runs/{key:path}/opening", opening),
         Route(f"/runs/{{key:path}}/{STREAM_FILE}", stream),
-        Route(f"/runs/{{key:path}}/{SERIES_FILE}", snapshot),
         Mount("/assets", app=StaticFiles(directory=static_dir(), check_dir=False), name="assets"),
     ]
     if not read_only:
@@ -218,10 +218,25 @@ def _rows(streams: dict[str, IndexedStream]) -> list[dict[str, Any]]:
     return rows
 
 
-def _latest_snapshot(found: IndexedStream) -> dict[str, Any] | None:
-    """The series snapshot of the stream's latest run, when the page may go on from it."""
-    journal = latest_journal(found.path.parent)
-    return read_snapshot(found.path, journal, within=found.root) if journal is not None else None
+#: the form of the opening's answer; a change to its shape is a new version
+OPENING_VERSION = 1
+
+
+def _opening(found: IndexedStream) -> str | None:
+    """The stream's opening as canonical JSON (docs/dashboard.md), None when a run of it
+    cannot be opened from its snapshot. Built in the worker thread: the answer can be large."""
+    opened = open_from_snapshots(found.path, within=found.root)
+    if opened is None:
+        return None
+    return dumps(
+        {
+            "opening_version": OPENING_VERSION,
+            "offset": opened.offset,
+            "state": opened.state,
+            "series": opened.series().to_dict(),
+            "events": [line for run in opened.runs for line in run.events],
+        }
+    )
 
 
 def _latest_row(found: IndexedStream) -> dict[str, Any] | None:

@@ -36,6 +36,7 @@ from trainwire.lines.summary import write_summary
 from trainwire.writer.config_reference import write_config_diff
 from trainwire.writer.provenance import run_git
 from trainwire.writer.redaction import redact_text
+from trainwire.writer.sinks import reader_view
 
 __all__ = ["DIFF_LIMIT_BYTES", "SECRET_FILE_PATTERNS", "Journal", "dirty_diff"]
 
@@ -77,7 +78,8 @@ class Journal:
     `begin()` is called by the run before `run.started`: it writes the config (and its diff
     against `config_reference`), the notes file, the environment record and the dirty diff,
     and returns the diff's reference for the provenance. As a sink it folds every line, and
-    the steps the throttle left out (`keep_step`), into the summary and the series; it
+    the steps the throttle left out (`keep_step`), into the summary and the series, and the
+    written lines into the run's state and view events; it
     writes `summary.json` and `series.json` when the run starts, every `SAVE_INTERVAL_S`
     and when it finishes. A failure is logged and never reaches training.
     """
@@ -101,6 +103,7 @@ class Journal:
             logger.warning("trainwire: the 0.1 journal in %s could not be moved", self.directory, exc_info=True)
         self._fold = RunJournalFold(run_id, _earlier_runs(self.directory, run_id))
         self._lines: list[dict[str, Any]] = []  # train.step lines, written or kept, not folded yet
+        self._written: list[dict[str, Any]] = []  # lines written, not folded into the state yet
         self._kept: list[dict[str, Any]] = []  # kept steps not appended to the step file yet
         self._steps_offset = 0  # bytes of the step file written
         self._last_seq = 0
@@ -143,13 +146,15 @@ class Journal:
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
         self._last_seq = event["seq"]
+        # the state and view events fold what a reader decodes (a NaN loss is null there)
+        self._written.append(reader_view(line, event))
         if event.get("event") == "train.step":  # the per-step path: folded in batches
             lines = self._lines
             lines.append(event)
             if len(lines) >= STEP_BATCH:
                 self._fold_steps()
             return
-        self._fold_steps()
+        self._fold_pending()
         self._fold.add_lines([event])
         kind = event.get("event")
         if kind in ("run.started", "run.finished") or time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
@@ -166,12 +171,21 @@ class Journal:
             self._fold_steps()
 
     def _fold_steps(self) -> None:
+        """A batch of steps is due: folded, and saved when the interval has passed."""
+        self._fold_pending()
+        if time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
+            self._save()
+
+    def _fold_pending(self) -> None:
+        """Folds the steps and the stream lines waiting, and appends the kept steps; a save
+        comes only after the line being written is folded too (the stream holds it)."""
         if self._lines:
             lines, self._lines = self._lines, []
             self._fold.add_lines(lines)
             self._append_kept()
-            if time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
-                self._save()
+        if self._written:
+            written, self._written = self._written, []
+            self._fold.add_stream_lines(written)
 
     def _append_kept(self) -> None:
         """Appends the kept steps to the step file in one write of whole lines."""
@@ -208,7 +222,7 @@ class Journal:
             logger.warning("trainwire: the journal in %s could not be written", self.journal_dir, exc_info=True)
 
     def close(self) -> None:
-        self._fold_steps()
+        self._fold_pending()
         self._append_kept()
         self._save()
 

@@ -1,6 +1,6 @@
 """A run's trials in the reader state (contract 1.1): one record per trial, the best with its params.
 
-The fold in `reader.state` calls these with the run's `trials` object and a validated event
+The fold in `lines.state_fold` calls these with the run's `trials` object and a validated event
 dict; the TypeScript package's fold does the same, field for field.
 """
 
