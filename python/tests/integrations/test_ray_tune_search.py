@@ -1,10 +1,12 @@
 """Ray Tune experiments written by `trainwire.integrations.ray_tune` on a real local Ray
 (one session for the module): a function trainable with a tiny torch model, a trial that
-raises, checkpoints under the output directory, and a stop mid-experiment."""
+raises, checkpoints under the output directory, a stop file mid-experiment and a SIGTERM
+sent to a driver process (which joins the module's Ray)."""
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +16,8 @@ import pytest
 import ray
 import torch
 from ray import tune
-from support.paths import ROOT
+from support.paths import ROOT, SCRIPTS
+from support.stopped_processes import signalled_after_step
 from support.stream_files import stream_of
 
 from trainwire.integrations.ray_tune import TuneSearch
@@ -101,3 +104,18 @@ def test_a_stop_file_ends_the_experiment_through_tune_interrupted(tmp_path: Path
     assert steps and max(steps) < 50
     assert events[-1]["status"] == "interrupted" and events[-1]["reason"] == "control_file"
     assert search.run.exit_code == 2
+
+
+def test_sigterm_on_the_driver_ends_the_experiment_through_tune_interrupted(tmp_path: Path) -> None:
+    address = ray.get_runtime_context().gcs_address
+    command = [sys.executable, str(SCRIPTS / "tune_driver.py"), address, str(tmp_path)]
+    code, stderr = signalled_after_step(command, tmp_path / STREAM, 2)
+    assert code == 2, stderr[-4000:]
+    events = stream_of(tmp_path / STREAM)
+    finished = [event for event in events if event["event"] == "run.finished"]
+    assert finished == [events[-1]] and finished[0]["status"] == "interrupted"
+    assert finished[0]["reason"] == "sigterm"
+    stops = [event for event in events if event["event"] == "stop.requested"]
+    assert [(stop["source"], stop["signal"]) for stop in stops] == [("signal", "SIGTERM")]
+    steps = [event["step"] for event in events if event["event"] == "train.step"]
+    assert max(steps) < 500
