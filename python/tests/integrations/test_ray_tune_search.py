@@ -1,11 +1,12 @@
 """Ray Tune experiments written by `trainwire.integrations.ray_tune` on a real local Ray
 (one session for the module): a function trainable with a tiny torch model, a trial that
-raises, checkpoints under the output directory, a stop file mid-experiment and a SIGTERM
+raises, checkpoints under the output directory, a stop file mid-experiment and SIGTERM or SIGINT
 sent to a driver process (which joins the module's Ray)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -106,16 +107,23 @@ def test_a_stop_file_ends_the_experiment_through_tune_interrupted(tmp_path: Path
     assert search.run.exit_code == 2
 
 
-def test_sigterm_on_the_driver_ends_the_experiment_through_tune_interrupted(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_the_driver_ends_the_experiment_through_tune_interrupted(
+    tmp_path: Path, sent: signal.Signals
+) -> None:
     address = ray.get_runtime_context().gcs_address
     command = [sys.executable, str(SCRIPTS / "tune_driver.py"), address, str(tmp_path)]
-    code, stderr = signalled_after_step(command, tmp_path / STREAM, 2)
+    code, stderr = signalled_after_step(command, tmp_path / STREAM, 2, sent)
     assert code == 2, stderr[-4000:]
     events = stream_of(tmp_path / STREAM)
     finished = [event for event in events if event["event"] == "run.finished"]
     assert finished == [events[-1]] and finished[0]["status"] == "interrupted"
-    assert finished[0]["reason"] == "sigterm"
+    assert finished[0]["reason"] == sent.name.lower()
     stops = [event for event in events if event["event"] == "stop.requested"]
-    assert [(stop["source"], stop["signal"]) for stop in stops] == [("signal", "SIGTERM")]
+    assert [(stop["source"], stop["signal"]) for stop in stops] == [("signal", sent.name)]
     steps = [event["step"] for event in events if event["event"] == "train.step"]
     assert max(steps) < 500
+    ended = [(event["trial"], event["status"], event["error"]) for event in events if event["event"] == "trial.ended"]
+    assert [(trial, status, error["message"]) for trial, status, error in ended] == [
+        (1, "failed", "the experiment stopped before the trial ended")
+    ]
