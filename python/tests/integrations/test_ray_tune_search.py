@@ -1,10 +1,14 @@
 """Ray Tune experiments written by `trainwire.integrations.ray_tune` on a real local Ray
 (one session for the module): a function trainable with a tiny torch model, a trial that
-raises, checkpoints under the output directory, and a stop mid-experiment."""
+raises, checkpoints under the output directory, a stop file mid-experiment and SIGTERM or SIGINT
+sent to a driver process (which joins the module's Ray); and a transformers
+`Trainer.hyperparameter_search(backend="ray")` with `attach()`."""
 
 from __future__ import annotations
 
 import os
+import signal
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +18,14 @@ import pytest
 import ray
 import torch
 from ray import tune
-from support.paths import ROOT
+from support.paths import ROOT, SCRIPTS
+from support.stopped_processes import signalled_after_step
 from support.stream_files import stream_of
+from transformers import TrainerCallback
 
+from trainwire.cli.demo_model import StepDelay, build_model, build_trainer
 from trainwire.integrations.ray_tune import TuneSearch
+from trainwire.integrations.transformers import TrainwireCallback, attach
 from trainwire.stop import request_stop
 
 STREAM = "progress.jsonl"
@@ -101,3 +109,78 @@ def test_a_stop_file_ends_the_experiment_through_tune_interrupted(tmp_path: Path
     assert steps and max(steps) < 50
     assert events[-1]["status"] == "interrupted" and events[-1]["reason"] == "control_file"
     assert search.run.exit_code == 2
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_the_driver_ends_the_experiment_through_tune_interrupted(
+    tmp_path: Path, sent: signal.Signals
+) -> None:
+    address = ray.get_runtime_context().gcs_address
+    command = [sys.executable, str(SCRIPTS / "tune_driver.py"), address, str(tmp_path)]
+    code, stderr = signalled_after_step(command, tmp_path / STREAM, 2, sent)
+    assert code == 2, stderr[-4000:]
+    events = stream_of(tmp_path / STREAM)
+    finished = [event for event in events if event["event"] == "run.finished"]
+    assert finished == [events[-1]] and finished[0]["status"] == "interrupted"
+    assert finished[0]["reason"] == sent.name.lower()
+    stops = [event for event in events if event["event"] == "stop.requested"]
+    assert [(stop["source"], stop["signal"]) for stop in stops] == [("signal", sent.name)]
+    steps = [event["step"] for event in events if event["event"] == "train.step"]
+    assert max(steps) < 500
+    ended = [(event["trial"], event["status"], event["error"]) for event in events if event["event"] == "trial.ended"]
+    assert [(trial, status, error["message"]) for trial, status, error in ended] == [
+        (1, "failed", "the experiment stopped before the trial ended")
+    ]
+
+
+def searching_trainer(tmp_path: Path, steps: int, eval_steps: int) -> tuple[Any, TrainwireCallback]:
+    """The tiny Trainer, a new model per trial (`model_init`), evaluated every `eval_steps`."""
+    trainer = build_trainer(tmp_path, max_steps=steps, eval_strategy="steps", eval_steps=eval_steps)
+    trainer.model_init = lambda trial=None: build_model()
+    return trainer, attach(trainer, check_interval_s=0, step_interval_s=0)
+
+
+class StopsAtStepFour(TrainerCallback):
+    """In Tune's worker: asks the search to stop through the control file of its output
+    directory, after the trial's first report (transformers' own search looks up the best
+    trial's `objective` when Tune returns, and raises when no trial reported one)."""
+
+    def __init__(self, output_dir: Path) -> None:
+        self.output_dir = output_dir
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.global_step == 4:
+            request_stop(self.output_dir)
+
+
+def test_a_trainer_search_on_ray_is_the_attached_run_with_tunes_trials(tmp_path: Path) -> None:
+    trainer, callback = searching_trainer(tmp_path, 3, 3)
+    space = {"learning_rate": tune.grid_search([1e-3, 1e-2])}
+    best = trainer.hyperparameter_search(hp_space=lambda _: space, n_trials=1, backend="ray", verbose=0)
+    events = stream_of(tmp_path / STREAM)
+    assert len({event["run_id"] for event in events}) == 1
+    assert events[0]["event"] == "run.started" and events[0]["total_trials"] == 1
+    params = {event["trial"]: event["params"] for event in events if event["event"] == "trial.started"}
+    assert sorted(lr["learning_rate"] for lr in params.values()) == [1e-3, 1e-2]
+    steps = [(event["trial"], event["step"]) for event in events if event["event"] == "train.step"]
+    assert sorted(steps) == [(1, 1), (2, 1)]  # the Trainer reports once, at its evaluation
+    ended = {event["trial"]: event for event in events if event["event"] == "trial.ended"}
+    assert {number: event["status"] for number, event in ended.items()} == {1: "succeeded", 2: "succeeded"}
+    winner = next(number for number, value in params.items() if value == best.hyperparameters)
+    assert events[-2]["best"] == {"trial": winner, "metric": "objective", "value": best.objective}
+    assert events[-1]["event"] == "run.finished" and events[-1]["status"] == "succeeded"
+    # The callback and the wrappers are back on the Trainer once Tune has copied it.
+    assert [cb for cb in trainer.callback_handler.callbacks if isinstance(cb, TrainwireCallback)] == [callback]
+    assert "train" in trainer.__dict__ and callback.run is not None and callback.run.status == "succeeded"
+
+
+def test_a_stop_ends_a_trainer_search_on_ray_interrupted(tmp_path: Path) -> None:
+    trainer, callback = searching_trainer(tmp_path, 200, 2)
+    trainer.add_callback(StepDelay(0.03))  # 6 s of training: the stop comes long before its end
+    trainer.add_callback(StopsAtStepFour(tmp_path))
+    trainer.hyperparameter_search(hp_space=lambda _: {"learning_rate": 1e-3}, n_trials=1, backend="ray", verbose=0)
+    events = stream_of(tmp_path / STREAM)
+    ended = [(event["trial"], event["status"]) for event in events if event["event"] == "trial.ended"]
+    assert ended == [(1, "failed")]
+    assert events[-1]["status"] == "interrupted" and events[-1]["reason"] == "control_file"
+    assert callback.run is not None and callback.run.exit_code == 2

@@ -138,6 +138,11 @@ class Lifecycle:
     # -- the honoured stop --------------------------------------------------------------
 
     @property
+    def takes_signals(self) -> bool:
+        """Whether the stop's signal handlers are installed while training (`signals=True`)."""
+        return self._signals
+
+    @property
     def stopped(self) -> bool:
         """True once a stop was honoured during training."""
         return self.stop_request is not None
@@ -288,6 +293,8 @@ class Lifecycle:
         """The search returned (`error` None) or raised: an owned run ends `interrupted`
         after a stop, else as `error` says (`Run.finish_for`)."""
         self.searching = False
+        if self.stop_request is None and self.stop is not None:
+            self.stop_request = self.stop.honoured  # honoured by the engine (Tune's stopper polls it)
         run = self.run if writes else None
         if error is None or run is None or run.status is not None:
             self.finish(writes=writes)

@@ -17,17 +17,22 @@ sys.exit(search.run.exit_code)
 Trials are numbered from 1 in the order Tune starts them; a trial's config is its params.
 Each result is a `train.step` of its trial at `training_iteration`, the reported numbers
 as metrics (`loss` as the step's loss); an error ends the trial `failed`, completion
-`succeeded` with its last result and the best trial by `metric`/`mode` after it.
+`succeeded` with its last result and the best trial by `metric`/`mode` after it; a trial a
+stop cut short ends `failed` ("the experiment stopped before the trial ended").
 Checkpoints live under Ray's storage path: give Tune `storage_path=search.storage_path`
 (the output directory) and they are written relative to it (writer rule 9); a checkpoint
-kept elsewhere is left out with a WARNING. A stop (control file, signal) ends the
-experiment through Tune's own stopping (`search.stopper`).
+kept elsewhere is left out with a WARNING. A stop (control file, SIGTERM, SIGINT) ends
+the experiment through Tune's own stopping (`search.stopper`); while the block is open, Tune
+installs no SIGINT handler of its own (`TUNE_DISABLE_SIGINT_HANDLER`). Open it after
+`ray.init`, which installs a SIGTERM handler.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, Literal
 
@@ -42,6 +47,12 @@ from trainwire.integrations.search import OwnedSearchRun  # noqa: E402
 from trainwire.writer.run import Run  # noqa: E402
 
 __all__ = ["TuneSearch"]
+
+#: the environment setting that keeps Tune from installing its SIGINT handler in `fit()`
+TUNE_SIGINT_SETTING = "TUNE_DISABLE_SIGINT_HANDLER"
+
+#: the error of a trial the experiment's stop cut short
+STOPPED_BEFORE_END = "the experiment stopped before the trial ended"
 
 #: Tune's bookkeeping in every result: not the trial's metrics
 TUNE_FIELDS = frozenset(
@@ -98,6 +109,8 @@ class TuneSearch(tune.Callback):
         self.total_trials = total_trials
         self._numbers: dict[str, int] = {}
         self._best: tuple[int, float] | None = None
+        self._ended: set[int] = set()
+        self._environment = contextlib.ExitStack()
 
     @property
     def run(self) -> Run:
@@ -127,11 +140,17 @@ class TuneSearch(tune.Callback):
 
     def __enter__(self) -> TuneSearch:
         self._owned.begin(total_trials=self.total_trials)
+        stop = self._owned.stop
+        if stop is not None and stop.handles_signals:
+            # Tune's own Ctrl+C handler would end the experiment without the stop (the run
+            # `succeeded`); with it off, SIGINT stays the search's and ends it `interrupted`.
+            self._environment.enter_context(tune_sigint_handler_off())
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> Literal[False]:
+        self._environment.close()
         self._owned.end(exc)
         return False
 
@@ -156,21 +175,26 @@ class TuneSearch(tune.Callback):
 
     def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         number = self._number(trial)
-        metrics = reported_metrics(trial.last_result or {})
-        self._rank(number, metrics.get(self.metric) if self.metric else None)
-        self.run.trial_ended(number, "succeeded", metrics=metrics, best=self._best_field())
+        self._rank(number, reported_metrics(trial.last_result or {}).get(self.metric) if self.metric else None)
+        self._end(number, "succeeded", trial)
 
     def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
-        error = trial_error(trial)
-        self.run.trial_ended(
-            self._number(trial),
-            "failed",
-            metrics=reported_metrics(trial.last_result or {}),
-            error=error,
-            best=self._best_field(),
-        )
+        self._end(self._number(trial), "failed", trial, error=trial_error(trial))
+
+    def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
+        # A trial the experiment's stop cut short gets no completion from Tune; a trial has
+        # no interrupted status, so it ends `failed` (writer rule 14).
+        for trial in trials:
+            number = self._numbers.get(trial.trial_id)
+            if number is not None and number not in self._ended:
+                self._end(number, "failed", trial, error=STOPPED_BEFORE_END)
 
     # -- internals ------------------------------------------------------------------------
+
+    def _end(self, number: int, status: str, trial: Any, error: str | None = None) -> None:
+        self._ended.add(number)
+        metrics = reported_metrics(trial.last_result or {})
+        self.run.trial_ended(number, status, metrics=metrics, error=error, best=self._best_field())
 
     def _number(self, trial: Any) -> int:
         return self._numbers.setdefault(trial.trial_id, len(self._numbers) + 1)
@@ -202,6 +226,20 @@ class SearchStopper(tune.Stopper):
 
     def stop_all(self) -> bool:
         return self._owned.poll_stop() is not None
+
+
+@contextlib.contextmanager
+def tune_sigint_handler_off() -> Iterator[None]:
+    """Tune's `fit()` leaves SIGINT alone while this is open (the setting is restored after)."""
+    previous = os.environ.get(TUNE_SIGINT_SETTING)
+    os.environ[TUNE_SIGINT_SETTING] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(TUNE_SIGINT_SETTING, None)
+        else:
+            os.environ[TUNE_SIGINT_SETTING] = previous
 
 
 def flat_params(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:

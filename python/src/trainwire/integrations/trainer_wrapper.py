@@ -1,6 +1,6 @@
 """The wrapper around a transformers `Trainer`'s `train()`, `evaluate()`, `predict()` and
 `hyperparameter_search()`: it tells the attached callback when `train()` (and which trial) or
-an Optuna search starts, which loop (`eval`, `predict`) a batch
+an Optuna or Ray search starts, which loop (`eval`, `predict`) a batch
 belongs to, and how each ends (an exception included, which no `TrainerCallback` hook
 sees), and sends the trainer's printing to stderr while the stream goes to stdout."""
 
@@ -22,6 +22,8 @@ __all__ = ["wrap_trainer"]
 
 _WRAPPED_MARK = "__trainwire_wrapped__"
 _ATTACHED = "_trainwire_callback"  # on the trainer: the callback attach() added last
+#: the Trainer's methods wrapped on the instance
+_WRAPPED_METHODS = ("train", "evaluate", "predict", "hyperparameter_search")
 
 
 def _current_callback(trainer: Trainer, kind: type[Any]) -> Any:
@@ -51,7 +53,9 @@ def wrap_trainer(trainer: Trainer, callback: Any) -> None:
 
 def _wrapped_search(trainer: Trainer, original: Callable[..., Any], kind: type[Any]) -> Callable[..., Any]:
     """`trainer.hyperparameter_search`: with the Optuna backend, the callback writes the
-    search as one run whose trials are the study's (other backends train elsewhere)."""
+    search as one run whose trials are the study's; with Ray's, a `TuneSearch` on the
+    driver writes Tune's trials into that run (`search_on_tune`); other backends are not
+    followed."""
     from transformers.hyperparameter_search import default_hp_search_backend
     from transformers.trainer_utils import HPSearchBackend
 
@@ -61,6 +65,10 @@ def _wrapped_search(trainer: Trainer, original: Callable[..., Any], kind: type[A
         bound.apply_defaults()
         backend = bound.arguments["backend"] or default_hp_search_backend()
         callback = _current_callback(trainer, kind)
+        if callback is not None and HPSearchBackend(backend) == HPSearchBackend.RAY:
+            from trainwire.integrations.trainer_tune_search import search_on_tune  # ray stays optional
+
+            return search_on_tune(trainer, callback, original, bound, [*_WRAPPED_METHODS, _ATTACHED])
         if callback is None or HPSearchBackend(backend) != HPSearchBackend.OPTUNA:
             return original(*args, **kwargs)
         callback._search_begins(trainer, bound.arguments["n_trials"])

@@ -315,15 +315,18 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):
         if self._search is not None:
             self._search.fail(error)
 
-    def _search_begins(self, trainer: Trainer, n_trials: int) -> None:
-        # A search with the Optuna backend: one run for the search, each trial a trial of it.
-        from trainwire.integrations.trainer_search import SearchTrials  # optuna stays optional
-
+    def _search_begins(self, trainer: Trainer, n_trials: int, *, follows_trials: bool = True) -> Run | None:
+        # A search: one run, each trial a trial of it, followed here (Optuna's backend) or by
+        # a TuneSearch on the driver (Ray's trials train in Tune's workers).
         self.lifecycle.begin_search()
         run = self._writer(trainer.state)
         if run is not None:
             self._start_run(run, trainer.args, trainer.state, resumed=False, total_trials=n_trials)
+        if run is not None and follows_trials:
+            from trainwire.integrations.trainer_search import SearchTrials  # optuna stays optional
+
             self._search = SearchTrials(run)
+        return run
 
     def _search_ended(self, error: BaseException | None) -> None:
         if self._search is not None:
