@@ -2,12 +2,14 @@
 (one session for the module): a function trainable with a tiny torch model, a trial that
 raises, checkpoints under the output directory, a stop file mid-experiment and SIGTERM or SIGINT
 sent to a driver process (which joins the module's Ray); and a transformers
-`Trainer.hyperparameter_search(backend="ray")` with `attach()`."""
+`Trainer.hyperparameter_search(backend="ray")` with `attach()`, each in a fresh driver process."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -21,11 +23,8 @@ from ray import tune
 from support.paths import ROOT, SCRIPTS
 from support.stopped_processes import signalled_after_step
 from support.stream_files import stream_of
-from transformers import TrainerCallback
 
-from trainwire.cli.demo_model import StepDelay, build_model, build_trainer
 from trainwire.integrations.ray_tune import TuneSearch
-from trainwire.integrations.transformers import TrainwireCallback, attach
 from trainwire.stop import request_stop
 
 STREAM = "progress.jsonl"
@@ -133,30 +132,18 @@ def test_a_signal_to_the_driver_ends_the_experiment_through_tune_interrupted(
     ]
 
 
-def searching_trainer(tmp_path: Path, steps: int, eval_steps: int) -> tuple[Any, TrainwireCallback]:
-    """The tiny Trainer, a new model per trial (`model_init`), evaluated every `eval_steps`."""
-    trainer = build_trainer(tmp_path, max_steps=steps, eval_strategy="steps", eval_steps=eval_steps)
-    trainer.model_init = lambda trial=None: build_model()
-    return trainer, attach(trainer, check_interval_s=0, step_interval_s=0)
-
-
-class StopsAtStepFour(TrainerCallback):
-    """In Tune's worker: asks the search to stop through the control file of its output
-    directory, after the trial's first report (transformers' own search looks up the best
-    trial's `objective` when Tune returns, and raises when no trial reported one)."""
-
-    def __init__(self, output_dir: Path) -> None:
-        self.output_dir = output_dir
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if state.global_step == 4:
-            request_stop(self.output_dir)
+def trainer_search(tmp_path: Path, mode: str) -> dict[str, Any]:
+    """`support/scripts/ray_trainer_search.py` in a fresh driver joining the module's Ray: what it printed."""
+    address = ray.get_runtime_context().gcs_address
+    command = [sys.executable, str(SCRIPTS / "ray_trainer_search.py"), address, str(tmp_path), mode]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def test_a_trainer_search_on_ray_is_the_attached_run_with_tunes_trials(tmp_path: Path) -> None:
-    trainer, callback = searching_trainer(tmp_path, 3, 3)
-    space = {"learning_rate": tune.grid_search([1e-3, 1e-2])}
-    best = trainer.hyperparameter_search(hp_space=lambda _: space, n_trials=1, backend="ray", verbose=0)
+    found = trainer_search(tmp_path, "search")
+    best = found["best"]
     events = stream_of(tmp_path / STREAM)
     assert len({event["run_id"] for event in events}) == 1
     assert events[0]["event"] == "run.started" and events[0]["total_trials"] == 1
@@ -166,21 +153,17 @@ def test_a_trainer_search_on_ray_is_the_attached_run_with_tunes_trials(tmp_path:
     assert sorted(steps) == [(1, 1), (2, 1)]  # the Trainer reports once, at its evaluation
     ended = {event["trial"]: event for event in events if event["event"] == "trial.ended"}
     assert {number: event["status"] for number, event in ended.items()} == {1: "succeeded", 2: "succeeded"}
-    winner = next(number for number, value in params.items() if value == best.hyperparameters)
-    assert events[-2]["best"] == {"trial": winner, "metric": "objective", "value": best.objective}
+    winner = next(number for number, value in params.items() if value == best["hyperparameters"])
+    assert events[-2]["best"] == {"trial": winner, "metric": "objective", "value": best["objective"]}
     assert events[-1]["event"] == "run.finished" and events[-1]["status"] == "succeeded"
     # The callback and the wrappers are back on the Trainer once Tune has copied it.
-    assert [cb for cb in trainer.callback_handler.callbacks if isinstance(cb, TrainwireCallback)] == [callback]
-    assert "train" in trainer.__dict__ and callback.run is not None and callback.run.status == "succeeded"
+    assert found["callbacks_back"] and found["wrapped"] and found["status"] == "succeeded"
 
 
 def test_a_stop_ends_a_trainer_search_on_ray_interrupted(tmp_path: Path) -> None:
-    trainer, callback = searching_trainer(tmp_path, 200, 2)
-    trainer.add_callback(StepDelay(0.03))  # 6 s of training: the stop comes long before its end
-    trainer.add_callback(StopsAtStepFour(tmp_path))
-    trainer.hyperparameter_search(hp_space=lambda _: {"learning_rate": 1e-3}, n_trials=1, backend="ray", verbose=0)
+    found = trainer_search(tmp_path, "stop")
     events = stream_of(tmp_path / STREAM)
     ended = [(event["trial"], event["status"]) for event in events if event["event"] == "trial.ended"]
     assert ended == [(1, "failed")]
     assert events[-1]["status"] == "interrupted" and events[-1]["reason"] == "control_file"
-    assert callback.run is not None and callback.run.exit_code == 2
+    assert found["exit_code"] == 2
