@@ -353,6 +353,7 @@ export class RunSeries {
   }
 
   #point(name: string, step: number, value: number, timeUs: number): void {
+    if (!Number.isFinite(value)) return; // as a reader reads the writer's null: no point
     let series = this.#series.get(name);
     if (series === undefined) {
       series = new Series(this.maxPoints);
@@ -362,6 +363,7 @@ export class RunSeries {
   }
 
   #trialPoint(name: string, step: number, value: number, timeUs: number): void {
+    if (!Number.isFinite(value)) return; // as #point
     let series = this.#series.get(name);
     if (series === undefined) {
       if (this.#trialCurves >= MAX_TRIAL_CURVES) return;

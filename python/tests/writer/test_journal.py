@@ -261,3 +261,43 @@ def test_the_runs_own_output_directory_does_not_make_the_tree_dirty(
     lines = [json.loads(line) for line in (repo / "out" / "progress.jsonl").read_text().splitlines()]
     second_started = [line for line in lines if line["event"] == "run.started"][-1]
     assert second_started["provenance"]["git_dirty"] is True
+
+
+def test_the_live_snapshot_holds_what_a_reader_decodes_of_non_finite_values(tmp_path: Path) -> None:
+    # a non-finite value is written as null: the state the journal folds live is a reader's
+    run = Run(tmp_path, step_interval_s=0, heartbeat_interval_s=None)
+    run.start(total_steps=5)
+    run.step(1, loss=float("nan"), metrics={"x": float("inf")})
+    run.step(2, loss=1.0)
+    run.step(3, loss=float("nan"), learning_rate=float("inf"), metrics={"é": float("nan")})
+    run.eval(3, {"loss": 1.0})
+    run.step(4, loss=float("inf"))
+    run.finish("succeeded")
+    journal = run_journal_dir(tmp_path, run.run_id)
+    live = (journal / SERIES_FILE).read_text(), (journal / SUMMARY_FILE).read_text()
+    snapshot = json.loads(live[0])
+    assert snapshot["state"]["step"] == 4 and snapshot["state"]["loss"] is None
+    assert snapshot["store"]["runs"][0]["series"]["loss"]["count"] == 1  # the one finite loss
+    result = trainwire("journal", "rebuild", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert ((journal / SERIES_FILE).read_text(), (journal / SUMMARY_FILE).read_text()) == live
+
+
+def test_kept_steps_with_non_finite_values_are_kept_as_null(tmp_path: Path) -> None:
+    # the throttle leaves every step but the first out of the stream: each is kept, a NaN as null
+    run = Run(tmp_path, step_interval_s=3600, heartbeat_interval_s=None)
+    run.start(total_steps=20)
+    for step in range(1, 21):
+        run.step(step, loss=float("nan") if step % 2 else 1.0 / step, metrics={"x": float("-inf")})
+    run.finish("succeeded")
+    journal = run_journal_dir(tmp_path, run.run_id)
+    kept = [json.loads(line) for line in (journal / "steps.jsonl").read_text().splitlines()]
+    written = [line["step"] for line in map(json.loads, (tmp_path / "progress.jsonl").read_text().splitlines())
+               if line["event"] == "train.step"]  # fmt: skip
+    assert sorted([record["step"] for record in kept] + written) == list(range(1, 21)) and len(kept) >= 17
+    assert all(record["loss"] is None for record in kept if record["step"] % 2)
+    assert all(record["metrics"] == {"x": None} for record in kept)
+    live = (journal / SERIES_FILE).read_text(), (journal / SUMMARY_FILE).read_text()
+    result = trainwire("journal", "rebuild", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert ((journal / SERIES_FILE).read_text(), (journal / SUMMARY_FILE).read_text()) == live

@@ -5,6 +5,7 @@ came (`after`: that line's `seq`), so a fold can put it back in its place."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -33,9 +34,26 @@ def kept_step_line(record: Mapping[str, Any], run_id: str) -> dict[str, Any]:
 
 
 def encode_kept_steps(records: list[dict[str, Any]]) -> bytes:
-    """Whole lines of records: compact JSON, each ending in a newline."""
-    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-    return "".join([encode(record) + "\n" for record in records]).encode("utf-8")
+    """Whole lines of records: compact JSON, each ending in a newline; NaN and infinities
+    become null, as in the stream (writer rule 7)."""
+    try:
+        text = "".join([_ENCODE(record) + "\n" for record in records])
+    except ValueError:  # a non-finite value somewhere: the rare way
+        text = "".join([_ENCODE(_finite(record)) + "\n" for record in records])
+    return text.encode("utf-8", "replace")
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 def read_kept_steps(path: str | os.PathLike[str], limit: int | None = None) -> Iterator[dict[str, Any]]:

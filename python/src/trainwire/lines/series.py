@@ -283,12 +283,16 @@ class RunSeries:
         }
 
     def _point(self, name: str, step: int, value: float, time_us: int) -> None:
+        if value - value != 0.0:  # NaN or an infinity (a writer's own dict): a reader reads null, no point
+            return
         series = self.series.get(name)
         if series is None:
             series = self.series[name] = Series(self.max_points)
         series.add(self.attempt, step, value, time_us)
 
     def _trial_point(self, name: str, step: int, value: float, time_us: int) -> None:
+        if value - value != 0.0:  # as `_point`
+            return
         series = self.series.get(name)
         if series is None:
             if self._trial_curves >= MAX_TRIAL_CURVES:

@@ -103,7 +103,7 @@ class Journal:
             logger.warning("trainwire: the 0.1 journal in %s could not be moved", self.directory, exc_info=True)
         self._fold = RunJournalFold(run_id, _earlier_runs(self.directory, run_id))
         self._lines: list[dict[str, Any]] = []  # train.step lines, written or kept, not folded yet
-        self._written: list[dict[str, Any]] = []  # lines written, not folded into the state yet
+        self._written: list[tuple[bytes, dict[str, Any]]] = []  # lines written, not folded into the state yet
         self._kept: list[dict[str, Any]] = []  # kept steps not appended to the step file yet
         self._steps_offset = 0  # bytes of the step file written
         self._last_seq = 0
@@ -146,8 +146,7 @@ class Journal:
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
         self._last_seq = event["seq"]
-        # the state and view events fold what a reader decodes (a NaN loss is null there)
-        self._written.append(reader_view(line, event))
+        self._written.append((line, event))
         if event.get("event") == "train.step":  # the per-step path: folded in batches
             lines = self._lines
             lines.append(event)
@@ -185,7 +184,7 @@ class Journal:
             self._append_kept()
         if self._written:
             written, self._written = self._written, []
-            self._fold.add_stream_lines(written)
+            self._fold.add_stream_lines(_as_read(written))
 
     def _append_kept(self) -> None:
         """Appends the kept steps to the step file in one write of whole lines."""
@@ -225,6 +224,31 @@ class Journal:
         self._fold_pending()
         self._append_kept()
         self._save()
+
+
+def _as_read(written: list[tuple[bytes, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The written lines as a reader decodes them (a NaN loss is null there), for the state
+    and the view events. A step followed by a step of the same trial leaves only its envelope
+    in the state (the later step overwrites every field), so the writer's own dict serves for
+    it and only the steps whose fields stay are made into a reader's view: the per-step path."""
+    last = len(written) - 1
+    read: list[dict[str, Any]] = []
+    for index, (line, event) in enumerate(written):
+        if index < last and _overwritten_by(event, written[index + 1][1]):
+            read.append(event)
+        else:
+            read.append(reader_view(line, event))
+    return read
+
+
+def _overwritten_by(event: dict[str, Any], after: dict[str, Any]) -> bool:
+    return (
+        event["event"] == "train.step"
+        and after["event"] == "train.step"
+        and "stage" not in event
+        and "stage" not in after
+        and event.get("trial") == after.get("trial")
+    )
 
 
 def dirty_diff(
