@@ -32,7 +32,9 @@ def trainable(config: dict[str, Any]) -> None:
 
 def main(address: str, output_dir: str) -> int:
     # The trials' workers import trainwire from the same sources as this driver.
-    ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
+    ray.init(
+        address=address, log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}}
+    )
     with TuneSearch(output_dir, metric="loss", total_trials=1, step_interval_s=0, check_interval_s=0) as search:
         tuner = tune.Tuner(
             trainable,
