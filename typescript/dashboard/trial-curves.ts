@@ -9,7 +9,7 @@ import { element } from "./dom.js";
 /** The kind of the chart of the trials' losses (charts/charts.json): drawn here, not among the run's charts. */
 export const TRIAL_CURVES_KIND = "trials";
 /** At most this many curves: as many as the chart's colours, so each trial keeps its own. */
-export const MAX_TRIAL_CURVES = 8;
+export const MAX_DRAWN_TRIALS = 8;
 /** Of them, at most this many running trials, so the best always have room. */
 const MAX_RUNNING = 3;
 
@@ -37,12 +37,12 @@ export function pickTrials(
   best: { value: number | null; metric: string } | null,
 ): Picked {
   const candidates = ranked.filter(({ trial }) => withCurve.has(trial.trial));
-  if (candidates.length <= MAX_TRIAL_CURVES)
+  if (candidates.length <= MAX_DRAWN_TRIALS)
     return { trials: new Set(candidates.map(({ trial }) => trial.trial)), note: "" };
   const newestFirst = [...candidates].sort((a, b) => b.trial.trial - a.trial.trial);
   const running = newestFirst.filter(({ trial }) => trial.status === "running").slice(0, MAX_RUNNING);
   const ended = newestFirst.filter(({ trial }) => trial.status !== "running");
-  const room = MAX_TRIAL_CURVES - running.length;
+  const room = MAX_DRAWN_TRIALS - running.length;
   const objectives = ended.flatMap(({ objective }) => (objective === null ? [] : [objective]));
   const bestValue = best?.value ?? null;
   let chosen: RankedTrial[];
