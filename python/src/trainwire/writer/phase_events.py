@@ -1,0 +1,125 @@
+"""`Run`'s phases: `phase.started`, `phase.ended`, the `phase()` block and `advance()`,
+which counts a phase's items into `phase.progress` (throttled like steps)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from trainwire.contract.status import status_for_exception
+from trainwire.writer.arguments import PHASE_STATUSES
+from trainwire.writer.fields import UNSET, Unset
+from trainwire.writer.phase_progress import PhaseCount
+from trainwire.writer.run_core import RunCore
+from trainwire.writer.scopes import PhasePlan
+from trainwire.writer.values import integer
+
+if TYPE_CHECKING:
+    from typing_extensions import Self, Unpack  # in typing from Python 3.11
+
+__all__ = ["PhaseEvents"]
+
+
+class PhaseEvents(RunCore):
+    """Phases, each open on the thread that started it, with its items counted by `advance()`."""
+
+    def phase_started(
+        self,
+        name: str,
+        *,
+        total: int | None = None,
+        unit: str | None = None,
+        cycle: int | None = None,
+        total_cycles: int | None | Unset = UNSET,
+        trial: int | None = None,
+    ) -> None:
+        """Writes `phase.started`; the phase is open until `phase_ended(name)`.
+
+        `total` and `unit` are the plan `advance()` counts against on this thread; `cycle`
+        (from 1) and `total_cycles` place a repeated phase ("cycle 2 of 5") and are written
+        on its `phase.ended` too. `trial` defaults to the thread's trial scope.
+        """
+        if not self._active:
+            return
+        trial = self._trial("phase.started", trial)
+        with self._lock:
+            if not self._args.phase_name("phase.started", name):
+                return
+            plan = self._args.optional_int("phase.started", "total", total)
+            if unit is not None and not (isinstance(unit, str) and 1 <= len(unit) <= 64):
+                self._complain("phase.progress.unit", f"unit {unit!r} is not a name of 1 to 64 characters; left out")
+                unit = None
+            cycle_fields = self._args.cycle_fields(cycle, total_cycles)
+            self._spans.open_phase(name)
+            self._scopes.phases.append(
+                PhaseCount(name, self._monotonic(), total=plan, unit=unit, trial=trial, cycle=cycle_fields)
+            )
+            self._emit("phase.started", self._stamped({"phase": name, **cycle_fields}, trial))
+
+    def phase_ended(self, name: str, status: str = "ok", *, trial: int | None = None) -> None:
+        """Writes `phase.ended` with the time since the phase started (and its cycle).
+
+        `status` is `ok`, `failed`, `skipped` or `interrupted`.
+        """
+        if not self._active:
+            return
+        opened = self._scopes.close_phase(name) if isinstance(name, str) else None
+        if trial is None and opened is not None:
+            trial = opened.trial
+        trial = self._trial("phase.ended", trial)
+        with self._lock:
+            if not self._args.phase_name("phase.ended", name):
+                return
+            duration = self._spans.close_phase(name)
+            if not self._args.one_of(
+                "phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"
+            ):
+                return
+            cycle_fields = opened.cycle if opened is not None else {}
+            self._emit(
+                "phase.ended",
+                self._stamped({"phase": name, "status": status, "duration_s": duration, **cycle_fields}, trial),
+            )
+
+    @contextlib.contextmanager
+    def phase(self, name: str, **plan: Unpack[PhasePlan]) -> Iterator[Self]:
+        """A phase around a block: ends `ok`, `failed` when the block raises, `interrupted`
+        when it raises `RunInterrupted` or `KeyboardInterrupt`. The exception goes on.
+        The keyword arguments (`total`, `unit`, `cycle`, `total_cycles`, `trial`) are
+        `phase_started`'s; `advance()` counts inside the block."""
+        self.phase_started(name, **plan)
+        trial = plan.get("trial")
+        try:
+            yield self
+        except BaseException as error:
+            status = status_for_exception(error)
+            self.phase_ended(name, "interrupted" if status == "interrupted" else "failed", trial=trial)
+            raise
+        self.phase_ended(name, "ok", trial=trial)
+
+    def advance(self, n: int = 1) -> None:
+        """Counts `n` items done in this thread's innermost open phase; writes
+        `phase.progress` unless throttled like steps (the first count and the one that
+        reaches the plan are always written). A count past the plan is accepted."""
+        if not self._active:
+            return
+        count = integer(n)
+        if not isinstance(count, int):
+            self._complain("phase.progress.done", f"advance({n!r}): not an integer >= 0; not counted")
+            return
+        phases = self._scopes.phases
+        if not phases:
+            self._complain("phase.progress.phase", "advance() outside an open phase of this thread; not counted")
+            return
+        with self._lock:
+            if (self._finished or not self._started) and not self._ready("phase.progress"):
+                return
+            opened, now = phases[-1], self._monotonic()
+            payload, due = opened.advance(count, now, self._steps.interval_s)
+            line = self._lines.new_line("phase.progress")
+            line.update(payload)
+            if due:
+                self._lines.write_fresh(line, opened)
+            else:
+                self._lines.hold(line, now, opened)
