@@ -32,6 +32,7 @@ from trainwire.contract.layout import (
 from trainwire.contract.notes import NOTES_TEMPLATE, count_notes
 from trainwire.lines.kept_steps import encode_kept_steps, kept_step, kept_step_line
 from trainwire.lines.run_journal import RunJournalFold, write_snapshot
+from trainwire.lines.state_fold import step_overwritten_by
 from trainwire.lines.summary import write_summary
 from trainwire.writer.config_reference import write_config_diff
 from trainwire.writer.provenance import run_git
@@ -234,21 +235,11 @@ def _as_read(written: list[tuple[bytes, dict[str, Any]]]) -> list[dict[str, Any]
     last = len(written) - 1
     read: list[dict[str, Any]] = []
     for index, (line, event) in enumerate(written):
-        if index < last and _overwritten_by(event, written[index + 1][1]):
+        if index < last and step_overwritten_by(event, written[index + 1][1]):
             read.append(event)
         else:
             read.append(reader_view(line, event))
     return read
-
-
-def _overwritten_by(event: dict[str, Any], after: dict[str, Any]) -> bool:
-    return (
-        event["event"] == "train.step"
-        and after["event"] == "train.step"
-        and "stage" not in event
-        and "stage" not in after
-        and event.get("trial") == after.get("trial")
-    )
 
 
 def dirty_diff(
