@@ -3,14 +3,12 @@ while the stream loads (decoded in the page's worker)."""
 
 from __future__ import annotations
 
-import json
-import shutil
 from typing import Any
 
-from context import BENCH_DIR, Context, run_child
+from context import Context
 from records import Figure, Measurement, Target
 from scale import MB
-from served import run_directory, serving
+from served import open_page, run_directory, serving
 
 __all__ = ["FIGURES"]
 
@@ -20,15 +18,11 @@ OPEN_BYTES = 200 * MB
 
 def _open_in_chromium(ctx: Context) -> dict[str, Any]:
     def measure() -> dict[str, Any]:
-        node = shutil.which("node")
-        if node is None:
-            raise RuntimeError("node is not on PATH")
         stream = ctx.stream(min(OPEN_BYTES, ctx.scale.large_bytes))
         directory = run_directory(stream, ctx.scratch_dir("page") / "big-run")
         with serving(directory) as served:
-            script = str(BENCH_DIR / "dashboard_page.mjs")
-            done = run_child([node, script, served.url, served.key, str(stream.stat().st_size)], timeout=600)
-        return {**json.loads(done.stdout.strip().splitlines()[-1]), "mb": stream.stat().st_size / MB}
+            result = open_page(served, served.key, stream.stat().st_size)
+        return {**result, "mb": stream.stat().st_size / MB}
 
     return ctx.once("dashboard-page-open", measure)
 

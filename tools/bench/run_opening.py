@@ -4,15 +4,13 @@ stream, so the page reads the snapshot and nothing of the stream before it."""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 from pathlib import Path
 
-from context import BENCH_DIR, PYTHON, ROOT, Context, run_child
+from context import PYTHON, ROOT, Context, run_child
 from records import Figure, Measurement, Target, median
 from scale import MB
-from served import Served, serving
+from served import Served, open_page, serving
 from streams import write_one_run
 
 __all__ = ["FIGURES"]
@@ -33,12 +31,7 @@ def _journaled_run(directory: Path, size: int) -> Path:
 
 def _open(served: Served, directory: Path) -> dict[str, float]:
     """The page's first chart and its whole run shown (the stream's last byte read), in seconds."""
-    node = shutil.which("node")
-    if node is None:
-        raise RuntimeError("node is not on PATH")
-    size = str((directory / "progress.jsonl").stat().st_size)
-    done = run_child([node, str(BENCH_DIR / "dashboard_page.mjs"), served.url, directory.name, size], timeout=600)
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = open_page(served, directory.name, (directory / "progress.jsonl").stat().st_size)
     return {"first_chart_s": float(result["first_chart_s"]), "loaded_s": float(result["loaded_s"])}
 
 

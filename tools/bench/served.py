@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -9,11 +10,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from context import PYTHON, ROOT
+from context import BENCH_DIR, PYTHON, ROOT, run_child
 
-__all__ = ["Served", "run_directory", "serving"]
+__all__ = ["Served", "open_page", "run_directory", "serving"]
 
 
 @dataclass(frozen=True)
@@ -62,3 +64,14 @@ def serving(directory: Path) -> Iterator[Served]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def open_page(served: Served, key: str, size: int) -> dict[str, Any]:
+    """Run `key`'s page opened in headless Chromium by dashboard_page.mjs, until `size` bytes
+    of its stream are read: `{first_chart_s, loaded_s, longest_task_ms, long_tasks, ...}`."""
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is not on PATH")
+    done = run_child([node, str(BENCH_DIR / "dashboard_page.mjs"), served.url, key, str(size)], timeout=600)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
