@@ -32,10 +32,12 @@ def _discard(*_: Any) -> None:
     """The second sink: a callback that does nothing, so only the emitter's fan-out is timed."""
 
 
-def _time_ours(directory: Path, values: list[tuple[float, float]], callbacks: tuple[Callable[..., Any], ...]) -> float:
+def _time_ours(
+    directory: Path, values: list[tuple[float, float]], callbacks: tuple[Callable[..., Any], ...], journal: bool = True
+) -> float:
     from trainwire.writer.run import Run
 
-    run = Run(directory, step_interval_s=0, heartbeat_interval_s=None, callbacks=callbacks)
+    run = Run(directory, step_interval_s=0, heartbeat_interval_s=None, callbacks=callbacks, journal=journal)
     run.start(total_steps=len(values))
     gc.collect()
     started = time.perf_counter()
@@ -78,6 +80,7 @@ class EmitterTimes:
     """Seconds per event, one entry per round."""
 
     ours: list[float]
+    ours_without_journal: list[float]
     ours_with_callback: list[float]
     json_dumps: list[float]
     llama_factory: list[float]
@@ -93,6 +96,7 @@ def _measure(ctx: Context) -> EmitterTimes:
         raise RuntimeError(f"the emitter wrote {len(lines)} train.step lines for {len(values)} steps (throttled?)")
     contenders: dict[str, Callable[[Path], float]] = {
         "ours": lambda directory: _time_ours(directory, values, ()),
+        "ours_without_journal": lambda directory: _time_ours(directory, values, (), journal=False),
         "ours_with_callback": lambda directory: _time_ours(directory, values, (_discard,)),
         "json_dumps": lambda directory: _time_json_dumps(directory, lines),
         "llama_factory": lambda directory: _time_llama_factory(directory, lines),
@@ -134,6 +138,16 @@ def _second_sink(ctx: Context) -> Measurement:
     )
 
 
+def _journal_cost(ctx: Context) -> Measurement:
+    times = _times(ctx)
+    return Measurement(
+        median(times.ours) * _MICRO,
+        median(times.ours_without_journal) * _MICRO,
+        rounds=round_ratios(times.ours, times.ours_without_journal),
+        notes="value: the file sink with the journal (the default); baseline: Run(journal=False); same rounds",
+    )
+
+
 def _llama_factory(ctx: Context) -> Measurement:
     times = _times(ctx)
     return Measurement(
@@ -163,6 +177,12 @@ FIGURES = [
         "us/event",
         Target("<= 1.3x json.dumps+write+flush", "ratio_at_most", 1.3),
         _second_sink,
+    ),
+    Figure(
+        "emitter, the journal's cost on the training thread",
+        "us/event",
+        Target("<= 1.1x the file sink without the journal", "ratio_at_most", 1.1),
+        _journal_cost,
     ),
     Figure(
         "emitter floor: one function, no checks or sinks",

@@ -6,6 +6,7 @@ back to the whole stream."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ def _write_run(
     for step in range(first_step, first_step + 20):
         if step == saved_until:
             monkeypatch.setattr(journal, "SAVE_INTERVAL_S", 3600.0)
+            _wait_for_the_snapshot(directory, run_id)
         if step in (first_step, first_step + 10):
             trial = 1 if step == first_step else 2
             if trial == 2:
@@ -59,6 +61,15 @@ def _write_run(
         run.stop_requested("enough")
         run.finish("succeeded")
     return run
+
+
+def _wait_for_the_snapshot(directory: Path, run_id: str) -> None:
+    """Until the run's snapshot covers the stream as it is: the journal saves on a thread of its own."""
+    path, size = run_journal_dir(directory, run_id) / SERIES_FILE, (directory / STREAM_FILE).stat().st_size
+    deadline = time.monotonic() + 30
+    while not (path.exists() and json.loads(path.read_text("utf-8"))["stream_offset"] == size):
+        assert time.monotonic() < deadline, "the journal did not save its snapshot"
+        time.sleep(0.01)
 
 
 def _whole_stream(stream: Path) -> dict[str, dict[str, Any]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
 
-__all__ = ["complete_size", "encode_kept_steps", "kept_step", "kept_step_line", "read_kept_steps"]
+__all__ = ["complete_size", "encode_kept_steps", "kept_records", "kept_step", "kept_step_line", "read_kept_steps"]
 
 _ENVELOPE = frozenset(ENVELOPE_FIELDS)
 
@@ -60,17 +60,28 @@ def read_kept_steps(path: str | os.PathLike[str], limit: int | None = None) -> I
     """The records of a step file in order, up to byte `limit`; a last line without its newline
     (a writer killed mid-append) and a line that is not a record are skipped. Nothing when
     the file is missing."""
+    return (record for record, _end in kept_records(path, 0, limit))
+
+
+def kept_records(
+    path: str | os.PathLike[str], start: int, limit: int | None = None
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """`read_kept_steps` from byte `start` on, each record with the offset just past its line."""
     try:
-        data = Path(path).read_bytes() if limit is None else _head(Path(path), limit)
+        with open(path, "rb") as file:
+            file.seek(start)
+            data = file.read() if limit is None else file.read(max(0, limit - start))
     except OSError:
         return
-    for raw in data[: data.rfind(b"\n") + 1].splitlines():
+    end = start
+    for raw in data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]:
+        end += len(raw) + 1
         try:
             record = json.loads(raw)
         except ValueError:
             continue
         if isinstance(record, dict) and type(record.get("after")) is int:
-            yield record
+            yield record, end
 
 
 def complete_size(path: str | os.PathLike[str]) -> int:
@@ -80,8 +91,3 @@ def complete_size(path: str | os.PathLike[str]) -> int:
     except OSError:
         return 0
     return data.rfind(b"\n") + 1
-
-
-def _head(path: Path, limit: int) -> bytes:
-    with path.open("rb") as file:
-        return file.read(limit)

@@ -20,7 +20,7 @@ from trainwire.lines.phases import phase_ended, phase_progress, phase_started
 from trainwire.lines.run_table import run_table_html
 from trainwire.lines.trials import new_trials, trial_ended, trial_progress, trial_started, trial_went_back
 
-__all__ = ["RunState", "RunStateFold", "step_overwritten_by"]
+__all__ = ["RunState", "RunStateFold"]
 
 _ENVELOPE_FIELDS = frozenset(ENVELOPE_FIELDS)
 _EVENT_NAMES = frozenset(EVENT_NAMES)
@@ -124,21 +124,6 @@ class RunState:
 _NO_RUN = RunState("")
 
 
-def step_overwritten_by(line: dict[str, Any], after: dict[str, Any]) -> bool:
-    """Whether the next line of the run, `after`, leaves nothing of the `train.step` `line`
-    in the run's state but its envelope: both are steps of the same trial without a stage,
-    and the later one overwrites every field. The rule `RunStateFold.extend_batches` folds
-    by (only the last of such steps is written into the run); the writer's journal uses it
-    to read only the steps whose fields stay."""
-    return (
-        line["event"] == "train.step"
-        and after["event"] == "train.step"
-        and "stage" not in line
-        and "stage" not in after
-        and line.get("trial") == after.get("trial")
-    )
-
-
 class RunStateFold:
     """Folds `(line, event)` records into runs, with checks 7-9 of the reader rules.
 
@@ -216,7 +201,7 @@ class RunStateFold:
                 if event["event"] == "train.step" and "stage" not in event:
                     if step is not None and step.get("trial") != event.get("trial"):
                         _train_step(run, step)  # another trial's last step is its record's
-                    # a later step overwrites every field (`step_overwritten_by`): only the last is written
+                    # a later step of the same trial, without a stage, overwrites every field: only the last is written
                     step = event
                     continue
                 if step is not None:

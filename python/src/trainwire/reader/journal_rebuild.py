@@ -6,14 +6,14 @@ lines; each kept step goes back after the line its `after` names."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from trainwire.contract.journal_migration import migrate_journal
 from trainwire.contract.layout import NOTES_FILE, STEPS_FILE, STREAM_FILE, run_journal_dir
 from trainwire.contract.notes import count_notes
-from trainwire.lines.kept_steps import complete_size, kept_step_line, read_kept_steps
+from trainwire.lines.journal_replay import JournalReplay
+from trainwire.lines.kept_steps import complete_size, kept_records
 from trainwire.lines.run_journal import RunJournalFold, write_snapshot
 from trainwire.lines.summary import write_summary
 from trainwire.reader.sources import read_file
@@ -25,30 +25,13 @@ RebuiltRun = tuple[str, dict[str, Any]]
 
 
 class _Run:
-    """One run's fold and the records of its step file not yet put back."""
+    """One run's fold, fed the stream's lines with its step file's records put back."""
 
     def __init__(self, run_id: str, earlier: list[str], journal: Path) -> None:
-        self.fold = RunJournalFold(run_id, earlier)
         self.journal = journal
         self.steps_offset = complete_size(journal / STEPS_FILE)
-        self._kept: Iterator[dict[str, Any]] = read_kept_steps(journal / STEPS_FILE, self.steps_offset)
-        self._next: dict[str, Any] | None = next(self._kept, None)
-
-    def add(self, line: dict[str, Any]) -> None:
-        self.fold.add_lines([line])
-        self.fold.add_stream_lines([line])
-        seq = line.get("seq")
-        self.put_back(seq if isinstance(seq, int) else None)
-
-    def put_back(self, seq: int | None) -> None:
-        """Folds the kept steps that came after line `seq` (None: all that are left)."""
-        run_id = self.fold.run_id
-        kept = []
-        while self._next is not None and (seq is None or self._next["after"] <= seq):
-            kept.append(kept_step_line(self._next, run_id))
-            self._next = next(self._kept, None)
-        if kept:
-            self.fold.add_lines(kept)
+        self.replay = JournalReplay(RunJournalFold(run_id, earlier))
+        self.replay.offer_kept(kept_records(journal / STEPS_FILE, 0, self.steps_offset))
 
 
 def rebuild_journals(output_dir: str | os.PathLike[str]) -> list[RebuiltRun]:
@@ -68,20 +51,21 @@ def rebuild_journals(output_dir: str | os.PathLike[str]) -> list[RebuiltRun]:
             run = runs.get(run_id)
             if run is None:
                 run = runs[run_id] = _Run(run_id, list(runs), run_journal_dir(directory, run_id))
-            run.add(line)
+            run.replay.add([line])
     reader.finish()
     stream_offset = os.stat(stream).st_size
     rebuilt: list[RebuiltRun] = []
     for run_id, run in runs.items():
-        run.put_back(None)
-        run.fold.summary.notes = count_notes(run.journal / NOTES_FILE)
-        summary = run.fold.summary.summary()
+        run.replay.put_back(None)
+        fold = run.replay.fold
+        fold.summary.notes = count_notes(run.journal / NOTES_FILE)
+        summary = fold.summary.summary()
         if summary is None:
             continue
         run.journal.mkdir(parents=True, exist_ok=True)
         _cut_torn_tail(run.journal / STEPS_FILE, run.steps_offset)
         write_summary(run.journal, summary)
-        write_snapshot(run.journal, run.fold.snapshot(stream_offset, run.steps_offset))
+        write_snapshot(run.journal, fold.snapshot(stream_offset, run.steps_offset))
         rebuilt.append((run_id, summary))
     return rebuilt
 

@@ -23,21 +23,18 @@ from trainwire.contract.layout import (
     DIFF_FILE,
     ENVIRONMENT_FILE,
     NOTES_FILE,
-    STEPS_FILE,
     STREAM_FILE,
     SUMMARY_FILE,
     journal_dirs,
     run_journal_dir,
 )
-from trainwire.contract.notes import NOTES_TEMPLATE, count_notes
-from trainwire.lines.kept_steps import encode_kept_steps, kept_step, kept_step_line
-from trainwire.lines.run_journal import RunJournalFold, write_snapshot
-from trainwire.lines.state_fold import step_overwritten_by
-from trainwire.lines.summary import write_summary
+from trainwire.contract.notes import NOTES_TEMPLATE
+from trainwire.lines.kept_steps import kept_step
+from trainwire.lines.run_journal import RunJournalFold
 from trainwire.writer.config_reference import write_config_diff
+from trainwire.writer.journal_folder import JournalFolder
 from trainwire.writer.provenance import run_git
 from trainwire.writer.redaction import redact_text
-from trainwire.writer.sinks import reader_view
 
 __all__ = ["DIFF_LIMIT_BYTES", "SECRET_FILE_PATTERNS", "Journal", "dirty_diff"]
 
@@ -45,7 +42,7 @@ logger = logging.getLogger("trainwire.writer.journal")
 
 #: a larger diff is cut at a line boundary, with a note saying how much was left out
 DIFF_LIMIT_BYTES = 1 << 20
-#: train.step lines (written or kept) folded together, and kept steps appended to the step file together
+#: kept steps handed over to the step file together
 STEP_BATCH = 512
 #: seconds between two saves of the summary and the series snapshot while the run goes on
 SAVE_INTERVAL_S = 30.0
@@ -78,11 +75,13 @@ class Journal:
 
     `begin()` is called by the run before `run.started`: it writes the config (and its diff
     against `config_reference`), the notes file, the environment record and the dirty diff,
-    and returns the diff's reference for the provenance. As a sink it folds every line, and
-    the steps the throttle left out (`keep_step`), into the summary and the series, and the
-    written lines into the run's state and view events; it
-    writes `summary.json` and `series.json` when the run starts, every `SAVE_INTERVAL_S`
-    and when it finishes. A failure is logged and never reaches training.
+    and returns the diff's reference for the provenance. As a sink it costs the training
+    thread a few attribute reads a line: the summary, the series, the run's state and view
+    events are folded from the files the run wrote (`JournalFolder`), on a thread of their
+    own, whenever `summary.json` and `series.json` are saved: when the run starts, every
+    `SAVE_INTERVAL_S` and when it finishes. The steps the throttle left out (`keep_step`)
+    go to the step file in batches from that thread too. A failure is logged and never
+    reaches training.
     """
 
     def __init__(
@@ -90,23 +89,24 @@ class Journal:
         directory: str | os.PathLike[str],
         run_id: str,
         *,
+        stream: str | os.PathLike[str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         config_reference: str | os.PathLike[str] | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.run_id = run_id
         self.journal_dir = run_journal_dir(directory, run_id)
+        self._stream = Path(stream) if stream is not None else self.directory / STREAM_FILE
         self._cwd = cwd
         self._config_reference = config_reference
         try:
             migrate_journal(self.directory)
         except OSError:
             logger.warning("trainwire: the 0.1 journal in %s could not be moved", self.directory, exc_info=True)
-        self._fold = RunJournalFold(run_id, _earlier_runs(self.directory, run_id))
-        self._lines: list[dict[str, Any]] = []  # train.step lines, written or kept, not folded yet
-        self._written: list[tuple[bytes, dict[str, Any]]] = []  # lines written, not folded into the state yet
-        self._kept: list[dict[str, Any]] = []  # kept steps not appended to the step file yet
-        self._steps_offset = 0  # bytes of the step file written
+        fold = RunJournalFold(run_id, _earlier_runs(self.directory, run_id))
+        # the run's lines start where the stream ends now: it writes nothing before run.started
+        self._folder = JournalFolder(self._stream, _size(self._stream) or 0, self.journal_dir, fold)
+        self._kept: list[dict[str, Any]] = []  # kept steps not handed over yet
         self._last_seq = 0
         self._saved_at = time.monotonic()
 
@@ -147,99 +147,52 @@ class Journal:
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
         self._last_seq = event["seq"]
-        self._written.append((line, event))
-        if event.get("event") == "train.step":  # the per-step path: folded in batches
-            lines = self._lines
-            lines.append(event)
-            if len(lines) >= STEP_BATCH:
-                self._fold_steps()
-            return
-        self._fold_pending()
-        self._fold.add_lines([event])
-        kind = event.get("event")
-        if kind in ("run.started", "run.finished") or time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
-            self._save()
+        kind = event["event"]
+        if kind == "run.started" or kind == "run.finished":
+            self._save(now=True)
+        elif time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
+            self._save(now=False)
 
     def keep_step(self, line: Mapping[str, Any], reported_at: float) -> None:
         """Keeps a `train.step` line the throttle left out of the stream (it came after the
         last line written), with the time it was reported as its `ts`."""
-        record = kept_step(line, self._last_seq, format_ts(reported_at))
-        self._kept.append(record)
-        lines = self._lines
-        lines.append(kept_step_line(record, self.run_id))
-        if len(lines) >= STEP_BATCH:
-            self._fold_steps()
+        kept = self._kept
+        kept.append(kept_step(line, self._last_seq, format_ts(reported_at)))
+        if len(kept) >= STEP_BATCH:
+            self._hand_over_kept()
 
-    def _fold_steps(self) -> None:
-        """A batch of steps is due: folded, and saved when the interval has passed."""
-        self._fold_pending()
-        if time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
-            self._save()
+    def _hand_over_kept(self) -> None:
+        if self._kept:
+            kept, self._kept = self._kept, []
+            self._folder.hand_over_kept(kept)
 
-    def _fold_pending(self) -> None:
-        """Folds the steps and the stream lines waiting, and appends the kept steps; a save
-        comes only after the line being written is folded too (the stream holds it)."""
-        if self._lines:
-            lines, self._lines = self._lines, []
-            self._fold.add_lines(lines)
-            self._append_kept()
-        if self._written:
-            written, self._written = self._written, []
-            self._fold.add_stream_lines(_as_read(written))
-
-    def _append_kept(self) -> None:
-        """Appends the kept steps to the step file in one write of whole lines."""
-        if not self._kept:
-            return
-        kept, self._kept = self._kept, []
-        try:
-            data = encode_kept_steps(kept)
-            self.journal_dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.journal_dir / STEPS_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            try:
-                written = os.write(fd, data)
-                while written < len(data):
-                    written += os.write(fd, data[written:])
-            finally:
-                os.close(fd)
-            self._steps_offset += len(data)
-        except Exception:
-            logger.warning("trainwire: the step file in %s could not be written", self.journal_dir, exc_info=True)
-
-    def _save(self) -> None:
-        """Writes the summary and the series snapshot, each atomically."""
+    def _save(self, *, now: bool) -> None:
+        """Saves the summary and the snapshot up to the line just written (the stream holds
+        it): at once on this thread when `now`, else on the folding thread."""
         self._saved_at = time.monotonic()
-        self._fold.summary.notes = count_notes(self.journal_dir / NOTES_FILE)  # `trainwire note` may add some
-        summary = self._fold.summary.summary()
-        if summary is None:
-            return
         try:
-            self.journal_dir.mkdir(parents=True, exist_ok=True)
-            write_summary(self.journal_dir, summary)
-            stream_offset = os.stat(self.directory / STREAM_FILE).st_size
-            write_snapshot(self.journal_dir, self._fold.snapshot(stream_offset, self._steps_offset))
+            self._hand_over_kept()
+            size = os.stat(self._stream).st_size
+            if now:
+                self._folder.save_now(size)
+            else:
+                self._folder.request_save(size)
         except Exception:
             logger.warning("trainwire: the journal in %s could not be written", self.journal_dir, exc_info=True)
 
     def close(self) -> None:
-        self._fold_pending()
-        self._append_kept()
-        self._save()
+        try:
+            self._hand_over_kept()
+            self._folder.close(_size(self._stream) or 0)
+        except Exception:
+            logger.warning("trainwire: the journal in %s could not be written", self.journal_dir, exc_info=True)
 
 
-def _as_read(written: list[tuple[bytes, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The written lines as a reader decodes them (a NaN loss is null there), for the state
-    and the view events. A step followed by a step of the same trial leaves only its envelope
-    in the state (the later step overwrites every field), so the writer's own dict serves for
-    it and only the steps whose fields stay are made into a reader's view: the per-step path."""
-    last = len(written) - 1
-    read: list[dict[str, Any]] = []
-    for index, (line, event) in enumerate(written):
-        if index < last and step_overwritten_by(event, written[index + 1][1]):
-            read.append(event)
-        else:
-            read.append(reader_view(line, event))
-    return read
+def _size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
 
 
 def dirty_diff(

@@ -35,9 +35,10 @@ def open_sinks(
     if output_dir is not None:
         try:
             os.makedirs(output_dir, exist_ok=True)
-            made.append(FileSink(os.path.join(output_dir, file_name), fsync=fsync))
+            stream = os.path.join(output_dir, file_name)
+            made.append(FileSink(stream, fsync=fsync))
             if journal:
-                kept_journal = Journal(output_dir, run_id, config_reference=config_reference)
+                kept_journal = Journal(output_dir, run_id, stream=stream, config_reference=config_reference)
                 made.append(kept_journal)
         except OSError as exc:
             logger.warning("trainwire: cannot open %s in %s (%s); no progress file", file_name, output_dir, exc)
