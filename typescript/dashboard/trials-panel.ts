@@ -35,6 +35,20 @@ function pairs(values: Record<string, unknown>, separator: string): string {
     .join(", ");
 }
 
+/** A trial's last evaluation, each metric with its value at the evaluation before: whether it
+ * improves is the reader's to judge (the page does not know each metric's direction). */
+function evaluationText(trial: Trial): string {
+  const last = trial.last_eval;
+  if (last === null || last === undefined) return NONE;
+  const before = trial.previous_eval?.metrics ?? {};
+  const values = Object.entries(last.metrics).map(([name, value]) =>
+    Object.hasOwn(before, name)
+      ? `${name} ${quantity(value)} (was ${quantity(before[name])})`
+      : `${name} ${quantity(value)}`,
+  );
+  return `${last.split} @${last.step}: ${values.join(", ")}`;
+}
+
 const COLUMNS: readonly Column[] = [
   { title: "trial", cell: (trial) => String(trial.trial), key: (trial) => trial.trial },
   {
@@ -46,6 +60,8 @@ const COLUMNS: readonly Column[] = [
   },
   { title: "params", cell: (trial) => pairs(trial.params, "="), key: (trial) => pairs(trial.params, "=") },
   { title: "objective", cell: (_trial, objective) => quantity(objective), key: (_trial, objective) => objective },
+  { title: "epoch", cell: (trial) => quantity(trial.epoch), key: (trial) => trial.epoch ?? null },
+  { title: "last eval", cell: evaluationText, key: (trial) => trial.last_eval?.step ?? null },
   {
     title: "duration",
     cell: (trial) => (trial.duration_s === null ? NONE : formatDuration(trial.duration_s)),

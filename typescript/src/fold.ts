@@ -5,7 +5,15 @@ import type { DecodedLine } from "./decoder.js";
 import { StreamError } from "./errors.js";
 import { ENVELOPE_FIELDS } from "./generated/contract.js";
 import { statusAt } from "./liveness.js";
-import { newTrials, trialEnded, trialProgress, trialStarted, trialWentBack } from "./trials.js";
+import {
+  evaluation,
+  newTrials,
+  trialEnded,
+  trialEvaluated,
+  trialProgress,
+  trialStarted,
+  trialWentBack,
+} from "./trials.js";
 import type { Diagnostic, Line, ReaderState, RunState, TrainStep, UnknownEvent } from "./types.js";
 import { assertNever } from "./vocabulary.js";
 
@@ -280,7 +288,7 @@ function applyEvent(run: RunState, event: Line): void {
     case "train.epoch":
       run.epoch = event.epoch;
       run.step = event.step;
-      if (event.trial !== undefined) trialProgress(run.trials, event.trial, event.step);
+      if (event.trial !== undefined) trialProgress(run.trials, event.trial, event.step, event.epoch);
       break;
     case "train.restarted":
       run.attempt = event.attempt;
@@ -307,7 +315,8 @@ function applyEvent(run: RunState, event: Line): void {
       if (event.trial !== undefined) trialWentBack(run.trials, event.trial, event.step);
       break;
     case "eval.completed":
-      run.last_eval = { step: event.step, epoch: event.epoch, split: event.split, metrics: event.metrics };
+      run.last_eval = evaluation(event);
+      if (event.trial !== undefined) trialEvaluated(run.trials, event.trial, event);
       break;
     case "checkpoint.saved":
       run.last_checkpoint = { step: event.step, path: event.path, reason: event.reason };
@@ -340,7 +349,7 @@ function applyTrainStep(run: RunState, event: TrainStep): void {
   run.eta_s = event.eta_s;
   run.progress = event.progress;
   if (event.trial !== undefined) {
-    trialProgress(run.trials, event.trial, event.step, {
+    trialProgress(run.trials, event.trial, event.step, event.epoch, {
       loss: event.loss,
       elapsed_s: event.elapsed_s,
       eta_s: event.eta_s,

@@ -3,7 +3,7 @@
  * params. The Python fold (`trainwire.lines.trials`) does the same, field for field.
  */
 
-import type { Trial, TrialEnded, TrialStarted, Trials } from "./types.js";
+import type { EvalCompleted, LastEval, Trial, TrialEnded, TrialStarted, Trials } from "./types.js";
 
 /** The `trials` of a run no trial line reached. */
 export function newTrials(): Required<Trials> {
@@ -18,6 +18,7 @@ function newRecord(trial: number): Trial {
     status: "running",
     params: {},
     step: null,
+    epoch: null,
     loss: null,
     elapsed_s: null,
     eta_s: null,
@@ -25,6 +26,8 @@ function newRecord(trial: number): Trial {
     duration_s: null,
     error: null,
     accepted: null,
+    last_eval: null,
+    previous_eval: null,
   };
 }
 
@@ -71,15 +74,17 @@ export function trialEnded(trials: Trials, event: TrialEnded): void {
   }
 }
 
-/** A `train.step` (step, loss, clock) or `train.epoch` (step) of a trial. */
+/** A `train.step` (step, epoch, loss, clock) or `train.epoch` (step, epoch) of a trial. */
 export function trialProgress(
   trials: Trials,
   trial: number,
   step: number,
+  epoch: number | null | undefined,
   clock?: { loss?: number | null; elapsed_s?: number | null; eta_s?: number | null },
 ): void {
   const record = recordOf(trials, trial);
   record.step = step;
+  record.epoch = epoch ?? null;
   if (clock !== undefined) {
     record.loss = clock.loss ?? null;
     record.elapsed_s = clock.elapsed_s ?? null;
@@ -92,4 +97,16 @@ export function trialWentBack(trials: Trials, trial: number, step: number): void
   const record = recordOf(trials, trial);
   record.step = step;
   record.eta_s = null;
+}
+
+/** An `eval.completed` as the state keeps it (the run's `last_eval`, a trial's). */
+export function evaluation(event: EvalCompleted): LastEval {
+  return { step: event.step, epoch: event.epoch ?? null, split: event.split, metrics: { ...event.metrics } };
+}
+
+/** An `eval.completed` of a trial: its last evaluation, the one before kept beside it. */
+export function trialEvaluated(trials: Trials, trial: number, event: EvalCompleted): void {
+  const record = recordOf(trials, trial);
+  record.previous_eval = record.last_eval ?? null;
+  record.last_eval = evaluation(event);
 }

@@ -152,6 +152,7 @@ def test_a_full_run_folds_into_the_documented_state() -> None:
                     "status": "succeeded",
                     "params": {"lr": 0.1},
                     "step": None,
+                    "epoch": None,
                     "loss": None,
                     "elapsed_s": None,
                     "eta_s": None,
@@ -159,6 +160,8 @@ def test_a_full_run_folds_into_the_documented_state() -> None:
                     "duration_s": 1.0,
                     "error": None,
                     "accepted": None,
+                    "last_eval": None,
+                    "previous_eval": None,
                 }
             ],
         },

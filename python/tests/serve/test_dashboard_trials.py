@@ -33,7 +33,9 @@ def _sweep(directory: Path, losses: dict[int, float], running: tuple[int, ...] =
         run.trial_started(trial, {"lr": 10.0**-trial, "optimizer": "adam"})
         final = losses.get(trial, 1.0)
         for step in (1, 2, 3):
-            run.step(step, loss=final + (3 - step) / 10, trial=trial)
+            run.step(step, loss=final + (3 - step) / 10, epoch=step / 2, trial=trial)
+            if step > 1:  # an evaluation after steps 2 and 3: is the trial's validation improving?
+                run.eval(step, {"loss": final + (3 - step) / 5}, split="validation", trial=trial)
         if trial in running:
             continue
         if best is None or final < float(str(best["value"])):
@@ -57,14 +59,17 @@ def test_trials_table_sorts_and_charts_the_objective(tmp_path: Path) -> None:
     _sweep(tmp_path / "sweep", {trial: loss for trial, (_lr, loss) in SWEEP.items()})
     reports = _page(tmp_path, "succeeded", len(SWEEP))
     table = reports["table"]
-    assert table["headers"] == ["trial", "status", "params", "objective", "duration", "metrics"]
+    assert table["headers"] == ["trial", "status", "params", "objective", "epoch", "last eval", "duration", "metrics"]
     rows = table["rows"]
     assert [row["cells"][0] for row in rows] == ["1", "2", "3"]
     assert [row["best"] for row in rows] == [False, True, False]
     assert rows[0]["cells"][1:4] == ["succeeded", "lr=0.1, optimizer=adam", "0.5"]
     assert rows[2]["cells"][2:4] == ["lr=0.001, optimizer=adam", "0.4"]
-    assert all(re.fullmatch(r"\d+\.\ds", row["cells"][4]) for row in rows)
-    assert rows[1]["cells"][5] == "loss 0.3"
+    # which epoch each trial is on, and its last evaluation beside the one before
+    assert [row["cells"][4] for row in rows] == ["1.5", "1.5", "1.5"]
+    assert rows[1]["cells"][5] == "validation @3: loss 0.3 (was 0.5)"
+    assert all(re.fullmatch(r"\d+\.\ds", row["cells"][6]) for row in rows)
+    assert rows[1]["cells"][7] == "loss 0.3"
     sorted_ = reports["sorted"]
     assert [row["cells"][0] for row in sorted_["ascending"]] == ["2", "3", "1"]
     assert [row["cells"][0] for row in sorted_["descending"]] == ["1", "3", "2"]

@@ -517,6 +517,9 @@ export interface Restart {
    */
   step: number;
 }
+/**
+ * An `eval.completed` as the state keeps it: its step, epoch, split and metrics.
+ */
 export interface LastEval {
   /**
    * The step evaluated.
@@ -615,6 +618,10 @@ export interface Trial {
    */
   step: number | null;
   /**
+   * From the trial's last `train.step` or `train.epoch` (1.1, issue 37): the epoch it is on.
+   */
+  epoch: number | null;
+  /**
    * From the trial's last `train.step`.
    */
   loss: number | null;
@@ -639,6 +646,14 @@ export interface Trial {
    * `trial.ended.accepted`; null when not said.
    */
   accepted: boolean | null;
+  /**
+   * The trial's last `eval.completed` (1.1): null until one.
+   */
+  last_eval: LastEval | null;
+  /**
+   * The trial's `eval.completed` before its last one (1.1), so a view can say whether it improves: null until two.
+   */
+  previous_eval: LastEval | null;
 }
 export interface OpenPhaseProgress {
   /**

@@ -444,7 +444,7 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate57.evaluated = { "props": { "cmd": true, "seq": true, "chunks": true, "now": true, "stale_after_s": true }, "dynamicProps": false, "dynamicItems": false };
-var schema25 = { "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId" }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] }, "events": { "$ref": "#/$defs/Count" }, "last_seq": { "$ref": "#/$defs/Count" }, "last_ts": { "type": ["string", "null"] }, "seq_gaps": { "type": "array", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"] }, "phase": { "type": ["string", "null"] }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "learning_rate": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "progress": { "type": ["number", "null"] }, "attempt": { "$ref": "#/$defs/Ordinal" }, "restarts": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string" }, "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" } } } }, "stop_requested": { "type": "boolean" }, "last_eval": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count" }, "epoch": { "type": ["number", "null"] }, "split": { "type": "string" }, "metrics": { "$ref": "#/$defs/Metrics" } } }, { "type": "null" }] }, "last_checkpoint": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count" }, "path": { "type": "string" }, "reason": { "type": "string" } } }, { "type": "null" }] }, "trials": { "type": "object", "additionalProperties": false, "required": ["count", "best"], "properties": { "count": { "$ref": "#/$defs/Count" }, "best": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count" }, "metric": { "type": "string" }, "value": { "type": ["number", "null"] }, "params": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } }, { "type": "null" }] }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "list": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["trial", "attempt", "baseline", "status", "params", "step", "loss", "elapsed_s", "eta_s", "metrics", "duration_s", "error", "accepted"], "properties": { "trial": { "$ref": "#/$defs/Ordinal" }, "attempt": { "$ref": "#/$defs/Ordinal" }, "baseline": { "type": "boolean" }, "status": { "enum": ["running", "succeeded", "failed", "pruned"] }, "params": { "type": "object" }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "loss": { "type": ["number", "null"] }, "elapsed_s": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "metrics": { "$ref": "#/$defs/Metrics" }, "duration_s": { "type": ["number", "null"] }, "error": { "anyOf": [{ "$ref": "#/$defs/ErrorInfo" }, { "type": "null" }] }, "accepted": { "type": ["boolean", "null"] } } } } } }, "phase_progress": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "done", "total", "unit", "eta_s", "trial"], "properties": { "phase": { "type": "string" }, "done": { "$ref": "#/$defs/Count" }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "unit": { "type": ["string", "null"] }, "eta_s": { "type": ["number", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } }, { "type": "null" }] }, "cycle": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "cycle", "total_cycles"], "properties": { "phase": { "type": "string" }, "cycle": { "$ref": "#/$defs/Ordinal" }, "total_cycles": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] } } }, { "type": "null" }] }, "rollbacks": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["previous_step", "step", "checkpoint", "reason", "trial"], "properties": { "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" }, "checkpoint": { "type": ["string", "null"] }, "reason": { "type": ["string", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } } }, "stop_criterion": { "type": ["string", "null"] }, "stage": { "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
+var schema25 = { "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId" }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] }, "events": { "$ref": "#/$defs/Count" }, "last_seq": { "$ref": "#/$defs/Count" }, "last_ts": { "type": ["string", "null"] }, "seq_gaps": { "type": "array", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"] }, "phase": { "type": ["string", "null"] }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "learning_rate": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "progress": { "type": ["number", "null"] }, "attempt": { "$ref": "#/$defs/Ordinal" }, "restarts": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string" }, "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" } } } }, "stop_requested": { "type": "boolean" }, "last_eval": { "anyOf": [{ "$ref": "#/$defs/LastEval" }, { "type": "null" }] }, "last_checkpoint": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count" }, "path": { "type": "string" }, "reason": { "type": "string" } } }, { "type": "null" }] }, "trials": { "type": "object", "additionalProperties": false, "required": ["count", "best"], "properties": { "count": { "$ref": "#/$defs/Count" }, "best": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count" }, "metric": { "type": "string" }, "value": { "type": ["number", "null"] }, "params": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } }, { "type": "null" }] }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "list": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["trial", "attempt", "baseline", "status", "params", "step", "epoch", "loss", "elapsed_s", "eta_s", "metrics", "duration_s", "error", "accepted", "last_eval", "previous_eval"], "properties": { "trial": { "$ref": "#/$defs/Ordinal" }, "attempt": { "$ref": "#/$defs/Ordinal" }, "baseline": { "type": "boolean" }, "status": { "enum": ["running", "succeeded", "failed", "pruned"] }, "params": { "type": "object" }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "elapsed_s": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "metrics": { "$ref": "#/$defs/Metrics" }, "duration_s": { "type": ["number", "null"] }, "error": { "anyOf": [{ "$ref": "#/$defs/ErrorInfo" }, { "type": "null" }] }, "accepted": { "type": ["boolean", "null"] }, "last_eval": { "anyOf": [{ "$ref": "#/$defs/LastEval" }, { "type": "null" }] }, "previous_eval": { "anyOf": [{ "$ref": "#/$defs/LastEval" }, { "type": "null" }] } } } } } }, "phase_progress": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "done", "total", "unit", "eta_s", "trial"], "properties": { "phase": { "type": "string" }, "done": { "$ref": "#/$defs/Count" }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "unit": { "type": ["string", "null"] }, "eta_s": { "type": ["number", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } }, { "type": "null" }] }, "cycle": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "cycle", "total_cycles"], "properties": { "phase": { "type": "string" }, "cycle": { "$ref": "#/$defs/Ordinal" }, "total_cycles": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] } } }, { "type": "null" }] }, "rollbacks": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["previous_step", "step", "checkpoint", "reason", "trial"], "properties": { "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" }, "checkpoint": { "type": ["string", "null"] }, "reason": { "type": ["string", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } } }, "stop_criterion": { "type": ["string", "null"] }, "stage": { "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
 var func4 = Object.prototype.hasOwnProperty;
 var pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
 function validate62(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
@@ -534,11 +534,12 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate71.evaluated = { "dynamicProps": false, "dynamicItems": false };
-var schema29 = { "type": "object", "propertyNames": { "minLength": 1, "maxLength": 256 }, "additionalProperties": { "type": ["number", "null"] } };
-function validate76(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var schema29 = { "type": "object", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count" }, "epoch": { "type": ["number", "null"] }, "split": { "type": "string" }, "metrics": { "$ref": "#/$defs/Metrics" } } };
+var schema30 = { "type": "object", "propertyNames": { "minLength": 1, "maxLength": 256 }, "additionalProperties": { "type": ["number", "null"] } };
+function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate76.evaluated;
+  const evaluated0 = validate77.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -579,7 +580,7 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
             vErrors.push(err2);
           }
           errors++;
-          validate76.errors = vErrors;
+          validate77.errors = vErrors;
           return false;
           break;
         }
@@ -589,7 +590,7 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
           let data0 = data[key1];
           const _errs3 = errors;
           if (!(typeof data0 == "number" && isFinite(data0)) && data0 !== null) {
-            validate76.errors = [{ instancePath: instancePath + "/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/additionalProperties/type", keyword: "type", params: { type: schema29.additionalProperties.type }, message: "must be number,null" }];
+            validate77.errors = [{ instancePath: instancePath + "/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/additionalProperties/type", keyword: "type", params: { type: schema30.additionalProperties.type }, message: "must be number,null" }];
             return false;
           }
           var valid1 = _errs3 === errors;
@@ -599,18 +600,102 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate76.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate77.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate76.errors = vErrors;
+  validate77.errors = vErrors;
   return errors === 0;
 }
-validate76.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-function validate86(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate77.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+function validate75(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate86.evaluated;
+  const evaluated0 = validate75.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.step === void 0 && (missing0 = "step") || data.epoch === void 0 && (missing0 = "epoch") || data.split === void 0 && (missing0 = "split") || data.metrics === void 0 && (missing0 = "metrics")) {
+        validate75.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "step" || key0 === "epoch" || key0 === "split" || key0 === "metrics")) {
+            validate75.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.step !== void 0) {
+            const _errs2 = errors;
+            if (!validate64(data.step, { instancePath: instancePath + "/step", parentData: data, parentDataProperty: "step", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+              errors = vErrors.length;
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.epoch !== void 0) {
+              let data1 = data.epoch;
+              const _errs3 = errors;
+              if (!(typeof data1 == "number" && isFinite(data1)) && data1 !== null) {
+                validate75.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema29.properties.epoch.type }, message: "must be number,null" }];
+                return false;
+              }
+              var valid0 = _errs3 === errors;
+            } else {
+              var valid0 = true;
+            }
+            if (valid0) {
+              if (data.split !== void 0) {
+                const _errs5 = errors;
+                if (typeof data.split !== "string") {
+                  validate75.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  return false;
+                }
+                var valid0 = _errs5 === errors;
+              } else {
+                var valid0 = true;
+              }
+              if (valid0) {
+                if (data.metrics !== void 0) {
+                  const _errs7 = errors;
+                  if (!validate77(data.metrics, { instancePath: instancePath + "/metrics", parentData: data, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                    vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+                    errors = vErrors.length;
+                  }
+                  var valid0 = _errs7 === errors;
+                } else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate75.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate75.errors = vErrors;
+  return errors === 0;
+}
+validate75.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+function validate88(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate88.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -621,7 +706,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.type === void 0 && (missing0 = "type") || data.message === void 0 && (missing0 = "message")) {
-        validate86.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate88.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.type !== void 0) {
@@ -630,16 +715,16 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
           if (errors === _errs1) {
             if (typeof data0 === "string") {
               if (func1(data0) > 200) {
-                validate86.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                validate88.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
                 return false;
               } else {
                 if (func1(data0) < 1) {
-                  validate86.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  validate88.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                   return false;
                 }
               }
             } else {
-              validate86.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate88.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
           }
@@ -654,11 +739,11 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
             if (errors === _errs3) {
               if (typeof data1 === "string") {
                 if (func1(data1) > 200) {
-                  validate86.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                  validate88.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
                   return false;
                 }
               } else {
-                validate86.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                validate88.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                 return false;
               }
             }
@@ -669,18 +754,18 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate86.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate88.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate86.errors = vErrors;
+  validate88.errors = vErrors;
   return errors === 0;
 }
-validate86.evaluated = { "props": { "type": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
-function validate96(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate88.evaluated = { "props": { "type": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+function validate100(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate96.evaluated;
+  const evaluated0 = validate100.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -691,7 +776,7 @@ function validate96(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.name === void 0 && (missing0 = "name") || data.index === void 0 && (missing0 = "index") || data.count === void 0 && (missing0 = "count")) {
-        validate96.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate100.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.name !== void 0) {
@@ -700,16 +785,16 @@ function validate96(data, { instancePath = "", parentData, parentDataProperty, r
           if (errors === _errs1) {
             if (typeof data0 === "string") {
               if (func1(data0) > 128) {
-                validate96.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
+                validate100.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
                 return false;
               } else {
                 if (func1(data0) < 1) {
-                  validate96.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  validate100.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                   return false;
                 }
               }
             } else {
-              validate96.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate100.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
           }
@@ -743,14 +828,14 @@ function validate96(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate96.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate100.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate96.errors = vErrors;
+  validate100.errors = vErrors;
   return errors === 0;
 }
-validate96.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
+validate100.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
 function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -1194,121 +1279,30 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                 const _errs51 = errors;
                                                 let valid7 = false;
                                                 const _errs52 = errors;
-                                                if (errors === _errs52) {
-                                                  if (data25 && typeof data25 == "object" && !Array.isArray(data25)) {
-                                                    let missing2;
-                                                    if (data25.step === void 0 && (missing2 = "step") || data25.epoch === void 0 && (missing2 = "epoch") || data25.split === void 0 && (missing2 = "split") || data25.metrics === void 0 && (missing2 = "metrics")) {
-                                                      const err4 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
-                                                      if (vErrors === null) {
-                                                        vErrors = [err4];
-                                                      } else {
-                                                        vErrors.push(err4);
-                                                      }
-                                                      errors++;
-                                                    } else {
-                                                      const _errs54 = errors;
-                                                      for (const key2 in data25) {
-                                                        if (!(key2 === "step" || key2 === "epoch" || key2 === "split" || key2 === "metrics")) {
-                                                          const err5 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err5];
-                                                          } else {
-                                                            vErrors.push(err5);
-                                                          }
-                                                          errors++;
-                                                          break;
-                                                        }
-                                                      }
-                                                      if (_errs54 === errors) {
-                                                        if (data25.step !== void 0) {
-                                                          const _errs55 = errors;
-                                                          if (!validate64(data25.step, { instancePath: instancePath + "/last_eval/step", parentData: data25, parentDataProperty: "step", rootData, dynamicAnchors })) {
-                                                            vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
-                                                            errors = vErrors.length;
-                                                          }
-                                                          var valid8 = _errs55 === errors;
-                                                        } else {
-                                                          var valid8 = true;
-                                                        }
-                                                        if (valid8) {
-                                                          if (data25.epoch !== void 0) {
-                                                            let data27 = data25.epoch;
-                                                            const _errs56 = errors;
-                                                            if (!(typeof data27 == "number" && isFinite(data27)) && data27 !== null) {
-                                                              const err6 = { instancePath: instancePath + "/last_eval/epoch", schemaPath: "#/properties/last_eval/anyOf/0/properties/epoch/type", keyword: "type", params: { type: schema25.properties.last_eval.anyOf[0].properties.epoch.type }, message: "must be number,null" };
-                                                              if (vErrors === null) {
-                                                                vErrors = [err6];
-                                                              } else {
-                                                                vErrors.push(err6);
-                                                              }
-                                                              errors++;
-                                                            }
-                                                            var valid8 = _errs56 === errors;
-                                                          } else {
-                                                            var valid8 = true;
-                                                          }
-                                                          if (valid8) {
-                                                            if (data25.split !== void 0) {
-                                                              const _errs58 = errors;
-                                                              if (typeof data25.split !== "string") {
-                                                                const err7 = { instancePath: instancePath + "/last_eval/split", schemaPath: "#/properties/last_eval/anyOf/0/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err7];
-                                                                } else {
-                                                                  vErrors.push(err7);
-                                                                }
-                                                                errors++;
-                                                              }
-                                                              var valid8 = _errs58 === errors;
-                                                            } else {
-                                                              var valid8 = true;
-                                                            }
-                                                            if (valid8) {
-                                                              if (data25.metrics !== void 0) {
-                                                                const _errs60 = errors;
-                                                                if (!validate76(data25.metrics, { instancePath: instancePath + "/last_eval/metrics", parentData: data25, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
-                                                                  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
-                                                                  errors = vErrors.length;
-                                                                }
-                                                                var valid8 = _errs60 === errors;
-                                                              } else {
-                                                                var valid8 = true;
-                                                              }
-                                                            }
-                                                          }
-                                                        }
-                                                      }
-                                                    }
-                                                  } else {
-                                                    const err8 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                    if (vErrors === null) {
-                                                      vErrors = [err8];
-                                                    } else {
-                                                      vErrors.push(err8);
-                                                    }
-                                                    errors++;
-                                                  }
+                                                if (!validate75(data25, { instancePath: instancePath + "/last_eval", parentData: data, parentDataProperty: "last_eval", rootData, dynamicAnchors })) {
+                                                  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+                                                  errors = vErrors.length;
                                                 }
                                                 var _valid2 = _errs52 === errors;
                                                 valid7 = valid7 || _valid2;
-                                                const _errs61 = errors;
+                                                const _errs53 = errors;
                                                 if (data25 !== null) {
-                                                  const err9 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  const err4 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                   if (vErrors === null) {
-                                                    vErrors = [err9];
+                                                    vErrors = [err4];
                                                   } else {
-                                                    vErrors.push(err9);
+                                                    vErrors.push(err4);
                                                   }
                                                   errors++;
                                                 }
-                                                var _valid2 = _errs61 === errors;
+                                                var _valid2 = _errs53 === errors;
                                                 valid7 = valid7 || _valid2;
                                                 if (!valid7) {
-                                                  const err10 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  const err5 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                   if (vErrors === null) {
-                                                    vErrors = [err10];
+                                                    vErrors = [err5];
                                                   } else {
-                                                    vErrors.push(err10);
+                                                    vErrors.push(err5);
                                                   }
                                                   errors++;
                                                   validate61.errors = vErrors;
@@ -1329,288 +1323,288 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                               }
                                               if (valid0) {
                                                 if (data.last_checkpoint !== void 0) {
-                                                  let data30 = data.last_checkpoint;
-                                                  const _errs63 = errors;
-                                                  const _errs64 = errors;
-                                                  let valid9 = false;
-                                                  const _errs65 = errors;
-                                                  if (errors === _errs65) {
-                                                    if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
-                                                      let missing3;
-                                                      if (data30.step === void 0 && (missing3 = "step") || data30.path === void 0 && (missing3 = "path") || data30.reason === void 0 && (missing3 = "reason")) {
-                                                        const err11 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" };
+                                                  let data26 = data.last_checkpoint;
+                                                  const _errs55 = errors;
+                                                  const _errs56 = errors;
+                                                  let valid8 = false;
+                                                  const _errs57 = errors;
+                                                  if (errors === _errs57) {
+                                                    if (data26 && typeof data26 == "object" && !Array.isArray(data26)) {
+                                                      let missing2;
+                                                      if (data26.step === void 0 && (missing2 = "step") || data26.path === void 0 && (missing2 = "path") || data26.reason === void 0 && (missing2 = "reason")) {
+                                                        const err6 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err11];
+                                                          vErrors = [err6];
                                                         } else {
-                                                          vErrors.push(err11);
+                                                          vErrors.push(err6);
                                                         }
                                                         errors++;
                                                       } else {
-                                                        const _errs67 = errors;
-                                                        for (const key3 in data30) {
-                                                          if (!(key3 === "step" || key3 === "path" || key3 === "reason")) {
-                                                            const err12 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
+                                                        const _errs59 = errors;
+                                                        for (const key2 in data26) {
+                                                          if (!(key2 === "step" || key2 === "path" || key2 === "reason")) {
+                                                            const err7 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
                                                             if (vErrors === null) {
-                                                              vErrors = [err12];
+                                                              vErrors = [err7];
                                                             } else {
-                                                              vErrors.push(err12);
+                                                              vErrors.push(err7);
                                                             }
                                                             errors++;
                                                             break;
                                                           }
                                                         }
-                                                        if (_errs67 === errors) {
-                                                          if (data30.step !== void 0) {
-                                                            const _errs68 = errors;
-                                                            if (!validate64(data30.step, { instancePath: instancePath + "/last_checkpoint/step", parentData: data30, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                        if (_errs59 === errors) {
+                                                          if (data26.step !== void 0) {
+                                                            const _errs60 = errors;
+                                                            if (!validate64(data26.step, { instancePath: instancePath + "/last_checkpoint/step", parentData: data26, parentDataProperty: "step", rootData, dynamicAnchors })) {
                                                               vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
                                                               errors = vErrors.length;
                                                             }
-                                                            var valid10 = _errs68 === errors;
+                                                            var valid9 = _errs60 === errors;
                                                           } else {
-                                                            var valid10 = true;
+                                                            var valid9 = true;
                                                           }
-                                                          if (valid10) {
-                                                            if (data30.path !== void 0) {
-                                                              const _errs69 = errors;
-                                                              if (typeof data30.path !== "string") {
-                                                                const err13 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                          if (valid9) {
+                                                            if (data26.path !== void 0) {
+                                                              const _errs61 = errors;
+                                                              if (typeof data26.path !== "string") {
+                                                                const err8 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                 if (vErrors === null) {
-                                                                  vErrors = [err13];
+                                                                  vErrors = [err8];
                                                                 } else {
-                                                                  vErrors.push(err13);
+                                                                  vErrors.push(err8);
                                                                 }
                                                                 errors++;
                                                               }
-                                                              var valid10 = _errs69 === errors;
+                                                              var valid9 = _errs61 === errors;
                                                             } else {
-                                                              var valid10 = true;
+                                                              var valid9 = true;
                                                             }
-                                                            if (valid10) {
-                                                              if (data30.reason !== void 0) {
-                                                                const _errs71 = errors;
-                                                                if (typeof data30.reason !== "string") {
-                                                                  const err14 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                            if (valid9) {
+                                                              if (data26.reason !== void 0) {
+                                                                const _errs63 = errors;
+                                                                if (typeof data26.reason !== "string") {
+                                                                  const err9 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err14];
+                                                                    vErrors = [err9];
                                                                   } else {
-                                                                    vErrors.push(err14);
+                                                                    vErrors.push(err9);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var valid10 = _errs71 === errors;
+                                                                var valid9 = _errs63 === errors;
                                                               } else {
-                                                                var valid10 = true;
+                                                                var valid9 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       }
                                                     } else {
-                                                      const err15 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                      const err10 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                       if (vErrors === null) {
-                                                        vErrors = [err15];
+                                                        vErrors = [err10];
                                                       } else {
-                                                        vErrors.push(err15);
+                                                        vErrors.push(err10);
                                                       }
                                                       errors++;
                                                     }
                                                   }
-                                                  var _valid3 = _errs65 === errors;
-                                                  valid9 = valid9 || _valid3;
-                                                  const _errs73 = errors;
-                                                  if (data30 !== null) {
-                                                    const err16 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  var _valid3 = _errs57 === errors;
+                                                  valid8 = valid8 || _valid3;
+                                                  const _errs65 = errors;
+                                                  if (data26 !== null) {
+                                                    const err11 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err16];
+                                                      vErrors = [err11];
                                                     } else {
-                                                      vErrors.push(err16);
+                                                      vErrors.push(err11);
                                                     }
                                                     errors++;
                                                   }
-                                                  var _valid3 = _errs73 === errors;
-                                                  valid9 = valid9 || _valid3;
-                                                  if (!valid9) {
-                                                    const err17 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  var _valid3 = _errs65 === errors;
+                                                  valid8 = valid8 || _valid3;
+                                                  if (!valid8) {
+                                                    const err12 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err17];
+                                                      vErrors = [err12];
                                                     } else {
-                                                      vErrors.push(err17);
+                                                      vErrors.push(err12);
                                                     }
                                                     errors++;
                                                     validate61.errors = vErrors;
                                                     return false;
                                                   } else {
-                                                    errors = _errs64;
+                                                    errors = _errs56;
                                                     if (vErrors !== null) {
-                                                      if (_errs64) {
-                                                        vErrors.length = _errs64;
+                                                      if (_errs56) {
+                                                        vErrors.length = _errs56;
                                                       } else {
                                                         vErrors = null;
                                                       }
                                                     }
                                                   }
-                                                  var valid0 = _errs63 === errors;
+                                                  var valid0 = _errs55 === errors;
                                                 } else {
                                                   var valid0 = true;
                                                 }
                                                 if (valid0) {
                                                   if (data.trials !== void 0) {
-                                                    let data34 = data.trials;
-                                                    const _errs75 = errors;
-                                                    if (errors === _errs75) {
-                                                      if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
-                                                        let missing4;
-                                                        if (data34.count === void 0 && (missing4 = "count") || data34.best === void 0 && (missing4 = "best")) {
-                                                          validate61.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                                    let data30 = data.trials;
+                                                    const _errs67 = errors;
+                                                    if (errors === _errs67) {
+                                                      if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
+                                                        let missing3;
+                                                        if (data30.count === void 0 && (missing3 = "count") || data30.best === void 0 && (missing3 = "best")) {
+                                                          validate61.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
                                                           return false;
                                                         } else {
-                                                          const _errs77 = errors;
-                                                          for (const key4 in data34) {
-                                                            if (!(key4 === "count" || key4 === "best" || key4 === "total" || key4 === "list")) {
-                                                              validate61.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
+                                                          const _errs69 = errors;
+                                                          for (const key3 in data30) {
+                                                            if (!(key3 === "count" || key3 === "best" || key3 === "total" || key3 === "list")) {
+                                                              validate61.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" }];
                                                               return false;
                                                               break;
                                                             }
                                                           }
-                                                          if (_errs77 === errors) {
-                                                            if (data34.count !== void 0) {
-                                                              const _errs78 = errors;
-                                                              if (!validate64(data34.count, { instancePath: instancePath + "/trials/count", parentData: data34, parentDataProperty: "count", rootData, dynamicAnchors })) {
+                                                          if (_errs69 === errors) {
+                                                            if (data30.count !== void 0) {
+                                                              const _errs70 = errors;
+                                                              if (!validate64(data30.count, { instancePath: instancePath + "/trials/count", parentData: data30, parentDataProperty: "count", rootData, dynamicAnchors })) {
                                                                 vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
                                                                 errors = vErrors.length;
                                                               }
-                                                              var valid11 = _errs78 === errors;
+                                                              var valid10 = _errs70 === errors;
                                                             } else {
-                                                              var valid11 = true;
+                                                              var valid10 = true;
                                                             }
-                                                            if (valid11) {
-                                                              if (data34.best !== void 0) {
-                                                                let data36 = data34.best;
-                                                                const _errs79 = errors;
-                                                                const _errs80 = errors;
-                                                                let valid12 = false;
-                                                                const _errs81 = errors;
-                                                                if (errors === _errs81) {
-                                                                  if (data36 && typeof data36 == "object" && !Array.isArray(data36)) {
-                                                                    let missing5;
-                                                                    if (data36.trial === void 0 && (missing5 = "trial") || data36.metric === void 0 && (missing5 = "metric") || data36.value === void 0 && (missing5 = "value")) {
-                                                                      const err18 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" };
+                                                            if (valid10) {
+                                                              if (data30.best !== void 0) {
+                                                                let data32 = data30.best;
+                                                                const _errs71 = errors;
+                                                                const _errs72 = errors;
+                                                                let valid11 = false;
+                                                                const _errs73 = errors;
+                                                                if (errors === _errs73) {
+                                                                  if (data32 && typeof data32 == "object" && !Array.isArray(data32)) {
+                                                                    let missing4;
+                                                                    if (data32.trial === void 0 && (missing4 = "trial") || data32.metric === void 0 && (missing4 = "metric") || data32.value === void 0 && (missing4 = "value")) {
+                                                                      const err13 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" };
                                                                       if (vErrors === null) {
-                                                                        vErrors = [err18];
+                                                                        vErrors = [err13];
                                                                       } else {
-                                                                        vErrors.push(err18);
+                                                                        vErrors.push(err13);
                                                                       }
                                                                       errors++;
                                                                     } else {
-                                                                      const _errs83 = errors;
-                                                                      for (const key5 in data36) {
-                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value" || key5 === "params")) {
-                                                                          const err19 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                                                                      const _errs75 = errors;
+                                                                      for (const key4 in data32) {
+                                                                        if (!(key4 === "trial" || key4 === "metric" || key4 === "value" || key4 === "params")) {
+                                                                          const err14 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                                                                           if (vErrors === null) {
-                                                                            vErrors = [err19];
+                                                                            vErrors = [err14];
                                                                           } else {
-                                                                            vErrors.push(err19);
+                                                                            vErrors.push(err14);
                                                                           }
                                                                           errors++;
                                                                           break;
                                                                         }
                                                                       }
-                                                                      if (_errs83 === errors) {
-                                                                        if (data36.trial !== void 0) {
-                                                                          const _errs84 = errors;
-                                                                          if (!validate64(data36.trial, { instancePath: instancePath + "/trials/best/trial", parentData: data36, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                      if (_errs75 === errors) {
+                                                                        if (data32.trial !== void 0) {
+                                                                          const _errs76 = errors;
+                                                                          if (!validate64(data32.trial, { instancePath: instancePath + "/trials/best/trial", parentData: data32, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                             vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
                                                                             errors = vErrors.length;
                                                                           }
-                                                                          var valid13 = _errs84 === errors;
+                                                                          var valid12 = _errs76 === errors;
                                                                         } else {
-                                                                          var valid13 = true;
+                                                                          var valid12 = true;
                                                                         }
-                                                                        if (valid13) {
-                                                                          if (data36.metric !== void 0) {
-                                                                            const _errs85 = errors;
-                                                                            if (typeof data36.metric !== "string") {
-                                                                              const err20 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                        if (valid12) {
+                                                                          if (data32.metric !== void 0) {
+                                                                            const _errs77 = errors;
+                                                                            if (typeof data32.metric !== "string") {
+                                                                              const err15 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                               if (vErrors === null) {
-                                                                                vErrors = [err20];
+                                                                                vErrors = [err15];
                                                                               } else {
-                                                                                vErrors.push(err20);
+                                                                                vErrors.push(err15);
                                                                               }
                                                                               errors++;
                                                                             }
-                                                                            var valid13 = _errs85 === errors;
+                                                                            var valid12 = _errs77 === errors;
                                                                           } else {
-                                                                            var valid13 = true;
+                                                                            var valid12 = true;
                                                                           }
-                                                                          if (valid13) {
-                                                                            if (data36.value !== void 0) {
-                                                                              let data39 = data36.value;
-                                                                              const _errs87 = errors;
-                                                                              if (!(typeof data39 == "number" && isFinite(data39)) && data39 !== null) {
-                                                                                const err21 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema25.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
+                                                                          if (valid12) {
+                                                                            if (data32.value !== void 0) {
+                                                                              let data35 = data32.value;
+                                                                              const _errs79 = errors;
+                                                                              if (!(typeof data35 == "number" && isFinite(data35)) && data35 !== null) {
+                                                                                const err16 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema25.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
                                                                                 if (vErrors === null) {
-                                                                                  vErrors = [err21];
+                                                                                  vErrors = [err16];
                                                                                 } else {
-                                                                                  vErrors.push(err21);
+                                                                                  vErrors.push(err16);
                                                                                 }
                                                                                 errors++;
                                                                               }
-                                                                              var valid13 = _errs87 === errors;
+                                                                              var valid12 = _errs79 === errors;
                                                                             } else {
-                                                                              var valid13 = true;
+                                                                              var valid12 = true;
                                                                             }
-                                                                            if (valid13) {
-                                                                              if (data36.params !== void 0) {
-                                                                                let data40 = data36.params;
-                                                                                const _errs89 = errors;
-                                                                                const _errs90 = errors;
-                                                                                let valid14 = false;
-                                                                                const _errs91 = errors;
-                                                                                if (!(data40 && typeof data40 == "object" && !Array.isArray(data40))) {
-                                                                                  const err22 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                            if (valid12) {
+                                                                              if (data32.params !== void 0) {
+                                                                                let data36 = data32.params;
+                                                                                const _errs81 = errors;
+                                                                                const _errs82 = errors;
+                                                                                let valid13 = false;
+                                                                                const _errs83 = errors;
+                                                                                if (!(data36 && typeof data36 == "object" && !Array.isArray(data36))) {
+                                                                                  const err17 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                                   if (vErrors === null) {
-                                                                                    vErrors = [err22];
+                                                                                    vErrors = [err17];
                                                                                   } else {
-                                                                                    vErrors.push(err22);
+                                                                                    vErrors.push(err17);
                                                                                   }
                                                                                   errors++;
                                                                                 }
-                                                                                var _valid5 = _errs91 === errors;
-                                                                                valid14 = valid14 || _valid5;
-                                                                                const _errs93 = errors;
-                                                                                if (data40 !== null) {
-                                                                                  const err23 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                var _valid5 = _errs83 === errors;
+                                                                                valid13 = valid13 || _valid5;
+                                                                                const _errs85 = errors;
+                                                                                if (data36 !== null) {
+                                                                                  const err18 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                                   if (vErrors === null) {
-                                                                                    vErrors = [err23];
+                                                                                    vErrors = [err18];
                                                                                   } else {
-                                                                                    vErrors.push(err23);
+                                                                                    vErrors.push(err18);
                                                                                   }
                                                                                   errors++;
                                                                                 }
-                                                                                var _valid5 = _errs93 === errors;
-                                                                                valid14 = valid14 || _valid5;
-                                                                                if (!valid14) {
-                                                                                  const err24 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                var _valid5 = _errs85 === errors;
+                                                                                valid13 = valid13 || _valid5;
+                                                                                if (!valid13) {
+                                                                                  const err19 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                                   if (vErrors === null) {
-                                                                                    vErrors = [err24];
+                                                                                    vErrors = [err19];
                                                                                   } else {
-                                                                                    vErrors.push(err24);
+                                                                                    vErrors.push(err19);
                                                                                   }
                                                                                   errors++;
                                                                                 } else {
-                                                                                  errors = _errs90;
+                                                                                  errors = _errs82;
                                                                                   if (vErrors !== null) {
-                                                                                    if (_errs90) {
-                                                                                      vErrors.length = _errs90;
+                                                                                    if (_errs82) {
+                                                                                      vErrors.length = _errs82;
                                                                                     } else {
                                                                                       vErrors = null;
                                                                                     }
                                                                                   }
                                                                                 }
-                                                                                var valid13 = _errs89 === errors;
+                                                                                var valid12 = _errs81 === errors;
                                                                               } else {
-                                                                                var valid13 = true;
+                                                                                var valid12 = true;
                                                                               }
                                                                             }
                                                                           }
@@ -1618,358 +1612,471 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                                       }
                                                                     }
                                                                   } else {
-                                                                    const err25 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                    const err20 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err25];
+                                                                      vErrors = [err20];
                                                                     } else {
-                                                                      vErrors.push(err25);
+                                                                      vErrors.push(err20);
                                                                     }
                                                                     errors++;
                                                                   }
                                                                 }
-                                                                var _valid4 = _errs81 === errors;
-                                                                valid12 = valid12 || _valid4;
-                                                                const _errs95 = errors;
-                                                                if (data36 !== null) {
-                                                                  const err26 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                var _valid4 = _errs73 === errors;
+                                                                valid11 = valid11 || _valid4;
+                                                                const _errs87 = errors;
+                                                                if (data32 !== null) {
+                                                                  const err21 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err26];
+                                                                    vErrors = [err21];
                                                                   } else {
-                                                                    vErrors.push(err26);
+                                                                    vErrors.push(err21);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid4 = _errs95 === errors;
-                                                                valid12 = valid12 || _valid4;
-                                                                if (!valid12) {
-                                                                  const err27 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                var _valid4 = _errs87 === errors;
+                                                                valid11 = valid11 || _valid4;
+                                                                if (!valid11) {
+                                                                  const err22 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err27];
+                                                                    vErrors = [err22];
                                                                   } else {
-                                                                    vErrors.push(err27);
+                                                                    vErrors.push(err22);
                                                                   }
                                                                   errors++;
                                                                   validate61.errors = vErrors;
                                                                   return false;
                                                                 } else {
-                                                                  errors = _errs80;
+                                                                  errors = _errs72;
                                                                   if (vErrors !== null) {
-                                                                    if (_errs80) {
-                                                                      vErrors.length = _errs80;
+                                                                    if (_errs72) {
+                                                                      vErrors.length = _errs72;
                                                                     } else {
                                                                       vErrors = null;
                                                                     }
                                                                   }
                                                                 }
-                                                                var valid11 = _errs79 === errors;
+                                                                var valid10 = _errs71 === errors;
                                                               } else {
-                                                                var valid11 = true;
+                                                                var valid10 = true;
                                                               }
-                                                              if (valid11) {
-                                                                if (data34.total !== void 0) {
-                                                                  let data41 = data34.total;
-                                                                  const _errs97 = errors;
-                                                                  const _errs98 = errors;
-                                                                  let valid15 = false;
-                                                                  const _errs99 = errors;
-                                                                  if (!validate64(data41, { instancePath: instancePath + "/trials/total", parentData: data34, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                              if (valid10) {
+                                                                if (data30.total !== void 0) {
+                                                                  let data37 = data30.total;
+                                                                  const _errs89 = errors;
+                                                                  const _errs90 = errors;
+                                                                  let valid14 = false;
+                                                                  const _errs91 = errors;
+                                                                  if (!validate64(data37, { instancePath: instancePath + "/trials/total", parentData: data30, parentDataProperty: "total", rootData, dynamicAnchors })) {
                                                                     vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
                                                                     errors = vErrors.length;
                                                                   }
-                                                                  var _valid6 = _errs99 === errors;
-                                                                  valid15 = valid15 || _valid6;
-                                                                  const _errs100 = errors;
-                                                                  if (data41 !== null) {
-                                                                    const err28 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                  var _valid6 = _errs91 === errors;
+                                                                  valid14 = valid14 || _valid6;
+                                                                  const _errs92 = errors;
+                                                                  if (data37 !== null) {
+                                                                    const err23 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err28];
+                                                                      vErrors = [err23];
                                                                     } else {
-                                                                      vErrors.push(err28);
+                                                                      vErrors.push(err23);
                                                                     }
                                                                     errors++;
                                                                   }
-                                                                  var _valid6 = _errs100 === errors;
-                                                                  valid15 = valid15 || _valid6;
-                                                                  if (!valid15) {
-                                                                    const err29 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                  var _valid6 = _errs92 === errors;
+                                                                  valid14 = valid14 || _valid6;
+                                                                  if (!valid14) {
+                                                                    const err24 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err29];
+                                                                      vErrors = [err24];
                                                                     } else {
-                                                                      vErrors.push(err29);
+                                                                      vErrors.push(err24);
                                                                     }
                                                                     errors++;
                                                                     validate61.errors = vErrors;
                                                                     return false;
                                                                   } else {
-                                                                    errors = _errs98;
+                                                                    errors = _errs90;
                                                                     if (vErrors !== null) {
-                                                                      if (_errs98) {
-                                                                        vErrors.length = _errs98;
+                                                                      if (_errs90) {
+                                                                        vErrors.length = _errs90;
                                                                       } else {
                                                                         vErrors = null;
                                                                       }
                                                                     }
                                                                   }
-                                                                  var valid11 = _errs97 === errors;
+                                                                  var valid10 = _errs89 === errors;
                                                                 } else {
-                                                                  var valid11 = true;
+                                                                  var valid10 = true;
                                                                 }
-                                                                if (valid11) {
-                                                                  if (data34.list !== void 0) {
-                                                                    let data42 = data34.list;
-                                                                    const _errs102 = errors;
-                                                                    if (errors === _errs102) {
-                                                                      if (Array.isArray(data42)) {
-                                                                        var valid16 = true;
-                                                                        const len4 = data42.length;
+                                                                if (valid10) {
+                                                                  if (data30.list !== void 0) {
+                                                                    let data38 = data30.list;
+                                                                    const _errs94 = errors;
+                                                                    if (errors === _errs94) {
+                                                                      if (Array.isArray(data38)) {
+                                                                        var valid15 = true;
+                                                                        const len4 = data38.length;
                                                                         for (let i2 = 0; i2 < len4; i2++) {
-                                                                          let data43 = data42[i2];
-                                                                          const _errs104 = errors;
-                                                                          if (errors === _errs104) {
-                                                                            if (data43 && typeof data43 == "object" && !Array.isArray(data43)) {
-                                                                              let missing6;
-                                                                              if (data43.trial === void 0 && (missing6 = "trial") || data43.attempt === void 0 && (missing6 = "attempt") || data43.baseline === void 0 && (missing6 = "baseline") || data43.status === void 0 && (missing6 = "status") || data43.params === void 0 && (missing6 = "params") || data43.step === void 0 && (missing6 = "step") || data43.loss === void 0 && (missing6 = "loss") || data43.elapsed_s === void 0 && (missing6 = "elapsed_s") || data43.eta_s === void 0 && (missing6 = "eta_s") || data43.metrics === void 0 && (missing6 = "metrics") || data43.duration_s === void 0 && (missing6 = "duration_s") || data43.error === void 0 && (missing6 = "error") || data43.accepted === void 0 && (missing6 = "accepted")) {
-                                                                                validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                                                          let data39 = data38[i2];
+                                                                          const _errs96 = errors;
+                                                                          if (errors === _errs96) {
+                                                                            if (data39 && typeof data39 == "object" && !Array.isArray(data39)) {
+                                                                              let missing5;
+                                                                              if (data39.trial === void 0 && (missing5 = "trial") || data39.attempt === void 0 && (missing5 = "attempt") || data39.baseline === void 0 && (missing5 = "baseline") || data39.status === void 0 && (missing5 = "status") || data39.params === void 0 && (missing5 = "params") || data39.step === void 0 && (missing5 = "step") || data39.epoch === void 0 && (missing5 = "epoch") || data39.loss === void 0 && (missing5 = "loss") || data39.elapsed_s === void 0 && (missing5 = "elapsed_s") || data39.eta_s === void 0 && (missing5 = "eta_s") || data39.metrics === void 0 && (missing5 = "metrics") || data39.duration_s === void 0 && (missing5 = "duration_s") || data39.error === void 0 && (missing5 = "error") || data39.accepted === void 0 && (missing5 = "accepted") || data39.last_eval === void 0 && (missing5 = "last_eval") || data39.previous_eval === void 0 && (missing5 = "previous_eval")) {
+                                                                                validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
                                                                                 return false;
                                                                               } else {
-                                                                                const _errs106 = errors;
-                                                                                for (const key6 in data43) {
-                                                                                  if (!func4.call(schema25.properties.trials.properties.list.items.properties, key6)) {
-                                                                                    validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" }];
+                                                                                const _errs98 = errors;
+                                                                                for (const key5 in data39) {
+                                                                                  if (!func4.call(schema25.properties.trials.properties.list.items.properties, key5)) {
+                                                                                    validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" }];
                                                                                     return false;
                                                                                     break;
                                                                                   }
                                                                                 }
-                                                                                if (_errs106 === errors) {
-                                                                                  if (data43.trial !== void 0) {
-                                                                                    const _errs107 = errors;
-                                                                                    if (!validate71(data43.trial, { instancePath: instancePath + "/trials/list/" + i2 + "/trial", parentData: data43, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                                if (_errs98 === errors) {
+                                                                                  if (data39.trial !== void 0) {
+                                                                                    const _errs99 = errors;
+                                                                                    if (!validate71(data39.trial, { instancePath: instancePath + "/trials/list/" + i2 + "/trial", parentData: data39, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                                       vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
                                                                                       errors = vErrors.length;
                                                                                     }
-                                                                                    var valid17 = _errs107 === errors;
+                                                                                    var valid16 = _errs99 === errors;
                                                                                   } else {
-                                                                                    var valid17 = true;
+                                                                                    var valid16 = true;
                                                                                   }
-                                                                                  if (valid17) {
-                                                                                    if (data43.attempt !== void 0) {
-                                                                                      const _errs108 = errors;
-                                                                                      if (!validate71(data43.attempt, { instancePath: instancePath + "/trials/list/" + i2 + "/attempt", parentData: data43, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
+                                                                                  if (valid16) {
+                                                                                    if (data39.attempt !== void 0) {
+                                                                                      const _errs100 = errors;
+                                                                                      if (!validate71(data39.attempt, { instancePath: instancePath + "/trials/list/" + i2 + "/attempt", parentData: data39, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
                                                                                         vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
                                                                                         errors = vErrors.length;
                                                                                       }
-                                                                                      var valid17 = _errs108 === errors;
+                                                                                      var valid16 = _errs100 === errors;
                                                                                     } else {
-                                                                                      var valid17 = true;
+                                                                                      var valid16 = true;
                                                                                     }
-                                                                                    if (valid17) {
-                                                                                      if (data43.baseline !== void 0) {
-                                                                                        const _errs109 = errors;
-                                                                                        if (typeof data43.baseline !== "boolean") {
+                                                                                    if (valid16) {
+                                                                                      if (data39.baseline !== void 0) {
+                                                                                        const _errs101 = errors;
+                                                                                        if (typeof data39.baseline !== "boolean") {
                                                                                           validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/baseline", schemaPath: "#/properties/trials/properties/list/items/properties/baseline/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                                                                           return false;
                                                                                         }
-                                                                                        var valid17 = _errs109 === errors;
+                                                                                        var valid16 = _errs101 === errors;
                                                                                       } else {
-                                                                                        var valid17 = true;
+                                                                                        var valid16 = true;
                                                                                       }
-                                                                                      if (valid17) {
-                                                                                        if (data43.status !== void 0) {
-                                                                                          let data47 = data43.status;
-                                                                                          const _errs111 = errors;
-                                                                                          if (!(data47 === "running" || data47 === "succeeded" || data47 === "failed" || data47 === "pruned")) {
+                                                                                      if (valid16) {
+                                                                                        if (data39.status !== void 0) {
+                                                                                          let data43 = data39.status;
+                                                                                          const _errs103 = errors;
+                                                                                          if (!(data43 === "running" || data43 === "succeeded" || data43 === "failed" || data43 === "pruned")) {
                                                                                             validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/status", schemaPath: "#/properties/trials/properties/list/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema25.properties.trials.properties.list.items.properties.status.enum }, message: "must be equal to one of the allowed values" }];
                                                                                             return false;
                                                                                           }
-                                                                                          var valid17 = _errs111 === errors;
+                                                                                          var valid16 = _errs103 === errors;
                                                                                         } else {
-                                                                                          var valid17 = true;
+                                                                                          var valid16 = true;
                                                                                         }
-                                                                                        if (valid17) {
-                                                                                          if (data43.params !== void 0) {
-                                                                                            let data48 = data43.params;
-                                                                                            const _errs112 = errors;
-                                                                                            if (!(data48 && typeof data48 == "object" && !Array.isArray(data48))) {
+                                                                                        if (valid16) {
+                                                                                          if (data39.params !== void 0) {
+                                                                                            let data44 = data39.params;
+                                                                                            const _errs104 = errors;
+                                                                                            if (!(data44 && typeof data44 == "object" && !Array.isArray(data44))) {
                                                                                               validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/params", schemaPath: "#/properties/trials/properties/list/items/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                                                               return false;
                                                                                             }
-                                                                                            var valid17 = _errs112 === errors;
+                                                                                            var valid16 = _errs104 === errors;
                                                                                           } else {
-                                                                                            var valid17 = true;
+                                                                                            var valid16 = true;
                                                                                           }
-                                                                                          if (valid17) {
-                                                                                            if (data43.step !== void 0) {
-                                                                                              let data49 = data43.step;
-                                                                                              const _errs114 = errors;
-                                                                                              const _errs115 = errors;
-                                                                                              let valid18 = false;
-                                                                                              const _errs116 = errors;
-                                                                                              if (!validate64(data49, { instancePath: instancePath + "/trials/list/" + i2 + "/step", parentData: data43, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                                          if (valid16) {
+                                                                                            if (data39.step !== void 0) {
+                                                                                              let data45 = data39.step;
+                                                                                              const _errs106 = errors;
+                                                                                              const _errs107 = errors;
+                                                                                              let valid17 = false;
+                                                                                              const _errs108 = errors;
+                                                                                              if (!validate64(data45, { instancePath: instancePath + "/trials/list/" + i2 + "/step", parentData: data39, parentDataProperty: "step", rootData, dynamicAnchors })) {
                                                                                                 vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
                                                                                                 errors = vErrors.length;
                                                                                               }
-                                                                                              var _valid7 = _errs116 === errors;
-                                                                                              valid18 = valid18 || _valid7;
-                                                                                              const _errs117 = errors;
-                                                                                              if (data49 !== null) {
-                                                                                                const err30 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                              var _valid7 = _errs108 === errors;
+                                                                                              valid17 = valid17 || _valid7;
+                                                                                              const _errs109 = errors;
+                                                                                              if (data45 !== null) {
+                                                                                                const err25 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                                                 if (vErrors === null) {
-                                                                                                  vErrors = [err30];
+                                                                                                  vErrors = [err25];
                                                                                                 } else {
-                                                                                                  vErrors.push(err30);
+                                                                                                  vErrors.push(err25);
                                                                                                 }
                                                                                                 errors++;
                                                                                               }
-                                                                                              var _valid7 = _errs117 === errors;
-                                                                                              valid18 = valid18 || _valid7;
-                                                                                              if (!valid18) {
-                                                                                                const err31 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                              var _valid7 = _errs109 === errors;
+                                                                                              valid17 = valid17 || _valid7;
+                                                                                              if (!valid17) {
+                                                                                                const err26 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                                                 if (vErrors === null) {
-                                                                                                  vErrors = [err31];
+                                                                                                  vErrors = [err26];
                                                                                                 } else {
-                                                                                                  vErrors.push(err31);
+                                                                                                  vErrors.push(err26);
                                                                                                 }
                                                                                                 errors++;
                                                                                                 validate61.errors = vErrors;
                                                                                                 return false;
                                                                                               } else {
-                                                                                                errors = _errs115;
+                                                                                                errors = _errs107;
                                                                                                 if (vErrors !== null) {
-                                                                                                  if (_errs115) {
-                                                                                                    vErrors.length = _errs115;
+                                                                                                  if (_errs107) {
+                                                                                                    vErrors.length = _errs107;
                                                                                                   } else {
                                                                                                     vErrors = null;
                                                                                                   }
                                                                                                 }
                                                                                               }
-                                                                                              var valid17 = _errs114 === errors;
+                                                                                              var valid16 = _errs106 === errors;
                                                                                             } else {
-                                                                                              var valid17 = true;
+                                                                                              var valid16 = true;
                                                                                             }
-                                                                                            if (valid17) {
-                                                                                              if (data43.loss !== void 0) {
-                                                                                                let data50 = data43.loss;
-                                                                                                const _errs119 = errors;
-                                                                                                if (!(typeof data50 == "number" && isFinite(data50)) && data50 !== null) {
-                                                                                                  validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/loss", schemaPath: "#/properties/trials/properties/list/items/properties/loss/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.loss.type }, message: "must be number,null" }];
+                                                                                            if (valid16) {
+                                                                                              if (data39.epoch !== void 0) {
+                                                                                                let data46 = data39.epoch;
+                                                                                                const _errs111 = errors;
+                                                                                                if (!(typeof data46 == "number" && isFinite(data46)) && data46 !== null) {
+                                                                                                  validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/epoch", schemaPath: "#/properties/trials/properties/list/items/properties/epoch/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.epoch.type }, message: "must be number,null" }];
                                                                                                   return false;
                                                                                                 }
-                                                                                                var valid17 = _errs119 === errors;
+                                                                                                var valid16 = _errs111 === errors;
                                                                                               } else {
-                                                                                                var valid17 = true;
+                                                                                                var valid16 = true;
                                                                                               }
-                                                                                              if (valid17) {
-                                                                                                if (data43.elapsed_s !== void 0) {
-                                                                                                  let data51 = data43.elapsed_s;
-                                                                                                  const _errs121 = errors;
-                                                                                                  if (!(typeof data51 == "number" && isFinite(data51)) && data51 !== null) {
-                                                                                                    validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/elapsed_s", schemaPath: "#/properties/trials/properties/list/items/properties/elapsed_s/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.elapsed_s.type }, message: "must be number,null" }];
+                                                                                              if (valid16) {
+                                                                                                if (data39.loss !== void 0) {
+                                                                                                  let data47 = data39.loss;
+                                                                                                  const _errs113 = errors;
+                                                                                                  if (!(typeof data47 == "number" && isFinite(data47)) && data47 !== null) {
+                                                                                                    validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/loss", schemaPath: "#/properties/trials/properties/list/items/properties/loss/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.loss.type }, message: "must be number,null" }];
                                                                                                     return false;
                                                                                                   }
-                                                                                                  var valid17 = _errs121 === errors;
+                                                                                                  var valid16 = _errs113 === errors;
                                                                                                 } else {
-                                                                                                  var valid17 = true;
+                                                                                                  var valid16 = true;
                                                                                                 }
-                                                                                                if (valid17) {
-                                                                                                  if (data43.eta_s !== void 0) {
-                                                                                                    let data52 = data43.eta_s;
-                                                                                                    const _errs123 = errors;
-                                                                                                    if (!(typeof data52 == "number" && isFinite(data52)) && data52 !== null) {
-                                                                                                      validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/eta_s", schemaPath: "#/properties/trials/properties/list/items/properties/eta_s/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.eta_s.type }, message: "must be number,null" }];
+                                                                                                if (valid16) {
+                                                                                                  if (data39.elapsed_s !== void 0) {
+                                                                                                    let data48 = data39.elapsed_s;
+                                                                                                    const _errs115 = errors;
+                                                                                                    if (!(typeof data48 == "number" && isFinite(data48)) && data48 !== null) {
+                                                                                                      validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/elapsed_s", schemaPath: "#/properties/trials/properties/list/items/properties/elapsed_s/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.elapsed_s.type }, message: "must be number,null" }];
                                                                                                       return false;
                                                                                                     }
-                                                                                                    var valid17 = _errs123 === errors;
+                                                                                                    var valid16 = _errs115 === errors;
                                                                                                   } else {
-                                                                                                    var valid17 = true;
+                                                                                                    var valid16 = true;
                                                                                                   }
-                                                                                                  if (valid17) {
-                                                                                                    if (data43.metrics !== void 0) {
-                                                                                                      const _errs125 = errors;
-                                                                                                      if (!validate76(data43.metrics, { instancePath: instancePath + "/trials/list/" + i2 + "/metrics", parentData: data43, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
-                                                                                                        vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
-                                                                                                        errors = vErrors.length;
+                                                                                                  if (valid16) {
+                                                                                                    if (data39.eta_s !== void 0) {
+                                                                                                      let data49 = data39.eta_s;
+                                                                                                      const _errs117 = errors;
+                                                                                                      if (!(typeof data49 == "number" && isFinite(data49)) && data49 !== null) {
+                                                                                                        validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/eta_s", schemaPath: "#/properties/trials/properties/list/items/properties/eta_s/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.eta_s.type }, message: "must be number,null" }];
+                                                                                                        return false;
                                                                                                       }
-                                                                                                      var valid17 = _errs125 === errors;
+                                                                                                      var valid16 = _errs117 === errors;
                                                                                                     } else {
-                                                                                                      var valid17 = true;
+                                                                                                      var valid16 = true;
                                                                                                     }
-                                                                                                    if (valid17) {
-                                                                                                      if (data43.duration_s !== void 0) {
-                                                                                                        let data54 = data43.duration_s;
-                                                                                                        const _errs126 = errors;
-                                                                                                        if (!(typeof data54 == "number" && isFinite(data54)) && data54 !== null) {
-                                                                                                          validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/duration_s", schemaPath: "#/properties/trials/properties/list/items/properties/duration_s/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.duration_s.type }, message: "must be number,null" }];
-                                                                                                          return false;
+                                                                                                    if (valid16) {
+                                                                                                      if (data39.metrics !== void 0) {
+                                                                                                        const _errs119 = errors;
+                                                                                                        if (!validate77(data39.metrics, { instancePath: instancePath + "/trials/list/" + i2 + "/metrics", parentData: data39, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                                                                                                          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+                                                                                                          errors = vErrors.length;
                                                                                                         }
-                                                                                                        var valid17 = _errs126 === errors;
+                                                                                                        var valid16 = _errs119 === errors;
                                                                                                       } else {
-                                                                                                        var valid17 = true;
+                                                                                                        var valid16 = true;
                                                                                                       }
-                                                                                                      if (valid17) {
-                                                                                                        if (data43.error !== void 0) {
-                                                                                                          let data55 = data43.error;
-                                                                                                          const _errs128 = errors;
-                                                                                                          const _errs129 = errors;
-                                                                                                          let valid19 = false;
-                                                                                                          const _errs130 = errors;
-                                                                                                          if (!validate86(data55, { instancePath: instancePath + "/trials/list/" + i2 + "/error", parentData: data43, parentDataProperty: "error", rootData, dynamicAnchors })) {
-                                                                                                            vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
-                                                                                                            errors = vErrors.length;
-                                                                                                          }
-                                                                                                          var _valid8 = _errs130 === errors;
-                                                                                                          valid19 = valid19 || _valid8;
-                                                                                                          if (_valid8) {
-                                                                                                            var props3 = {};
-                                                                                                            props3.type = true;
-                                                                                                            props3.message = true;
-                                                                                                          }
-                                                                                                          const _errs131 = errors;
-                                                                                                          if (data55 !== null) {
-                                                                                                            const err32 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
-                                                                                                            if (vErrors === null) {
-                                                                                                              vErrors = [err32];
-                                                                                                            } else {
-                                                                                                              vErrors.push(err32);
-                                                                                                            }
-                                                                                                            errors++;
-                                                                                                          }
-                                                                                                          var _valid8 = _errs131 === errors;
-                                                                                                          valid19 = valid19 || _valid8;
-                                                                                                          if (!valid19) {
-                                                                                                            const err33 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                                                            if (vErrors === null) {
-                                                                                                              vErrors = [err33];
-                                                                                                            } else {
-                                                                                                              vErrors.push(err33);
-                                                                                                            }
-                                                                                                            errors++;
-                                                                                                            validate61.errors = vErrors;
+                                                                                                      if (valid16) {
+                                                                                                        if (data39.duration_s !== void 0) {
+                                                                                                          let data51 = data39.duration_s;
+                                                                                                          const _errs120 = errors;
+                                                                                                          if (!(typeof data51 == "number" && isFinite(data51)) && data51 !== null) {
+                                                                                                            validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/duration_s", schemaPath: "#/properties/trials/properties/list/items/properties/duration_s/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.duration_s.type }, message: "must be number,null" }];
                                                                                                             return false;
-                                                                                                          } else {
-                                                                                                            errors = _errs129;
-                                                                                                            if (vErrors !== null) {
-                                                                                                              if (_errs129) {
-                                                                                                                vErrors.length = _errs129;
+                                                                                                          }
+                                                                                                          var valid16 = _errs120 === errors;
+                                                                                                        } else {
+                                                                                                          var valid16 = true;
+                                                                                                        }
+                                                                                                        if (valid16) {
+                                                                                                          if (data39.error !== void 0) {
+                                                                                                            let data52 = data39.error;
+                                                                                                            const _errs122 = errors;
+                                                                                                            const _errs123 = errors;
+                                                                                                            let valid18 = false;
+                                                                                                            const _errs124 = errors;
+                                                                                                            if (!validate88(data52, { instancePath: instancePath + "/trials/list/" + i2 + "/error", parentData: data39, parentDataProperty: "error", rootData, dynamicAnchors })) {
+                                                                                                              vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+                                                                                                              errors = vErrors.length;
+                                                                                                            }
+                                                                                                            var _valid8 = _errs124 === errors;
+                                                                                                            valid18 = valid18 || _valid8;
+                                                                                                            if (_valid8) {
+                                                                                                              var props3 = {};
+                                                                                                              props3.type = true;
+                                                                                                              props3.message = true;
+                                                                                                            }
+                                                                                                            const _errs125 = errors;
+                                                                                                            if (data52 !== null) {
+                                                                                                              const err27 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                              if (vErrors === null) {
+                                                                                                                vErrors = [err27];
                                                                                                               } else {
-                                                                                                                vErrors = null;
+                                                                                                                vErrors.push(err27);
+                                                                                                              }
+                                                                                                              errors++;
+                                                                                                            }
+                                                                                                            var _valid8 = _errs125 === errors;
+                                                                                                            valid18 = valid18 || _valid8;
+                                                                                                            if (!valid18) {
+                                                                                                              const err28 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                              if (vErrors === null) {
+                                                                                                                vErrors = [err28];
+                                                                                                              } else {
+                                                                                                                vErrors.push(err28);
+                                                                                                              }
+                                                                                                              errors++;
+                                                                                                              validate61.errors = vErrors;
+                                                                                                              return false;
+                                                                                                            } else {
+                                                                                                              errors = _errs123;
+                                                                                                              if (vErrors !== null) {
+                                                                                                                if (_errs123) {
+                                                                                                                  vErrors.length = _errs123;
+                                                                                                                } else {
+                                                                                                                  vErrors = null;
+                                                                                                                }
                                                                                                               }
                                                                                                             }
-                                                                                                          }
-                                                                                                          var valid17 = _errs128 === errors;
-                                                                                                        } else {
-                                                                                                          var valid17 = true;
-                                                                                                        }
-                                                                                                        if (valid17) {
-                                                                                                          if (data43.accepted !== void 0) {
-                                                                                                            let data56 = data43.accepted;
-                                                                                                            const _errs133 = errors;
-                                                                                                            if (typeof data56 !== "boolean" && data56 !== null) {
-                                                                                                              validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/accepted", schemaPath: "#/properties/trials/properties/list/items/properties/accepted/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.accepted.type }, message: "must be boolean,null" }];
-                                                                                                              return false;
-                                                                                                            }
-                                                                                                            var valid17 = _errs133 === errors;
+                                                                                                            var valid16 = _errs122 === errors;
                                                                                                           } else {
-                                                                                                            var valid17 = true;
+                                                                                                            var valid16 = true;
+                                                                                                          }
+                                                                                                          if (valid16) {
+                                                                                                            if (data39.accepted !== void 0) {
+                                                                                                              let data53 = data39.accepted;
+                                                                                                              const _errs127 = errors;
+                                                                                                              if (typeof data53 !== "boolean" && data53 !== null) {
+                                                                                                                validate61.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/accepted", schemaPath: "#/properties/trials/properties/list/items/properties/accepted/type", keyword: "type", params: { type: schema25.properties.trials.properties.list.items.properties.accepted.type }, message: "must be boolean,null" }];
+                                                                                                                return false;
+                                                                                                              }
+                                                                                                              var valid16 = _errs127 === errors;
+                                                                                                            } else {
+                                                                                                              var valid16 = true;
+                                                                                                            }
+                                                                                                            if (valid16) {
+                                                                                                              if (data39.last_eval !== void 0) {
+                                                                                                                let data54 = data39.last_eval;
+                                                                                                                const _errs129 = errors;
+                                                                                                                const _errs130 = errors;
+                                                                                                                let valid19 = false;
+                                                                                                                const _errs131 = errors;
+                                                                                                                if (!validate75(data54, { instancePath: instancePath + "/trials/list/" + i2 + "/last_eval", parentData: data39, parentDataProperty: "last_eval", rootData, dynamicAnchors })) {
+                                                                                                                  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+                                                                                                                  errors = vErrors.length;
+                                                                                                                }
+                                                                                                                var _valid9 = _errs131 === errors;
+                                                                                                                valid19 = valid19 || _valid9;
+                                                                                                                const _errs132 = errors;
+                                                                                                                if (data54 !== null) {
+                                                                                                                  const err29 = { instancePath: instancePath + "/trials/list/" + i2 + "/last_eval", schemaPath: "#/properties/trials/properties/list/items/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                                  if (vErrors === null) {
+                                                                                                                    vErrors = [err29];
+                                                                                                                  } else {
+                                                                                                                    vErrors.push(err29);
+                                                                                                                  }
+                                                                                                                  errors++;
+                                                                                                                }
+                                                                                                                var _valid9 = _errs132 === errors;
+                                                                                                                valid19 = valid19 || _valid9;
+                                                                                                                if (!valid19) {
+                                                                                                                  const err30 = { instancePath: instancePath + "/trials/list/" + i2 + "/last_eval", schemaPath: "#/properties/trials/properties/list/items/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                                  if (vErrors === null) {
+                                                                                                                    vErrors = [err30];
+                                                                                                                  } else {
+                                                                                                                    vErrors.push(err30);
+                                                                                                                  }
+                                                                                                                  errors++;
+                                                                                                                  validate61.errors = vErrors;
+                                                                                                                  return false;
+                                                                                                                } else {
+                                                                                                                  errors = _errs130;
+                                                                                                                  if (vErrors !== null) {
+                                                                                                                    if (_errs130) {
+                                                                                                                      vErrors.length = _errs130;
+                                                                                                                    } else {
+                                                                                                                      vErrors = null;
+                                                                                                                    }
+                                                                                                                  }
+                                                                                                                }
+                                                                                                                var valid16 = _errs129 === errors;
+                                                                                                              } else {
+                                                                                                                var valid16 = true;
+                                                                                                              }
+                                                                                                              if (valid16) {
+                                                                                                                if (data39.previous_eval !== void 0) {
+                                                                                                                  let data55 = data39.previous_eval;
+                                                                                                                  const _errs134 = errors;
+                                                                                                                  const _errs135 = errors;
+                                                                                                                  let valid20 = false;
+                                                                                                                  const _errs136 = errors;
+                                                                                                                  if (!validate75(data55, { instancePath: instancePath + "/trials/list/" + i2 + "/previous_eval", parentData: data39, parentDataProperty: "previous_eval", rootData, dynamicAnchors })) {
+                                                                                                                    vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+                                                                                                                    errors = vErrors.length;
+                                                                                                                  }
+                                                                                                                  var _valid10 = _errs136 === errors;
+                                                                                                                  valid20 = valid20 || _valid10;
+                                                                                                                  const _errs137 = errors;
+                                                                                                                  if (data55 !== null) {
+                                                                                                                    const err31 = { instancePath: instancePath + "/trials/list/" + i2 + "/previous_eval", schemaPath: "#/properties/trials/properties/list/items/properties/previous_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                                    if (vErrors === null) {
+                                                                                                                      vErrors = [err31];
+                                                                                                                    } else {
+                                                                                                                      vErrors.push(err31);
+                                                                                                                    }
+                                                                                                                    errors++;
+                                                                                                                  }
+                                                                                                                  var _valid10 = _errs137 === errors;
+                                                                                                                  valid20 = valid20 || _valid10;
+                                                                                                                  if (!valid20) {
+                                                                                                                    const err32 = { instancePath: instancePath + "/trials/list/" + i2 + "/previous_eval", schemaPath: "#/properties/trials/properties/list/items/properties/previous_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                                    if (vErrors === null) {
+                                                                                                                      vErrors = [err32];
+                                                                                                                    } else {
+                                                                                                                      vErrors.push(err32);
+                                                                                                                    }
+                                                                                                                    errors++;
+                                                                                                                    validate61.errors = vErrors;
+                                                                                                                    return false;
+                                                                                                                  } else {
+                                                                                                                    errors = _errs135;
+                                                                                                                    if (vErrors !== null) {
+                                                                                                                      if (_errs135) {
+                                                                                                                        vErrors.length = _errs135;
+                                                                                                                      } else {
+                                                                                                                        vErrors = null;
+                                                                                                                      }
+                                                                                                                    }
+                                                                                                                  }
+                                                                                                                  var valid16 = _errs134 === errors;
+                                                                                                                } else {
+                                                                                                                  var valid16 = true;
+                                                                                                                }
+                                                                                                              }
+                                                                                                            }
                                                                                                           }
                                                                                                         }
                                                                                                       }
@@ -1990,8 +2097,8 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                                               return false;
                                                                             }
                                                                           }
-                                                                          var valid16 = _errs104 === errors;
-                                                                          if (!valid16) {
+                                                                          var valid15 = _errs96 === errors;
+                                                                          if (!valid15) {
                                                                             break;
                                                                           }
                                                                         }
@@ -2000,9 +2107,9 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                                         return false;
                                                                       }
                                                                     }
-                                                                    var valid11 = _errs102 === errors;
+                                                                    var valid10 = _errs94 === errors;
                                                                   } else {
-                                                                    var valid11 = true;
+                                                                    var valid10 = true;
                                                                   }
                                                                 }
                                                               }
@@ -2014,196 +2121,196 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                         return false;
                                                       }
                                                     }
-                                                    var valid0 = _errs75 === errors;
+                                                    var valid0 = _errs67 === errors;
                                                   } else {
                                                     var valid0 = true;
                                                   }
                                                   if (valid0) {
                                                     if (data.phase_progress !== void 0) {
-                                                      let data57 = data.phase_progress;
-                                                      const _errs135 = errors;
-                                                      const _errs136 = errors;
-                                                      let valid20 = false;
-                                                      const _errs137 = errors;
-                                                      if (errors === _errs137) {
-                                                        if (data57 && typeof data57 == "object" && !Array.isArray(data57)) {
-                                                          let missing7;
-                                                          if (data57.phase === void 0 && (missing7 = "phase") || data57.done === void 0 && (missing7 = "done") || data57.total === void 0 && (missing7 = "total") || data57.unit === void 0 && (missing7 = "unit") || data57.eta_s === void 0 && (missing7 = "eta_s") || data57.trial === void 0 && (missing7 = "trial")) {
-                                                            const err34 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" };
+                                                      let data56 = data.phase_progress;
+                                                      const _errs139 = errors;
+                                                      const _errs140 = errors;
+                                                      let valid21 = false;
+                                                      const _errs141 = errors;
+                                                      if (errors === _errs141) {
+                                                        if (data56 && typeof data56 == "object" && !Array.isArray(data56)) {
+                                                          let missing6;
+                                                          if (data56.phase === void 0 && (missing6 = "phase") || data56.done === void 0 && (missing6 = "done") || data56.total === void 0 && (missing6 = "total") || data56.unit === void 0 && (missing6 = "unit") || data56.eta_s === void 0 && (missing6 = "eta_s") || data56.trial === void 0 && (missing6 = "trial")) {
+                                                            const err33 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" };
                                                             if (vErrors === null) {
-                                                              vErrors = [err34];
+                                                              vErrors = [err33];
                                                             } else {
-                                                              vErrors.push(err34);
+                                                              vErrors.push(err33);
                                                             }
                                                             errors++;
                                                           } else {
-                                                            const _errs139 = errors;
-                                                            for (const key7 in data57) {
-                                                              if (!(key7 === "phase" || key7 === "done" || key7 === "total" || key7 === "unit" || key7 === "eta_s" || key7 === "trial")) {
-                                                                const err35 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                                                            const _errs143 = errors;
+                                                            for (const key6 in data56) {
+                                                              if (!(key6 === "phase" || key6 === "done" || key6 === "total" || key6 === "unit" || key6 === "eta_s" || key6 === "trial")) {
+                                                                const err34 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                                                                 if (vErrors === null) {
-                                                                  vErrors = [err35];
+                                                                  vErrors = [err34];
                                                                 } else {
-                                                                  vErrors.push(err35);
+                                                                  vErrors.push(err34);
                                                                 }
                                                                 errors++;
                                                                 break;
                                                               }
                                                             }
-                                                            if (_errs139 === errors) {
-                                                              if (data57.phase !== void 0) {
-                                                                const _errs140 = errors;
-                                                                if (typeof data57.phase !== "string") {
-                                                                  const err36 = { instancePath: instancePath + "/phase_progress/phase", schemaPath: "#/properties/phase_progress/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                            if (_errs143 === errors) {
+                                                              if (data56.phase !== void 0) {
+                                                                const _errs144 = errors;
+                                                                if (typeof data56.phase !== "string") {
+                                                                  const err35 = { instancePath: instancePath + "/phase_progress/phase", schemaPath: "#/properties/phase_progress/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err36];
+                                                                    vErrors = [err35];
                                                                   } else {
-                                                                    vErrors.push(err36);
+                                                                    vErrors.push(err35);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var valid21 = _errs140 === errors;
+                                                                var valid22 = _errs144 === errors;
                                                               } else {
-                                                                var valid21 = true;
+                                                                var valid22 = true;
                                                               }
-                                                              if (valid21) {
-                                                                if (data57.done !== void 0) {
-                                                                  const _errs142 = errors;
-                                                                  if (!validate64(data57.done, { instancePath: instancePath + "/phase_progress/done", parentData: data57, parentDataProperty: "done", rootData, dynamicAnchors })) {
+                                                              if (valid22) {
+                                                                if (data56.done !== void 0) {
+                                                                  const _errs146 = errors;
+                                                                  if (!validate64(data56.done, { instancePath: instancePath + "/phase_progress/done", parentData: data56, parentDataProperty: "done", rootData, dynamicAnchors })) {
                                                                     vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
                                                                     errors = vErrors.length;
                                                                   }
-                                                                  var valid21 = _errs142 === errors;
+                                                                  var valid22 = _errs146 === errors;
                                                                 } else {
-                                                                  var valid21 = true;
+                                                                  var valid22 = true;
                                                                 }
-                                                                if (valid21) {
-                                                                  if (data57.total !== void 0) {
-                                                                    let data60 = data57.total;
-                                                                    const _errs143 = errors;
-                                                                    const _errs144 = errors;
-                                                                    let valid22 = false;
-                                                                    const _errs145 = errors;
-                                                                    if (!validate64(data60, { instancePath: instancePath + "/phase_progress/total", parentData: data57, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                                if (valid22) {
+                                                                  if (data56.total !== void 0) {
+                                                                    let data59 = data56.total;
+                                                                    const _errs147 = errors;
+                                                                    const _errs148 = errors;
+                                                                    let valid23 = false;
+                                                                    const _errs149 = errors;
+                                                                    if (!validate64(data59, { instancePath: instancePath + "/phase_progress/total", parentData: data56, parentDataProperty: "total", rootData, dynamicAnchors })) {
                                                                       vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
                                                                       errors = vErrors.length;
                                                                     }
-                                                                    var _valid10 = _errs145 === errors;
-                                                                    valid22 = valid22 || _valid10;
-                                                                    const _errs146 = errors;
-                                                                    if (data60 !== null) {
-                                                                      const err37 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                    var _valid12 = _errs149 === errors;
+                                                                    valid23 = valid23 || _valid12;
+                                                                    const _errs150 = errors;
+                                                                    if (data59 !== null) {
+                                                                      const err36 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                      if (vErrors === null) {
+                                                                        vErrors = [err36];
+                                                                      } else {
+                                                                        vErrors.push(err36);
+                                                                      }
+                                                                      errors++;
+                                                                    }
+                                                                    var _valid12 = _errs150 === errors;
+                                                                    valid23 = valid23 || _valid12;
+                                                                    if (!valid23) {
+                                                                      const err37 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                       if (vErrors === null) {
                                                                         vErrors = [err37];
                                                                       } else {
                                                                         vErrors.push(err37);
                                                                       }
                                                                       errors++;
-                                                                    }
-                                                                    var _valid10 = _errs146 === errors;
-                                                                    valid22 = valid22 || _valid10;
-                                                                    if (!valid22) {
-                                                                      const err38 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                      if (vErrors === null) {
-                                                                        vErrors = [err38];
-                                                                      } else {
-                                                                        vErrors.push(err38);
-                                                                      }
-                                                                      errors++;
                                                                     } else {
-                                                                      errors = _errs144;
+                                                                      errors = _errs148;
                                                                       if (vErrors !== null) {
-                                                                        if (_errs144) {
-                                                                          vErrors.length = _errs144;
+                                                                        if (_errs148) {
+                                                                          vErrors.length = _errs148;
                                                                         } else {
                                                                           vErrors = null;
                                                                         }
                                                                       }
                                                                     }
-                                                                    var valid21 = _errs143 === errors;
+                                                                    var valid22 = _errs147 === errors;
                                                                   } else {
-                                                                    var valid21 = true;
+                                                                    var valid22 = true;
                                                                   }
-                                                                  if (valid21) {
-                                                                    if (data57.unit !== void 0) {
-                                                                      let data61 = data57.unit;
-                                                                      const _errs148 = errors;
-                                                                      if (typeof data61 !== "string" && data61 !== null) {
-                                                                        const err39 = { instancePath: instancePath + "/phase_progress/unit", schemaPath: "#/properties/phase_progress/anyOf/0/properties/unit/type", keyword: "type", params: { type: schema25.properties.phase_progress.anyOf[0].properties.unit.type }, message: "must be string,null" };
+                                                                  if (valid22) {
+                                                                    if (data56.unit !== void 0) {
+                                                                      let data60 = data56.unit;
+                                                                      const _errs152 = errors;
+                                                                      if (typeof data60 !== "string" && data60 !== null) {
+                                                                        const err38 = { instancePath: instancePath + "/phase_progress/unit", schemaPath: "#/properties/phase_progress/anyOf/0/properties/unit/type", keyword: "type", params: { type: schema25.properties.phase_progress.anyOf[0].properties.unit.type }, message: "must be string,null" };
                                                                         if (vErrors === null) {
-                                                                          vErrors = [err39];
+                                                                          vErrors = [err38];
                                                                         } else {
-                                                                          vErrors.push(err39);
+                                                                          vErrors.push(err38);
                                                                         }
                                                                         errors++;
                                                                       }
-                                                                      var valid21 = _errs148 === errors;
+                                                                      var valid22 = _errs152 === errors;
                                                                     } else {
-                                                                      var valid21 = true;
+                                                                      var valid22 = true;
                                                                     }
-                                                                    if (valid21) {
-                                                                      if (data57.eta_s !== void 0) {
-                                                                        let data62 = data57.eta_s;
-                                                                        const _errs150 = errors;
-                                                                        if (!(typeof data62 == "number" && isFinite(data62)) && data62 !== null) {
-                                                                          const err40 = { instancePath: instancePath + "/phase_progress/eta_s", schemaPath: "#/properties/phase_progress/anyOf/0/properties/eta_s/type", keyword: "type", params: { type: schema25.properties.phase_progress.anyOf[0].properties.eta_s.type }, message: "must be number,null" };
+                                                                    if (valid22) {
+                                                                      if (data56.eta_s !== void 0) {
+                                                                        let data61 = data56.eta_s;
+                                                                        const _errs154 = errors;
+                                                                        if (!(typeof data61 == "number" && isFinite(data61)) && data61 !== null) {
+                                                                          const err39 = { instancePath: instancePath + "/phase_progress/eta_s", schemaPath: "#/properties/phase_progress/anyOf/0/properties/eta_s/type", keyword: "type", params: { type: schema25.properties.phase_progress.anyOf[0].properties.eta_s.type }, message: "must be number,null" };
                                                                           if (vErrors === null) {
-                                                                            vErrors = [err40];
+                                                                            vErrors = [err39];
                                                                           } else {
-                                                                            vErrors.push(err40);
+                                                                            vErrors.push(err39);
                                                                           }
                                                                           errors++;
                                                                         }
-                                                                        var valid21 = _errs150 === errors;
+                                                                        var valid22 = _errs154 === errors;
                                                                       } else {
-                                                                        var valid21 = true;
+                                                                        var valid22 = true;
                                                                       }
-                                                                      if (valid21) {
-                                                                        if (data57.trial !== void 0) {
-                                                                          let data63 = data57.trial;
-                                                                          const _errs152 = errors;
-                                                                          const _errs153 = errors;
-                                                                          let valid23 = false;
-                                                                          const _errs154 = errors;
-                                                                          if (!validate71(data63, { instancePath: instancePath + "/phase_progress/trial", parentData: data57, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                      if (valid22) {
+                                                                        if (data56.trial !== void 0) {
+                                                                          let data62 = data56.trial;
+                                                                          const _errs156 = errors;
+                                                                          const _errs157 = errors;
+                                                                          let valid24 = false;
+                                                                          const _errs158 = errors;
+                                                                          if (!validate71(data62, { instancePath: instancePath + "/phase_progress/trial", parentData: data56, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                             vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
                                                                             errors = vErrors.length;
                                                                           }
-                                                                          var _valid11 = _errs154 === errors;
-                                                                          valid23 = valid23 || _valid11;
-                                                                          const _errs155 = errors;
-                                                                          if (data63 !== null) {
-                                                                            const err41 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                          var _valid13 = _errs158 === errors;
+                                                                          valid24 = valid24 || _valid13;
+                                                                          const _errs159 = errors;
+                                                                          if (data62 !== null) {
+                                                                            const err40 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                            if (vErrors === null) {
+                                                                              vErrors = [err40];
+                                                                            } else {
+                                                                              vErrors.push(err40);
+                                                                            }
+                                                                            errors++;
+                                                                          }
+                                                                          var _valid13 = _errs159 === errors;
+                                                                          valid24 = valid24 || _valid13;
+                                                                          if (!valid24) {
+                                                                            const err41 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                             if (vErrors === null) {
                                                                               vErrors = [err41];
                                                                             } else {
                                                                               vErrors.push(err41);
                                                                             }
                                                                             errors++;
-                                                                          }
-                                                                          var _valid11 = _errs155 === errors;
-                                                                          valid23 = valid23 || _valid11;
-                                                                          if (!valid23) {
-                                                                            const err42 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                            if (vErrors === null) {
-                                                                              vErrors = [err42];
-                                                                            } else {
-                                                                              vErrors.push(err42);
-                                                                            }
-                                                                            errors++;
                                                                           } else {
-                                                                            errors = _errs153;
+                                                                            errors = _errs157;
                                                                             if (vErrors !== null) {
-                                                                              if (_errs153) {
-                                                                                vErrors.length = _errs153;
+                                                                              if (_errs157) {
+                                                                                vErrors.length = _errs157;
                                                                               } else {
                                                                                 vErrors = null;
                                                                               }
                                                                             }
                                                                           }
-                                                                          var valid21 = _errs152 === errors;
+                                                                          var valid22 = _errs156 === errors;
                                                                         } else {
-                                                                          var valid21 = true;
+                                                                          var valid22 = true;
                                                                         }
                                                                       }
                                                                     }
@@ -2213,331 +2320,331 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                             }
                                                           }
                                                         } else {
-                                                          const err43 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                          const err42 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err43];
+                                                            vErrors = [err42];
                                                           } else {
-                                                            vErrors.push(err43);
+                                                            vErrors.push(err42);
                                                           }
                                                           errors++;
                                                         }
                                                       }
-                                                      var _valid9 = _errs137 === errors;
-                                                      valid20 = valid20 || _valid9;
-                                                      const _errs157 = errors;
-                                                      if (data57 !== null) {
-                                                        const err44 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                      var _valid11 = _errs141 === errors;
+                                                      valid21 = valid21 || _valid11;
+                                                      const _errs161 = errors;
+                                                      if (data56 !== null) {
+                                                        const err43 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err43];
+                                                        } else {
+                                                          vErrors.push(err43);
+                                                        }
+                                                        errors++;
+                                                      }
+                                                      var _valid11 = _errs161 === errors;
+                                                      valid21 = valid21 || _valid11;
+                                                      if (!valid21) {
+                                                        const err44 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                         if (vErrors === null) {
                                                           vErrors = [err44];
                                                         } else {
                                                           vErrors.push(err44);
                                                         }
                                                         errors++;
-                                                      }
-                                                      var _valid9 = _errs157 === errors;
-                                                      valid20 = valid20 || _valid9;
-                                                      if (!valid20) {
-                                                        const err45 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                        if (vErrors === null) {
-                                                          vErrors = [err45];
-                                                        } else {
-                                                          vErrors.push(err45);
-                                                        }
-                                                        errors++;
                                                         validate61.errors = vErrors;
                                                         return false;
                                                       } else {
-                                                        errors = _errs136;
+                                                        errors = _errs140;
                                                         if (vErrors !== null) {
-                                                          if (_errs136) {
-                                                            vErrors.length = _errs136;
+                                                          if (_errs140) {
+                                                            vErrors.length = _errs140;
                                                           } else {
                                                             vErrors = null;
                                                           }
                                                         }
                                                       }
-                                                      var valid0 = _errs135 === errors;
+                                                      var valid0 = _errs139 === errors;
                                                     } else {
                                                       var valid0 = true;
                                                     }
                                                     if (valid0) {
                                                       if (data.cycle !== void 0) {
-                                                        let data64 = data.cycle;
-                                                        const _errs159 = errors;
-                                                        const _errs160 = errors;
-                                                        let valid24 = false;
-                                                        const _errs161 = errors;
-                                                        if (errors === _errs161) {
-                                                          if (data64 && typeof data64 == "object" && !Array.isArray(data64)) {
-                                                            let missing8;
-                                                            if (data64.phase === void 0 && (missing8 = "phase") || data64.cycle === void 0 && (missing8 = "cycle") || data64.total_cycles === void 0 && (missing8 = "total_cycles")) {
-                                                              const err46 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" };
+                                                        let data63 = data.cycle;
+                                                        const _errs163 = errors;
+                                                        const _errs164 = errors;
+                                                        let valid25 = false;
+                                                        const _errs165 = errors;
+                                                        if (errors === _errs165) {
+                                                          if (data63 && typeof data63 == "object" && !Array.isArray(data63)) {
+                                                            let missing7;
+                                                            if (data63.phase === void 0 && (missing7 = "phase") || data63.cycle === void 0 && (missing7 = "cycle") || data63.total_cycles === void 0 && (missing7 = "total_cycles")) {
+                                                              const err45 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" };
                                                               if (vErrors === null) {
-                                                                vErrors = [err46];
+                                                                vErrors = [err45];
                                                               } else {
-                                                                vErrors.push(err46);
+                                                                vErrors.push(err45);
                                                               }
                                                               errors++;
                                                             } else {
-                                                              const _errs163 = errors;
-                                                              for (const key8 in data64) {
-                                                                if (!(key8 === "phase" || key8 === "cycle" || key8 === "total_cycles")) {
-                                                                  const err47 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                                                              const _errs167 = errors;
+                                                              for (const key7 in data63) {
+                                                                if (!(key7 === "phase" || key7 === "cycle" || key7 === "total_cycles")) {
+                                                                  const err46 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err47];
+                                                                    vErrors = [err46];
                                                                   } else {
-                                                                    vErrors.push(err47);
+                                                                    vErrors.push(err46);
                                                                   }
                                                                   errors++;
                                                                   break;
                                                                 }
                                                               }
-                                                              if (_errs163 === errors) {
-                                                                if (data64.phase !== void 0) {
-                                                                  const _errs164 = errors;
-                                                                  if (typeof data64.phase !== "string") {
-                                                                    const err48 = { instancePath: instancePath + "/cycle/phase", schemaPath: "#/properties/cycle/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                              if (_errs167 === errors) {
+                                                                if (data63.phase !== void 0) {
+                                                                  const _errs168 = errors;
+                                                                  if (typeof data63.phase !== "string") {
+                                                                    const err47 = { instancePath: instancePath + "/cycle/phase", schemaPath: "#/properties/cycle/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err48];
+                                                                      vErrors = [err47];
                                                                     } else {
-                                                                      vErrors.push(err48);
+                                                                      vErrors.push(err47);
                                                                     }
                                                                     errors++;
                                                                   }
-                                                                  var valid25 = _errs164 === errors;
+                                                                  var valid26 = _errs168 === errors;
                                                                 } else {
-                                                                  var valid25 = true;
+                                                                  var valid26 = true;
                                                                 }
-                                                                if (valid25) {
-                                                                  if (data64.cycle !== void 0) {
-                                                                    const _errs166 = errors;
-                                                                    if (!validate71(data64.cycle, { instancePath: instancePath + "/cycle/cycle", parentData: data64, parentDataProperty: "cycle", rootData, dynamicAnchors })) {
+                                                                if (valid26) {
+                                                                  if (data63.cycle !== void 0) {
+                                                                    const _errs170 = errors;
+                                                                    if (!validate71(data63.cycle, { instancePath: instancePath + "/cycle/cycle", parentData: data63, parentDataProperty: "cycle", rootData, dynamicAnchors })) {
                                                                       vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
                                                                       errors = vErrors.length;
                                                                     }
-                                                                    var valid25 = _errs166 === errors;
+                                                                    var valid26 = _errs170 === errors;
                                                                   } else {
-                                                                    var valid25 = true;
+                                                                    var valid26 = true;
                                                                   }
-                                                                  if (valid25) {
-                                                                    if (data64.total_cycles !== void 0) {
-                                                                      let data67 = data64.total_cycles;
-                                                                      const _errs167 = errors;
-                                                                      const _errs168 = errors;
-                                                                      let valid26 = false;
-                                                                      const _errs169 = errors;
-                                                                      if (!validate64(data67, { instancePath: instancePath + "/cycle/total_cycles", parentData: data64, parentDataProperty: "total_cycles", rootData, dynamicAnchors })) {
+                                                                  if (valid26) {
+                                                                    if (data63.total_cycles !== void 0) {
+                                                                      let data66 = data63.total_cycles;
+                                                                      const _errs171 = errors;
+                                                                      const _errs172 = errors;
+                                                                      let valid27 = false;
+                                                                      const _errs173 = errors;
+                                                                      if (!validate64(data66, { instancePath: instancePath + "/cycle/total_cycles", parentData: data63, parentDataProperty: "total_cycles", rootData, dynamicAnchors })) {
                                                                         vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
                                                                         errors = vErrors.length;
                                                                       }
-                                                                      var _valid13 = _errs169 === errors;
-                                                                      valid26 = valid26 || _valid13;
-                                                                      const _errs170 = errors;
-                                                                      if (data67 !== null) {
-                                                                        const err49 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                      var _valid15 = _errs173 === errors;
+                                                                      valid27 = valid27 || _valid15;
+                                                                      const _errs174 = errors;
+                                                                      if (data66 !== null) {
+                                                                        const err48 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err48];
+                                                                        } else {
+                                                                          vErrors.push(err48);
+                                                                        }
+                                                                        errors++;
+                                                                      }
+                                                                      var _valid15 = _errs174 === errors;
+                                                                      valid27 = valid27 || _valid15;
+                                                                      if (!valid27) {
+                                                                        const err49 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                         if (vErrors === null) {
                                                                           vErrors = [err49];
                                                                         } else {
                                                                           vErrors.push(err49);
                                                                         }
                                                                         errors++;
-                                                                      }
-                                                                      var _valid13 = _errs170 === errors;
-                                                                      valid26 = valid26 || _valid13;
-                                                                      if (!valid26) {
-                                                                        const err50 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                        if (vErrors === null) {
-                                                                          vErrors = [err50];
-                                                                        } else {
-                                                                          vErrors.push(err50);
-                                                                        }
-                                                                        errors++;
                                                                       } else {
-                                                                        errors = _errs168;
+                                                                        errors = _errs172;
                                                                         if (vErrors !== null) {
-                                                                          if (_errs168) {
-                                                                            vErrors.length = _errs168;
+                                                                          if (_errs172) {
+                                                                            vErrors.length = _errs172;
                                                                           } else {
                                                                             vErrors = null;
                                                                           }
                                                                         }
                                                                       }
-                                                                      var valid25 = _errs167 === errors;
+                                                                      var valid26 = _errs171 === errors;
                                                                     } else {
-                                                                      var valid25 = true;
+                                                                      var valid26 = true;
                                                                     }
                                                                   }
                                                                 }
                                                               }
                                                             }
                                                           } else {
-                                                            const err51 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                            const err50 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                             if (vErrors === null) {
-                                                              vErrors = [err51];
+                                                              vErrors = [err50];
                                                             } else {
-                                                              vErrors.push(err51);
+                                                              vErrors.push(err50);
                                                             }
                                                             errors++;
                                                           }
                                                         }
-                                                        var _valid12 = _errs161 === errors;
-                                                        valid24 = valid24 || _valid12;
-                                                        const _errs172 = errors;
-                                                        if (data64 !== null) {
-                                                          const err52 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        var _valid14 = _errs165 === errors;
+                                                        valid25 = valid25 || _valid14;
+                                                        const _errs176 = errors;
+                                                        if (data63 !== null) {
+                                                          const err51 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                          if (vErrors === null) {
+                                                            vErrors = [err51];
+                                                          } else {
+                                                            vErrors.push(err51);
+                                                          }
+                                                          errors++;
+                                                        }
+                                                        var _valid14 = _errs176 === errors;
+                                                        valid25 = valid25 || _valid14;
+                                                        if (!valid25) {
+                                                          const err52 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                           if (vErrors === null) {
                                                             vErrors = [err52];
                                                           } else {
                                                             vErrors.push(err52);
                                                           }
                                                           errors++;
-                                                        }
-                                                        var _valid12 = _errs172 === errors;
-                                                        valid24 = valid24 || _valid12;
-                                                        if (!valid24) {
-                                                          const err53 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err53];
-                                                          } else {
-                                                            vErrors.push(err53);
-                                                          }
-                                                          errors++;
                                                           validate61.errors = vErrors;
                                                           return false;
                                                         } else {
-                                                          errors = _errs160;
+                                                          errors = _errs164;
                                                           if (vErrors !== null) {
-                                                            if (_errs160) {
-                                                              vErrors.length = _errs160;
+                                                            if (_errs164) {
+                                                              vErrors.length = _errs164;
                                                             } else {
                                                               vErrors = null;
                                                             }
                                                           }
                                                         }
-                                                        var valid0 = _errs159 === errors;
+                                                        var valid0 = _errs163 === errors;
                                                       } else {
                                                         var valid0 = true;
                                                       }
                                                       if (valid0) {
                                                         if (data.rollbacks !== void 0) {
-                                                          let data68 = data.rollbacks;
-                                                          const _errs174 = errors;
-                                                          if (errors === _errs174) {
-                                                            if (Array.isArray(data68)) {
-                                                              var valid27 = true;
-                                                              const len5 = data68.length;
+                                                          let data67 = data.rollbacks;
+                                                          const _errs178 = errors;
+                                                          if (errors === _errs178) {
+                                                            if (Array.isArray(data67)) {
+                                                              var valid28 = true;
+                                                              const len5 = data67.length;
                                                               for (let i3 = 0; i3 < len5; i3++) {
-                                                                let data69 = data68[i3];
-                                                                const _errs176 = errors;
-                                                                if (errors === _errs176) {
-                                                                  if (data69 && typeof data69 == "object" && !Array.isArray(data69)) {
-                                                                    let missing9;
-                                                                    if (data69.previous_step === void 0 && (missing9 = "previous_step") || data69.step === void 0 && (missing9 = "step") || data69.checkpoint === void 0 && (missing9 = "checkpoint") || data69.reason === void 0 && (missing9 = "reason") || data69.trial === void 0 && (missing9 = "trial")) {
-                                                                      validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                                                let data68 = data67[i3];
+                                                                const _errs180 = errors;
+                                                                if (errors === _errs180) {
+                                                                  if (data68 && typeof data68 == "object" && !Array.isArray(data68)) {
+                                                                    let missing8;
+                                                                    if (data68.previous_step === void 0 && (missing8 = "previous_step") || data68.step === void 0 && (missing8 = "step") || data68.checkpoint === void 0 && (missing8 = "checkpoint") || data68.reason === void 0 && (missing8 = "reason") || data68.trial === void 0 && (missing8 = "trial")) {
+                                                                      validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
                                                                       return false;
                                                                     } else {
-                                                                      const _errs178 = errors;
-                                                                      for (const key9 in data69) {
-                                                                        if (!(key9 === "previous_step" || key9 === "step" || key9 === "checkpoint" || key9 === "reason" || key9 === "trial")) {
-                                                                          validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" }];
+                                                                      const _errs182 = errors;
+                                                                      for (const key8 in data68) {
+                                                                        if (!(key8 === "previous_step" || key8 === "step" || key8 === "checkpoint" || key8 === "reason" || key8 === "trial")) {
+                                                                          validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" }];
                                                                           return false;
                                                                           break;
                                                                         }
                                                                       }
-                                                                      if (_errs178 === errors) {
-                                                                        if (data69.previous_step !== void 0) {
-                                                                          const _errs179 = errors;
-                                                                          if (!validate64(data69.previous_step, { instancePath: instancePath + "/rollbacks/" + i3 + "/previous_step", parentData: data69, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
+                                                                      if (_errs182 === errors) {
+                                                                        if (data68.previous_step !== void 0) {
+                                                                          const _errs183 = errors;
+                                                                          if (!validate64(data68.previous_step, { instancePath: instancePath + "/rollbacks/" + i3 + "/previous_step", parentData: data68, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
                                                                             vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
                                                                             errors = vErrors.length;
                                                                           }
-                                                                          var valid28 = _errs179 === errors;
+                                                                          var valid29 = _errs183 === errors;
                                                                         } else {
-                                                                          var valid28 = true;
+                                                                          var valid29 = true;
                                                                         }
-                                                                        if (valid28) {
-                                                                          if (data69.step !== void 0) {
-                                                                            const _errs180 = errors;
-                                                                            if (!validate64(data69.step, { instancePath: instancePath + "/rollbacks/" + i3 + "/step", parentData: data69, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                        if (valid29) {
+                                                                          if (data68.step !== void 0) {
+                                                                            const _errs184 = errors;
+                                                                            if (!validate64(data68.step, { instancePath: instancePath + "/rollbacks/" + i3 + "/step", parentData: data68, parentDataProperty: "step", rootData, dynamicAnchors })) {
                                                                               vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
                                                                               errors = vErrors.length;
                                                                             }
-                                                                            var valid28 = _errs180 === errors;
+                                                                            var valid29 = _errs184 === errors;
                                                                           } else {
-                                                                            var valid28 = true;
+                                                                            var valid29 = true;
                                                                           }
-                                                                          if (valid28) {
-                                                                            if (data69.checkpoint !== void 0) {
-                                                                              let data72 = data69.checkpoint;
-                                                                              const _errs181 = errors;
-                                                                              if (typeof data72 !== "string" && data72 !== null) {
+                                                                          if (valid29) {
+                                                                            if (data68.checkpoint !== void 0) {
+                                                                              let data71 = data68.checkpoint;
+                                                                              const _errs185 = errors;
+                                                                              if (typeof data71 !== "string" && data71 !== null) {
                                                                                 validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/checkpoint", schemaPath: "#/properties/rollbacks/items/properties/checkpoint/type", keyword: "type", params: { type: schema25.properties.rollbacks.items.properties.checkpoint.type }, message: "must be string,null" }];
                                                                                 return false;
                                                                               }
-                                                                              var valid28 = _errs181 === errors;
+                                                                              var valid29 = _errs185 === errors;
                                                                             } else {
-                                                                              var valid28 = true;
+                                                                              var valid29 = true;
                                                                             }
-                                                                            if (valid28) {
-                                                                              if (data69.reason !== void 0) {
-                                                                                let data73 = data69.reason;
-                                                                                const _errs183 = errors;
-                                                                                if (typeof data73 !== "string" && data73 !== null) {
+                                                                            if (valid29) {
+                                                                              if (data68.reason !== void 0) {
+                                                                                let data72 = data68.reason;
+                                                                                const _errs187 = errors;
+                                                                                if (typeof data72 !== "string" && data72 !== null) {
                                                                                   validate61.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/reason", schemaPath: "#/properties/rollbacks/items/properties/reason/type", keyword: "type", params: { type: schema25.properties.rollbacks.items.properties.reason.type }, message: "must be string,null" }];
                                                                                   return false;
                                                                                 }
-                                                                                var valid28 = _errs183 === errors;
+                                                                                var valid29 = _errs187 === errors;
                                                                               } else {
-                                                                                var valid28 = true;
+                                                                                var valid29 = true;
                                                                               }
-                                                                              if (valid28) {
-                                                                                if (data69.trial !== void 0) {
-                                                                                  let data74 = data69.trial;
-                                                                                  const _errs185 = errors;
-                                                                                  const _errs186 = errors;
-                                                                                  let valid29 = false;
-                                                                                  const _errs187 = errors;
-                                                                                  if (!validate71(data74, { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", parentData: data69, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                              if (valid29) {
+                                                                                if (data68.trial !== void 0) {
+                                                                                  let data73 = data68.trial;
+                                                                                  const _errs189 = errors;
+                                                                                  const _errs190 = errors;
+                                                                                  let valid30 = false;
+                                                                                  const _errs191 = errors;
+                                                                                  if (!validate71(data73, { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", parentData: data68, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                                     vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
                                                                                     errors = vErrors.length;
                                                                                   }
-                                                                                  var _valid14 = _errs187 === errors;
-                                                                                  valid29 = valid29 || _valid14;
-                                                                                  const _errs188 = errors;
-                                                                                  if (data74 !== null) {
-                                                                                    const err54 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                  var _valid16 = _errs191 === errors;
+                                                                                  valid30 = valid30 || _valid16;
+                                                                                  const _errs192 = errors;
+                                                                                  if (data73 !== null) {
+                                                                                    const err53 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                    if (vErrors === null) {
+                                                                                      vErrors = [err53];
+                                                                                    } else {
+                                                                                      vErrors.push(err53);
+                                                                                    }
+                                                                                    errors++;
+                                                                                  }
+                                                                                  var _valid16 = _errs192 === errors;
+                                                                                  valid30 = valid30 || _valid16;
+                                                                                  if (!valid30) {
+                                                                                    const err54 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                                     if (vErrors === null) {
                                                                                       vErrors = [err54];
                                                                                     } else {
                                                                                       vErrors.push(err54);
                                                                                     }
                                                                                     errors++;
-                                                                                  }
-                                                                                  var _valid14 = _errs188 === errors;
-                                                                                  valid29 = valid29 || _valid14;
-                                                                                  if (!valid29) {
-                                                                                    const err55 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                                    if (vErrors === null) {
-                                                                                      vErrors = [err55];
-                                                                                    } else {
-                                                                                      vErrors.push(err55);
-                                                                                    }
-                                                                                    errors++;
                                                                                     validate61.errors = vErrors;
                                                                                     return false;
                                                                                   } else {
-                                                                                    errors = _errs186;
+                                                                                    errors = _errs190;
                                                                                     if (vErrors !== null) {
-                                                                                      if (_errs186) {
-                                                                                        vErrors.length = _errs186;
+                                                                                      if (_errs190) {
+                                                                                        vErrors.length = _errs190;
                                                                                       } else {
                                                                                         vErrors = null;
                                                                                       }
                                                                                     }
                                                                                   }
-                                                                                  var valid28 = _errs185 === errors;
+                                                                                  var valid29 = _errs189 === errors;
                                                                                 } else {
-                                                                                  var valid28 = true;
+                                                                                  var valid29 = true;
                                                                                 }
                                                                               }
                                                                             }
@@ -2550,8 +2657,8 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                                     return false;
                                                                   }
                                                                 }
-                                                                var valid27 = _errs176 === errors;
-                                                                if (!valid27) {
+                                                                var valid28 = _errs180 === errors;
+                                                                if (!valid28) {
                                                                   break;
                                                                 }
                                                               }
@@ -2560,86 +2667,98 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                               return false;
                                                             }
                                                           }
-                                                          var valid0 = _errs174 === errors;
+                                                          var valid0 = _errs178 === errors;
                                                         } else {
                                                           var valid0 = true;
                                                         }
                                                         if (valid0) {
                                                           if (data.stop_criterion !== void 0) {
-                                                            let data75 = data.stop_criterion;
-                                                            const _errs190 = errors;
-                                                            if (typeof data75 !== "string" && data75 !== null) {
+                                                            let data74 = data.stop_criterion;
+                                                            const _errs194 = errors;
+                                                            if (typeof data74 !== "string" && data74 !== null) {
                                                               validate61.errors = [{ instancePath: instancePath + "/stop_criterion", schemaPath: "#/properties/stop_criterion/type", keyword: "type", params: { type: schema25.properties.stop_criterion.type }, message: "must be string,null" }];
                                                               return false;
                                                             }
-                                                            var valid0 = _errs190 === errors;
+                                                            var valid0 = _errs194 === errors;
                                                           } else {
                                                             var valid0 = true;
                                                           }
                                                           if (valid0) {
                                                             if (data.stage !== void 0) {
-                                                              let data76 = data.stage;
-                                                              const _errs192 = errors;
-                                                              const _errs193 = errors;
-                                                              let valid30 = false;
-                                                              const _errs194 = errors;
-                                                              if (!validate96(data76, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
-                                                                vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+                                                              let data75 = data.stage;
+                                                              const _errs196 = errors;
+                                                              const _errs197 = errors;
+                                                              let valid31 = false;
+                                                              const _errs198 = errors;
+                                                              if (!validate100(data75, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
                                                                 errors = vErrors.length;
                                                               }
-                                                              var _valid15 = _errs194 === errors;
-                                                              valid30 = valid30 || _valid15;
-                                                              if (_valid15) {
-                                                                var props6 = {};
-                                                                props6.name = true;
-                                                                props6.index = true;
-                                                                props6.count = true;
+                                                              var _valid17 = _errs198 === errors;
+                                                              valid31 = valid31 || _valid17;
+                                                              if (_valid17) {
+                                                                var props8 = {};
+                                                                props8.name = true;
+                                                                props8.index = true;
+                                                                props8.count = true;
                                                               }
-                                                              const _errs195 = errors;
-                                                              if (data76 !== null) {
-                                                                const err56 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                              const _errs199 = errors;
+                                                              if (data75 !== null) {
+                                                                const err55 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err55];
+                                                                } else {
+                                                                  vErrors.push(err55);
+                                                                }
+                                                                errors++;
+                                                              }
+                                                              var _valid17 = _errs199 === errors;
+                                                              valid31 = valid31 || _valid17;
+                                                              if (!valid31) {
+                                                                const err56 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                 if (vErrors === null) {
                                                                   vErrors = [err56];
                                                                 } else {
                                                                   vErrors.push(err56);
                                                                 }
                                                                 errors++;
-                                                              }
-                                                              var _valid15 = _errs195 === errors;
-                                                              valid30 = valid30 || _valid15;
-                                                              if (!valid30) {
-                                                                const err57 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err57];
-                                                                } else {
-                                                                  vErrors.push(err57);
-                                                                }
-                                                                errors++;
                                                                 validate61.errors = vErrors;
                                                                 return false;
                                                               } else {
-                                                                errors = _errs193;
+                                                                errors = _errs197;
                                                                 if (vErrors !== null) {
-                                                                  if (_errs193) {
-                                                                    vErrors.length = _errs193;
+                                                                  if (_errs197) {
+                                                                    vErrors.length = _errs197;
                                                                   } else {
                                                                     vErrors = null;
                                                                   }
                                                                 }
                                                               }
-                                                              var valid0 = _errs192 === errors;
+                                                              var valid0 = _errs196 === errors;
                                                             } else {
                                                               var valid0 = true;
                                                             }
                                                             if (valid0) {
                                                               if (data.finished !== void 0) {
-                                                                let data77 = data.finished;
-                                                                const _errs197 = errors;
-                                                                const _errs198 = errors;
-                                                                let valid31 = false;
-                                                                const _errs199 = errors;
-                                                                if (!(data77 && typeof data77 == "object" && !Array.isArray(data77))) {
-                                                                  const err58 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                let data76 = data.finished;
+                                                                const _errs201 = errors;
+                                                                const _errs202 = errors;
+                                                                let valid32 = false;
+                                                                const _errs203 = errors;
+                                                                if (!(data76 && typeof data76 == "object" && !Array.isArray(data76))) {
+                                                                  const err57 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err57];
+                                                                  } else {
+                                                                    vErrors.push(err57);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var _valid18 = _errs203 === errors;
+                                                                valid32 = valid32 || _valid18;
+                                                                const _errs205 = errors;
+                                                                if (data76 !== null) {
+                                                                  const err58 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
                                                                     vErrors = [err58];
                                                                   } else {
@@ -2647,41 +2766,29 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid16 = _errs199 === errors;
-                                                                valid31 = valid31 || _valid16;
-                                                                const _errs201 = errors;
-                                                                if (data77 !== null) {
-                                                                  const err59 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                var _valid18 = _errs205 === errors;
+                                                                valid32 = valid32 || _valid18;
+                                                                if (!valid32) {
+                                                                  const err59 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
                                                                     vErrors = [err59];
                                                                   } else {
                                                                     vErrors.push(err59);
                                                                   }
                                                                   errors++;
-                                                                }
-                                                                var _valid16 = _errs201 === errors;
-                                                                valid31 = valid31 || _valid16;
-                                                                if (!valid31) {
-                                                                  const err60 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                  if (vErrors === null) {
-                                                                    vErrors = [err60];
-                                                                  } else {
-                                                                    vErrors.push(err60);
-                                                                  }
-                                                                  errors++;
                                                                   validate61.errors = vErrors;
                                                                   return false;
                                                                 } else {
-                                                                  errors = _errs198;
+                                                                  errors = _errs202;
                                                                   if (vErrors !== null) {
-                                                                    if (_errs198) {
-                                                                      vErrors.length = _errs198;
+                                                                    if (_errs202) {
+                                                                      vErrors.length = _errs202;
                                                                     } else {
                                                                       vErrors = null;
                                                                     }
                                                                   }
                                                                 }
-                                                                var valid0 = _errs197 === errors;
+                                                                var valid0 = _errs201 === errors;
                                                               } else {
                                                                 var valid0 = true;
                                                               }
@@ -2722,11 +2829,11 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate61.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var schema32 = { "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal" }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"] }, "message": { "type": "string" } } };
-function validate105(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var schema33 = { "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal" }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"] }, "message": { "type": "string" } } };
+function validate109(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate105.evaluated;
+  const evaluated0 = validate109.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2737,13 +2844,13 @@ function validate105(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.line === void 0 && (missing0 = "line") || data.code === void 0 && (missing0 = "code") || data.message === void 0 && (missing0 = "message")) {
-        validate105.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate109.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "line" || key0 === "code" || key0 === "message")) {
-            validate105.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate109.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -2764,7 +2871,7 @@ function validate105(data, { instancePath = "", parentData, parentDataProperty, 
               let data1 = data.code;
               const _errs3 = errors;
               if (!(data1 === "invalid_utf8" || data1 === "invalid_json" || data1 === "schema_violation" || data1 === "unsupported_version" || data1 === "line_too_long" || data1 === "seq_gap" || data1 === "seq_not_increasing" || data1 === "after_finished")) {
-                validate105.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema32.properties.code.enum }, message: "must be equal to one of the allowed values" }];
+                validate109.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema33.properties.code.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
               var valid0 = _errs3 === errors;
@@ -2775,7 +2882,7 @@ function validate105(data, { instancePath = "", parentData, parentDataProperty, 
               if (data.message !== void 0) {
                 const _errs4 = errors;
                 if (typeof data.message !== "string") {
-                  validate105.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  validate109.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                   return false;
                 }
                 var valid0 = _errs4 === errors;
@@ -2787,14 +2894,14 @@ function validate105(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate105.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate109.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate105.errors = vErrors;
+  validate109.errors = vErrors;
   return errors === 0;
 }
-validate105.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+validate109.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -2902,8 +3009,8 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
                           const len1 = data6.length;
                           for (let i1 = 0; i1 < len1; i1++) {
                             const _errs11 = errors;
-                            if (!validate105(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
-                              vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+                            if (!validate109(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
+                              vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
                               errors = vErrors.length;
                             }
                             var valid2 = _errs11 === errors;
@@ -2981,13 +3088,13 @@ function validate59(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate59.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
-var schema34 = { "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp" }, "step_interval_s": { "type": "number", "minimum": 0, "default": 1 }, "actions": { "type": "array", "items": { "type": "object", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "phase_count", "step", "epoch", "eval", "checkpoint", "oom_restart", "rollback", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"] } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok" } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval" } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic" } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "anyOf": [{ "required": ["source"] }, { "required": ["criterion"] }] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0 } } } }, { "if": { "properties": { "do": { "const": "phase_count" } } }, "then": { "properties": { "n": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "rollback" } } }, "then": { "required": ["previous_step", "step"] } }] } } } };
+var schema35 = { "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp" }, "step_interval_s": { "type": "number", "minimum": 0, "default": 1 }, "actions": { "type": "array", "items": { "type": "object", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "phase_count", "step", "epoch", "eval", "checkpoint", "oom_restart", "rollback", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"] } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok" } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval" } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic" } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "anyOf": [{ "required": ["source"] }, { "required": ["criterion"] }] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0 } } } }, { "if": { "properties": { "do": { "const": "phase_count" } } }, "then": { "properties": { "n": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "rollback" } } }, "then": { "required": ["previous_step", "step"] } }] } } } };
 var formats0 = require_trainwire_formats()["date-time"];
 var pattern4 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
-function validate113(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+function validate117(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate113.evaluated;
+  const evaluated0 = validate117.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2998,28 +3105,28 @@ function validate113(data, { instancePath = "", parentData, parentDataProperty, 
     if (errors === 0) {
       if (typeof data === "string") {
         if (!pattern4.test(data)) {
-          validate113.errors = [{ instancePath, schemaPath: "#/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" }, message: 'must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"' }];
+          validate117.errors = [{ instancePath, schemaPath: "#/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" }, message: 'must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"' }];
           return false;
         } else {
           if (!formats0(data)) {
-            validate113.errors = [{ instancePath, schemaPath: "#/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
+            validate117.errors = [{ instancePath, schemaPath: "#/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
             return false;
           }
         }
       } else {
-        validate113.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+        validate117.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
         return false;
       }
     }
   }
-  validate113.errors = vErrors;
+  validate117.errors = vErrors;
   return errors === 0;
 }
-validate113.evaluated = { "dynamicProps": false, "dynamicItems": false };
-function validate112(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate117.evaluated = { "dynamicProps": false, "dynamicItems": false };
+function validate116(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate112.evaluated;
+  const evaluated0 = validate116.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3030,13 +3137,13 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.start_time === void 0 && (missing0 = "start_time") || data.actions === void 0 && (missing0 = "actions")) {
-        validate112.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate116.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.start_time !== void 0) {
           const _errs1 = errors;
-          if (!validate113(data.start_time, { instancePath: instancePath + "/start_time", parentData: data, parentDataProperty: "start_time", rootData, dynamicAnchors })) {
-            vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+          if (!validate117(data.start_time, { instancePath: instancePath + "/start_time", parentData: data, parentDataProperty: "start_time", rootData, dynamicAnchors })) {
+            vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -3050,11 +3157,11 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
             if (errors === _errs2) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 < 0 || isNaN(data1)) {
-                  validate112.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                  validate116.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                   return false;
                 }
               } else {
-                validate112.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                validate116.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                 return false;
               }
             }
@@ -3104,7 +3211,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         let missing1;
                         if (data3.run_id === void 0 && (missing1 = "run_id")) {
-                          validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                          validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                           return false;
                         }
                       }
@@ -3119,7 +3226,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                         vErrors.push(err1);
                       }
                       errors++;
-                      validate112.errors = vErrors;
+                      validate116.errors = vErrors;
                       return false;
                     }
                     var valid2 = _errs8 === errors;
@@ -3155,7 +3262,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                           let missing2;
                           if (data3.seconds === void 0 && (missing2 = "seconds")) {
-                            validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
+                            validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
                             return false;
                           }
                         }
@@ -3170,7 +3277,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                           vErrors.push(err3);
                         }
                         errors++;
-                        validate112.errors = vErrors;
+                        validate116.errors = vErrors;
                         return false;
                       }
                       var valid2 = _errs13 === errors;
@@ -3206,7 +3313,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                             let missing3;
                             if (data3.phase === void 0 && (missing3 = "phase")) {
-                              validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
+                              validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
                               return false;
                             }
                           }
@@ -3221,7 +3328,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                             vErrors.push(err5);
                           }
                           errors++;
-                          validate112.errors = vErrors;
+                          validate116.errors = vErrors;
                           return false;
                         }
                         var valid2 = _errs18 === errors;
@@ -3257,7 +3364,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                               let missing4;
                               if (data3.phase === void 0 && (missing4 = "phase")) {
-                                validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
                                 return false;
                               }
                             }
@@ -3277,7 +3384,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                               vErrors.push(err7);
                             }
                             errors++;
-                            validate112.errors = vErrors;
+                            validate116.errors = vErrors;
                             return false;
                           }
                           var valid2 = _errs23 === errors;
@@ -3317,7 +3424,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                 let missing5;
                                 if (data3.step === void 0 && (missing5 = "step")) {
-                                  validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
+                                  validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
                                   return false;
                                 }
                               }
@@ -3332,7 +3439,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                 vErrors.push(err9);
                               }
                               errors++;
-                              validate112.errors = vErrors;
+                              validate116.errors = vErrors;
                               return false;
                             }
                             var valid2 = _errs28 === errors;
@@ -3372,7 +3479,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                   let missing6;
                                   if (data3.epoch === void 0 && (missing6 = "epoch") || data3.step === void 0 && (missing6 = "step")) {
-                                    validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                    validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
                                     return false;
                                   }
                                 }
@@ -3387,7 +3494,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                   vErrors.push(err11);
                                 }
                                 errors++;
-                                validate112.errors = vErrors;
+                                validate116.errors = vErrors;
                                 return false;
                               }
                               var valid2 = _errs33 === errors;
@@ -3427,7 +3534,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                     let missing7;
                                     if (data3.step === void 0 && (missing7 = "step")) {
-                                      validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
+                                      validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
                                       return false;
                                     }
                                   }
@@ -3447,7 +3554,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                     vErrors.push(err13);
                                   }
                                   errors++;
-                                  validate112.errors = vErrors;
+                                  validate116.errors = vErrors;
                                   return false;
                                 }
                                 var valid2 = _errs38 === errors;
@@ -3491,7 +3598,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                     if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                       let missing8;
                                       if (data3.step === void 0 && (missing8 = "step") || data3.path === void 0 && (missing8 = "path")) {
-                                        validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
+                                        validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
                                         return false;
                                       }
                                     }
@@ -3511,7 +3618,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                       vErrors.push(err15);
                                     }
                                     errors++;
-                                    validate112.errors = vErrors;
+                                    validate116.errors = vErrors;
                                     return false;
                                   }
                                   var valid2 = _errs43 === errors;
@@ -3555,7 +3662,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                         let missing9;
                                         if (data3.trial === void 0 && (missing9 = "trial")) {
-                                          validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                          validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
                                           return false;
                                         }
                                       }
@@ -3575,7 +3682,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                         vErrors.push(err17);
                                       }
                                       errors++;
-                                      validate112.errors = vErrors;
+                                      validate116.errors = vErrors;
                                       return false;
                                     }
                                     var valid2 = _errs48 === errors;
@@ -3619,7 +3726,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                           let missing10;
                                           if (data3.trial === void 0 && (missing10 = "trial") || data3.status === void 0 && (missing10 = "status")) {
-                                            validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
+                                            validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
                                             return false;
                                           }
                                         }
@@ -3639,7 +3746,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                           vErrors.push(err19);
                                         }
                                         errors++;
-                                        validate112.errors = vErrors;
+                                        validate116.errors = vErrors;
                                         return false;
                                       }
                                       var valid2 = _errs53 === errors;
@@ -3720,7 +3827,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                               vErrors.push(err23);
                                             }
                                             errors++;
-                                            validate112.errors = vErrors;
+                                            validate116.errors = vErrors;
                                             return false;
                                           } else {
                                             errors = _errs63;
@@ -3743,7 +3850,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                             vErrors.push(err24);
                                           }
                                           errors++;
-                                          validate112.errors = vErrors;
+                                          validate116.errors = vErrors;
                                           return false;
                                         }
                                         var valid2 = _errs58 === errors;
@@ -3783,7 +3890,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                               let missing13;
                                               if (data3.error_type === void 0 && (missing13 = "error_type") || data3.message === void 0 && (missing13 = "message")) {
-                                                validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
+                                                validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
                                                 return false;
                                               }
                                             }
@@ -3798,7 +3905,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                               vErrors.push(err26);
                                             }
                                             errors++;
-                                            validate112.errors = vErrors;
+                                            validate116.errors = vErrors;
                                             return false;
                                           }
                                           var valid2 = _errs66 === errors;
@@ -3838,7 +3945,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                 let missing14;
                                                 if (data3.status === void 0 && (missing14 = "status")) {
-                                                  validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
+                                                  validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
                                                   return false;
                                                 }
                                               }
@@ -3853,7 +3960,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                                 vErrors.push(err28);
                                               }
                                               errors++;
-                                              validate112.errors = vErrors;
+                                              validate116.errors = vErrors;
                                               return false;
                                             }
                                             var valid2 = _errs71 === errors;
@@ -3893,7 +4000,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                   let missing15;
                                                   if (data3.line === void 0 && (missing15 = "line")) {
-                                                    validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
+                                                    validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
                                                     return false;
                                                   }
                                                 }
@@ -3908,7 +4015,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                                   vErrors.push(err30);
                                                 }
                                                 errors++;
-                                                validate112.errors = vErrors;
+                                                validate116.errors = vErrors;
                                                 return false;
                                               }
                                               var valid2 = _errs76 === errors;
@@ -3948,7 +4055,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                     let missing16;
                                                     if (data3.event === void 0 && (missing16 = "event")) {
-                                                      validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
+                                                      validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
                                                       return false;
                                                     }
                                                   }
@@ -3963,7 +4070,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                                     vErrors.push(err32);
                                                   }
                                                   errors++;
-                                                  validate112.errors = vErrors;
+                                                  validate116.errors = vErrors;
                                                   return false;
                                                 }
                                                 var valid2 = _errs81 === errors;
@@ -4016,7 +4123,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                                       vErrors.push(err34);
                                                     }
                                                     errors++;
-                                                    validate112.errors = vErrors;
+                                                    validate116.errors = vErrors;
                                                     return false;
                                                   }
                                                   var valid2 = _errs86 === errors;
@@ -4073,7 +4180,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                                         vErrors.push(err36);
                                                       }
                                                       errors++;
-                                                      validate112.errors = vErrors;
+                                                      validate116.errors = vErrors;
                                                       return false;
                                                     }
                                                     var valid2 = _errs91 === errors;
@@ -4117,7 +4224,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                           let missing17;
                                                           if (data3.previous_step === void 0 && (missing17 = "previous_step") || data3.step === void 0 && (missing17 = "step")) {
-                                                            validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/then/required", keyword: "required", params: { missingProperty: missing17 }, message: "must have required property '" + missing17 + "'" }];
+                                                            validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/then/required", keyword: "required", params: { missingProperty: missing17 }, message: "must have required property '" + missing17 + "'" }];
                                                             return false;
                                                           }
                                                         }
@@ -4132,7 +4239,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                                                           vErrors.push(err38);
                                                         }
                                                         errors++;
-                                                        validate112.errors = vErrors;
+                                                        validate116.errors = vErrors;
                                                         return false;
                                                       }
                                                       var valid2 = _errs96 === errors;
@@ -4163,7 +4270,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         let missing18;
                         if (data3.do === void 0 && (missing18 = "do")) {
-                          validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing18 }, message: "must have required property '" + missing18 + "'" }];
+                          validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing18 }, message: "must have required property '" + missing18 + "'" }];
                           return false;
                         } else {
                           if (props0 !== true) {
@@ -4173,13 +4280,13 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                           if (data3.do !== void 0) {
                             let data22 = data3.do;
                             if (!(data22 === "start" || data22 === "advance" || data22 === "phase_start" || data22 === "phase_end" || data22 === "phase_count" || data22 === "step" || data22 === "epoch" || data22 === "eval" || data22 === "checkpoint" || data22 === "oom_restart" || data22 === "rollback" || data22 === "trial_start" || data22 === "trial_end" || data22 === "request_stop" || data22 === "heartbeat" || data22 === "fail" || data22 === "finish" || data22 === "raw" || data22 === "extra")) {
-                              validate112.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema34.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
+                              validate116.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema35.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
                               return false;
                             }
                           }
                         }
                       } else {
-                        validate112.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                        validate116.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                         return false;
                       }
                     }
@@ -4189,7 +4296,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
                     }
                   }
                 } else {
-                  validate112.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate116.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
@@ -4201,18 +4308,18 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate112.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate116.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate112.errors = vErrors;
+  validate116.errors = vErrors;
   return errors === 0;
 }
-validate112.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
-function validate111(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate116.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
+function validate115(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate111.evaluated;
+  const evaluated0 = validate115.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4223,13 +4330,13 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.scenario === void 0 && (missing0 = "scenario")) {
-        validate111.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate115.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("write" !== data.cmd) {
-            validate111.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
+            validate115.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -4239,8 +4346,8 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
         if (valid0) {
           if (data.scenario !== void 0) {
             const _errs2 = errors;
-            if (!validate112(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+            if (!validate116(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
               errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
@@ -4250,96 +4357,14 @@ function validate111(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate111.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate115.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate111.errors = vErrors;
+  validate115.errors = vErrors;
   return errors === 0;
 }
-validate111.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
-function validate117(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate117.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.seq === void 0 && (missing0 = "seq") || data.stream === void 0 && (missing0 = "stream")) {
-        validate117.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.stream !== void 0) {
-          if (typeof data.stream !== "string") {
-            validate117.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-            return false;
-          }
-        }
-      }
-    } else {
-      validate117.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate117.errors = vErrors;
-  return errors === 0;
-}
-validate117.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
-function validate119(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate119.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.seq === void 0 && (missing0 = "seq") || data.skipped === void 0 && (missing0 = "skipped")) {
-        validate119.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.skipped !== void 0) {
-          const _errs1 = errors;
-          if (true !== data.skipped) {
-            validate119.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        } else {
-          var valid0 = true;
-        }
-        if (valid0) {
-          if (data.message !== void 0) {
-            const _errs2 = errors;
-            if (typeof data.message !== "string") {
-              validate119.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-              return false;
-            }
-            var valid0 = _errs2 === errors;
-          } else {
-            var valid0 = true;
-          }
-        }
-      }
-    } else {
-      validate119.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate119.errors = vErrors;
-  return errors === 0;
-}
-validate119.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+validate115.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
 function validate121(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -4353,14 +4378,96 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.seq === void 0 && (missing0 = "seq") || data.errored === void 0 && (missing0 = "errored")) {
+      if (data.seq === void 0 && (missing0 = "seq") || data.stream === void 0 && (missing0 = "stream")) {
         validate121.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.stream !== void 0) {
+          if (typeof data.stream !== "string") {
+            validate121.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+            return false;
+          }
+        }
+      }
+    } else {
+      validate121.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate121.errors = vErrors;
+  return errors === 0;
+}
+validate121.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
+function validate123(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate123.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.seq === void 0 && (missing0 = "seq") || data.skipped === void 0 && (missing0 = "skipped")) {
+        validate123.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.skipped !== void 0) {
+          const _errs1 = errors;
+          if (true !== data.skipped) {
+            validate123.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.message !== void 0) {
+            const _errs2 = errors;
+            if (typeof data.message !== "string") {
+              validate123.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              return false;
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
+      validate123.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate123.errors = vErrors;
+  return errors === 0;
+}
+validate123.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+function validate125(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate125.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.seq === void 0 && (missing0 = "seq") || data.errored === void 0 && (missing0 = "errored")) {
+        validate125.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.errored !== void 0) {
           const _errs1 = errors;
           if (true !== data.errored) {
-            validate121.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            validate125.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -4376,7 +4483,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                 if (data1.message !== void 0) {
                   const _errs4 = errors;
                   if (typeof data1.message !== "string") {
-                    validate121.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate125.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                   var valid1 = _errs4 === errors;
@@ -4387,7 +4494,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                   if (data1.traceback !== void 0) {
                     const _errs6 = errors;
                     if (typeof data1.traceback !== "string") {
-                      validate121.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                      validate125.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                       return false;
                     }
                     var valid1 = _errs6 === errors;
@@ -4396,7 +4503,7 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
                   }
                 }
               } else {
-                validate121.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                validate125.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                 return false;
               }
             }
@@ -4407,18 +4514,18 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate121.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate125.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate121.errors = vErrors;
+  validate125.errors = vErrors;
   return errors === 0;
 }
-validate121.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
-function validate123(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate125.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
+function validate127(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate123.evaluated;
+  const evaluated0 = validate127.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4429,25 +4536,25 @@ function validate123(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd")) {
-        validate123.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate127.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           if ("stop" !== data.cmd) {
-            validate123.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
+            validate127.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
             return false;
           }
         }
       }
     } else {
-      validate123.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate127.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate123.errors = vErrors;
+  validate127.errors = vErrors;
   return errors === 0;
 }
-validate123.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
+validate127.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
 function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -4520,8 +4627,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   const _errs5 = errors;
-  if (!validate111(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+  if (!validate115(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs5 === errors;
@@ -4535,8 +4642,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   const _errs6 = errors;
-  if (!validate117(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+  if (!validate121(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs6 === errors;
@@ -4549,8 +4656,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   const _errs7 = errors;
-  if (!validate119(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+  if (!validate123(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs7 === errors;
@@ -4564,8 +4671,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   const _errs8 = errors;
-  if (!validate121(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+  if (!validate125(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs8 === errors;
@@ -4579,8 +4686,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
   }
   const _errs9 = errors;
-  if (!validate123(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+  if (!validate127(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs9 === errors;
@@ -4616,11 +4723,11 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate52.evaluated = { "dynamicProps": true, "dynamicItems": false };
-var validateStartRequest = validate125;
-function validate125(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var validateStartRequest = validate129;
+function validate129(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate125.evaluated;
+  const evaluated0 = validate129.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4631,13 +4738,13 @@ function validate125(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.version === void 0 && (missing0 = "version")) {
-        validate125.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate129.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("start" !== data.cmd) {
-            validate125.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "start" }, message: "must be equal to constant" }];
+            validate129.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "start" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -4648,7 +4755,7 @@ function validate125(data, { instancePath = "", parentData, parentDataProperty, 
           if (data.version !== void 0) {
             const _errs2 = errors;
             if (1 !== data.version) {
-              validate125.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
+              validate129.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -4658,19 +4765,19 @@ function validate125(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate125.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate129.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate125.errors = vErrors;
+  validate129.errors = vErrors;
   return errors === 0;
 }
-validate125.evaluated = { "props": { "cmd": true, "version": true }, "dynamicProps": false, "dynamicItems": false };
-var validateStartResponse = validate126;
-function validate126(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate129.evaluated = { "props": { "cmd": true, "version": true }, "dynamicProps": false, "dynamicItems": false };
+var validateStartResponse = validate130;
+function validate130(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate126.evaluated;
+  const evaluated0 = validate130.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4681,13 +4788,13 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.version === void 0 && (missing0 = "version") || data.implementation === void 0 && (missing0 = "implementation") || data.roles === void 0 && (missing0 = "roles")) {
-        validate126.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate130.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.version !== void 0) {
           const _errs1 = errors;
           if (1 !== data.version) {
-            validate126.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
+            validate130.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/const", keyword: "const", params: { allowedValue: 1 }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -4702,7 +4809,7 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
               if (data1 && typeof data1 == "object" && !Array.isArray(data1)) {
                 let missing1;
                 if (data1.name === void 0 && (missing1 = "name") || data1.language === void 0 && (missing1 = "language") || data1.version === void 0 && (missing1 = "version")) {
-                  validate126.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                  validate130.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                   return false;
                 } else {
                   if (data1.name !== void 0) {
@@ -4711,11 +4818,11 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
                     if (errors === _errs4) {
                       if (typeof data2 === "string") {
                         if (func1(data2) < 1) {
-                          validate126.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                          validate130.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                           return false;
                         }
                       } else {
-                        validate126.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                        validate130.errors = [{ instancePath: instancePath + "/implementation/name", schemaPath: "#/properties/implementation/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                         return false;
                       }
                     }
@@ -4730,11 +4837,11 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
                       if (errors === _errs6) {
                         if (typeof data3 === "string") {
                           if (func1(data3) < 1) {
-                            validate126.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                            validate130.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                             return false;
                           }
                         } else {
-                          validate126.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          validate130.errors = [{ instancePath: instancePath + "/implementation/language", schemaPath: "#/properties/implementation/properties/language/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                           return false;
                         }
                       }
@@ -4746,7 +4853,7 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
                       if (data1.version !== void 0) {
                         const _errs8 = errors;
                         if (typeof data1.version !== "string") {
-                          validate126.errors = [{ instancePath: instancePath + "/implementation/version", schemaPath: "#/properties/implementation/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          validate130.errors = [{ instancePath: instancePath + "/implementation/version", schemaPath: "#/properties/implementation/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                           return false;
                         }
                         var valid1 = _errs8 === errors;
@@ -4757,7 +4864,7 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
                         if (data1.homepage !== void 0) {
                           const _errs10 = errors;
                           if (typeof data1.homepage !== "string") {
-                            validate126.errors = [{ instancePath: instancePath + "/implementation/homepage", schemaPath: "#/properties/implementation/properties/homepage/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                            validate130.errors = [{ instancePath: instancePath + "/implementation/homepage", schemaPath: "#/properties/implementation/properties/homepage/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                             return false;
                           }
                           var valid1 = _errs10 === errors;
@@ -4769,7 +4876,7 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
                   }
                 }
               } else {
-                validate126.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                validate130.errors = [{ instancePath: instancePath + "/implementation", schemaPath: "#/properties/implementation/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                 return false;
               }
             }
@@ -4784,7 +4891,7 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
               if (errors === _errs12) {
                 if (Array.isArray(data6)) {
                   if (data6.length < 1) {
-                    validate126.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" }];
+                    validate130.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" }];
                     return false;
                   } else {
                     var valid2 = true;
@@ -4793,7 +4900,7 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
                       let data7 = data6[i0];
                       const _errs14 = errors;
                       if (!(data7 === "reader" || data7 === "writer")) {
-                        validate126.errors = [{ instancePath: instancePath + "/roles/" + i0, schemaPath: "#/properties/roles/items/enum", keyword: "enum", params: { allowedValues: schema21.properties.roles.items.enum }, message: "must be equal to one of the allowed values" }];
+                        validate130.errors = [{ instancePath: instancePath + "/roles/" + i0, schemaPath: "#/properties/roles/items/enum", keyword: "enum", params: { allowedValues: schema21.properties.roles.items.enum }, message: "must be equal to one of the allowed values" }];
                         return false;
                       }
                       var valid2 = _errs14 === errors;
@@ -4809,7 +4916,7 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
                           for (; i1--; ) {
                             for (j0 = i1; j0--; ) {
                               if (func0(data6[i1], data6[j0])) {
-                                validate126.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/uniqueItems", keyword: "uniqueItems", params: { i: i1, j: j0 }, message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)" }];
+                                validate130.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/uniqueItems", keyword: "uniqueItems", params: { i: i1, j: j0 }, message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)" }];
                                 return false;
                                 break outer0;
                               }
@@ -4819,7 +4926,7 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
                     }
                   }
                 } else {
-                  validate126.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate130.errors = [{ instancePath: instancePath + "/roles", schemaPath: "#/properties/roles/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
@@ -4831,19 +4938,19 @@ function validate126(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate126.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate130.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate126.errors = vErrors;
+  validate130.errors = vErrors;
   return errors === 0;
 }
-validate126.evaluated = { "props": { "version": true, "implementation": true, "roles": true }, "dynamicProps": false, "dynamicItems": false };
-var validateReadRequest = validate127;
-function validate127(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate130.evaluated = { "props": { "version": true, "implementation": true, "roles": true }, "dynamicProps": false, "dynamicItems": false };
+var validateReadRequest = validate131;
+function validate131(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate127.evaluated;
+  const evaluated0 = validate131.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4854,13 +4961,13 @@ function validate127(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.chunks === void 0 && (missing0 = "chunks")) {
-        validate127.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate131.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.cmd !== void 0) {
           const _errs1 = errors;
           if ("read" !== data.cmd) {
-            validate127.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "read" }, message: "must be equal to constant" }];
+            validate131.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "read" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -4878,7 +4985,7 @@ function validate127(data, { instancePath = "", parentData, parentDataProperty, 
                 for (let i0 = 0; i0 < len0; i0++) {
                   const _errs4 = errors;
                   if (typeof data1[i0] !== "string") {
-                    validate127.errors = [{ instancePath: instancePath + "/chunks/" + i0, schemaPath: "#/properties/chunks/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate131.errors = [{ instancePath: instancePath + "/chunks/" + i0, schemaPath: "#/properties/chunks/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                   var valid1 = _errs4 === errors;
@@ -4887,7 +4994,7 @@ function validate127(data, { instancePath = "", parentData, parentDataProperty, 
                   }
                 }
               } else {
-                validate127.errors = [{ instancePath: instancePath + "/chunks", schemaPath: "#/properties/chunks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                validate131.errors = [{ instancePath: instancePath + "/chunks", schemaPath: "#/properties/chunks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                 return false;
               }
             }
@@ -4899,7 +5006,7 @@ function validate127(data, { instancePath = "", parentData, parentDataProperty, 
             if (data.now !== void 0) {
               const _errs6 = errors;
               if (typeof data.now !== "string") {
-                validate127.errors = [{ instancePath: instancePath + "/now", schemaPath: "#/properties/now/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                validate131.errors = [{ instancePath: instancePath + "/now", schemaPath: "#/properties/now/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                 return false;
               }
               var valid0 = _errs6 === errors;
@@ -4913,11 +5020,11 @@ function validate127(data, { instancePath = "", parentData, parentDataProperty, 
                 if (errors === _errs8) {
                   if (typeof data4 == "number" && isFinite(data4)) {
                     if (data4 <= 0 || isNaN(data4)) {
-                      validate127.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" }];
+                      validate131.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" }];
                       return false;
                     }
                   } else {
-                    validate127.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                    validate131.errors = [{ instancePath: instancePath + "/stale_after_s", schemaPath: "#/properties/stale_after_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                     return false;
                   }
                 }
@@ -4930,99 +5037,15 @@ function validate127(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate127.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate131.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate127.errors = vErrors;
+  validate131.errors = vErrors;
   return errors === 0;
 }
-validate127.evaluated = { "props": { "cmd": true, "seq": true, "chunks": true, "now": true, "stale_after_s": true }, "dynamicProps": false, "dynamicItems": false };
-var validateReadResponse = validate128;
-function validate128(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate128.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.seq === void 0 && (missing0 = "seq") || data.state === void 0 && (missing0 = "state")) {
-        validate128.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.state !== void 0) {
-          if (!validate60(data.state, { instancePath: instancePath + "/state", parentData: data, parentDataProperty: "state", rootData, dynamicAnchors })) {
-            vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
-            errors = vErrors.length;
-          }
-        }
-      }
-    } else {
-      validate128.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate128.errors = vErrors;
-  return errors === 0;
-}
-validate128.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
-var validateWriteRequest = validate130;
-function validate130(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate130.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.scenario === void 0 && (missing0 = "scenario")) {
-        validate130.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.cmd !== void 0) {
-          const _errs1 = errors;
-          if ("write" !== data.cmd) {
-            validate130.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        } else {
-          var valid0 = true;
-        }
-        if (valid0) {
-          if (data.scenario !== void 0) {
-            const _errs2 = errors;
-            if (!validate112(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
-              vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
-              errors = vErrors.length;
-            }
-            var valid0 = _errs2 === errors;
-          } else {
-            var valid0 = true;
-          }
-        }
-      }
-    } else {
-      validate130.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate130.errors = vErrors;
-  return errors === 0;
-}
-validate130.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
-var validateWriteResponse = validate132;
+validate131.evaluated = { "props": { "cmd": true, "seq": true, "chunks": true, "now": true, "stale_after_s": true }, "dynamicProps": false, "dynamicItems": false };
+var validateReadResponse = validate132;
 function validate132(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -5036,14 +5059,14 @@ function validate132(data, { instancePath = "", parentData, parentDataProperty, 
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.seq === void 0 && (missing0 = "seq") || data.stream === void 0 && (missing0 = "stream")) {
+      if (data.seq === void 0 && (missing0 = "seq") || data.state === void 0 && (missing0 = "state")) {
         validate132.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
-        if (data.stream !== void 0) {
-          if (typeof data.stream !== "string") {
-            validate132.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-            return false;
+        if (data.state !== void 0) {
+          if (!validate60(data.state, { instancePath: instancePath + "/state", parentData: data, parentDataProperty: "state", rootData, dynamicAnchors })) {
+            vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+            errors = vErrors.length;
           }
         }
       }
@@ -5055,58 +5078,8 @@ function validate132(data, { instancePath = "", parentData, parentDataProperty, 
   validate132.errors = vErrors;
   return errors === 0;
 }
-validate132.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
-var validateSkippedResponse = validate133;
-function validate133(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate133.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.seq === void 0 && (missing0 = "seq") || data.skipped === void 0 && (missing0 = "skipped")) {
-        validate133.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.skipped !== void 0) {
-          const _errs1 = errors;
-          if (true !== data.skipped) {
-            validate133.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        } else {
-          var valid0 = true;
-        }
-        if (valid0) {
-          if (data.message !== void 0) {
-            const _errs2 = errors;
-            if (typeof data.message !== "string") {
-              validate133.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-              return false;
-            }
-            var valid0 = _errs2 === errors;
-          } else {
-            var valid0 = true;
-          }
-        }
-      }
-    } else {
-      validate133.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate133.errors = vErrors;
-  return errors === 0;
-}
-validate133.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
-var validateErroredResponse = validate134;
+validate132.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
+var validateWriteRequest = validate134;
 function validate134(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -5120,14 +5093,14 @@ function validate134(data, { instancePath = "", parentData, parentDataProperty, 
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.seq === void 0 && (missing0 = "seq") || data.errored === void 0 && (missing0 = "errored")) {
+      if (data.cmd === void 0 && (missing0 = "cmd") || data.seq === void 0 && (missing0 = "seq") || data.scenario === void 0 && (missing0 = "scenario")) {
         validate134.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
-        if (data.errored !== void 0) {
+        if (data.cmd !== void 0) {
           const _errs1 = errors;
-          if (true !== data.errored) {
-            validate134.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+          if ("write" !== data.cmd) {
+            validate134.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "write" }, message: "must be equal to constant" }];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -5135,37 +5108,11 @@ function validate134(data, { instancePath = "", parentData, parentDataProperty, 
           var valid0 = true;
         }
         if (valid0) {
-          if (data.context !== void 0) {
-            let data1 = data.context;
+          if (data.scenario !== void 0) {
             const _errs2 = errors;
-            if (errors === _errs2) {
-              if (data1 && typeof data1 == "object" && !Array.isArray(data1)) {
-                if (data1.message !== void 0) {
-                  const _errs4 = errors;
-                  if (typeof data1.message !== "string") {
-                    validate134.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                    return false;
-                  }
-                  var valid1 = _errs4 === errors;
-                } else {
-                  var valid1 = true;
-                }
-                if (valid1) {
-                  if (data1.traceback !== void 0) {
-                    const _errs6 = errors;
-                    if (typeof data1.traceback !== "string") {
-                      validate134.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                      return false;
-                    }
-                    var valid1 = _errs6 === errors;
-                  } else {
-                    var valid1 = true;
-                  }
-                }
-              } else {
-                validate134.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-                return false;
-              }
+            if (!validate116(data.scenario, { instancePath: instancePath + "/scenario", parentData: data, parentDataProperty: "scenario", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+              errors = vErrors.length;
             }
             var valid0 = _errs2 === errors;
           } else {
@@ -5181,42 +5128,8 @@ function validate134(data, { instancePath = "", parentData, parentDataProperty, 
   validate134.errors = vErrors;
   return errors === 0;
 }
-validate134.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
-var validateStopRequest = validate135;
-function validate135(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate135.evaluated;
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.cmd === void 0 && (missing0 = "cmd")) {
-        validate135.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        if (data.cmd !== void 0) {
-          if ("stop" !== data.cmd) {
-            validate135.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
-            return false;
-          }
-        }
-      }
-    } else {
-      validate135.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate135.errors = vErrors;
-  return errors === 0;
-}
-validate135.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
-var validateScenario = validate136;
+validate134.evaluated = { "props": { "cmd": true, "seq": true, "scenario": true }, "dynamicProps": false, "dynamicItems": false };
+var validateWriteResponse = validate136;
 function validate136(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -5230,14 +5143,208 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.start_time === void 0 && (missing0 = "start_time") || data.actions === void 0 && (missing0 = "actions")) {
+      if (data.seq === void 0 && (missing0 = "seq") || data.stream === void 0 && (missing0 = "stream")) {
         validate136.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.stream !== void 0) {
+          if (typeof data.stream !== "string") {
+            validate136.errors = [{ instancePath: instancePath + "/stream", schemaPath: "#/properties/stream/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+            return false;
+          }
+        }
+      }
+    } else {
+      validate136.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate136.errors = vErrors;
+  return errors === 0;
+}
+validate136.evaluated = { "props": { "seq": true, "stream": true }, "dynamicProps": false, "dynamicItems": false };
+var validateSkippedResponse = validate137;
+function validate137(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate137.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.seq === void 0 && (missing0 = "seq") || data.skipped === void 0 && (missing0 = "skipped")) {
+        validate137.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.skipped !== void 0) {
+          const _errs1 = errors;
+          if (true !== data.skipped) {
+            validate137.errors = [{ instancePath: instancePath + "/skipped", schemaPath: "#/properties/skipped/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.message !== void 0) {
+            const _errs2 = errors;
+            if (typeof data.message !== "string") {
+              validate137.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              return false;
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
+      validate137.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate137.errors = vErrors;
+  return errors === 0;
+}
+validate137.evaluated = { "props": { "seq": true, "skipped": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+var validateErroredResponse = validate138;
+function validate138(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate138.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.seq === void 0 && (missing0 = "seq") || data.errored === void 0 && (missing0 = "errored")) {
+        validate138.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.errored !== void 0) {
+          const _errs1 = errors;
+          if (true !== data.errored) {
+            validate138.errors = [{ instancePath: instancePath + "/errored", schemaPath: "#/properties/errored/const", keyword: "const", params: { allowedValue: true }, message: "must be equal to constant" }];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.context !== void 0) {
+            let data1 = data.context;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (data1 && typeof data1 == "object" && !Array.isArray(data1)) {
+                if (data1.message !== void 0) {
+                  const _errs4 = errors;
+                  if (typeof data1.message !== "string") {
+                    validate138.errors = [{ instancePath: instancePath + "/context/message", schemaPath: "#/properties/context/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    return false;
+                  }
+                  var valid1 = _errs4 === errors;
+                } else {
+                  var valid1 = true;
+                }
+                if (valid1) {
+                  if (data1.traceback !== void 0) {
+                    const _errs6 = errors;
+                    if (typeof data1.traceback !== "string") {
+                      validate138.errors = [{ instancePath: instancePath + "/context/traceback", schemaPath: "#/properties/context/properties/traceback/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                      return false;
+                    }
+                    var valid1 = _errs6 === errors;
+                  } else {
+                    var valid1 = true;
+                  }
+                }
+              } else {
+                validate138.errors = [{ instancePath: instancePath + "/context", schemaPath: "#/properties/context/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                return false;
+              }
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
+      validate138.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate138.errors = vErrors;
+  return errors === 0;
+}
+validate138.evaluated = { "props": { "seq": true, "errored": true, "context": true }, "dynamicProps": false, "dynamicItems": false };
+var validateStopRequest = validate139;
+function validate139(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate139.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.cmd === void 0 && (missing0 = "cmd")) {
+        validate139.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        if (data.cmd !== void 0) {
+          if ("stop" !== data.cmd) {
+            validate139.errors = [{ instancePath: instancePath + "/cmd", schemaPath: "#/properties/cmd/const", keyword: "const", params: { allowedValue: "stop" }, message: "must be equal to constant" }];
+            return false;
+          }
+        }
+      }
+    } else {
+      validate139.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate139.errors = vErrors;
+  return errors === 0;
+}
+validate139.evaluated = { "props": { "cmd": true }, "dynamicProps": false, "dynamicItems": false };
+var validateScenario = validate140;
+function validate140(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate140.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.start_time === void 0 && (missing0 = "start_time") || data.actions === void 0 && (missing0 = "actions")) {
+        validate140.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.start_time !== void 0) {
           const _errs1 = errors;
-          if (!validate113(data.start_time, { instancePath: instancePath + "/start_time", parentData: data, parentDataProperty: "start_time", rootData, dynamicAnchors })) {
-            vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+          if (!validate117(data.start_time, { instancePath: instancePath + "/start_time", parentData: data, parentDataProperty: "start_time", rootData, dynamicAnchors })) {
+            vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -5251,11 +5358,11 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
             if (errors === _errs2) {
               if (typeof data1 == "number" && isFinite(data1)) {
                 if (data1 < 0 || isNaN(data1)) {
-                  validate136.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                  validate140.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                   return false;
                 }
               } else {
-                validate136.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                validate140.errors = [{ instancePath: instancePath + "/step_interval_s", schemaPath: "#/properties/step_interval_s/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                 return false;
               }
             }
@@ -5305,7 +5412,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         let missing1;
                         if (data3.run_id === void 0 && (missing1 = "run_id")) {
-                          validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                          validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/0/then/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                           return false;
                         }
                       }
@@ -5320,7 +5427,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                         vErrors.push(err1);
                       }
                       errors++;
-                      validate136.errors = vErrors;
+                      validate140.errors = vErrors;
                       return false;
                     }
                     var valid2 = _errs8 === errors;
@@ -5356,7 +5463,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                           let missing2;
                           if (data3.seconds === void 0 && (missing2 = "seconds")) {
-                            validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
+                            validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/1/then/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" }];
                             return false;
                           }
                         }
@@ -5371,7 +5478,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                           vErrors.push(err3);
                         }
                         errors++;
-                        validate136.errors = vErrors;
+                        validate140.errors = vErrors;
                         return false;
                       }
                       var valid2 = _errs13 === errors;
@@ -5407,7 +5514,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                             let missing3;
                             if (data3.phase === void 0 && (missing3 = "phase")) {
-                              validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
+                              validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/2/then/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
                               return false;
                             }
                           }
@@ -5422,7 +5529,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                             vErrors.push(err5);
                           }
                           errors++;
-                          validate136.errors = vErrors;
+                          validate140.errors = vErrors;
                           return false;
                         }
                         var valid2 = _errs18 === errors;
@@ -5458,7 +5565,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                               let missing4;
                               if (data3.phase === void 0 && (missing4 = "phase")) {
-                                validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/3/then/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
                                 return false;
                               }
                             }
@@ -5478,7 +5585,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                               vErrors.push(err7);
                             }
                             errors++;
-                            validate136.errors = vErrors;
+                            validate140.errors = vErrors;
                             return false;
                           }
                           var valid2 = _errs23 === errors;
@@ -5518,7 +5625,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                 let missing5;
                                 if (data3.step === void 0 && (missing5 = "step")) {
-                                  validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
+                                  validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/4/then/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
                                   return false;
                                 }
                               }
@@ -5533,7 +5640,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                 vErrors.push(err9);
                               }
                               errors++;
-                              validate136.errors = vErrors;
+                              validate140.errors = vErrors;
                               return false;
                             }
                             var valid2 = _errs28 === errors;
@@ -5573,7 +5680,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                   let missing6;
                                   if (data3.epoch === void 0 && (missing6 = "epoch") || data3.step === void 0 && (missing6 = "step")) {
-                                    validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                    validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/5/then/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
                                     return false;
                                   }
                                 }
@@ -5588,7 +5695,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                   vErrors.push(err11);
                                 }
                                 errors++;
-                                validate136.errors = vErrors;
+                                validate140.errors = vErrors;
                                 return false;
                               }
                               var valid2 = _errs33 === errors;
@@ -5628,7 +5735,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                     let missing7;
                                     if (data3.step === void 0 && (missing7 = "step")) {
-                                      validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
+                                      validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/6/then/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" }];
                                       return false;
                                     }
                                   }
@@ -5648,7 +5755,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                     vErrors.push(err13);
                                   }
                                   errors++;
-                                  validate136.errors = vErrors;
+                                  validate140.errors = vErrors;
                                   return false;
                                 }
                                 var valid2 = _errs38 === errors;
@@ -5692,7 +5799,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                     if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                       let missing8;
                                       if (data3.step === void 0 && (missing8 = "step") || data3.path === void 0 && (missing8 = "path")) {
-                                        validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
+                                        validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/7/then/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
                                         return false;
                                       }
                                     }
@@ -5712,7 +5819,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                       vErrors.push(err15);
                                     }
                                     errors++;
-                                    validate136.errors = vErrors;
+                                    validate140.errors = vErrors;
                                     return false;
                                   }
                                   var valid2 = _errs43 === errors;
@@ -5756,7 +5863,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                         let missing9;
                                         if (data3.trial === void 0 && (missing9 = "trial")) {
-                                          validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                          validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/8/then/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
                                           return false;
                                         }
                                       }
@@ -5776,7 +5883,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                         vErrors.push(err17);
                                       }
                                       errors++;
-                                      validate136.errors = vErrors;
+                                      validate140.errors = vErrors;
                                       return false;
                                     }
                                     var valid2 = _errs48 === errors;
@@ -5820,7 +5927,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                           let missing10;
                                           if (data3.trial === void 0 && (missing10 = "trial") || data3.status === void 0 && (missing10 = "status")) {
-                                            validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
+                                            validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/9/then/required", keyword: "required", params: { missingProperty: missing10 }, message: "must have required property '" + missing10 + "'" }];
                                             return false;
                                           }
                                         }
@@ -5840,7 +5947,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                           vErrors.push(err19);
                                         }
                                         errors++;
-                                        validate136.errors = vErrors;
+                                        validate140.errors = vErrors;
                                         return false;
                                       }
                                       var valid2 = _errs53 === errors;
@@ -5921,7 +6028,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                               vErrors.push(err23);
                                             }
                                             errors++;
-                                            validate136.errors = vErrors;
+                                            validate140.errors = vErrors;
                                             return false;
                                           } else {
                                             errors = _errs63;
@@ -5944,7 +6051,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                             vErrors.push(err24);
                                           }
                                           errors++;
-                                          validate136.errors = vErrors;
+                                          validate140.errors = vErrors;
                                           return false;
                                         }
                                         var valid2 = _errs58 === errors;
@@ -5984,7 +6091,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                             if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                               let missing13;
                                               if (data3.error_type === void 0 && (missing13 = "error_type") || data3.message === void 0 && (missing13 = "message")) {
-                                                validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
+                                                validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/11/then/required", keyword: "required", params: { missingProperty: missing13 }, message: "must have required property '" + missing13 + "'" }];
                                                 return false;
                                               }
                                             }
@@ -5999,7 +6106,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                               vErrors.push(err26);
                                             }
                                             errors++;
-                                            validate136.errors = vErrors;
+                                            validate140.errors = vErrors;
                                             return false;
                                           }
                                           var valid2 = _errs66 === errors;
@@ -6039,7 +6146,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                               if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                 let missing14;
                                                 if (data3.status === void 0 && (missing14 = "status")) {
-                                                  validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
+                                                  validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/12/then/required", keyword: "required", params: { missingProperty: missing14 }, message: "must have required property '" + missing14 + "'" }];
                                                   return false;
                                                 }
                                               }
@@ -6054,7 +6161,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                                 vErrors.push(err28);
                                               }
                                               errors++;
-                                              validate136.errors = vErrors;
+                                              validate140.errors = vErrors;
                                               return false;
                                             }
                                             var valid2 = _errs71 === errors;
@@ -6094,7 +6201,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                                 if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                   let missing15;
                                                   if (data3.line === void 0 && (missing15 = "line")) {
-                                                    validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
+                                                    validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/13/then/required", keyword: "required", params: { missingProperty: missing15 }, message: "must have required property '" + missing15 + "'" }];
                                                     return false;
                                                   }
                                                 }
@@ -6109,7 +6216,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                                   vErrors.push(err30);
                                                 }
                                                 errors++;
-                                                validate136.errors = vErrors;
+                                                validate140.errors = vErrors;
                                                 return false;
                                               }
                                               var valid2 = _errs76 === errors;
@@ -6149,7 +6256,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                                   if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                     let missing16;
                                                     if (data3.event === void 0 && (missing16 = "event")) {
-                                                      validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
+                                                      validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/14/then/required", keyword: "required", params: { missingProperty: missing16 }, message: "must have required property '" + missing16 + "'" }];
                                                       return false;
                                                     }
                                                   }
@@ -6164,7 +6271,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                                     vErrors.push(err32);
                                                   }
                                                   errors++;
-                                                  validate136.errors = vErrors;
+                                                  validate140.errors = vErrors;
                                                   return false;
                                                 }
                                                 var valid2 = _errs81 === errors;
@@ -6217,7 +6324,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                                       vErrors.push(err34);
                                                     }
                                                     errors++;
-                                                    validate136.errors = vErrors;
+                                                    validate140.errors = vErrors;
                                                     return false;
                                                   }
                                                   var valid2 = _errs86 === errors;
@@ -6274,7 +6381,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                                         vErrors.push(err36);
                                                       }
                                                       errors++;
-                                                      validate136.errors = vErrors;
+                                                      validate140.errors = vErrors;
                                                       return false;
                                                     }
                                                     var valid2 = _errs91 === errors;
@@ -6318,7 +6425,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                                         if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                                                           let missing17;
                                                           if (data3.previous_step === void 0 && (missing17 = "previous_step") || data3.step === void 0 && (missing17 = "step")) {
-                                                            validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/then/required", keyword: "required", params: { missingProperty: missing17 }, message: "must have required property '" + missing17 + "'" }];
+                                                            validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/allOf/17/then/required", keyword: "required", params: { missingProperty: missing17 }, message: "must have required property '" + missing17 + "'" }];
                                                             return false;
                                                           }
                                                         }
@@ -6333,7 +6440,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                                                           vErrors.push(err38);
                                                         }
                                                         errors++;
-                                                        validate136.errors = vErrors;
+                                                        validate140.errors = vErrors;
                                                         return false;
                                                       }
                                                       var valid2 = _errs96 === errors;
@@ -6364,7 +6471,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                       if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
                         let missing18;
                         if (data3.do === void 0 && (missing18 = "do")) {
-                          validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing18 }, message: "must have required property '" + missing18 + "'" }];
+                          validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/required", keyword: "required", params: { missingProperty: missing18 }, message: "must have required property '" + missing18 + "'" }];
                           return false;
                         } else {
                           if (props0 !== true) {
@@ -6374,13 +6481,13 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                           if (data3.do !== void 0) {
                             let data22 = data3.do;
                             if (!(data22 === "start" || data22 === "advance" || data22 === "phase_start" || data22 === "phase_end" || data22 === "phase_count" || data22 === "step" || data22 === "epoch" || data22 === "eval" || data22 === "checkpoint" || data22 === "oom_restart" || data22 === "rollback" || data22 === "trial_start" || data22 === "trial_end" || data22 === "request_stop" || data22 === "heartbeat" || data22 === "fail" || data22 === "finish" || data22 === "raw" || data22 === "extra")) {
-                              validate136.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema34.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
+                              validate140.errors = [{ instancePath: instancePath + "/actions/" + i0 + "/do", schemaPath: "#/properties/actions/items/properties/do/enum", keyword: "enum", params: { allowedValues: schema35.properties.actions.items.properties.do.enum }, message: "must be equal to one of the allowed values" }];
                               return false;
                             }
                           }
                         }
                       } else {
-                        validate136.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                        validate140.errors = [{ instancePath: instancePath + "/actions/" + i0, schemaPath: "#/properties/actions/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                         return false;
                       }
                     }
@@ -6390,7 +6497,7 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
                     }
                   }
                 } else {
-                  validate136.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate140.errors = [{ instancePath: instancePath + "/actions", schemaPath: "#/properties/actions/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
@@ -6402,14 +6509,14 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate136.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate140.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate136.errors = vErrors;
+  validate140.errors = vErrors;
   return errors === 0;
 }
-validate136.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
+validate140.evaluated = { "props": { "start_time": true, "step_interval_s": true, "actions": true }, "dynamicProps": false, "dynamicItems": false };
 export {
   validateErroredResponse,
   validateHarnessMessage,

@@ -37,7 +37,7 @@ var require_ucs2length = __commonJS({
 
 // inline:./standalone.js
 var validateReaderState = validate52;
-var schema20 = { "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId" }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] }, "events": { "$ref": "#/$defs/Count" }, "last_seq": { "$ref": "#/$defs/Count" }, "last_ts": { "type": ["string", "null"] }, "seq_gaps": { "type": "array", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"] }, "phase": { "type": ["string", "null"] }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "learning_rate": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "progress": { "type": ["number", "null"] }, "attempt": { "$ref": "#/$defs/Ordinal" }, "restarts": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string" }, "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" } } } }, "stop_requested": { "type": "boolean" }, "last_eval": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count" }, "epoch": { "type": ["number", "null"] }, "split": { "type": "string" }, "metrics": { "$ref": "#/$defs/Metrics" } } }, { "type": "null" }] }, "last_checkpoint": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count" }, "path": { "type": "string" }, "reason": { "type": "string" } } }, { "type": "null" }] }, "trials": { "type": "object", "additionalProperties": false, "required": ["count", "best"], "properties": { "count": { "$ref": "#/$defs/Count" }, "best": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count" }, "metric": { "type": "string" }, "value": { "type": ["number", "null"] }, "params": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } }, { "type": "null" }] }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "list": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["trial", "attempt", "baseline", "status", "params", "step", "loss", "elapsed_s", "eta_s", "metrics", "duration_s", "error", "accepted"], "properties": { "trial": { "$ref": "#/$defs/Ordinal" }, "attempt": { "$ref": "#/$defs/Ordinal" }, "baseline": { "type": "boolean" }, "status": { "enum": ["running", "succeeded", "failed", "pruned"] }, "params": { "type": "object" }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "loss": { "type": ["number", "null"] }, "elapsed_s": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "metrics": { "$ref": "#/$defs/Metrics" }, "duration_s": { "type": ["number", "null"] }, "error": { "anyOf": [{ "$ref": "#/$defs/ErrorInfo" }, { "type": "null" }] }, "accepted": { "type": ["boolean", "null"] } } } } } }, "phase_progress": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "done", "total", "unit", "eta_s", "trial"], "properties": { "phase": { "type": "string" }, "done": { "$ref": "#/$defs/Count" }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "unit": { "type": ["string", "null"] }, "eta_s": { "type": ["number", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } }, { "type": "null" }] }, "cycle": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "cycle", "total_cycles"], "properties": { "phase": { "type": "string" }, "cycle": { "$ref": "#/$defs/Ordinal" }, "total_cycles": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] } } }, { "type": "null" }] }, "rollbacks": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["previous_step", "step", "checkpoint", "reason", "trial"], "properties": { "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" }, "checkpoint": { "type": ["string", "null"] }, "reason": { "type": ["string", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } } }, "stop_criterion": { "type": ["string", "null"] }, "stage": { "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
+var schema20 = { "type": "object", "additionalProperties": false, "required": ["run_id", "status", "events", "last_seq", "last_ts", "seq_gaps", "heartbeat_interval_s", "phase", "step", "total_steps", "epoch", "loss", "learning_rate", "eta_s", "progress", "attempt", "restarts", "stop_requested", "last_eval", "last_checkpoint", "trials", "stage", "finished"], "properties": { "run_id": { "$ref": "#/$defs/RunId" }, "status": { "enum": ["running", "stale", "succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] }, "events": { "$ref": "#/$defs/Count" }, "last_seq": { "$ref": "#/$defs/Count" }, "last_ts": { "type": ["string", "null"] }, "seq_gaps": { "type": "array", "items": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/Count" }, { "$ref": "#/$defs/Count" }], "minItems": 2, "maxItems": 2, "items": false } }, "heartbeat_interval_s": { "type": ["number", "null"] }, "phase": { "type": ["string", "null"] }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "total_steps": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "learning_rate": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "progress": { "type": ["number", "null"] }, "attempt": { "$ref": "#/$defs/Ordinal" }, "restarts": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["reason", "previous_step", "step"], "properties": { "reason": { "type": "string" }, "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" } } } }, "stop_requested": { "type": "boolean" }, "last_eval": { "anyOf": [{ "$ref": "#/$defs/LastEval" }, { "type": "null" }] }, "last_checkpoint": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["step", "path", "reason"], "properties": { "step": { "$ref": "#/$defs/Count" }, "path": { "type": "string" }, "reason": { "type": "string" } } }, { "type": "null" }] }, "trials": { "type": "object", "additionalProperties": false, "required": ["count", "best"], "properties": { "count": { "$ref": "#/$defs/Count" }, "best": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["trial", "metric", "value"], "properties": { "trial": { "$ref": "#/$defs/Count" }, "metric": { "type": "string" }, "value": { "type": ["number", "null"] }, "params": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } }, { "type": "null" }] }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "list": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["trial", "attempt", "baseline", "status", "params", "step", "epoch", "loss", "elapsed_s", "eta_s", "metrics", "duration_s", "error", "accepted", "last_eval", "previous_eval"], "properties": { "trial": { "$ref": "#/$defs/Ordinal" }, "attempt": { "$ref": "#/$defs/Ordinal" }, "baseline": { "type": "boolean" }, "status": { "enum": ["running", "succeeded", "failed", "pruned"] }, "params": { "type": "object" }, "step": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "epoch": { "type": ["number", "null"] }, "loss": { "type": ["number", "null"] }, "elapsed_s": { "type": ["number", "null"] }, "eta_s": { "type": ["number", "null"] }, "metrics": { "$ref": "#/$defs/Metrics" }, "duration_s": { "type": ["number", "null"] }, "error": { "anyOf": [{ "$ref": "#/$defs/ErrorInfo" }, { "type": "null" }] }, "accepted": { "type": ["boolean", "null"] }, "last_eval": { "anyOf": [{ "$ref": "#/$defs/LastEval" }, { "type": "null" }] }, "previous_eval": { "anyOf": [{ "$ref": "#/$defs/LastEval" }, { "type": "null" }] } } } } } }, "phase_progress": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "done", "total", "unit", "eta_s", "trial"], "properties": { "phase": { "type": "string" }, "done": { "$ref": "#/$defs/Count" }, "total": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] }, "unit": { "type": ["string", "null"] }, "eta_s": { "type": ["number", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } }, { "type": "null" }] }, "cycle": { "anyOf": [{ "type": "object", "additionalProperties": false, "required": ["phase", "cycle", "total_cycles"], "properties": { "phase": { "type": "string" }, "cycle": { "$ref": "#/$defs/Ordinal" }, "total_cycles": { "anyOf": [{ "$ref": "#/$defs/Count" }, { "type": "null" }] } } }, { "type": "null" }] }, "rollbacks": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["previous_step", "step", "checkpoint", "reason", "trial"], "properties": { "previous_step": { "$ref": "#/$defs/Count" }, "step": { "$ref": "#/$defs/Count" }, "checkpoint": { "type": ["string", "null"] }, "reason": { "type": ["string", "null"] }, "trial": { "anyOf": [{ "$ref": "#/$defs/Ordinal" }, { "type": "null" }] } } } }, "stop_criterion": { "type": ["string", "null"] }, "stage": { "anyOf": [{ "$ref": "#/$defs/Stage" }, { "type": "null" }] }, "finished": { "anyOf": [{ "type": "object" }, { "type": "null" }] } } };
 var func1 = Object.prototype.hasOwnProperty;
 var pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
 function validate54(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
@@ -127,12 +127,13 @@ function validate63(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate63.evaluated = { "dynamicProps": false, "dynamicItems": false };
-var schema24 = { "type": "object", "propertyNames": { "minLength": 1, "maxLength": 256 }, "additionalProperties": { "type": ["number", "null"] } };
+var schema24 = { "type": "object", "additionalProperties": false, "required": ["step", "epoch", "split", "metrics"], "properties": { "step": { "$ref": "#/$defs/Count" }, "epoch": { "type": ["number", "null"] }, "split": { "type": "string" }, "metrics": { "$ref": "#/$defs/Metrics" } } };
+var schema25 = { "type": "object", "propertyNames": { "minLength": 1, "maxLength": 256 }, "additionalProperties": { "type": ["number", "null"] } };
 var func2 = require_ucs2length().default;
-function validate68(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate68.evaluated;
+  const evaluated0 = validate69.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -173,7 +174,7 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
             vErrors.push(err2);
           }
           errors++;
-          validate68.errors = vErrors;
+          validate69.errors = vErrors;
           return false;
           break;
         }
@@ -183,7 +184,7 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
           let data0 = data[key1];
           const _errs3 = errors;
           if (!(typeof data0 == "number" && isFinite(data0)) && data0 !== null) {
-            validate68.errors = [{ instancePath: instancePath + "/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/additionalProperties/type", keyword: "type", params: { type: schema24.additionalProperties.type }, message: "must be number,null" }];
+            validate69.errors = [{ instancePath: instancePath + "/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/additionalProperties/type", keyword: "type", params: { type: schema25.additionalProperties.type }, message: "must be number,null" }];
             return false;
           }
           var valid1 = _errs3 === errors;
@@ -193,18 +194,102 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate68.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate69.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate68.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
 }
-validate68.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate69.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+function validate67(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate78.evaluated;
+  const evaluated0 = validate67.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.step === void 0 && (missing0 = "step") || data.epoch === void 0 && (missing0 = "epoch") || data.split === void 0 && (missing0 = "split") || data.metrics === void 0 && (missing0 = "metrics")) {
+        validate67.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "step" || key0 === "epoch" || key0 === "split" || key0 === "metrics")) {
+            validate67.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.step !== void 0) {
+            const _errs2 = errors;
+            if (!validate56(data.step, { instancePath: instancePath + "/step", parentData: data, parentDataProperty: "step", rootData, dynamicAnchors })) {
+              vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+              errors = vErrors.length;
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.epoch !== void 0) {
+              let data1 = data.epoch;
+              const _errs3 = errors;
+              if (!(typeof data1 == "number" && isFinite(data1)) && data1 !== null) {
+                validate67.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema24.properties.epoch.type }, message: "must be number,null" }];
+                return false;
+              }
+              var valid0 = _errs3 === errors;
+            } else {
+              var valid0 = true;
+            }
+            if (valid0) {
+              if (data.split !== void 0) {
+                const _errs5 = errors;
+                if (typeof data.split !== "string") {
+                  validate67.errors = [{ instancePath: instancePath + "/split", schemaPath: "#/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  return false;
+                }
+                var valid0 = _errs5 === errors;
+              } else {
+                var valid0 = true;
+              }
+              if (valid0) {
+                if (data.metrics !== void 0) {
+                  const _errs7 = errors;
+                  if (!validate69(data.metrics, { instancePath: instancePath + "/metrics", parentData: data, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                    vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+                    errors = vErrors.length;
+                  }
+                  var valid0 = _errs7 === errors;
+                } else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate67.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate67.errors = vErrors;
+  return errors === 0;
+}
+validate67.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+function validate80(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate80.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -215,7 +300,7 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.type === void 0 && (missing0 = "type") || data.message === void 0 && (missing0 = "message")) {
-        validate78.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate80.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.type !== void 0) {
@@ -224,16 +309,16 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
           if (errors === _errs1) {
             if (typeof data0 === "string") {
               if (func2(data0) > 200) {
-                validate78.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                validate80.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
                 return false;
               } else {
                 if (func2(data0) < 1) {
-                  validate78.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  validate80.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                   return false;
                 }
               }
             } else {
-              validate78.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate80.errors = [{ instancePath: instancePath + "/type", schemaPath: "#/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
           }
@@ -248,11 +333,11 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
             if (errors === _errs3) {
               if (typeof data1 === "string") {
                 if (func2(data1) > 200) {
-                  validate78.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
+                  validate80.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/maxLength", keyword: "maxLength", params: { limit: 200 }, message: "must NOT have more than 200 characters" }];
                   return false;
                 }
               } else {
-                validate78.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                validate80.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                 return false;
               }
             }
@@ -263,18 +348,18 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate78.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate80.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate78.errors = vErrors;
+  validate80.errors = vErrors;
   return errors === 0;
 }
-validate78.evaluated = { "props": { "type": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
-function validate88(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate80.evaluated = { "props": { "type": true, "message": true }, "dynamicProps": false, "dynamicItems": false };
+function validate92(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate88.evaluated;
+  const evaluated0 = validate92.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -285,7 +370,7 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.name === void 0 && (missing0 = "name") || data.index === void 0 && (missing0 = "index") || data.count === void 0 && (missing0 = "count")) {
-        validate88.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate92.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         if (data.name !== void 0) {
@@ -294,16 +379,16 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
           if (errors === _errs1) {
             if (typeof data0 === "string") {
               if (func2(data0) > 128) {
-                validate88.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
+                validate92.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/maxLength", keyword: "maxLength", params: { limit: 128 }, message: "must NOT have more than 128 characters" }];
                 return false;
               } else {
                 if (func2(data0) < 1) {
-                  validate88.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                  validate92.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                   return false;
                 }
               }
             } else {
-              validate88.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate92.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
           }
@@ -337,14 +422,14 @@ function validate88(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate88.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate92.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate88.errors = vErrors;
+  validate92.errors = vErrors;
   return errors === 0;
 }
-validate88.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
+validate92.evaluated = { "props": { "name": true, "index": true, "count": true }, "dynamicProps": false, "dynamicItems": false };
 function validate53(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -788,121 +873,30 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                 const _errs51 = errors;
                                                 let valid7 = false;
                                                 const _errs52 = errors;
-                                                if (errors === _errs52) {
-                                                  if (data25 && typeof data25 == "object" && !Array.isArray(data25)) {
-                                                    let missing2;
-                                                    if (data25.step === void 0 && (missing2 = "step") || data25.epoch === void 0 && (missing2 = "epoch") || data25.split === void 0 && (missing2 = "split") || data25.metrics === void 0 && (missing2 = "metrics")) {
-                                                      const err4 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
-                                                      if (vErrors === null) {
-                                                        vErrors = [err4];
-                                                      } else {
-                                                        vErrors.push(err4);
-                                                      }
-                                                      errors++;
-                                                    } else {
-                                                      const _errs54 = errors;
-                                                      for (const key2 in data25) {
-                                                        if (!(key2 === "step" || key2 === "epoch" || key2 === "split" || key2 === "metrics")) {
-                                                          const err5 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err5];
-                                                          } else {
-                                                            vErrors.push(err5);
-                                                          }
-                                                          errors++;
-                                                          break;
-                                                        }
-                                                      }
-                                                      if (_errs54 === errors) {
-                                                        if (data25.step !== void 0) {
-                                                          const _errs55 = errors;
-                                                          if (!validate56(data25.step, { instancePath: instancePath + "/last_eval/step", parentData: data25, parentDataProperty: "step", rootData, dynamicAnchors })) {
-                                                            vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
-                                                            errors = vErrors.length;
-                                                          }
-                                                          var valid8 = _errs55 === errors;
-                                                        } else {
-                                                          var valid8 = true;
-                                                        }
-                                                        if (valid8) {
-                                                          if (data25.epoch !== void 0) {
-                                                            let data27 = data25.epoch;
-                                                            const _errs56 = errors;
-                                                            if (!(typeof data27 == "number" && isFinite(data27)) && data27 !== null) {
-                                                              const err6 = { instancePath: instancePath + "/last_eval/epoch", schemaPath: "#/properties/last_eval/anyOf/0/properties/epoch/type", keyword: "type", params: { type: schema20.properties.last_eval.anyOf[0].properties.epoch.type }, message: "must be number,null" };
-                                                              if (vErrors === null) {
-                                                                vErrors = [err6];
-                                                              } else {
-                                                                vErrors.push(err6);
-                                                              }
-                                                              errors++;
-                                                            }
-                                                            var valid8 = _errs56 === errors;
-                                                          } else {
-                                                            var valid8 = true;
-                                                          }
-                                                          if (valid8) {
-                                                            if (data25.split !== void 0) {
-                                                              const _errs58 = errors;
-                                                              if (typeof data25.split !== "string") {
-                                                                const err7 = { instancePath: instancePath + "/last_eval/split", schemaPath: "#/properties/last_eval/anyOf/0/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err7];
-                                                                } else {
-                                                                  vErrors.push(err7);
-                                                                }
-                                                                errors++;
-                                                              }
-                                                              var valid8 = _errs58 === errors;
-                                                            } else {
-                                                              var valid8 = true;
-                                                            }
-                                                            if (valid8) {
-                                                              if (data25.metrics !== void 0) {
-                                                                const _errs60 = errors;
-                                                                if (!validate68(data25.metrics, { instancePath: instancePath + "/last_eval/metrics", parentData: data25, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
-                                                                  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
-                                                                  errors = vErrors.length;
-                                                                }
-                                                                var valid8 = _errs60 === errors;
-                                                              } else {
-                                                                var valid8 = true;
-                                                              }
-                                                            }
-                                                          }
-                                                        }
-                                                      }
-                                                    }
-                                                  } else {
-                                                    const err8 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                    if (vErrors === null) {
-                                                      vErrors = [err8];
-                                                    } else {
-                                                      vErrors.push(err8);
-                                                    }
-                                                    errors++;
-                                                  }
+                                                if (!validate67(data25, { instancePath: instancePath + "/last_eval", parentData: data, parentDataProperty: "last_eval", rootData, dynamicAnchors })) {
+                                                  vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+                                                  errors = vErrors.length;
                                                 }
                                                 var _valid2 = _errs52 === errors;
                                                 valid7 = valid7 || _valid2;
-                                                const _errs61 = errors;
+                                                const _errs53 = errors;
                                                 if (data25 !== null) {
-                                                  const err9 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  const err4 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                   if (vErrors === null) {
-                                                    vErrors = [err9];
+                                                    vErrors = [err4];
                                                   } else {
-                                                    vErrors.push(err9);
+                                                    vErrors.push(err4);
                                                   }
                                                   errors++;
                                                 }
-                                                var _valid2 = _errs61 === errors;
+                                                var _valid2 = _errs53 === errors;
                                                 valid7 = valid7 || _valid2;
                                                 if (!valid7) {
-                                                  const err10 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  const err5 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                   if (vErrors === null) {
-                                                    vErrors = [err10];
+                                                    vErrors = [err5];
                                                   } else {
-                                                    vErrors.push(err10);
+                                                    vErrors.push(err5);
                                                   }
                                                   errors++;
                                                   validate53.errors = vErrors;
@@ -923,288 +917,288 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                               }
                                               if (valid0) {
                                                 if (data.last_checkpoint !== void 0) {
-                                                  let data30 = data.last_checkpoint;
-                                                  const _errs63 = errors;
-                                                  const _errs64 = errors;
-                                                  let valid9 = false;
-                                                  const _errs65 = errors;
-                                                  if (errors === _errs65) {
-                                                    if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
-                                                      let missing3;
-                                                      if (data30.step === void 0 && (missing3 = "step") || data30.path === void 0 && (missing3 = "path") || data30.reason === void 0 && (missing3 = "reason")) {
-                                                        const err11 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" };
+                                                  let data26 = data.last_checkpoint;
+                                                  const _errs55 = errors;
+                                                  const _errs56 = errors;
+                                                  let valid8 = false;
+                                                  const _errs57 = errors;
+                                                  if (errors === _errs57) {
+                                                    if (data26 && typeof data26 == "object" && !Array.isArray(data26)) {
+                                                      let missing2;
+                                                      if (data26.step === void 0 && (missing2 = "step") || data26.path === void 0 && (missing2 = "path") || data26.reason === void 0 && (missing2 = "reason")) {
+                                                        const err6 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err11];
+                                                          vErrors = [err6];
                                                         } else {
-                                                          vErrors.push(err11);
+                                                          vErrors.push(err6);
                                                         }
                                                         errors++;
                                                       } else {
-                                                        const _errs67 = errors;
-                                                        for (const key3 in data30) {
-                                                          if (!(key3 === "step" || key3 === "path" || key3 === "reason")) {
-                                                            const err12 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
+                                                        const _errs59 = errors;
+                                                        for (const key2 in data26) {
+                                                          if (!(key2 === "step" || key2 === "path" || key2 === "reason")) {
+                                                            const err7 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
                                                             if (vErrors === null) {
-                                                              vErrors = [err12];
+                                                              vErrors = [err7];
                                                             } else {
-                                                              vErrors.push(err12);
+                                                              vErrors.push(err7);
                                                             }
                                                             errors++;
                                                             break;
                                                           }
                                                         }
-                                                        if (_errs67 === errors) {
-                                                          if (data30.step !== void 0) {
-                                                            const _errs68 = errors;
-                                                            if (!validate56(data30.step, { instancePath: instancePath + "/last_checkpoint/step", parentData: data30, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                        if (_errs59 === errors) {
+                                                          if (data26.step !== void 0) {
+                                                            const _errs60 = errors;
+                                                            if (!validate56(data26.step, { instancePath: instancePath + "/last_checkpoint/step", parentData: data26, parentDataProperty: "step", rootData, dynamicAnchors })) {
                                                               vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                               errors = vErrors.length;
                                                             }
-                                                            var valid10 = _errs68 === errors;
+                                                            var valid9 = _errs60 === errors;
                                                           } else {
-                                                            var valid10 = true;
+                                                            var valid9 = true;
                                                           }
-                                                          if (valid10) {
-                                                            if (data30.path !== void 0) {
-                                                              const _errs69 = errors;
-                                                              if (typeof data30.path !== "string") {
-                                                                const err13 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                          if (valid9) {
+                                                            if (data26.path !== void 0) {
+                                                              const _errs61 = errors;
+                                                              if (typeof data26.path !== "string") {
+                                                                const err8 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                 if (vErrors === null) {
-                                                                  vErrors = [err13];
+                                                                  vErrors = [err8];
                                                                 } else {
-                                                                  vErrors.push(err13);
+                                                                  vErrors.push(err8);
                                                                 }
                                                                 errors++;
                                                               }
-                                                              var valid10 = _errs69 === errors;
+                                                              var valid9 = _errs61 === errors;
                                                             } else {
-                                                              var valid10 = true;
+                                                              var valid9 = true;
                                                             }
-                                                            if (valid10) {
-                                                              if (data30.reason !== void 0) {
-                                                                const _errs71 = errors;
-                                                                if (typeof data30.reason !== "string") {
-                                                                  const err14 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                            if (valid9) {
+                                                              if (data26.reason !== void 0) {
+                                                                const _errs63 = errors;
+                                                                if (typeof data26.reason !== "string") {
+                                                                  const err9 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err14];
+                                                                    vErrors = [err9];
                                                                   } else {
-                                                                    vErrors.push(err14);
+                                                                    vErrors.push(err9);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var valid10 = _errs71 === errors;
+                                                                var valid9 = _errs63 === errors;
                                                               } else {
-                                                                var valid10 = true;
+                                                                var valid9 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       }
                                                     } else {
-                                                      const err15 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                      const err10 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                       if (vErrors === null) {
-                                                        vErrors = [err15];
+                                                        vErrors = [err10];
                                                       } else {
-                                                        vErrors.push(err15);
+                                                        vErrors.push(err10);
                                                       }
                                                       errors++;
                                                     }
                                                   }
-                                                  var _valid3 = _errs65 === errors;
-                                                  valid9 = valid9 || _valid3;
-                                                  const _errs73 = errors;
-                                                  if (data30 !== null) {
-                                                    const err16 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  var _valid3 = _errs57 === errors;
+                                                  valid8 = valid8 || _valid3;
+                                                  const _errs65 = errors;
+                                                  if (data26 !== null) {
+                                                    const err11 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err16];
+                                                      vErrors = [err11];
                                                     } else {
-                                                      vErrors.push(err16);
+                                                      vErrors.push(err11);
                                                     }
                                                     errors++;
                                                   }
-                                                  var _valid3 = _errs73 === errors;
-                                                  valid9 = valid9 || _valid3;
-                                                  if (!valid9) {
-                                                    const err17 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  var _valid3 = _errs65 === errors;
+                                                  valid8 = valid8 || _valid3;
+                                                  if (!valid8) {
+                                                    const err12 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err17];
+                                                      vErrors = [err12];
                                                     } else {
-                                                      vErrors.push(err17);
+                                                      vErrors.push(err12);
                                                     }
                                                     errors++;
                                                     validate53.errors = vErrors;
                                                     return false;
                                                   } else {
-                                                    errors = _errs64;
+                                                    errors = _errs56;
                                                     if (vErrors !== null) {
-                                                      if (_errs64) {
-                                                        vErrors.length = _errs64;
+                                                      if (_errs56) {
+                                                        vErrors.length = _errs56;
                                                       } else {
                                                         vErrors = null;
                                                       }
                                                     }
                                                   }
-                                                  var valid0 = _errs63 === errors;
+                                                  var valid0 = _errs55 === errors;
                                                 } else {
                                                   var valid0 = true;
                                                 }
                                                 if (valid0) {
                                                   if (data.trials !== void 0) {
-                                                    let data34 = data.trials;
-                                                    const _errs75 = errors;
-                                                    if (errors === _errs75) {
-                                                      if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
-                                                        let missing4;
-                                                        if (data34.count === void 0 && (missing4 = "count") || data34.best === void 0 && (missing4 = "best")) {
-                                                          validate53.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                                    let data30 = data.trials;
+                                                    const _errs67 = errors;
+                                                    if (errors === _errs67) {
+                                                      if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
+                                                        let missing3;
+                                                        if (data30.count === void 0 && (missing3 = "count") || data30.best === void 0 && (missing3 = "best")) {
+                                                          validate53.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
                                                           return false;
                                                         } else {
-                                                          const _errs77 = errors;
-                                                          for (const key4 in data34) {
-                                                            if (!(key4 === "count" || key4 === "best" || key4 === "total" || key4 === "list")) {
-                                                              validate53.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
+                                                          const _errs69 = errors;
+                                                          for (const key3 in data30) {
+                                                            if (!(key3 === "count" || key3 === "best" || key3 === "total" || key3 === "list")) {
+                                                              validate53.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" }];
                                                               return false;
                                                               break;
                                                             }
                                                           }
-                                                          if (_errs77 === errors) {
-                                                            if (data34.count !== void 0) {
-                                                              const _errs78 = errors;
-                                                              if (!validate56(data34.count, { instancePath: instancePath + "/trials/count", parentData: data34, parentDataProperty: "count", rootData, dynamicAnchors })) {
+                                                          if (_errs69 === errors) {
+                                                            if (data30.count !== void 0) {
+                                                              const _errs70 = errors;
+                                                              if (!validate56(data30.count, { instancePath: instancePath + "/trials/count", parentData: data30, parentDataProperty: "count", rootData, dynamicAnchors })) {
                                                                 vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                 errors = vErrors.length;
                                                               }
-                                                              var valid11 = _errs78 === errors;
+                                                              var valid10 = _errs70 === errors;
                                                             } else {
-                                                              var valid11 = true;
+                                                              var valid10 = true;
                                                             }
-                                                            if (valid11) {
-                                                              if (data34.best !== void 0) {
-                                                                let data36 = data34.best;
-                                                                const _errs79 = errors;
-                                                                const _errs80 = errors;
-                                                                let valid12 = false;
-                                                                const _errs81 = errors;
-                                                                if (errors === _errs81) {
-                                                                  if (data36 && typeof data36 == "object" && !Array.isArray(data36)) {
-                                                                    let missing5;
-                                                                    if (data36.trial === void 0 && (missing5 = "trial") || data36.metric === void 0 && (missing5 = "metric") || data36.value === void 0 && (missing5 = "value")) {
-                                                                      const err18 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" };
+                                                            if (valid10) {
+                                                              if (data30.best !== void 0) {
+                                                                let data32 = data30.best;
+                                                                const _errs71 = errors;
+                                                                const _errs72 = errors;
+                                                                let valid11 = false;
+                                                                const _errs73 = errors;
+                                                                if (errors === _errs73) {
+                                                                  if (data32 && typeof data32 == "object" && !Array.isArray(data32)) {
+                                                                    let missing4;
+                                                                    if (data32.trial === void 0 && (missing4 = "trial") || data32.metric === void 0 && (missing4 = "metric") || data32.value === void 0 && (missing4 = "value")) {
+                                                                      const err13 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" };
                                                                       if (vErrors === null) {
-                                                                        vErrors = [err18];
+                                                                        vErrors = [err13];
                                                                       } else {
-                                                                        vErrors.push(err18);
+                                                                        vErrors.push(err13);
                                                                       }
                                                                       errors++;
                                                                     } else {
-                                                                      const _errs83 = errors;
-                                                                      for (const key5 in data36) {
-                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value" || key5 === "params")) {
-                                                                          const err19 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                                                                      const _errs75 = errors;
+                                                                      for (const key4 in data32) {
+                                                                        if (!(key4 === "trial" || key4 === "metric" || key4 === "value" || key4 === "params")) {
+                                                                          const err14 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                                                                           if (vErrors === null) {
-                                                                            vErrors = [err19];
+                                                                            vErrors = [err14];
                                                                           } else {
-                                                                            vErrors.push(err19);
+                                                                            vErrors.push(err14);
                                                                           }
                                                                           errors++;
                                                                           break;
                                                                         }
                                                                       }
-                                                                      if (_errs83 === errors) {
-                                                                        if (data36.trial !== void 0) {
-                                                                          const _errs84 = errors;
-                                                                          if (!validate56(data36.trial, { instancePath: instancePath + "/trials/best/trial", parentData: data36, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                      if (_errs75 === errors) {
+                                                                        if (data32.trial !== void 0) {
+                                                                          const _errs76 = errors;
+                                                                          if (!validate56(data32.trial, { instancePath: instancePath + "/trials/best/trial", parentData: data32, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                             vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                             errors = vErrors.length;
                                                                           }
-                                                                          var valid13 = _errs84 === errors;
+                                                                          var valid12 = _errs76 === errors;
                                                                         } else {
-                                                                          var valid13 = true;
+                                                                          var valid12 = true;
                                                                         }
-                                                                        if (valid13) {
-                                                                          if (data36.metric !== void 0) {
-                                                                            const _errs85 = errors;
-                                                                            if (typeof data36.metric !== "string") {
-                                                                              const err20 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                        if (valid12) {
+                                                                          if (data32.metric !== void 0) {
+                                                                            const _errs77 = errors;
+                                                                            if (typeof data32.metric !== "string") {
+                                                                              const err15 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                               if (vErrors === null) {
-                                                                                vErrors = [err20];
+                                                                                vErrors = [err15];
                                                                               } else {
-                                                                                vErrors.push(err20);
+                                                                                vErrors.push(err15);
                                                                               }
                                                                               errors++;
                                                                             }
-                                                                            var valid13 = _errs85 === errors;
+                                                                            var valid12 = _errs77 === errors;
                                                                           } else {
-                                                                            var valid13 = true;
+                                                                            var valid12 = true;
                                                                           }
-                                                                          if (valid13) {
-                                                                            if (data36.value !== void 0) {
-                                                                              let data39 = data36.value;
-                                                                              const _errs87 = errors;
-                                                                              if (!(typeof data39 == "number" && isFinite(data39)) && data39 !== null) {
-                                                                                const err21 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema20.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
+                                                                          if (valid12) {
+                                                                            if (data32.value !== void 0) {
+                                                                              let data35 = data32.value;
+                                                                              const _errs79 = errors;
+                                                                              if (!(typeof data35 == "number" && isFinite(data35)) && data35 !== null) {
+                                                                                const err16 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema20.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
                                                                                 if (vErrors === null) {
-                                                                                  vErrors = [err21];
+                                                                                  vErrors = [err16];
                                                                                 } else {
-                                                                                  vErrors.push(err21);
+                                                                                  vErrors.push(err16);
                                                                                 }
                                                                                 errors++;
                                                                               }
-                                                                              var valid13 = _errs87 === errors;
+                                                                              var valid12 = _errs79 === errors;
                                                                             } else {
-                                                                              var valid13 = true;
+                                                                              var valid12 = true;
                                                                             }
-                                                                            if (valid13) {
-                                                                              if (data36.params !== void 0) {
-                                                                                let data40 = data36.params;
-                                                                                const _errs89 = errors;
-                                                                                const _errs90 = errors;
-                                                                                let valid14 = false;
-                                                                                const _errs91 = errors;
-                                                                                if (!(data40 && typeof data40 == "object" && !Array.isArray(data40))) {
-                                                                                  const err22 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                            if (valid12) {
+                                                                              if (data32.params !== void 0) {
+                                                                                let data36 = data32.params;
+                                                                                const _errs81 = errors;
+                                                                                const _errs82 = errors;
+                                                                                let valid13 = false;
+                                                                                const _errs83 = errors;
+                                                                                if (!(data36 && typeof data36 == "object" && !Array.isArray(data36))) {
+                                                                                  const err17 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                                   if (vErrors === null) {
-                                                                                    vErrors = [err22];
+                                                                                    vErrors = [err17];
                                                                                   } else {
-                                                                                    vErrors.push(err22);
+                                                                                    vErrors.push(err17);
                                                                                   }
                                                                                   errors++;
                                                                                 }
-                                                                                var _valid5 = _errs91 === errors;
-                                                                                valid14 = valid14 || _valid5;
-                                                                                const _errs93 = errors;
-                                                                                if (data40 !== null) {
-                                                                                  const err23 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                var _valid5 = _errs83 === errors;
+                                                                                valid13 = valid13 || _valid5;
+                                                                                const _errs85 = errors;
+                                                                                if (data36 !== null) {
+                                                                                  const err18 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                                   if (vErrors === null) {
-                                                                                    vErrors = [err23];
+                                                                                    vErrors = [err18];
                                                                                   } else {
-                                                                                    vErrors.push(err23);
+                                                                                    vErrors.push(err18);
                                                                                   }
                                                                                   errors++;
                                                                                 }
-                                                                                var _valid5 = _errs93 === errors;
-                                                                                valid14 = valid14 || _valid5;
-                                                                                if (!valid14) {
-                                                                                  const err24 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                var _valid5 = _errs85 === errors;
+                                                                                valid13 = valid13 || _valid5;
+                                                                                if (!valid13) {
+                                                                                  const err19 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                                   if (vErrors === null) {
-                                                                                    vErrors = [err24];
+                                                                                    vErrors = [err19];
                                                                                   } else {
-                                                                                    vErrors.push(err24);
+                                                                                    vErrors.push(err19);
                                                                                   }
                                                                                   errors++;
                                                                                 } else {
-                                                                                  errors = _errs90;
+                                                                                  errors = _errs82;
                                                                                   if (vErrors !== null) {
-                                                                                    if (_errs90) {
-                                                                                      vErrors.length = _errs90;
+                                                                                    if (_errs82) {
+                                                                                      vErrors.length = _errs82;
                                                                                     } else {
                                                                                       vErrors = null;
                                                                                     }
                                                                                   }
                                                                                 }
-                                                                                var valid13 = _errs89 === errors;
+                                                                                var valid12 = _errs81 === errors;
                                                                               } else {
-                                                                                var valid13 = true;
+                                                                                var valid12 = true;
                                                                               }
                                                                             }
                                                                           }
@@ -1212,358 +1206,471 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                                       }
                                                                     }
                                                                   } else {
-                                                                    const err25 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                    const err20 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err25];
+                                                                      vErrors = [err20];
                                                                     } else {
-                                                                      vErrors.push(err25);
+                                                                      vErrors.push(err20);
                                                                     }
                                                                     errors++;
                                                                   }
                                                                 }
-                                                                var _valid4 = _errs81 === errors;
-                                                                valid12 = valid12 || _valid4;
-                                                                const _errs95 = errors;
-                                                                if (data36 !== null) {
-                                                                  const err26 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                var _valid4 = _errs73 === errors;
+                                                                valid11 = valid11 || _valid4;
+                                                                const _errs87 = errors;
+                                                                if (data32 !== null) {
+                                                                  const err21 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err26];
+                                                                    vErrors = [err21];
                                                                   } else {
-                                                                    vErrors.push(err26);
+                                                                    vErrors.push(err21);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid4 = _errs95 === errors;
-                                                                valid12 = valid12 || _valid4;
-                                                                if (!valid12) {
-                                                                  const err27 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                var _valid4 = _errs87 === errors;
+                                                                valid11 = valid11 || _valid4;
+                                                                if (!valid11) {
+                                                                  const err22 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err27];
+                                                                    vErrors = [err22];
                                                                   } else {
-                                                                    vErrors.push(err27);
+                                                                    vErrors.push(err22);
                                                                   }
                                                                   errors++;
                                                                   validate53.errors = vErrors;
                                                                   return false;
                                                                 } else {
-                                                                  errors = _errs80;
+                                                                  errors = _errs72;
                                                                   if (vErrors !== null) {
-                                                                    if (_errs80) {
-                                                                      vErrors.length = _errs80;
+                                                                    if (_errs72) {
+                                                                      vErrors.length = _errs72;
                                                                     } else {
                                                                       vErrors = null;
                                                                     }
                                                                   }
                                                                 }
-                                                                var valid11 = _errs79 === errors;
+                                                                var valid10 = _errs71 === errors;
                                                               } else {
-                                                                var valid11 = true;
+                                                                var valid10 = true;
                                                               }
-                                                              if (valid11) {
-                                                                if (data34.total !== void 0) {
-                                                                  let data41 = data34.total;
-                                                                  const _errs97 = errors;
-                                                                  const _errs98 = errors;
-                                                                  let valid15 = false;
-                                                                  const _errs99 = errors;
-                                                                  if (!validate56(data41, { instancePath: instancePath + "/trials/total", parentData: data34, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                              if (valid10) {
+                                                                if (data30.total !== void 0) {
+                                                                  let data37 = data30.total;
+                                                                  const _errs89 = errors;
+                                                                  const _errs90 = errors;
+                                                                  let valid14 = false;
+                                                                  const _errs91 = errors;
+                                                                  if (!validate56(data37, { instancePath: instancePath + "/trials/total", parentData: data30, parentDataProperty: "total", rootData, dynamicAnchors })) {
                                                                     vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                     errors = vErrors.length;
                                                                   }
-                                                                  var _valid6 = _errs99 === errors;
-                                                                  valid15 = valid15 || _valid6;
-                                                                  const _errs100 = errors;
-                                                                  if (data41 !== null) {
-                                                                    const err28 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                  var _valid6 = _errs91 === errors;
+                                                                  valid14 = valid14 || _valid6;
+                                                                  const _errs92 = errors;
+                                                                  if (data37 !== null) {
+                                                                    const err23 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err28];
+                                                                      vErrors = [err23];
                                                                     } else {
-                                                                      vErrors.push(err28);
+                                                                      vErrors.push(err23);
                                                                     }
                                                                     errors++;
                                                                   }
-                                                                  var _valid6 = _errs100 === errors;
-                                                                  valid15 = valid15 || _valid6;
-                                                                  if (!valid15) {
-                                                                    const err29 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                  var _valid6 = _errs92 === errors;
+                                                                  valid14 = valid14 || _valid6;
+                                                                  if (!valid14) {
+                                                                    const err24 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err29];
+                                                                      vErrors = [err24];
                                                                     } else {
-                                                                      vErrors.push(err29);
+                                                                      vErrors.push(err24);
                                                                     }
                                                                     errors++;
                                                                     validate53.errors = vErrors;
                                                                     return false;
                                                                   } else {
-                                                                    errors = _errs98;
+                                                                    errors = _errs90;
                                                                     if (vErrors !== null) {
-                                                                      if (_errs98) {
-                                                                        vErrors.length = _errs98;
+                                                                      if (_errs90) {
+                                                                        vErrors.length = _errs90;
                                                                       } else {
                                                                         vErrors = null;
                                                                       }
                                                                     }
                                                                   }
-                                                                  var valid11 = _errs97 === errors;
+                                                                  var valid10 = _errs89 === errors;
                                                                 } else {
-                                                                  var valid11 = true;
+                                                                  var valid10 = true;
                                                                 }
-                                                                if (valid11) {
-                                                                  if (data34.list !== void 0) {
-                                                                    let data42 = data34.list;
-                                                                    const _errs102 = errors;
-                                                                    if (errors === _errs102) {
-                                                                      if (Array.isArray(data42)) {
-                                                                        var valid16 = true;
-                                                                        const len4 = data42.length;
+                                                                if (valid10) {
+                                                                  if (data30.list !== void 0) {
+                                                                    let data38 = data30.list;
+                                                                    const _errs94 = errors;
+                                                                    if (errors === _errs94) {
+                                                                      if (Array.isArray(data38)) {
+                                                                        var valid15 = true;
+                                                                        const len4 = data38.length;
                                                                         for (let i2 = 0; i2 < len4; i2++) {
-                                                                          let data43 = data42[i2];
-                                                                          const _errs104 = errors;
-                                                                          if (errors === _errs104) {
-                                                                            if (data43 && typeof data43 == "object" && !Array.isArray(data43)) {
-                                                                              let missing6;
-                                                                              if (data43.trial === void 0 && (missing6 = "trial") || data43.attempt === void 0 && (missing6 = "attempt") || data43.baseline === void 0 && (missing6 = "baseline") || data43.status === void 0 && (missing6 = "status") || data43.params === void 0 && (missing6 = "params") || data43.step === void 0 && (missing6 = "step") || data43.loss === void 0 && (missing6 = "loss") || data43.elapsed_s === void 0 && (missing6 = "elapsed_s") || data43.eta_s === void 0 && (missing6 = "eta_s") || data43.metrics === void 0 && (missing6 = "metrics") || data43.duration_s === void 0 && (missing6 = "duration_s") || data43.error === void 0 && (missing6 = "error") || data43.accepted === void 0 && (missing6 = "accepted")) {
-                                                                                validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                                                          let data39 = data38[i2];
+                                                                          const _errs96 = errors;
+                                                                          if (errors === _errs96) {
+                                                                            if (data39 && typeof data39 == "object" && !Array.isArray(data39)) {
+                                                                              let missing5;
+                                                                              if (data39.trial === void 0 && (missing5 = "trial") || data39.attempt === void 0 && (missing5 = "attempt") || data39.baseline === void 0 && (missing5 = "baseline") || data39.status === void 0 && (missing5 = "status") || data39.params === void 0 && (missing5 = "params") || data39.step === void 0 && (missing5 = "step") || data39.epoch === void 0 && (missing5 = "epoch") || data39.loss === void 0 && (missing5 = "loss") || data39.elapsed_s === void 0 && (missing5 = "elapsed_s") || data39.eta_s === void 0 && (missing5 = "eta_s") || data39.metrics === void 0 && (missing5 = "metrics") || data39.duration_s === void 0 && (missing5 = "duration_s") || data39.error === void 0 && (missing5 = "error") || data39.accepted === void 0 && (missing5 = "accepted") || data39.last_eval === void 0 && (missing5 = "last_eval") || data39.previous_eval === void 0 && (missing5 = "previous_eval")) {
+                                                                                validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
                                                                                 return false;
                                                                               } else {
-                                                                                const _errs106 = errors;
-                                                                                for (const key6 in data43) {
-                                                                                  if (!func1.call(schema20.properties.trials.properties.list.items.properties, key6)) {
-                                                                                    validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" }];
+                                                                                const _errs98 = errors;
+                                                                                for (const key5 in data39) {
+                                                                                  if (!func1.call(schema20.properties.trials.properties.list.items.properties, key5)) {
+                                                                                    validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" }];
                                                                                     return false;
                                                                                     break;
                                                                                   }
                                                                                 }
-                                                                                if (_errs106 === errors) {
-                                                                                  if (data43.trial !== void 0) {
-                                                                                    const _errs107 = errors;
-                                                                                    if (!validate63(data43.trial, { instancePath: instancePath + "/trials/list/" + i2 + "/trial", parentData: data43, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                                if (_errs98 === errors) {
+                                                                                  if (data39.trial !== void 0) {
+                                                                                    const _errs99 = errors;
+                                                                                    if (!validate63(data39.trial, { instancePath: instancePath + "/trials/list/" + i2 + "/trial", parentData: data39, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                                       vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
                                                                                       errors = vErrors.length;
                                                                                     }
-                                                                                    var valid17 = _errs107 === errors;
+                                                                                    var valid16 = _errs99 === errors;
                                                                                   } else {
-                                                                                    var valid17 = true;
+                                                                                    var valid16 = true;
                                                                                   }
-                                                                                  if (valid17) {
-                                                                                    if (data43.attempt !== void 0) {
-                                                                                      const _errs108 = errors;
-                                                                                      if (!validate63(data43.attempt, { instancePath: instancePath + "/trials/list/" + i2 + "/attempt", parentData: data43, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
+                                                                                  if (valid16) {
+                                                                                    if (data39.attempt !== void 0) {
+                                                                                      const _errs100 = errors;
+                                                                                      if (!validate63(data39.attempt, { instancePath: instancePath + "/trials/list/" + i2 + "/attempt", parentData: data39, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
                                                                                         vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
                                                                                         errors = vErrors.length;
                                                                                       }
-                                                                                      var valid17 = _errs108 === errors;
+                                                                                      var valid16 = _errs100 === errors;
                                                                                     } else {
-                                                                                      var valid17 = true;
+                                                                                      var valid16 = true;
                                                                                     }
-                                                                                    if (valid17) {
-                                                                                      if (data43.baseline !== void 0) {
-                                                                                        const _errs109 = errors;
-                                                                                        if (typeof data43.baseline !== "boolean") {
+                                                                                    if (valid16) {
+                                                                                      if (data39.baseline !== void 0) {
+                                                                                        const _errs101 = errors;
+                                                                                        if (typeof data39.baseline !== "boolean") {
                                                                                           validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/baseline", schemaPath: "#/properties/trials/properties/list/items/properties/baseline/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                                                                           return false;
                                                                                         }
-                                                                                        var valid17 = _errs109 === errors;
+                                                                                        var valid16 = _errs101 === errors;
                                                                                       } else {
-                                                                                        var valid17 = true;
+                                                                                        var valid16 = true;
                                                                                       }
-                                                                                      if (valid17) {
-                                                                                        if (data43.status !== void 0) {
-                                                                                          let data47 = data43.status;
-                                                                                          const _errs111 = errors;
-                                                                                          if (!(data47 === "running" || data47 === "succeeded" || data47 === "failed" || data47 === "pruned")) {
+                                                                                      if (valid16) {
+                                                                                        if (data39.status !== void 0) {
+                                                                                          let data43 = data39.status;
+                                                                                          const _errs103 = errors;
+                                                                                          if (!(data43 === "running" || data43 === "succeeded" || data43 === "failed" || data43 === "pruned")) {
                                                                                             validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/status", schemaPath: "#/properties/trials/properties/list/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.trials.properties.list.items.properties.status.enum }, message: "must be equal to one of the allowed values" }];
                                                                                             return false;
                                                                                           }
-                                                                                          var valid17 = _errs111 === errors;
+                                                                                          var valid16 = _errs103 === errors;
                                                                                         } else {
-                                                                                          var valid17 = true;
+                                                                                          var valid16 = true;
                                                                                         }
-                                                                                        if (valid17) {
-                                                                                          if (data43.params !== void 0) {
-                                                                                            let data48 = data43.params;
-                                                                                            const _errs112 = errors;
-                                                                                            if (!(data48 && typeof data48 == "object" && !Array.isArray(data48))) {
+                                                                                        if (valid16) {
+                                                                                          if (data39.params !== void 0) {
+                                                                                            let data44 = data39.params;
+                                                                                            const _errs104 = errors;
+                                                                                            if (!(data44 && typeof data44 == "object" && !Array.isArray(data44))) {
                                                                                               validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/params", schemaPath: "#/properties/trials/properties/list/items/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                                                               return false;
                                                                                             }
-                                                                                            var valid17 = _errs112 === errors;
+                                                                                            var valid16 = _errs104 === errors;
                                                                                           } else {
-                                                                                            var valid17 = true;
+                                                                                            var valid16 = true;
                                                                                           }
-                                                                                          if (valid17) {
-                                                                                            if (data43.step !== void 0) {
-                                                                                              let data49 = data43.step;
-                                                                                              const _errs114 = errors;
-                                                                                              const _errs115 = errors;
-                                                                                              let valid18 = false;
-                                                                                              const _errs116 = errors;
-                                                                                              if (!validate56(data49, { instancePath: instancePath + "/trials/list/" + i2 + "/step", parentData: data43, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                                          if (valid16) {
+                                                                                            if (data39.step !== void 0) {
+                                                                                              let data45 = data39.step;
+                                                                                              const _errs106 = errors;
+                                                                                              const _errs107 = errors;
+                                                                                              let valid17 = false;
+                                                                                              const _errs108 = errors;
+                                                                                              if (!validate56(data45, { instancePath: instancePath + "/trials/list/" + i2 + "/step", parentData: data39, parentDataProperty: "step", rootData, dynamicAnchors })) {
                                                                                                 vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                                                 errors = vErrors.length;
                                                                                               }
-                                                                                              var _valid7 = _errs116 === errors;
-                                                                                              valid18 = valid18 || _valid7;
-                                                                                              const _errs117 = errors;
-                                                                                              if (data49 !== null) {
-                                                                                                const err30 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                              var _valid7 = _errs108 === errors;
+                                                                                              valid17 = valid17 || _valid7;
+                                                                                              const _errs109 = errors;
+                                                                                              if (data45 !== null) {
+                                                                                                const err25 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                                                 if (vErrors === null) {
-                                                                                                  vErrors = [err30];
+                                                                                                  vErrors = [err25];
                                                                                                 } else {
-                                                                                                  vErrors.push(err30);
+                                                                                                  vErrors.push(err25);
                                                                                                 }
                                                                                                 errors++;
                                                                                               }
-                                                                                              var _valid7 = _errs117 === errors;
-                                                                                              valid18 = valid18 || _valid7;
-                                                                                              if (!valid18) {
-                                                                                                const err31 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                              var _valid7 = _errs109 === errors;
+                                                                                              valid17 = valid17 || _valid7;
+                                                                                              if (!valid17) {
+                                                                                                const err26 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                                                 if (vErrors === null) {
-                                                                                                  vErrors = [err31];
+                                                                                                  vErrors = [err26];
                                                                                                 } else {
-                                                                                                  vErrors.push(err31);
+                                                                                                  vErrors.push(err26);
                                                                                                 }
                                                                                                 errors++;
                                                                                                 validate53.errors = vErrors;
                                                                                                 return false;
                                                                                               } else {
-                                                                                                errors = _errs115;
+                                                                                                errors = _errs107;
                                                                                                 if (vErrors !== null) {
-                                                                                                  if (_errs115) {
-                                                                                                    vErrors.length = _errs115;
+                                                                                                  if (_errs107) {
+                                                                                                    vErrors.length = _errs107;
                                                                                                   } else {
                                                                                                     vErrors = null;
                                                                                                   }
                                                                                                 }
                                                                                               }
-                                                                                              var valid17 = _errs114 === errors;
+                                                                                              var valid16 = _errs106 === errors;
                                                                                             } else {
-                                                                                              var valid17 = true;
+                                                                                              var valid16 = true;
                                                                                             }
-                                                                                            if (valid17) {
-                                                                                              if (data43.loss !== void 0) {
-                                                                                                let data50 = data43.loss;
-                                                                                                const _errs119 = errors;
-                                                                                                if (!(typeof data50 == "number" && isFinite(data50)) && data50 !== null) {
-                                                                                                  validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/loss", schemaPath: "#/properties/trials/properties/list/items/properties/loss/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.loss.type }, message: "must be number,null" }];
+                                                                                            if (valid16) {
+                                                                                              if (data39.epoch !== void 0) {
+                                                                                                let data46 = data39.epoch;
+                                                                                                const _errs111 = errors;
+                                                                                                if (!(typeof data46 == "number" && isFinite(data46)) && data46 !== null) {
+                                                                                                  validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/epoch", schemaPath: "#/properties/trials/properties/list/items/properties/epoch/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.epoch.type }, message: "must be number,null" }];
                                                                                                   return false;
                                                                                                 }
-                                                                                                var valid17 = _errs119 === errors;
+                                                                                                var valid16 = _errs111 === errors;
                                                                                               } else {
-                                                                                                var valid17 = true;
+                                                                                                var valid16 = true;
                                                                                               }
-                                                                                              if (valid17) {
-                                                                                                if (data43.elapsed_s !== void 0) {
-                                                                                                  let data51 = data43.elapsed_s;
-                                                                                                  const _errs121 = errors;
-                                                                                                  if (!(typeof data51 == "number" && isFinite(data51)) && data51 !== null) {
-                                                                                                    validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/elapsed_s", schemaPath: "#/properties/trials/properties/list/items/properties/elapsed_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.elapsed_s.type }, message: "must be number,null" }];
+                                                                                              if (valid16) {
+                                                                                                if (data39.loss !== void 0) {
+                                                                                                  let data47 = data39.loss;
+                                                                                                  const _errs113 = errors;
+                                                                                                  if (!(typeof data47 == "number" && isFinite(data47)) && data47 !== null) {
+                                                                                                    validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/loss", schemaPath: "#/properties/trials/properties/list/items/properties/loss/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.loss.type }, message: "must be number,null" }];
                                                                                                     return false;
                                                                                                   }
-                                                                                                  var valid17 = _errs121 === errors;
+                                                                                                  var valid16 = _errs113 === errors;
                                                                                                 } else {
-                                                                                                  var valid17 = true;
+                                                                                                  var valid16 = true;
                                                                                                 }
-                                                                                                if (valid17) {
-                                                                                                  if (data43.eta_s !== void 0) {
-                                                                                                    let data52 = data43.eta_s;
-                                                                                                    const _errs123 = errors;
-                                                                                                    if (!(typeof data52 == "number" && isFinite(data52)) && data52 !== null) {
-                                                                                                      validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/eta_s", schemaPath: "#/properties/trials/properties/list/items/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.eta_s.type }, message: "must be number,null" }];
+                                                                                                if (valid16) {
+                                                                                                  if (data39.elapsed_s !== void 0) {
+                                                                                                    let data48 = data39.elapsed_s;
+                                                                                                    const _errs115 = errors;
+                                                                                                    if (!(typeof data48 == "number" && isFinite(data48)) && data48 !== null) {
+                                                                                                      validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/elapsed_s", schemaPath: "#/properties/trials/properties/list/items/properties/elapsed_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.elapsed_s.type }, message: "must be number,null" }];
                                                                                                       return false;
                                                                                                     }
-                                                                                                    var valid17 = _errs123 === errors;
+                                                                                                    var valid16 = _errs115 === errors;
                                                                                                   } else {
-                                                                                                    var valid17 = true;
+                                                                                                    var valid16 = true;
                                                                                                   }
-                                                                                                  if (valid17) {
-                                                                                                    if (data43.metrics !== void 0) {
-                                                                                                      const _errs125 = errors;
-                                                                                                      if (!validate68(data43.metrics, { instancePath: instancePath + "/trials/list/" + i2 + "/metrics", parentData: data43, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
-                                                                                                        vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
-                                                                                                        errors = vErrors.length;
+                                                                                                  if (valid16) {
+                                                                                                    if (data39.eta_s !== void 0) {
+                                                                                                      let data49 = data39.eta_s;
+                                                                                                      const _errs117 = errors;
+                                                                                                      if (!(typeof data49 == "number" && isFinite(data49)) && data49 !== null) {
+                                                                                                        validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/eta_s", schemaPath: "#/properties/trials/properties/list/items/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.eta_s.type }, message: "must be number,null" }];
+                                                                                                        return false;
                                                                                                       }
-                                                                                                      var valid17 = _errs125 === errors;
+                                                                                                      var valid16 = _errs117 === errors;
                                                                                                     } else {
-                                                                                                      var valid17 = true;
+                                                                                                      var valid16 = true;
                                                                                                     }
-                                                                                                    if (valid17) {
-                                                                                                      if (data43.duration_s !== void 0) {
-                                                                                                        let data54 = data43.duration_s;
-                                                                                                        const _errs126 = errors;
-                                                                                                        if (!(typeof data54 == "number" && isFinite(data54)) && data54 !== null) {
-                                                                                                          validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/duration_s", schemaPath: "#/properties/trials/properties/list/items/properties/duration_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.duration_s.type }, message: "must be number,null" }];
-                                                                                                          return false;
+                                                                                                    if (valid16) {
+                                                                                                      if (data39.metrics !== void 0) {
+                                                                                                        const _errs119 = errors;
+                                                                                                        if (!validate69(data39.metrics, { instancePath: instancePath + "/trials/list/" + i2 + "/metrics", parentData: data39, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                                                                                                          vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+                                                                                                          errors = vErrors.length;
                                                                                                         }
-                                                                                                        var valid17 = _errs126 === errors;
+                                                                                                        var valid16 = _errs119 === errors;
                                                                                                       } else {
-                                                                                                        var valid17 = true;
+                                                                                                        var valid16 = true;
                                                                                                       }
-                                                                                                      if (valid17) {
-                                                                                                        if (data43.error !== void 0) {
-                                                                                                          let data55 = data43.error;
-                                                                                                          const _errs128 = errors;
-                                                                                                          const _errs129 = errors;
-                                                                                                          let valid19 = false;
-                                                                                                          const _errs130 = errors;
-                                                                                                          if (!validate78(data55, { instancePath: instancePath + "/trials/list/" + i2 + "/error", parentData: data43, parentDataProperty: "error", rootData, dynamicAnchors })) {
-                                                                                                            vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
-                                                                                                            errors = vErrors.length;
-                                                                                                          }
-                                                                                                          var _valid8 = _errs130 === errors;
-                                                                                                          valid19 = valid19 || _valid8;
-                                                                                                          if (_valid8) {
-                                                                                                            var props3 = {};
-                                                                                                            props3.type = true;
-                                                                                                            props3.message = true;
-                                                                                                          }
-                                                                                                          const _errs131 = errors;
-                                                                                                          if (data55 !== null) {
-                                                                                                            const err32 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
-                                                                                                            if (vErrors === null) {
-                                                                                                              vErrors = [err32];
-                                                                                                            } else {
-                                                                                                              vErrors.push(err32);
-                                                                                                            }
-                                                                                                            errors++;
-                                                                                                          }
-                                                                                                          var _valid8 = _errs131 === errors;
-                                                                                                          valid19 = valid19 || _valid8;
-                                                                                                          if (!valid19) {
-                                                                                                            const err33 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                                                            if (vErrors === null) {
-                                                                                                              vErrors = [err33];
-                                                                                                            } else {
-                                                                                                              vErrors.push(err33);
-                                                                                                            }
-                                                                                                            errors++;
-                                                                                                            validate53.errors = vErrors;
+                                                                                                      if (valid16) {
+                                                                                                        if (data39.duration_s !== void 0) {
+                                                                                                          let data51 = data39.duration_s;
+                                                                                                          const _errs120 = errors;
+                                                                                                          if (!(typeof data51 == "number" && isFinite(data51)) && data51 !== null) {
+                                                                                                            validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/duration_s", schemaPath: "#/properties/trials/properties/list/items/properties/duration_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.duration_s.type }, message: "must be number,null" }];
                                                                                                             return false;
-                                                                                                          } else {
-                                                                                                            errors = _errs129;
-                                                                                                            if (vErrors !== null) {
-                                                                                                              if (_errs129) {
-                                                                                                                vErrors.length = _errs129;
+                                                                                                          }
+                                                                                                          var valid16 = _errs120 === errors;
+                                                                                                        } else {
+                                                                                                          var valid16 = true;
+                                                                                                        }
+                                                                                                        if (valid16) {
+                                                                                                          if (data39.error !== void 0) {
+                                                                                                            let data52 = data39.error;
+                                                                                                            const _errs122 = errors;
+                                                                                                            const _errs123 = errors;
+                                                                                                            let valid18 = false;
+                                                                                                            const _errs124 = errors;
+                                                                                                            if (!validate80(data52, { instancePath: instancePath + "/trials/list/" + i2 + "/error", parentData: data39, parentDataProperty: "error", rootData, dynamicAnchors })) {
+                                                                                                              vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+                                                                                                              errors = vErrors.length;
+                                                                                                            }
+                                                                                                            var _valid8 = _errs124 === errors;
+                                                                                                            valid18 = valid18 || _valid8;
+                                                                                                            if (_valid8) {
+                                                                                                              var props3 = {};
+                                                                                                              props3.type = true;
+                                                                                                              props3.message = true;
+                                                                                                            }
+                                                                                                            const _errs125 = errors;
+                                                                                                            if (data52 !== null) {
+                                                                                                              const err27 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                              if (vErrors === null) {
+                                                                                                                vErrors = [err27];
                                                                                                               } else {
-                                                                                                                vErrors = null;
+                                                                                                                vErrors.push(err27);
+                                                                                                              }
+                                                                                                              errors++;
+                                                                                                            }
+                                                                                                            var _valid8 = _errs125 === errors;
+                                                                                                            valid18 = valid18 || _valid8;
+                                                                                                            if (!valid18) {
+                                                                                                              const err28 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                              if (vErrors === null) {
+                                                                                                                vErrors = [err28];
+                                                                                                              } else {
+                                                                                                                vErrors.push(err28);
+                                                                                                              }
+                                                                                                              errors++;
+                                                                                                              validate53.errors = vErrors;
+                                                                                                              return false;
+                                                                                                            } else {
+                                                                                                              errors = _errs123;
+                                                                                                              if (vErrors !== null) {
+                                                                                                                if (_errs123) {
+                                                                                                                  vErrors.length = _errs123;
+                                                                                                                } else {
+                                                                                                                  vErrors = null;
+                                                                                                                }
                                                                                                               }
                                                                                                             }
-                                                                                                          }
-                                                                                                          var valid17 = _errs128 === errors;
-                                                                                                        } else {
-                                                                                                          var valid17 = true;
-                                                                                                        }
-                                                                                                        if (valid17) {
-                                                                                                          if (data43.accepted !== void 0) {
-                                                                                                            let data56 = data43.accepted;
-                                                                                                            const _errs133 = errors;
-                                                                                                            if (typeof data56 !== "boolean" && data56 !== null) {
-                                                                                                              validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/accepted", schemaPath: "#/properties/trials/properties/list/items/properties/accepted/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.accepted.type }, message: "must be boolean,null" }];
-                                                                                                              return false;
-                                                                                                            }
-                                                                                                            var valid17 = _errs133 === errors;
+                                                                                                            var valid16 = _errs122 === errors;
                                                                                                           } else {
-                                                                                                            var valid17 = true;
+                                                                                                            var valid16 = true;
+                                                                                                          }
+                                                                                                          if (valid16) {
+                                                                                                            if (data39.accepted !== void 0) {
+                                                                                                              let data53 = data39.accepted;
+                                                                                                              const _errs127 = errors;
+                                                                                                              if (typeof data53 !== "boolean" && data53 !== null) {
+                                                                                                                validate53.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/accepted", schemaPath: "#/properties/trials/properties/list/items/properties/accepted/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.accepted.type }, message: "must be boolean,null" }];
+                                                                                                                return false;
+                                                                                                              }
+                                                                                                              var valid16 = _errs127 === errors;
+                                                                                                            } else {
+                                                                                                              var valid16 = true;
+                                                                                                            }
+                                                                                                            if (valid16) {
+                                                                                                              if (data39.last_eval !== void 0) {
+                                                                                                                let data54 = data39.last_eval;
+                                                                                                                const _errs129 = errors;
+                                                                                                                const _errs130 = errors;
+                                                                                                                let valid19 = false;
+                                                                                                                const _errs131 = errors;
+                                                                                                                if (!validate67(data54, { instancePath: instancePath + "/trials/list/" + i2 + "/last_eval", parentData: data39, parentDataProperty: "last_eval", rootData, dynamicAnchors })) {
+                                                                                                                  vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+                                                                                                                  errors = vErrors.length;
+                                                                                                                }
+                                                                                                                var _valid9 = _errs131 === errors;
+                                                                                                                valid19 = valid19 || _valid9;
+                                                                                                                const _errs132 = errors;
+                                                                                                                if (data54 !== null) {
+                                                                                                                  const err29 = { instancePath: instancePath + "/trials/list/" + i2 + "/last_eval", schemaPath: "#/properties/trials/properties/list/items/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                                  if (vErrors === null) {
+                                                                                                                    vErrors = [err29];
+                                                                                                                  } else {
+                                                                                                                    vErrors.push(err29);
+                                                                                                                  }
+                                                                                                                  errors++;
+                                                                                                                }
+                                                                                                                var _valid9 = _errs132 === errors;
+                                                                                                                valid19 = valid19 || _valid9;
+                                                                                                                if (!valid19) {
+                                                                                                                  const err30 = { instancePath: instancePath + "/trials/list/" + i2 + "/last_eval", schemaPath: "#/properties/trials/properties/list/items/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                                  if (vErrors === null) {
+                                                                                                                    vErrors = [err30];
+                                                                                                                  } else {
+                                                                                                                    vErrors.push(err30);
+                                                                                                                  }
+                                                                                                                  errors++;
+                                                                                                                  validate53.errors = vErrors;
+                                                                                                                  return false;
+                                                                                                                } else {
+                                                                                                                  errors = _errs130;
+                                                                                                                  if (vErrors !== null) {
+                                                                                                                    if (_errs130) {
+                                                                                                                      vErrors.length = _errs130;
+                                                                                                                    } else {
+                                                                                                                      vErrors = null;
+                                                                                                                    }
+                                                                                                                  }
+                                                                                                                }
+                                                                                                                var valid16 = _errs129 === errors;
+                                                                                                              } else {
+                                                                                                                var valid16 = true;
+                                                                                                              }
+                                                                                                              if (valid16) {
+                                                                                                                if (data39.previous_eval !== void 0) {
+                                                                                                                  let data55 = data39.previous_eval;
+                                                                                                                  const _errs134 = errors;
+                                                                                                                  const _errs135 = errors;
+                                                                                                                  let valid20 = false;
+                                                                                                                  const _errs136 = errors;
+                                                                                                                  if (!validate67(data55, { instancePath: instancePath + "/trials/list/" + i2 + "/previous_eval", parentData: data39, parentDataProperty: "previous_eval", rootData, dynamicAnchors })) {
+                                                                                                                    vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+                                                                                                                    errors = vErrors.length;
+                                                                                                                  }
+                                                                                                                  var _valid10 = _errs136 === errors;
+                                                                                                                  valid20 = valid20 || _valid10;
+                                                                                                                  const _errs137 = errors;
+                                                                                                                  if (data55 !== null) {
+                                                                                                                    const err31 = { instancePath: instancePath + "/trials/list/" + i2 + "/previous_eval", schemaPath: "#/properties/trials/properties/list/items/properties/previous_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                                    if (vErrors === null) {
+                                                                                                                      vErrors = [err31];
+                                                                                                                    } else {
+                                                                                                                      vErrors.push(err31);
+                                                                                                                    }
+                                                                                                                    errors++;
+                                                                                                                  }
+                                                                                                                  var _valid10 = _errs137 === errors;
+                                                                                                                  valid20 = valid20 || _valid10;
+                                                                                                                  if (!valid20) {
+                                                                                                                    const err32 = { instancePath: instancePath + "/trials/list/" + i2 + "/previous_eval", schemaPath: "#/properties/trials/properties/list/items/properties/previous_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                                    if (vErrors === null) {
+                                                                                                                      vErrors = [err32];
+                                                                                                                    } else {
+                                                                                                                      vErrors.push(err32);
+                                                                                                                    }
+                                                                                                                    errors++;
+                                                                                                                    validate53.errors = vErrors;
+                                                                                                                    return false;
+                                                                                                                  } else {
+                                                                                                                    errors = _errs135;
+                                                                                                                    if (vErrors !== null) {
+                                                                                                                      if (_errs135) {
+                                                                                                                        vErrors.length = _errs135;
+                                                                                                                      } else {
+                                                                                                                        vErrors = null;
+                                                                                                                      }
+                                                                                                                    }
+                                                                                                                  }
+                                                                                                                  var valid16 = _errs134 === errors;
+                                                                                                                } else {
+                                                                                                                  var valid16 = true;
+                                                                                                                }
+                                                                                                              }
+                                                                                                            }
                                                                                                           }
                                                                                                         }
                                                                                                       }
@@ -1584,8 +1691,8 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                                               return false;
                                                                             }
                                                                           }
-                                                                          var valid16 = _errs104 === errors;
-                                                                          if (!valid16) {
+                                                                          var valid15 = _errs96 === errors;
+                                                                          if (!valid15) {
                                                                             break;
                                                                           }
                                                                         }
@@ -1594,9 +1701,9 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                                         return false;
                                                                       }
                                                                     }
-                                                                    var valid11 = _errs102 === errors;
+                                                                    var valid10 = _errs94 === errors;
                                                                   } else {
-                                                                    var valid11 = true;
+                                                                    var valid10 = true;
                                                                   }
                                                                 }
                                                               }
@@ -1608,196 +1715,196 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                         return false;
                                                       }
                                                     }
-                                                    var valid0 = _errs75 === errors;
+                                                    var valid0 = _errs67 === errors;
                                                   } else {
                                                     var valid0 = true;
                                                   }
                                                   if (valid0) {
                                                     if (data.phase_progress !== void 0) {
-                                                      let data57 = data.phase_progress;
-                                                      const _errs135 = errors;
-                                                      const _errs136 = errors;
-                                                      let valid20 = false;
-                                                      const _errs137 = errors;
-                                                      if (errors === _errs137) {
-                                                        if (data57 && typeof data57 == "object" && !Array.isArray(data57)) {
-                                                          let missing7;
-                                                          if (data57.phase === void 0 && (missing7 = "phase") || data57.done === void 0 && (missing7 = "done") || data57.total === void 0 && (missing7 = "total") || data57.unit === void 0 && (missing7 = "unit") || data57.eta_s === void 0 && (missing7 = "eta_s") || data57.trial === void 0 && (missing7 = "trial")) {
-                                                            const err34 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" };
+                                                      let data56 = data.phase_progress;
+                                                      const _errs139 = errors;
+                                                      const _errs140 = errors;
+                                                      let valid21 = false;
+                                                      const _errs141 = errors;
+                                                      if (errors === _errs141) {
+                                                        if (data56 && typeof data56 == "object" && !Array.isArray(data56)) {
+                                                          let missing6;
+                                                          if (data56.phase === void 0 && (missing6 = "phase") || data56.done === void 0 && (missing6 = "done") || data56.total === void 0 && (missing6 = "total") || data56.unit === void 0 && (missing6 = "unit") || data56.eta_s === void 0 && (missing6 = "eta_s") || data56.trial === void 0 && (missing6 = "trial")) {
+                                                            const err33 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" };
                                                             if (vErrors === null) {
-                                                              vErrors = [err34];
+                                                              vErrors = [err33];
                                                             } else {
-                                                              vErrors.push(err34);
+                                                              vErrors.push(err33);
                                                             }
                                                             errors++;
                                                           } else {
-                                                            const _errs139 = errors;
-                                                            for (const key7 in data57) {
-                                                              if (!(key7 === "phase" || key7 === "done" || key7 === "total" || key7 === "unit" || key7 === "eta_s" || key7 === "trial")) {
-                                                                const err35 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                                                            const _errs143 = errors;
+                                                            for (const key6 in data56) {
+                                                              if (!(key6 === "phase" || key6 === "done" || key6 === "total" || key6 === "unit" || key6 === "eta_s" || key6 === "trial")) {
+                                                                const err34 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                                                                 if (vErrors === null) {
-                                                                  vErrors = [err35];
+                                                                  vErrors = [err34];
                                                                 } else {
-                                                                  vErrors.push(err35);
+                                                                  vErrors.push(err34);
                                                                 }
                                                                 errors++;
                                                                 break;
                                                               }
                                                             }
-                                                            if (_errs139 === errors) {
-                                                              if (data57.phase !== void 0) {
-                                                                const _errs140 = errors;
-                                                                if (typeof data57.phase !== "string") {
-                                                                  const err36 = { instancePath: instancePath + "/phase_progress/phase", schemaPath: "#/properties/phase_progress/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                            if (_errs143 === errors) {
+                                                              if (data56.phase !== void 0) {
+                                                                const _errs144 = errors;
+                                                                if (typeof data56.phase !== "string") {
+                                                                  const err35 = { instancePath: instancePath + "/phase_progress/phase", schemaPath: "#/properties/phase_progress/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err36];
+                                                                    vErrors = [err35];
                                                                   } else {
-                                                                    vErrors.push(err36);
+                                                                    vErrors.push(err35);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var valid21 = _errs140 === errors;
+                                                                var valid22 = _errs144 === errors;
                                                               } else {
-                                                                var valid21 = true;
+                                                                var valid22 = true;
                                                               }
-                                                              if (valid21) {
-                                                                if (data57.done !== void 0) {
-                                                                  const _errs142 = errors;
-                                                                  if (!validate56(data57.done, { instancePath: instancePath + "/phase_progress/done", parentData: data57, parentDataProperty: "done", rootData, dynamicAnchors })) {
+                                                              if (valid22) {
+                                                                if (data56.done !== void 0) {
+                                                                  const _errs146 = errors;
+                                                                  if (!validate56(data56.done, { instancePath: instancePath + "/phase_progress/done", parentData: data56, parentDataProperty: "done", rootData, dynamicAnchors })) {
                                                                     vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                     errors = vErrors.length;
                                                                   }
-                                                                  var valid21 = _errs142 === errors;
+                                                                  var valid22 = _errs146 === errors;
                                                                 } else {
-                                                                  var valid21 = true;
+                                                                  var valid22 = true;
                                                                 }
-                                                                if (valid21) {
-                                                                  if (data57.total !== void 0) {
-                                                                    let data60 = data57.total;
-                                                                    const _errs143 = errors;
-                                                                    const _errs144 = errors;
-                                                                    let valid22 = false;
-                                                                    const _errs145 = errors;
-                                                                    if (!validate56(data60, { instancePath: instancePath + "/phase_progress/total", parentData: data57, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                                if (valid22) {
+                                                                  if (data56.total !== void 0) {
+                                                                    let data59 = data56.total;
+                                                                    const _errs147 = errors;
+                                                                    const _errs148 = errors;
+                                                                    let valid23 = false;
+                                                                    const _errs149 = errors;
+                                                                    if (!validate56(data59, { instancePath: instancePath + "/phase_progress/total", parentData: data56, parentDataProperty: "total", rootData, dynamicAnchors })) {
                                                                       vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                       errors = vErrors.length;
                                                                     }
-                                                                    var _valid10 = _errs145 === errors;
-                                                                    valid22 = valid22 || _valid10;
-                                                                    const _errs146 = errors;
-                                                                    if (data60 !== null) {
-                                                                      const err37 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                    var _valid12 = _errs149 === errors;
+                                                                    valid23 = valid23 || _valid12;
+                                                                    const _errs150 = errors;
+                                                                    if (data59 !== null) {
+                                                                      const err36 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                      if (vErrors === null) {
+                                                                        vErrors = [err36];
+                                                                      } else {
+                                                                        vErrors.push(err36);
+                                                                      }
+                                                                      errors++;
+                                                                    }
+                                                                    var _valid12 = _errs150 === errors;
+                                                                    valid23 = valid23 || _valid12;
+                                                                    if (!valid23) {
+                                                                      const err37 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                       if (vErrors === null) {
                                                                         vErrors = [err37];
                                                                       } else {
                                                                         vErrors.push(err37);
                                                                       }
                                                                       errors++;
-                                                                    }
-                                                                    var _valid10 = _errs146 === errors;
-                                                                    valid22 = valid22 || _valid10;
-                                                                    if (!valid22) {
-                                                                      const err38 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                      if (vErrors === null) {
-                                                                        vErrors = [err38];
-                                                                      } else {
-                                                                        vErrors.push(err38);
-                                                                      }
-                                                                      errors++;
                                                                     } else {
-                                                                      errors = _errs144;
+                                                                      errors = _errs148;
                                                                       if (vErrors !== null) {
-                                                                        if (_errs144) {
-                                                                          vErrors.length = _errs144;
+                                                                        if (_errs148) {
+                                                                          vErrors.length = _errs148;
                                                                         } else {
                                                                           vErrors = null;
                                                                         }
                                                                       }
                                                                     }
-                                                                    var valid21 = _errs143 === errors;
+                                                                    var valid22 = _errs147 === errors;
                                                                   } else {
-                                                                    var valid21 = true;
+                                                                    var valid22 = true;
                                                                   }
-                                                                  if (valid21) {
-                                                                    if (data57.unit !== void 0) {
-                                                                      let data61 = data57.unit;
-                                                                      const _errs148 = errors;
-                                                                      if (typeof data61 !== "string" && data61 !== null) {
-                                                                        const err39 = { instancePath: instancePath + "/phase_progress/unit", schemaPath: "#/properties/phase_progress/anyOf/0/properties/unit/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.unit.type }, message: "must be string,null" };
+                                                                  if (valid22) {
+                                                                    if (data56.unit !== void 0) {
+                                                                      let data60 = data56.unit;
+                                                                      const _errs152 = errors;
+                                                                      if (typeof data60 !== "string" && data60 !== null) {
+                                                                        const err38 = { instancePath: instancePath + "/phase_progress/unit", schemaPath: "#/properties/phase_progress/anyOf/0/properties/unit/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.unit.type }, message: "must be string,null" };
                                                                         if (vErrors === null) {
-                                                                          vErrors = [err39];
+                                                                          vErrors = [err38];
                                                                         } else {
-                                                                          vErrors.push(err39);
+                                                                          vErrors.push(err38);
                                                                         }
                                                                         errors++;
                                                                       }
-                                                                      var valid21 = _errs148 === errors;
+                                                                      var valid22 = _errs152 === errors;
                                                                     } else {
-                                                                      var valid21 = true;
+                                                                      var valid22 = true;
                                                                     }
-                                                                    if (valid21) {
-                                                                      if (data57.eta_s !== void 0) {
-                                                                        let data62 = data57.eta_s;
-                                                                        const _errs150 = errors;
-                                                                        if (!(typeof data62 == "number" && isFinite(data62)) && data62 !== null) {
-                                                                          const err40 = { instancePath: instancePath + "/phase_progress/eta_s", schemaPath: "#/properties/phase_progress/anyOf/0/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.eta_s.type }, message: "must be number,null" };
+                                                                    if (valid22) {
+                                                                      if (data56.eta_s !== void 0) {
+                                                                        let data61 = data56.eta_s;
+                                                                        const _errs154 = errors;
+                                                                        if (!(typeof data61 == "number" && isFinite(data61)) && data61 !== null) {
+                                                                          const err39 = { instancePath: instancePath + "/phase_progress/eta_s", schemaPath: "#/properties/phase_progress/anyOf/0/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.eta_s.type }, message: "must be number,null" };
                                                                           if (vErrors === null) {
-                                                                            vErrors = [err40];
+                                                                            vErrors = [err39];
                                                                           } else {
-                                                                            vErrors.push(err40);
+                                                                            vErrors.push(err39);
                                                                           }
                                                                           errors++;
                                                                         }
-                                                                        var valid21 = _errs150 === errors;
+                                                                        var valid22 = _errs154 === errors;
                                                                       } else {
-                                                                        var valid21 = true;
+                                                                        var valid22 = true;
                                                                       }
-                                                                      if (valid21) {
-                                                                        if (data57.trial !== void 0) {
-                                                                          let data63 = data57.trial;
-                                                                          const _errs152 = errors;
-                                                                          const _errs153 = errors;
-                                                                          let valid23 = false;
-                                                                          const _errs154 = errors;
-                                                                          if (!validate63(data63, { instancePath: instancePath + "/phase_progress/trial", parentData: data57, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                      if (valid22) {
+                                                                        if (data56.trial !== void 0) {
+                                                                          let data62 = data56.trial;
+                                                                          const _errs156 = errors;
+                                                                          const _errs157 = errors;
+                                                                          let valid24 = false;
+                                                                          const _errs158 = errors;
+                                                                          if (!validate63(data62, { instancePath: instancePath + "/phase_progress/trial", parentData: data56, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                             vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
                                                                             errors = vErrors.length;
                                                                           }
-                                                                          var _valid11 = _errs154 === errors;
-                                                                          valid23 = valid23 || _valid11;
-                                                                          const _errs155 = errors;
-                                                                          if (data63 !== null) {
-                                                                            const err41 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                          var _valid13 = _errs158 === errors;
+                                                                          valid24 = valid24 || _valid13;
+                                                                          const _errs159 = errors;
+                                                                          if (data62 !== null) {
+                                                                            const err40 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                            if (vErrors === null) {
+                                                                              vErrors = [err40];
+                                                                            } else {
+                                                                              vErrors.push(err40);
+                                                                            }
+                                                                            errors++;
+                                                                          }
+                                                                          var _valid13 = _errs159 === errors;
+                                                                          valid24 = valid24 || _valid13;
+                                                                          if (!valid24) {
+                                                                            const err41 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                             if (vErrors === null) {
                                                                               vErrors = [err41];
                                                                             } else {
                                                                               vErrors.push(err41);
                                                                             }
                                                                             errors++;
-                                                                          }
-                                                                          var _valid11 = _errs155 === errors;
-                                                                          valid23 = valid23 || _valid11;
-                                                                          if (!valid23) {
-                                                                            const err42 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                            if (vErrors === null) {
-                                                                              vErrors = [err42];
-                                                                            } else {
-                                                                              vErrors.push(err42);
-                                                                            }
-                                                                            errors++;
                                                                           } else {
-                                                                            errors = _errs153;
+                                                                            errors = _errs157;
                                                                             if (vErrors !== null) {
-                                                                              if (_errs153) {
-                                                                                vErrors.length = _errs153;
+                                                                              if (_errs157) {
+                                                                                vErrors.length = _errs157;
                                                                               } else {
                                                                                 vErrors = null;
                                                                               }
                                                                             }
                                                                           }
-                                                                          var valid21 = _errs152 === errors;
+                                                                          var valid22 = _errs156 === errors;
                                                                         } else {
-                                                                          var valid21 = true;
+                                                                          var valid22 = true;
                                                                         }
                                                                       }
                                                                     }
@@ -1807,331 +1914,331 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                             }
                                                           }
                                                         } else {
-                                                          const err43 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                          const err42 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err43];
+                                                            vErrors = [err42];
                                                           } else {
-                                                            vErrors.push(err43);
+                                                            vErrors.push(err42);
                                                           }
                                                           errors++;
                                                         }
                                                       }
-                                                      var _valid9 = _errs137 === errors;
-                                                      valid20 = valid20 || _valid9;
-                                                      const _errs157 = errors;
-                                                      if (data57 !== null) {
-                                                        const err44 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                      var _valid11 = _errs141 === errors;
+                                                      valid21 = valid21 || _valid11;
+                                                      const _errs161 = errors;
+                                                      if (data56 !== null) {
+                                                        const err43 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err43];
+                                                        } else {
+                                                          vErrors.push(err43);
+                                                        }
+                                                        errors++;
+                                                      }
+                                                      var _valid11 = _errs161 === errors;
+                                                      valid21 = valid21 || _valid11;
+                                                      if (!valid21) {
+                                                        const err44 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                         if (vErrors === null) {
                                                           vErrors = [err44];
                                                         } else {
                                                           vErrors.push(err44);
                                                         }
                                                         errors++;
-                                                      }
-                                                      var _valid9 = _errs157 === errors;
-                                                      valid20 = valid20 || _valid9;
-                                                      if (!valid20) {
-                                                        const err45 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                        if (vErrors === null) {
-                                                          vErrors = [err45];
-                                                        } else {
-                                                          vErrors.push(err45);
-                                                        }
-                                                        errors++;
                                                         validate53.errors = vErrors;
                                                         return false;
                                                       } else {
-                                                        errors = _errs136;
+                                                        errors = _errs140;
                                                         if (vErrors !== null) {
-                                                          if (_errs136) {
-                                                            vErrors.length = _errs136;
+                                                          if (_errs140) {
+                                                            vErrors.length = _errs140;
                                                           } else {
                                                             vErrors = null;
                                                           }
                                                         }
                                                       }
-                                                      var valid0 = _errs135 === errors;
+                                                      var valid0 = _errs139 === errors;
                                                     } else {
                                                       var valid0 = true;
                                                     }
                                                     if (valid0) {
                                                       if (data.cycle !== void 0) {
-                                                        let data64 = data.cycle;
-                                                        const _errs159 = errors;
-                                                        const _errs160 = errors;
-                                                        let valid24 = false;
-                                                        const _errs161 = errors;
-                                                        if (errors === _errs161) {
-                                                          if (data64 && typeof data64 == "object" && !Array.isArray(data64)) {
-                                                            let missing8;
-                                                            if (data64.phase === void 0 && (missing8 = "phase") || data64.cycle === void 0 && (missing8 = "cycle") || data64.total_cycles === void 0 && (missing8 = "total_cycles")) {
-                                                              const err46 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" };
+                                                        let data63 = data.cycle;
+                                                        const _errs163 = errors;
+                                                        const _errs164 = errors;
+                                                        let valid25 = false;
+                                                        const _errs165 = errors;
+                                                        if (errors === _errs165) {
+                                                          if (data63 && typeof data63 == "object" && !Array.isArray(data63)) {
+                                                            let missing7;
+                                                            if (data63.phase === void 0 && (missing7 = "phase") || data63.cycle === void 0 && (missing7 = "cycle") || data63.total_cycles === void 0 && (missing7 = "total_cycles")) {
+                                                              const err45 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" };
                                                               if (vErrors === null) {
-                                                                vErrors = [err46];
+                                                                vErrors = [err45];
                                                               } else {
-                                                                vErrors.push(err46);
+                                                                vErrors.push(err45);
                                                               }
                                                               errors++;
                                                             } else {
-                                                              const _errs163 = errors;
-                                                              for (const key8 in data64) {
-                                                                if (!(key8 === "phase" || key8 === "cycle" || key8 === "total_cycles")) {
-                                                                  const err47 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                                                              const _errs167 = errors;
+                                                              for (const key7 in data63) {
+                                                                if (!(key7 === "phase" || key7 === "cycle" || key7 === "total_cycles")) {
+                                                                  const err46 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err47];
+                                                                    vErrors = [err46];
                                                                   } else {
-                                                                    vErrors.push(err47);
+                                                                    vErrors.push(err46);
                                                                   }
                                                                   errors++;
                                                                   break;
                                                                 }
                                                               }
-                                                              if (_errs163 === errors) {
-                                                                if (data64.phase !== void 0) {
-                                                                  const _errs164 = errors;
-                                                                  if (typeof data64.phase !== "string") {
-                                                                    const err48 = { instancePath: instancePath + "/cycle/phase", schemaPath: "#/properties/cycle/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                              if (_errs167 === errors) {
+                                                                if (data63.phase !== void 0) {
+                                                                  const _errs168 = errors;
+                                                                  if (typeof data63.phase !== "string") {
+                                                                    const err47 = { instancePath: instancePath + "/cycle/phase", schemaPath: "#/properties/cycle/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err48];
+                                                                      vErrors = [err47];
                                                                     } else {
-                                                                      vErrors.push(err48);
+                                                                      vErrors.push(err47);
                                                                     }
                                                                     errors++;
                                                                   }
-                                                                  var valid25 = _errs164 === errors;
+                                                                  var valid26 = _errs168 === errors;
                                                                 } else {
-                                                                  var valid25 = true;
+                                                                  var valid26 = true;
                                                                 }
-                                                                if (valid25) {
-                                                                  if (data64.cycle !== void 0) {
-                                                                    const _errs166 = errors;
-                                                                    if (!validate63(data64.cycle, { instancePath: instancePath + "/cycle/cycle", parentData: data64, parentDataProperty: "cycle", rootData, dynamicAnchors })) {
+                                                                if (valid26) {
+                                                                  if (data63.cycle !== void 0) {
+                                                                    const _errs170 = errors;
+                                                                    if (!validate63(data63.cycle, { instancePath: instancePath + "/cycle/cycle", parentData: data63, parentDataProperty: "cycle", rootData, dynamicAnchors })) {
                                                                       vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
                                                                       errors = vErrors.length;
                                                                     }
-                                                                    var valid25 = _errs166 === errors;
+                                                                    var valid26 = _errs170 === errors;
                                                                   } else {
-                                                                    var valid25 = true;
+                                                                    var valid26 = true;
                                                                   }
-                                                                  if (valid25) {
-                                                                    if (data64.total_cycles !== void 0) {
-                                                                      let data67 = data64.total_cycles;
-                                                                      const _errs167 = errors;
-                                                                      const _errs168 = errors;
-                                                                      let valid26 = false;
-                                                                      const _errs169 = errors;
-                                                                      if (!validate56(data67, { instancePath: instancePath + "/cycle/total_cycles", parentData: data64, parentDataProperty: "total_cycles", rootData, dynamicAnchors })) {
+                                                                  if (valid26) {
+                                                                    if (data63.total_cycles !== void 0) {
+                                                                      let data66 = data63.total_cycles;
+                                                                      const _errs171 = errors;
+                                                                      const _errs172 = errors;
+                                                                      let valid27 = false;
+                                                                      const _errs173 = errors;
+                                                                      if (!validate56(data66, { instancePath: instancePath + "/cycle/total_cycles", parentData: data63, parentDataProperty: "total_cycles", rootData, dynamicAnchors })) {
                                                                         vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                         errors = vErrors.length;
                                                                       }
-                                                                      var _valid13 = _errs169 === errors;
-                                                                      valid26 = valid26 || _valid13;
-                                                                      const _errs170 = errors;
-                                                                      if (data67 !== null) {
-                                                                        const err49 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                      var _valid15 = _errs173 === errors;
+                                                                      valid27 = valid27 || _valid15;
+                                                                      const _errs174 = errors;
+                                                                      if (data66 !== null) {
+                                                                        const err48 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err48];
+                                                                        } else {
+                                                                          vErrors.push(err48);
+                                                                        }
+                                                                        errors++;
+                                                                      }
+                                                                      var _valid15 = _errs174 === errors;
+                                                                      valid27 = valid27 || _valid15;
+                                                                      if (!valid27) {
+                                                                        const err49 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                         if (vErrors === null) {
                                                                           vErrors = [err49];
                                                                         } else {
                                                                           vErrors.push(err49);
                                                                         }
                                                                         errors++;
-                                                                      }
-                                                                      var _valid13 = _errs170 === errors;
-                                                                      valid26 = valid26 || _valid13;
-                                                                      if (!valid26) {
-                                                                        const err50 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                        if (vErrors === null) {
-                                                                          vErrors = [err50];
-                                                                        } else {
-                                                                          vErrors.push(err50);
-                                                                        }
-                                                                        errors++;
                                                                       } else {
-                                                                        errors = _errs168;
+                                                                        errors = _errs172;
                                                                         if (vErrors !== null) {
-                                                                          if (_errs168) {
-                                                                            vErrors.length = _errs168;
+                                                                          if (_errs172) {
+                                                                            vErrors.length = _errs172;
                                                                           } else {
                                                                             vErrors = null;
                                                                           }
                                                                         }
                                                                       }
-                                                                      var valid25 = _errs167 === errors;
+                                                                      var valid26 = _errs171 === errors;
                                                                     } else {
-                                                                      var valid25 = true;
+                                                                      var valid26 = true;
                                                                     }
                                                                   }
                                                                 }
                                                               }
                                                             }
                                                           } else {
-                                                            const err51 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                            const err50 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                             if (vErrors === null) {
-                                                              vErrors = [err51];
+                                                              vErrors = [err50];
                                                             } else {
-                                                              vErrors.push(err51);
+                                                              vErrors.push(err50);
                                                             }
                                                             errors++;
                                                           }
                                                         }
-                                                        var _valid12 = _errs161 === errors;
-                                                        valid24 = valid24 || _valid12;
-                                                        const _errs172 = errors;
-                                                        if (data64 !== null) {
-                                                          const err52 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        var _valid14 = _errs165 === errors;
+                                                        valid25 = valid25 || _valid14;
+                                                        const _errs176 = errors;
+                                                        if (data63 !== null) {
+                                                          const err51 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                          if (vErrors === null) {
+                                                            vErrors = [err51];
+                                                          } else {
+                                                            vErrors.push(err51);
+                                                          }
+                                                          errors++;
+                                                        }
+                                                        var _valid14 = _errs176 === errors;
+                                                        valid25 = valid25 || _valid14;
+                                                        if (!valid25) {
+                                                          const err52 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                           if (vErrors === null) {
                                                             vErrors = [err52];
                                                           } else {
                                                             vErrors.push(err52);
                                                           }
                                                           errors++;
-                                                        }
-                                                        var _valid12 = _errs172 === errors;
-                                                        valid24 = valid24 || _valid12;
-                                                        if (!valid24) {
-                                                          const err53 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err53];
-                                                          } else {
-                                                            vErrors.push(err53);
-                                                          }
-                                                          errors++;
                                                           validate53.errors = vErrors;
                                                           return false;
                                                         } else {
-                                                          errors = _errs160;
+                                                          errors = _errs164;
                                                           if (vErrors !== null) {
-                                                            if (_errs160) {
-                                                              vErrors.length = _errs160;
+                                                            if (_errs164) {
+                                                              vErrors.length = _errs164;
                                                             } else {
                                                               vErrors = null;
                                                             }
                                                           }
                                                         }
-                                                        var valid0 = _errs159 === errors;
+                                                        var valid0 = _errs163 === errors;
                                                       } else {
                                                         var valid0 = true;
                                                       }
                                                       if (valid0) {
                                                         if (data.rollbacks !== void 0) {
-                                                          let data68 = data.rollbacks;
-                                                          const _errs174 = errors;
-                                                          if (errors === _errs174) {
-                                                            if (Array.isArray(data68)) {
-                                                              var valid27 = true;
-                                                              const len5 = data68.length;
+                                                          let data67 = data.rollbacks;
+                                                          const _errs178 = errors;
+                                                          if (errors === _errs178) {
+                                                            if (Array.isArray(data67)) {
+                                                              var valid28 = true;
+                                                              const len5 = data67.length;
                                                               for (let i3 = 0; i3 < len5; i3++) {
-                                                                let data69 = data68[i3];
-                                                                const _errs176 = errors;
-                                                                if (errors === _errs176) {
-                                                                  if (data69 && typeof data69 == "object" && !Array.isArray(data69)) {
-                                                                    let missing9;
-                                                                    if (data69.previous_step === void 0 && (missing9 = "previous_step") || data69.step === void 0 && (missing9 = "step") || data69.checkpoint === void 0 && (missing9 = "checkpoint") || data69.reason === void 0 && (missing9 = "reason") || data69.trial === void 0 && (missing9 = "trial")) {
-                                                                      validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                                                let data68 = data67[i3];
+                                                                const _errs180 = errors;
+                                                                if (errors === _errs180) {
+                                                                  if (data68 && typeof data68 == "object" && !Array.isArray(data68)) {
+                                                                    let missing8;
+                                                                    if (data68.previous_step === void 0 && (missing8 = "previous_step") || data68.step === void 0 && (missing8 = "step") || data68.checkpoint === void 0 && (missing8 = "checkpoint") || data68.reason === void 0 && (missing8 = "reason") || data68.trial === void 0 && (missing8 = "trial")) {
+                                                                      validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
                                                                       return false;
                                                                     } else {
-                                                                      const _errs178 = errors;
-                                                                      for (const key9 in data69) {
-                                                                        if (!(key9 === "previous_step" || key9 === "step" || key9 === "checkpoint" || key9 === "reason" || key9 === "trial")) {
-                                                                          validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" }];
+                                                                      const _errs182 = errors;
+                                                                      for (const key8 in data68) {
+                                                                        if (!(key8 === "previous_step" || key8 === "step" || key8 === "checkpoint" || key8 === "reason" || key8 === "trial")) {
+                                                                          validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" }];
                                                                           return false;
                                                                           break;
                                                                         }
                                                                       }
-                                                                      if (_errs178 === errors) {
-                                                                        if (data69.previous_step !== void 0) {
-                                                                          const _errs179 = errors;
-                                                                          if (!validate56(data69.previous_step, { instancePath: instancePath + "/rollbacks/" + i3 + "/previous_step", parentData: data69, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
+                                                                      if (_errs182 === errors) {
+                                                                        if (data68.previous_step !== void 0) {
+                                                                          const _errs183 = errors;
+                                                                          if (!validate56(data68.previous_step, { instancePath: instancePath + "/rollbacks/" + i3 + "/previous_step", parentData: data68, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
                                                                             vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                             errors = vErrors.length;
                                                                           }
-                                                                          var valid28 = _errs179 === errors;
+                                                                          var valid29 = _errs183 === errors;
                                                                         } else {
-                                                                          var valid28 = true;
+                                                                          var valid29 = true;
                                                                         }
-                                                                        if (valid28) {
-                                                                          if (data69.step !== void 0) {
-                                                                            const _errs180 = errors;
-                                                                            if (!validate56(data69.step, { instancePath: instancePath + "/rollbacks/" + i3 + "/step", parentData: data69, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                        if (valid29) {
+                                                                          if (data68.step !== void 0) {
+                                                                            const _errs184 = errors;
+                                                                            if (!validate56(data68.step, { instancePath: instancePath + "/rollbacks/" + i3 + "/step", parentData: data68, parentDataProperty: "step", rootData, dynamicAnchors })) {
                                                                               vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                               errors = vErrors.length;
                                                                             }
-                                                                            var valid28 = _errs180 === errors;
+                                                                            var valid29 = _errs184 === errors;
                                                                           } else {
-                                                                            var valid28 = true;
+                                                                            var valid29 = true;
                                                                           }
-                                                                          if (valid28) {
-                                                                            if (data69.checkpoint !== void 0) {
-                                                                              let data72 = data69.checkpoint;
-                                                                              const _errs181 = errors;
-                                                                              if (typeof data72 !== "string" && data72 !== null) {
+                                                                          if (valid29) {
+                                                                            if (data68.checkpoint !== void 0) {
+                                                                              let data71 = data68.checkpoint;
+                                                                              const _errs185 = errors;
+                                                                              if (typeof data71 !== "string" && data71 !== null) {
                                                                                 validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/checkpoint", schemaPath: "#/properties/rollbacks/items/properties/checkpoint/type", keyword: "type", params: { type: schema20.properties.rollbacks.items.properties.checkpoint.type }, message: "must be string,null" }];
                                                                                 return false;
                                                                               }
-                                                                              var valid28 = _errs181 === errors;
+                                                                              var valid29 = _errs185 === errors;
                                                                             } else {
-                                                                              var valid28 = true;
+                                                                              var valid29 = true;
                                                                             }
-                                                                            if (valid28) {
-                                                                              if (data69.reason !== void 0) {
-                                                                                let data73 = data69.reason;
-                                                                                const _errs183 = errors;
-                                                                                if (typeof data73 !== "string" && data73 !== null) {
+                                                                            if (valid29) {
+                                                                              if (data68.reason !== void 0) {
+                                                                                let data72 = data68.reason;
+                                                                                const _errs187 = errors;
+                                                                                if (typeof data72 !== "string" && data72 !== null) {
                                                                                   validate53.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/reason", schemaPath: "#/properties/rollbacks/items/properties/reason/type", keyword: "type", params: { type: schema20.properties.rollbacks.items.properties.reason.type }, message: "must be string,null" }];
                                                                                   return false;
                                                                                 }
-                                                                                var valid28 = _errs183 === errors;
+                                                                                var valid29 = _errs187 === errors;
                                                                               } else {
-                                                                                var valid28 = true;
+                                                                                var valid29 = true;
                                                                               }
-                                                                              if (valid28) {
-                                                                                if (data69.trial !== void 0) {
-                                                                                  let data74 = data69.trial;
-                                                                                  const _errs185 = errors;
-                                                                                  const _errs186 = errors;
-                                                                                  let valid29 = false;
-                                                                                  const _errs187 = errors;
-                                                                                  if (!validate63(data74, { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", parentData: data69, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                              if (valid29) {
+                                                                                if (data68.trial !== void 0) {
+                                                                                  let data73 = data68.trial;
+                                                                                  const _errs189 = errors;
+                                                                                  const _errs190 = errors;
+                                                                                  let valid30 = false;
+                                                                                  const _errs191 = errors;
+                                                                                  if (!validate63(data73, { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", parentData: data68, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                                     vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
                                                                                     errors = vErrors.length;
                                                                                   }
-                                                                                  var _valid14 = _errs187 === errors;
-                                                                                  valid29 = valid29 || _valid14;
-                                                                                  const _errs188 = errors;
-                                                                                  if (data74 !== null) {
-                                                                                    const err54 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                  var _valid16 = _errs191 === errors;
+                                                                                  valid30 = valid30 || _valid16;
+                                                                                  const _errs192 = errors;
+                                                                                  if (data73 !== null) {
+                                                                                    const err53 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                    if (vErrors === null) {
+                                                                                      vErrors = [err53];
+                                                                                    } else {
+                                                                                      vErrors.push(err53);
+                                                                                    }
+                                                                                    errors++;
+                                                                                  }
+                                                                                  var _valid16 = _errs192 === errors;
+                                                                                  valid30 = valid30 || _valid16;
+                                                                                  if (!valid30) {
+                                                                                    const err54 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                                     if (vErrors === null) {
                                                                                       vErrors = [err54];
                                                                                     } else {
                                                                                       vErrors.push(err54);
                                                                                     }
                                                                                     errors++;
-                                                                                  }
-                                                                                  var _valid14 = _errs188 === errors;
-                                                                                  valid29 = valid29 || _valid14;
-                                                                                  if (!valid29) {
-                                                                                    const err55 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                                    if (vErrors === null) {
-                                                                                      vErrors = [err55];
-                                                                                    } else {
-                                                                                      vErrors.push(err55);
-                                                                                    }
-                                                                                    errors++;
                                                                                     validate53.errors = vErrors;
                                                                                     return false;
                                                                                   } else {
-                                                                                    errors = _errs186;
+                                                                                    errors = _errs190;
                                                                                     if (vErrors !== null) {
-                                                                                      if (_errs186) {
-                                                                                        vErrors.length = _errs186;
+                                                                                      if (_errs190) {
+                                                                                        vErrors.length = _errs190;
                                                                                       } else {
                                                                                         vErrors = null;
                                                                                       }
                                                                                     }
                                                                                   }
-                                                                                  var valid28 = _errs185 === errors;
+                                                                                  var valid29 = _errs189 === errors;
                                                                                 } else {
-                                                                                  var valid28 = true;
+                                                                                  var valid29 = true;
                                                                                 }
                                                                               }
                                                                             }
@@ -2144,8 +2251,8 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                                     return false;
                                                                   }
                                                                 }
-                                                                var valid27 = _errs176 === errors;
-                                                                if (!valid27) {
+                                                                var valid28 = _errs180 === errors;
+                                                                if (!valid28) {
                                                                   break;
                                                                 }
                                                               }
@@ -2154,86 +2261,98 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                               return false;
                                                             }
                                                           }
-                                                          var valid0 = _errs174 === errors;
+                                                          var valid0 = _errs178 === errors;
                                                         } else {
                                                           var valid0 = true;
                                                         }
                                                         if (valid0) {
                                                           if (data.stop_criterion !== void 0) {
-                                                            let data75 = data.stop_criterion;
-                                                            const _errs190 = errors;
-                                                            if (typeof data75 !== "string" && data75 !== null) {
+                                                            let data74 = data.stop_criterion;
+                                                            const _errs194 = errors;
+                                                            if (typeof data74 !== "string" && data74 !== null) {
                                                               validate53.errors = [{ instancePath: instancePath + "/stop_criterion", schemaPath: "#/properties/stop_criterion/type", keyword: "type", params: { type: schema20.properties.stop_criterion.type }, message: "must be string,null" }];
                                                               return false;
                                                             }
-                                                            var valid0 = _errs190 === errors;
+                                                            var valid0 = _errs194 === errors;
                                                           } else {
                                                             var valid0 = true;
                                                           }
                                                           if (valid0) {
                                                             if (data.stage !== void 0) {
-                                                              let data76 = data.stage;
-                                                              const _errs192 = errors;
-                                                              const _errs193 = errors;
-                                                              let valid30 = false;
-                                                              const _errs194 = errors;
-                                                              if (!validate88(data76, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
-                                                                vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+                                                              let data75 = data.stage;
+                                                              const _errs196 = errors;
+                                                              const _errs197 = errors;
+                                                              let valid31 = false;
+                                                              const _errs198 = errors;
+                                                              if (!validate92(data75, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
                                                                 errors = vErrors.length;
                                                               }
-                                                              var _valid15 = _errs194 === errors;
-                                                              valid30 = valid30 || _valid15;
-                                                              if (_valid15) {
-                                                                var props6 = {};
-                                                                props6.name = true;
-                                                                props6.index = true;
-                                                                props6.count = true;
+                                                              var _valid17 = _errs198 === errors;
+                                                              valid31 = valid31 || _valid17;
+                                                              if (_valid17) {
+                                                                var props8 = {};
+                                                                props8.name = true;
+                                                                props8.index = true;
+                                                                props8.count = true;
                                                               }
-                                                              const _errs195 = errors;
-                                                              if (data76 !== null) {
-                                                                const err56 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                              const _errs199 = errors;
+                                                              if (data75 !== null) {
+                                                                const err55 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err55];
+                                                                } else {
+                                                                  vErrors.push(err55);
+                                                                }
+                                                                errors++;
+                                                              }
+                                                              var _valid17 = _errs199 === errors;
+                                                              valid31 = valid31 || _valid17;
+                                                              if (!valid31) {
+                                                                const err56 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                 if (vErrors === null) {
                                                                   vErrors = [err56];
                                                                 } else {
                                                                   vErrors.push(err56);
                                                                 }
                                                                 errors++;
-                                                              }
-                                                              var _valid15 = _errs195 === errors;
-                                                              valid30 = valid30 || _valid15;
-                                                              if (!valid30) {
-                                                                const err57 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err57];
-                                                                } else {
-                                                                  vErrors.push(err57);
-                                                                }
-                                                                errors++;
                                                                 validate53.errors = vErrors;
                                                                 return false;
                                                               } else {
-                                                                errors = _errs193;
+                                                                errors = _errs197;
                                                                 if (vErrors !== null) {
-                                                                  if (_errs193) {
-                                                                    vErrors.length = _errs193;
+                                                                  if (_errs197) {
+                                                                    vErrors.length = _errs197;
                                                                   } else {
                                                                     vErrors = null;
                                                                   }
                                                                 }
                                                               }
-                                                              var valid0 = _errs192 === errors;
+                                                              var valid0 = _errs196 === errors;
                                                             } else {
                                                               var valid0 = true;
                                                             }
                                                             if (valid0) {
                                                               if (data.finished !== void 0) {
-                                                                let data77 = data.finished;
-                                                                const _errs197 = errors;
-                                                                const _errs198 = errors;
-                                                                let valid31 = false;
-                                                                const _errs199 = errors;
-                                                                if (!(data77 && typeof data77 == "object" && !Array.isArray(data77))) {
-                                                                  const err58 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                let data76 = data.finished;
+                                                                const _errs201 = errors;
+                                                                const _errs202 = errors;
+                                                                let valid32 = false;
+                                                                const _errs203 = errors;
+                                                                if (!(data76 && typeof data76 == "object" && !Array.isArray(data76))) {
+                                                                  const err57 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err57];
+                                                                  } else {
+                                                                    vErrors.push(err57);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var _valid18 = _errs203 === errors;
+                                                                valid32 = valid32 || _valid18;
+                                                                const _errs205 = errors;
+                                                                if (data76 !== null) {
+                                                                  const err58 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
                                                                     vErrors = [err58];
                                                                   } else {
@@ -2241,41 +2360,29 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid16 = _errs199 === errors;
-                                                                valid31 = valid31 || _valid16;
-                                                                const _errs201 = errors;
-                                                                if (data77 !== null) {
-                                                                  const err59 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                var _valid18 = _errs205 === errors;
+                                                                valid32 = valid32 || _valid18;
+                                                                if (!valid32) {
+                                                                  const err59 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
                                                                     vErrors = [err59];
                                                                   } else {
                                                                     vErrors.push(err59);
                                                                   }
                                                                   errors++;
-                                                                }
-                                                                var _valid16 = _errs201 === errors;
-                                                                valid31 = valid31 || _valid16;
-                                                                if (!valid31) {
-                                                                  const err60 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                  if (vErrors === null) {
-                                                                    vErrors = [err60];
-                                                                  } else {
-                                                                    vErrors.push(err60);
-                                                                  }
-                                                                  errors++;
                                                                   validate53.errors = vErrors;
                                                                   return false;
                                                                 } else {
-                                                                  errors = _errs198;
+                                                                  errors = _errs202;
                                                                   if (vErrors !== null) {
-                                                                    if (_errs198) {
-                                                                      vErrors.length = _errs198;
+                                                                    if (_errs202) {
+                                                                      vErrors.length = _errs202;
                                                                     } else {
                                                                       vErrors = null;
                                                                     }
                                                                   }
                                                                 }
-                                                                var valid0 = _errs197 === errors;
+                                                                var valid0 = _errs201 === errors;
                                                               } else {
                                                                 var valid0 = true;
                                                               }
@@ -2316,11 +2423,11 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate53.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var schema27 = { "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal" }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"] }, "message": { "type": "string" } } };
-function validate97(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var schema28 = { "type": "object", "additionalProperties": false, "required": ["line", "code", "message"], "properties": { "line": { "$ref": "#/$defs/Ordinal" }, "code": { "enum": ["invalid_utf8", "invalid_json", "schema_violation", "unsupported_version", "line_too_long", "seq_gap", "seq_not_increasing", "after_finished"] }, "message": { "type": "string" } } };
+function validate101(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate97.evaluated;
+  const evaluated0 = validate101.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2331,13 +2438,13 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.line === void 0 && (missing0 = "line") || data.code === void 0 && (missing0 = "code") || data.message === void 0 && (missing0 = "message")) {
-        validate97.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate101.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "line" || key0 === "code" || key0 === "message")) {
-            validate97.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate101.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -2358,7 +2465,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
               let data1 = data.code;
               const _errs3 = errors;
               if (!(data1 === "invalid_utf8" || data1 === "invalid_json" || data1 === "schema_violation" || data1 === "unsupported_version" || data1 === "line_too_long" || data1 === "seq_gap" || data1 === "seq_not_increasing" || data1 === "after_finished")) {
-                validate97.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema27.properties.code.enum }, message: "must be equal to one of the allowed values" }];
+                validate101.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema28.properties.code.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
               var valid0 = _errs3 === errors;
@@ -2369,7 +2476,7 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
               if (data.message !== void 0) {
                 const _errs4 = errors;
                 if (typeof data.message !== "string") {
-                  validate97.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  validate101.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                   return false;
                 }
                 var valid0 = _errs4 === errors;
@@ -2381,14 +2488,14 @@ function validate97(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate97.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate101.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate97.errors = vErrors;
+  validate101.errors = vErrors;
   return errors === 0;
 }
-validate97.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+validate101.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -2497,8 +2604,8 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
                           const len1 = data6.length;
                           for (let i1 = 0; i1 < len1; i1++) {
                             const _errs11 = errors;
-                            if (!validate97(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
-                              vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+                            if (!validate101(data6[i1], { instancePath: instancePath + "/diagnostics/" + i1, parentData: data6, parentDataProperty: i1, rootData, dynamicAnchors })) {
+                              vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
                               errors = vErrors.length;
                             }
                             var valid2 = _errs11 === errors;
@@ -2543,11 +2650,11 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate52.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var validateRunState = validate101;
-function validate101(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+var validateRunState = validate105;
+function validate105(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate101.evaluated;
+  const evaluated0 = validate105.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2558,13 +2665,13 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.run_id === void 0 && (missing0 = "run_id") || data.status === void 0 && (missing0 = "status") || data.events === void 0 && (missing0 = "events") || data.last_seq === void 0 && (missing0 = "last_seq") || data.last_ts === void 0 && (missing0 = "last_ts") || data.seq_gaps === void 0 && (missing0 = "seq_gaps") || data.heartbeat_interval_s === void 0 && (missing0 = "heartbeat_interval_s") || data.phase === void 0 && (missing0 = "phase") || data.step === void 0 && (missing0 = "step") || data.total_steps === void 0 && (missing0 = "total_steps") || data.epoch === void 0 && (missing0 = "epoch") || data.loss === void 0 && (missing0 = "loss") || data.learning_rate === void 0 && (missing0 = "learning_rate") || data.eta_s === void 0 && (missing0 = "eta_s") || data.progress === void 0 && (missing0 = "progress") || data.attempt === void 0 && (missing0 = "attempt") || data.restarts === void 0 && (missing0 = "restarts") || data.stop_requested === void 0 && (missing0 = "stop_requested") || data.last_eval === void 0 && (missing0 = "last_eval") || data.last_checkpoint === void 0 && (missing0 = "last_checkpoint") || data.trials === void 0 && (missing0 = "trials") || data.stage === void 0 && (missing0 = "stage") || data.finished === void 0 && (missing0 = "finished")) {
-        validate101.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate105.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!func1.call(schema20.properties, key0)) {
-            validate101.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate105.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -2585,7 +2692,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
               let data1 = data.status;
               const _errs3 = errors;
               if (!(data1 === "running" || data1 === "stale" || data1 === "succeeded" || data1 === "failed" || data1 === "interrupted" || data1 === "reverted" || data1 === "awaiting_approval")) {
-                validate101.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                validate105.errors = [{ instancePath: instancePath + "/status", schemaPath: "#/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.status.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
               var valid0 = _errs3 === errors;
@@ -2619,7 +2726,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                     let data4 = data.last_ts;
                     const _errs6 = errors;
                     if (typeof data4 !== "string" && data4 !== null) {
-                      validate101.errors = [{ instancePath: instancePath + "/last_ts", schemaPath: "#/properties/last_ts/type", keyword: "type", params: { type: schema20.properties.last_ts.type }, message: "must be string,null" }];
+                      validate105.errors = [{ instancePath: instancePath + "/last_ts", schemaPath: "#/properties/last_ts/type", keyword: "type", params: { type: schema20.properties.last_ts.type }, message: "must be string,null" }];
                       return false;
                     }
                     var valid0 = _errs6 === errors;
@@ -2640,11 +2747,11 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                             if (errors === _errs10) {
                               if (Array.isArray(data6)) {
                                 if (data6.length > 2) {
-                                  validate101.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/maxItems", keyword: "maxItems", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
+                                  validate105.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/maxItems", keyword: "maxItems", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
                                   return false;
                                 } else {
                                   if (data6.length < 2) {
-                                    validate101.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/minItems", keyword: "minItems", params: { limit: 2 }, message: "must NOT have fewer than 2 items" }];
+                                    validate105.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/minItems", keyword: "minItems", params: { limit: 2 }, message: "must NOT have fewer than 2 items" }];
                                     return false;
                                   } else {
                                     const len1 = data6.length;
@@ -2668,7 +2775,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                       if (valid2) {
                                         const len2 = data6.length;
                                         if (!(len2 <= 2)) {
-                                          validate101.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/items", keyword: "items", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
+                                          validate105.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/items", keyword: "items", params: { limit: 2 }, message: "must NOT have more than 2 items" }];
                                           return false;
                                         }
                                       }
@@ -2676,7 +2783,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                   }
                                 }
                               } else {
-                                validate101.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                validate105.errors = [{ instancePath: instancePath + "/seq_gaps/" + i0, schemaPath: "#/properties/seq_gaps/items/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                 return false;
                               }
                             }
@@ -2686,7 +2793,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                             }
                           }
                         } else {
-                          validate101.errors = [{ instancePath: instancePath + "/seq_gaps", schemaPath: "#/properties/seq_gaps/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                          validate105.errors = [{ instancePath: instancePath + "/seq_gaps", schemaPath: "#/properties/seq_gaps/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                           return false;
                         }
                       }
@@ -2699,7 +2806,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                         let data9 = data.heartbeat_interval_s;
                         const _errs14 = errors;
                         if (!(typeof data9 == "number" && isFinite(data9)) && data9 !== null) {
-                          validate101.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: schema20.properties.heartbeat_interval_s.type }, message: "must be number,null" }];
+                          validate105.errors = [{ instancePath: instancePath + "/heartbeat_interval_s", schemaPath: "#/properties/heartbeat_interval_s/type", keyword: "type", params: { type: schema20.properties.heartbeat_interval_s.type }, message: "must be number,null" }];
                           return false;
                         }
                         var valid0 = _errs14 === errors;
@@ -2711,7 +2818,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                           let data10 = data.phase;
                           const _errs16 = errors;
                           if (typeof data10 !== "string" && data10 !== null) {
-                            validate101.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema20.properties.phase.type }, message: "must be string,null" }];
+                            validate105.errors = [{ instancePath: instancePath + "/phase", schemaPath: "#/properties/phase/type", keyword: "type", params: { type: schema20.properties.phase.type }, message: "must be string,null" }];
                             return false;
                           }
                           var valid0 = _errs16 === errors;
@@ -2751,7 +2858,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                 vErrors.push(err1);
                               }
                               errors++;
-                              validate101.errors = vErrors;
+                              validate105.errors = vErrors;
                               return false;
                             } else {
                               errors = _errs19;
@@ -2800,7 +2907,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                   vErrors.push(err3);
                                 }
                                 errors++;
-                                validate101.errors = vErrors;
+                                validate105.errors = vErrors;
                                 return false;
                               } else {
                                 errors = _errs24;
@@ -2821,7 +2928,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                 let data13 = data.epoch;
                                 const _errs28 = errors;
                                 if (!(typeof data13 == "number" && isFinite(data13)) && data13 !== null) {
-                                  validate101.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema20.properties.epoch.type }, message: "must be number,null" }];
+                                  validate105.errors = [{ instancePath: instancePath + "/epoch", schemaPath: "#/properties/epoch/type", keyword: "type", params: { type: schema20.properties.epoch.type }, message: "must be number,null" }];
                                   return false;
                                 }
                                 var valid0 = _errs28 === errors;
@@ -2833,7 +2940,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                   let data14 = data.loss;
                                   const _errs30 = errors;
                                   if (!(typeof data14 == "number" && isFinite(data14)) && data14 !== null) {
-                                    validate101.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema20.properties.loss.type }, message: "must be number,null" }];
+                                    validate105.errors = [{ instancePath: instancePath + "/loss", schemaPath: "#/properties/loss/type", keyword: "type", params: { type: schema20.properties.loss.type }, message: "must be number,null" }];
                                     return false;
                                   }
                                   var valid0 = _errs30 === errors;
@@ -2845,7 +2952,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                     let data15 = data.learning_rate;
                                     const _errs32 = errors;
                                     if (!(typeof data15 == "number" && isFinite(data15)) && data15 !== null) {
-                                      validate101.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema20.properties.learning_rate.type }, message: "must be number,null" }];
+                                      validate105.errors = [{ instancePath: instancePath + "/learning_rate", schemaPath: "#/properties/learning_rate/type", keyword: "type", params: { type: schema20.properties.learning_rate.type }, message: "must be number,null" }];
                                       return false;
                                     }
                                     var valid0 = _errs32 === errors;
@@ -2857,7 +2964,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                       let data16 = data.eta_s;
                                       const _errs34 = errors;
                                       if (!(typeof data16 == "number" && isFinite(data16)) && data16 !== null) {
-                                        validate101.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.eta_s.type }, message: "must be number,null" }];
+                                        validate105.errors = [{ instancePath: instancePath + "/eta_s", schemaPath: "#/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.eta_s.type }, message: "must be number,null" }];
                                         return false;
                                       }
                                       var valid0 = _errs34 === errors;
@@ -2869,7 +2976,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                         let data17 = data.progress;
                                         const _errs36 = errors;
                                         if (!(typeof data17 == "number" && isFinite(data17)) && data17 !== null) {
-                                          validate101.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema20.properties.progress.type }, message: "must be number,null" }];
+                                          validate105.errors = [{ instancePath: instancePath + "/progress", schemaPath: "#/properties/progress/type", keyword: "type", params: { type: schema20.properties.progress.type }, message: "must be number,null" }];
                                           return false;
                                         }
                                         var valid0 = _errs36 === errors;
@@ -2902,13 +3009,13 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                     if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
                                                       let missing1;
                                                       if (data20.reason === void 0 && (missing1 = "reason") || data20.previous_step === void 0 && (missing1 = "previous_step") || data20.step === void 0 && (missing1 = "step")) {
-                                                        validate101.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                                                        validate105.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                                                         return false;
                                                       } else {
                                                         const _errs43 = errors;
                                                         for (const key1 in data20) {
                                                           if (!(key1 === "reason" || key1 === "previous_step" || key1 === "step")) {
-                                                            validate101.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                                                            validate105.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
                                                             return false;
                                                             break;
                                                           }
@@ -2917,7 +3024,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                           if (data20.reason !== void 0) {
                                                             const _errs44 = errors;
                                                             if (typeof data20.reason !== "string") {
-                                                              validate101.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/reason", schemaPath: "#/properties/restarts/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                              validate105.errors = [{ instancePath: instancePath + "/restarts/" + i1 + "/reason", schemaPath: "#/properties/restarts/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                                               return false;
                                                             }
                                                             var valid6 = _errs44 === errors;
@@ -2951,7 +3058,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                         }
                                                       }
                                                     } else {
-                                                      validate101.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                      validate105.errors = [{ instancePath: instancePath + "/restarts/" + i1, schemaPath: "#/properties/restarts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                       return false;
                                                     }
                                                   }
@@ -2961,7 +3068,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                   }
                                                 }
                                               } else {
-                                                validate101.errors = [{ instancePath: instancePath + "/restarts", schemaPath: "#/properties/restarts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                validate105.errors = [{ instancePath: instancePath + "/restarts", schemaPath: "#/properties/restarts/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                                 return false;
                                               }
                                             }
@@ -2973,7 +3080,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                             if (data.stop_requested !== void 0) {
                                               const _errs48 = errors;
                                               if (typeof data.stop_requested !== "boolean") {
-                                                validate101.errors = [{ instancePath: instancePath + "/stop_requested", schemaPath: "#/properties/stop_requested/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                                                validate105.errors = [{ instancePath: instancePath + "/stop_requested", schemaPath: "#/properties/stop_requested/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                                 return false;
                                               }
                                               var valid0 = _errs48 === errors;
@@ -2987,124 +3094,33 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                 const _errs51 = errors;
                                                 let valid7 = false;
                                                 const _errs52 = errors;
-                                                if (errors === _errs52) {
-                                                  if (data25 && typeof data25 == "object" && !Array.isArray(data25)) {
-                                                    let missing2;
-                                                    if (data25.step === void 0 && (missing2 = "step") || data25.epoch === void 0 && (missing2 = "epoch") || data25.split === void 0 && (missing2 = "split") || data25.metrics === void 0 && (missing2 = "metrics")) {
-                                                      const err4 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
-                                                      if (vErrors === null) {
-                                                        vErrors = [err4];
-                                                      } else {
-                                                        vErrors.push(err4);
-                                                      }
-                                                      errors++;
-                                                    } else {
-                                                      const _errs54 = errors;
-                                                      for (const key2 in data25) {
-                                                        if (!(key2 === "step" || key2 === "epoch" || key2 === "split" || key2 === "metrics")) {
-                                                          const err5 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err5];
-                                                          } else {
-                                                            vErrors.push(err5);
-                                                          }
-                                                          errors++;
-                                                          break;
-                                                        }
-                                                      }
-                                                      if (_errs54 === errors) {
-                                                        if (data25.step !== void 0) {
-                                                          const _errs55 = errors;
-                                                          if (!validate56(data25.step, { instancePath: instancePath + "/last_eval/step", parentData: data25, parentDataProperty: "step", rootData, dynamicAnchors })) {
-                                                            vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
-                                                            errors = vErrors.length;
-                                                          }
-                                                          var valid8 = _errs55 === errors;
-                                                        } else {
-                                                          var valid8 = true;
-                                                        }
-                                                        if (valid8) {
-                                                          if (data25.epoch !== void 0) {
-                                                            let data27 = data25.epoch;
-                                                            const _errs56 = errors;
-                                                            if (!(typeof data27 == "number" && isFinite(data27)) && data27 !== null) {
-                                                              const err6 = { instancePath: instancePath + "/last_eval/epoch", schemaPath: "#/properties/last_eval/anyOf/0/properties/epoch/type", keyword: "type", params: { type: schema20.properties.last_eval.anyOf[0].properties.epoch.type }, message: "must be number,null" };
-                                                              if (vErrors === null) {
-                                                                vErrors = [err6];
-                                                              } else {
-                                                                vErrors.push(err6);
-                                                              }
-                                                              errors++;
-                                                            }
-                                                            var valid8 = _errs56 === errors;
-                                                          } else {
-                                                            var valid8 = true;
-                                                          }
-                                                          if (valid8) {
-                                                            if (data25.split !== void 0) {
-                                                              const _errs58 = errors;
-                                                              if (typeof data25.split !== "string") {
-                                                                const err7 = { instancePath: instancePath + "/last_eval/split", schemaPath: "#/properties/last_eval/anyOf/0/properties/split/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err7];
-                                                                } else {
-                                                                  vErrors.push(err7);
-                                                                }
-                                                                errors++;
-                                                              }
-                                                              var valid8 = _errs58 === errors;
-                                                            } else {
-                                                              var valid8 = true;
-                                                            }
-                                                            if (valid8) {
-                                                              if (data25.metrics !== void 0) {
-                                                                const _errs60 = errors;
-                                                                if (!validate68(data25.metrics, { instancePath: instancePath + "/last_eval/metrics", parentData: data25, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
-                                                                  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
-                                                                  errors = vErrors.length;
-                                                                }
-                                                                var valid8 = _errs60 === errors;
-                                                              } else {
-                                                                var valid8 = true;
-                                                              }
-                                                            }
-                                                          }
-                                                        }
-                                                      }
-                                                    }
-                                                  } else {
-                                                    const err8 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                                    if (vErrors === null) {
-                                                      vErrors = [err8];
-                                                    } else {
-                                                      vErrors.push(err8);
-                                                    }
-                                                    errors++;
-                                                  }
+                                                if (!validate67(data25, { instancePath: instancePath + "/last_eval", parentData: data, parentDataProperty: "last_eval", rootData, dynamicAnchors })) {
+                                                  vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+                                                  errors = vErrors.length;
                                                 }
                                                 var _valid2 = _errs52 === errors;
                                                 valid7 = valid7 || _valid2;
-                                                const _errs61 = errors;
+                                                const _errs53 = errors;
                                                 if (data25 !== null) {
-                                                  const err9 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  const err4 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                   if (vErrors === null) {
-                                                    vErrors = [err9];
+                                                    vErrors = [err4];
                                                   } else {
-                                                    vErrors.push(err9);
+                                                    vErrors.push(err4);
                                                   }
                                                   errors++;
                                                 }
-                                                var _valid2 = _errs61 === errors;
+                                                var _valid2 = _errs53 === errors;
                                                 valid7 = valid7 || _valid2;
                                                 if (!valid7) {
-                                                  const err10 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  const err5 = { instancePath: instancePath + "/last_eval", schemaPath: "#/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                   if (vErrors === null) {
-                                                    vErrors = [err10];
+                                                    vErrors = [err5];
                                                   } else {
-                                                    vErrors.push(err10);
+                                                    vErrors.push(err5);
                                                   }
                                                   errors++;
-                                                  validate101.errors = vErrors;
+                                                  validate105.errors = vErrors;
                                                   return false;
                                                 } else {
                                                   errors = _errs51;
@@ -3122,288 +3138,288 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                               }
                                               if (valid0) {
                                                 if (data.last_checkpoint !== void 0) {
-                                                  let data30 = data.last_checkpoint;
-                                                  const _errs63 = errors;
-                                                  const _errs64 = errors;
-                                                  let valid9 = false;
-                                                  const _errs65 = errors;
-                                                  if (errors === _errs65) {
-                                                    if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
-                                                      let missing3;
-                                                      if (data30.step === void 0 && (missing3 = "step") || data30.path === void 0 && (missing3 = "path") || data30.reason === void 0 && (missing3 = "reason")) {
-                                                        const err11 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" };
+                                                  let data26 = data.last_checkpoint;
+                                                  const _errs55 = errors;
+                                                  const _errs56 = errors;
+                                                  let valid8 = false;
+                                                  const _errs57 = errors;
+                                                  if (errors === _errs57) {
+                                                    if (data26 && typeof data26 == "object" && !Array.isArray(data26)) {
+                                                      let missing2;
+                                                      if (data26.step === void 0 && (missing2 = "step") || data26.path === void 0 && (missing2 = "path") || data26.reason === void 0 && (missing2 = "reason")) {
+                                                        const err6 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/required", keyword: "required", params: { missingProperty: missing2 }, message: "must have required property '" + missing2 + "'" };
                                                         if (vErrors === null) {
-                                                          vErrors = [err11];
+                                                          vErrors = [err6];
                                                         } else {
-                                                          vErrors.push(err11);
+                                                          vErrors.push(err6);
                                                         }
                                                         errors++;
                                                       } else {
-                                                        const _errs67 = errors;
-                                                        for (const key3 in data30) {
-                                                          if (!(key3 === "step" || key3 === "path" || key3 === "reason")) {
-                                                            const err12 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
+                                                        const _errs59 = errors;
+                                                        for (const key2 in data26) {
+                                                          if (!(key2 === "step" || key2 === "path" || key2 === "reason")) {
+                                                            const err7 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key2 }, message: "must NOT have additional properties" };
                                                             if (vErrors === null) {
-                                                              vErrors = [err12];
+                                                              vErrors = [err7];
                                                             } else {
-                                                              vErrors.push(err12);
+                                                              vErrors.push(err7);
                                                             }
                                                             errors++;
                                                             break;
                                                           }
                                                         }
-                                                        if (_errs67 === errors) {
-                                                          if (data30.step !== void 0) {
-                                                            const _errs68 = errors;
-                                                            if (!validate56(data30.step, { instancePath: instancePath + "/last_checkpoint/step", parentData: data30, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                        if (_errs59 === errors) {
+                                                          if (data26.step !== void 0) {
+                                                            const _errs60 = errors;
+                                                            if (!validate56(data26.step, { instancePath: instancePath + "/last_checkpoint/step", parentData: data26, parentDataProperty: "step", rootData, dynamicAnchors })) {
                                                               vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                               errors = vErrors.length;
                                                             }
-                                                            var valid10 = _errs68 === errors;
+                                                            var valid9 = _errs60 === errors;
                                                           } else {
-                                                            var valid10 = true;
+                                                            var valid9 = true;
                                                           }
-                                                          if (valid10) {
-                                                            if (data30.path !== void 0) {
-                                                              const _errs69 = errors;
-                                                              if (typeof data30.path !== "string") {
-                                                                const err13 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                          if (valid9) {
+                                                            if (data26.path !== void 0) {
+                                                              const _errs61 = errors;
+                                                              if (typeof data26.path !== "string") {
+                                                                const err8 = { instancePath: instancePath + "/last_checkpoint/path", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                 if (vErrors === null) {
-                                                                  vErrors = [err13];
+                                                                  vErrors = [err8];
                                                                 } else {
-                                                                  vErrors.push(err13);
+                                                                  vErrors.push(err8);
                                                                 }
                                                                 errors++;
                                                               }
-                                                              var valid10 = _errs69 === errors;
+                                                              var valid9 = _errs61 === errors;
                                                             } else {
-                                                              var valid10 = true;
+                                                              var valid9 = true;
                                                             }
-                                                            if (valid10) {
-                                                              if (data30.reason !== void 0) {
-                                                                const _errs71 = errors;
-                                                                if (typeof data30.reason !== "string") {
-                                                                  const err14 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                            if (valid9) {
+                                                              if (data26.reason !== void 0) {
+                                                                const _errs63 = errors;
+                                                                if (typeof data26.reason !== "string") {
+                                                                  const err9 = { instancePath: instancePath + "/last_checkpoint/reason", schemaPath: "#/properties/last_checkpoint/anyOf/0/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err14];
+                                                                    vErrors = [err9];
                                                                   } else {
-                                                                    vErrors.push(err14);
+                                                                    vErrors.push(err9);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var valid10 = _errs71 === errors;
+                                                                var valid9 = _errs63 === errors;
                                                               } else {
-                                                                var valid10 = true;
+                                                                var valid9 = true;
                                                               }
                                                             }
                                                           }
                                                         }
                                                       }
                                                     } else {
-                                                      const err15 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                      const err10 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                       if (vErrors === null) {
-                                                        vErrors = [err15];
+                                                        vErrors = [err10];
                                                       } else {
-                                                        vErrors.push(err15);
+                                                        vErrors.push(err10);
                                                       }
                                                       errors++;
                                                     }
                                                   }
-                                                  var _valid3 = _errs65 === errors;
-                                                  valid9 = valid9 || _valid3;
-                                                  const _errs73 = errors;
-                                                  if (data30 !== null) {
-                                                    const err16 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                  var _valid3 = _errs57 === errors;
+                                                  valid8 = valid8 || _valid3;
+                                                  const _errs65 = errors;
+                                                  if (data26 !== null) {
+                                                    const err11 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err16];
+                                                      vErrors = [err11];
                                                     } else {
-                                                      vErrors.push(err16);
+                                                      vErrors.push(err11);
                                                     }
                                                     errors++;
                                                   }
-                                                  var _valid3 = _errs73 === errors;
-                                                  valid9 = valid9 || _valid3;
-                                                  if (!valid9) {
-                                                    const err17 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                  var _valid3 = _errs65 === errors;
+                                                  valid8 = valid8 || _valid3;
+                                                  if (!valid8) {
+                                                    const err12 = { instancePath: instancePath + "/last_checkpoint", schemaPath: "#/properties/last_checkpoint/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                     if (vErrors === null) {
-                                                      vErrors = [err17];
+                                                      vErrors = [err12];
                                                     } else {
-                                                      vErrors.push(err17);
+                                                      vErrors.push(err12);
                                                     }
                                                     errors++;
-                                                    validate101.errors = vErrors;
+                                                    validate105.errors = vErrors;
                                                     return false;
                                                   } else {
-                                                    errors = _errs64;
+                                                    errors = _errs56;
                                                     if (vErrors !== null) {
-                                                      if (_errs64) {
-                                                        vErrors.length = _errs64;
+                                                      if (_errs56) {
+                                                        vErrors.length = _errs56;
                                                       } else {
                                                         vErrors = null;
                                                       }
                                                     }
                                                   }
-                                                  var valid0 = _errs63 === errors;
+                                                  var valid0 = _errs55 === errors;
                                                 } else {
                                                   var valid0 = true;
                                                 }
                                                 if (valid0) {
                                                   if (data.trials !== void 0) {
-                                                    let data34 = data.trials;
-                                                    const _errs75 = errors;
-                                                    if (errors === _errs75) {
-                                                      if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
-                                                        let missing4;
-                                                        if (data34.count === void 0 && (missing4 = "count") || data34.best === void 0 && (missing4 = "best")) {
-                                                          validate101.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" }];
+                                                    let data30 = data.trials;
+                                                    const _errs67 = errors;
+                                                    if (errors === _errs67) {
+                                                      if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
+                                                        let missing3;
+                                                        if (data30.count === void 0 && (missing3 = "count") || data30.best === void 0 && (missing3 = "best")) {
+                                                          validate105.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/required", keyword: "required", params: { missingProperty: missing3 }, message: "must have required property '" + missing3 + "'" }];
                                                           return false;
                                                         } else {
-                                                          const _errs77 = errors;
-                                                          for (const key4 in data34) {
-                                                            if (!(key4 === "count" || key4 === "best" || key4 === "total" || key4 === "list")) {
-                                                              validate101.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" }];
+                                                          const _errs69 = errors;
+                                                          for (const key3 in data30) {
+                                                            if (!(key3 === "count" || key3 === "best" || key3 === "total" || key3 === "list")) {
+                                                              validate105.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" }];
                                                               return false;
                                                               break;
                                                             }
                                                           }
-                                                          if (_errs77 === errors) {
-                                                            if (data34.count !== void 0) {
-                                                              const _errs78 = errors;
-                                                              if (!validate56(data34.count, { instancePath: instancePath + "/trials/count", parentData: data34, parentDataProperty: "count", rootData, dynamicAnchors })) {
+                                                          if (_errs69 === errors) {
+                                                            if (data30.count !== void 0) {
+                                                              const _errs70 = errors;
+                                                              if (!validate56(data30.count, { instancePath: instancePath + "/trials/count", parentData: data30, parentDataProperty: "count", rootData, dynamicAnchors })) {
                                                                 vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                 errors = vErrors.length;
                                                               }
-                                                              var valid11 = _errs78 === errors;
+                                                              var valid10 = _errs70 === errors;
                                                             } else {
-                                                              var valid11 = true;
+                                                              var valid10 = true;
                                                             }
-                                                            if (valid11) {
-                                                              if (data34.best !== void 0) {
-                                                                let data36 = data34.best;
-                                                                const _errs79 = errors;
-                                                                const _errs80 = errors;
-                                                                let valid12 = false;
-                                                                const _errs81 = errors;
-                                                                if (errors === _errs81) {
-                                                                  if (data36 && typeof data36 == "object" && !Array.isArray(data36)) {
-                                                                    let missing5;
-                                                                    if (data36.trial === void 0 && (missing5 = "trial") || data36.metric === void 0 && (missing5 = "metric") || data36.value === void 0 && (missing5 = "value")) {
-                                                                      const err18 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" };
+                                                            if (valid10) {
+                                                              if (data30.best !== void 0) {
+                                                                let data32 = data30.best;
+                                                                const _errs71 = errors;
+                                                                const _errs72 = errors;
+                                                                let valid11 = false;
+                                                                const _errs73 = errors;
+                                                                if (errors === _errs73) {
+                                                                  if (data32 && typeof data32 == "object" && !Array.isArray(data32)) {
+                                                                    let missing4;
+                                                                    if (data32.trial === void 0 && (missing4 = "trial") || data32.metric === void 0 && (missing4 = "metric") || data32.value === void 0 && (missing4 = "value")) {
+                                                                      const err13 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/required", keyword: "required", params: { missingProperty: missing4 }, message: "must have required property '" + missing4 + "'" };
                                                                       if (vErrors === null) {
-                                                                        vErrors = [err18];
+                                                                        vErrors = [err13];
                                                                       } else {
-                                                                        vErrors.push(err18);
+                                                                        vErrors.push(err13);
                                                                       }
                                                                       errors++;
                                                                     } else {
-                                                                      const _errs83 = errors;
-                                                                      for (const key5 in data36) {
-                                                                        if (!(key5 === "trial" || key5 === "metric" || key5 === "value" || key5 === "params")) {
-                                                                          const err19 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                                                                      const _errs75 = errors;
+                                                                      for (const key4 in data32) {
+                                                                        if (!(key4 === "trial" || key4 === "metric" || key4 === "value" || key4 === "params")) {
+                                                                          const err14 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                                                                           if (vErrors === null) {
-                                                                            vErrors = [err19];
+                                                                            vErrors = [err14];
                                                                           } else {
-                                                                            vErrors.push(err19);
+                                                                            vErrors.push(err14);
                                                                           }
                                                                           errors++;
                                                                           break;
                                                                         }
                                                                       }
-                                                                      if (_errs83 === errors) {
-                                                                        if (data36.trial !== void 0) {
-                                                                          const _errs84 = errors;
-                                                                          if (!validate56(data36.trial, { instancePath: instancePath + "/trials/best/trial", parentData: data36, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                      if (_errs75 === errors) {
+                                                                        if (data32.trial !== void 0) {
+                                                                          const _errs76 = errors;
+                                                                          if (!validate56(data32.trial, { instancePath: instancePath + "/trials/best/trial", parentData: data32, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                             vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                             errors = vErrors.length;
                                                                           }
-                                                                          var valid13 = _errs84 === errors;
+                                                                          var valid12 = _errs76 === errors;
                                                                         } else {
-                                                                          var valid13 = true;
+                                                                          var valid12 = true;
                                                                         }
-                                                                        if (valid13) {
-                                                                          if (data36.metric !== void 0) {
-                                                                            const _errs85 = errors;
-                                                                            if (typeof data36.metric !== "string") {
-                                                                              const err20 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                                        if (valid12) {
+                                                                          if (data32.metric !== void 0) {
+                                                                            const _errs77 = errors;
+                                                                            if (typeof data32.metric !== "string") {
+                                                                              const err15 = { instancePath: instancePath + "/trials/best/metric", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/metric/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                               if (vErrors === null) {
-                                                                                vErrors = [err20];
+                                                                                vErrors = [err15];
                                                                               } else {
-                                                                                vErrors.push(err20);
+                                                                                vErrors.push(err15);
                                                                               }
                                                                               errors++;
                                                                             }
-                                                                            var valid13 = _errs85 === errors;
+                                                                            var valid12 = _errs77 === errors;
                                                                           } else {
-                                                                            var valid13 = true;
+                                                                            var valid12 = true;
                                                                           }
-                                                                          if (valid13) {
-                                                                            if (data36.value !== void 0) {
-                                                                              let data39 = data36.value;
-                                                                              const _errs87 = errors;
-                                                                              if (!(typeof data39 == "number" && isFinite(data39)) && data39 !== null) {
-                                                                                const err21 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema20.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
+                                                                          if (valid12) {
+                                                                            if (data32.value !== void 0) {
+                                                                              let data35 = data32.value;
+                                                                              const _errs79 = errors;
+                                                                              if (!(typeof data35 == "number" && isFinite(data35)) && data35 !== null) {
+                                                                                const err16 = { instancePath: instancePath + "/trials/best/value", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/value/type", keyword: "type", params: { type: schema20.properties.trials.properties.best.anyOf[0].properties.value.type }, message: "must be number,null" };
                                                                                 if (vErrors === null) {
-                                                                                  vErrors = [err21];
+                                                                                  vErrors = [err16];
                                                                                 } else {
-                                                                                  vErrors.push(err21);
+                                                                                  vErrors.push(err16);
                                                                                 }
                                                                                 errors++;
                                                                               }
-                                                                              var valid13 = _errs87 === errors;
+                                                                              var valid12 = _errs79 === errors;
                                                                             } else {
-                                                                              var valid13 = true;
+                                                                              var valid12 = true;
                                                                             }
-                                                                            if (valid13) {
-                                                                              if (data36.params !== void 0) {
-                                                                                let data40 = data36.params;
-                                                                                const _errs89 = errors;
-                                                                                const _errs90 = errors;
-                                                                                let valid14 = false;
-                                                                                const _errs91 = errors;
-                                                                                if (!(data40 && typeof data40 == "object" && !Array.isArray(data40))) {
-                                                                                  const err22 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                            if (valid12) {
+                                                                              if (data32.params !== void 0) {
+                                                                                let data36 = data32.params;
+                                                                                const _errs81 = errors;
+                                                                                const _errs82 = errors;
+                                                                                let valid13 = false;
+                                                                                const _errs83 = errors;
+                                                                                if (!(data36 && typeof data36 == "object" && !Array.isArray(data36))) {
+                                                                                  const err17 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                                   if (vErrors === null) {
-                                                                                    vErrors = [err22];
+                                                                                    vErrors = [err17];
                                                                                   } else {
-                                                                                    vErrors.push(err22);
+                                                                                    vErrors.push(err17);
                                                                                   }
                                                                                   errors++;
                                                                                 }
-                                                                                var _valid5 = _errs91 === errors;
-                                                                                valid14 = valid14 || _valid5;
-                                                                                const _errs93 = errors;
-                                                                                if (data40 !== null) {
-                                                                                  const err23 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                var _valid5 = _errs83 === errors;
+                                                                                valid13 = valid13 || _valid5;
+                                                                                const _errs85 = errors;
+                                                                                if (data36 !== null) {
+                                                                                  const err18 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                                   if (vErrors === null) {
-                                                                                    vErrors = [err23];
+                                                                                    vErrors = [err18];
                                                                                   } else {
-                                                                                    vErrors.push(err23);
+                                                                                    vErrors.push(err18);
                                                                                   }
                                                                                   errors++;
                                                                                 }
-                                                                                var _valid5 = _errs93 === errors;
-                                                                                valid14 = valid14 || _valid5;
-                                                                                if (!valid14) {
-                                                                                  const err24 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                var _valid5 = _errs85 === errors;
+                                                                                valid13 = valid13 || _valid5;
+                                                                                if (!valid13) {
+                                                                                  const err19 = { instancePath: instancePath + "/trials/best/params", schemaPath: "#/properties/trials/properties/best/anyOf/0/properties/params/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                                   if (vErrors === null) {
-                                                                                    vErrors = [err24];
+                                                                                    vErrors = [err19];
                                                                                   } else {
-                                                                                    vErrors.push(err24);
+                                                                                    vErrors.push(err19);
                                                                                   }
                                                                                   errors++;
                                                                                 } else {
-                                                                                  errors = _errs90;
+                                                                                  errors = _errs82;
                                                                                   if (vErrors !== null) {
-                                                                                    if (_errs90) {
-                                                                                      vErrors.length = _errs90;
+                                                                                    if (_errs82) {
+                                                                                      vErrors.length = _errs82;
                                                                                     } else {
                                                                                       vErrors = null;
                                                                                     }
                                                                                   }
                                                                                 }
-                                                                                var valid13 = _errs89 === errors;
+                                                                                var valid12 = _errs81 === errors;
                                                                               } else {
-                                                                                var valid13 = true;
+                                                                                var valid12 = true;
                                                                               }
                                                                             }
                                                                           }
@@ -3411,358 +3427,471 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                                       }
                                                                     }
                                                                   } else {
-                                                                    const err25 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                    const err20 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err25];
+                                                                      vErrors = [err20];
                                                                     } else {
-                                                                      vErrors.push(err25);
+                                                                      vErrors.push(err20);
                                                                     }
                                                                     errors++;
                                                                   }
                                                                 }
-                                                                var _valid4 = _errs81 === errors;
-                                                                valid12 = valid12 || _valid4;
-                                                                const _errs95 = errors;
-                                                                if (data36 !== null) {
-                                                                  const err26 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                var _valid4 = _errs73 === errors;
+                                                                valid11 = valid11 || _valid4;
+                                                                const _errs87 = errors;
+                                                                if (data32 !== null) {
+                                                                  const err21 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err26];
+                                                                    vErrors = [err21];
                                                                   } else {
-                                                                    vErrors.push(err26);
+                                                                    vErrors.push(err21);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid4 = _errs95 === errors;
-                                                                valid12 = valid12 || _valid4;
-                                                                if (!valid12) {
-                                                                  const err27 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                var _valid4 = _errs87 === errors;
+                                                                valid11 = valid11 || _valid4;
+                                                                if (!valid11) {
+                                                                  const err22 = { instancePath: instancePath + "/trials/best", schemaPath: "#/properties/trials/properties/best/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err27];
+                                                                    vErrors = [err22];
                                                                   } else {
-                                                                    vErrors.push(err27);
+                                                                    vErrors.push(err22);
                                                                   }
                                                                   errors++;
-                                                                  validate101.errors = vErrors;
+                                                                  validate105.errors = vErrors;
                                                                   return false;
                                                                 } else {
-                                                                  errors = _errs80;
+                                                                  errors = _errs72;
                                                                   if (vErrors !== null) {
-                                                                    if (_errs80) {
-                                                                      vErrors.length = _errs80;
+                                                                    if (_errs72) {
+                                                                      vErrors.length = _errs72;
                                                                     } else {
                                                                       vErrors = null;
                                                                     }
                                                                   }
                                                                 }
-                                                                var valid11 = _errs79 === errors;
+                                                                var valid10 = _errs71 === errors;
                                                               } else {
-                                                                var valid11 = true;
+                                                                var valid10 = true;
                                                               }
-                                                              if (valid11) {
-                                                                if (data34.total !== void 0) {
-                                                                  let data41 = data34.total;
-                                                                  const _errs97 = errors;
-                                                                  const _errs98 = errors;
-                                                                  let valid15 = false;
-                                                                  const _errs99 = errors;
-                                                                  if (!validate56(data41, { instancePath: instancePath + "/trials/total", parentData: data34, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                              if (valid10) {
+                                                                if (data30.total !== void 0) {
+                                                                  let data37 = data30.total;
+                                                                  const _errs89 = errors;
+                                                                  const _errs90 = errors;
+                                                                  let valid14 = false;
+                                                                  const _errs91 = errors;
+                                                                  if (!validate56(data37, { instancePath: instancePath + "/trials/total", parentData: data30, parentDataProperty: "total", rootData, dynamicAnchors })) {
                                                                     vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                     errors = vErrors.length;
                                                                   }
-                                                                  var _valid6 = _errs99 === errors;
-                                                                  valid15 = valid15 || _valid6;
-                                                                  const _errs100 = errors;
-                                                                  if (data41 !== null) {
-                                                                    const err28 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                  var _valid6 = _errs91 === errors;
+                                                                  valid14 = valid14 || _valid6;
+                                                                  const _errs92 = errors;
+                                                                  if (data37 !== null) {
+                                                                    const err23 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err28];
+                                                                      vErrors = [err23];
                                                                     } else {
-                                                                      vErrors.push(err28);
+                                                                      vErrors.push(err23);
                                                                     }
                                                                     errors++;
                                                                   }
-                                                                  var _valid6 = _errs100 === errors;
-                                                                  valid15 = valid15 || _valid6;
-                                                                  if (!valid15) {
-                                                                    const err29 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                  var _valid6 = _errs92 === errors;
+                                                                  valid14 = valid14 || _valid6;
+                                                                  if (!valid14) {
+                                                                    const err24 = { instancePath: instancePath + "/trials/total", schemaPath: "#/properties/trials/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err29];
+                                                                      vErrors = [err24];
                                                                     } else {
-                                                                      vErrors.push(err29);
+                                                                      vErrors.push(err24);
                                                                     }
                                                                     errors++;
-                                                                    validate101.errors = vErrors;
+                                                                    validate105.errors = vErrors;
                                                                     return false;
                                                                   } else {
-                                                                    errors = _errs98;
+                                                                    errors = _errs90;
                                                                     if (vErrors !== null) {
-                                                                      if (_errs98) {
-                                                                        vErrors.length = _errs98;
+                                                                      if (_errs90) {
+                                                                        vErrors.length = _errs90;
                                                                       } else {
                                                                         vErrors = null;
                                                                       }
                                                                     }
                                                                   }
-                                                                  var valid11 = _errs97 === errors;
+                                                                  var valid10 = _errs89 === errors;
                                                                 } else {
-                                                                  var valid11 = true;
+                                                                  var valid10 = true;
                                                                 }
-                                                                if (valid11) {
-                                                                  if (data34.list !== void 0) {
-                                                                    let data42 = data34.list;
-                                                                    const _errs102 = errors;
-                                                                    if (errors === _errs102) {
-                                                                      if (Array.isArray(data42)) {
-                                                                        var valid16 = true;
-                                                                        const len4 = data42.length;
+                                                                if (valid10) {
+                                                                  if (data30.list !== void 0) {
+                                                                    let data38 = data30.list;
+                                                                    const _errs94 = errors;
+                                                                    if (errors === _errs94) {
+                                                                      if (Array.isArray(data38)) {
+                                                                        var valid15 = true;
+                                                                        const len4 = data38.length;
                                                                         for (let i2 = 0; i2 < len4; i2++) {
-                                                                          let data43 = data42[i2];
-                                                                          const _errs104 = errors;
-                                                                          if (errors === _errs104) {
-                                                                            if (data43 && typeof data43 == "object" && !Array.isArray(data43)) {
-                                                                              let missing6;
-                                                                              if (data43.trial === void 0 && (missing6 = "trial") || data43.attempt === void 0 && (missing6 = "attempt") || data43.baseline === void 0 && (missing6 = "baseline") || data43.status === void 0 && (missing6 = "status") || data43.params === void 0 && (missing6 = "params") || data43.step === void 0 && (missing6 = "step") || data43.loss === void 0 && (missing6 = "loss") || data43.elapsed_s === void 0 && (missing6 = "elapsed_s") || data43.eta_s === void 0 && (missing6 = "eta_s") || data43.metrics === void 0 && (missing6 = "metrics") || data43.duration_s === void 0 && (missing6 = "duration_s") || data43.error === void 0 && (missing6 = "error") || data43.accepted === void 0 && (missing6 = "accepted")) {
-                                                                                validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" }];
+                                                                          let data39 = data38[i2];
+                                                                          const _errs96 = errors;
+                                                                          if (errors === _errs96) {
+                                                                            if (data39 && typeof data39 == "object" && !Array.isArray(data39)) {
+                                                                              let missing5;
+                                                                              if (data39.trial === void 0 && (missing5 = "trial") || data39.attempt === void 0 && (missing5 = "attempt") || data39.baseline === void 0 && (missing5 = "baseline") || data39.status === void 0 && (missing5 = "status") || data39.params === void 0 && (missing5 = "params") || data39.step === void 0 && (missing5 = "step") || data39.epoch === void 0 && (missing5 = "epoch") || data39.loss === void 0 && (missing5 = "loss") || data39.elapsed_s === void 0 && (missing5 = "elapsed_s") || data39.eta_s === void 0 && (missing5 = "eta_s") || data39.metrics === void 0 && (missing5 = "metrics") || data39.duration_s === void 0 && (missing5 = "duration_s") || data39.error === void 0 && (missing5 = "error") || data39.accepted === void 0 && (missing5 = "accepted") || data39.last_eval === void 0 && (missing5 = "last_eval") || data39.previous_eval === void 0 && (missing5 = "previous_eval")) {
+                                                                                validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/required", keyword: "required", params: { missingProperty: missing5 }, message: "must have required property '" + missing5 + "'" }];
                                                                                 return false;
                                                                               } else {
-                                                                                const _errs106 = errors;
-                                                                                for (const key6 in data43) {
-                                                                                  if (!func1.call(schema20.properties.trials.properties.list.items.properties, key6)) {
-                                                                                    validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" }];
+                                                                                const _errs98 = errors;
+                                                                                for (const key5 in data39) {
+                                                                                  if (!func1.call(schema20.properties.trials.properties.list.items.properties, key5)) {
+                                                                                    validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" }];
                                                                                     return false;
                                                                                     break;
                                                                                   }
                                                                                 }
-                                                                                if (_errs106 === errors) {
-                                                                                  if (data43.trial !== void 0) {
-                                                                                    const _errs107 = errors;
-                                                                                    if (!validate63(data43.trial, { instancePath: instancePath + "/trials/list/" + i2 + "/trial", parentData: data43, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                                if (_errs98 === errors) {
+                                                                                  if (data39.trial !== void 0) {
+                                                                                    const _errs99 = errors;
+                                                                                    if (!validate63(data39.trial, { instancePath: instancePath + "/trials/list/" + i2 + "/trial", parentData: data39, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                                       vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
                                                                                       errors = vErrors.length;
                                                                                     }
-                                                                                    var valid17 = _errs107 === errors;
+                                                                                    var valid16 = _errs99 === errors;
                                                                                   } else {
-                                                                                    var valid17 = true;
+                                                                                    var valid16 = true;
                                                                                   }
-                                                                                  if (valid17) {
-                                                                                    if (data43.attempt !== void 0) {
-                                                                                      const _errs108 = errors;
-                                                                                      if (!validate63(data43.attempt, { instancePath: instancePath + "/trials/list/" + i2 + "/attempt", parentData: data43, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
+                                                                                  if (valid16) {
+                                                                                    if (data39.attempt !== void 0) {
+                                                                                      const _errs100 = errors;
+                                                                                      if (!validate63(data39.attempt, { instancePath: instancePath + "/trials/list/" + i2 + "/attempt", parentData: data39, parentDataProperty: "attempt", rootData, dynamicAnchors })) {
                                                                                         vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
                                                                                         errors = vErrors.length;
                                                                                       }
-                                                                                      var valid17 = _errs108 === errors;
+                                                                                      var valid16 = _errs100 === errors;
                                                                                     } else {
-                                                                                      var valid17 = true;
+                                                                                      var valid16 = true;
                                                                                     }
-                                                                                    if (valid17) {
-                                                                                      if (data43.baseline !== void 0) {
-                                                                                        const _errs109 = errors;
-                                                                                        if (typeof data43.baseline !== "boolean") {
-                                                                                          validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/baseline", schemaPath: "#/properties/trials/properties/list/items/properties/baseline/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                                                                                    if (valid16) {
+                                                                                      if (data39.baseline !== void 0) {
+                                                                                        const _errs101 = errors;
+                                                                                        if (typeof data39.baseline !== "boolean") {
+                                                                                          validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/baseline", schemaPath: "#/properties/trials/properties/list/items/properties/baseline/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                                                                           return false;
                                                                                         }
-                                                                                        var valid17 = _errs109 === errors;
+                                                                                        var valid16 = _errs101 === errors;
                                                                                       } else {
-                                                                                        var valid17 = true;
+                                                                                        var valid16 = true;
                                                                                       }
-                                                                                      if (valid17) {
-                                                                                        if (data43.status !== void 0) {
-                                                                                          let data47 = data43.status;
-                                                                                          const _errs111 = errors;
-                                                                                          if (!(data47 === "running" || data47 === "succeeded" || data47 === "failed" || data47 === "pruned")) {
-                                                                                            validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/status", schemaPath: "#/properties/trials/properties/list/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.trials.properties.list.items.properties.status.enum }, message: "must be equal to one of the allowed values" }];
+                                                                                      if (valid16) {
+                                                                                        if (data39.status !== void 0) {
+                                                                                          let data43 = data39.status;
+                                                                                          const _errs103 = errors;
+                                                                                          if (!(data43 === "running" || data43 === "succeeded" || data43 === "failed" || data43 === "pruned")) {
+                                                                                            validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/status", schemaPath: "#/properties/trials/properties/list/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema20.properties.trials.properties.list.items.properties.status.enum }, message: "must be equal to one of the allowed values" }];
                                                                                             return false;
                                                                                           }
-                                                                                          var valid17 = _errs111 === errors;
+                                                                                          var valid16 = _errs103 === errors;
                                                                                         } else {
-                                                                                          var valid17 = true;
+                                                                                          var valid16 = true;
                                                                                         }
-                                                                                        if (valid17) {
-                                                                                          if (data43.params !== void 0) {
-                                                                                            let data48 = data43.params;
-                                                                                            const _errs112 = errors;
-                                                                                            if (!(data48 && typeof data48 == "object" && !Array.isArray(data48))) {
-                                                                                              validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/params", schemaPath: "#/properties/trials/properties/list/items/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                                        if (valid16) {
+                                                                                          if (data39.params !== void 0) {
+                                                                                            let data44 = data39.params;
+                                                                                            const _errs104 = errors;
+                                                                                            if (!(data44 && typeof data44 == "object" && !Array.isArray(data44))) {
+                                                                                              validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/params", schemaPath: "#/properties/trials/properties/list/items/properties/params/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                                                               return false;
                                                                                             }
-                                                                                            var valid17 = _errs112 === errors;
+                                                                                            var valid16 = _errs104 === errors;
                                                                                           } else {
-                                                                                            var valid17 = true;
+                                                                                            var valid16 = true;
                                                                                           }
-                                                                                          if (valid17) {
-                                                                                            if (data43.step !== void 0) {
-                                                                                              let data49 = data43.step;
-                                                                                              const _errs114 = errors;
-                                                                                              const _errs115 = errors;
-                                                                                              let valid18 = false;
-                                                                                              const _errs116 = errors;
-                                                                                              if (!validate56(data49, { instancePath: instancePath + "/trials/list/" + i2 + "/step", parentData: data43, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                                          if (valid16) {
+                                                                                            if (data39.step !== void 0) {
+                                                                                              let data45 = data39.step;
+                                                                                              const _errs106 = errors;
+                                                                                              const _errs107 = errors;
+                                                                                              let valid17 = false;
+                                                                                              const _errs108 = errors;
+                                                                                              if (!validate56(data45, { instancePath: instancePath + "/trials/list/" + i2 + "/step", parentData: data39, parentDataProperty: "step", rootData, dynamicAnchors })) {
                                                                                                 vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                                                 errors = vErrors.length;
                                                                                               }
-                                                                                              var _valid7 = _errs116 === errors;
-                                                                                              valid18 = valid18 || _valid7;
-                                                                                              const _errs117 = errors;
-                                                                                              if (data49 !== null) {
-                                                                                                const err30 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                              var _valid7 = _errs108 === errors;
+                                                                                              valid17 = valid17 || _valid7;
+                                                                                              const _errs109 = errors;
+                                                                                              if (data45 !== null) {
+                                                                                                const err25 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                                                 if (vErrors === null) {
-                                                                                                  vErrors = [err30];
+                                                                                                  vErrors = [err25];
                                                                                                 } else {
-                                                                                                  vErrors.push(err30);
+                                                                                                  vErrors.push(err25);
                                                                                                 }
                                                                                                 errors++;
                                                                                               }
-                                                                                              var _valid7 = _errs117 === errors;
-                                                                                              valid18 = valid18 || _valid7;
-                                                                                              if (!valid18) {
-                                                                                                const err31 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                              var _valid7 = _errs109 === errors;
+                                                                                              valid17 = valid17 || _valid7;
+                                                                                              if (!valid17) {
+                                                                                                const err26 = { instancePath: instancePath + "/trials/list/" + i2 + "/step", schemaPath: "#/properties/trials/properties/list/items/properties/step/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                                                 if (vErrors === null) {
-                                                                                                  vErrors = [err31];
+                                                                                                  vErrors = [err26];
                                                                                                 } else {
-                                                                                                  vErrors.push(err31);
+                                                                                                  vErrors.push(err26);
                                                                                                 }
                                                                                                 errors++;
-                                                                                                validate101.errors = vErrors;
+                                                                                                validate105.errors = vErrors;
                                                                                                 return false;
                                                                                               } else {
-                                                                                                errors = _errs115;
+                                                                                                errors = _errs107;
                                                                                                 if (vErrors !== null) {
-                                                                                                  if (_errs115) {
-                                                                                                    vErrors.length = _errs115;
+                                                                                                  if (_errs107) {
+                                                                                                    vErrors.length = _errs107;
                                                                                                   } else {
                                                                                                     vErrors = null;
                                                                                                   }
                                                                                                 }
                                                                                               }
-                                                                                              var valid17 = _errs114 === errors;
+                                                                                              var valid16 = _errs106 === errors;
                                                                                             } else {
-                                                                                              var valid17 = true;
+                                                                                              var valid16 = true;
                                                                                             }
-                                                                                            if (valid17) {
-                                                                                              if (data43.loss !== void 0) {
-                                                                                                let data50 = data43.loss;
-                                                                                                const _errs119 = errors;
-                                                                                                if (!(typeof data50 == "number" && isFinite(data50)) && data50 !== null) {
-                                                                                                  validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/loss", schemaPath: "#/properties/trials/properties/list/items/properties/loss/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.loss.type }, message: "must be number,null" }];
+                                                                                            if (valid16) {
+                                                                                              if (data39.epoch !== void 0) {
+                                                                                                let data46 = data39.epoch;
+                                                                                                const _errs111 = errors;
+                                                                                                if (!(typeof data46 == "number" && isFinite(data46)) && data46 !== null) {
+                                                                                                  validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/epoch", schemaPath: "#/properties/trials/properties/list/items/properties/epoch/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.epoch.type }, message: "must be number,null" }];
                                                                                                   return false;
                                                                                                 }
-                                                                                                var valid17 = _errs119 === errors;
+                                                                                                var valid16 = _errs111 === errors;
                                                                                               } else {
-                                                                                                var valid17 = true;
+                                                                                                var valid16 = true;
                                                                                               }
-                                                                                              if (valid17) {
-                                                                                                if (data43.elapsed_s !== void 0) {
-                                                                                                  let data51 = data43.elapsed_s;
-                                                                                                  const _errs121 = errors;
-                                                                                                  if (!(typeof data51 == "number" && isFinite(data51)) && data51 !== null) {
-                                                                                                    validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/elapsed_s", schemaPath: "#/properties/trials/properties/list/items/properties/elapsed_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.elapsed_s.type }, message: "must be number,null" }];
+                                                                                              if (valid16) {
+                                                                                                if (data39.loss !== void 0) {
+                                                                                                  let data47 = data39.loss;
+                                                                                                  const _errs113 = errors;
+                                                                                                  if (!(typeof data47 == "number" && isFinite(data47)) && data47 !== null) {
+                                                                                                    validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/loss", schemaPath: "#/properties/trials/properties/list/items/properties/loss/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.loss.type }, message: "must be number,null" }];
                                                                                                     return false;
                                                                                                   }
-                                                                                                  var valid17 = _errs121 === errors;
+                                                                                                  var valid16 = _errs113 === errors;
                                                                                                 } else {
-                                                                                                  var valid17 = true;
+                                                                                                  var valid16 = true;
                                                                                                 }
-                                                                                                if (valid17) {
-                                                                                                  if (data43.eta_s !== void 0) {
-                                                                                                    let data52 = data43.eta_s;
-                                                                                                    const _errs123 = errors;
-                                                                                                    if (!(typeof data52 == "number" && isFinite(data52)) && data52 !== null) {
-                                                                                                      validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/eta_s", schemaPath: "#/properties/trials/properties/list/items/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.eta_s.type }, message: "must be number,null" }];
+                                                                                                if (valid16) {
+                                                                                                  if (data39.elapsed_s !== void 0) {
+                                                                                                    let data48 = data39.elapsed_s;
+                                                                                                    const _errs115 = errors;
+                                                                                                    if (!(typeof data48 == "number" && isFinite(data48)) && data48 !== null) {
+                                                                                                      validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/elapsed_s", schemaPath: "#/properties/trials/properties/list/items/properties/elapsed_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.elapsed_s.type }, message: "must be number,null" }];
                                                                                                       return false;
                                                                                                     }
-                                                                                                    var valid17 = _errs123 === errors;
+                                                                                                    var valid16 = _errs115 === errors;
                                                                                                   } else {
-                                                                                                    var valid17 = true;
+                                                                                                    var valid16 = true;
                                                                                                   }
-                                                                                                  if (valid17) {
-                                                                                                    if (data43.metrics !== void 0) {
-                                                                                                      const _errs125 = errors;
-                                                                                                      if (!validate68(data43.metrics, { instancePath: instancePath + "/trials/list/" + i2 + "/metrics", parentData: data43, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
-                                                                                                        vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
-                                                                                                        errors = vErrors.length;
+                                                                                                  if (valid16) {
+                                                                                                    if (data39.eta_s !== void 0) {
+                                                                                                      let data49 = data39.eta_s;
+                                                                                                      const _errs117 = errors;
+                                                                                                      if (!(typeof data49 == "number" && isFinite(data49)) && data49 !== null) {
+                                                                                                        validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/eta_s", schemaPath: "#/properties/trials/properties/list/items/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.eta_s.type }, message: "must be number,null" }];
+                                                                                                        return false;
                                                                                                       }
-                                                                                                      var valid17 = _errs125 === errors;
+                                                                                                      var valid16 = _errs117 === errors;
                                                                                                     } else {
-                                                                                                      var valid17 = true;
+                                                                                                      var valid16 = true;
                                                                                                     }
-                                                                                                    if (valid17) {
-                                                                                                      if (data43.duration_s !== void 0) {
-                                                                                                        let data54 = data43.duration_s;
-                                                                                                        const _errs126 = errors;
-                                                                                                        if (!(typeof data54 == "number" && isFinite(data54)) && data54 !== null) {
-                                                                                                          validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/duration_s", schemaPath: "#/properties/trials/properties/list/items/properties/duration_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.duration_s.type }, message: "must be number,null" }];
-                                                                                                          return false;
+                                                                                                    if (valid16) {
+                                                                                                      if (data39.metrics !== void 0) {
+                                                                                                        const _errs119 = errors;
+                                                                                                        if (!validate69(data39.metrics, { instancePath: instancePath + "/trials/list/" + i2 + "/metrics", parentData: data39, parentDataProperty: "metrics", rootData, dynamicAnchors })) {
+                                                                                                          vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+                                                                                                          errors = vErrors.length;
                                                                                                         }
-                                                                                                        var valid17 = _errs126 === errors;
+                                                                                                        var valid16 = _errs119 === errors;
                                                                                                       } else {
-                                                                                                        var valid17 = true;
+                                                                                                        var valid16 = true;
                                                                                                       }
-                                                                                                      if (valid17) {
-                                                                                                        if (data43.error !== void 0) {
-                                                                                                          let data55 = data43.error;
-                                                                                                          const _errs128 = errors;
-                                                                                                          const _errs129 = errors;
-                                                                                                          let valid19 = false;
-                                                                                                          const _errs130 = errors;
-                                                                                                          if (!validate78(data55, { instancePath: instancePath + "/trials/list/" + i2 + "/error", parentData: data43, parentDataProperty: "error", rootData, dynamicAnchors })) {
-                                                                                                            vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
-                                                                                                            errors = vErrors.length;
-                                                                                                          }
-                                                                                                          var _valid8 = _errs130 === errors;
-                                                                                                          valid19 = valid19 || _valid8;
-                                                                                                          if (_valid8) {
-                                                                                                            var props3 = {};
-                                                                                                            props3.type = true;
-                                                                                                            props3.message = true;
-                                                                                                          }
-                                                                                                          const _errs131 = errors;
-                                                                                                          if (data55 !== null) {
-                                                                                                            const err32 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
-                                                                                                            if (vErrors === null) {
-                                                                                                              vErrors = [err32];
-                                                                                                            } else {
-                                                                                                              vErrors.push(err32);
-                                                                                                            }
-                                                                                                            errors++;
-                                                                                                          }
-                                                                                                          var _valid8 = _errs131 === errors;
-                                                                                                          valid19 = valid19 || _valid8;
-                                                                                                          if (!valid19) {
-                                                                                                            const err33 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                                                            if (vErrors === null) {
-                                                                                                              vErrors = [err33];
-                                                                                                            } else {
-                                                                                                              vErrors.push(err33);
-                                                                                                            }
-                                                                                                            errors++;
-                                                                                                            validate101.errors = vErrors;
+                                                                                                      if (valid16) {
+                                                                                                        if (data39.duration_s !== void 0) {
+                                                                                                          let data51 = data39.duration_s;
+                                                                                                          const _errs120 = errors;
+                                                                                                          if (!(typeof data51 == "number" && isFinite(data51)) && data51 !== null) {
+                                                                                                            validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/duration_s", schemaPath: "#/properties/trials/properties/list/items/properties/duration_s/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.duration_s.type }, message: "must be number,null" }];
                                                                                                             return false;
-                                                                                                          } else {
-                                                                                                            errors = _errs129;
-                                                                                                            if (vErrors !== null) {
-                                                                                                              if (_errs129) {
-                                                                                                                vErrors.length = _errs129;
+                                                                                                          }
+                                                                                                          var valid16 = _errs120 === errors;
+                                                                                                        } else {
+                                                                                                          var valid16 = true;
+                                                                                                        }
+                                                                                                        if (valid16) {
+                                                                                                          if (data39.error !== void 0) {
+                                                                                                            let data52 = data39.error;
+                                                                                                            const _errs122 = errors;
+                                                                                                            const _errs123 = errors;
+                                                                                                            let valid18 = false;
+                                                                                                            const _errs124 = errors;
+                                                                                                            if (!validate80(data52, { instancePath: instancePath + "/trials/list/" + i2 + "/error", parentData: data39, parentDataProperty: "error", rootData, dynamicAnchors })) {
+                                                                                                              vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+                                                                                                              errors = vErrors.length;
+                                                                                                            }
+                                                                                                            var _valid8 = _errs124 === errors;
+                                                                                                            valid18 = valid18 || _valid8;
+                                                                                                            if (_valid8) {
+                                                                                                              var props3 = {};
+                                                                                                              props3.type = true;
+                                                                                                              props3.message = true;
+                                                                                                            }
+                                                                                                            const _errs125 = errors;
+                                                                                                            if (data52 !== null) {
+                                                                                                              const err27 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                              if (vErrors === null) {
+                                                                                                                vErrors = [err27];
                                                                                                               } else {
-                                                                                                                vErrors = null;
+                                                                                                                vErrors.push(err27);
+                                                                                                              }
+                                                                                                              errors++;
+                                                                                                            }
+                                                                                                            var _valid8 = _errs125 === errors;
+                                                                                                            valid18 = valid18 || _valid8;
+                                                                                                            if (!valid18) {
+                                                                                                              const err28 = { instancePath: instancePath + "/trials/list/" + i2 + "/error", schemaPath: "#/properties/trials/properties/list/items/properties/error/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                              if (vErrors === null) {
+                                                                                                                vErrors = [err28];
+                                                                                                              } else {
+                                                                                                                vErrors.push(err28);
+                                                                                                              }
+                                                                                                              errors++;
+                                                                                                              validate105.errors = vErrors;
+                                                                                                              return false;
+                                                                                                            } else {
+                                                                                                              errors = _errs123;
+                                                                                                              if (vErrors !== null) {
+                                                                                                                if (_errs123) {
+                                                                                                                  vErrors.length = _errs123;
+                                                                                                                } else {
+                                                                                                                  vErrors = null;
+                                                                                                                }
                                                                                                               }
                                                                                                             }
-                                                                                                          }
-                                                                                                          var valid17 = _errs128 === errors;
-                                                                                                        } else {
-                                                                                                          var valid17 = true;
-                                                                                                        }
-                                                                                                        if (valid17) {
-                                                                                                          if (data43.accepted !== void 0) {
-                                                                                                            let data56 = data43.accepted;
-                                                                                                            const _errs133 = errors;
-                                                                                                            if (typeof data56 !== "boolean" && data56 !== null) {
-                                                                                                              validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/accepted", schemaPath: "#/properties/trials/properties/list/items/properties/accepted/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.accepted.type }, message: "must be boolean,null" }];
-                                                                                                              return false;
-                                                                                                            }
-                                                                                                            var valid17 = _errs133 === errors;
+                                                                                                            var valid16 = _errs122 === errors;
                                                                                                           } else {
-                                                                                                            var valid17 = true;
+                                                                                                            var valid16 = true;
+                                                                                                          }
+                                                                                                          if (valid16) {
+                                                                                                            if (data39.accepted !== void 0) {
+                                                                                                              let data53 = data39.accepted;
+                                                                                                              const _errs127 = errors;
+                                                                                                              if (typeof data53 !== "boolean" && data53 !== null) {
+                                                                                                                validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2 + "/accepted", schemaPath: "#/properties/trials/properties/list/items/properties/accepted/type", keyword: "type", params: { type: schema20.properties.trials.properties.list.items.properties.accepted.type }, message: "must be boolean,null" }];
+                                                                                                                return false;
+                                                                                                              }
+                                                                                                              var valid16 = _errs127 === errors;
+                                                                                                            } else {
+                                                                                                              var valid16 = true;
+                                                                                                            }
+                                                                                                            if (valid16) {
+                                                                                                              if (data39.last_eval !== void 0) {
+                                                                                                                let data54 = data39.last_eval;
+                                                                                                                const _errs129 = errors;
+                                                                                                                const _errs130 = errors;
+                                                                                                                let valid19 = false;
+                                                                                                                const _errs131 = errors;
+                                                                                                                if (!validate67(data54, { instancePath: instancePath + "/trials/list/" + i2 + "/last_eval", parentData: data39, parentDataProperty: "last_eval", rootData, dynamicAnchors })) {
+                                                                                                                  vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+                                                                                                                  errors = vErrors.length;
+                                                                                                                }
+                                                                                                                var _valid9 = _errs131 === errors;
+                                                                                                                valid19 = valid19 || _valid9;
+                                                                                                                const _errs132 = errors;
+                                                                                                                if (data54 !== null) {
+                                                                                                                  const err29 = { instancePath: instancePath + "/trials/list/" + i2 + "/last_eval", schemaPath: "#/properties/trials/properties/list/items/properties/last_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                                  if (vErrors === null) {
+                                                                                                                    vErrors = [err29];
+                                                                                                                  } else {
+                                                                                                                    vErrors.push(err29);
+                                                                                                                  }
+                                                                                                                  errors++;
+                                                                                                                }
+                                                                                                                var _valid9 = _errs132 === errors;
+                                                                                                                valid19 = valid19 || _valid9;
+                                                                                                                if (!valid19) {
+                                                                                                                  const err30 = { instancePath: instancePath + "/trials/list/" + i2 + "/last_eval", schemaPath: "#/properties/trials/properties/list/items/properties/last_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                                  if (vErrors === null) {
+                                                                                                                    vErrors = [err30];
+                                                                                                                  } else {
+                                                                                                                    vErrors.push(err30);
+                                                                                                                  }
+                                                                                                                  errors++;
+                                                                                                                  validate105.errors = vErrors;
+                                                                                                                  return false;
+                                                                                                                } else {
+                                                                                                                  errors = _errs130;
+                                                                                                                  if (vErrors !== null) {
+                                                                                                                    if (_errs130) {
+                                                                                                                      vErrors.length = _errs130;
+                                                                                                                    } else {
+                                                                                                                      vErrors = null;
+                                                                                                                    }
+                                                                                                                  }
+                                                                                                                }
+                                                                                                                var valid16 = _errs129 === errors;
+                                                                                                              } else {
+                                                                                                                var valid16 = true;
+                                                                                                              }
+                                                                                                              if (valid16) {
+                                                                                                                if (data39.previous_eval !== void 0) {
+                                                                                                                  let data55 = data39.previous_eval;
+                                                                                                                  const _errs134 = errors;
+                                                                                                                  const _errs135 = errors;
+                                                                                                                  let valid20 = false;
+                                                                                                                  const _errs136 = errors;
+                                                                                                                  if (!validate67(data55, { instancePath: instancePath + "/trials/list/" + i2 + "/previous_eval", parentData: data39, parentDataProperty: "previous_eval", rootData, dynamicAnchors })) {
+                                                                                                                    vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+                                                                                                                    errors = vErrors.length;
+                                                                                                                  }
+                                                                                                                  var _valid10 = _errs136 === errors;
+                                                                                                                  valid20 = valid20 || _valid10;
+                                                                                                                  const _errs137 = errors;
+                                                                                                                  if (data55 !== null) {
+                                                                                                                    const err31 = { instancePath: instancePath + "/trials/list/" + i2 + "/previous_eval", schemaPath: "#/properties/trials/properties/list/items/properties/previous_eval/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                                                    if (vErrors === null) {
+                                                                                                                      vErrors = [err31];
+                                                                                                                    } else {
+                                                                                                                      vErrors.push(err31);
+                                                                                                                    }
+                                                                                                                    errors++;
+                                                                                                                  }
+                                                                                                                  var _valid10 = _errs137 === errors;
+                                                                                                                  valid20 = valid20 || _valid10;
+                                                                                                                  if (!valid20) {
+                                                                                                                    const err32 = { instancePath: instancePath + "/trials/list/" + i2 + "/previous_eval", schemaPath: "#/properties/trials/properties/list/items/properties/previous_eval/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                                                                                                    if (vErrors === null) {
+                                                                                                                      vErrors = [err32];
+                                                                                                                    } else {
+                                                                                                                      vErrors.push(err32);
+                                                                                                                    }
+                                                                                                                    errors++;
+                                                                                                                    validate105.errors = vErrors;
+                                                                                                                    return false;
+                                                                                                                  } else {
+                                                                                                                    errors = _errs135;
+                                                                                                                    if (vErrors !== null) {
+                                                                                                                      if (_errs135) {
+                                                                                                                        vErrors.length = _errs135;
+                                                                                                                      } else {
+                                                                                                                        vErrors = null;
+                                                                                                                      }
+                                                                                                                    }
+                                                                                                                  }
+                                                                                                                  var valid16 = _errs134 === errors;
+                                                                                                                } else {
+                                                                                                                  var valid16 = true;
+                                                                                                                }
+                                                                                                              }
+                                                                                                            }
                                                                                                           }
                                                                                                         }
                                                                                                       }
@@ -3779,23 +3908,23 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                                                 }
                                                                               }
                                                                             } else {
-                                                                              validate101.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                              validate105.errors = [{ instancePath: instancePath + "/trials/list/" + i2, schemaPath: "#/properties/trials/properties/list/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                                               return false;
                                                                             }
                                                                           }
-                                                                          var valid16 = _errs104 === errors;
-                                                                          if (!valid16) {
+                                                                          var valid15 = _errs96 === errors;
+                                                                          if (!valid15) {
                                                                             break;
                                                                           }
                                                                         }
                                                                       } else {
-                                                                        validate101.errors = [{ instancePath: instancePath + "/trials/list", schemaPath: "#/properties/trials/properties/list/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                                        validate105.errors = [{ instancePath: instancePath + "/trials/list", schemaPath: "#/properties/trials/properties/list/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                                                         return false;
                                                                       }
                                                                     }
-                                                                    var valid11 = _errs102 === errors;
+                                                                    var valid10 = _errs94 === errors;
                                                                   } else {
-                                                                    var valid11 = true;
+                                                                    var valid10 = true;
                                                                   }
                                                                 }
                                                               }
@@ -3803,200 +3932,200 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                           }
                                                         }
                                                       } else {
-                                                        validate101.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                        validate105.errors = [{ instancePath: instancePath + "/trials", schemaPath: "#/properties/trials/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                         return false;
                                                       }
                                                     }
-                                                    var valid0 = _errs75 === errors;
+                                                    var valid0 = _errs67 === errors;
                                                   } else {
                                                     var valid0 = true;
                                                   }
                                                   if (valid0) {
                                                     if (data.phase_progress !== void 0) {
-                                                      let data57 = data.phase_progress;
-                                                      const _errs135 = errors;
-                                                      const _errs136 = errors;
-                                                      let valid20 = false;
-                                                      const _errs137 = errors;
-                                                      if (errors === _errs137) {
-                                                        if (data57 && typeof data57 == "object" && !Array.isArray(data57)) {
-                                                          let missing7;
-                                                          if (data57.phase === void 0 && (missing7 = "phase") || data57.done === void 0 && (missing7 = "done") || data57.total === void 0 && (missing7 = "total") || data57.unit === void 0 && (missing7 = "unit") || data57.eta_s === void 0 && (missing7 = "eta_s") || data57.trial === void 0 && (missing7 = "trial")) {
-                                                            const err34 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" };
+                                                      let data56 = data.phase_progress;
+                                                      const _errs139 = errors;
+                                                      const _errs140 = errors;
+                                                      let valid21 = false;
+                                                      const _errs141 = errors;
+                                                      if (errors === _errs141) {
+                                                        if (data56 && typeof data56 == "object" && !Array.isArray(data56)) {
+                                                          let missing6;
+                                                          if (data56.phase === void 0 && (missing6 = "phase") || data56.done === void 0 && (missing6 = "done") || data56.total === void 0 && (missing6 = "total") || data56.unit === void 0 && (missing6 = "unit") || data56.eta_s === void 0 && (missing6 = "eta_s") || data56.trial === void 0 && (missing6 = "trial")) {
+                                                            const err33 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/required", keyword: "required", params: { missingProperty: missing6 }, message: "must have required property '" + missing6 + "'" };
                                                             if (vErrors === null) {
-                                                              vErrors = [err34];
+                                                              vErrors = [err33];
                                                             } else {
-                                                              vErrors.push(err34);
+                                                              vErrors.push(err33);
                                                             }
                                                             errors++;
                                                           } else {
-                                                            const _errs139 = errors;
-                                                            for (const key7 in data57) {
-                                                              if (!(key7 === "phase" || key7 === "done" || key7 === "total" || key7 === "unit" || key7 === "eta_s" || key7 === "trial")) {
-                                                                const err35 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                                                            const _errs143 = errors;
+                                                            for (const key6 in data56) {
+                                                              if (!(key6 === "phase" || key6 === "done" || key6 === "total" || key6 === "unit" || key6 === "eta_s" || key6 === "trial")) {
+                                                                const err34 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                                                                 if (vErrors === null) {
-                                                                  vErrors = [err35];
+                                                                  vErrors = [err34];
                                                                 } else {
-                                                                  vErrors.push(err35);
+                                                                  vErrors.push(err34);
                                                                 }
                                                                 errors++;
                                                                 break;
                                                               }
                                                             }
-                                                            if (_errs139 === errors) {
-                                                              if (data57.phase !== void 0) {
-                                                                const _errs140 = errors;
-                                                                if (typeof data57.phase !== "string") {
-                                                                  const err36 = { instancePath: instancePath + "/phase_progress/phase", schemaPath: "#/properties/phase_progress/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                            if (_errs143 === errors) {
+                                                              if (data56.phase !== void 0) {
+                                                                const _errs144 = errors;
+                                                                if (typeof data56.phase !== "string") {
+                                                                  const err35 = { instancePath: instancePath + "/phase_progress/phase", schemaPath: "#/properties/phase_progress/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err36];
+                                                                    vErrors = [err35];
                                                                   } else {
-                                                                    vErrors.push(err36);
+                                                                    vErrors.push(err35);
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var valid21 = _errs140 === errors;
+                                                                var valid22 = _errs144 === errors;
                                                               } else {
-                                                                var valid21 = true;
+                                                                var valid22 = true;
                                                               }
-                                                              if (valid21) {
-                                                                if (data57.done !== void 0) {
-                                                                  const _errs142 = errors;
-                                                                  if (!validate56(data57.done, { instancePath: instancePath + "/phase_progress/done", parentData: data57, parentDataProperty: "done", rootData, dynamicAnchors })) {
+                                                              if (valid22) {
+                                                                if (data56.done !== void 0) {
+                                                                  const _errs146 = errors;
+                                                                  if (!validate56(data56.done, { instancePath: instancePath + "/phase_progress/done", parentData: data56, parentDataProperty: "done", rootData, dynamicAnchors })) {
                                                                     vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                     errors = vErrors.length;
                                                                   }
-                                                                  var valid21 = _errs142 === errors;
+                                                                  var valid22 = _errs146 === errors;
                                                                 } else {
-                                                                  var valid21 = true;
+                                                                  var valid22 = true;
                                                                 }
-                                                                if (valid21) {
-                                                                  if (data57.total !== void 0) {
-                                                                    let data60 = data57.total;
-                                                                    const _errs143 = errors;
-                                                                    const _errs144 = errors;
-                                                                    let valid22 = false;
-                                                                    const _errs145 = errors;
-                                                                    if (!validate56(data60, { instancePath: instancePath + "/phase_progress/total", parentData: data57, parentDataProperty: "total", rootData, dynamicAnchors })) {
+                                                                if (valid22) {
+                                                                  if (data56.total !== void 0) {
+                                                                    let data59 = data56.total;
+                                                                    const _errs147 = errors;
+                                                                    const _errs148 = errors;
+                                                                    let valid23 = false;
+                                                                    const _errs149 = errors;
+                                                                    if (!validate56(data59, { instancePath: instancePath + "/phase_progress/total", parentData: data56, parentDataProperty: "total", rootData, dynamicAnchors })) {
                                                                       vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                       errors = vErrors.length;
                                                                     }
-                                                                    var _valid10 = _errs145 === errors;
-                                                                    valid22 = valid22 || _valid10;
-                                                                    const _errs146 = errors;
-                                                                    if (data60 !== null) {
-                                                                      const err37 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                    var _valid12 = _errs149 === errors;
+                                                                    valid23 = valid23 || _valid12;
+                                                                    const _errs150 = errors;
+                                                                    if (data59 !== null) {
+                                                                      const err36 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                      if (vErrors === null) {
+                                                                        vErrors = [err36];
+                                                                      } else {
+                                                                        vErrors.push(err36);
+                                                                      }
+                                                                      errors++;
+                                                                    }
+                                                                    var _valid12 = _errs150 === errors;
+                                                                    valid23 = valid23 || _valid12;
+                                                                    if (!valid23) {
+                                                                      const err37 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                       if (vErrors === null) {
                                                                         vErrors = [err37];
                                                                       } else {
                                                                         vErrors.push(err37);
                                                                       }
                                                                       errors++;
-                                                                    }
-                                                                    var _valid10 = _errs146 === errors;
-                                                                    valid22 = valid22 || _valid10;
-                                                                    if (!valid22) {
-                                                                      const err38 = { instancePath: instancePath + "/phase_progress/total", schemaPath: "#/properties/phase_progress/anyOf/0/properties/total/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                      if (vErrors === null) {
-                                                                        vErrors = [err38];
-                                                                      } else {
-                                                                        vErrors.push(err38);
-                                                                      }
-                                                                      errors++;
                                                                     } else {
-                                                                      errors = _errs144;
+                                                                      errors = _errs148;
                                                                       if (vErrors !== null) {
-                                                                        if (_errs144) {
-                                                                          vErrors.length = _errs144;
+                                                                        if (_errs148) {
+                                                                          vErrors.length = _errs148;
                                                                         } else {
                                                                           vErrors = null;
                                                                         }
                                                                       }
                                                                     }
-                                                                    var valid21 = _errs143 === errors;
+                                                                    var valid22 = _errs147 === errors;
                                                                   } else {
-                                                                    var valid21 = true;
+                                                                    var valid22 = true;
                                                                   }
-                                                                  if (valid21) {
-                                                                    if (data57.unit !== void 0) {
-                                                                      let data61 = data57.unit;
-                                                                      const _errs148 = errors;
-                                                                      if (typeof data61 !== "string" && data61 !== null) {
-                                                                        const err39 = { instancePath: instancePath + "/phase_progress/unit", schemaPath: "#/properties/phase_progress/anyOf/0/properties/unit/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.unit.type }, message: "must be string,null" };
+                                                                  if (valid22) {
+                                                                    if (data56.unit !== void 0) {
+                                                                      let data60 = data56.unit;
+                                                                      const _errs152 = errors;
+                                                                      if (typeof data60 !== "string" && data60 !== null) {
+                                                                        const err38 = { instancePath: instancePath + "/phase_progress/unit", schemaPath: "#/properties/phase_progress/anyOf/0/properties/unit/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.unit.type }, message: "must be string,null" };
                                                                         if (vErrors === null) {
-                                                                          vErrors = [err39];
+                                                                          vErrors = [err38];
                                                                         } else {
-                                                                          vErrors.push(err39);
+                                                                          vErrors.push(err38);
                                                                         }
                                                                         errors++;
                                                                       }
-                                                                      var valid21 = _errs148 === errors;
+                                                                      var valid22 = _errs152 === errors;
                                                                     } else {
-                                                                      var valid21 = true;
+                                                                      var valid22 = true;
                                                                     }
-                                                                    if (valid21) {
-                                                                      if (data57.eta_s !== void 0) {
-                                                                        let data62 = data57.eta_s;
-                                                                        const _errs150 = errors;
-                                                                        if (!(typeof data62 == "number" && isFinite(data62)) && data62 !== null) {
-                                                                          const err40 = { instancePath: instancePath + "/phase_progress/eta_s", schemaPath: "#/properties/phase_progress/anyOf/0/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.eta_s.type }, message: "must be number,null" };
+                                                                    if (valid22) {
+                                                                      if (data56.eta_s !== void 0) {
+                                                                        let data61 = data56.eta_s;
+                                                                        const _errs154 = errors;
+                                                                        if (!(typeof data61 == "number" && isFinite(data61)) && data61 !== null) {
+                                                                          const err39 = { instancePath: instancePath + "/phase_progress/eta_s", schemaPath: "#/properties/phase_progress/anyOf/0/properties/eta_s/type", keyword: "type", params: { type: schema20.properties.phase_progress.anyOf[0].properties.eta_s.type }, message: "must be number,null" };
                                                                           if (vErrors === null) {
-                                                                            vErrors = [err40];
+                                                                            vErrors = [err39];
                                                                           } else {
-                                                                            vErrors.push(err40);
+                                                                            vErrors.push(err39);
                                                                           }
                                                                           errors++;
                                                                         }
-                                                                        var valid21 = _errs150 === errors;
+                                                                        var valid22 = _errs154 === errors;
                                                                       } else {
-                                                                        var valid21 = true;
+                                                                        var valid22 = true;
                                                                       }
-                                                                      if (valid21) {
-                                                                        if (data57.trial !== void 0) {
-                                                                          let data63 = data57.trial;
-                                                                          const _errs152 = errors;
-                                                                          const _errs153 = errors;
-                                                                          let valid23 = false;
-                                                                          const _errs154 = errors;
-                                                                          if (!validate63(data63, { instancePath: instancePath + "/phase_progress/trial", parentData: data57, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                      if (valid22) {
+                                                                        if (data56.trial !== void 0) {
+                                                                          let data62 = data56.trial;
+                                                                          const _errs156 = errors;
+                                                                          const _errs157 = errors;
+                                                                          let valid24 = false;
+                                                                          const _errs158 = errors;
+                                                                          if (!validate63(data62, { instancePath: instancePath + "/phase_progress/trial", parentData: data56, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                             vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
                                                                             errors = vErrors.length;
                                                                           }
-                                                                          var _valid11 = _errs154 === errors;
-                                                                          valid23 = valid23 || _valid11;
-                                                                          const _errs155 = errors;
-                                                                          if (data63 !== null) {
-                                                                            const err41 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                          var _valid13 = _errs158 === errors;
+                                                                          valid24 = valid24 || _valid13;
+                                                                          const _errs159 = errors;
+                                                                          if (data62 !== null) {
+                                                                            const err40 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                            if (vErrors === null) {
+                                                                              vErrors = [err40];
+                                                                            } else {
+                                                                              vErrors.push(err40);
+                                                                            }
+                                                                            errors++;
+                                                                          }
+                                                                          var _valid13 = _errs159 === errors;
+                                                                          valid24 = valid24 || _valid13;
+                                                                          if (!valid24) {
+                                                                            const err41 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                             if (vErrors === null) {
                                                                               vErrors = [err41];
                                                                             } else {
                                                                               vErrors.push(err41);
                                                                             }
                                                                             errors++;
-                                                                          }
-                                                                          var _valid11 = _errs155 === errors;
-                                                                          valid23 = valid23 || _valid11;
-                                                                          if (!valid23) {
-                                                                            const err42 = { instancePath: instancePath + "/phase_progress/trial", schemaPath: "#/properties/phase_progress/anyOf/0/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                            if (vErrors === null) {
-                                                                              vErrors = [err42];
-                                                                            } else {
-                                                                              vErrors.push(err42);
-                                                                            }
-                                                                            errors++;
                                                                           } else {
-                                                                            errors = _errs153;
+                                                                            errors = _errs157;
                                                                             if (vErrors !== null) {
-                                                                              if (_errs153) {
-                                                                                vErrors.length = _errs153;
+                                                                              if (_errs157) {
+                                                                                vErrors.length = _errs157;
                                                                               } else {
                                                                                 vErrors = null;
                                                                               }
                                                                             }
                                                                           }
-                                                                          var valid21 = _errs152 === errors;
+                                                                          var valid22 = _errs156 === errors;
                                                                         } else {
-                                                                          var valid21 = true;
+                                                                          var valid22 = true;
                                                                         }
                                                                       }
                                                                     }
@@ -4006,331 +4135,331 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                             }
                                                           }
                                                         } else {
-                                                          const err43 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                          const err42 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                           if (vErrors === null) {
-                                                            vErrors = [err43];
+                                                            vErrors = [err42];
                                                           } else {
-                                                            vErrors.push(err43);
+                                                            vErrors.push(err42);
                                                           }
                                                           errors++;
                                                         }
                                                       }
-                                                      var _valid9 = _errs137 === errors;
-                                                      valid20 = valid20 || _valid9;
-                                                      const _errs157 = errors;
-                                                      if (data57 !== null) {
-                                                        const err44 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                      var _valid11 = _errs141 === errors;
+                                                      valid21 = valid21 || _valid11;
+                                                      const _errs161 = errors;
+                                                      if (data56 !== null) {
+                                                        const err43 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        if (vErrors === null) {
+                                                          vErrors = [err43];
+                                                        } else {
+                                                          vErrors.push(err43);
+                                                        }
+                                                        errors++;
+                                                      }
+                                                      var _valid11 = _errs161 === errors;
+                                                      valid21 = valid21 || _valid11;
+                                                      if (!valid21) {
+                                                        const err44 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                         if (vErrors === null) {
                                                           vErrors = [err44];
                                                         } else {
                                                           vErrors.push(err44);
                                                         }
                                                         errors++;
-                                                      }
-                                                      var _valid9 = _errs157 === errors;
-                                                      valid20 = valid20 || _valid9;
-                                                      if (!valid20) {
-                                                        const err45 = { instancePath: instancePath + "/phase_progress", schemaPath: "#/properties/phase_progress/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                        if (vErrors === null) {
-                                                          vErrors = [err45];
-                                                        } else {
-                                                          vErrors.push(err45);
-                                                        }
-                                                        errors++;
-                                                        validate101.errors = vErrors;
+                                                        validate105.errors = vErrors;
                                                         return false;
                                                       } else {
-                                                        errors = _errs136;
+                                                        errors = _errs140;
                                                         if (vErrors !== null) {
-                                                          if (_errs136) {
-                                                            vErrors.length = _errs136;
+                                                          if (_errs140) {
+                                                            vErrors.length = _errs140;
                                                           } else {
                                                             vErrors = null;
                                                           }
                                                         }
                                                       }
-                                                      var valid0 = _errs135 === errors;
+                                                      var valid0 = _errs139 === errors;
                                                     } else {
                                                       var valid0 = true;
                                                     }
                                                     if (valid0) {
                                                       if (data.cycle !== void 0) {
-                                                        let data64 = data.cycle;
-                                                        const _errs159 = errors;
-                                                        const _errs160 = errors;
-                                                        let valid24 = false;
-                                                        const _errs161 = errors;
-                                                        if (errors === _errs161) {
-                                                          if (data64 && typeof data64 == "object" && !Array.isArray(data64)) {
-                                                            let missing8;
-                                                            if (data64.phase === void 0 && (missing8 = "phase") || data64.cycle === void 0 && (missing8 = "cycle") || data64.total_cycles === void 0 && (missing8 = "total_cycles")) {
-                                                              const err46 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" };
+                                                        let data63 = data.cycle;
+                                                        const _errs163 = errors;
+                                                        const _errs164 = errors;
+                                                        let valid25 = false;
+                                                        const _errs165 = errors;
+                                                        if (errors === _errs165) {
+                                                          if (data63 && typeof data63 == "object" && !Array.isArray(data63)) {
+                                                            let missing7;
+                                                            if (data63.phase === void 0 && (missing7 = "phase") || data63.cycle === void 0 && (missing7 = "cycle") || data63.total_cycles === void 0 && (missing7 = "total_cycles")) {
+                                                              const err45 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/required", keyword: "required", params: { missingProperty: missing7 }, message: "must have required property '" + missing7 + "'" };
                                                               if (vErrors === null) {
-                                                                vErrors = [err46];
+                                                                vErrors = [err45];
                                                               } else {
-                                                                vErrors.push(err46);
+                                                                vErrors.push(err45);
                                                               }
                                                               errors++;
                                                             } else {
-                                                              const _errs163 = errors;
-                                                              for (const key8 in data64) {
-                                                                if (!(key8 === "phase" || key8 === "cycle" || key8 === "total_cycles")) {
-                                                                  const err47 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                                                              const _errs167 = errors;
+                                                              for (const key7 in data63) {
+                                                                if (!(key7 === "phase" || key7 === "cycle" || key7 === "total_cycles")) {
+                                                                  const err46 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
                                                                   if (vErrors === null) {
-                                                                    vErrors = [err47];
+                                                                    vErrors = [err46];
                                                                   } else {
-                                                                    vErrors.push(err47);
+                                                                    vErrors.push(err46);
                                                                   }
                                                                   errors++;
                                                                   break;
                                                                 }
                                                               }
-                                                              if (_errs163 === errors) {
-                                                                if (data64.phase !== void 0) {
-                                                                  const _errs164 = errors;
-                                                                  if (typeof data64.phase !== "string") {
-                                                                    const err48 = { instancePath: instancePath + "/cycle/phase", schemaPath: "#/properties/cycle/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                                              if (_errs167 === errors) {
+                                                                if (data63.phase !== void 0) {
+                                                                  const _errs168 = errors;
+                                                                  if (typeof data63.phase !== "string") {
+                                                                    const err47 = { instancePath: instancePath + "/cycle/phase", schemaPath: "#/properties/cycle/anyOf/0/properties/phase/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                                                     if (vErrors === null) {
-                                                                      vErrors = [err48];
+                                                                      vErrors = [err47];
                                                                     } else {
-                                                                      vErrors.push(err48);
+                                                                      vErrors.push(err47);
                                                                     }
                                                                     errors++;
                                                                   }
-                                                                  var valid25 = _errs164 === errors;
+                                                                  var valid26 = _errs168 === errors;
                                                                 } else {
-                                                                  var valid25 = true;
+                                                                  var valid26 = true;
                                                                 }
-                                                                if (valid25) {
-                                                                  if (data64.cycle !== void 0) {
-                                                                    const _errs166 = errors;
-                                                                    if (!validate63(data64.cycle, { instancePath: instancePath + "/cycle/cycle", parentData: data64, parentDataProperty: "cycle", rootData, dynamicAnchors })) {
+                                                                if (valid26) {
+                                                                  if (data63.cycle !== void 0) {
+                                                                    const _errs170 = errors;
+                                                                    if (!validate63(data63.cycle, { instancePath: instancePath + "/cycle/cycle", parentData: data63, parentDataProperty: "cycle", rootData, dynamicAnchors })) {
                                                                       vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
                                                                       errors = vErrors.length;
                                                                     }
-                                                                    var valid25 = _errs166 === errors;
+                                                                    var valid26 = _errs170 === errors;
                                                                   } else {
-                                                                    var valid25 = true;
+                                                                    var valid26 = true;
                                                                   }
-                                                                  if (valid25) {
-                                                                    if (data64.total_cycles !== void 0) {
-                                                                      let data67 = data64.total_cycles;
-                                                                      const _errs167 = errors;
-                                                                      const _errs168 = errors;
-                                                                      let valid26 = false;
-                                                                      const _errs169 = errors;
-                                                                      if (!validate56(data67, { instancePath: instancePath + "/cycle/total_cycles", parentData: data64, parentDataProperty: "total_cycles", rootData, dynamicAnchors })) {
+                                                                  if (valid26) {
+                                                                    if (data63.total_cycles !== void 0) {
+                                                                      let data66 = data63.total_cycles;
+                                                                      const _errs171 = errors;
+                                                                      const _errs172 = errors;
+                                                                      let valid27 = false;
+                                                                      const _errs173 = errors;
+                                                                      if (!validate56(data66, { instancePath: instancePath + "/cycle/total_cycles", parentData: data63, parentDataProperty: "total_cycles", rootData, dynamicAnchors })) {
                                                                         vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                         errors = vErrors.length;
                                                                       }
-                                                                      var _valid13 = _errs169 === errors;
-                                                                      valid26 = valid26 || _valid13;
-                                                                      const _errs170 = errors;
-                                                                      if (data67 !== null) {
-                                                                        const err49 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                      var _valid15 = _errs173 === errors;
+                                                                      valid27 = valid27 || _valid15;
+                                                                      const _errs174 = errors;
+                                                                      if (data66 !== null) {
+                                                                        const err48 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                        if (vErrors === null) {
+                                                                          vErrors = [err48];
+                                                                        } else {
+                                                                          vErrors.push(err48);
+                                                                        }
+                                                                        errors++;
+                                                                      }
+                                                                      var _valid15 = _errs174 === errors;
+                                                                      valid27 = valid27 || _valid15;
+                                                                      if (!valid27) {
+                                                                        const err49 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                         if (vErrors === null) {
                                                                           vErrors = [err49];
                                                                         } else {
                                                                           vErrors.push(err49);
                                                                         }
                                                                         errors++;
-                                                                      }
-                                                                      var _valid13 = _errs170 === errors;
-                                                                      valid26 = valid26 || _valid13;
-                                                                      if (!valid26) {
-                                                                        const err50 = { instancePath: instancePath + "/cycle/total_cycles", schemaPath: "#/properties/cycle/anyOf/0/properties/total_cycles/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                        if (vErrors === null) {
-                                                                          vErrors = [err50];
-                                                                        } else {
-                                                                          vErrors.push(err50);
-                                                                        }
-                                                                        errors++;
                                                                       } else {
-                                                                        errors = _errs168;
+                                                                        errors = _errs172;
                                                                         if (vErrors !== null) {
-                                                                          if (_errs168) {
-                                                                            vErrors.length = _errs168;
+                                                                          if (_errs172) {
+                                                                            vErrors.length = _errs172;
                                                                           } else {
                                                                             vErrors = null;
                                                                           }
                                                                         }
                                                                       }
-                                                                      var valid25 = _errs167 === errors;
+                                                                      var valid26 = _errs171 === errors;
                                                                     } else {
-                                                                      var valid25 = true;
+                                                                      var valid26 = true;
                                                                     }
                                                                   }
                                                                 }
                                                               }
                                                             }
                                                           } else {
-                                                            const err51 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                            const err50 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                                             if (vErrors === null) {
-                                                              vErrors = [err51];
+                                                              vErrors = [err50];
                                                             } else {
-                                                              vErrors.push(err51);
+                                                              vErrors.push(err50);
                                                             }
                                                             errors++;
                                                           }
                                                         }
-                                                        var _valid12 = _errs161 === errors;
-                                                        valid24 = valid24 || _valid12;
-                                                        const _errs172 = errors;
-                                                        if (data64 !== null) {
-                                                          const err52 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                        var _valid14 = _errs165 === errors;
+                                                        valid25 = valid25 || _valid14;
+                                                        const _errs176 = errors;
+                                                        if (data63 !== null) {
+                                                          const err51 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                          if (vErrors === null) {
+                                                            vErrors = [err51];
+                                                          } else {
+                                                            vErrors.push(err51);
+                                                          }
+                                                          errors++;
+                                                        }
+                                                        var _valid14 = _errs176 === errors;
+                                                        valid25 = valid25 || _valid14;
+                                                        if (!valid25) {
+                                                          const err52 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                           if (vErrors === null) {
                                                             vErrors = [err52];
                                                           } else {
                                                             vErrors.push(err52);
                                                           }
                                                           errors++;
-                                                        }
-                                                        var _valid12 = _errs172 === errors;
-                                                        valid24 = valid24 || _valid12;
-                                                        if (!valid24) {
-                                                          const err53 = { instancePath: instancePath + "/cycle", schemaPath: "#/properties/cycle/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                          if (vErrors === null) {
-                                                            vErrors = [err53];
-                                                          } else {
-                                                            vErrors.push(err53);
-                                                          }
-                                                          errors++;
-                                                          validate101.errors = vErrors;
+                                                          validate105.errors = vErrors;
                                                           return false;
                                                         } else {
-                                                          errors = _errs160;
+                                                          errors = _errs164;
                                                           if (vErrors !== null) {
-                                                            if (_errs160) {
-                                                              vErrors.length = _errs160;
+                                                            if (_errs164) {
+                                                              vErrors.length = _errs164;
                                                             } else {
                                                               vErrors = null;
                                                             }
                                                           }
                                                         }
-                                                        var valid0 = _errs159 === errors;
+                                                        var valid0 = _errs163 === errors;
                                                       } else {
                                                         var valid0 = true;
                                                       }
                                                       if (valid0) {
                                                         if (data.rollbacks !== void 0) {
-                                                          let data68 = data.rollbacks;
-                                                          const _errs174 = errors;
-                                                          if (errors === _errs174) {
-                                                            if (Array.isArray(data68)) {
-                                                              var valid27 = true;
-                                                              const len5 = data68.length;
+                                                          let data67 = data.rollbacks;
+                                                          const _errs178 = errors;
+                                                          if (errors === _errs178) {
+                                                            if (Array.isArray(data67)) {
+                                                              var valid28 = true;
+                                                              const len5 = data67.length;
                                                               for (let i3 = 0; i3 < len5; i3++) {
-                                                                let data69 = data68[i3];
-                                                                const _errs176 = errors;
-                                                                if (errors === _errs176) {
-                                                                  if (data69 && typeof data69 == "object" && !Array.isArray(data69)) {
-                                                                    let missing9;
-                                                                    if (data69.previous_step === void 0 && (missing9 = "previous_step") || data69.step === void 0 && (missing9 = "step") || data69.checkpoint === void 0 && (missing9 = "checkpoint") || data69.reason === void 0 && (missing9 = "reason") || data69.trial === void 0 && (missing9 = "trial")) {
-                                                                      validate101.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/required", keyword: "required", params: { missingProperty: missing9 }, message: "must have required property '" + missing9 + "'" }];
+                                                                let data68 = data67[i3];
+                                                                const _errs180 = errors;
+                                                                if (errors === _errs180) {
+                                                                  if (data68 && typeof data68 == "object" && !Array.isArray(data68)) {
+                                                                    let missing8;
+                                                                    if (data68.previous_step === void 0 && (missing8 = "previous_step") || data68.step === void 0 && (missing8 = "step") || data68.checkpoint === void 0 && (missing8 = "checkpoint") || data68.reason === void 0 && (missing8 = "reason") || data68.trial === void 0 && (missing8 = "trial")) {
+                                                                      validate105.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/required", keyword: "required", params: { missingProperty: missing8 }, message: "must have required property '" + missing8 + "'" }];
                                                                       return false;
                                                                     } else {
-                                                                      const _errs178 = errors;
-                                                                      for (const key9 in data69) {
-                                                                        if (!(key9 === "previous_step" || key9 === "step" || key9 === "checkpoint" || key9 === "reason" || key9 === "trial")) {
-                                                                          validate101.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" }];
+                                                                      const _errs182 = errors;
+                                                                      for (const key8 in data68) {
+                                                                        if (!(key8 === "previous_step" || key8 === "step" || key8 === "checkpoint" || key8 === "reason" || key8 === "trial")) {
+                                                                          validate105.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" }];
                                                                           return false;
                                                                           break;
                                                                         }
                                                                       }
-                                                                      if (_errs178 === errors) {
-                                                                        if (data69.previous_step !== void 0) {
-                                                                          const _errs179 = errors;
-                                                                          if (!validate56(data69.previous_step, { instancePath: instancePath + "/rollbacks/" + i3 + "/previous_step", parentData: data69, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
+                                                                      if (_errs182 === errors) {
+                                                                        if (data68.previous_step !== void 0) {
+                                                                          const _errs183 = errors;
+                                                                          if (!validate56(data68.previous_step, { instancePath: instancePath + "/rollbacks/" + i3 + "/previous_step", parentData: data68, parentDataProperty: "previous_step", rootData, dynamicAnchors })) {
                                                                             vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                             errors = vErrors.length;
                                                                           }
-                                                                          var valid28 = _errs179 === errors;
+                                                                          var valid29 = _errs183 === errors;
                                                                         } else {
-                                                                          var valid28 = true;
+                                                                          var valid29 = true;
                                                                         }
-                                                                        if (valid28) {
-                                                                          if (data69.step !== void 0) {
-                                                                            const _errs180 = errors;
-                                                                            if (!validate56(data69.step, { instancePath: instancePath + "/rollbacks/" + i3 + "/step", parentData: data69, parentDataProperty: "step", rootData, dynamicAnchors })) {
+                                                                        if (valid29) {
+                                                                          if (data68.step !== void 0) {
+                                                                            const _errs184 = errors;
+                                                                            if (!validate56(data68.step, { instancePath: instancePath + "/rollbacks/" + i3 + "/step", parentData: data68, parentDataProperty: "step", rootData, dynamicAnchors })) {
                                                                               vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
                                                                               errors = vErrors.length;
                                                                             }
-                                                                            var valid28 = _errs180 === errors;
+                                                                            var valid29 = _errs184 === errors;
                                                                           } else {
-                                                                            var valid28 = true;
+                                                                            var valid29 = true;
                                                                           }
-                                                                          if (valid28) {
-                                                                            if (data69.checkpoint !== void 0) {
-                                                                              let data72 = data69.checkpoint;
-                                                                              const _errs181 = errors;
-                                                                              if (typeof data72 !== "string" && data72 !== null) {
-                                                                                validate101.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/checkpoint", schemaPath: "#/properties/rollbacks/items/properties/checkpoint/type", keyword: "type", params: { type: schema20.properties.rollbacks.items.properties.checkpoint.type }, message: "must be string,null" }];
+                                                                          if (valid29) {
+                                                                            if (data68.checkpoint !== void 0) {
+                                                                              let data71 = data68.checkpoint;
+                                                                              const _errs185 = errors;
+                                                                              if (typeof data71 !== "string" && data71 !== null) {
+                                                                                validate105.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/checkpoint", schemaPath: "#/properties/rollbacks/items/properties/checkpoint/type", keyword: "type", params: { type: schema20.properties.rollbacks.items.properties.checkpoint.type }, message: "must be string,null" }];
                                                                                 return false;
                                                                               }
-                                                                              var valid28 = _errs181 === errors;
+                                                                              var valid29 = _errs185 === errors;
                                                                             } else {
-                                                                              var valid28 = true;
+                                                                              var valid29 = true;
                                                                             }
-                                                                            if (valid28) {
-                                                                              if (data69.reason !== void 0) {
-                                                                                let data73 = data69.reason;
-                                                                                const _errs183 = errors;
-                                                                                if (typeof data73 !== "string" && data73 !== null) {
-                                                                                  validate101.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/reason", schemaPath: "#/properties/rollbacks/items/properties/reason/type", keyword: "type", params: { type: schema20.properties.rollbacks.items.properties.reason.type }, message: "must be string,null" }];
+                                                                            if (valid29) {
+                                                                              if (data68.reason !== void 0) {
+                                                                                let data72 = data68.reason;
+                                                                                const _errs187 = errors;
+                                                                                if (typeof data72 !== "string" && data72 !== null) {
+                                                                                  validate105.errors = [{ instancePath: instancePath + "/rollbacks/" + i3 + "/reason", schemaPath: "#/properties/rollbacks/items/properties/reason/type", keyword: "type", params: { type: schema20.properties.rollbacks.items.properties.reason.type }, message: "must be string,null" }];
                                                                                   return false;
                                                                                 }
-                                                                                var valid28 = _errs183 === errors;
+                                                                                var valid29 = _errs187 === errors;
                                                                               } else {
-                                                                                var valid28 = true;
+                                                                                var valid29 = true;
                                                                               }
-                                                                              if (valid28) {
-                                                                                if (data69.trial !== void 0) {
-                                                                                  let data74 = data69.trial;
-                                                                                  const _errs185 = errors;
-                                                                                  const _errs186 = errors;
-                                                                                  let valid29 = false;
-                                                                                  const _errs187 = errors;
-                                                                                  if (!validate63(data74, { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", parentData: data69, parentDataProperty: "trial", rootData, dynamicAnchors })) {
+                                                                              if (valid29) {
+                                                                                if (data68.trial !== void 0) {
+                                                                                  let data73 = data68.trial;
+                                                                                  const _errs189 = errors;
+                                                                                  const _errs190 = errors;
+                                                                                  let valid30 = false;
+                                                                                  const _errs191 = errors;
+                                                                                  if (!validate63(data73, { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", parentData: data68, parentDataProperty: "trial", rootData, dynamicAnchors })) {
                                                                                     vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
                                                                                     errors = vErrors.length;
                                                                                   }
-                                                                                  var _valid14 = _errs187 === errors;
-                                                                                  valid29 = valid29 || _valid14;
-                                                                                  const _errs188 = errors;
-                                                                                  if (data74 !== null) {
-                                                                                    const err54 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                  var _valid16 = _errs191 === errors;
+                                                                                  valid30 = valid30 || _valid16;
+                                                                                  const _errs192 = errors;
+                                                                                  if (data73 !== null) {
+                                                                                    const err53 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                                    if (vErrors === null) {
+                                                                                      vErrors = [err53];
+                                                                                    } else {
+                                                                                      vErrors.push(err53);
+                                                                                    }
+                                                                                    errors++;
+                                                                                  }
+                                                                                  var _valid16 = _errs192 === errors;
+                                                                                  valid30 = valid30 || _valid16;
+                                                                                  if (!valid30) {
+                                                                                    const err54 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                                     if (vErrors === null) {
                                                                                       vErrors = [err54];
                                                                                     } else {
                                                                                       vErrors.push(err54);
                                                                                     }
                                                                                     errors++;
-                                                                                  }
-                                                                                  var _valid14 = _errs188 === errors;
-                                                                                  valid29 = valid29 || _valid14;
-                                                                                  if (!valid29) {
-                                                                                    const err55 = { instancePath: instancePath + "/rollbacks/" + i3 + "/trial", schemaPath: "#/properties/rollbacks/items/properties/trial/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                                    if (vErrors === null) {
-                                                                                      vErrors = [err55];
-                                                                                    } else {
-                                                                                      vErrors.push(err55);
-                                                                                    }
-                                                                                    errors++;
-                                                                                    validate101.errors = vErrors;
+                                                                                    validate105.errors = vErrors;
                                                                                     return false;
                                                                                   } else {
-                                                                                    errors = _errs186;
+                                                                                    errors = _errs190;
                                                                                     if (vErrors !== null) {
-                                                                                      if (_errs186) {
-                                                                                        vErrors.length = _errs186;
+                                                                                      if (_errs190) {
+                                                                                        vErrors.length = _errs190;
                                                                                       } else {
                                                                                         vErrors = null;
                                                                                       }
                                                                                     }
                                                                                   }
-                                                                                  var valid28 = _errs185 === errors;
+                                                                                  var valid29 = _errs189 === errors;
                                                                                 } else {
-                                                                                  var valid28 = true;
+                                                                                  var valid29 = true;
                                                                                 }
                                                                               }
                                                                             }
@@ -4339,100 +4468,112 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                                       }
                                                                     }
                                                                   } else {
-                                                                    validate101.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                                                    validate105.errors = [{ instancePath: instancePath + "/rollbacks/" + i3, schemaPath: "#/properties/rollbacks/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                                                     return false;
                                                                   }
                                                                 }
-                                                                var valid27 = _errs176 === errors;
-                                                                if (!valid27) {
+                                                                var valid28 = _errs180 === errors;
+                                                                if (!valid28) {
                                                                   break;
                                                                 }
                                                               }
                                                             } else {
-                                                              validate101.errors = [{ instancePath: instancePath + "/rollbacks", schemaPath: "#/properties/rollbacks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                                              validate105.errors = [{ instancePath: instancePath + "/rollbacks", schemaPath: "#/properties/rollbacks/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                                                               return false;
                                                             }
                                                           }
-                                                          var valid0 = _errs174 === errors;
+                                                          var valid0 = _errs178 === errors;
                                                         } else {
                                                           var valid0 = true;
                                                         }
                                                         if (valid0) {
                                                           if (data.stop_criterion !== void 0) {
-                                                            let data75 = data.stop_criterion;
-                                                            const _errs190 = errors;
-                                                            if (typeof data75 !== "string" && data75 !== null) {
-                                                              validate101.errors = [{ instancePath: instancePath + "/stop_criterion", schemaPath: "#/properties/stop_criterion/type", keyword: "type", params: { type: schema20.properties.stop_criterion.type }, message: "must be string,null" }];
+                                                            let data74 = data.stop_criterion;
+                                                            const _errs194 = errors;
+                                                            if (typeof data74 !== "string" && data74 !== null) {
+                                                              validate105.errors = [{ instancePath: instancePath + "/stop_criterion", schemaPath: "#/properties/stop_criterion/type", keyword: "type", params: { type: schema20.properties.stop_criterion.type }, message: "must be string,null" }];
                                                               return false;
                                                             }
-                                                            var valid0 = _errs190 === errors;
+                                                            var valid0 = _errs194 === errors;
                                                           } else {
                                                             var valid0 = true;
                                                           }
                                                           if (valid0) {
                                                             if (data.stage !== void 0) {
-                                                              let data76 = data.stage;
-                                                              const _errs192 = errors;
-                                                              const _errs193 = errors;
-                                                              let valid30 = false;
-                                                              const _errs194 = errors;
-                                                              if (!validate88(data76, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
-                                                                vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+                                                              let data75 = data.stage;
+                                                              const _errs196 = errors;
+                                                              const _errs197 = errors;
+                                                              let valid31 = false;
+                                                              const _errs198 = errors;
+                                                              if (!validate92(data75, { instancePath: instancePath + "/stage", parentData: data, parentDataProperty: "stage", rootData, dynamicAnchors })) {
+                                                                vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
                                                                 errors = vErrors.length;
                                                               }
-                                                              var _valid15 = _errs194 === errors;
-                                                              valid30 = valid30 || _valid15;
-                                                              if (_valid15) {
-                                                                var props6 = {};
-                                                                props6.name = true;
-                                                                props6.index = true;
-                                                                props6.count = true;
+                                                              var _valid17 = _errs198 === errors;
+                                                              valid31 = valid31 || _valid17;
+                                                              if (_valid17) {
+                                                                var props8 = {};
+                                                                props8.name = true;
+                                                                props8.index = true;
+                                                                props8.count = true;
                                                               }
-                                                              const _errs195 = errors;
-                                                              if (data76 !== null) {
-                                                                const err56 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                              const _errs199 = errors;
+                                                              if (data75 !== null) {
+                                                                const err55 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                if (vErrors === null) {
+                                                                  vErrors = [err55];
+                                                                } else {
+                                                                  vErrors.push(err55);
+                                                                }
+                                                                errors++;
+                                                              }
+                                                              var _valid17 = _errs199 === errors;
+                                                              valid31 = valid31 || _valid17;
+                                                              if (!valid31) {
+                                                                const err56 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                 if (vErrors === null) {
                                                                   vErrors = [err56];
                                                                 } else {
                                                                   vErrors.push(err56);
                                                                 }
                                                                 errors++;
-                                                              }
-                                                              var _valid15 = _errs195 === errors;
-                                                              valid30 = valid30 || _valid15;
-                                                              if (!valid30) {
-                                                                const err57 = { instancePath: instancePath + "/stage", schemaPath: "#/properties/stage/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                if (vErrors === null) {
-                                                                  vErrors = [err57];
-                                                                } else {
-                                                                  vErrors.push(err57);
-                                                                }
-                                                                errors++;
-                                                                validate101.errors = vErrors;
+                                                                validate105.errors = vErrors;
                                                                 return false;
                                                               } else {
-                                                                errors = _errs193;
+                                                                errors = _errs197;
                                                                 if (vErrors !== null) {
-                                                                  if (_errs193) {
-                                                                    vErrors.length = _errs193;
+                                                                  if (_errs197) {
+                                                                    vErrors.length = _errs197;
                                                                   } else {
                                                                     vErrors = null;
                                                                   }
                                                                 }
                                                               }
-                                                              var valid0 = _errs192 === errors;
+                                                              var valid0 = _errs196 === errors;
                                                             } else {
                                                               var valid0 = true;
                                                             }
                                                             if (valid0) {
                                                               if (data.finished !== void 0) {
-                                                                let data77 = data.finished;
-                                                                const _errs197 = errors;
-                                                                const _errs198 = errors;
-                                                                let valid31 = false;
-                                                                const _errs199 = errors;
-                                                                if (!(data77 && typeof data77 == "object" && !Array.isArray(data77))) {
-                                                                  const err58 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                let data76 = data.finished;
+                                                                const _errs201 = errors;
+                                                                const _errs202 = errors;
+                                                                let valid32 = false;
+                                                                const _errs203 = errors;
+                                                                if (!(data76 && typeof data76 == "object" && !Array.isArray(data76))) {
+                                                                  const err57 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/0/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                                                  if (vErrors === null) {
+                                                                    vErrors = [err57];
+                                                                  } else {
+                                                                    vErrors.push(err57);
+                                                                  }
+                                                                  errors++;
+                                                                }
+                                                                var _valid18 = _errs203 === errors;
+                                                                valid32 = valid32 || _valid18;
+                                                                const _errs205 = errors;
+                                                                if (data76 !== null) {
+                                                                  const err58 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                                                                   if (vErrors === null) {
                                                                     vErrors = [err58];
                                                                   } else {
@@ -4440,41 +4581,29 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
                                                                   }
                                                                   errors++;
                                                                 }
-                                                                var _valid16 = _errs199 === errors;
-                                                                valid31 = valid31 || _valid16;
-                                                                const _errs201 = errors;
-                                                                if (data77 !== null) {
-                                                                  const err59 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                                                                var _valid18 = _errs205 === errors;
+                                                                valid32 = valid32 || _valid18;
+                                                                if (!valid32) {
+                                                                  const err59 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                                                   if (vErrors === null) {
                                                                     vErrors = [err59];
                                                                   } else {
                                                                     vErrors.push(err59);
                                                                   }
                                                                   errors++;
-                                                                }
-                                                                var _valid16 = _errs201 === errors;
-                                                                valid31 = valid31 || _valid16;
-                                                                if (!valid31) {
-                                                                  const err60 = { instancePath: instancePath + "/finished", schemaPath: "#/properties/finished/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
-                                                                  if (vErrors === null) {
-                                                                    vErrors = [err60];
-                                                                  } else {
-                                                                    vErrors.push(err60);
-                                                                  }
-                                                                  errors++;
-                                                                  validate101.errors = vErrors;
+                                                                  validate105.errors = vErrors;
                                                                   return false;
                                                                 } else {
-                                                                  errors = _errs198;
+                                                                  errors = _errs202;
                                                                   if (vErrors !== null) {
-                                                                    if (_errs198) {
-                                                                      vErrors.length = _errs198;
+                                                                    if (_errs202) {
+                                                                      vErrors.length = _errs202;
                                                                     } else {
                                                                       vErrors = null;
                                                                     }
                                                                   }
                                                                 }
-                                                                var valid0 = _errs197 === errors;
+                                                                var valid0 = _errs201 === errors;
                                                               } else {
                                                                 var valid0 = true;
                                                               }
@@ -4507,19 +4636,19 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate101.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate105.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate101.errors = vErrors;
+  validate105.errors = vErrors;
   return errors === 0;
 }
-validate101.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-var validateDiagnostic = validate132;
-function validate132(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+validate105.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateDiagnostic = validate137;
+function validate137(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate132.evaluated;
+  const evaluated0 = validate137.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4530,13 +4659,13 @@ function validate132(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.line === void 0 && (missing0 = "line") || data.code === void 0 && (missing0 = "code") || data.message === void 0 && (missing0 = "message")) {
-        validate132.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate137.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "line" || key0 === "code" || key0 === "message")) {
-            validate132.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate137.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -4557,7 +4686,7 @@ function validate132(data, { instancePath = "", parentData, parentDataProperty, 
               let data1 = data.code;
               const _errs3 = errors;
               if (!(data1 === "invalid_utf8" || data1 === "invalid_json" || data1 === "schema_violation" || data1 === "unsupported_version" || data1 === "line_too_long" || data1 === "seq_gap" || data1 === "seq_not_increasing" || data1 === "after_finished")) {
-                validate132.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema27.properties.code.enum }, message: "must be equal to one of the allowed values" }];
+                validate137.errors = [{ instancePath: instancePath + "/code", schemaPath: "#/properties/code/enum", keyword: "enum", params: { allowedValues: schema28.properties.code.enum }, message: "must be equal to one of the allowed values" }];
                 return false;
               }
               var valid0 = _errs3 === errors;
@@ -4568,7 +4697,7 @@ function validate132(data, { instancePath = "", parentData, parentDataProperty, 
               if (data.message !== void 0) {
                 const _errs4 = errors;
                 if (typeof data.message !== "string") {
-                  validate132.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  validate137.errors = [{ instancePath: instancePath + "/message", schemaPath: "#/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                   return false;
                 }
                 var valid0 = _errs4 === errors;
@@ -4580,14 +4709,14 @@ function validate132(data, { instancePath = "", parentData, parentDataProperty, 
         }
       }
     } else {
-      validate132.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate137.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate132.errors = vErrors;
+  validate137.errors = vErrors;
   return errors === 0;
 }
-validate132.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+validate137.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 export {
   validateDiagnostic,
   validateReaderState,

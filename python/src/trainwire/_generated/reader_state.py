@@ -90,28 +90,6 @@ class Restart(BaseModel):
     ]
 
 
-class LastEval(BaseModel):
-    """
-    The last `eval.completed`.
-    """
-
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    step: Annotated[
-        int,
-        Field(
-            description='The step evaluated.', ge=0, le=9007199254740991, title='Count'
-        ),
-    ]
-    epoch: Annotated[float | None, Field(description='The epoch evaluated.')]
-    split: Annotated[str, Field(description='The split.')]
-    metrics: Annotated[
-        dict[Annotated[str, StringConstraints(min_length=1, max_length=256)], float | None],
-        Field(description='Its metrics.', title='Metrics'),
-    ]
-
-
 class LastCheckpoint(BaseModel):
     """
     The last `checkpoint.saved`.
@@ -146,111 +124,6 @@ class TrialsBest(BaseModel):
         dict[str, Any] | None,
         Field(
             description="The best trial's parameters as its record holds them (1.1): empty when its `trial.started` was not read, null when no line of that trial was."
-        ),
-    ] = None
-
-
-class Trial(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    trial: Annotated[
-        int,
-        Field(
-            description="The trial's number.",
-            ge=1,
-            le=9007199254740991,
-            title='Ordinal',
-        ),
-    ]
-    attempt: Annotated[
-        int,
-        Field(
-            description='From its latest `trial.started` (1 when none was read).',
-            ge=1,
-            le=9007199254740991,
-            title='Ordinal',
-        ),
-    ]
-    baseline: Annotated[
-        bool,
-        Field(
-            description="`trial.started.baseline`: a baseline evaluation before the search's trials."
-        ),
-    ]
-    status: Annotated[
-        Literal['running', 'succeeded', 'failed', 'pruned'],
-        Field(description='`running` until its `trial.ended`, then that status.'),
-    ]
-    params: Annotated[dict[str, Any], Field(description='From `trial.started`.')]
-    step: Annotated[
-        Count | None,
-        Field(
-            description="From the trial's last `train.step`, `train.epoch`, `train.restarted` or `train.rolled_back`."
-        ),
-    ]
-    loss: Annotated[
-        float | None, Field(description="From the trial's last `train.step`.")
-    ]
-    elapsed_s: Annotated[
-        float | None,
-        Field(
-            description="From the trial's last `train.step` (its own attempt's clock)."
-        ),
-    ]
-    eta_s: Annotated[
-        float | None,
-        Field(
-            description="From the trial's last `train.step`; null after a restart or a rollback and once the trial ended."
-        ),
-    ]
-    metrics: Annotated[
-        dict[Annotated[str, StringConstraints(min_length=1, max_length=256)], float | None],
-        Field(
-            description='From its `trial.ended` (empty until then).', title='Metrics'
-        ),
-    ]
-    duration_s: Annotated[float | None, Field(description='From its `trial.ended`.')]
-    error: Annotated[ErrorInfo | None, Field(description='From its `trial.ended`.')]
-    accepted: Annotated[
-        bool | None, Field(description='`trial.ended.accepted`; null when not said.')
-    ]
-
-
-class Trials(BaseModel):
-    """
-    Hyperparameter search progress. `total` and `list` are contract 1.1's (a 1.0 reader leaves them out).
-    """
-
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    count: Annotated[
-        int,
-        Field(
-            description='The highest trial number seen in `trial.started` or `trial.ended`.',
-            ge=0,
-            le=9007199254740991,
-            title='Count',
-        ),
-    ]
-    best: Annotated[
-        TrialsBest | None,
-        Field(
-            description="The `best` of the last `trial.ended` that carried one, with that trial's `params`."
-        ),
-    ]
-    total: Annotated[
-        Count | None,
-        Field(
-            description='From `run.started.total_trials` ("trial 4 of 20"); null when not given.'
-        ),
-    ] = None
-    list_: Annotated[
-        list[Trial] | None,
-        Field(
-            alias='list',
-            description='Every trial seen, in order of its first line (1.1); a new attempt of a trial replaces its record.',
         ),
     ] = None
 
@@ -392,6 +265,149 @@ class DiagnosticRecord(BaseModel):
             description='A readable explanation with the start of the offending text; wording differs between readers.'
         ),
     ]
+
+
+class LastEval(BaseModel):
+    """
+    An `eval.completed` as the state keeps it: its step, epoch, split and metrics.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    step: Annotated[
+        int,
+        Field(
+            description='The step evaluated.', ge=0, le=9007199254740991, title='Count'
+        ),
+    ]
+    epoch: Annotated[float | None, Field(description='The epoch evaluated.')]
+    split: Annotated[str, Field(description='The split.')]
+    metrics: Annotated[
+        dict[Annotated[str, StringConstraints(min_length=1, max_length=256)], float | None],
+        Field(description='Its metrics.', title='Metrics'),
+    ]
+
+
+class Trial(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    trial: Annotated[
+        int,
+        Field(
+            description="The trial's number.",
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ]
+    attempt: Annotated[
+        int,
+        Field(
+            description='From its latest `trial.started` (1 when none was read).',
+            ge=1,
+            le=9007199254740991,
+            title='Ordinal',
+        ),
+    ]
+    baseline: Annotated[
+        bool,
+        Field(
+            description="`trial.started.baseline`: a baseline evaluation before the search's trials."
+        ),
+    ]
+    status: Annotated[
+        Literal['running', 'succeeded', 'failed', 'pruned'],
+        Field(description='`running` until its `trial.ended`, then that status.'),
+    ]
+    params: Annotated[dict[str, Any], Field(description='From `trial.started`.')]
+    step: Annotated[
+        Count | None,
+        Field(
+            description="From the trial's last `train.step`, `train.epoch`, `train.restarted` or `train.rolled_back`."
+        ),
+    ]
+    epoch: Annotated[
+        float | None,
+        Field(
+            description="From the trial's last `train.step` or `train.epoch` (1.1, issue 37): the epoch it is on."
+        ),
+    ]
+    loss: Annotated[
+        float | None, Field(description="From the trial's last `train.step`.")
+    ]
+    elapsed_s: Annotated[
+        float | None,
+        Field(
+            description="From the trial's last `train.step` (its own attempt's clock)."
+        ),
+    ]
+    eta_s: Annotated[
+        float | None,
+        Field(
+            description="From the trial's last `train.step`; null after a restart or a rollback and once the trial ended."
+        ),
+    ]
+    metrics: Annotated[
+        dict[Annotated[str, StringConstraints(min_length=1, max_length=256)], float | None],
+        Field(
+            description='From its `trial.ended` (empty until then).', title='Metrics'
+        ),
+    ]
+    duration_s: Annotated[float | None, Field(description='From its `trial.ended`.')]
+    error: Annotated[ErrorInfo | None, Field(description='From its `trial.ended`.')]
+    accepted: Annotated[
+        bool | None, Field(description='`trial.ended.accepted`; null when not said.')
+    ]
+    last_eval: Annotated[
+        LastEval | None,
+        Field(description="The trial's last `eval.completed` (1.1): null until one."),
+    ]
+    previous_eval: Annotated[
+        LastEval | None,
+        Field(
+            description="The trial's `eval.completed` before its last one (1.1), so a view can say whether it improves: null until two."
+        ),
+    ]
+
+
+class Trials(BaseModel):
+    """
+    Hyperparameter search progress. `total` and `list` are contract 1.1's (a 1.0 reader leaves them out).
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    count: Annotated[
+        int,
+        Field(
+            description='The highest trial number seen in `trial.started` or `trial.ended`.',
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ]
+    best: Annotated[
+        TrialsBest | None,
+        Field(
+            description="The `best` of the last `trial.ended` that carried one, with that trial's `params`."
+        ),
+    ]
+    total: Annotated[
+        Count | None,
+        Field(
+            description='From `run.started.total_trials` ("trial 4 of 20"); null when not given.'
+        ),
+    ] = None
+    list_: Annotated[
+        list[Trial] | None,
+        Field(
+            alias='list',
+            description='Every trial seen, in order of its first line (1.1); a new attempt of a trial replaces its record.',
+        ),
+    ] = None
 
 
 class RunStateRecord(BaseModel):

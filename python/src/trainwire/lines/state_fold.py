@@ -18,7 +18,15 @@ from trainwire.contract.status import EXIT_CODES
 from trainwire.lines.diagnostics import Batch, Diagnostic, DiagnosticLog, ValidatedRecord
 from trainwire.lines.phases import phase_ended, phase_progress, phase_started
 from trainwire.lines.run_table import run_table_html
-from trainwire.lines.trials import new_trials, trial_ended, trial_progress, trial_started, trial_went_back
+from trainwire.lines.trials import (
+    evaluation,
+    new_trials,
+    trial_ended,
+    trial_evaluated,
+    trial_progress,
+    trial_started,
+    trial_went_back,
+)
 
 __all__ = ["RunState", "RunStateFold"]
 
@@ -321,12 +329,9 @@ def _train_rolled_back(run: RunState, event: Event) -> None:
 
 
 def _eval_completed(run: RunState, event: Event) -> None:
-    run.last_eval = {
-        "step": event["step"],
-        "epoch": event.get("epoch"),
-        "split": event.get("split"),
-        "metrics": dict(event["metrics"]),
-    }
+    run.last_eval = evaluation(event)
+    if "trial" in event:
+        trial_evaluated(run.trials, event)
 
 
 def _checkpoint_saved(run: RunState, event: Event) -> None:

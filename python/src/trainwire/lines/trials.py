@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["new_trials", "trial_ended", "trial_progress", "trial_started", "trial_went_back"]
+__all__ = [
+    "evaluation",
+    "new_trials",
+    "trial_ended",
+    "trial_evaluated",
+    "trial_progress",
+    "trial_started",
+    "trial_went_back",
+]
 
 Event = dict[str, Any]
 Trials = dict[str, Any]
@@ -27,6 +35,7 @@ def _new_record(number: int) -> dict[str, Any]:
         "status": "running",
         "params": {},
         "step": None,
+        "epoch": None,
         "loss": None,
         "elapsed_s": None,
         "eta_s": None,
@@ -34,6 +43,8 @@ def _new_record(number: int) -> dict[str, Any]:
         "duration_s": None,
         "error": None,
         "accepted": None,
+        "last_eval": None,
+        "previous_eval": None,
     }
 
 
@@ -79,9 +90,10 @@ def trial_ended(trials: Trials, event: Event) -> None:
 
 
 def trial_progress(trials: Trials, event: Event) -> None:
-    """A `train.step` (step, loss, clock) or `train.epoch` (step) of a trial."""
+    """A `train.step` (step, epoch, loss, clock) or `train.epoch` (step, epoch) of a trial."""
     record = _record(trials, event["trial"])
     record["step"] = event["step"]
+    record["epoch"] = event.get("epoch")
     if event["event"] == "train.step":
         record["loss"] = event.get("loss")
         record["elapsed_s"] = event.get("elapsed_s")
@@ -93,3 +105,20 @@ def trial_went_back(trials: Trials, event: Event) -> None:
     record = _record(trials, event["trial"])
     record["step"] = event["step"]
     record["eta_s"] = None
+
+
+def evaluation(event: Event) -> dict[str, Any]:
+    """An `eval.completed` as the state keeps it (the run's `last_eval`, a trial's)."""
+    return {
+        "step": event["step"],
+        "epoch": event.get("epoch"),
+        "split": event.get("split"),
+        "metrics": dict(event["metrics"]),
+    }
+
+
+def trial_evaluated(trials: Trials, event: Event) -> None:
+    """An `eval.completed` of a trial: its last evaluation, the one before kept beside it."""
+    record = _record(trials, event["trial"])
+    record["previous_eval"] = record["last_eval"]
+    record["last_eval"] = evaluation(event)
