@@ -123,7 +123,9 @@ def _parser() -> argparse.ArgumentParser:
         help="check a stream against the contract and the writer rules",
         description="Check every line against the contract and every run against the writer rules; exit 0 when there is no error (warnings allowed unless --strict), 1 otherwise.",
     )
-    validate.add_argument("file", type=Path, metavar="PATH", help=f"a stream file or a run directory (its {STREAM_FILE})")
+    validate.add_argument(
+        "file", type=Path, metavar="PATH", help=f"a stream file or a run directory (its {STREAM_FILE})"
+    )
     validate.add_argument("--json", action="store_true", help="print the report as JSON")
     validate.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     validate.set_defaults(command=_validate)
