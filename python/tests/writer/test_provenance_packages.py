@@ -6,7 +6,6 @@ import importlib.metadata
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
