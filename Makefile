@@ -1,4 +1,5 @@
-# trainwire entry points. `make demo` is the main job; `make test` runs every test.
+# trainwire entry points. `make demo` is the main job (it installs what the demo needs); `make test`
+# installs everything else and runs every test.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -6,6 +7,11 @@ PY := $(VENV)/bin/python
 NODE_MODULES := typescript/node_modules/.package-lock.json
 TS_BUILD := typescript/dist/index.js
 SETUP := system $(VENV)/.setup-done $(NODE_MODULES) $(TS_BUILD)
+# the extras `trainwire demo run` imports (a tiny GPT-2 trained by the transformers Trainer)
+DEMO_EXTRAS := transformers
+# every extra: the tests cover each integration, export and view
+TEST_EXTRAS := dev,transformers,serve,conformance,plot,notebook,lightning,mlflow,tensorboard,wandb,optuna,ray,keras,trl
+PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check -c python/constraints.txt -e
 
 .PHONY: setup system generate check format test demo bench fuzz clean
 
@@ -15,10 +21,16 @@ system:
 	@tools/setup-system.sh
 
 # Re-installs only when the pins change; an unchanged tree makes `make setup` a no-op.
+# `.setup-demo`: the demo's extras alone; `.setup-done`: every extra, the demo's included.
+$(VENV)/.setup-demo: python/pyproject.toml python/constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP_INSTALL) 'python[$(DEMO_EXTRAS)]'
+	touch $@
+
 $(VENV)/.setup-done: python/pyproject.toml python/constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c python/constraints.txt -e 'python[dev,transformers,serve,conformance,plot,notebook,lightning,mlflow,tensorboard,wandb,optuna,ray,keras,trl]'
-	touch $@
+	$(PIP_INSTALL) 'python[$(TEST_EXTRAS)]'
+	touch $@ $(VENV)/.setup-demo
 
 $(NODE_MODULES): typescript/package.json typescript/package-lock.json
 	cd typescript && npm ci --no-audit --no-fund --loglevel=error
@@ -44,7 +56,8 @@ test: setup check
 	cd typescript && npm run --silent build && npm test --silent
 	$(PY) -m pytest
 
-demo: setup
+# the demo's extras only: no Node.js, no browser, none of the other frameworks
+demo: $(VENV)/.setup-demo
 	$(PY) -m trainwire demo run
 
 bench: setup

@@ -15,14 +15,18 @@ EXTRA_OF_MODULE = {
     "IPython": "notebook",
     "optuna": "optuna",
     "ray": "ray",
+    "lightning": "lightning",
+    "keras": "keras",
 }
 
 
-class MissingExtra(Exception):
-    """An optional dependency is not installed; the message says which extra brings it."""
+class MissingExtra(ImportError):
+    """An optional dependency is not installed; the message says which extra brings it.
+
+    An `ImportError`, so that `except ImportError` around an optional integration still works."""
 
     def __init__(self, module: str, extra: str) -> None:
-        super().__init__(f"this command needs {module}, which is not installed: pip install 'trainwire[{extra}]'")
+        super().__init__(f"this needs {module}, which is not installed: pip install 'trainwire[{extra}]'", name=module)
         self.module = module
         self.extra = extra
 
@@ -30,7 +34,11 @@ class MissingExtra(Exception):
 def require_extra(extra: str, *modules: str) -> None:
     """Raise `MissingExtra` unless every module of `extra` can be imported (checked without importing it)."""
     for module in modules or (name for name, owner in EXTRA_OF_MODULE.items() if owner == extra):
-        if importlib.util.find_spec(module) is None:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a finder refusing it, or `sys.modules[module] = None`
+            found = False
+        if not found:
             raise MissingExtra(module, extra)
 
 

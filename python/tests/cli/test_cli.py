@@ -104,11 +104,22 @@ def test_state_prints_the_canonical_state(tmp_path: Path) -> None:
     assert expected["runs"][0]["status"] == "stale"
 
 
+@pytest.mark.parametrize("command", [["state"], ["validate"], ["validate", "--json"]])
+def test_state_and_validate_take_a_run_directory_as_tail_does(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "progress.jsonl").write_bytes(stream("interrupted") + b"oops\n")
+    of_the_file = trainwire(*command, str(tmp_path / "progress.jsonl"))
+    of_the_directory = trainwire(*command, str(tmp_path))
+    assert of_the_file.returncode == (0 if command == ["state"] else 1)  # the bad line is an error
+    assert (of_the_directory.returncode, of_the_directory.stdout) == (of_the_file.returncode, of_the_file.stdout)
+    assert of_the_directory.stderr == ""
+
+
 @pytest.mark.parametrize(
     ("arguments", "code", "says"),
     [
         (["state", "missing.jsonl"], 1, "missing.jsonl: no such file"),
-        (["validate", "."], 1, "is a directory"),
+        (["validate", "."], 1, ".: no progress.jsonl in this directory"),
+        (["runs", "no-such-dir"], 1, "no-such-dir: no such directory"),
         (["state", "--bogus", "x"], 2, "unrecognized arguments: --bogus"),
         (["state", "x", "--stale-after", "5"], 2, "--stale-after needs --now"),
         (["stop", "no-such-dir"], 2, "no-such-dir: no such directory"),

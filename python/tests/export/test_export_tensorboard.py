@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from support import export_streams
+from support.cli_process import trainwire
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams import api_pb2, metadata
 
@@ -121,3 +122,24 @@ def test_a_searchs_trials_are_sessions_of_the_hparams_view(tmp_path: Path) -> No
     }
     parent = accumulated(tmp_path / "tb", trainwire_id)
     assert "train/loss" not in parent.Tags()["scalars"]  # the trials' steps are theirs
+
+
+def test_an_export_says_which_lines_it_skipped_and_exports_the_rest(tmp_path: Path) -> None:
+    run_id = export_streams.whole_run(tmp_path / "run")
+    stream = tmp_path / "run" / "progress.jsonl"
+    lines = stream.read_bytes().splitlines(keepends=True)
+    stream.write_bytes(b"".join([*lines[:3], b"not json\n", *lines[3:5], b'{"event": 5}\n', *lines[5:]]))
+
+    done = trainwire("export", "tensorboard", str(stream), "--logdir", str(tmp_path / "tb"))
+    assert done.returncode == 1
+    exported, skipped = done.stderr.splitlines()
+    assert exported == f"exported {len(lines)} event(s) from {stream}"
+    assert skipped.startswith(
+        f"trainwire: error: export: {stream}: 2 invalid line(s) skipped (first: line 4, invalid_json"
+    )
+    # every valid line made it: the same curve as without the bad lines
+    board = accumulated(tmp_path / "tb", run_id)
+    assert [step for step, _ in scalars(board, "train/loss")] == [1, 2, 3, 4, 5, 6]
+
+    again = trainwire("export", "tensorboard", str(stream), "--logdir", str(tmp_path / "tb"))
+    assert (again.returncode, again.stderr) == (0, f"exported 0 event(s) from {stream}\n")

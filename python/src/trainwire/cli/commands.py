@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
         help="print the canonical reader state of a stream",
         description="Print the reader state (schemas/reader-state/v1) as canonical JSON.",
     )
-    state.add_argument("file", type=Path, metavar="FILE")
+    state.add_argument("file", type=Path, metavar="PATH", help=f"a stream file or a run directory (its {STREAM_FILE})")
     state.add_argument(
         "--now", type=rfc3339_time, metavar="ISO", help="the current time (RFC 3339): silent runs may turn stale"
     )
@@ -123,7 +123,9 @@ def _parser() -> argparse.ArgumentParser:
         help="check a stream against the contract and the writer rules",
         description="Check every line against the contract and every run against the writer rules; exit 0 when there is no error (warnings allowed unless --strict), 1 otherwise.",
     )
-    validate.add_argument("file", type=Path, metavar="FILE")
+    validate.add_argument(
+        "file", type=Path, metavar="PATH", help=f"a stream file or a run directory (its {STREAM_FILE})"
+    )
     validate.add_argument("--json", action="store_true", help="print the report as JSON")
     validate.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     validate.set_defaults(command=_validate)
@@ -189,7 +191,7 @@ def _state(options: argparse.Namespace) -> int:
     if options.stale_after is not None and options.now is None:
         raise _UsageError("--stale-after needs --now")
     reader = StreamReader()
-    for chunk in _chunks(options.file):
+    for chunk in _chunks(_run_stream(options.file)):
         reader.feed(chunk)
     reader.finish()
     _emit(reader.to_json(now=options.now, stale_after_s=options.stale_after) + "\n")
@@ -199,14 +201,15 @@ def _state(options: argparse.Namespace) -> int:
 def _validate(options: argparse.Namespace) -> int:
     from trainwire.reader.invariants import check_file
 
-    _check_readable(options.file)
-    violations = check_file(options.file)
+    stream = _run_stream(options.file)
+    _check_readable(stream)
+    violations = check_file(stream)
     errors = sum(violation.severity == "error" for violation in violations)
     warnings = len(violations) - errors
     failed = errors > 0 or (options.strict and warnings > 0)
     if options.json:
         report = {
-            "file": str(options.file),
+            "file": str(stream),
             "valid": not failed,
             "errors": errors,
             "warnings": warnings,
@@ -215,10 +218,10 @@ def _validate(options: argparse.Namespace) -> int:
         _emit(json.dumps(report, ensure_ascii=False) + "\n")
     elif violations:
         for violation in violations:
-            sys.stdout.write(f"{options.file}:{violation}\n")
-        sys.stdout.write(f"{options.file}: {errors} error(s), {warnings} warning(s)\n")
+            sys.stdout.write(f"{stream}:{violation}\n")
+        sys.stdout.write(f"{stream}: {errors} error(s), {warnings} warning(s)\n")
     else:
-        sys.stdout.write(f"{options.file}: valid\n")
+        sys.stdout.write(f"{stream}: valid\n")
     return ERROR_EXIT_CODE if failed else 0
 
 
@@ -287,6 +290,15 @@ def _forward(name: str, arguments: list[str]) -> int:
 
 
 # helpers
+
+
+def _run_stream(path: Path) -> Path:
+    """The one stream `path` names: the file itself, or a run directory's stream (as `tail` reads it)."""
+    if not path.is_dir():
+        return path
+    if not (path / STREAM_FILE).exists():
+        raise CommandError(f"{path}: no {STREAM_FILE} in this directory (give a stream file or a run directory)")
+    return path / STREAM_FILE
 
 
 def _check_readable(path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from trainwire.cli.arguments import positive_seconds
 from trainwire.cli.errors import CommandError
+from trainwire.cli.table import safe
 from trainwire.contract.layout import STREAM_FILE, stream_path
 
 __all__ = ["add_export_commands"]
@@ -164,10 +165,15 @@ def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_exporter:
         saved = load_cursor(cursor, stream)
         exporter = make_exporter(saved["sink"] if saved else None)
         try:
-            written = sync(stream, exporter, cursor, saved=saved, follow=options.follow, poll_interval_s=options.poll)
+            synced = sync(stream, exporter, cursor, saved=saved, follow=options.follow, poll_interval_s=options.poll)
         finally:
             exporter.close()
     except ExportError as error:
         raise CommandError(str(error)) from None
-    sys.stderr.write(f"exported {written} event(s) from {stream}\n")
-    return 0
+    sys.stderr.write(f"exported {synced.events} event(s) from {stream}\n")
+    if not synced.skipped_lines:
+        return 0
+    # every valid line is exported; the bad ones are said, and the exit says the copy is not whole
+    first = synced.first_skipped
+    where = f" (first: line {first.line}, {first.code}: {safe(first.message)})" if first else ""
+    raise CommandError(f"export: {stream}: {synced.skipped_lines} invalid line(s) skipped{where}")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.cli.diff import register_diff
+from trainwire.cli.errors import CommandError
 from trainwire.cli.note import register_note
 from trainwire.cli.status_line import params_text
 from trainwire.cli.table import print_table, safe
@@ -78,6 +79,9 @@ def register(commands: Any) -> None:
 
 
 def _runs(options: argparse.Namespace) -> int:
+    for directory in options.dirs:
+        if not directory.exists():  # a typo listed nothing with exit 0, like a directory without runs
+            raise CommandError(f"{directory}: no such directory")
     now_us = parse_timestamp_us(format_ts(time.time()))
     groups: list[list[dict[str, Any]]] = []
     for stream in find_streams(options.dirs):

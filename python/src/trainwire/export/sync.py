@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from trainwire.contract.files import write_json_atomically
+from trainwire.lines.diagnostics import Diagnostic
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import StreamReader
 
-__all__ = ["CURSOR_VERSION", "ExportError", "Exporter", "load_cursor", "sync"]
+__all__ = ["CURSOR_VERSION", "ExportError", "Exporter", "Synced", "load_cursor", "sync"]
 
 #: the cursor file's format; another version is refused rather than guessed at
 CURSOR_VERSION = 1
@@ -40,6 +42,16 @@ class Exporter(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Synced:
+    """What one export did: the events it handed on, and the lines of the stream it skipped
+    (reader rules: a line that fails a check changes no run), with the first one's diagnostic."""
+
+    events: int
+    skipped_lines: int = 0
+    first_skipped: Diagnostic | None = None
 
 
 def load_cursor(cursor_path: Path, stream_path: Path) -> dict[str, Any] | None:
@@ -66,8 +78,8 @@ def sync(
     follow: bool = False,
     poll_interval_s: float = 0.5,
     stop: threading.Event | None = None,
-) -> int:
-    """Hand the stream's new events to `exporter`; returns how many were written.
+) -> Synced:
+    """Hand the stream's new events to `exporter`; returns how many, and the lines skipped.
 
     Without `follow`, reads to the current end of the file. With it, goes on while runs are
     live and returns once every run in the stream has finished (or `stop` is set).
@@ -95,7 +107,9 @@ def sync(
             continue
         if not follow or (reader.runs and all(run.finished is not None for run in reader.runs)):
             break
-    return written
+    # `seq_gap` is the one diagnostic whose line is applied (reader rules, section 2)
+    skipped = [diagnostic for diagnostic in reader.diagnostics if diagnostic.code != "seq_gap"]
+    return Synced(written, len(skipped) + reader.diagnostics.dropped, skipped[0] if skipped else None)
 
 
 def _refuse(stream_path: Path, reason: str) -> None:

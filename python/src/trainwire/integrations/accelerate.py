@@ -31,13 +31,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from accelerate.state import PartialState
-from accelerate.tracking import GeneralTracker
+from trainwire.extras import require_extra
 
-from trainwire.integrations.hooks import number
-from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run
-from trainwire.stop import StopControl, StopRequest
-from trainwire.writer.run import Run
+require_extra(
+    "transformers", "accelerate"
+)  # `pip install 'trainwire[transformers]'` named, in place of a bare ImportError
+
+from accelerate.state import PartialState  # noqa: E402
+from accelerate.tracking import GeneralTracker  # noqa: E402
+
+from trainwire.integrations.hooks import number  # noqa: E402
+from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run  # noqa: E402
+from trainwire.stop import StopControl, StopRequest  # noqa: E402
+from trainwire.writer.run import Run  # noqa: E402
 
 __all__ = ["EVAL_PREFIXES", "TrainwireTracker"]
 

@@ -27,12 +27,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import keras
+from trainwire.extras import require_extra
 
-from trainwire.integrations.hooks import number, shielded
-from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run
-from trainwire.stop import StopControl
-from trainwire.writer.run import Run
+require_extra("keras")  # `pip install 'trainwire[keras]'` named, in place of a bare ImportError
+
+import keras  # noqa: E402
+
+from trainwire.integrations.hooks import number, shielded  # noqa: E402
+from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run  # noqa: E402
+from trainwire.stop import StopControl  # noqa: E402
+from trainwire.writer.run import Run  # noqa: E402
 
 __all__ = ["STOP_CHECKPOINT", "TrainwireCallback", "attach"]
 

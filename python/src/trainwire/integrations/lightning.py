@@ -35,17 +35,21 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import lightning.pytorch as pl
-from lightning.pytorch.utilities.exceptions import SIGTERMException
+from trainwire.extras import require_extra
 
-from trainwire.integrations.hooks import number, shielded
-from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop
-from trainwire.integrations.lightning_logger import VALIDATION_PREFIXES, TrainwireLogger
-from trainwire.integrations.loop_progress import LoopProgress
-from trainwire.integrations.memory_probe import step_memory
-from trainwire.stop import StopControl
-from trainwire.writer.fields import UNSET
-from trainwire.writer.run import Run
+require_extra("lightning")  # `pip install 'trainwire[lightning]'` named, in place of a bare ImportError
+
+import lightning.pytorch as pl  # noqa: E402
+from lightning.pytorch.utilities.exceptions import SIGTERMException  # noqa: E402
+
+from trainwire.integrations.hooks import number, shielded  # noqa: E402
+from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop  # noqa: E402
+from trainwire.integrations.lightning_logger import VALIDATION_PREFIXES, TrainwireLogger  # noqa: E402
+from trainwire.integrations.loop_progress import LoopProgress  # noqa: E402
+from trainwire.integrations.memory_probe import step_memory  # noqa: E402
+from trainwire.stop import StopControl  # noqa: E402
+from trainwire.writer.fields import UNSET  # noqa: E402
+from trainwire.writer.run import Run  # noqa: E402
 
 __all__ = ["CHECKPOINT_KEY", "STOP_CHECKPOINT", "TrainwireCallback"]
 

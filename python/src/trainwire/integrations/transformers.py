@@ -32,11 +32,15 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from trainwire.integrations.checkpoint_origin import CHECKPOINT_ORIGIN_FILE, checkpoint_origin
-from trainwire.integrations.lifecycle import owned_run, watched_stop
-from trainwire.integrations.trainer_callback import TrainwireCallback
-from trainwire.stop import StopControl
-from trainwire.writer.run import Run
+from trainwire.extras import require_extra
+
+require_extra("transformers")  # `pip install 'trainwire[transformers]'` named, in place of a bare ImportError
+
+from trainwire.integrations.checkpoint_origin import CHECKPOINT_ORIGIN_FILE, checkpoint_origin  # noqa: E402
+from trainwire.integrations.lifecycle import owned_run, watched_stop  # noqa: E402
+from trainwire.integrations.trainer_callback import TrainwireCallback  # noqa: E402
+from trainwire.stop import StopControl  # noqa: E402
+from trainwire.writer.run import Run  # noqa: E402
 
 if TYPE_CHECKING:
     from transformers import Trainer

@@ -19,6 +19,7 @@ from trainwire.contract.files import open_regular
 from trainwire.contract.journal_lookup import latest_journal
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
 from trainwire.contract.liveness import status_at
+from trainwire.contract.run_walk import walk_run_directories
 from trainwire.lines.summary import SummaryBuilder
 from trainwire.reader.journal_files import flat_config, read_config, read_row_notes
 
@@ -31,13 +32,13 @@ SUMMARY_VERSIONS = (1, 2)
 
 
 def find_streams(roots: list[Path]) -> Iterator[Path]:
-    """Every `progress.jsonl` under `roots`, recursively, in a stable order."""
+    """Every `progress.jsonl` under `roots`, recursively, in a stable order; a tracker's copy
+    of a stream (`contract.run_walk`) is not a run."""
     for root in roots:
         if root.is_file():
             yield root
             continue
-        for directory, subdirectories, files in os.walk(root):
-            subdirectories.sort()
+        for directory, _subdirectories, files in walk_run_directories(root):
             if STREAM_FILE in files:
                 yield Path(directory) / STREAM_FILE
 

@@ -3,7 +3,8 @@
 Only these files are ever served; a key is looked up, never joined to a path, so no
 request can reach outside the directories. A stream is indexed only when it is a regular
 file whose resolved path lies inside its root: a link named `progress.jsonl` leading
-elsewhere, a FIFO, a device or a socket is skipped, with one log line each.
+elsewhere, a FIFO, a device or a socket is skipped, with one log line each. A tracker's copy
+of a stream (MLflow's artifacts, `contract.run_walk`) is not a run and is not walked into.
 
 The tree is walked by a background thread at a bounded rate, never by a request: a request
 reads the last snapshot, so a client asking for unknown keys costs a dictionary lookup.
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from trainwire.contract.files import inside
 from trainwire.contract.layout import STREAM_FILE
+from trainwire.contract.run_walk import walk_run_directories
 
 __all__ = ["IndexedStream", "RunIndex"]
 
@@ -102,8 +104,7 @@ class RunIndex:
 
     def _walk(self, root: Path) -> list[Path]:
         streams = []
-        for directory, subdirectories, files in os.walk(root):
-            subdirectories.sort()
+        for directory, subdirectories, files in walk_run_directories(root):
             here = Path(directory)
             for name in subdirectories:
                 if os.path.islink(here / name) and not inside(here / name, root):

@@ -20,7 +20,18 @@ __all__ = ["KEY_PACKAGES", "ProvenancePrefetch", "collect_provenance", "run_git"
 logger = logging.getLogger("trainwire.writer.provenance")
 
 #: packages whose versions are recorded when installed
-KEY_PACKAGES = ("trainwire", "torch", "transformers", "accelerate", "pydantic", "numpy")
+KEY_PACKAGES = (
+    "trainwire",
+    "torch",
+    "transformers",
+    "accelerate",
+    "lightning",
+    "keras",
+    "optuna",
+    "ray",
+    "pydantic",
+    "numpy",
+)
 _GIT_TIMEOUT_S = 2.0
 #: where Linux tells the NVIDIA driver's version, read without asking torch
 _NVIDIA_DRIVER_FILE = "/proc/driver/nvidia/version"
