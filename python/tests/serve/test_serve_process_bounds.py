@@ -53,7 +53,7 @@ def _cpu_settles(server: Server, *, window_s: float = 1.0, most_s: float = 0.2, 
 def test_deadline_stops_the_work_of_an_opening_and_a_failed_opening_is_not_redone(tmp_path: Path) -> None:
     _slow_to_fold(tmp_path / "hostile")
     make_run(tmp_path / "good", finish=False)
-    with serve(str(tmp_path), "--deadline", "2") as server:
+    with serve(str(tmp_path), "--deadline", "1") as server:
         with ThreadPoolExecutor(4) as pool:
             hostile = [pool.submit(server.request, "/api/runs/hostile/opening") for _ in range(3)]
             good = server.request("/api/runs/good/opening")

@@ -93,18 +93,25 @@ def bounded_protocol(cap: int, header_timeout_s: float = HEADER_TIMEOUT_S) -> ty
 
 class OneLinePerCause(logging.Filter):
     """Makes each record one line (its message, and its exception's type and text instead of
-    a traceback) and lets one record of a cause through a minute, with the count left out."""
+    a traceback) and lets one record of a cause through a minute, with the count left out.
 
-    def __init__(self, interval_s: float = _LINE_INTERVAL_S) -> None:
+    A cause is the first line of the record's template (uvicorn's and asyncio's arguments name
+    a client or a socket) or, `by_message`, of its message (the server's own name a run)."""
+
+    def __init__(self, interval_s: float = _LINE_INTERVAL_S, *, by_message: bool = False) -> None:
         super().__init__()
         self._interval_s = interval_s
+        self._by_message = by_message
         self._written_at: dict[tuple[str, str], float] = {}
         self._left_out: dict[tuple[str, str], int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        # the first line of the template: asyncio appends the socket, uvicorn's the client
-        cause = (str(record.msg).partition("\n")[0], type(error).__name__)
+        # the first line: asyncio appends the socket to its message
+        cause = (
+            (record.getMessage() if self._by_message else str(record.msg)).partition("\n")[0],
+            type(error).__name__,
+        )
         now = time.monotonic()
         if now - self._written_at.get(cause, float("-inf")) < self._interval_s:
             self._left_out[cause] = self._left_out.get(cause, 0) + 1
@@ -115,13 +122,15 @@ class OneLinePerCause(logging.Filter):
             line += f" ({type(error).__name__}: {error})"
         left_out = self._left_out.pop(cause, 0)
         if left_out:
-            line += f" ({left_out} more like it in the last {self._interval_s:g} s)"
+            line += f" ({left_out} more like it since the last)"
         record.msg, record.args = " ".join(line.split()), None
         record.exc_info, record.exc_text, record.stack_info = None, None, None
         return True
 
 
 def quiet_server_logs() -> None:
-    """One line per cause from uvicorn, asyncio and the server's connections."""
+    """One line per cause from uvicorn, asyncio, the server's connections and the server
+    itself (a hostile file met at every refresh of the runs list, once a minute)."""
     for name in ("uvicorn.error", "asyncio", logger.name):
         logging.getLogger(name).addFilter(OneLinePerCause())
+    logging.getLogger("trainwire.serve").addFilter(OneLinePerCause(by_message=True))
