@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -67,6 +68,28 @@ def test_deadline_stops_the_work_of_an_opening_and_a_failed_opening_is_not_redon
         assert server.request("/api/runs/good/opening")[0] == 200
     stopped = [line for line in server.output.splitlines() if "passed its deadline" in line]
     assert stopped == ["trainwire serve: the opening of hostile passed its deadline: stopped, not tried again for 60 s"]
+
+
+def test_deadline_openings_of_many_runs_at_once_take_at_most_their_own_threads(tmp_path: Path) -> None:
+    _slow_to_fold(tmp_path / "hostile-0")
+    for number in range(1, 8):  # the same slow stream under eight keys (hard links: no more disk)
+        shutil.copytree(tmp_path / "hostile-0" / "runs", tmp_path / f"hostile-{number}" / "runs")
+        os.link(tmp_path / "hostile-0" / "progress.jsonl", tmp_path / f"hostile-{number}" / "progress.jsonl")
+    make_run(tmp_path / "good", finish=False)
+    with serve(str(tmp_path), "--deadline", "1") as server:
+        with ThreadPoolExecutor(8) as pool:
+            hostile = [pool.submit(server.request, f"/api/runs/hostile-{number}/opening") for number in range(8)]
+            answers = [future.result() for future in hostile]
+        assert [status for status, _, _ in answers] == [503] * 8
+        messages = sorted(json.loads(body)["error"].split(";")[0] for _, _, body in answers)
+        # four were built until their deadline and are paused; four waited for a thread and are not
+        assert (
+            messages
+            == ["opening this run took longer than the server's deadline"] * 4
+            + ["the server is busy opening other runs"] * 4
+        )
+        assert _cpu_settles(server), "the openings went on working after their 503"
+        assert server.request("/api/runs")[0] == 200
 
 
 def test_ipv6_localhost_is_answered_only_where_the_server_holds_both_loopbacks(tmp_path: Path) -> None:

@@ -173,18 +173,21 @@ class _FileWork:
 
     async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         try:
-            return await self.until_deadline(lambda: function(*args, **kwargs), None)
+            return await self.until_deadline(lambda: function(*args, **kwargs))
         except TimeoutError:
             raise _Problem(503, "the file system did not answer in time; try again") from None
 
-    async def until_deadline(self, work: Callable[[], T], stop: threading.Event | None) -> T:
-        """`work` in a worker thread; TimeoutError at the deadline, after setting `stop` (the
-        work that checks it ends; a call stuck in the file system is left behind)."""
+    async def until_deadline(
+        self, work: Callable[[], T], stop: threading.Event | None = None, limiter: anyio.CapacityLimiter | None = None
+    ) -> T:
+        """`work` in a worker thread (one of `limiter`'s, else of the file threads);
+        TimeoutError at the deadline, after setting `stop` (the work that checks it ends; a
+        call stuck in the file system is left behind)."""
         if self._limiter is None:  # made in the event loop that uses it
             self._limiter = anyio.CapacityLimiter(_FILE_WORKERS)
         try:
             with anyio.fail_after(self._deadline_s):
-                return await anyio.to_thread.run_sync(work, limiter=self._limiter, abandon_on_cancel=True)
+                return await anyio.to_thread.run_sync(work, limiter=limiter or self._limiter, abandon_on_cancel=True)
         except TimeoutError:
             if stop is not None:
                 stop.set()
