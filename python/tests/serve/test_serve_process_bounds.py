@@ -155,14 +155,20 @@ def test_slow_clients_beyond_the_connection_cap_neither_stop_the_server_nor_floo
     assert len(lines) <= 6 and len(server.output) < 4000 and "Traceback" not in server.output, server.output[:4000]
 
 
-def test_growing_stream_is_sent_as_measured_when_opened(tmp_path: Path) -> None:
-    run = Run(tmp_path / "a", step_interval_s=0, heartbeat_interval_s=None)
+def _large_stream(directory: Path) -> tuple[Path, str]:
+    """A run's stream of 24 MiB of whole lines (more than the socket buffers hold), and its line."""
+    run = Run(directory, step_interval_s=0, heartbeat_interval_s=None)
     run.start(total_steps=10**9, config={"lr": 0.1}, provenance=False)
     run.close()
-    stream = tmp_path / "a" / "progress.jsonl"
+    stream = directory / "progress.jsonl"
     line = stream.read_text().splitlines()[0]
-    with stream.open("a") as file:  # 24 MiB of whole lines: more than the socket buffers hold
+    with stream.open("a") as file:
         file.write((line + "\n") * ((24 << 20) // (len(line) + 1)))
+    return stream, line
+
+
+def test_growing_stream_is_sent_as_measured_when_opened(tmp_path: Path) -> None:
+    stream, line = _large_stream(tmp_path / "a")
     measured = stream.stat().st_size
     with serve(str(tmp_path)) as server:
         host, port = server.netloc.rsplit(":", 1)
@@ -179,6 +185,20 @@ def test_growing_stream_is_sent_as_measured_when_opened(tmp_path: Path) -> None:
         assert connection.getresponse().status == 200
         connection.close()
     assert "Too much data" not in server.output and "Exception" not in server.output, server.output
+
+
+def test_slow_clients_do_not_hold_the_server_after_sigterm(tmp_path: Path) -> None:
+    _large_stream(tmp_path / "a")
+    with serve(str(tmp_path)) as server:
+        host, port = server.netloc.rsplit(":", 1)
+        reader = socket.create_connection((host, int(port)), timeout=30)
+        reader.sendall(
+            f"GET /runs/a/progress.jsonl HTTP/1.1\r\nHost: {server.netloc}\r\nX-Trainwire-Token: {server.token}\r\n\r\n".encode()
+        )
+        assert reader.recv(1024).startswith(b"HTTP/1.1 200")  # then it reads no more
+    # leaving the block sends SIGTERM and fails unless the process ends within 30 s
+    assert server.process.returncode is not None
+    reader.close()
 
 
 def test_rows_carry_names_only_no_absolute_path(tmp_path: Path) -> None:

@@ -86,7 +86,12 @@ def serve(*arguments: str, port: int = 0, open_files: int | None = None) -> Iter
         yield server
     finally:
         process.terminate()
-        stdout, stderr = process.communicate(timeout=30)
+        try:
+            stdout, stderr = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise AssertionError("the server did not end within 30 s of SIGTERM") from None
         if server is not None:
             server.output = stdout + stderr
 

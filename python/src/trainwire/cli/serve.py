@@ -18,6 +18,8 @@ __all__ = ["register"]
 DEFAULT_PORT = 8765
 #: how long a request may wait for the file system, and an opening may work, before a 503
 DEFAULT_DEADLINE_S = 10.0
+#: how long answers being sent may go on after SIGTERM or Ctrl+C
+_SHUTDOWN_GRACE_S = 5
 #: ports tried with `--host localhost --port 0` for one free on both loopbacks
 _PORT_ATTEMPTS = 20
 
@@ -139,6 +141,7 @@ def _serve(options: argparse.Namespace) -> int:
         lifespan="off",
         http=bounded_protocol(cap),
         limit_concurrency=cap,
+        timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,  # a client that stops reading cannot hold the exit
     )
     quiet_server_logs()  # after the Config, which sets uvicorn's loggers up
     server = uvicorn.Server(config)
