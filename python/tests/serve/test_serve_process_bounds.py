@@ -76,7 +76,8 @@ def test_deadline_openings_of_many_runs_at_once_take_at_most_their_own_threads(t
         shutil.copytree(tmp_path / "hostile-0" / "runs", tmp_path / f"hostile-{number}" / "runs")
         os.link(tmp_path / "hostile-0" / "progress.jsonl", tmp_path / f"hostile-{number}" / "progress.jsonl")
     make_run(tmp_path / "good", finish=False)
-    with serve(str(tmp_path), "--deadline", "1") as server:
+    # the eight requests must come while the first four openings hold their threads
+    with serve(str(tmp_path), "--deadline", "2") as server:
         with ThreadPoolExecutor(8) as pool:
             hostile = [pool.submit(server.request, f"/api/runs/hostile-{number}/opening") for number in range(8)]
             answers = [future.result() for future in hostile]
