@@ -238,7 +238,8 @@ def test_binding_beyond_loopback_needs_allowed_hosts_and_says_who_can_reach_it(t
         connection_to = server.base.replace("0.0.0.0", "127.0.0.1")
         server.base = connection_to  # traffic stays on loopback; only the Host header names others
         assert server.request("/api/runs", headers={"Host": f"trainwire.test:{port}"})[0] == 200
-        assert server.request("/api/runs", headers={"Host": f"localhost:{port}"})[0] == 200
+        assert server.request("/api/runs", headers={"Host": f"127.0.0.1:{port}"})[0] == 200
+        assert server.request("/api/runs", headers={"Host": f"localhost:{port}"})[0] == 403  # 0.0.0.0 is not [::1]
         assert server.request("/api/runs", headers={"Host": f"evil.example:{port}"})[0] == 403
         assert server.request("/api/runs", headers={"Host": "trainwire.test:1"})[0] == 403
     warning = [line for line in server.output.splitlines() if "warning" in line]

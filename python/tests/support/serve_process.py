@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import urllib.error
@@ -28,6 +29,11 @@ class Server:
         #: what the process printed besides its URL line, once it has ended
         self.output = ""
 
+    def cpu_seconds(self) -> float:
+        """The process's CPU time so far, user and system, from /proc."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def request(
         self,
         path: str,
@@ -51,16 +57,23 @@ class Server:
 
 
 @contextmanager
-def serve(*arguments: str) -> Iterator[Server]:
-    """`trainwire serve ARGUMENTS --port 0` as a process; after the block, `server.output`
-    holds everything it wrote to stdout and stderr."""
+def serve(*arguments: str, port: int = 0, open_files: int | None = None) -> Iterator[Server]:
+    """`trainwire serve ARGUMENTS --port PORT` as a process (with `open_files`, under that
+    open-file limit); after the block, `server.output` holds everything it wrote to stdout
+    and stderr."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
+
+    def limit_open_files() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     process = subprocess.Popen(
-        [sys.executable, "-m", "trainwire", "serve", *arguments, "--port", "0"],
+        [sys.executable, "-m", "trainwire", "serve", *arguments, "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=limit_open_files,
     )
     server: Server | None = None
     try:
@@ -73,7 +86,12 @@ def serve(*arguments: str) -> Iterator[Server]:
         yield server
     finally:
         process.terminate()
-        stdout, stderr = process.communicate(timeout=30)
+        try:
+            stdout, stderr = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise AssertionError("the server did not end within 30 s of SIGTERM") from None
         if server is not None:
             server.output = stdout + stderr
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -35,7 +35,7 @@ from trainwire.lines.view_events import ViewEvents
 from trainwire.reader.catalog import load_summary
 from trainwire.reader.state import reader_state
 
-__all__ = ["OpenedRun", "OpenedStream", "open_from_snapshots", "read_snapshot"]
+__all__ = ["OpenedRun", "OpenedStream", "OpeningCancelled", "open_from_snapshots", "read_snapshot"]
 
 #: how much of the line at a snapshot's offset is read to check whose it is
 _PROBE_BYTES = 1 << 16
@@ -96,10 +96,14 @@ def read_snapshot(stream: Path, journal: Path, *, within: Path | None = None) ->
         return None
 
 
-def open_from_snapshots(stream: Path, *, within: Path | None = None) -> OpenedStream | None:
+def open_from_snapshots(
+    stream: Path, *, within: Path | None = None, cancelled: Callable[[], bool] | None = None
+) -> OpenedStream | None:
     """Every run of `stream`, in stream order, from its journal's snapshot and the stream past
     it; None when one of them cannot be (the caller folds the whole stream). With `within`,
-    every file read is a regular file inside that directory."""
+    every file read is a regular file inside that directory. `cancelled` is asked between
+    chunks of the stream: once it is true the fold stops with `OpeningCancelled` (a server's
+    deadline stops the work, not only the wait for it)."""
     latest = latest_journal(stream.parent)
     summary = load_summary(latest / SUMMARY_FILE, within=within) if latest is not None else None
     if summary is None:
@@ -116,7 +120,7 @@ def open_from_snapshots(stream: Path, *, within: Path | None = None) -> OpenedSt
     resume = {"runs": [run.saved_state for run in runs.values()], "unknown_events": 0, "diagnostics": []}
     fold = RunStateFold(diagnostics=diagnostics, resume=resume)
     try:
-        offset, lines = _fold_tails(stream, runs, fold, diagnostics, within)
+        offset, lines = _fold_tails(stream, runs, fold, diagnostics, within, cancelled)
     except (_Unknown, OSError):
         return None
     state = reader_state(fold, lines=lines, consumed_bytes=offset, partial_tail_bytes=0)
@@ -125,6 +129,10 @@ def open_from_snapshots(stream: Path, *, within: Path | None = None) -> OpenedSt
         for run_id, run in runs.items()
     ]
     return OpenedStream(opened, state, offset)
+
+
+class OpeningCancelled(Exception):
+    """`open_from_snapshots` was cancelled before it was done."""
 
 
 class _Unknown(Exception):
@@ -154,7 +162,12 @@ class _OpenRun:
 
 
 def _fold_tails(
-    stream: Path, runs: dict[str, _OpenRun], fold: RunStateFold, diagnostics: DiagnosticLog, within: Path | None
+    stream: Path,
+    runs: dict[str, _OpenRun],
+    fold: RunStateFold,
+    diagnostics: DiagnosticLog,
+    within: Path | None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> tuple[int, int]:
     """Folds the stream from the earliest snapshot on, each line into its run when it lies
     past that run's snapshot: the segments between offsets are decoded one by one. Returns
@@ -166,6 +179,8 @@ def _fold_tails(
         for start, end in zip(bounds, bounds[1:], strict=False):
             decoder = Decoder(offset=start, line_number=lines, diagnostics=diagnostics)
             for chunk in _read_range(handle, start, end):
+                if cancelled is not None and cancelled():
+                    raise OpeningCancelled(str(stream))
                 for line in fold.extend(_past_snapshots(decoder.validated(chunk), runs, start)):
                     runs[line["run_id"]].add(line)
             offset, lines = decoder.consumed_bytes, decoder.lines

@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -39,6 +40,7 @@ from trainwire.reader.catalog import run_row
 from trainwire.reader.run_opening import open_from_snapshots
 from trainwire.reader.state import StreamReader
 from trainwire.serve.index import IndexedStream, RunIndex
+from trainwire.serve.openings import OpeningRefused, Openings
 from trainwire.serve.security import Guard
 from trainwire.stop import STOP_FILE, request_stop
 
@@ -50,10 +52,10 @@ _NO_STORE = {"cache-control": "no-store"}
 #: a stop body is `{"reason": ..., "requested_by": ...}`: a few hundred bytes
 BODY_LIMIT_BYTES = 4096
 _BODY_DEPTH_LIMIT = 4
-#: how long one answer may wait for the file system before it is a 503
-_FILE_DEADLINE_S = 10.0
 #: the runs list is shared by every client asking within this long
 _ROWS_MAX_AGE_S = 1.0
+#: a catalog row's absolute paths: the page names a run by its key, never by where it lies
+_PATH_FIELDS = frozenset({"path", "directory"})
 #: worker threads for file work: a stuck disk holds these, not the event loop
 _FILE_WORKERS = 8
 
@@ -72,15 +74,26 @@ def static_dir() -> Path:
 class _Problem(Exception):
     """An answer other than 200, with its status and message."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.headers = headers or {}
 
 
-def create_app(index: RunIndex, *, token: str, hosts: frozenset[str], read_only: bool = False) -> Guard:
-    """The ASGI application behind `trainwire serve`. `index` must have been started."""
-    files = _FileWork()
+def create_app(
+    index: RunIndex,
+    *,
+    token: str,
+    hosts: frozenset[str],
+    deadline_s: float,
+    read_only: bool = False,
+) -> Guard:
+    """The ASGI application behind `trainwire serve`. `index` must have been started.
+    `deadline_s`: how long an answer may wait for the file system, and an opening may work,
+    before it is a 503."""
+    files = _FileWork(deadline_s)
     rows = _SharedRows(index, files)
+    openings = Openings(_opening, files.until_deadline)
 
     async def page(request: Request) -> Response:
         return FileResponse(static_dir() / "index.html", headers=_NO_STORE)
@@ -111,7 +124,10 @@ def create_app(index: RunIndex, *, token: str, hosts: frozenset[str], read_only:
         found = index.stream(request.path_params["key"])
         if found is None:
             raise _Problem(404, "no such run")
-        answer = await files.run(_opening, found)
+        try:
+            answer = await openings.get(request.path_params["key"], found)
+        except OpeningRefused as refused:
+            raise _Problem(503, str(refused), {"retry-after": str(refused.retry_after_s)}) from None
         if answer is None:  # the page reads the whole stream instead
             raise _Problem(404, "no snapshot to open this run from")
         return Response(answer, media_type="application/json", headers=_NO_STORE)
@@ -145,25 +161,37 @@ def create_app(index: RunIndex, *, token: str, hosts: frozenset[str], read_only:
 
 async def _answer_problem(request: Request, error: Exception) -> Response:
     assert isinstance(error, _Problem)
-    return JSONResponse({"error": str(error)}, status_code=error.status, headers=_NO_STORE)
+    return JSONResponse({"error": str(error)}, status_code=error.status, headers={**_NO_STORE, **error.headers})
 
 
 class _FileWork:
     """File system calls in a few worker threads, each under a deadline."""
 
-    def __init__(self) -> None:
+    def __init__(self, deadline_s: float) -> None:
+        self._deadline_s = deadline_s
         self._limiter: anyio.CapacityLimiter | None = None
 
     async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        try:
+            return await self.until_deadline(lambda: function(*args, **kwargs))
+        except TimeoutError:
+            raise _Problem(503, "the file system did not answer in time; try again") from None
+
+    async def until_deadline(
+        self, work: Callable[[], T], stop: threading.Event | None = None, limiter: anyio.CapacityLimiter | None = None
+    ) -> T:
+        """`work` in a worker thread (one of `limiter`'s, else of the file threads);
+        TimeoutError at the deadline, after setting `stop` (the work that checks it ends; a
+        call stuck in the file system is left behind)."""
         if self._limiter is None:  # made in the event loop that uses it
             self._limiter = anyio.CapacityLimiter(_FILE_WORKERS)
         try:
-            with anyio.fail_after(_FILE_DEADLINE_S):
-                return await anyio.to_thread.run_sync(
-                    lambda: function(*args, **kwargs), limiter=self._limiter, abandon_on_cancel=True
-                )
+            with anyio.fail_after(self._deadline_s):
+                return await anyio.to_thread.run_sync(work, limiter=limiter or self._limiter, abandon_on_cancel=True)
         except TimeoutError:
-            raise _Problem(503, "the file system did not answer in time; try again") from None
+            if stop is not None:
+                stop.set()
+            raise
 
 
 class _SharedRows:
@@ -214,7 +242,7 @@ def _rows(streams: dict[str, IndexedStream]) -> list[dict[str, Any]]:
             logger.exception("trainwire serve: cannot read the run %s", key)
             continue
         if row is not None:
-            rows.append({"key": key, **{name: value for name, value in row.items() if name != "path"}})
+            rows.append({"key": key, **{name: value for name, value in row.items() if name not in _PATH_FIELDS}})
     return rows
 
 
@@ -222,10 +250,11 @@ def _rows(streams: dict[str, IndexedStream]) -> list[dict[str, Any]]:
 OPENING_VERSION = 1
 
 
-def _opening(found: IndexedStream) -> str | None:
+def _opening(found: IndexedStream, cancelled: Callable[[], bool]) -> str | None:
     """The stream's opening as canonical JSON (docs/dashboard.md), None when a run of it
-    cannot be opened from its snapshot. Built in the worker thread: the answer can be large."""
-    opened = open_from_snapshots(found.path, within=found.root)
+    cannot be opened from its snapshot. Built in the worker thread: the answer can be large;
+    the fold stops once `cancelled()` (its deadline passed)."""
+    opened = open_from_snapshots(found.path, within=found.root, cancelled=cancelled)
     if opened is None:
         return None
     return dumps(
@@ -298,7 +327,9 @@ class _OpenedFileResponse(FileResponse):
 
     def __init__(self, file: IO[bytes], **kwargs: Any) -> None:
         self._file = file
-        super().__init__(f"/dev/fd/{file.fileno()}", stat_result=os.fstat(file.fileno()), **kwargs)
+        measured = os.fstat(file.fileno())
+        self._measured_size = measured.st_size
+        super().__init__(f"/dev/fd/{file.fileno()}", stat_result=measured, **kwargs)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope = {
@@ -311,6 +342,23 @@ class _OpenedFileResponse(FileResponse):
             await super().__call__(scope, receive, send)
         finally:
             self._file.close()
+
+    async def _handle_simple(self, send: Send, send_header_only: bool, send_pathsend: bool) -> None:
+        """The whole file as it was measured when opened: the writer appends while it is sent,
+        and its Content-Length is that size (Starlette's own reads on to the end of the file)."""
+        if send_header_only or send_pathsend:
+            await super()._handle_simple(send, send_header_only, send_pathsend)
+            return
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        left = self._measured_size
+        async with self._open_file() as file:
+            while True:
+                chunk = await file.read(min(self.chunk_size, left))
+                left -= len(chunk)
+                more_body = bool(chunk) and left > 0
+                await send({"type": "http.response.body", "body": chunk, "more_body": more_body})
+                if not more_body:
+                    return
 
     @asynccontextmanager
     async def _open_file(self) -> AsyncIterator[anyio.AsyncFile[bytes]]:

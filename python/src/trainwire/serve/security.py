@@ -20,7 +20,8 @@ __all__ = ["SECURITY_HEADERS", "TOKEN_HEADER", "Guard", "allowed_hosts", "is_loo
 
 TOKEN_HEADER = "x-trainwire-token"
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-_WILDCARDS = ("0.0.0.0", "::", "")
+#: the loopback names a wildcard address covers (`::` listens on both stacks)
+_HOSTS_OF_WILDCARD = {"0.0.0.0": ("127.0.0.1",), "": ("127.0.0.1",), "::": _LOOPBACK_NAMES}
 #: paths anyone may read: the page itself and what it loads before it has the token
 _PUBLIC_PATHS = ("/", "/favicon.ico")
 _PUBLIC_PREFIX = "/assets/"
@@ -46,14 +47,19 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def allowed_hosts(host: str, port: int, extra: Iterable[str] = ()) -> frozenset[str]:
-    """The `Host` values the server answers, with the port: the loopback names when it listens
-    on loopback or every interface (a rebinding page cannot send them), the bound address
-    itself unless it is a wildcard, and the names in `extra`."""
+    """The `Host` values the server answers, with the port: the names of the addresses it
+    listens on (a rebinding page cannot send them) and the names in `extra`.
+
+    A loopback name is answered only when the server listens on every address it leads to:
+    `localhost` is first `[::1]` to a browser, so while the server holds `127.0.0.1` alone,
+    another local user listening on `[::1]` at the same port would receive the page's token.
+    `--host localhost` and `::` (both stacks) listen on both loopbacks; `0.0.0.0` covers
+    `127.0.0.1` only."""
     names = {name.lower() for name in extra}
-    wildcard = host in _WILDCARDS
-    if not wildcard:
+    names.update(_HOSTS_OF_WILDCARD.get(host, ()))
+    if host not in _HOSTS_OF_WILDCARD:
         names.add(f"[{host}]" if ":" in host and not host.startswith("[") else host)
-    if wildcard or is_loopback(host):
+    if host == "localhost":
         names.update(_LOOPBACK_NAMES)
     return frozenset(f"{name}:{port}" for name in names)
 
