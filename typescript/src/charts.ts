@@ -1,7 +1,7 @@
 // The charts of one or more runs, as the chart specification (charts/charts.json) groups their
 // series. Browser-safe. The Python twin (trainwire.reader.charts) gives the same list for the
 // same runs: the dashboard and the HTML plot draw this one, the PNG/SVG plot draws Python's.
-import { CHART_SPEC, type MarkerStyle } from "./generated/charts.js";
+import { CHART_PATTERNS, CHART_SPEC, type MarkerStyle } from "./generated/charts.js";
 import type { MarkerKind, RunSeries } from "./series.js";
 
 export { CHART_SPEC };
@@ -45,8 +45,9 @@ export interface ChartData extends ChartHeading {
 }
 
 const KIND_ORDER = new Map(CHART_SPEC.kinds.map((entry, index) => [entry.kind, index]));
-const RULES = CHART_SPEC.charts.map((rule) => ({ pattern: new RegExp(rule.match), rule }));
-const SPARSE = new RegExp(CHART_SPEC.series.sparse.match);
+// compiled by the generator with the `s` flag, so a name with a line break lands as in Python
+const RULES = CHART_SPEC.charts.map((rule, index) => ({ pattern: CHART_PATTERNS[index] as RegExp, rule }));
+const SPARSE = CHART_PATTERNS[CHART_PATTERNS.length - 1] as RegExp;
 /** How each marker kind is drawn, by kind; a marker of a kind not listed is not drawn. */
 export const MARKER_STYLES: ReadonlyMap<string, MarkerStyle> = new Map(
   CHART_SPEC.markers.map((marker) => [marker.kind, marker]),
