@@ -80,7 +80,9 @@ export function seriesLabel(name: string): string {
 export function markerColour(kind: string, label: string | null): string {
   const style = MARKER_STYLES.get(kind);
   if (style === undefined) throw new Error(`no marker style for ${JSON.stringify(kind)}`);
-  return (label === null ? undefined : style.label_colours?.[label]) ?? style.colour;
+  const colours = style.label_colours ?? {};
+  // an own label only: a label like `constructor` is not a colour of Object.prototype
+  return label !== null && Object.hasOwn(colours, label) ? (colours[label] as string) : style.colour;
 }
 
 /**
