@@ -197,3 +197,14 @@ def test_a_name_with_a_line_break_is_charted_alike_in_both_languages() -> None:
     assert [chart["kind"] for chart in charts if chart["title"] == "loss"] == ["training"]
     typescript = typescript_lines("ts_chart_list.mjs", [{"names": LINE_BREAK_NAMES}])
     assert typescript == [canonical.dumps(charts)]
+
+
+def test_a_run_whose_metric_names_hold_line_breaks_is_charted(tmp_path: Path) -> None:
+    run, clock = _started(tmp_path / "run", "line-breaks", total_steps=2)
+    for step in (1, 2):
+        clock.advance(0.5)
+        run.step(step, loss=1.0 / step, metrics={"a\nb": 1.0, "c\rd": 2.0, "e\u2028f": 3.0})
+    run.finish("succeeded")
+    charts = _python_charts(tmp_path / "run" / "progress.jsonl")
+    assert [(chart["title"], len(chart["series"][0]["steps"])) for chart in charts] == [
+        ("loss", 2), ("a\nb", 2), ("c\rd", 2), ("e\u2028f", 2)]  # fmt: skip
