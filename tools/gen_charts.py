@@ -4,6 +4,11 @@ The dashboard, the HTML plot (TypeScript) and the PNG/SVG plot (Python) group se
 charts and draw markers from these constants, so the three show the same charts. The
 specification is checked here: a pattern the two regex engines could read differently, a
 chart of an unknown kind or a title naming a group its pattern lacks stops the generation.
+
+Each language gets the patterns compiled as JavaScript's RegExp with the `s` flag reads them:
+`.` matches every character, line terminators included, and `$` only the end of the name (in
+Python `\\Z` with DOTALL, since Python's `$` also matches before a final line feed). So a
+series name the writer accepts with a line break in it lands on the same chart in both.
 """
 
 from __future__ import annotations
@@ -21,8 +26,11 @@ PYTHON_MODULE = Path("python/src/trainwire/_generated/charts.py")
 TYPESCRIPT_MODULE = Path("typescript/src/generated/charts.ts")
 
 # Python's re and JavaScript's RegExp agree on plain groups, classes, anchors and
-# alternation; they differ on (?...) extensions and on what \d, \w, \s and \b match.
-_NOT_PORTABLE = re.compile(r"\(\?|\\[dDwWsSbB]")
+# alternation; they differ on (?...) extensions, on what \d, \w, \s and \b match, and
+# JavaScript has no \A, \Z or \z.
+_NOT_PORTABLE = re.compile(r"\(\?|\\[dDwWsSbBAZz]")
+#: names the last rule must take: line terminators of either engine, controls, astral characters
+_ANY_NAMES = ("any name", "a\nb", "c\rd", "e\u2028f", "g\u2029h", "i\x85j", "\x00", "\n", "\U0001f525", "x" * 10_000)
 
 
 def load(root: Path = ROOT) -> dict[str, Any]:
@@ -34,8 +42,7 @@ def load(root: Path = ROOT) -> dict[str, Any]:
 
 def _check(spec: dict[str, Any]) -> None:
     kinds = [entry["kind"] for entry in spec["kinds"]]
-    patterns = [chart["match"] for chart in spec["charts"]] + [spec["series"]["sparse"]["match"]]
-    for pattern in patterns:
+    for pattern in _patterns(spec):
         if _NOT_PORTABLE.search(pattern):
             raise SystemExit(f"{SOURCE}: {pattern!r} is read differently by Python and JavaScript")
         re.compile(pattern)
@@ -48,7 +55,8 @@ def _check(spec: dict[str, Any]) -> None:
                 raise SystemExit(
                     f"{SOURCE}: the title {chart['title']!r} names group {number}, absent from {chart['match']!r}"
                 )
-    if re.search(spec["charts"][-1]["match"], "any name") is None:
+    last = python_pattern(spec["charts"][-1]["match"])
+    if any(last.search(name) is None for name in _ANY_NAMES):
         raise SystemExit(f"{SOURCE}: the last chart must take every name left, so that every series lands on a chart")
     marker_kinds = [marker["kind"] for marker in spec["markers"]]
     if len(set(marker_kinds)) != len(marker_kinds):
@@ -58,6 +66,29 @@ def _check(spec: dict[str, Any]) -> None:
         unknown = sorted(set(marker.get("label_colours", {})) - statuses) if marker["kind"] == "finished" else []
         if unknown:
             raise SystemExit(f"{SOURCE}: the end marker colours {unknown}, not statuses of run.finished")
+
+
+def python_pattern(pattern: str) -> re.Pattern[str]:
+    """`pattern` as JavaScript reads it with the `s` flag: every `$` outside a class is `\\Z`."""
+    out, in_class, escaped = [], False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "[":
+            in_class = True
+        elif char == "]":
+            in_class = False
+        elif char == "$" and not in_class:
+            char = r"\Z"
+        out.append(char)
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _patterns(spec: dict[str, Any]) -> list[str]:
+    """Every rule's pattern in order, then the sparse series' one."""
+    return [chart["match"] for chart in spec["charts"]] + [spec["series"]["sparse"]["match"]]
 
 
 def _final_statuses() -> set[str]:
@@ -84,10 +115,17 @@ def render_python(spec: dict[str, Any]) -> str:
             "",
             "from __future__ import annotations",
             "",
+            "import re",
             "from typing import Any, Final",
             "",
             "#: kinds (display order), chart rules (first match wins), curve and marker styles",
             f"CHART_SPEC: Final[dict[str, Any]] = {_python_literal(spec, 0)}",
+            "",
+            "#: each rule's pattern, then the sparse series', as JavaScript's RegExp with the `s` flag reads it",
+            "#: (`.` matches line terminators, `$` only the end: `\\Z`), so every name lands alike in both languages",
+            "CHART_PATTERNS: Final[tuple[re.Pattern[str], ...]] = (",
+            *(f"    re.compile({python_pattern(pattern).pattern!r}, re.DOTALL)," for pattern in _patterns(spec)),
+            ")",
             "",
         ]
     )
@@ -121,6 +159,11 @@ def render_typescript(spec: dict[str, Any]) -> str:
             "",
             "/** Kinds (display order), chart rules (first match wins), curve and marker styles. */",
             f"export const CHART_SPEC: ChartSpec = {json.dumps(spec, indent=2, ensure_ascii=False)};",
+            "",
+            "/** Each rule's pattern, then the sparse series', with the `s` flag: `.` matches line terminators too, as in Python. */",
+            "export const CHART_PATTERNS: readonly RegExp[] = [",
+            *(f'  new RegExp({json.dumps(pattern)}, "s"),' for pattern in _patterns(spec)),
+            "];",
             "",
         ]
     )

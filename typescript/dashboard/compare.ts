@@ -10,8 +10,8 @@ interface Compared {
   key: string;
   /** The run's charts, as its worker made them. */
   charts: ChartData[];
-  /** The run's config, flattened; undefined until its `run.started` was read. */
-  config: Record<string, unknown> | undefined;
+  /** The run's config, flattened (a Map: a key like `constructor` is only data); undefined until its `run.started` was read. */
+  config: ReadonlyMap<string, unknown> | undefined;
   problem: string | null;
 }
 
@@ -107,14 +107,14 @@ function renderProblems(runs: Compared[]): void {
 /** The config keys whose values differ between the runs read so far (a key one run lacks differs too). */
 function renderConfig(all: Compared[]): void {
   const runs = all.filter((run) => run.config !== undefined);
-  const names = [...new Set(runs.flatMap((run) => Object.keys(run.config ?? {})))].sort();
-  const differing = names.filter((name) => new Set(runs.map((run) => JSON.stringify(run.config?.[name]))).size > 1);
+  const names = [...new Set(runs.flatMap((run) => [...(run.config?.keys() ?? [])]))].sort();
+  const differing = names.filter((name) => new Set(runs.map((run) => JSON.stringify(run.config?.get(name)))).size > 1);
   const table = $("compare-config");
   const head = element("tr");
   head.append(element("th", "config"), ...runs.map((run) => element("th", run.key)));
   const rows = differing.map((name) => {
     const tr = element("tr");
-    tr.append(element("td", name), ...runs.map((run) => element("td", configText(run.config?.[name]))));
+    tr.append(element("td", name), ...runs.map((run) => element("td", configText(run.config?.get(name)))));
     return tr;
   });
   table.replaceChildren(head, ...rows);
@@ -123,12 +123,11 @@ function renderConfig(all: Compared[]): void {
 }
 
 /** Nested config values under dotted names, lists and other values as JSON. */
-function flat(config: Record<string, unknown>, prefix = ""): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+function flat(config: Record<string, unknown>, prefix = "", out = new Map<string, unknown>()): Map<string, unknown> {
   for (const [name, value] of Object.entries(config)) {
     if (value !== null && typeof value === "object" && !Array.isArray(value))
-      Object.assign(out, flat(value as Record<string, unknown>, `${prefix}${name}.`));
-    else out[`${prefix}${name}`] = value !== null && typeof value === "object" ? JSON.stringify(value) : value;
+      flat(value as Record<string, unknown>, `${prefix}${name}.`, out);
+    else out.set(`${prefix}${name}`, value !== null && typeof value === "object" ? JSON.stringify(value) : value);
   }
   return out;
 }

@@ -1,10 +1,17 @@
 // A chart's series as CSV: one row per point (series, step, time, value), for a spreadsheet.
 import type { DrawnChart } from "./chart.js";
 
-/** RFC 4180 quoting; a text starting like a formula is prefixed with `'` so a spreadsheet shows it as text. */
-function cell(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+/** What makes a spreadsheet read a cell as a formula when it starts it (OWASP CSV injection, ASVS 1.2.10). */
+const FORMULA_START = /^[=+\-@\t\r\n\0]/;
+
+/**
+ * A text cell (a series label, from the stream): prefixed with `'` when it starts like a formula,
+ * so a spreadsheet shows it as text, and always quoted (RFC 4180), so that a spreadsheet
+ * splitting on `;` or a tab does not start a new cell, formula and all, inside it.
+ */
+export function textCell(value: string): string {
+  const safe = FORMULA_START.test(value) ? `'${value}` : value;
+  return `"${safe.replaceAll('"', '""')}"`;
 }
 
 /** The kept points of every curve of `chart`; a restart's break (no value) is left out. Times in ISO 8601, UTC. */
@@ -14,7 +21,7 @@ export function chartCsv(chart: DrawnChart): string {
     curve.values.forEach((value, index) => {
       if (value === null) return;
       const time = new Date(Math.round((curve.times[index] as number) * 1000)).toISOString();
-      rows.push([cell(curve.label), String(curve.steps[index]), time, String(value)].join(","));
+      rows.push([textCell(curve.label), String(curve.steps[index]), time, String(value)].join(","));
     });
   }
   return `${rows.join("\r\n")}\r\n`;

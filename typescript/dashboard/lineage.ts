@@ -6,6 +6,7 @@ import {
   RunSeries,
   type RunSeriesSnapshot,
   type SeriesMarker,
+  type SeriesSnapshot,
 } from "../src/series.js";
 
 /** What a `run.started` says about where the run came from. */
@@ -58,6 +59,8 @@ export function joinedSnapshot(
     markers: [],
     dropped_markers: 0,
   };
+  // by name in a Map: a series name is data, never a property of Object.prototype
+  const series = new Map<string, SeriesSnapshot>();
   let previous: RunSeriesSnapshot | undefined;
   for (const run of chain) {
     const part = run.toJSON();
@@ -76,20 +79,20 @@ export function joinedSnapshot(
     }
     joined.restarts.push(...part.restarts.map(([attempt, step]): [number, number] => [attempt + offset, step]));
     joined.markers.push(...part.markers.map((marker) => ({ ...marker, attempt: marker.attempt + offset })));
-    for (const [name, series] of Object.entries(part.series)) {
-      const into = joined.series[name] ?? { ...series, bucket_size: 1, count: 0, buckets: [] };
-      into.bucket_size = Math.max(into.bucket_size, series.bucket_size);
-      into.count += series.count;
+    for (const [name, saved] of Object.entries(part.series)) {
+      const into = series.get(name) ?? { ...saved, bucket_size: 1, count: 0, buckets: [] };
+      into.bucket_size = Math.max(into.bucket_size, saved.bucket_size);
+      into.count += saved.count;
       into.buckets.push(
-        ...series.buckets.map(([attempt, ...rest]): (typeof into.buckets)[number] => [attempt + offset, ...rest]),
+        ...saved.buckets.map(([attempt, ...rest]): (typeof into.buckets)[number] => [attempt + offset, ...rest]),
       );
-      joined.series[name] = into;
+      series.set(name, into);
     }
     joined.dropped_markers += part.dropped_markers;
     joined.attempt = offset + part.attempt;
     previous = part;
   }
-  return joined;
+  return { ...joined, series: Object.fromEntries(series) };
 }
 
 /** The chain's history as one `RunSeries` (of the latest run's id), for `chartList`. */

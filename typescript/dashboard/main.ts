@@ -5,12 +5,14 @@ import { formatDuration, formatRate } from "../src/humanize.js";
 import type { Line, RunState } from "../src/index.js";
 import { printable } from "../src/printable.js";
 import { assertNever } from "../src/vocabulary.js";
+import { isRecord } from "./checks.js";
 import { openCompare } from "./compare.js";
 import { $, element, encodedKey, text } from "./dom.js";
 import { type FeedMessage, follow } from "./feed.js";
 import { RunCharts } from "./run-charts.js";
 import { runProgressParts } from "./run-progress.js";
-import { type RunRow, RunsTable } from "./runs-table.js";
+import { checkedRows } from "./run-rows.js";
+import { RunsTable } from "./runs-table.js";
 import { TRIAL_CURVES_KIND } from "./trial-curves.js";
 import { TrialsPanel } from "./trials-panel.js";
 
@@ -54,17 +56,34 @@ function duration(seconds: number | null | undefined): string {
   return seconds === null || seconds === undefined || !Number.isFinite(seconds) ? "–" : formatDuration(seconds);
 }
 
+/** The server's config as the page uses it: read-only unless the server says plainly it is not. */
+function checkedConfig(answer: unknown): ServerConfig {
+  const given = isRecord(answer) ? answer : {};
+  return {
+    version: typeof given["version"] === "string" ? printable(given["version"]) : "",
+    read_only: given["read_only"] !== false,
+  };
+}
+
 // -- runs list --------------------------------------------------------------------------------
 
 async function refreshRuns(): Promise<void> {
+  let note: string;
   try {
     const response = await fetchWithToken("api/runs", { cache: "no-store" });
-    if (response.ok) table?.update((await response.json()) as RunRow[]);
-    $("server-note").textContent =
-      response.status === 403 ? NO_TOKEN : `trainwire ${config.version}${config.read_only ? " · read-only" : ""}`;
+    // every row is checked before it is shown: a field of the wrong type is blanked, not thrown on
+    const rows = response.ok ? checkedRows(await response.json().catch(() => undefined)) : undefined;
+    if (rows !== undefined) table?.update(rows);
+    note =
+      response.status === 403
+        ? NO_TOKEN
+        : response.ok && rows === undefined
+          ? "the server's runs list is not a list; retrying"
+          : `trainwire ${config.version}${config.read_only ? " · read-only" : ""}`;
   } catch {
-    $("server-note").textContent = "server unreachable; retrying";
+    note = "server unreachable; retrying";
   }
+  $("server-note").textContent = note;
   $("runs-empty").hidden = (table?.rows.length ?? 0) > 0;
 }
 
@@ -358,7 +377,7 @@ async function start(): Promise<void> {
   window.addEventListener("hashchange", route);
   route(); // a run opens at once; the stop button waits for the config (read-only until then)
   const answer = await fetchWithToken("api/config", { cache: "no-store" });
-  if (answer.ok) config = (await answer.json()) as ServerConfig;
+  if (answer.ok) config = checkedConfig(await answer.json().catch(() => undefined));
   else $("server-note").textContent = answer.status === 403 ? NO_TOKEN : `the server answered ${answer.status}`;
   await refreshRuns();
   setInterval(() => void refreshRuns(), LIST_POLL_MS);

@@ -11,6 +11,7 @@ import {
   type SeriesStoreSnapshot,
 } from "../src/series.js";
 import { validateEvent, validateReaderState } from "../src/validators.js";
+import { isNumber, isRecord } from "./checks.js";
 import { VIEW_EVENTS } from "./feed-messages.js";
 
 /** The version of the opening this page knows. */
@@ -137,20 +138,12 @@ function isMarker(value: unknown): boolean {
   );
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function isTuple(value: unknown, length: number): value is unknown[] {
   return Array.isArray(value) && value.length === length;
 }
 
 function everyOf(value: unknown, check: (item: unknown) => boolean): boolean {
   return Array.isArray(value) && value.every(check);
-}
-
-function isNumber(value: unknown): value is number {
-  return typeof value === "number" && Number.isFinite(value);
 }
 
 function isCount(value: unknown): value is number {

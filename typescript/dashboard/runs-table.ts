@@ -2,22 +2,9 @@
 // keys, a filter over exactly the text the rows show, and sorting by any column.
 import { formatDuration } from "../src/humanize.js";
 import { configText, element, text } from "./dom.js";
+import { checkedNames, type RunRow, STATUS_WORD } from "./run-rows.js";
 
-export interface RunRow {
-  key: string;
-  run_id: string;
-  status: string;
-  step: number | null;
-  total_steps: number | null;
-  duration_s: number | null;
-  last_loss: number | null;
-  best_loss: number | null;
-  git_sha: string | null;
-  started_at: string | null;
-  /** The run's config, flattened to dotted names. */
-  config: Record<string, unknown>;
-  notes: string | null;
-}
+export type { RunRow };
 
 type Value = string | number | null;
 
@@ -47,11 +34,11 @@ const FIXED: Column[] = [
   {
     id: "status",
     title: "status",
-    shown: (row) => row.status.replace("_", " "),
+    shown: (row) => (row.status ?? "–").replace("_", " "),
     sorted: (row) => row.status,
     cell: (row, shown) => {
       const td = element("td");
-      td.append(element("span", shown, `badge ${row.status}`));
+      td.append(element("span", shown, STATUS_WORD.test(row.status ?? "") ? `badge ${row.status}` : "badge"));
       return td;
     },
   },
@@ -84,7 +71,7 @@ const FIXED: Column[] = [
 ];
 
 function configColumn(name: string): Column {
-  const value = (row: RunRow): unknown => row.config[name];
+  const value = (row: RunRow): unknown => row.config.get(name);
   return {
     id: `config:${name}`,
     title: name,
@@ -101,7 +88,7 @@ export class RunsTable {
   #rows: RunRow[] = [];
   #sortKey = "started_at";
   #ascending = false;
-  #chosen: string[] = JSON.parse(localStorage.getItem(CHOSEN_KEY) ?? "[]") as string[];
+  #chosen: string[] = checkedNames(localStorage.getItem(CHOSEN_KEY));
 
   constructor(
     private readonly table: HTMLTableElement,
@@ -160,8 +147,11 @@ export class RunsTable {
       th.classList.toggle("sorted", column.id === this.#sortKey);
       th.classList.toggle("ascending", column.id === this.#sortKey && this.#ascending);
       th.addEventListener("click", () => {
+        const first = this.#rows[0];
         this.#ascending =
-          column.id === this.#sortKey ? !this.#ascending : typeof column.sorted(this.#rows[0] as RunRow) === "string";
+          column.id === this.#sortKey
+            ? !this.#ascending
+            : first !== undefined && typeof column.sorted(first) === "string";
         this.#sortKey = column.id;
         this.render();
       });
@@ -188,7 +178,7 @@ export class RunsTable {
 
   /** A checkbox per config key any run has; the ticked ones are columns (kept for the browser). */
   #renderPicker(): void {
-    const names = [...new Set(this.#rows.flatMap((row) => Object.keys(row.config ?? {})))].sort();
+    const names = [...new Set(this.#rows.flatMap((row) => [...row.config.keys()]))].sort();
     const existing = [...this.picker.querySelectorAll<HTMLInputElement>("input")].map((input) => input.value);
     if (existing.join("\n") === names.join("\n")) return;
     this.picker.replaceChildren(

@@ -79,7 +79,8 @@ function compare(a: SortKey, b: SortKey, descending: boolean): number {
 
 /** A trial's objective: its metric named as the best's, when that is a number. */
 function objectiveOf(trial: Trial, metric: string | null): number | null {
-  const value = metric === null ? undefined : trial.metrics[metric];
+  // an own metric only: a best naming `constructor` is no objective of Object.prototype
+  const value = metric !== null && Object.hasOwn(trial.metrics, metric) ? trial.metrics[metric] : undefined;
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 

@@ -1,7 +1,7 @@
 // The charts of one or more runs, as the chart specification (charts/charts.json) groups their
 // series. Browser-safe. The Python twin (trainwire.reader.charts) gives the same list for the
 // same runs: the dashboard and the HTML plot draw this one, the PNG/SVG plot draws Python's.
-import { CHART_SPEC, type MarkerStyle } from "./generated/charts.js";
+import { CHART_PATTERNS, CHART_SPEC, type MarkerStyle } from "./generated/charts.js";
 import type { MarkerKind, RunSeries } from "./series.js";
 
 export { CHART_SPEC };
@@ -45,8 +45,9 @@ export interface ChartData extends ChartHeading {
 }
 
 const KIND_ORDER = new Map(CHART_SPEC.kinds.map((entry, index) => [entry.kind, index]));
-const RULES = CHART_SPEC.charts.map((rule) => ({ pattern: new RegExp(rule.match), rule }));
-const SPARSE = new RegExp(CHART_SPEC.series.sparse.match);
+// compiled by the generator with the `s` flag, so a name with a line break lands as in Python
+const RULES = CHART_SPEC.charts.map((rule, index) => ({ pattern: CHART_PATTERNS[index] as RegExp, rule }));
+const SPARSE = CHART_PATTERNS[CHART_PATTERNS.length - 1] as RegExp;
 /** How each marker kind is drawn, by kind; a marker of a kind not listed is not drawn. */
 export const MARKER_STYLES: ReadonlyMap<string, MarkerStyle> = new Map(
   CHART_SPEC.markers.map((marker) => [marker.kind, marker]),
@@ -79,7 +80,9 @@ export function seriesLabel(name: string): string {
 export function markerColour(kind: string, label: string | null): string {
   const style = MARKER_STYLES.get(kind);
   if (style === undefined) throw new Error(`no marker style for ${JSON.stringify(kind)}`);
-  return (label === null ? undefined : style.label_colours?.[label]) ?? style.colour;
+  const colours = style.label_colours ?? {};
+  // an own label only: a label like `constructor` is not a colour of Object.prototype
+  return label !== null && Object.hasOwn(colours, label) ? (colours[label] as string) : style.colour;
 }
 
 /**

@@ -363,9 +363,8 @@ function newRunFields(): Pick<Required<RunState>, "phase_progress" | "cycle" | "
 }
 
 function payloadOf(event: Line | UnknownEvent): Record<string, unknown> {
-  const payload: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(event)) if (!NOT_PAYLOAD.has(key)) payload[key] = value;
-  return payload;
+  // defined, not assigned: a field named `__proto__` stays a field, as in Python
+  return Object.fromEntries(Object.entries(event).filter(([key]) => !NOT_PAYLOAD.has(key)));
 }
 
 function deepFreeze<T>(value: T): Readonly<T> {

@@ -339,8 +339,10 @@ export class RunSeries {
   }
 
   toJSON(): RunSeriesSnapshot {
-    const series: Record<string, SeriesSnapshot> = {};
-    for (const [name, values] of this.#series) series[name] = values.toJSON();
+    // defined, not assigned: a name like `__proto__` is only data
+    const series: Record<string, SeriesSnapshot> = Object.fromEntries(
+      [...this.#series].map(([name, values]) => [name, values.toJSON()]),
+    );
     return {
       run_id: this.runId,
       attempt: this.#attempt,
@@ -405,11 +407,15 @@ function firstAppearance(name: string, saved: SeriesSnapshot): Appearance {
   const [, step, , timeUs] = first;
   const field = (STEP_SERIES as readonly string[]).indexOf(name);
   if (field >= 0) return [timeUs, step, field, ""];
-  return [timeUs, step, STEP_SERIES.length + (LATER_PLACES[name.split("/", 1)[0] as string] ?? 0), name];
+  return [timeUs, step, STEP_SERIES.length + (LATER_PLACES.get(name.split("/", 1)[0] as string) ?? 0), name];
 }
 
 /** After the step fields, in the order a step and then an evaluation add them. */
-const LATER_PLACES: Readonly<Record<string, number>> = { metrics: 0, trial: 1, eval: 2 };
+const LATER_PLACES: ReadonlyMap<string, number> = new Map([
+  ["metrics", 0],
+  ["trial", 1],
+  ["eval", 2],
+]);
 
 type Appearance = [timeUs: number, step: number, place: number, name: string];
 

@@ -173,3 +173,38 @@ def test_typescript_lists_the_same_charts_as_python(stream: Path, sweep: Path) -
     for paths, answer in zip(streams, typescript, strict=False):
         assert canonical.dumps(_python_charts(*paths)) == answer, paths
     assert canonical.dumps([chart_of(name) for name in NAMES]) == typescript[-1]
+
+
+# names the writer accepts (1 to 256 characters) with every line terminator of either regex
+# engine, a control, an astral character; Python's `$` alone also matched before a final "\n"
+LINE_BREAK_NAMES = [
+    "metrics/a\nb", "metrics/c\rd", "metrics/e\u2028f", "metrics/g\u2029h", "metrics/i\x85j", "metrics/\x00",
+    "metrics/\n", "a\nb", "loss\n", "train_runtime\n", "gpu_memory\n", "eval/validation/loss\n",
+    "eval/val\nidation/accuracy", "eval/validation/acc\nuracy", "trial/3/loss\n", "trial/3\n/loss",
+    "metrics/\U0001f525 reward", "metrics/" + "x" * 256, "metrics/" + "\n" * 256, "eval/" + "\u2028" * 128 + "/loss",
+]  # fmt: skip
+
+
+def test_a_name_with_a_line_break_is_charted_alike_in_both_languages() -> None:
+    charts = [chart_of(name) for name in LINE_BREAK_NAMES]
+    assert {name: chart["title"] for name, chart in zip(LINE_BREAK_NAMES, charts, strict=True)} == {
+        **{name: name for name in LINE_BREAK_NAMES},
+        **{name: name[len("metrics/") :] for name in LINE_BREAK_NAMES if name.startswith("metrics/")},
+        "eval/validation/acc\nuracy": "acc\nuracy", "eval/val\nidation/accuracy": "accuracy",
+        "eval/validation/loss\n": "loss\n", "trial/3\n/loss": "loss per trial",
+        "eval/" + "\u2028" * 128 + "/loss": "loss",
+    }  # fmt: skip
+    assert [chart["kind"] for chart in charts if chart["title"] == "loss"] == ["training"]
+    typescript = typescript_lines("ts_chart_list.mjs", [{"names": LINE_BREAK_NAMES}])
+    assert typescript == [canonical.dumps(charts)]
+
+
+def test_a_run_whose_metric_names_hold_line_breaks_is_charted(tmp_path: Path) -> None:
+    run, clock = _started(tmp_path / "run", "line-breaks", total_steps=2)
+    for step in (1, 2):
+        clock.advance(0.5)
+        run.step(step, loss=1.0 / step, metrics={"a\nb": 1.0, "c\rd": 2.0, "e\u2028f": 3.0})
+    run.finish("succeeded")
+    charts = _python_charts(tmp_path / "run" / "progress.jsonl")
+    assert [(chart["title"], len(chart["series"][0]["steps"])) for chart in charts] == [
+        ("loss", 2), ("a\nb", 2), ("c\rd", 2), ("e\u2028f", 2)]  # fmt: skip

@@ -53,7 +53,7 @@ def test_every_metric_grouped_with_csv_legend_wall_clock_and_safe_text(tmp_path:
     assert "eval" in legend
     csv = reports["csv"]["text"].splitlines()
     assert reports["csv"]["name"] == "grad_norm.csv" and csv[0] == "series,step,time,value"
-    assert len(csv) == 41 and csv[1].startswith("grad_norm,105000,20") and csv[1].endswith(",0.51")
+    assert len(csv) == 41 and csv[1].startswith('"grad_norm",105000,20') and csv[1].endswith(",0.51")
     assert reports["wall clock"]["points"] > 0
     text = reports["text"]
     assert "\u202e" not in text["config"] + text["progress"] and "evil\\u202etxt.exe" in text["config"]

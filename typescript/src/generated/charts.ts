@@ -208,3 +208,18 @@ export const CHART_SPEC: ChartSpec = {
     }
   ]
 };
+
+/** Each rule's pattern, then the sparse series', with the `s` flag: `.` matches line terminators too, as in Python. */
+export const CHART_PATTERNS: readonly RegExp[] = [
+  new RegExp("^trial/[^/]+/loss$", "s"),
+  new RegExp("^(loss|eval/[^/]+/loss)$", "s"),
+  new RegExp("^learning_rate$", "s"),
+  new RegExp("^grad_norm$", "s"),
+  new RegExp("(_per_second|_per_s)$", "s"),
+  new RegExp("runtime$", "s"),
+  new RegExp("(^|[/_])(mem|memory)([/_]|$)", "s"),
+  new RegExp("^eval/[^/]+/(.+)$", "s"),
+  new RegExp("^metrics/(.+)$", "s"),
+  new RegExp("^(.+)$", "s"),
+  new RegExp("^eval/", "s"),
+];

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 #: kinds (display order), chart rules (first match wins), curve and marker styles
@@ -170,3 +171,19 @@ CHART_SPEC: Final[dict[str, Any]] = {
         },
     ],
 }
+
+#: each rule's pattern, then the sparse series', as JavaScript's RegExp with the `s` flag reads it
+#: (`.` matches line terminators, `$` only the end: `\Z`), so every name lands alike in both languages
+CHART_PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
+    re.compile('^trial/[^/]+/loss\\Z', re.DOTALL),
+    re.compile('^(loss|eval/[^/]+/loss)\\Z', re.DOTALL),
+    re.compile('^learning_rate\\Z', re.DOTALL),
+    re.compile('^grad_norm\\Z', re.DOTALL),
+    re.compile('(_per_second|_per_s)\\Z', re.DOTALL),
+    re.compile('runtime\\Z', re.DOTALL),
+    re.compile('(^|[/_])(mem|memory)([/_]|\\Z)', re.DOTALL),
+    re.compile('^eval/[^/]+/(.+)\\Z', re.DOTALL),
+    re.compile('^metrics/(.+)\\Z', re.DOTALL),
+    re.compile('^(.+)\\Z', re.DOTALL),
+    re.compile('^eval/', re.DOTALL),
+)

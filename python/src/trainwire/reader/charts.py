@@ -17,14 +17,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from trainwire._generated.charts import CHART_SPEC
+from trainwire._generated.charts import CHART_PATTERNS, CHART_SPEC
 from trainwire.reader.series import RunSeries
 
 __all__ = ["CHART_SPEC", "MARKER_STYLES", "chart_list", "chart_of", "marker_colour", "series_label"]
 
 _KIND_ORDER = {entry["kind"]: index for index, entry in enumerate(CHART_SPEC["kinds"])}
-_RULES = [(re.compile(rule["match"]), rule) for rule in CHART_SPEC["charts"]]
-_SPARSE = re.compile(CHART_SPEC["series"]["sparse"]["match"])
+# compiled by the generator as JavaScript reads them, so a name with a line break lands alike
+_RULES = list(zip(CHART_PATTERNS, CHART_SPEC["charts"], strict=False))
+_SPARSE = CHART_PATTERNS[-1]
 #: how each marker kind is drawn, by kind; a marker of a kind not listed is not drawn
 MARKER_STYLES: dict[str, dict[str, Any]] = {marker["kind"]: marker for marker in CHART_SPEC["markers"]}
 

@@ -1,0 +1,77 @@
+// The rows of the runs list as the page uses them, checked field by field: whatever a server,
+// an old server or a proxy sends, a field of the wrong type is blanked, a row without a key is
+// dropped, and one bad row never costs the others (docs/dashboard.md, safety).
+import { isNumber, isRecord } from "./checks.js";
+
+export interface RunRow {
+  /** The run's folder under the served directory: the row's identity, never blank. */
+  key: string;
+  run_id: string;
+  /** `null` when the server sent no status the page can show. */
+  status: string | null;
+  step: number | null;
+  total_steps: number | null;
+  duration_s: number | null;
+  last_loss: number | null;
+  best_loss: number | null;
+  git_sha: string | null;
+  started_at: string | null;
+  /** The run's config, flattened to dotted names; a Map, so a key like `constructor` is only data. */
+  config: ReadonlyMap<string, unknown>;
+  notes: string | null;
+}
+
+/** A status is also a CSS class of its badge: only a plain word is one. */
+export const STATUS_WORD = /^[a-z_]{1,32}$/;
+
+/** The rows of `answer` (the parsed `/api/runs`), checked; undefined when it is not a list at all. */
+export function checkedRows(answer: unknown): RunRow[] | undefined {
+  if (!Array.isArray(answer)) return undefined;
+  const seen = new Set<string>();
+  const rows: RunRow[] = [];
+  for (const found of answer) {
+    const row = checkedRow(found);
+    if (row === undefined || seen.has(row.key)) continue; // a key twice would open, pick and sort as one
+    seen.add(row.key);
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** One row, its fields of the wrong type blanked; undefined without a key to open it by. */
+export function checkedRow(found: unknown): RunRow | undefined {
+  if (!isRecord(found) || typeof found["key"] !== "string" || found["key"] === "") return undefined;
+  const startedAt = textOrNull(found["started_at"]);
+  return {
+    key: found["key"],
+    run_id: textOrNull(found["run_id"]) ?? "",
+    status: textOrNull(found["status"]),
+    step: numberOrNull(found["step"]),
+    total_steps: numberOrNull(found["total_steps"]),
+    duration_s: numberOrNull(found["duration_s"]),
+    last_loss: numberOrNull(found["last_loss"]),
+    best_loss: numberOrNull(found["best_loss"]),
+    git_sha: textOrNull(found["git_sha"]),
+    started_at: startedAt !== null && Number.isFinite(Date.parse(startedAt)) ? startedAt : null,
+    config: isRecord(found["config"]) ? new Map(Object.entries(found["config"])) : new Map(),
+    notes: textOrNull(found["notes"]),
+  };
+}
+
+/** The column names the user picked, as saved in the browser: a list of names, or nothing. */
+export function checkedNames(saved: string | null): string[] {
+  try {
+    const names: unknown = JSON.parse(saved ?? "[]");
+    return Array.isArray(names) ? names.filter((name): name is string => typeof name === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+function textOrNull(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+function numberOrNull(value: unknown): number | null {
+  return isNumber(value) ? value : null;
+}
