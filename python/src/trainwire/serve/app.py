@@ -225,7 +225,11 @@ OPENING_VERSION = 1
 def _opening(found: IndexedStream) -> str | None:
     """The stream's opening as canonical JSON (docs/dashboard.md), None when a run of it
     cannot be opened from its snapshot. Built in the worker thread: the answer can be large."""
-    opened = open_from_snapshots(found.path, within=found.root)
+    try:
+        opened = open_from_snapshots(found.path, within=found.root)
+    except Exception as error:  # a hostile journal costs its own opening (a 404), never a 500
+        logger.warning("trainwire serve: cannot open %s from its journal (%s)", found.path, type(error).__name__)
+        return None
     if opened is None:
         return None
     return dumps(
@@ -243,6 +247,9 @@ def _latest_row(found: IndexedStream) -> dict[str, Any] | None:
     try:
         return run_row(found.path, parse_timestamp_us(format_ts(time.time())), within=found.root)
     except OSError:
+        raise _Problem(404, "no such run") from None
+    except Exception as error:  # a hostile file: the run cannot be told apart from none, never a 500
+        logger.warning("trainwire serve: cannot read the run %s (%s)", found.path, type(error).__name__)
         raise _Problem(404, "no such run") from None
 
 
