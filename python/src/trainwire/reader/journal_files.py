@@ -61,4 +61,3 @@ def _leaves(value: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:
             yield name, item
         else:
             yield name, clip(json.dumps(item, default=str))
-
