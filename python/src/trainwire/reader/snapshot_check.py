@@ -42,7 +42,8 @@ def trusted_snapshot(snapshot: Any, run_id: str) -> bool:
     shape their readers take (`SeriesStore.from_dict`, `RunStateFold`'s resume, `ViewEvents`)."""
     if not isinstance(snapshot, dict) or snapshot.get("snapshot_version") != SNAPSHOT_VERSION:
         return False
-    store, state, events = snapshot.get("store"), snapshot.get("state"), snapshot.get("events")
+    store: Any = snapshot.get("store")
+    state, events = snapshot.get("state"), snapshot.get("events")
     return (
         snapshot.get("run_id") == run_id
         and _is_count(snapshot.get("stream_offset"))
