@@ -85,7 +85,9 @@ def read_capped(path: Path, cap: int, *, within: Path | None = None) -> bytes:
     growing while it is read, costs no more than `cap`."""
     with open_regular(path, within=within) as file:
         size = os.fstat(file.fileno()).st_size
-        data = file.read(cap + 1) if size <= cap else b""
+        data = file.read(size + 1) if size <= cap else b""  # a buffer of the file's size, not the cap's
+        if size < len(data) <= cap:  # grown since it was looked at: read on, up to the cap
+            data += file.read(cap + 1 - len(data))
     if size > cap or len(data) > cap:
         _report_too_large(path, max(size, len(data)), cap)
         raise FileTooLarge(f"{path}: {max(size, len(data))} bytes, over the cap of {cap}")

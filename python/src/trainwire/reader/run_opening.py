@@ -32,7 +32,7 @@ from trainwire.lines.series import RunSeries, SeriesStore
 from trainwire.lines.state_fold import RunState, RunStateFold
 from trainwire.lines.view_events import ViewEvents
 from trainwire.reader.catalog import load_summary
-from trainwire.reader.snapshot_check import read_snapshot_file, trusted_snapshot
+from trainwire.reader.snapshot_check import read_trusted_snapshot
 from trainwire.reader.state import reader_state
 
 __all__ = ["OpenedRun", "OpenedStream", "open_from_snapshots", "read_snapshot"]
@@ -76,14 +76,10 @@ def read_snapshot(stream: Path, journal: Path, *, within: Path | None = None) ->
     (with `within`: only a regular file inside that directory is read, as `open_regular`).
     A snapshot over its cap, or any part of it not of the shape its readers take, is None
     (`reader.snapshot_check`)."""
+    snapshot = read_trusted_snapshot(journal / SERIES_FILE, journal.name, within=within)
     try:
-        snapshot = read_snapshot_file(journal / SERIES_FILE, within=within)
-        size = os.stat(stream).st_size
-    except (OSError, ValueError):
-        return None
-    if not trusted_snapshot(snapshot, journal.name) or snapshot["stream_offset"] > size:
-        return None
-    try:
+        if snapshot is None or snapshot["stream_offset"] > os.stat(stream).st_size:
+            return None
         return snapshot if _line_boundary_of(stream, snapshot["stream_offset"], journal.name, within) else None
     except OSError:
         return None
