@@ -3,11 +3,15 @@ the untouched template counting as none, a FIFO or a link out never followed."""
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
+import pytest
+
+from trainwire.contract.journal_reads import MAX_NOTES_BYTES
 from trainwire.contract.layout import NOTES_FILE, run_journal_dir
-from trainwire.contract.notes import NOTES_TEMPLATE, read_notes
+from trainwire.contract.notes import NOTES_TEMPLATE, count_notes, read_notes
 
 
 def test_the_untouched_template_is_no_note_and_the_directorys_notes_come_next(tmp_path: Path) -> None:
@@ -18,7 +22,23 @@ def test_the_untouched_template_is_no_note_and_the_directorys_notes_come_next(tm
     (tmp_path / NOTES_FILE).write_text("\n  about the directory \n")
     assert read_notes(tmp_path, "r1") == "about the directory"
     (own / NOTES_FILE).write_text(NOTES_TEMPLATE + "\n## 2026-12-01T10:00:00Z\n\nlr too high\n")
-    assert read_notes(tmp_path, "r1", limit_bytes=len(NOTES_TEMPLATE) + 10) == NOTES_TEMPLATE + "\n## 2026-1"
+    assert read_notes(tmp_path, "r1") == (NOTES_TEMPLATE + "\n## 2026-12-01T10:00:00Z\n\nlr too high").strip()
+
+
+def test_notes_over_their_cap_count_as_absent_with_one_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    own = run_journal_dir(tmp_path, "r1")
+    own.mkdir(parents=True)
+    (own / NOTES_FILE).write_text("## 2026-12-01T10:00:00Z\n\nkept\n")
+    os.truncate(own / NOTES_FILE, MAX_NOTES_BYTES)  # at the cap: read
+    assert read_notes(tmp_path, "r1", within=tmp_path) is not None and count_notes(own / NOTES_FILE) == 1
+    os.truncate(own / NOTES_FILE, 1 << 32)  # sparse: 4 GiB that take no disk
+    with caplog.at_level(logging.WARNING, logger="trainwire.files"):
+        for _poll in range(3):
+            assert read_notes(tmp_path, "r1", within=tmp_path) is None
+            assert count_notes(own / NOTES_FILE) == 0
+    assert [record.getMessage() for record in caplog.records] == [
+        f"trainwire: {own / NOTES_FILE} holds {1 << 32} bytes, over the {MAX_NOTES_BYTES} bytes it may hold: read as absent"
+    ]
 
 
 def test_a_fifo_or_a_link_out_of_the_served_directory_is_not_read(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from trainwire.cli.journal_runs import JournalError, add_roots_argument, find_run, load_json, run_summary
 from trainwire.cli.table import print_table
 from trainwire.contract.config_diff import differences, flatten
+from trainwire.contract.journal_reads import MAX_NOTES_BYTES, read_journal_text
 from trainwire.contract.layout import CONFIG_DIFF_FILE, CONFIG_FILE, ENVIRONMENT_FILE, NOTES_FILE, STREAM_FILE
 from trainwire.contract.notes import note_entries
 
@@ -111,8 +112,8 @@ def _trial_metrics(trials: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_journal_text(path, MAX_NOTES_BYTES)
+    except OSError:
         return ""
 
 

@@ -3,11 +3,11 @@ journal directory, an output directory (its latest run) or a stream file."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from trainwire.contract.journal_lookup import find_journal
+from trainwire.contract.journal_reads import MAX_CONFIG_BYTES, read_journal_json
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, stream_path
 from trainwire.reader.catalog import load_summary
 
@@ -44,8 +44,9 @@ def find_run(reference: str, roots: list[Path]) -> tuple[Path, Path | None]:
 
 
 def load_json(path: Path) -> Any:
+    """The JSON of a journal file (config, config diff, environment) under `MAX_CONFIG_BYTES`, or None."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_journal_json(path, MAX_CONFIG_BYTES)
     except (OSError, ValueError):
         return None
 

@@ -156,10 +156,11 @@ def _log_to_stderr() -> None:
     """The server's own warnings (skipped files) on stderr, one line each."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
-    served = logging.getLogger("trainwire.serve")
-    served.addHandler(handler)
-    served.setLevel(logging.WARNING)
-    served.propagate = False
+    for name in ("trainwire.serve", "trainwire.files"):  # and journal files over their cap
+        served = logging.getLogger(name)
+        served.addHandler(handler)
+        served.setLevel(logging.WARNING)
+        served.propagate = False
 
 
 def _listen(host: str, port: int) -> list[socket.socket]:

@@ -1,24 +1,31 @@
 """Files that other processes read while they change: they appear whole or not at all; and
 files read from directories other people can write to: regular files only, never a FIFO that
-blocks a reader forever, and, when asked, never a link leading out of a directory."""
+blocks a reader forever, when asked never a link leading out of a directory, and, read with a
+cap, never more bytes than the reader can hold."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import tempfile
+import threading
 from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
+    "FileTooLarge",
     "NotARegularFile",
     "inside",
     "open_regular",
+    "read_capped",
     "read_regular_text",
     "write_json_atomically",
     "write_text_atomically",
 ]
+
+logger = logging.getLogger("trainwire.files")
 
 # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -57,6 +64,45 @@ def open_regular(path: Path, *, within: Path | None = None) -> IO[bytes]:
     except BaseException:
         os.close(fd)
         raise
+
+
+class FileTooLarge(OSError):
+    """The file holds more bytes than its reader's cap: it counts as absent."""
+
+
+#: the files already reported over their cap: one line per file, not one per read (a server
+#: reads the same journal on every poll); bounded, so a directory of such files cannot grow it
+_REPORTED: dict[str, None] = {}
+_REPORTED_MOST = 4096
+_REPORTED_LOCK = threading.Lock()
+
+
+def read_capped(path: Path, cap: int, *, within: Path | None = None) -> bytes:
+    """The bytes of `path` through `open_regular`, when it holds at most `cap` of them;
+    `FileTooLarge` (an `OSError`, so the file counts as absent) otherwise, reported once per
+    file on the `trainwire.files` logger. The size is checked on the opened file before a
+    byte is read, and at most `cap + 1` bytes are read: a sparse file of gigabytes, or one
+    growing while it is read, costs no more than `cap`."""
+    with open_regular(path, within=within) as file:
+        size = os.fstat(file.fileno()).st_size
+        data = file.read(size + 1) if size <= cap else b""  # a buffer of the file's size, not the cap's
+        if size < len(data) <= cap:  # grown since it was looked at: read on, up to the cap
+            data += file.read(cap + 1 - len(data))
+    if size > cap or len(data) > cap:
+        _report_too_large(path, max(size, len(data)), cap)
+        raise FileTooLarge(f"{path}: {max(size, len(data))} bytes, over the cap of {cap}")
+    return data
+
+
+def _report_too_large(path: Path, size: int, cap: int) -> None:
+    key = str(path)
+    with _REPORTED_LOCK:
+        if key in _REPORTED:
+            return
+        if len(_REPORTED) >= _REPORTED_MOST:
+            del _REPORTED[next(iter(_REPORTED))]
+        _REPORTED[key] = None
+    logger.warning("trainwire: %s holds %d bytes, over the %d bytes it may hold: read as absent", path, size, cap)
 
 
 def read_regular_text(path: Path, *, within: Path | None = None) -> str:

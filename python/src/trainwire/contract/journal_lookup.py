@@ -3,33 +3,30 @@ directories), a run's journal directory, or an output directory (its latest run)
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from trainwire.contract.files import read_regular_text
+from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import CONFIG_FILE, JOURNALS_DIR, STREAM_FILE, SUMMARY_FILE, journal_dirs
 
 __all__ = ["find_journal", "journal_chain_length", "latest_journal"]
 
 
-def journal_chain_length(journal: Path) -> int:
-    """How many runs the stream held before this one (its summary's `earlier_runs`); -1 without a summary."""
-    try:
-        summary = json.loads(read_regular_text(journal / SUMMARY_FILE))
-        earlier = summary.get("earlier_runs")
-    except (OSError, ValueError, AttributeError):
-        return -1
-    return len(earlier) if isinstance(earlier, list) else -1
+def journal_chain_length(journal: Path, *, within: Path | None = None) -> int:
+    """How many runs the stream held before this one (its summary's `earlier_runs`); -1
+    without a valid summary (`read_summary`: capped, checked, and with `within` only inside it)."""
+    summary = read_summary(journal / SUMMARY_FILE, within=within)
+    return len(summary["earlier_runs"]) if summary is not None else -1
 
 
-def latest_journal(output_dir: str | os.PathLike[str]) -> Path | None:
+def latest_journal(output_dir: str | os.PathLike[str], *, within: Path | None = None) -> Path | None:
     """The journal of the run whose `run.started` came last in `output_dir`'s stream (the one
-    listing the most earlier runs; on a tie the greatest run id), or None."""
+    listing the most earlier runs; on a tie the greatest run id), or None. With `within`, a
+    summary leading outside that directory is not read (as a journal without one)."""
     journals = journal_dirs(output_dir)
     if not journals:
         return None
-    return max(journals, key=lambda journal: (journal_chain_length(journal), journal.name))
+    return max(journals, key=lambda journal: (journal_chain_length(journal, within=within), journal.name))
 
 
 def find_journal(reference: str | os.PathLike[str], roots: list[Path]) -> Path | None:

@@ -7,11 +7,10 @@ cut short is finished by the next one."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from trainwire.contract.files import read_regular_text
+from trainwire.contract.journal_reads import MAX_SUMMARY_BYTES, read_journal_json
 from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE, run_journal_dir
 
 __all__ = ["migrate_journal"]
@@ -22,8 +21,8 @@ def migrate_journal(output_dir: str | os.PathLike[str]) -> str | None:
     None when there was nothing to move. A file already in the run's directory is kept."""
     legacy_summary = Path(output_dir) / SUMMARY_FILE
     try:
-        run_id = json.loads(read_regular_text(legacy_summary)).get("run_id")
-    except (OSError, ValueError, AttributeError):
+        run_id = read_journal_json(legacy_summary, MAX_SUMMARY_BYTES).get("run_id")
+    except (OSError, ValueError, AttributeError):  # absent, over its cap, not JSON, nested too deep
         return None
     if not isinstance(run_id, str) or "/" in run_id or run_id in ("", ".", ".."):
         return None

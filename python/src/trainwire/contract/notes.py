@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from trainwire.contract.files import open_regular, read_regular_text
+from trainwire.contract.journal_reads import MAX_NOTES_BYTES, read_journal_text
 from trainwire.contract.layout import NOTES_FILE, run_journal_dir
 
 __all__ = ["NOTES_TEMPLATE", "count_notes", "note_entries", "note_entry", "read_notes"]
@@ -30,27 +30,25 @@ def note_entries(notes: str) -> list[tuple[str, str]]:
 
 
 def count_notes(path: Path) -> int:
-    """How many dated entries the notes file at `path` holds (0 when it is missing)."""
+    """How many dated entries the notes file at `path` holds (0 when it is missing or over
+    `MAX_NOTES_BYTES`)."""
     try:
-        return len(_ENTRY.findall(read_regular_text(path)))
-    except (OSError, UnicodeDecodeError):
+        return len(_ENTRY.findall(read_journal_text(path, MAX_NOTES_BYTES)))
+    except OSError:
         return 0
 
 
-def read_notes(
-    directory: Path, run_id: str, *, within: Path | None = None, limit_bytes: int | None = None
-) -> str | None:
+def read_notes(directory: Path, run_id: str, *, within: Path | None = None) -> str | None:
     """The notes of run `run_id` of the output directory `directory`, stripped; None when
     there are none, only the journal's untouched template, or they cannot be read (notes are
     for people: an unreadable file fails nothing).
 
     Tried in the run's own journal (`runs/<run_id>/notes.md`) first, then beside the stream
-    (a 0.1 journal's notes, about the directory). Each is read through `open_regular` (with
-    `within`: only inside that directory), at most `limit_bytes` of it when given."""
+    (a 0.1 journal's notes, about the directory). Each is read through `read_capped` (with
+    `within`: only inside that directory); one over `MAX_NOTES_BYTES` counts as absent."""
     for path in (run_journal_dir(directory, run_id) / NOTES_FILE, directory / NOTES_FILE):
         try:
-            with open_regular(path, within=within) as file:
-                text = file.read(-1 if limit_bytes is None else limit_bytes).decode("utf-8", errors="replace")
+            text = read_journal_text(path, MAX_NOTES_BYTES, within=within)
         except OSError:
             continue
         if text != NOTES_TEMPLATE:

@@ -7,10 +7,9 @@ and `summary.json` describe the directory's latest run only and `notes.md` the d
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from trainwire.contract.files import read_regular_text
+from trainwire.contract.journal_reads import MAX_SUMMARY_BYTES, read_journal_json
 from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE, run_journal_dir
 
 __all__ = ["journal_file", "journal_files"]
@@ -43,7 +42,7 @@ def journal_files(run_dir: Path, run_id: str) -> list[Path]:
 def _latest_run(run_dir: Path) -> str | None:
     """The run the top-level summary describes; None when it cannot tell."""
     try:
-        summary = json.loads(read_regular_text(run_dir / SUMMARY_FILE))
+        summary = read_journal_json(run_dir / SUMMARY_FILE, MAX_SUMMARY_BYTES)
     except (OSError, ValueError):
         return None
     run_id = summary.get("run_id") if isinstance(summary, dict) else None

@@ -3,12 +3,13 @@
 Never reads a whole stream: a finished run whose `summary.json` is newer than its stream
 costs one small file; a running one, the last 64 KiB of its stream as well. Reads regular
 files only (a FIFO named `progress.jsonl` would block a reader forever) and, given `within`,
-only files whose resolved path lies inside that directory.
+only files whose resolved path lies inside that directory. A summary is used only when its
+schema accepts it and it is within its cap (`contract.journal_reads.read_summary`): a hostile
+one is read as a run without a journal.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import open_regular
 from trainwire.contract.journal_lookup import latest_journal
+from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
 from trainwire.contract.liveness import status_at
 from trainwire.contract.run_walk import walk_run_directories
@@ -54,7 +56,7 @@ def run_row(
     `config.json` or, without a journal, from the run's `run.started` when the stream's
     first or last 64 KiB hold it; `notes` the run's notes (`read_row_notes`), `notes_count`
     how many dated notes the summary counts."""
-    summary_path = _latest_summary_path(stream.parent)
+    summary_path = _latest_summary_path(stream.parent, within)
     summary = load_summary(summary_path, within=within)
     if summary is not None and summary["status"] != "running" and _written_after(summary_path, stream):
         # a finished run whose summary is newer than every line: nothing to read
@@ -111,9 +113,9 @@ def run_rows(
     return [*rows, latest] if latest is not None else rows
 
 
-def _latest_summary_path(directory: Path) -> Path:
+def _latest_summary_path(directory: Path, within: Path | None) -> Path:
     """The summary of the directory's latest run: its journal's, or a 0.1 journal's beside the stream."""
-    journal = latest_journal(directory)
+    journal = latest_journal(directory, within=within)
     return journal / SUMMARY_FILE if journal is not None else directory / SUMMARY_FILE
 
 
@@ -155,19 +157,9 @@ def _written_after(summary: Path, stream: Path) -> bool:
 
 def load_summary(path: Path, *, within: Path | None = None) -> dict[str, Any] | None:
     """The journal summary at `path`, or None when it is missing, not a regular file (or
-    outside `within`) or not a summary this version reads."""
-    try:
-        with open_regular(path, within=within) as file:
-            summary = json.loads(file.read().decode("utf-8"))
-    except (OSError, ValueError):
-        return None
-    if (
-        not isinstance(summary, dict)
-        or summary.get("summary_version") not in SUMMARY_VERSIONS
-        or not isinstance(summary.get("run_id"), str)
-    ):
-        return None
-    return summary
+    outside `within`), over its cap, or not a summary this version reads: one its schema
+    (`schemas/summary`, versions `SUMMARY_VERSIONS`) accepts (`read_summary`)."""
+    return read_summary(path, within=within)
 
 
 def _window_summary(

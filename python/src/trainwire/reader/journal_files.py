@@ -1,7 +1,8 @@
 """The journal files a runs list shows beside a run's row: its config and its notes.
 
-Each is read only when it is a small regular file inside the served directory, and cut
-short, so a row stays small however large the config or notes are.
+Each is read only when it is a regular file inside the served directory under its cap
+(`contract.journal_reads`: over it, the file counts as absent), and cut short, so a row stays
+small however large the config or notes are.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.files import open_regular
+from trainwire.contract.journal_reads import MAX_CONFIG_BYTES, read_journal_json
 from trainwire.contract.layout import CONFIG_FILE
 from trainwire.contract.limits import clip
 from trainwire.contract.notes import read_notes
@@ -20,23 +21,21 @@ __all__ = ["MAX_CONFIG_KEYS", "flat_config", "read_config", "read_row_notes"]
 
 #: a row carries at most this many config values (a list of column choices, not the config)
 MAX_CONFIG_KEYS = 200
-#: the most a row reads of a journal file
-_READ_LIMIT_BYTES = 256 * 1024
 
 
 def read_config(directory: Path, *, within: Path | None = None) -> dict[str, Any] | None:
-    """The journal's config of the latest run (`config.json`), or None."""
-    text = _read_small(directory / CONFIG_FILE, within)
+    """The journal's config of the latest run (`config.json`), or None when it is absent,
+    over `MAX_CONFIG_BYTES`, not JSON or not an object (its schema: `run.started.config`)."""
     try:
-        config = json.loads(text) if text is not None else None
-    except ValueError:
+        config = read_journal_json(directory / CONFIG_FILE, MAX_CONFIG_BYTES, within=within)
+    except (OSError, ValueError):
         return None
     return config if isinstance(config, dict) else None
 
 
 def read_row_notes(directory: Path, run_id: str, *, within: Path | None = None) -> str | None:
     """The run's notes (`contract.notes.read_notes`) cut to a message's length for its row."""
-    notes = read_notes(directory, run_id, within=within, limit_bytes=_READ_LIMIT_BYTES)
+    notes = read_notes(directory, run_id, within=within)
     return clip(notes) if notes is not None else None
 
 
@@ -62,11 +61,3 @@ def _leaves(value: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:
             yield name, item
         else:
             yield name, clip(json.dumps(item, default=str))
-
-
-def _read_small(path: Path, within: Path | None) -> str | None:
-    try:
-        with open_regular(path, within=within) as file:
-            return file.read(_READ_LIMIT_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return None

@@ -28,11 +28,11 @@ from trainwire.contract.files import open_regular
 from trainwire.contract.journal_lookup import latest_journal
 from trainwire.contract.layout import SERIES_FILE, SUMMARY_FILE, run_journal_dir
 from trainwire.lines.decoder import Decoder, DiagnosticLog, ValidatedRecord
-from trainwire.lines.run_journal import SNAPSHOT_VERSION
 from trainwire.lines.series import RunSeries, SeriesStore
 from trainwire.lines.state_fold import RunState, RunStateFold
 from trainwire.lines.view_events import ViewEvents
 from trainwire.reader.catalog import load_summary
+from trainwire.reader.snapshot_check import read_trusted_snapshot
 from trainwire.reader.state import reader_state
 
 __all__ = ["OpenedRun", "OpenedStream", "OpeningCancelled", "open_from_snapshots", "read_snapshot"]
@@ -73,25 +73,14 @@ class OpenedStream:
 
 def read_snapshot(stream: Path, journal: Path, *, within: Path | None = None) -> dict[str, Any] | None:
     """The journal's snapshot when the stream can be read on from its offset, else None
-    (with `within`: only a regular file inside that directory is read, as `open_regular`)."""
+    (with `within`: only a regular file inside that directory is read, as `open_regular`).
+    A snapshot over its cap, or any part of it not of the shape its readers take, is None
+    (`reader.snapshot_check`)."""
+    snapshot = read_trusted_snapshot(journal / SERIES_FILE, journal.name, within=within)
     try:
-        with open_regular(journal / SERIES_FILE, within=within) as file:
-            snapshot = json.loads(file.read())
-        size = os.stat(stream).st_size
-    except (OSError, ValueError):
-        return None
-    if not isinstance(snapshot, dict) or snapshot.get("snapshot_version") != SNAPSHOT_VERSION:
-        return None
-    run_id, offset = snapshot.get("run_id"), snapshot.get("stream_offset")
-    if run_id != journal.name or not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= size:
-        return None
-    store, state, events = snapshot.get("store"), snapshot.get("state"), snapshot.get("events")
-    if not isinstance(store, dict) or not any(run.get("run_id") == run_id for run in store.get("runs", [])):
-        return None
-    if not isinstance(state, dict) or state.get("run_id") != run_id or not isinstance(events, list):
-        return None
-    try:
-        return snapshot if _line_boundary_of(stream, offset, run_id, within) else None
+        if snapshot is None or snapshot["stream_offset"] > os.stat(stream).st_size:
+            return None
+        return snapshot if _line_boundary_of(stream, snapshot["stream_offset"], journal.name, within) else None
     except OSError:
         return None
 
@@ -104,7 +93,7 @@ def open_from_snapshots(
     every file read is a regular file inside that directory. `cancelled` is asked between
     chunks of the stream: once it is true the fold stops with `OpeningCancelled` (a server's
     deadline stops the work, not only the wait for it)."""
-    latest = latest_journal(stream.parent)
+    latest = latest_journal(stream.parent, within=within)
     summary = load_summary(latest / SUMMARY_FILE, within=within) if latest is not None else None
     if summary is None:
         return None

@@ -37,7 +37,7 @@ from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.limits import clip
 from trainwire.contract.status import EXIT_CODES
 from trainwire.reader.catalog import run_row
-from trainwire.reader.run_opening import open_from_snapshots
+from trainwire.reader.run_opening import OpeningCancelled, open_from_snapshots
 from trainwire.reader.state import StreamReader
 from trainwire.serve.index import IndexedStream, RunIndex
 from trainwire.serve.openings import OpeningRefused, Openings
@@ -254,7 +254,13 @@ def _opening(found: IndexedStream, cancelled: Callable[[], bool]) -> str | None:
     """The stream's opening as canonical JSON (docs/dashboard.md), None when a run of it
     cannot be opened from its snapshot. Built in the worker thread: the answer can be large;
     the fold stops once `cancelled()` (its deadline passed)."""
-    opened = open_from_snapshots(found.path, within=found.root, cancelled=cancelled)
+    try:
+        opened = open_from_snapshots(found.path, within=found.root, cancelled=cancelled)
+    except OpeningCancelled:
+        raise  # the deadline's: answered by the caller
+    except Exception as error:  # a hostile journal costs its own opening (a 404), never a 500
+        logger.warning("trainwire serve: cannot open %s from its journal (%s)", found.path, type(error).__name__)
+        return None
     if opened is None:
         return None
     return dumps(
@@ -272,6 +278,9 @@ def _latest_row(found: IndexedStream) -> dict[str, Any] | None:
     try:
         return run_row(found.path, parse_timestamp_us(format_ts(time.time())), within=found.root)
     except OSError:
+        raise _Problem(404, "no such run") from None
+    except Exception as error:  # a hostile file: the run cannot be told apart from none, never a 500
+        logger.warning("trainwire serve: cannot read the run %s (%s)", found.path, type(error).__name__)
         raise _Problem(404, "no such run") from None
 
 

@@ -3,7 +3,6 @@ its journal's `config_diff.json` (`trainwire diff --against` shows it)."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 from trainwire.contract.config_diff import differences, flatten
 from trainwire.contract.files import write_json_atomically
 from trainwire.contract.journal_lookup import find_journal
+from trainwire.contract.journal_reads import MAX_CONFIG_BYTES, read_journal_json
 from trainwire.contract.layout import CONFIG_DIFF_FILE, CONFIG_FILE
 
 __all__ = ["config_diff", "write_config_diff"]
@@ -25,7 +25,7 @@ def config_diff(config: Mapping[str, Any], reference: str | os.PathLike[str], ou
     referenced: Any = None
     if journal is not None:
         try:
-            referenced = json.loads((journal / CONFIG_FILE).read_text(encoding="utf-8"))
+            referenced = read_journal_json(journal / CONFIG_FILE, MAX_CONFIG_BYTES)
         except (OSError, ValueError):
             referenced = None
     if journal is None or not isinstance(referenced, Mapping):

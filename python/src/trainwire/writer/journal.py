@@ -7,7 +7,6 @@ The stream stays the source of truth: `trainwire journal rebuild` runs the same 
 from __future__ import annotations
 
 import fnmatch
-import json
 import logging
 import os
 import time
@@ -18,6 +17,7 @@ from typing import Any
 from trainwire.contract.clock import format_ts
 from trainwire.contract.files import write_json_atomically, write_text_atomically
 from trainwire.contract.journal_migration import migrate_journal
+from trainwire.contract.journal_reads import MAX_SUMMARY_BYTES, read_journal_json
 from trainwire.contract.layout import (
     CONFIG_FILE,
     DIFF_FILE,
@@ -271,7 +271,7 @@ def _earlier_runs(directory: Path, run_id: str) -> list[str]:
     latest: list[str] = []
     for journal in journal_dirs(directory):
         try:
-            summary = json.loads((journal / SUMMARY_FILE).read_text(encoding="utf-8"))
+            summary = read_journal_json(journal / SUMMARY_FILE, MAX_SUMMARY_BYTES)  # another run's: capped
             earlier = [run for run in summary.get("earlier_runs", []) if isinstance(run, str)]
             runs = [*earlier, summary["run_id"]] if isinstance(summary.get("run_id"), str) else earlier
         except (OSError, ValueError, AttributeError, TypeError):
