@@ -121,3 +121,13 @@ def test_a_searchs_trials_are_sessions_of_the_hparams_view(tmp_path: Path) -> No
     }
     parent = accumulated(tmp_path / "tb", trainwire_id)
     assert "train/loss" not in parent.Tags()["scalars"]  # the trials' steps are theirs
+
+
+def test_every_logged_step_arrives_once_the_throttled_ones_too(tmp_path: Path) -> None:
+    run_id = export_streams.readme_run(tmp_path / "run")
+    assert export(tmp_path / "run", tmp_path / "tb") == 0
+    files = sorted(run_directory(tmp_path / "tb", run_id).iterdir())
+    assert export(tmp_path / "run", tmp_path / "tb") == 0  # nothing new: no new file
+    assert sorted(run_directory(tmp_path / "tb", run_id).iterdir()) == files
+    board = accumulated(tmp_path / "tb", run_id)
+    assert scalars(board, "train/loss") == export_streams.README_LOSSES

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAMES, DiagnosticCode
+from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.errors import StreamError
 from trainwire.contract.liveness import status_at
 from trainwire.contract.status import EXIT_CODES
@@ -20,7 +21,7 @@ from trainwire.lines.phases import phase_ended, phase_progress, phase_started
 from trainwire.lines.run_table import run_table_html
 from trainwire.lines.trials import new_trials, trial_ended, trial_progress, trial_started, trial_went_back
 
-__all__ = ["RunState", "RunStateFold", "step_overwritten_by"]
+__all__ = ["RunState", "RunStateFold", "fold_kept_step", "step_overwritten_by"]
 
 _ENVELOPE_FIELDS = frozenset(ENVELOPE_FIELDS)
 _EVENT_NAMES = frozenset(EVENT_NAMES)
@@ -137,6 +138,15 @@ def step_overwritten_by(line: dict[str, Any], after: dict[str, Any]) -> bool:
         and "stage" not in after
         and line.get("trial") == after.get("trial")
     )
+
+
+def fold_kept_step(run: RunState, line: dict[str, Any]) -> None:
+    """A step the stream's throttle left out (the journal's step file), logged after the run's
+    last stream step: a view of where the run is takes its fields and its time. Never its
+    `seq` nor a count of lines: the stream did not hold it."""
+    _train_step(run, line)
+    if run.last_ts is None or parse_timestamp_us(line["ts"]) > parse_timestamp_us(run.last_ts):
+        run.last_ts = line["ts"]
 
 
 class RunStateFold:
