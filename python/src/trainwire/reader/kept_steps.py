@@ -20,18 +20,18 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from trainwire.contract.event_dicts import KNOWN_EVENT_DICTS
 from trainwire.contract.files import open_regular
+from trainwire.contract.known_event_dicts import KNOWN_EVENT_DICTS
 from trainwire.contract.layout import STEPS_FILE, run_journal_dir
 from trainwire.contract.line_bytes import DEFAULT_MAX_LINE_BYTES
 from trainwire.lines.kept_steps import kept_step_line
 from trainwire.lines.state_fold import RunState, fold_kept_step
 
-__all__ = ["KeptSteps", "KeptStepsMerge", "fold_latest_kept_steps", "with_kept_steps"]
+__all__ = ["KeptSteps", "KeptStepsMerge", "every_line", "fold_latest_kept_steps", "with_kept_steps"]
 
 #: the bytes read from a step file at once; a record longer than a stream line is refused
 _CHUNK_BYTES = 1 << 20
@@ -40,7 +40,10 @@ _MAX_REPORTS = 10
 #: the events after which a kept step no longer says where the run is
 _STEP_SETTING = frozenset({"train.step", "train.restarted", "train.rolled_back"})
 
-Report = Callable[[str], None]
+if TYPE_CHECKING:
+    from trainwire.reader.state import StreamReader
+
+Report = Callable[[str], object]
 
 
 class KeptSteps:
@@ -253,6 +256,19 @@ def with_kept_steps(
     merge = KeptStepsMerge(directory, within=within, report=report)
     yield from merge.merge(lines)
     yield from merge.finish()
+
+
+def every_line(stream: Path, reader: StreamReader, *, report: Report | None = None) -> Iterator[dict[str, Any]]:
+    """The valid lines of the whole stream file `stream` (as `reader`, fresh, folds them) with
+    every run's kept steps in place: every step the runs logged."""
+    from trainwire.reader.sources import read_file  # the reader's file sources: only here
+
+    def valid_lines() -> Iterator[dict[str, Any]]:
+        for chunk in read_file(stream):
+            yield from reader.feed(chunk).dicts  # the validated lines, no models built
+        reader.finish()
+
+    return with_kept_steps(valid_lines(), stream.parent, report=report)
 
 
 def fold_latest_kept_steps(runs: Mapping[str, RunState], merged: Iterable[dict[str, Any]]) -> None:
