@@ -48,7 +48,9 @@ def crashed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, int]:
         streamed, kept = streamed_steps(stream), kept_steps(out)
         return bool(streamed) and bool(kept) and max(kept) > max(streamed)
 
-    ended = stopped_when([sys.executable, str(SCRIPT), str(out)], journal_ahead, lambda p: p.send_signal(signal.SIGKILL))
+    ended = stopped_when(
+        [sys.executable, str(SCRIPT), str(out)], journal_ahead, lambda p: p.send_signal(signal.SIGKILL)
+    )
     assert ended.returncode == -signal.SIGKILL
     (started,) = [line for line in stream_of(stream) if line["event"] == "run.started"]
     last = max(kept_steps(out))
