@@ -98,3 +98,21 @@ def test_a_killed_runs_steps_after_its_last_line_come_at_the_end_and_then_grow(t
     assert merge.flush() == []  # each once
     again = KeptStepsMerge(tmp_path, offsets=merge.offsets(), last_seqs={r.run_id: r.last_seq for r in reader.runs})
     assert again.flush() == []  # a later read goes on where this one stopped
+
+
+def test_hostile_records_are_each_one_diagnostic_and_the_rest_comes_through(tmp_path: Path) -> None:
+    run_id = throttled_run(tmp_path)
+    step_file = run_journal_dir(tmp_path, run_id) / STEPS_FILE
+    first, *rest = step_file.read_bytes().splitlines(keepends=True)
+    record = json.loads(first)
+    hostile = [
+        first.replace(b'"loss":0.5', b'"loss":NaN'),  # written null by any writer
+        json.dumps({**record, "ts": "yesterday"}).encode() + b"\n",
+        b'{"after":2,"metrics":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",  # nested past any parser
+        b'{"after":2,"x":"' + b"x" * (2 << 20) + b'"}\n',  # longer than a stream line
+    ]
+    step_file.write_bytes(b"".join(hostile) + b"".join(rest))
+    lines, said = read_all(tmp_path)
+    assert steps_of(lines) == [1, *range(3, 51)]  # step 2 only came in hostile forms
+    assert len(said) == 4, said
+    assert all(isinstance(line["loss"], float) for line in lines if line["event"] == "train.step")

@@ -1,19 +1,20 @@
 """The journal's step file (`steps.jsonl`): the `train.step` lines the stream's throttle left
 out, one compact JSON object a line, each saying after which line of the run's stream it
-came (`after`: that line's `seq`), so a fold can put it back in its place."""
+came (`after`: that line's `seq`), so a fold can put it back in its place. Readers read it
+back through `trainwire.reader.kept_steps`."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
 
-__all__ = ["complete_size", "encode_kept_steps", "kept_step", "kept_step_line", "read_kept_steps"]
+__all__ = ["complete_size", "encode_kept_steps", "kept_step", "kept_step_line"]
 
 _ENVELOPE = frozenset(ENVELOPE_FIELDS)
 
@@ -56,23 +57,6 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def read_kept_steps(path: str | os.PathLike[str], limit: int | None = None) -> Iterator[dict[str, Any]]:
-    """The records of a step file in order, up to byte `limit`; a last line without its newline
-    (a writer killed mid-append) and a line that is not a record are skipped. Nothing when
-    the file is missing."""
-    try:
-        data = Path(path).read_bytes() if limit is None else _head(Path(path), limit)
-    except OSError:
-        return
-    for raw in data[: data.rfind(b"\n") + 1].splitlines():
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and type(record.get("after")) is int:
-            yield record
-
-
 def complete_size(path: str | os.PathLike[str]) -> int:
     """The size of the step file's whole lines: where a torn last line begins (0 when missing)."""
     try:
@@ -80,8 +64,3 @@ def complete_size(path: str | os.PathLike[str]) -> int:
     except OSError:
         return 0
     return data.rfind(b"\n") + 1
-
-
-def _head(path: Path, limit: int) -> bytes:
-    with path.open("rb") as file:
-        return file.read(limit)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import open_regular
 from trainwire.contract.known_event_dicts import KNOWN_EVENT_DICTS
 from trainwire.contract.layout import STEPS_FILE, run_journal_dir
@@ -69,6 +70,7 @@ class KeptSteps:
         self._report = report
         self._reports = 0
         self._after = -1  # the `after` of the last record taken: records go on in order
+        self._skipping = False  # within a record longer than a stream line
         self._ready: deque[tuple[int, dict[str, Any], int]] = deque()  # (after, line, offset past it)
 
     def before(self, seq: int) -> list[dict[str, Any]]:
@@ -99,9 +101,11 @@ class KeptSteps:
             if end == 0:
                 if len(data) < _CHUNK_BYTES:
                     return False  # nothing new, or a torn last line (a writer appending, or killed mid-write)
-                self._problem(f"a record at byte {self._read_at} is longer than {DEFAULT_MAX_LINE_BYTES} bytes")
+                if not self._skipping:
+                    self._problem(f"a record at byte {self._read_at} is longer than {DEFAULT_MAX_LINE_BYTES} bytes")
                 self._read_at += len(data)  # skipped up to the next newline, chunk by chunk
                 self.offset = self._read_at
+                self._skipping = True
                 continue
             position = self._read_at
             for raw in data[:end].split(b"\n")[:-1]:
@@ -141,9 +145,12 @@ class KeptSteps:
         self.offset = self._read_at
 
     def _decode(self, raw: bytes, end: int) -> None:
+        if self._skipping:  # the end of a record too long to read: not one of its own
+            self._skipping = False
+            return
         try:
-            record = json.loads(raw)
-        except ValueError:
+            record = json.loads(raw, parse_constant=_no_constant)
+        except (ValueError, RecursionError):  # not JSON, NaN or Infinity (written null), nested too deep
             record = None
         after = record.get("after") if isinstance(record, dict) else None
         if type(after) is not int or after < 0:
@@ -162,8 +169,8 @@ class KeptSteps:
             first = error.errors()[0]["msg"] if isinstance(error, ValidationError) else str(error)
             self._problem(f"the record ending at byte {end} is not a valid train.step ({first}); skipped")
             return
-        if line.get("event") != "train.step":
-            self._problem(f"the record ending at byte {end} is not a train.step; skipped")
+        if line.get("event") != "train.step" or not _is_time(line["ts"]):
+            self._problem(f"the record ending at byte {end} is not a train.step with its time; skipped")
             return
         del line["schema_version"], line["seq"]  # never written: a kept step has no place of its own
         self._after = after
@@ -183,6 +190,18 @@ class KeptSteps:
             self.offset = self._ready[-1][2]
             self._ready.clear()
         return count
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _is_time(ts: Any) -> bool:
+    try:
+        parse_timestamp_us(ts)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 class KeptStepsMerge:
