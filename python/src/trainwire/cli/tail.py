@@ -33,7 +33,7 @@ from trainwire.cli.status_line import (
 from trainwire.contract.clock import now_us
 from trainwire.contract.humanize import format_duration
 from trainwire.contract.status import EXIT_CODES
-from trainwire.reader.kept_steps import KeptStepsMerge, fold_latest_kept_steps
+from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge, fold_latest_kept_steps
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
 from trainwire.reader.targets import stream_files, target_run
@@ -135,7 +135,7 @@ class StreamTail:
         self.view = view
         self.run_id = run_id
         self.reader = StreamReader()
-        self.kept = KeptStepsMerge(path.parent, report=view.note)
+        self.kept = _kept_steps(path, view)
         self.trends: dict[str, RunTrend] = {}
         self._diagnostics_shown = 0
         self._dropped_shown = 0
@@ -156,7 +156,7 @@ class StreamTail:
     def start_over(self, reason: str) -> None:
         """The file was truncated or replaced: read it again with a fresh reader."""
         self.reader = StreamReader()
-        self.kept = KeptStepsMerge(self.path.parent, report=self.view.note)
+        self.kept = _kept_steps(self.path, self.view)
         self.trends = {}
         self._diagnostics_shown = 0
         self._dropped_shown = 0
@@ -190,6 +190,12 @@ class StreamTail:
 
     def trend(self, run: RunState) -> RunTrend:
         return self.trends.get(run.run_id) or RunTrend()
+
+
+def _kept_steps(path: Path, view: TailView) -> KeptStepsMerge:
+    """The steps the journal keeps beside the stream at `path`, from its step files' ends on:
+    where a run is needs its latest, not all of them."""
+    return KeptStepsMerge(path.parent, tail_bytes=VIEW_TAIL_BYTES, report=view.note)
 
 
 class TailView:

@@ -22,7 +22,7 @@ from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
 from trainwire.contract.liveness import status_at
 from trainwire.lines.summary import SummaryBuilder, is_lower_better
 from trainwire.reader.journal_files import flat_config, read_config, read_row_notes
-from trainwire.reader.kept_steps import KeptStepsMerge
+from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge
 
 __all__ = ["SUMMARY_VERSIONS", "WINDOW_BYTES", "find_streams", "live_summary", "load_summary", "run_row", "run_rows"]
 
@@ -210,7 +210,7 @@ def _window_summary(
     for head in heads:
         lines = StreamReader().feed(_window(stream, head, within)).dicts
         if not head:  # the end of the stream: with the steps kept in and after it
-            kept = KeptStepsMerge(stream.parent, tail_bytes=WINDOW_BYTES, within=within)
+            kept = KeptStepsMerge(stream.parent, tail_bytes=VIEW_TAIL_BYTES, within=within)
             lines = [*kept.merge(lines), *kept.flush()]
         for line in lines:
             builder.add(line)

@@ -32,8 +32,17 @@ from trainwire.contract.line_bytes import DEFAULT_MAX_LINE_BYTES
 from trainwire.lines.kept_steps import kept_step_line
 from trainwire.lines.state_fold import RunState, fold_kept_step
 
-__all__ = ["KeptSteps", "KeptStepsMerge", "every_line", "fold_latest_kept_steps", "with_kept_steps"]
+__all__ = [
+    "VIEW_TAIL_BYTES",
+    "KeptSteps",
+    "KeptStepsMerge",
+    "every_line",
+    "fold_latest_kept_steps",
+    "with_kept_steps",
+]
 
+#: how much of a step file's end a view reads for where a run is (its latest kept steps)
+VIEW_TAIL_BYTES = 64 * 1024
 #: the bytes read from a step file at once; a record longer than a stream line is refused
 _CHUNK_BYTES = 1 << 20
 #: the diagnostics one step file may give (then it is read on in silence)
