@@ -158,8 +158,8 @@ class KeptSteps:
             self._skipping = False
             return
         try:
-            record = json.loads(raw, parse_constant=_no_constant)
-        except (ValueError, RecursionError):  # not JSON, NaN or Infinity (written null), nested too deep
+            record = _DECODE(raw.decode("utf-8"))
+        except (ValueError, RecursionError):  # not UTF-8 nor JSON, NaN or Infinity (written null), nested too deep
             record = None
         after = record.get("after") if isinstance(record, dict) else None
         if type(after) is not int or after < 0:
@@ -203,6 +203,10 @@ class KeptSteps:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+#: one decoder for every record (a decoder made per call costs as much as the decoding)
+_DECODE = json.JSONDecoder(parse_constant=_no_constant).decode
 
 
 def _is_time(ts: Any) -> bool:
