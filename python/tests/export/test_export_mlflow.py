@@ -207,3 +207,14 @@ def test_a_searchs_trials_are_child_runs_with_their_params_and_metrics(tmp_path:
     ]
     assert client.get_metric_history(parent.info.run_id, "train/loss") == []  # the trials' steps are theirs
     assert parent.info.status == "FINISHED"
+
+
+def test_every_logged_step_arrives_once_the_throttled_ones_too(tmp_path: Path, tracking_uri: str) -> None:
+    trainwire_id = export_streams.readme_run(tmp_path)
+    assert export(tmp_path, tracking_uri, "every-step") == 0
+    assert export(tmp_path, tracking_uri, "every-step") == 0  # nothing new: nothing twice
+    client = MlflowClient(tracking_uri)
+    run = mlflow_run(client, "every-step", trainwire_id)
+    losses = [(step, round(value, 6)) for step, value in history(client, run.info.run_id, "train/loss")]
+    assert losses == export_streams.README_LOSSES
+    assert run.info.status == "FINISHED"

@@ -143,3 +143,13 @@ def test_an_export_says_which_lines_it_skipped_and_exports_the_rest(tmp_path: Pa
 
     again = trainwire("export", "tensorboard", str(stream), "--logdir", str(tmp_path / "tb"))
     assert (again.returncode, again.stderr) == (0, f"exported 0 event(s) from {stream}\n")
+
+
+def test_every_logged_step_arrives_once_the_throttled_ones_too(tmp_path: Path) -> None:
+    run_id = export_streams.readme_run(tmp_path / "run")
+    assert export(tmp_path / "run", tmp_path / "tb") == 0
+    files = sorted(run_directory(tmp_path / "tb", run_id).iterdir())
+    assert export(tmp_path / "run", tmp_path / "tb") == 0  # nothing new: no new file
+    assert sorted(run_directory(tmp_path / "tb", run_id).iterdir()) == files
+    board = accumulated(tmp_path / "tb", run_id)
+    assert scalars(board, "train/loss") == export_streams.README_LOSSES

@@ -158,3 +158,11 @@ def test_follow_writes_while_the_run_goes_on_and_returns_when_it_ends(tmp_path: 
     found = records(offline)
     assert [step for step, _ in series(history(found), "train/loss")] == list(range(1, 21))
     assert of_type(found, "exit")[0].exit_code == 0
+
+
+def test_every_logged_step_arrives_once_the_throttled_ones_too(tmp_path: Path) -> None:
+    run_id = export_streams.readme_run(tmp_path)
+    assert export(tmp_path) == 0
+    assert export(tmp_path) == 0  # nothing new: no second offline run
+    (offline,) = offline_runs(tmp_path, run_id)
+    assert series(history(records(offline)), "train/loss") == export_streams.README_LOSSES

@@ -91,3 +91,20 @@ def search_run(output_dir: Path) -> str:
                 else:
                     trial.status, trial.metrics = "pruned", {"objective": None}
     return run.run_id
+
+
+def readme_run(output_dir: Path) -> str:
+    """The README's example: 100 steps logged in well under the default step interval, so
+    the stream holds the first and the last and the journal's step file the 98 between."""
+    with Run(output_dir) as run:
+        run.start(total_steps=100, config={"lr": 3e-4}, provenance=False)
+        with run.phase("train"):
+            for step in range(1, 101):
+                run.step(step, loss=2.0 / step, learning_rate=3e-4)
+    streamed = [line for line in (output_dir / "progress.jsonl").read_text().splitlines() if '"train.step"' in line]
+    assert len(streamed) < 100  # the throttle left steps out: the case these tests are about
+    return run.run_id
+
+
+#: the losses `readme_run` logs, by step
+README_LOSSES = [(step, round(2.0 / step, 6)) for step in range(1, 101)]

@@ -18,10 +18,21 @@ def stopped_after_step(
 ) -> subprocess.CompletedProcess[str]:
     """Runs `command`, calls `stop(process)` once `stream_path` has a `train.step` at `step`
     or later, and returns how the process ended."""
+    return stopped_when(
+        command,
+        lambda: any(line["event"] == "train.step" and line["step"] >= step for line in stream_of(stream_path)),
+        stop,
+    )
+
+
+def stopped_when(
+    command: list[str], ready: Callable[[], bool], stop: Callable[[subprocess.Popen[str]], None]
+) -> subprocess.CompletedProcess[str]:
+    """Runs `command`, calls `stop(process)` once `ready()` holds, and returns how the process ended."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + TIMEOUT_S
-        while not any(line["event"] == "train.step" and line["step"] >= step for line in stream_of(stream_path)):
+        while not ready():
             assert process.poll() is None, process.communicate()[1][-4000:]
             assert time.monotonic() < deadline, "training did not start"
             time.sleep(0.05)

@@ -1,4 +1,5 @@
-"""`trainwire export mlflow|tensorboard|wandb RUN`: the stream into a tracker, once or with --follow.
+"""`trainwire export mlflow|tensorboard|wandb RUN`: the stream into a tracker, once or with --follow,
+every step the trainer logged (the throttled ones from the run's journal, `export.sync`).
 
 Each export remembers where it stopped in a cursor file, so running it again writes only
 what is new. The trackers' libraries are imported only when their command runs.
@@ -27,14 +28,15 @@ def add_export_commands(commands: Any) -> None:
     export = commands.add_parser(
         "export",
         help="copy a stream into MLflow, TensorBoard or Weights & Biases, once or live",
-        description="Copy a run's stream into a tracker. Running it again adds only what is new.",
+        description="Copy a run's stream into a tracker, with every step the trainer logged (the steps the "
+        "stream's throttle left out come from the run's journal). Running it again adds only what is new.",
     )
     trackers = export.add_subparsers(title="trackers", metavar="TRACKER", required=True)
 
     mlflow = trackers.add_parser(
         "mlflow",
         help="one MLflow run per trainwire run",
-        description="Parameters, every metric, provenance and checkpoint tags, the notes, the final status, "
+        description="Parameters, every metric of every logged step, provenance and checkpoint tags, the notes, the final status, "
         "the stream and the journal files into MLflow.",
     )
     _common(mlflow)
@@ -60,7 +62,7 @@ def add_export_commands(commands: Any) -> None:
     tensorboard = trackers.add_parser(
         "tensorboard",
         help="TensorBoard event files, one directory per run",
-        description="Every scalar, the config, the provenance and the notes as TensorBoard event files "
+        description="Every scalar of every logged step, the config, the provenance and the notes as TensorBoard event files "
         "under DIR/<run_id>.",
     )
     _common(tensorboard)
@@ -70,7 +72,7 @@ def add_export_commands(commands: Any) -> None:
     wandb = trackers.add_parser(
         "wandb",
         help="an offline Weights & Biases run per trainwire run, for `wandb sync`",
-        description="Config, every scalar, the notes, checkpoints and the final status as offline W&B runs "
+        description="Config, every scalar of every logged step, the notes, checkpoints and the final status as offline W&B runs "
         "under DIR/wandb; `wandb sync DIR/wandb` uploads them. Nothing is sent from here.",
     )
     _common(wandb)

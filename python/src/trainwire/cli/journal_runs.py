@@ -9,7 +9,7 @@ from typing import Any
 from trainwire.contract.journal_lookup import find_journal
 from trainwire.contract.journal_reads import MAX_CONFIG_BYTES, read_journal_json
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, stream_path
-from trainwire.reader.catalog import load_summary
+from trainwire.reader.catalog import live_summary, load_summary
 
 __all__ = ["JournalError", "add_roots_argument", "find_run", "load_json", "run_summary"]
 
@@ -52,7 +52,8 @@ def load_json(path: Path) -> Any:
 
 
 def run_summary(stream: Path, journal: Path | None) -> dict[str, Any]:
-    """The run's summary: its journal's, a 0.1 journal's beside the stream, else the stream's fold."""
+    """The run's summary: its journal's, a 0.1 journal's beside the stream, else the stream's
+    fold; a running run's brought to where its stream and kept steps are (`live_summary`)."""
     summary = (
         load_summary(journal / SUMMARY_FILE) if journal is not None else load_summary(stream.parent / SUMMARY_FILE)
     )
@@ -62,4 +63,4 @@ def run_summary(stream: Path, journal: Path | None) -> dict[str, Any]:
         summary = summarise_stream(stream)
     if summary is None:
         raise JournalError(f"{stream}: no valid line")
-    return summary
+    return live_summary(stream, summary)

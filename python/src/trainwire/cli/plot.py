@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.reader.charts import CHART_SPEC, MARKER_STYLES, chart_list
+from trainwire.reader.kept_steps import every_line
 from trainwire.reader.run_opening import open_from_snapshots
 from trainwire.reader.series import RunSeries, SeriesStore
-from trainwire.reader.sources import read_file
 from trainwire.reader.state import StreamReader
 from trainwire.reader.targets import stream_files
 
@@ -64,9 +64,12 @@ def load_runs(path: str | Path) -> list[PlottedRun]:
         return [PlottedRun(run.run_id, run.status, run.series) for run in opened.runs]
     reader = StreamReader()
     store = SeriesStore()
-    for chunk in read_file(path):
-        store.extend(reader.feed(chunk))
-    reader.finish()
+    for line in every_line(Path(path), reader):
+        run_id = line["run_id"]
+        history = store.runs.get(run_id)
+        if history is None:
+            history = store.runs[run_id] = RunSeries(run_id, store.max_points, store.max_markers)
+        history.add_line(line)
     plotted = []
     for run in reader.runs:
         history = store.run(run.run_id)

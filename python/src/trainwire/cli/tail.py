@@ -33,6 +33,7 @@ from trainwire.cli.status_line import (
 from trainwire.contract.clock import now_us
 from trainwire.contract.humanize import format_duration
 from trainwire.contract.status import EXIT_CODES
+from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge, fold_latest_kept_steps
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
 from trainwire.reader.targets import stream_files, target_run
@@ -115,6 +116,8 @@ def _read_until_over(
             return
         if not idle:
             continue
+        for stream in streams:
+            stream.catch_up()  # steps kept while the stream was quiet
         view.refresh(streams, timeout_s)
         waited_out = timeout_s is not None and time.monotonic() - started > timeout_s
         if all(stream.is_over(now_us(), timeout_s, waited_out) for stream in streams):
@@ -123,13 +126,16 @@ def _read_until_over(
 
 
 class StreamTail:
-    """One stream being shown: its reader and the trend of each of its runs."""
+    """One stream being shown: its reader and the trend of each of its runs. A run's state
+    goes on past its last stream step with the steps its journal kept (the throttle's), so a
+    run killed mid-way shows the last step it logged; the lines printed are the stream's."""
 
     def __init__(self, path: Path, view: TailView, run_id: str | None) -> None:
         self.path = path
         self.view = view
         self.run_id = run_id
         self.reader = StreamReader()
+        self.kept = _kept_steps(path, view)
         self.trends: dict[str, RunTrend] = {}
         self._diagnostics_shown = 0
         self._dropped_shown = 0
@@ -139,10 +145,18 @@ class StreamTail:
         for event in events:
             self.trends.setdefault(event.run_id, RunTrend()).add(event)
         self.view.show(self, events)
+        self.catch_up(events.dicts)
+
+    def catch_up(self, lines: Sequence[dict[str, Any]] = ()) -> None:
+        """Folds into the runs' states the steps their journals kept since their last stream
+        steps (`lines`: the stream lines just folded, which come between)."""
+        merged = [*self.kept.merge(lines), *self.kept.flush()]
+        fold_latest_kept_steps({run.run_id: run for run in self.reader.runs}, merged)
 
     def start_over(self, reason: str) -> None:
         """The file was truncated or replaced: read it again with a fresh reader."""
         self.reader = StreamReader()
+        self.kept = _kept_steps(self.path, self.view)
         self.trends = {}
         self._diagnostics_shown = 0
         self._dropped_shown = 0
@@ -176,6 +190,12 @@ class StreamTail:
 
     def trend(self, run: RunState) -> RunTrend:
         return self.trends.get(run.run_id) or RunTrend()
+
+
+def _kept_steps(path: Path, view: TailView) -> KeptStepsMerge:
+    """The steps the journal keeps beside the stream at `path`, from its step files' ends on:
+    where a run is needs its latest, not all of them."""
+    return KeptStepsMerge(path.parent, tail_bytes=VIEW_TAIL_BYTES, report=view.note)
 
 
 class TailView:

@@ -1,14 +1,18 @@
 """Keep a tracker in step with a stream: once, or live, and never twice for the same line.
 
+Every step the trainer logged goes: the stream's lines with each run's kept steps (its
+journal's `steps.jsonl`) put back in place (`trainwire.reader.kept_steps`).
+
 The cursor file holds the reader state (reader rules: a reader restarts at
-`consumed_bytes` with the state it had) and the exporter's own state (which tracker run holds
-which trainwire run). It is saved atomically after every batch the exporter accepted, so an
+`consumed_bytes` with the state it had), how far each run's step file was read
+(`kept_steps`) and the exporter's own state (which tracker run holds which trainwire run). It is saved atomically after every batch the exporter accepted, so an
 export run again, or after a crash, starts where the last one ended.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +21,7 @@ from typing import Any, Protocol
 
 from trainwire.contract.files import write_json_atomically
 from trainwire.lines.diagnostics import Diagnostic
+from trainwire.reader.kept_steps import KeptStepsMerge
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import StreamReader
 
@@ -88,6 +93,12 @@ def sync(
     if not follow and not stream_path.is_file():
         raise ExportError(f"{stream_path}: no such stream file")
     reader = StreamReader(resume=saved["reader"]) if saved else StreamReader()
+    kept = KeptStepsMerge(
+        stream_path.parent,
+        offsets=_saved_offsets(saved),
+        last_seqs={run.run_id: run.last_seq for run in reader.runs},
+        report=lambda message: sys.stderr.write(f"trainwire export: {message}\n"),
+    )
     follower = FileFollower(
         stream_path,
         offset=reader.consumed_bytes,
@@ -98,27 +109,47 @@ def sync(
     )
     written = 0
     for chunk in follower:
+        over = False
         if chunk:
-            events = [dict(line) for line in reader.feed(chunk).dicts]
-            if events:
-                exporter.write(events)
-                written += len(events)
-                _save_cursor(cursor_path, stream_path, reader, exporter)
-            continue
-        if not follow or (reader.runs and all(run.finished is not None for run in reader.runs)):
+            events = [dict(line) for line in kept.merge(reader.feed(chunk).dicts)]
+        else:  # at the end of what there is: the steps kept after each run's last line
+            over = bool(reader.runs) and all(run.finished is not None for run in reader.runs)
+            events = kept.finish() if over else kept.flush()
+        if events:
+            exporter.write(events)
+            written += len(events)
+            _save_cursor(cursor_path, stream_path, reader, kept, exporter)
+        if not chunk and (not follow or over):
             break
     # `seq_gap` is the one diagnostic whose line is applied (reader rules, section 2)
     skipped = [diagnostic for diagnostic in reader.diagnostics if diagnostic.code != "seq_gap"]
     return Synced(written, len(skipped) + reader.diagnostics.dropped, skipped[0] if skipped else None)
 
 
+def _saved_offsets(saved: Mapping[str, Any] | None) -> dict[str, int]:
+    """How far each run's step file was exported (none in a cursor from before kept steps:
+    they are all sent, as they never were)."""
+    offsets = saved.get("kept_steps") if saved else None
+    if not isinstance(offsets, dict):
+        return {}
+    return {run_id: offset for run_id, offset in offsets.items() if type(offset) is int and offset >= 0}
+
+
 def _refuse(stream_path: Path, reason: str) -> None:
     raise ExportError(f"{stream_path} was {reason} since the last export; remove the export cursor to start over")
 
 
-def _save_cursor(cursor_path: Path, stream_path: Path, reader: StreamReader, exporter: Exporter) -> None:
+def _save_cursor(
+    cursor_path: Path, stream_path: Path, reader: StreamReader, kept: KeptStepsMerge, exporter: Exporter
+) -> None:
     state = reader.to_dict()
     state["diagnostics"] = []  # past problems are not state: the next reader starts clean
-    body = {"version": CURSOR_VERSION, "stream": str(stream_path.absolute()), "reader": state, "sink": exporter.state()}
+    body = {
+        "version": CURSOR_VERSION,
+        "stream": str(stream_path.absolute()),
+        "reader": state,
+        "kept_steps": kept.offsets(),
+        "sink": exporter.state(),
+    }
     cursor_path.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomically(cursor_path, body)

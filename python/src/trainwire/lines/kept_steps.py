@@ -1,6 +1,7 @@
 """The journal's step file (`steps.jsonl`): the `train.step` lines the stream's throttle left
 out, one compact JSON object a line, each saying after which line of the run's stream it
-came (`after`: that line's `seq`), so a fold can put it back in its place."""
+came (`after`: that line's `seq`), so a fold can put it back in its place. Readers read it
+back through `trainwire.reader.kept_steps`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
 
-__all__ = ["complete_size", "encode_kept_steps", "kept_records", "kept_step", "kept_step_line", "read_kept_steps"]
+__all__ = ["complete_size", "encode_kept_steps", "kept_records", "kept_step", "kept_step_line"]
 
 _ENVELOPE = frozenset(ENVELOPE_FIELDS)
 
@@ -56,17 +57,12 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def read_kept_steps(path: str | os.PathLike[str], limit: int | None = None) -> Iterator[dict[str, Any]]:
-    """The records of a step file in order, up to byte `limit`; a last line without its newline
-    (a writer killed mid-append) and a line that is not a record are skipped. Nothing when
-    the file is missing."""
-    return (record for record, _end in kept_records(path, 0, limit))
-
-
 def kept_records(
     path: str | os.PathLike[str], start: int, limit: int | None = None
 ) -> Iterator[tuple[dict[str, Any], int]]:
-    """`read_kept_steps` from byte `start` on, each record with the offset just past its line."""
+    """The records of a step file from byte `start` up to byte `limit`, each with the offset just
+    past its line; a last line without its newline (a writer killed mid-append) and a line that
+    is not a record are skipped. Nothing when the file is missing."""
     try:
         with open(path, "rb") as file:
             file.seek(start)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAMES, DiagnosticCode
+from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.errors import StreamError
 from trainwire.contract.liveness import status_at
 from trainwire.contract.status import EXIT_CODES
@@ -28,7 +29,7 @@ from trainwire.lines.trials import (
     trial_went_back,
 )
 
-__all__ = ["RunState", "RunStateFold"]
+__all__ = ["RunState", "RunStateFold", "fold_kept_step"]
 
 _ENVELOPE_FIELDS = frozenset(ENVELOPE_FIELDS)
 _EVENT_NAMES = frozenset(EVENT_NAMES)
@@ -130,6 +131,15 @@ class RunState:
 
 #: the fold's "no run yet": never written to, as `next_seq` 0 sends the next line to `_run_for`
 _NO_RUN = RunState("")
+
+
+def fold_kept_step(run: RunState, line: dict[str, Any]) -> None:
+    """A step the stream's throttle left out (the journal's step file), logged after the run's
+    last stream step: a view of where the run is takes its fields and its time. Never its
+    `seq` nor a count of lines: the stream did not hold it."""
+    _train_step(run, line)
+    if run.last_ts is None or parse_timestamp_us(line["ts"]) > parse_timestamp_us(run.last_ts):
+        run.last_ts = line["ts"]
 
 
 class RunStateFold:

@@ -1,7 +1,8 @@
 """The runs found under directories, one row each, from summaries and stream tails.
 
 Never reads a whole stream: a finished run whose `summary.json` is newer than its stream
-costs one small file; a running one, the last 64 KiB of its stream as well. Reads regular
+costs one small file; a running one, the last 64 KiB of its stream and of its journal's
+step file (the steps the throttle kept out of the stream) as well. Reads regular
 files only (a FIFO named `progress.jsonl` would block a reader forever) and, given `within`,
 only files whose resolved path lies inside that directory. A summary is used only when its
 schema accepts it and it is within its cap (`contract.journal_reads.read_summary`): a hostile
@@ -22,10 +23,11 @@ from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
 from trainwire.contract.liveness import status_at
 from trainwire.contract.run_walk import walk_run_directories
-from trainwire.lines.summary import SummaryBuilder
+from trainwire.lines.summary import SummaryBuilder, is_lower_better
 from trainwire.reader.journal_files import flat_config, read_config, read_row_notes
+from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge
 
-__all__ = ["SUMMARY_VERSIONS", "WINDOW_BYTES", "find_streams", "load_summary", "run_row", "run_rows"]
+__all__ = ["SUMMARY_VERSIONS", "WINDOW_BYTES", "find_streams", "live_summary", "load_summary", "run_row", "run_rows"]
 
 #: how much of a stream's start and end a row reads
 WINDOW_BYTES = 64 * 1024
@@ -77,13 +79,7 @@ def run_row(
     if summary is None:
         return None
     if latest is not None and summary["status"] == "running":
-        # the journal is written at start and finish; the tail says where a live run is
-        summary = {
-            **summary,
-            "status": latest["status"],
-            "step": latest["step"],
-            "last": {**summary["last"], **latest["last"]},
-        }
+        summary = _brought_to(summary, latest)
     return _row(
         summary,
         status_at(summary["status"], last_ts, summary["heartbeat_interval_s"], now_us, stale_after_s),
@@ -92,6 +88,40 @@ def run_row(
         config,
         within,
     )
+
+
+def live_summary(stream: Path, summary: dict[str, Any], *, within: Path | None = None) -> dict[str, Any]:
+    """A `running` run's journal summary brought to where the run is: its stream's last 64
+    KiB and the steps its journal kept after them (a run killed mid-way included). Any
+    other summary as it is."""
+    if summary["status"] != "running":
+        return summary
+    try:
+        latest = _window_summary(stream, (False,), within, {}).summary()
+    except OSError:
+        return summary
+    if latest is None or latest["run_id"] != summary["run_id"]:
+        return summary
+    return _brought_to(summary, latest)
+
+
+def _brought_to(summary: Mapping[str, Any], latest: Mapping[str, Any]) -> dict[str, Any]:
+    """The journal's summary (written at start, every 30 s and at the end) with the status,
+    step, last values and better bests of `latest`, the summary of the run's tail."""
+    objective = summary.get("objective") or {}
+    best = dict(summary["best"])
+    for name, found in latest["best"].items():
+        held = best.get(name)
+        lower = objective.get("goal") == "min" if objective.get("name") == name else is_lower_better(name)
+        if held is None or (found["value"] < held["value"] if lower else found["value"] > held["value"]):
+            best[name] = found
+    return {
+        **summary,
+        "status": latest["status"],
+        "step": latest["step"],
+        "last": {**summary["last"], **latest["last"]},
+        "best": best,
+    }
 
 
 def run_rows(
@@ -165,13 +195,17 @@ def load_summary(path: Path, *, within: Path | None = None) -> dict[str, Any] | 
 def _window_summary(
     stream: Path, heads: tuple[bool, ...], within: Path | None, started: dict[str, dict[str, Any]]
 ) -> SummaryBuilder:
-    """A summary of the lines in the first (True) and last (False) windows of `stream`;
-    `started` gets the config of each `run.started` among them, by run id."""
+    """A summary of the lines in the first (True) and last (False) windows of `stream`, the
+    last with the steps the run's journal kept (its step file's last 64 KiB); `started` gets the config of each `run.started` among them, by run id."""
     from trainwire.reader.state import StreamReader
 
     builder = SummaryBuilder(any_line_switches=True)
     for head in heads:
-        for line in StreamReader().feed(_window(stream, head, within)).dicts:
+        lines = StreamReader().feed(_window(stream, head, within)).dicts
+        if not head:  # the end of the stream: with the steps kept in and after it
+            kept = KeptStepsMerge(stream.parent, tail_bytes=VIEW_TAIL_BYTES, within=within)
+            lines = [*kept.merge(lines), *kept.flush()]
+        for line in lines:
             builder.add(line)
             if line.get("event") == "run.started" and isinstance(line.get("config"), dict):
                 started[line["run_id"]] = line["config"]

@@ -1,7 +1,8 @@
 """`trainwire journal rebuild`: every run's summary and series snapshot from the stream and
 the run's step file, by the fold the writer runs live (`lines.run_journal`), so the files
 come out byte for byte as the writer wrote them. The reader's rules pick the stream's
-lines; each kept step goes back after the line its `after` names."""
+lines; each kept step goes back after the line its `after` names (`reader.kept_steps`, as
+every reader of steps puts them back)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,10 @@ from typing import Any
 from trainwire.contract.journal_migration import migrate_journal
 from trainwire.contract.layout import NOTES_FILE, STEPS_FILE, STREAM_FILE, run_journal_dir
 from trainwire.contract.notes import count_notes
-from trainwire.lines.journal_replay import JournalReplay
-from trainwire.lines.kept_steps import complete_size, kept_records
+from trainwire.lines.kept_steps import complete_size
 from trainwire.lines.run_journal import RunJournalFold, write_snapshot
 from trainwire.lines.summary import write_summary
-from trainwire.reader.sources import read_file
+from trainwire.reader.kept_steps import every_line
 from trainwire.reader.state import StreamReader
 
 __all__ = ["RebuiltRun", "rebuild_journals"]
@@ -25,13 +25,17 @@ RebuiltRun = tuple[str, dict[str, Any]]
 
 
 class _Run:
-    """One run's fold, fed the stream's lines with its step file's records put back."""
+    """One run's fold."""
 
     def __init__(self, run_id: str, earlier: list[str], journal: Path) -> None:
+        self.fold = RunJournalFold(run_id, earlier)
         self.journal = journal
         self.steps_offset = complete_size(journal / STEPS_FILE)
-        self.replay = JournalReplay(RunJournalFold(run_id, earlier))
-        self.replay.offer_kept(kept_records(journal / STEPS_FILE, 0, self.steps_offset))
+
+    def add(self, line: dict[str, Any]) -> None:
+        self.fold.add_lines([line])
+        if "seq" in line:  # a stream line, not a kept step put back
+            self.fold.add_stream_lines([line])
 
 
 def rebuild_journals(output_dir: str | os.PathLike[str]) -> list[RebuiltRun]:
@@ -41,31 +45,24 @@ def rebuild_journals(output_dir: str | os.PathLike[str]) -> list[RebuiltRun]:
     directory = Path(output_dir)
     migrate_journal(directory)
     stream = directory / STREAM_FILE
-    reader = StreamReader()
     runs: dict[str, _Run] = {}
-    for chunk in read_file(stream):
-        for line in reader.feed(chunk).dicts:
-            run_id = line.get("run_id")
-            if not isinstance(run_id, str):
-                continue
-            run = runs.get(run_id)
-            if run is None:
-                run = runs[run_id] = _Run(run_id, list(runs), run_journal_dir(directory, run_id))
-            run.replay.add([line])
-    reader.finish()
+    for line in every_line(stream, StreamReader()):
+        run_id = line["run_id"]
+        run = runs.get(run_id)
+        if run is None:
+            run = runs[run_id] = _Run(run_id, list(runs), run_journal_dir(directory, run_id))
+        run.add(line)
     stream_offset = os.stat(stream).st_size
     rebuilt: list[RebuiltRun] = []
     for run_id, run in runs.items():
-        run.replay.put_back(None)
-        fold = run.replay.fold
-        fold.summary.notes = count_notes(run.journal / NOTES_FILE)
-        summary = fold.summary.summary()
+        run.fold.summary.notes = count_notes(run.journal / NOTES_FILE)
+        summary = run.fold.summary.summary()
         if summary is None:
             continue
         run.journal.mkdir(parents=True, exist_ok=True)
         _cut_torn_tail(run.journal / STEPS_FILE, run.steps_offset)
         write_summary(run.journal, summary)
-        write_snapshot(run.journal, fold.snapshot(stream_offset, run.steps_offset))
+        write_snapshot(run.journal, run.fold.snapshot(stream_offset, run.steps_offset))
         rebuilt.append((run_id, summary))
     return rebuilt
 

@@ -10,8 +10,10 @@ the stream without a journal) and the whole stream is folded instead.
 
 The tails are folded by one `RunStateFold` resumed from the snapshots' states, each line
 into its run when it lies past that run's snapshot; the lines it applies go on into the
-run's series and view events. Steps the throttle kept in the step file since the snapshot
-come with the next one. Line numbers (the state's `lines`, its diagnostics) count from the
+run's series and view events, with the steps the throttle kept in each run's step file past
+its snapshot's `steps_offset` put back in place (`trainwire.reader.kept_steps`): into the
+series, and into the state when they come after the run's last stream step (a run killed
+mid-way shows the last step it logged). Line numbers (the state's `lines`, its diagnostics) count from the
 earliest snapshot: the bytes before it are not read.
 """
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -32,6 +34,7 @@ from trainwire.lines.series import RunSeries, SeriesStore
 from trainwire.lines.state_fold import RunState, RunStateFold
 from trainwire.lines.view_events import ViewEvents
 from trainwire.reader.catalog import load_summary
+from trainwire.reader.kept_steps import KeptStepsMerge, fold_latest_kept_steps
 from trainwire.reader.snapshot_check import read_trusted_snapshot
 from trainwire.reader.state import reader_state
 
@@ -134,12 +137,15 @@ class _OpenRun:
             store = SeriesStore.from_dict(snapshot["store"])
             self.series = store.runs[snapshot["run_id"]]
             self.offset: int = snapshot["stream_offset"]
+            steps_offset = snapshot.get("steps_offset")
+            self.steps_offset = steps_offset if type(steps_offset) is int and steps_offset >= 0 else 0
             self.saved_state: dict[str, Any] = snapshot["state"]
             self.events = ViewEvents(snapshot["events"])
         else:
             assert run_id is not None
             self.series = RunSeries(run_id, SeriesStore().max_points, SeriesStore().max_markers)
             self.offset = 0
+            self.steps_offset = 0
             self.events = ViewEvents()
         self.status = status
 
@@ -161,6 +167,12 @@ def _fold_tails(
     """Folds the stream from the earliest snapshot on, each line into its run when it lies
     past that run's snapshot: the segments between offsets are decoded one by one. Returns
     the bytes covered and the lines read."""
+    kept = KeptStepsMerge(
+        stream.parent,
+        offsets={run_id: run.steps_offset for run_id, run in runs.items()},
+        last_seqs={run_id: seq for run_id, run in runs.items() if type(seq := run.saved_state.get("last_seq")) is int},
+        within=within,
+    )
     with open_regular(stream, within=within) as handle:
         size = os.fstat(handle.fileno()).st_size
         bounds = sorted({run.offset for run in runs.values()} | {size})
@@ -170,10 +182,19 @@ def _fold_tails(
             for chunk in _read_range(handle, start, end):
                 if cancelled is not None and cancelled():
                     raise OpeningCancelled(str(stream))
-                for line in fold.extend(_past_snapshots(decoder.validated(chunk), runs, start)):
-                    runs[line["run_id"]].add(line)
+                _add_merged(runs, fold, kept.merge(fold.extend(_past_snapshots(decoder.validated(chunk), runs, start))))
             offset, lines = decoder.consumed_bytes, decoder.lines
+    _add_merged(runs, fold, kept.flush())
     return offset, lines
+
+
+def _add_merged(runs: dict[str, _OpenRun], fold: RunStateFold, merged: Iterable[dict[str, Any]]) -> None:
+    """Lines of the tail with the kept steps among them into their runs' series and view
+    events; the kept steps past a run's last stream step into its state too."""
+    merged = list(merged)
+    for line in merged:
+        runs[line["run_id"]].add(line)
+    fold_latest_kept_steps(fold.runs, merged)
 
 
 def _past_snapshots(

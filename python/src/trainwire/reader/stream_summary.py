@@ -5,10 +5,11 @@ up, so both give the same document."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from trainwire.lines.summary import SummaryBuilder
-from trainwire.reader.sources import read_file
+from trainwire.reader.kept_steps import every_line
 from trainwire.reader.state import StreamReader
 
 __all__ = ["summarise_stream"]
@@ -16,12 +17,10 @@ __all__ = ["summarise_stream"]
 
 def summarise_stream(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The summary of the latest run of the stream at `path`, from its valid lines only
-    (the reader's rules decide which lines count: the same lines a dashboard folds); None
-    for a stream with no valid line."""
+    (the reader's rules decide which lines count: the same lines a dashboard folds) and the
+    steps each run's journal kept; None for a stream with no valid line."""
     reader = StreamReader()
     builder = SummaryBuilder()
-    for chunk in read_file(path):
-        for line in reader.feed(chunk).dicts:  # the validated lines, no models built
-            builder.add(line)
-    reader.finish()
+    for line in every_line(Path(path), reader):
+        builder.add(line)
     return builder.summary()
