@@ -121,3 +121,11 @@ def test_a_searchs_trials_are_sessions_of_the_hparams_view(tmp_path: Path) -> No
     }
     parent = accumulated(tmp_path / "tb", trainwire_id)
     assert "train/loss" not in parent.Tags()["scalars"]  # the trials' steps are theirs
+
+
+def test_a_runs_name_and_tags_are_a_text_beside_its_config(tmp_path: Path) -> None:
+    trainwire_id = export_streams.search_run(tmp_path / "run")
+    assert export(tmp_path / "run", tmp_path / "tb") == 0
+    board = accumulated(tmp_path / "tb", trainwire_id)
+    (text,) = board.Tensors("name")
+    assert text.tensor_proto.string_val[0].decode() == f"{export_streams.SEARCH_NAME}\n\ntags: baseline, fp16"

@@ -33,6 +33,7 @@ from mlflow.utils.validation import (
 
 from trainwire.contract.notes import read_notes
 from trainwire.export.journal import journal_files
+from trainwire.export.naming import started_naming
 from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s, trial_scalars
 
 __all__ = ["MLFLOW_STATUS", "RUN_ID_TAG", "MlflowExporter", "default_artifact_location", "mlflow_key"]
@@ -259,13 +260,13 @@ def _trial_params(started: Mapping[str, Any]) -> dict[str, str]:
 def naming_tags(started: Mapping[str, Any]) -> dict[str, str]:
     """The run's name as MLflow's run name, its tags as `trainwire.tags` (as listed) and one
     `trainwire.tag.<tag>` each (`tags."trainwire.tag.baseline" = 'true'` finds them)."""
+    naming = started_naming(started)
     tags: dict[str, str] = {}
-    if isinstance(started.get("name"), str):
-        tags["mlflow.runName"] = started["name"][:MAX_TAG_VAL_LENGTH]
-    labels = [tag for tag in started.get("tags") or () if isinstance(tag, str)]
-    if labels:
-        tags["trainwire.tags"] = ", ".join(labels)[:MAX_TAG_VAL_LENGTH]
-        tags.update({mlflow_key(f"trainwire.tag.{tag}"): "true" for tag in labels})
+    if naming.name is not None:
+        tags["mlflow.runName"] = naming.name[:MAX_TAG_VAL_LENGTH]
+    if naming.tags:
+        tags["trainwire.tags"] = ", ".join(naming.tags)[:MAX_TAG_VAL_LENGTH]
+        tags.update({mlflow_key(f"trainwire.tag.{tag}"): "true" for tag in naming.tags})
     return tags
 
 
