@@ -11,6 +11,7 @@ model's field would be set.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,7 +68,8 @@ def event_field_values(event: str, name: str) -> frozenset[Any]:
 
 def event_field_schema(event: str, name: str) -> dict[str, Any]:
     """The core schema of `event`'s field `name` (a copy): a writer checks one value with it."""
-    return json.loads(json.dumps(_VALIDATOR["schema"]["choices"][event]["fields"][name]["schema"]))
+    schema: dict[str, Any] = copy.deepcopy(_VALIDATOR["schema"]["choices"][event]["fields"][name]["schema"])
+    return schema
 
 
 def event_field_pattern(event: str, name: str) -> str:
