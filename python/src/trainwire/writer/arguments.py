@@ -193,15 +193,7 @@ class Arguments:
         """The run's `name`, or None (left out) with a complaint when the contract cannot take it."""
         if name is None:
             return None
-        try:
-            checked: str = _NAME.validate_python(name, strict=True)
-        except ValidationError:
-            self.complain(
-                "run.started.name",
-                f"name {name!r} is not 1-{_NAME_SCHEMA['max_length']} printable characters; left out",
-            )
-            return None
-        return checked
+        return self._printable(_NAME, _NAME_SCHEMA["max_length"], "run.started.name", name, "name", "left out")
 
     def tags(self, tags: Any) -> list[str] | None:
         """The run's `tags` in their order without repeats (one string is one tag); a tag the
@@ -215,16 +207,10 @@ class Arguments:
             self.complain("run.started.tags", f"tags {tags!r} is not a list of strings; left out")
             return None
         kept: list[str] = []
+        limit = _TAGS_SCHEMA["items_schema"]["max_length"]
         for tag in items:
-            try:
-                checked: str = _TAG.validate_python(tag, strict=True)
-            except ValidationError:
-                self.complain(
-                    "run.started.tags",
-                    f"tag {tag!r} is not 1-{_TAGS_SCHEMA['items_schema']['max_length']} printable characters; dropped",
-                )
-                continue
-            if checked not in kept:
+            checked = self._printable(_TAG, limit, "run.started.tags", tag, "tag", "dropped")
+            if checked is not None and checked not in kept:
                 kept.append(checked)
         if len(kept) > MAX_TAGS:
             self.complain(
@@ -232,6 +218,18 @@ class Arguments:
             )
             del kept[MAX_TAGS:]
         return kept
+
+    def _printable(
+        self, validator: SchemaValidator, limit: int, kind: str, value: Any, what: str, outcome: str
+    ) -> str | None:
+        """`value` when `validator` takes it (the contract's text rule: 1 to `limit` printable
+        characters), else None with a complaint naming `what` it is and the `outcome`."""
+        try:
+            checked: str = validator.validate_python(value, strict=True)
+        except ValidationError:
+            self.complain(kind, f"{what} {value!r} is not 1-{limit} printable characters; {outcome}")
+            return None
+        return checked
 
     def heartbeat_interval(self, interval_s: Any) -> float | None:
         """The heartbeat interval in seconds, or None (no heartbeat) unless a positive number."""
