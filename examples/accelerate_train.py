@@ -36,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
 
     tracker = TrainwireTracker(options.output_dir, signals=True, total_steps=options.steps, step_interval_s=0)
     accelerator = Accelerator(cpu=True, log_with=[tracker])
-    accelerator.init_trackers("accelerate-example", config=vars(options))
+    accelerator.init_trackers(
+        "accelerate-example", config=vars(options), init_kwargs={"trainwire": {"tags": ["example"]}}
+    )
     torch.manual_seed(0)
     inputs = torch.randn(256, 4)
     model = torch.nn.Linear(4, 1)

@@ -81,6 +81,8 @@ function message(keyword, params) {
       return "must NOT have more than " + params.limit + " characters";
     case "minLength":
       return "must NOT have fewer than " + params.limit + " characters";
+    case "maxItems":
+      return "must NOT have more than " + params.limit + " items";
     default:
       return "must be " + params.comparison + " " + params.limit;
   }
@@ -209,6 +211,13 @@ export function lineValidatorsSource({ bundle, exported, rules, formatsSource })
     ),
     maxLength: ({ value, x, p, schemaPath }) => [`if (ucs2length(${x}) > ${literal(value)}) ${failWith(p, schemaPath, "maxLength", `{ limit: ${literal(value)} }`)}`],
     minLength: ({ value, x, p, schemaPath }) => [`if (ucs2length(${x}) < ${literal(value)}) ${failWith(p, schemaPath, "minLength", `{ limit: ${literal(value)} }`)}`],
+    maxItems: ({ value, x, p, schemaPath }) => [`if (${x}.length > ${literal(value)}) ${failWith(p, schemaPath, "maxItems", `{ limit: ${literal(value)} }`)}`],
+    // every item against one schema (2020-12 `items`), each error at the item's index
+    items: ({ value, x, p, schemaPath }) => {
+      if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error(`${schemaPath}: only a single items schema is supported`);
+      const index = `item${loops++}`;
+      return [`for (let ${index} = 0; ${index} < ${x}.length; ${index}++) {`, ...indent(statements(value, `${x}[${index}]`, `${p} + "/" + ${index}`, schemaPath)), "}"];
+    },
     pattern: ({ value, x, p, schemaPath }) => [`if (!${patternName(value)}(${x})) ${failWith(p, schemaPath, "pattern", `{ pattern: ${literal(value)} }`)}`],
     format: ({ value, group, x, p, schemaPath }) => {
       if (group !== "string") return [];

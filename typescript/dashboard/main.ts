@@ -202,7 +202,7 @@ function openRun(key: string, signal: AbortSignal): void {
 function onEvent(runView: RunView, event: Line): void {
   switch (event.event) {
     case "run.started": {
-      $("run-title").textContent = printable(`${event.run_id}  (${runView.key})`);
+      $("run-title").textContent = printable(`${event.name ? `${event.name}  ` : ""}${event.run_id}  (${runView.key})`);
       runView.startedAt = Date.parse(event.ts);
       $("config").textContent = JSON.stringify(event.config ?? {}, null, 2)
         .split("\n")

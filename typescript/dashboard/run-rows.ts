@@ -7,6 +7,10 @@ export interface RunRow {
   /** The run's folder under the served directory: the row's identity, never blank. */
   key: string;
   run_id: string;
+  /** `run.started.name`, or null. */
+  name: string | null;
+  /** `run.started.tags`: strings only (an older server sends none: empty). */
+  tags: string[];
   /** `null` when the server sent no status the page can show. */
   status: string | null;
   step: number | null;
@@ -45,6 +49,8 @@ export function checkedRow(found: unknown): RunRow | undefined {
   return {
     key: found["key"],
     run_id: textOrNull(found["run_id"]) ?? "",
+    name: textOrNull(found["name"]),
+    tags: Array.isArray(found["tags"]) ? found["tags"].filter((tag): tag is string => typeof tag === "string") : [],
     status: textOrNull(found["status"]),
     step: numberOrNull(found["step"]),
     total_steps: numberOrNull(found["total_steps"]),

@@ -1,6 +1,7 @@
 // The runs list: one row per run directory, the columns the user picked from the runs' config
 // keys, a filter over exactly the text the rows show, and sorting by any column.
 import { formatDuration } from "../src/humanize.js";
+import { printable } from "../src/printable.js";
 import { configText, element, text } from "./dom.js";
 import { checkedNames, type RunRow, STATUS_WORD } from "./run-rows.js";
 
@@ -24,6 +25,11 @@ function progressOf(row: RunRow): number | null {
   return row.step !== null && row.total_steps ? Math.min(row.step / row.total_steps, 1) : null;
 }
 
+/** The run's tags as the cell shows them (and the filter matches them): `baseline, fp16`. */
+function tagsText(row: RunRow): string {
+  return row.tags.map((tag) => printable(tag)).join(", ");
+}
+
 function duration(seconds: number | null): string {
   return seconds === null || !Number.isFinite(seconds) ? "–" : formatDuration(seconds);
 }
@@ -31,6 +37,8 @@ function duration(seconds: number | null): string {
 const FIXED: Column[] = [
   { id: "key", title: "folder", shown: (row) => row.key, sorted: (row) => row.key },
   { id: "run_id", title: "run", shown: (row) => row.run_id, sorted: (row) => row.run_id },
+  { id: "name", title: "name", shown: (row) => printable(row.name ?? ""), sorted: (row) => row.name ?? null },
+  { id: "tags", title: "tags", shown: tagsText, sorted: (row) => tagsText(row) || null },
   {
     id: "status",
     title: "status",

@@ -1,13 +1,13 @@
 // The trials panel's loss curves: each trial's `trial/<n>/loss` series overlaid in one chart,
 // labelled by trial number. A sweep of many trials draws a bounded number: the running trials
 // (the newest few) and the best by objective, as the note under the chart says.
-import type { ChartCurve, ChartData } from "../src/charts.js";
+import { type ChartCurve, type ChartData, TRIALS_KIND } from "../src/charts.js";
 import type { Trial } from "../src/types.js";
 import { Chart } from "./chart.js";
 import { element } from "./dom.js";
 
-/** The kind of the chart of the trials' losses (charts/charts.json): drawn here, not among the run's charts. */
-export const TRIAL_CURVES_KIND = "trials";
+/** The kind of the chart of the trials' losses: drawn here, not among the run's charts. */
+export const TRIAL_CURVES_KIND = TRIALS_KIND;
 /** At most this many curves: as many as the chart's colours, so each trial keeps its own. */
 export const MAX_DRAWN_TRIALS = 8;
 /** Of them, at most this many running trials, so the best always have room. */

@@ -44,6 +44,9 @@ export interface ChartData extends ChartHeading {
   markers: ChartMarker[];
 }
 
+/** The kind of the chart of a sweep's per-trial curves (charts/charts.json). */
+export const TRIALS_KIND = "trials";
+
 const KIND_ORDER = new Map(CHART_SPEC.kinds.map((entry, index) => [entry.kind, index]));
 // compiled by the generator with the `s` flag, so a name with a line break lands as in Python
 const RULES = CHART_SPEC.charts.map((rule, index) => ({ pattern: CHART_PATTERNS[index] as RegExp, rule }));
@@ -89,6 +92,8 @@ export function markerColour(kind: string, label: string | null): string {
  * The charts of `runs` ([run id, history]): each with its title, kind, whether smoothing and a
  * log scale apply, its curves and the drawn markers of the runs on it. Charts come in the order
  * of their kinds, then of first appearance; a label starts with the run id when runs overlay.
+ * A run with per-trial curves (a sweep) gives those alone: its run-level series put every
+ * trial's steps on one line (`drawnNames`).
  */
 export function chartList(runs: readonly (readonly [runId: string, history: RunSeries])[]): ChartData[] {
   const charts = new Map<string, ChartData>();
@@ -105,10 +110,9 @@ export function chartList(runs: readonly (readonly [runId: string, history: RunS
         time: marker.time_us / 1_000_000,
         colour: markerColour(marker.kind, marker.label),
       }));
-    for (const name of history.names()) {
+    for (const [name, heading] of drawnNames(history)) {
       const [steps, values, times] = history.curve(name);
       if (steps.length === 0) continue;
-      const heading = chartOf(name);
       let chart = charts.get(heading.title);
       if (chart === undefined) {
         chart = { ...heading, series: [], markers: [] };
@@ -128,4 +132,14 @@ export function chartList(runs: readonly (readonly [runId: string, history: RunS
   }
   // sort is stable: first appearance within a kind
   return [...charts.values()].sort((a, b) => (KIND_ORDER.get(a.kind) ?? 0) - (KIND_ORDER.get(b.kind) ?? 0));
+}
+
+/**
+ * The run's series drawn, each with its chart: all of them, or only the per-trial curves
+ * (`TRIALS_KIND`) when it has any, in place of the run-level ones that mix the trials.
+ */
+export function drawnNames(history: RunSeries): [name: string, heading: ChartHeading][] {
+  const named = history.names().map((name): [string, ChartHeading] => [name, chartOf(name)]);
+  const trials = named.filter(([, heading]) => heading.kind === TRIALS_KIND);
+  return trials.length > 0 ? trials : named;
 }

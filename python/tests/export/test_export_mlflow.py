@@ -218,3 +218,14 @@ def test_every_logged_step_arrives_once_the_throttled_ones_too(tmp_path: Path, t
     losses = [(step, round(value, 6)) for step, value in history(client, run.info.run_id, "train/loss")]
     assert losses == export_streams.README_LOSSES
     assert run.info.status == "FINISHED"
+
+
+def test_a_runs_name_is_its_mlflow_run_name_and_its_tags_are_tags(tmp_path: Path, tracking_uri: str) -> None:
+    trainwire_id = export_streams.search_run(tmp_path)
+    assert export(tmp_path, tracking_uri, "named") == 0
+    client = MlflowClient(tracking_uri)
+    tags = mlflow_run(client, "named", trainwire_id).data.tags
+    assert (tags["mlflow.runName"], tags["trainwire.tags"]) == (export_streams.SEARCH_NAME, "baseline, fp16")
+    experiment_id = client.get_experiment_by_name("named").experiment_id
+    tagged = client.search_runs([experiment_id], filter_string="tags.`trainwire.tag.fp16` = 'true'")
+    assert [run.data.tags[RUN_ID_TAG] for run in tagged] == [trainwire_id]

@@ -153,3 +153,11 @@ def test_every_logged_step_arrives_once_the_throttled_ones_too(tmp_path: Path) -
     assert sorted(run_directory(tmp_path / "tb", run_id).iterdir()) == files
     board = accumulated(tmp_path / "tb", run_id)
     assert scalars(board, "train/loss") == export_streams.README_LOSSES
+
+
+def test_a_runs_name_and_tags_are_a_text_beside_its_config(tmp_path: Path) -> None:
+    trainwire_id = export_streams.search_run(tmp_path / "run")
+    assert export(tmp_path / "run", tmp_path / "tb") == 0
+    board = accumulated(tmp_path / "tb", trainwire_id)
+    (text,) = board.Tensors("name")
+    assert text.tensor_proto.string_val[0].decode() == f"{export_streams.SEARCH_NAME}\n\ntags: baseline, fp16"

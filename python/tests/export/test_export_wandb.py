@@ -12,6 +12,7 @@ from typing import Any
 import support.export_streams as export_streams
 from wandb.proto import wandb_internal_pb2
 
+from trainwire import Run
 from trainwire.cli import main
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.export.scalars import safe_name
@@ -166,3 +167,44 @@ def test_every_logged_step_arrives_once_the_throttled_ones_too(tmp_path: Path) -
     assert export(tmp_path) == 0  # nothing new: no second offline run
     (offline,) = offline_runs(tmp_path, run_id)
     assert series(history(records(offline)), "train/loss") == export_streams.README_LOSSES
+
+
+def config_of(found: list[Any]) -> dict[str, Any]:
+    return {item.key: json.loads(item.value_json) for item in of_type(found, "run")[0].config.update}
+
+
+def test_a_search_is_one_wandb_run_per_trial_grouped_under_the_search_with_its_name_and_tags(tmp_path: Path) -> None:
+    run_id = export_streams.search_run(tmp_path)
+    assert export(tmp_path, "--project", "tw") == 0
+
+    (search,) = offline_runs(tmp_path, run_id)
+    started = of_type(records(search), "run")[0]
+    assert (started.display_name, started.run_group) == (export_streams.SEARCH_NAME, run_id)
+    assert list(started.tags) == export_streams.SEARCH_TAGS
+    assert history(records(search)) == []  # every step is a trial's
+    trials = {n: records(offline) for n in (1, 2) for offline in offline_runs(tmp_path, f"{run_id}-trial-{n}")}
+    assert sorted(trials) == [1, 2]
+    for number, found in trials.items():
+        run = of_type(found, "run")[0]
+        assert (run.display_name, run.run_group) == (f"{export_streams.SEARCH_NAME} trial {number}", run_id)
+        assert list(run.tags) == export_streams.SEARCH_TAGS
+        params = {name: value for name, value in config_of(found).items() if name not in ("trainwire", "_wandb")}
+        assert params == export_streams.TRIAL_PARAMS[number]
+    assert series(history(trials[1]), "train/loss") == [(1, 1.0), (2, 0.5)]
+    assert series(history(trials[1]), "eval/loss") == [(2, 0.4)]
+    assert series(history(trials[2]), "train/loss") == [(1, 2.0)]
+    assert summary(trials[1])["trial/objective"] == 0.4
+    assert [summary(trials[n])["trainwire/status"] for n in (1, 2)] == ["succeeded", "pruned"]
+    assert [of_type(trials[n], "exit")[0].exit_code for n in (1, 2)] == [0, 0]
+
+
+def test_a_later_part_of_a_named_run_keeps_its_name_and_tags_from_the_journal(tmp_path: Path) -> None:
+    run = Run(tmp_path, step_interval_s=0, heartbeat_interval_s=None, name="two parts", tags=["resumed-export"])
+    run.start(provenance=False)
+    run.step(1, loss=1.0)
+    assert export(tmp_path) == 0
+    run.step(2, loss=0.5)
+    run.finish("succeeded")
+    assert export(tmp_path) == 0
+    parts = [of_type(records(offline), "run")[0] for offline in offline_runs(tmp_path, run.run_id)]
+    assert [(part.display_name, list(part.tags)) for part in parts] == [("two parts", ["resumed-export"])] * 2

@@ -93,3 +93,11 @@ def test_one_process_stops_on_sigterm_with_a_checkpoint_and_exit_2(tmp_path: Pat
         "sigterm",
         saved[0]["path"],
     )
+
+
+def test_init_trackers_names_the_run_after_its_project_with_the_tags_of_its_init_kwargs(tmp_path: Path) -> None:
+    command = [sys.executable, str(EXAMPLE), str(tmp_path), "--steps", "2"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    started = stream_of(tmp_path / "progress.jsonl")[0]
+    assert (started["name"], started["tags"]) == ("accelerate-example", ["example"])

@@ -4,6 +4,7 @@ intermediate values, pruned and failed trials, threads, several objectives, a st
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from typing import Any
 
 import optuna
 import pytest
+from support.cli_process import trainwire
 from support.paths import ROOT
 from support.stream_files import stream_of
 
@@ -207,3 +209,47 @@ def test_two_worker_processes_on_one_storage_write_a_stream_each_whose_trials_to
 def _env() -> dict[str, str]:
     source = str(ROOT / "python" / "src")
     return {**os.environ, "PYTHONPATH": source + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def _minimize_study_in(directory: Path, name: str) -> optuna.Study:
+    """A named minimize study of 4 trials whose objective writes its steps right after
+    suggesting (no other use of the trial first) and reports a value per step."""
+    study = optuna.create_study(study_name=name, sampler=optuna.samplers.RandomSampler(seed=3))
+    with OptunaSearch(study, directory, n_trials=4, step_interval_s=0) as search:
+
+        def objective(trial: Any) -> float:
+            x = trial.suggest_float("x", -2.0, 2.0)
+            for step in range(1, 4):
+                search.run.step(step, loss=(x - 1) ** 2 / step)
+                trial.report((x - 1) ** 2 + 1 / step, step)
+            return (x - 1) ** 2 + 1 / 3
+
+        study.optimize(search.objective(objective), n_trials=4, callbacks=[search])
+    return study
+
+
+def test_each_trial_starts_before_its_first_step_even_when_the_objective_steps_before_reporting(
+    tmp_path: Path,
+) -> None:
+    _minimize_study_in(tmp_path, "order")
+    events = stream_of(tmp_path / STREAM)
+    for number in (1, 2, 3, 4):
+        kinds = [e["event"] for e in events if e.get("trial") == number]
+        assert kinds[0] == "trial.started" and kinds.count("train.step") == 3
+        started = next(e for e in of(events, "trial.started") if e["trial"] == number)
+        assert set(started["params"]) == {"x"}
+
+
+def test_a_minimize_study_is_named_and_its_best_is_the_lowest_in_the_summary_and_diff(tmp_path: Path) -> None:
+    studies = [_minimize_study_in(tmp_path / name, name) for name in ("sweep-a", "sweep-b")]
+    events = stream_of(tmp_path / "sweep-a" / STREAM)
+    assert events[0]["name"] == "sweep-a"
+    assert events[0]["objective"] == {"name": "eval/objective", "goal": "min"}
+    lowest = [min(value for trial in study.trials for value in trial.intermediate_values.values()) for study in studies]
+    compared = trainwire("diff", str(tmp_path / "sweep-a"), str(tmp_path / "sweep-b"), "--json")
+    assert compared.returncode == 0, compared.stderr
+    metrics = json.loads(compared.stdout)["metrics"]
+    assert metrics["best eval/objective"] == lowest
+    assert [objective["goal"] for objective in metrics["objective"]] == ["min", "min"]
+    listed = json.loads(trainwire("runs", str(tmp_path), "--json").stdout)
+    assert sorted(row["name"] for row in listed) == ["sweep-a", "sweep-b"]

@@ -167,3 +167,23 @@ def test_a_stop_ends_a_trainer_search_on_ray_interrupted(tmp_path: Path) -> None
     assert ended == [(1, "failed")]
     assert events[-1]["status"] == "interrupted" and events[-1]["reason"] == "control_file"
     assert found["exit_code"] == 2
+
+
+def scoring(config: dict[str, Any]) -> None:
+    """Reports a score that falls with each step: the best of a `min` search is the last."""
+    for step in range(1, 4):
+        tune.report({"score": config["scale"] / step})
+
+
+def test_an_owned_run_is_named_and_its_best_follows_the_mode(tmp_path: Path) -> None:
+    with TuneSearch(tmp_path, metric="score", mode="min", name="tune sweep", step_interval_s=0) as search:
+        tuner = tune.Tuner(
+            scoring,
+            param_space={"scale": tune.grid_search([1.0, 3.0])},
+            run_config=tune.RunConfig(name=search.run.name, storage_path=search.storage_path, callbacks=[search]),
+        )
+        tuner.fit()
+    started = stream_of(tmp_path / STREAM)[0]
+    assert (started["name"], started["objective"]) == ("tune sweep", {"name": "score", "goal": "min"})
+    summary = json.loads((tmp_path / "runs" / search.run.run_id / "summary.json").read_text())
+    assert summary["best"]["score"]["value"] == pytest.approx(1.0 / 3)

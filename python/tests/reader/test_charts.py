@@ -149,13 +149,25 @@ def test_charts_group_by_kind_in_display_order(stream: Path) -> None:
 
 def test_a_sweep_overlays_each_trials_loss_labelled_by_its_number(sweep: Path) -> None:
     charts = _python_charts(sweep)
-    assert [(chart["kind"], chart["title"]) for chart in charts] == [("training", "loss"), ("trials", "loss per trial")]
-    curves = charts[1]["series"]
+    assert [(chart["kind"], chart["title"]) for chart in charts] == [("trials", "loss per trial")]
+    curves = charts[0]["series"]
     assert [(curve["name"], curve["label"]) for curve in curves] == [
         ("trial/1/loss", "trial 1"), ("trial/2/loss", "trial 2"), ("trial/3/loss", "trial 3")]  # fmt: skip
     assert [(curve["steps"], curve["values"]) for curve in curves] == [
         ([1, 2, 3, 4], [trial + 1.0 / step for step in range(1, 5)]) for trial in (1, 2, 3)
     ]
+
+
+def test_a_sweeps_run_level_loss_which_mixes_its_trials_is_not_drawn_but_a_plain_runs_beside_it_is(
+    sweep: Path, stream: Path
+) -> None:
+    charts = _python_charts(sweep, stream)
+    losses = [
+        (curve["run"], curve["name"]) for chart in charts if chart["title"] == "loss" for curve in chart["series"]
+    ]
+    assert losses == [("every-kind", "loss"), ("every-kind", "eval/validation/loss")]
+    trials = next(chart for chart in charts if chart["kind"] == "trials")
+    assert {curve["run"] for curve in trials["series"]} == {"sweep"}
 
 
 def test_typescript_lists_the_same_charts_as_python(stream: Path, sweep: Path) -> None:

@@ -43,7 +43,7 @@ def _resumed(directory: Path) -> tuple[str, str]:
 
 
 def _failed(directory: Path) -> None:
-    run = Run(directory, step_interval_s=0, heartbeat_interval_s=None)
+    run = Run(directory, step_interval_s=0, heartbeat_interval_s=None, name="beta sweep", tags=["baseline", "fp16"])
     run.start(total_steps=10, config={"lr": 0.3, "model": {"width": 64}}, provenance=False)
     run.trial_started(1, params={"lr": 0.3})
     run.trial_ended(1, "failed", error=ValueError("trial diverged at step 3"))
@@ -107,6 +107,7 @@ def test_runs_list_run_life_and_compare_in_a_real_browser(tmp_path: Path) -> Non
     checks = {report["check"]: report for report in reports}
     assert list(checks) == [
         "folders and notes",
+        "name and tags shown and filtered",
         "filter matches what is shown",
         "config column",
         "resumed run is one curve",
@@ -115,6 +116,7 @@ def test_runs_list_run_life_and_compare_in_a_real_browser(tmp_path: Path) -> Non
         "stale run ends at its last line",
         "compare is live, any chart, config differences, unreadable run",
     ]
+    assert checks["failed run and trial show their errors"]["title"].startswith("beta sweep  ")
     assert checks["resumed run is one curve"]["chain"] == f"one curve across 2 processes: {first} → {second}"
     # steps 1-9 of the first process, the break at the resume step, steps 11-20 of the second
     assert checks["resumed run is one curve"]["points"] == 20

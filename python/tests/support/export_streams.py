@@ -72,6 +72,9 @@ def whole_run(output_dir: Path) -> str:
     return run.run_id
 
 
+#: the name and tags of `search_run`
+SEARCH_NAME = "lr sweep"
+SEARCH_TAGS = ["baseline", "fp16"]
 #: the params of each trial of `search_run`
 TRIAL_PARAMS = {1: {"lr": 0.01, "optimizer": "sgd"}, 2: {"lr": 0.1, "optimizer": "adam"}}
 
@@ -79,7 +82,7 @@ TRIAL_PARAMS = {1: {"lr": 0.01, "optimizer": "sgd"}, 2: {"lr": 0.1, "optimizer":
 def search_run(output_dir: Path) -> str:
     """A search of two trials: the first succeeds (two steps, an evaluation, objective 0.4),
     the second is pruned after one step."""
-    with Run(output_dir, step_interval_s=0, heartbeat_interval_s=None) as run:
+    with Run(output_dir, step_interval_s=0, heartbeat_interval_s=None, name=SEARCH_NAME, tags=SEARCH_TAGS) as run:
         run.start(total_trials=2, config={"study_name": "sweep"}, provenance=False)
         for number, params in TRIAL_PARAMS.items():
             with run.trial(number, params) as trial:

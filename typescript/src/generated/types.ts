@@ -845,6 +845,16 @@ export interface RunStarted {
    */
   total_trials?: number | null;
   objective?: Objective;
+  /**
+   * A name for the run, given by a person or taken from the tool that started it (Accelerate's project, Optuna's study, Ray Tune's experiment): what `runs`, the dashboard and the exports show beside the run id. Printable: no control characters. Added in 1.1 (optional).
+   */
+  name?: string;
+  /**
+   * Short labels to group and filter runs by (`baseline`, `ablation`), each printable, at most 32. Added in 1.1 (optional).
+   *
+   * @maxItems 32
+   */
+  tags?: string[];
 }
 /**
  * The software that wrote the stream.
@@ -1601,13 +1611,21 @@ export interface RunFinished {
  */
 export interface RunSummary {
   /**
-   * The version of this document's format: 2 adds `objective`, `resumed_from`, `trials`, `tokens`, `peak_memory`, `seeds` and `notes` (optional, so a version 1 document stays valid; a reader takes a missing one as null).
+   * The version of this document's format: 2 adds `name`, `tags`, `objective`, `resumed_from`, `trials`, `tokens`, `peak_memory`, `seeds` and `notes` (optional, so a version 1 document stays valid; a reader takes a missing one as null).
    */
   summary_version: 1 | 2;
   /**
    * The run the summary is about.
    */
   run_id: string;
+  /**
+   * `run.started.name`: the run's name, or null when it has none (version 2, optional).
+   */
+  name?: string | null;
+  /**
+   * `run.started.tags`: the run's tags, empty when it has none (version 2, optional).
+   */
+  tags?: string[];
   /**
    * `running` until `run.finished` was written (a reader decides staleness from the stream), then the terminal status.
    */

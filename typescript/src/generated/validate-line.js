@@ -78,6 +78,8 @@ function message(keyword, params) {
       return "must NOT have more than " + params.limit + " characters";
     case "minLength":
       return "must NOT have fewer than " + params.limit + " characters";
+    case "maxItems":
+      return "must NOT have more than " + params.limit + " items";
     default:
       return "must be " + params.comparison + " " + params.limit;
   }
@@ -93,9 +95,10 @@ function validator(check) {
 var pattern0 = lastMatch(new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$", "u"));
 var pattern1 = lastMatch(new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u"));
 var pattern2 = lastMatch(new RegExp("^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$", "u"));
-var pattern3 = lastMatch(new RegExp("^[a-z][a-z0-9_]{0,63}$", "u"));
-var pattern4 = lastMatch(new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u"));
-var pattern5 = lastMatch(new RegExp("^[0-9a-f]{64}$", "u"));
+var pattern3 = lastMatch(new RegExp("^[^\\x00-\\x1f\\x7f-\\x9f]+$", "u"));
+var pattern4 = lastMatch(new RegExp("^[a-z][a-z0-9_]{0,63}$", "u"));
+var pattern5 = lastMatch(new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u"));
+var pattern6 = lastMatch(new RegExp("^[0-9a-f]{64}$", "u"));
 function checkEnvelope(d, p) {
   let e;
   if (d && typeof d == "object" && !Array.isArray(d)) {
@@ -192,6 +195,25 @@ function checkRunStarted(d, p) {
         }
       } else return fail(p + "/objective", "#/properties/objective/type", "type", { type: "object" });
     }
+    if (d.name !== void 0) {
+      if (typeof d.name == "string") {
+        if (ucs2length(d.name) > 256) return fail(p + "/name", "#/properties/name/maxLength", "maxLength", { limit: 256 });
+        if (ucs2length(d.name) < 1) return fail(p + "/name", "#/properties/name/minLength", "minLength", { limit: 1 });
+        if (!pattern3(d.name)) return fail(p + "/name", "#/properties/name/pattern", "pattern", { pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$" });
+      } else return fail(p + "/name", "#/properties/name/type", "type", { type: "string" });
+    }
+    if (d.tags !== void 0) {
+      if (Array.isArray(d.tags)) {
+        if (d.tags.length > 32) return fail(p + "/tags", "#/properties/tags/maxItems", "maxItems", { limit: 32 });
+        for (let item0 = 0; item0 < d.tags.length; item0++) {
+          if (typeof d.tags[item0] == "string") {
+            if (ucs2length(d.tags[item0]) > 64) return fail(p + "/tags/" + item0, "#/properties/tags/items/maxLength", "maxLength", { limit: 64 });
+            if (ucs2length(d.tags[item0]) < 1) return fail(p + "/tags/" + item0, "#/properties/tags/items/minLength", "minLength", { limit: 1 });
+            if (!pattern3(d.tags[item0])) return fail(p + "/tags/" + item0, "#/properties/tags/items/pattern", "pattern", { pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$" });
+          } else return fail(p + "/tags/" + item0, "#/properties/tags/items/type", "type", { type: "string" });
+        }
+      } else return fail(p + "/tags", "#/properties/tags/type", "type", { type: "array" });
+    }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkRunHeartbeat(d, p) {
@@ -205,7 +227,7 @@ function checkRunHeartbeat(d, p) {
     if (d.phase !== void 0) {
       if (!(typeof d.phase == "string" || d.phase === null)) return fail(p + "/phase", "#/properties/phase/type", "type", { type: ["string", "null"] });
       if (typeof d.phase == "string") {
-        if (!pattern3(d.phase)) return fail(p + "/phase", "#/properties/phase/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
+        if (!pattern4(d.phase)) return fail(p + "/phase", "#/properties/phase/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
       }
     }
     if (d.step !== void 0) {
@@ -603,8 +625,8 @@ function checkTrialStarted(d, p) {
     }
     if (d.params !== void 0) {
       if (d.params && typeof d.params == "object" && !Array.isArray(d.params)) {
-        for (const key0 in d.params) {
-          if (!(typeof d.params[key0] == "number" && isFinite(d.params[key0]) || typeof d.params[key0] == "string" || typeof d.params[key0] == "boolean" || d.params[key0] === null)) return fail(p + "/params" + pointer(key0), "#/properties/params/additionalProperties/type", "type", { type: ["number", "string", "boolean", "null"] });
+        for (const key1 in d.params) {
+          if (!(typeof d.params[key1] == "number" && isFinite(d.params[key1]) || typeof d.params[key1] == "string" || typeof d.params[key1] == "boolean" || d.params[key1] === null)) return fail(p + "/params" + pointer(key1), "#/properties/params/additionalProperties/type", "type", { type: ["number", "string", "boolean", "null"] });
         }
       } else return fail(p + "/params", "#/properties/params/type", "type", { type: "object" });
     }
@@ -762,8 +784,8 @@ function checkRunFinished(d, p) {
     }
     if (d.artifacts !== void 0) {
       if (d.artifacts && typeof d.artifacts == "object" && !Array.isArray(d.artifacts)) {
-        for (const key1 in d.artifacts) {
-          if (e = checkRelativePath(d.artifacts[key1], p + "/artifacts" + pointer(key1))) return e;
+        for (const key2 in d.artifacts) {
+          if (e = checkRelativePath(d.artifacts[key2], p + "/artifacts" + pointer(key2))) return e;
         }
       } else return fail(p + "/artifacts", "#/properties/artifacts/type", "type", { type: "object" });
     }
@@ -778,7 +800,7 @@ function checkOrdinal(d, p) {
 }
 function checkTimestamp(d, p) {
   if (typeof d == "string") {
-    if (!pattern4(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" });
+    if (!pattern5(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" });
     if (!formats["date-time"](d)) return fail(p, "#/format", "format", { format: "date-time" });
   } else return fail(p, "#/type", "type", { type: "string" });
 }
@@ -848,8 +870,8 @@ function checkProvenance(d, p) {
     }
     if (d.packages !== void 0) {
       if (d.packages && typeof d.packages == "object" && !Array.isArray(d.packages)) {
-        for (const key2 in d.packages) {
-          if (!(typeof d.packages[key2] == "string")) return fail(p + "/packages" + pointer(key2), "#/properties/packages/additionalProperties/type", "type", { type: "string" });
+        for (const key3 in d.packages) {
+          if (!(typeof d.packages[key3] == "string")) return fail(p + "/packages" + pointer(key3), "#/properties/packages/additionalProperties/type", "type", { type: "string" });
         }
       } else return fail(p + "/packages", "#/properties/packages/type", "type", { type: "object" });
     }
@@ -884,7 +906,7 @@ function checkProvenance(d, p) {
 }
 function checkPhaseName(d, p) {
   if (typeof d == "string") {
-    if (!pattern3(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
+    if (!pattern4(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
   } else return fail(p, "#/type", "type", { type: "string" });
 }
 function checkDuration(d, p) {
@@ -902,43 +924,43 @@ function checkCount(d, p) {
 function checkMetrics(d, p) {
   let e;
   if (d && typeof d == "object" && !Array.isArray(d)) {
-    for (const key3 in d) {
-      if (e = branch4(key3, p)) return e.propertyName = key3, e;
-    }
     for (const key4 in d) {
-      if (!(typeof d[key4] == "number" && isFinite(d[key4]) || d[key4] === null)) return fail(p + pointer(key4), "#/additionalProperties/type", "type", { type: ["number", "null"] });
+      if (e = branch4(key4, p)) return e.propertyName = key4, e;
+    }
+    for (const key5 in d) {
+      if (!(typeof d[key5] == "number" && isFinite(d[key5]) || d[key5] === null)) return fail(p + pointer(key5), "#/additionalProperties/type", "type", { type: ["number", "null"] });
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkMemory(d, p) {
   if (d && typeof d == "object" && !Array.isArray(d)) {
-    for (const key5 in d) {
-      if (d[key5] && typeof d[key5] == "object" && !Array.isArray(d[key5])) {
-        if (d[key5].allocated_bytes === void 0) return fail(p + pointer(key5), "#/additionalProperties/required", "required", { missingProperty: "allocated_bytes" });
-        if (d[key5].reserved_bytes === void 0) return fail(p + pointer(key5), "#/additionalProperties/required", "required", { missingProperty: "reserved_bytes" });
-        if (d[key5].peak_bytes === void 0) return fail(p + pointer(key5), "#/additionalProperties/required", "required", { missingProperty: "peak_bytes" });
-        if (d[key5].allocated_bytes !== void 0) {
-          if (!(typeof d[key5].allocated_bytes == "number" && !(d[key5].allocated_bytes % 1) && !isNaN(d[key5].allocated_bytes) && isFinite(d[key5].allocated_bytes) || d[key5].allocated_bytes === null)) return fail(p + pointer(key5) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key5].allocated_bytes == "number" && isFinite(d[key5].allocated_bytes)) {
-            if (d[key5].allocated_bytes > 9007199254740991) return fail(p + pointer(key5) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key5].allocated_bytes < 0) return fail(p + pointer(key5) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+    for (const key6 in d) {
+      if (d[key6] && typeof d[key6] == "object" && !Array.isArray(d[key6])) {
+        if (d[key6].allocated_bytes === void 0) return fail(p + pointer(key6), "#/additionalProperties/required", "required", { missingProperty: "allocated_bytes" });
+        if (d[key6].reserved_bytes === void 0) return fail(p + pointer(key6), "#/additionalProperties/required", "required", { missingProperty: "reserved_bytes" });
+        if (d[key6].peak_bytes === void 0) return fail(p + pointer(key6), "#/additionalProperties/required", "required", { missingProperty: "peak_bytes" });
+        if (d[key6].allocated_bytes !== void 0) {
+          if (!(typeof d[key6].allocated_bytes == "number" && !(d[key6].allocated_bytes % 1) && !isNaN(d[key6].allocated_bytes) && isFinite(d[key6].allocated_bytes) || d[key6].allocated_bytes === null)) return fail(p + pointer(key6) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/type", "type", { type: ["integer", "null"] });
+          if (typeof d[key6].allocated_bytes == "number" && isFinite(d[key6].allocated_bytes)) {
+            if (d[key6].allocated_bytes > 9007199254740991) return fail(p + pointer(key6) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+            if (d[key6].allocated_bytes < 0) return fail(p + pointer(key6) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
           }
         }
-        if (d[key5].reserved_bytes !== void 0) {
-          if (!(typeof d[key5].reserved_bytes == "number" && !(d[key5].reserved_bytes % 1) && !isNaN(d[key5].reserved_bytes) && isFinite(d[key5].reserved_bytes) || d[key5].reserved_bytes === null)) return fail(p + pointer(key5) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key5].reserved_bytes == "number" && isFinite(d[key5].reserved_bytes)) {
-            if (d[key5].reserved_bytes > 9007199254740991) return fail(p + pointer(key5) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key5].reserved_bytes < 0) return fail(p + pointer(key5) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+        if (d[key6].reserved_bytes !== void 0) {
+          if (!(typeof d[key6].reserved_bytes == "number" && !(d[key6].reserved_bytes % 1) && !isNaN(d[key6].reserved_bytes) && isFinite(d[key6].reserved_bytes) || d[key6].reserved_bytes === null)) return fail(p + pointer(key6) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/type", "type", { type: ["integer", "null"] });
+          if (typeof d[key6].reserved_bytes == "number" && isFinite(d[key6].reserved_bytes)) {
+            if (d[key6].reserved_bytes > 9007199254740991) return fail(p + pointer(key6) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+            if (d[key6].reserved_bytes < 0) return fail(p + pointer(key6) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
           }
         }
-        if (d[key5].peak_bytes !== void 0) {
-          if (!(typeof d[key5].peak_bytes == "number" && !(d[key5].peak_bytes % 1) && !isNaN(d[key5].peak_bytes) && isFinite(d[key5].peak_bytes) || d[key5].peak_bytes === null)) return fail(p + pointer(key5) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key5].peak_bytes == "number" && isFinite(d[key5].peak_bytes)) {
-            if (d[key5].peak_bytes > 9007199254740991) return fail(p + pointer(key5) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key5].peak_bytes < 0) return fail(p + pointer(key5) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+        if (d[key6].peak_bytes !== void 0) {
+          if (!(typeof d[key6].peak_bytes == "number" && !(d[key6].peak_bytes % 1) && !isNaN(d[key6].peak_bytes) && isFinite(d[key6].peak_bytes) || d[key6].peak_bytes === null)) return fail(p + pointer(key6) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/type", "type", { type: ["integer", "null"] });
+          if (typeof d[key6].peak_bytes == "number" && isFinite(d[key6].peak_bytes)) {
+            if (d[key6].peak_bytes > 9007199254740991) return fail(p + pointer(key6) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+            if (d[key6].peak_bytes < 0) return fail(p + pointer(key6) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
           }
         }
-      } else return fail(p + pointer(key5), "#/additionalProperties/type", "type", { type: "object" });
+      } else return fail(p + pointer(key6), "#/additionalProperties/type", "type", { type: "object" });
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
@@ -976,7 +998,7 @@ function checkDirtyDiff(d, p) {
     }
     if (d.sha256 !== void 0) {
       if (typeof d.sha256 == "string") {
-        if (!pattern5(d.sha256)) return fail(p + "/sha256", "#/properties/sha256/pattern", "pattern", { pattern: "^[0-9a-f]{64}$" });
+        if (!pattern6(d.sha256)) return fail(p + "/sha256", "#/properties/sha256/pattern", "pattern", { pattern: "^[0-9a-f]{64}$" });
       } else return fail(p + "/sha256", "#/properties/sha256/type", "type", { type: "string" });
     }
   } else return fail(p, "#/type", "type", { type: "object" });

@@ -68,7 +68,7 @@ NULL_RULES: Final[dict[str, NullRule]] = {
     'Provenance': NullRule(('dirty_diff', 'python', 'packages', 'platform', 'accelerator'), {}),
     'RunFinished': NullRule(('stage',), {}),
     'RunHeartbeat': NullRule(('stage',), {}),
-    'RunStarted': NullRule(('stage', 'config', 'provenance', 'world_size', 'heartbeat_interval_s', 'objective'), {'provenance': 'Provenance'}),
+    'RunStarted': NullRule(('stage', 'config', 'provenance', 'world_size', 'heartbeat_interval_s', 'objective', 'name', 'tags'), {'provenance': 'Provenance'}),
     'StopRequested': NullRule(('stage',), {}),
     'TrainEpoch': NullRule(('stage', 'trial'), {}),
     'TrainRestarted': NullRule(('stage', 'trial'), {}),

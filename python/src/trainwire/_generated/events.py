@@ -181,6 +181,12 @@ class Objective(BaseModel):
     ]
 
 
+class Tag(RootModel[str]):
+    root: Annotated[
+        str, Field(max_length=64, min_length=1, pattern='^[^\\x00-\\x1f\\x7f-\\x9f]+$')
+    ]
+
+
 class Stage(BaseModel):
     """
     The stage of a multi-stage pipeline that wrote the line; every line of a stage carries it.
@@ -707,6 +713,22 @@ class RunStarted(Envelope):
         Field(
             description="The metric the run tries to improve, as declared by the writer (`Run(objective=(name, goal))`): the summary's best of that series follows `goal` instead of the name rules. Added in 1.1 (optional).",
             title='Objective',
+        ),
+    ] = None
+    name: Annotated[
+        str | None,
+        Field(
+            description="A name for the run, given by a person or taken from the tool that started it (Accelerate's project, Optuna's study, Ray Tune's experiment): what `runs`, the dashboard and the exports show beside the run id. Printable: no control characters. Added in 1.1 (optional).",
+            max_length=256,
+            min_length=1,
+            pattern='^[^\\x00-\\x1f\\x7f-\\x9f]+$',
+        ),
+    ] = None
+    tags: Annotated[
+        list[Tag] | None,
+        Field(
+            description='Short labels to group and filter runs by (`baseline`, `ablation`), each printable, at most 32. Added in 1.1 (optional).',
+            max_length=32,
         ),
     ] = None
 

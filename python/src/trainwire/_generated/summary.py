@@ -163,7 +163,7 @@ class RunSummary(BaseModel):
     summary_version: Annotated[
         Literal[1, 2],
         Field(
-            description="The version of this document's format: 2 adds `objective`, `resumed_from`, `trials`, `tokens`, `peak_memory`, `seeds` and `notes` (optional, so a version 1 document stays valid; a reader takes a missing one as null)."
+            description="The version of this document's format: 2 adds `name`, `tags`, `objective`, `resumed_from`, `trials`, `tokens`, `peak_memory`, `seeds` and `notes` (optional, so a version 1 document stays valid; a reader takes a missing one as null)."
         ),
     ]
     run_id: Annotated[
@@ -174,6 +174,18 @@ class RunSummary(BaseModel):
             title='RunId',
         ),
     ]
+    name: Annotated[
+        str | None,
+        Field(
+            description="`run.started.name`: the run's name, or null when it has none (version 2, optional)."
+        ),
+    ] = None
+    tags: Annotated[
+        list[str] | None,
+        Field(
+            description="`run.started.tags`: the run's tags, empty when it has none (version 2, optional)."
+        ),
+    ] = None
     status: Annotated[
         Literal['running', 'succeeded', 'failed', 'interrupted', 'reverted', 'awaiting_approval'],
         Field(

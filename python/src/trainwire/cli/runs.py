@@ -30,6 +30,7 @@ __all__ = ["register"]
 
 _COLUMNS = (
     "run_id",
+    "name",
     "status",
     "steps",
     "duration",
@@ -40,6 +41,7 @@ _COLUMNS = (
     "started_at",
     "notes",
 )
+_NAME_WIDTH = 40  # a name and tags past it are cut with an ellipsis: the table stays readable
 _SORT_KEYS = ("started", "run_id", "status", "step", "duration", "last_loss", "best_loss")
 
 
@@ -48,7 +50,7 @@ def register(commands: Any) -> None:
     runs = commands.add_parser(
         "runs",
         help="list the runs under directories",
-        description="One row per run found under DIR (default .), grouped by directory, a resumed run under the run it resumes: id, status (stale included), steps, duration, last and best loss, git sha, start, notes. Reads summaries and stream tails only.",
+        description="One row per run found under DIR (default .), grouped by directory, a resumed run under the run it resumes: id, name and tags, status (stale included), steps, duration, last and best loss, git sha, start, notes. Reads summaries and stream tails only.",
     )
     runs.add_argument("dirs", nargs="*", type=Path, default=[Path(".")], metavar="DIR")
     runs.add_argument("--status", action="append", metavar="STATUS", help="only runs with this status (repeatable)")
@@ -127,6 +129,7 @@ def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
     steps = "-" if row["step"] is None else f"{row['step']}" + (f"/{row['total_steps']}" if row["total_steps"] else "")
     return [
         ("  " * (depth - 1) + "└ " if depth else "") + row["run_id"],
+        _name(row.get("name"), row.get("tags") or []),
         row["status"],
         steps,
         "-" if row["duration_s"] is None else format_duration(row["duration_s"]),
@@ -137,6 +140,12 @@ def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
         row["started_at"] or "-",
         str(row["notes_count"] or "-"),
     ]
+
+
+def _name(name: str | None, tags: list[str]) -> str:
+    """The run's name and its tags (`bert sweep [baseline, fp16]`), cut to `_NAME_WIDTH`."""
+    text = " ".join(([name] if name else []) + ([f"[{', '.join(tags)}]"] if tags else [])) or "-"
+    return text if len(text) <= _NAME_WIDTH else text[: _NAME_WIDTH - 1] + "…"
 
 
 def _trials(trials: Mapping[str, Any] | None) -> str:

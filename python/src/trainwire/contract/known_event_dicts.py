@@ -11,6 +11,7 @@ model's field would be set.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,13 @@ from pydantic_core import SchemaValidator, ValidationError
 
 from trainwire.contract.line_bytes import finite_tokens, shallow
 
-__all__ = ["KNOWN_EVENT_DICTS", "event_field_pattern", "event_field_values", "plain_known_event"]
+__all__ = [
+    "KNOWN_EVENT_DICTS",
+    "event_field_pattern",
+    "event_field_schema",
+    "event_field_values",
+    "plain_known_event",
+]
 
 _GENERATED = Path(__file__).resolve().parent.parent / "_generated" / "known-event-dicts.core-schema.json"
 _VALIDATOR: dict[str, Any] = json.loads(_GENERATED.read_text(encoding="utf-8"))
@@ -57,6 +64,12 @@ def event_field_values(event: str, name: str) -> frozenset[Any]:
     return frozenset(
         value for node in _field_nodes(event, name) if node["type"] == "literal" for value in node["expected"]
     )
+
+
+def event_field_schema(event: str, name: str) -> dict[str, Any]:
+    """The core schema of `event`'s field `name` (a copy): a writer checks one value with it."""
+    schema: dict[str, Any] = copy.deepcopy(_VALIDATOR["schema"]["choices"][event]["fields"][name]["schema"])
+    return schema
 
 
 def event_field_pattern(event: str, name: str) -> str:

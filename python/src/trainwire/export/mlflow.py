@@ -2,7 +2,8 @@
 
 Parameters come from `run.started.config` (flattened with `.`), metrics from every scalar
 of the stream (steps, epochs, evaluations, the final metrics) with their step and time, tags
-from the provenance and the checkpoints, the notes as the run's description, the terminal
+from the provenance and the checkpoints, the run's name as MLflow's run name (else its id)
+and its tags (`trainwire.tags`, `trainwire.tag.<tag>`), the notes as the run's description, the terminal
 status from `run.finished`, and the stream and the run's journal files as artifacts once the
 run ends. Names follow MLflow's rules (allowed characters, key and value lengths, batch sizes).
 
@@ -32,6 +33,7 @@ from mlflow.utils.validation import (
 
 from trainwire.contract.notes import read_notes
 from trainwire.export.journal import journal_files
+from trainwire.export.naming import started_naming
 from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s, trial_scalars
 
 __all__ = ["MLFLOW_STATUS", "RUN_ID_TAG", "MlflowExporter", "default_artifact_location", "mlflow_key"]
@@ -124,6 +126,7 @@ class MlflowExporter:
             if name == "run.started":
                 batch.params[run_id].update(_params(event))
                 batch.tags[run_id].update(_tags(event))
+                batch.tags[run_id].update(naming_tags(event))
             elif name == "train.restarted":
                 batch.tags[run_id]["trainwire.attempt"] = str(event["attempt"])
             elif name == "checkpoint.saved":
@@ -252,6 +255,19 @@ def _trial_params(started: Mapping[str, Any]) -> dict[str, str]:
         mlflow_key(name): text_value(value)[:MAX_PARAM_VAL_LENGTH]
         for name, value in flatten(started.get("params") or {}).items()
     }
+
+
+def naming_tags(started: Mapping[str, Any]) -> dict[str, str]:
+    """The run's name as MLflow's run name, its tags as `trainwire.tags` (as listed) and one
+    `trainwire.tag.<tag>` each (`tags."trainwire.tag.baseline" = 'true'` finds them)."""
+    naming = started_naming(started)
+    tags: dict[str, str] = {}
+    if naming.name is not None:
+        tags["mlflow.runName"] = naming.name[:MAX_TAG_VAL_LENGTH]
+    if naming.tags:
+        tags["trainwire.tags"] = ", ".join(naming.tags)[:MAX_TAG_VAL_LENGTH]
+        tags.update({mlflow_key(f"trainwire.tag.{tag}"): "true" for tag in naming.tags})
+    return tags
 
 
 def _tags(started: Mapping[str, Any]) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """The stream into TensorBoard event files: one directory per trainwire run under the logdir.
 
-Every scalar of the stream (`scalars.scalars_of`) at its step; text for the config, the
-provenance and the run's notes (as they are when the run starts and when it ends). A
+Every scalar of the stream (`scalars.scalars_of`) at its step; text for the run's name and
+tags (`name`, when it has either), the config, the provenance and the run's notes (as they are when the run starts and when it ends). A
 `train.restarted` writes a session start at the new attempt's first step (`step + 1`): TensorBoard then
 drops the old attempt's points from that step on, so the new ones replace them.
 
@@ -24,6 +24,7 @@ from tensorboard.plugins.text.summary import text_pb
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from trainwire.contract.notes import read_notes
+from trainwire.export.naming import RunNaming, started_naming
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
 
 __all__ = ["SESSION_STATUS", "TensorBoardExporter", "run_directory", "trial_directory"]
@@ -74,6 +75,9 @@ class TensorBoardExporter:
                 outcome.append(_session_end(event["status"], wall_time))
                 writer.add_event(Event(wall_time=wall_time, step=0, summary=Summary(value=outcome)))
             if name == "run.started":
+                naming = started_naming(event)
+                if naming.name is not None or naming.tags:
+                    writer.add_event(Event(wall_time=wall_time, step=0, summary=text_pb("name", naming_text(naming))))
                 for tag in ("config", "provenance"):
                     if event.get(tag):
                         text = f"```json\n{json.dumps(event[tag], indent=2, ensure_ascii=False, sort_keys=True)}\n```"
@@ -108,6 +112,12 @@ class TensorBoardExporter:
             directory.mkdir(parents=True, exist_ok=True)
             writer = self._writers[str(directory)] = EventFileWriter(str(directory))
         return writer
+
+
+def naming_text(naming: RunNaming) -> str:
+    """The run's name and tags as the `name` text: `lr sweep` and `tags: baseline, fp16`."""
+    lines = [naming.name] if naming.name is not None else []
+    return "\n\n".join([*lines, *([f"tags: {', '.join(naming.tags)}"] if naming.tags else [])])
 
 
 def _session_end(status: str, end_time_s: float) -> Summary.Value:

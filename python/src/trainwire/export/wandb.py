@@ -1,11 +1,17 @@
 """The stream into offline Weights & Biases runs, which `wandb sync` uploads later.
 
-One W&B run per trainwire run, its id the trainwire run id (`safe_name`): the config with
+One W&B run per trainwire run, its id the trainwire run id (`safe_name`), its name and tags
+the run's (`run.started.name`, else the id): the config with
 the provenance under `trainwire`, every scalar of the stream (`scalars.scalars_of`) against
 the step metric `train/step` with the line's time, the notes as the run's notes, the
 checkpoints and the final status in the summary, the journal files as run files. W&B's own
 `_step` only grows, so the trainwire step is a metric of its own: a restarted attempt's
 steps stay in the history and are drawn over the old ones.
+
+A search's trials are W&B runs of their own (`<id>-trial-<n>`, named `<name> trial <n>`),
+grouped with the search's run under its id (`group`): each with its params as config, its
+own steps and evaluations, its `trial.ended` metrics (`trial/<metric>`) and status in its
+summary, ended as the trial did (failed: exit code 1).
 
 Nothing is sent: each export writes, for every run with new lines, one offline run
 directory `<dir>/wandb/offline-run-<time>-<id>`; `wandb sync` uploads the directories of a
@@ -25,7 +31,8 @@ import wandb
 
 from trainwire.contract.notes import read_notes
 from trainwire.export.journal import journal_files
-from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s
+from trainwire.export.naming import RunNaming, journal_naming, started_naming
+from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
 
 __all__ = ["JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code"]
 
@@ -67,6 +74,8 @@ class WandbExporter:
         self.project = project
         self.run_dir = run_dir
         self._runs: dict[str, Any] = {}
+        self._trials: dict[tuple[str, int], Any] = {}  # the open W&B run of each trial
+        self._naming: dict[str, RunNaming] = {}
 
     def state(self) -> dict[str, Any]:
         return {}
@@ -74,6 +83,8 @@ class WandbExporter:
     def write(self, events: list[dict[str, Any]]) -> None:
         for event in events:
             run = self._run(event)
+            if isinstance(event.get("trial"), int):
+                run = self._trial_run(event)
             name = event["event"]
             if name == "train.restarted":
                 run.summary["trainwire/attempt"] = event["attempt"]
@@ -82,14 +93,17 @@ class WandbExporter:
             scalars = scalars_of(event)
             if scalars:
                 run.log({**scalars, STEP_METRIC: scalar_step(event), "_timestamp": timestamp_s(event["ts"])})
+            if name == "trial.ended":
+                self._end_trial(run, event)
             if name == "run.finished":
                 self._finish(run, event)
 
     def close(self) -> None:
-        """Closes the offline runs of runs still going: the next export's directory goes on
-        with them (`wandb sync` uploads it as the same run, after this one)."""
-        for run in self._runs.values():
+        """Closes the offline runs of runs and trials still going: the next export's
+        directory goes on with them (`wandb sync` uploads it as the same run, after this one)."""
+        for run in [*self._trials.values(), *self._runs.values()]:
             run.finish(exit_code=0)
+        self._trials.clear()
         self._runs.clear()
         wandb.teardown()  # `finish` leaves the last records to W&B's service: wait until they are written
 
@@ -98,24 +112,72 @@ class WandbExporter:
         trainwire_id = event["run_id"]
         run = self._runs.get(trainwire_id)
         if run is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            config = _config(event) if event["event"] == "run.started" else None
-            wandb_id = safe_name(trainwire_id)
-            self._wait_for_a_free_second(wandb_id)
-            run = wandb.init(
-                dir=self.directory,
-                project=self.project,
-                id=wandb_id,
-                name=trainwire_id,
+            started = event["event"] == "run.started"
+            naming = self._naming_of(event)
+            run = self._init(
+                safe_name(trainwire_id),
+                naming,
+                name=naming.label(trainwire_id),
                 notes=read_notes(self.run_dir, trainwire_id) or None,
-                config=config,
-                reinit="create_new",  # one W&B run per trainwire run of the stream, side by side
-                settings=wandb.Settings(**_SETTINGS),
+                config=_config(event) if started else None,
+                # a search's run is in its trials' group; known from run.started (or its trials)
+                group=trainwire_id if started and "total_trials" in event else None,
             )
-            run.define_metric(STEP_METRIC)
-            run.define_metric("*", step_metric=STEP_METRIC)
             self._runs[trainwire_id] = run
         return run
+
+    def _trial_run(self, event: Mapping[str, Any]) -> Any:
+        """The offline W&B run of the event's trial, started on the trial's first new line;
+        its config the trial's params when that line is `trial.started`."""
+        trainwire_id, trial = event["run_id"], event["trial"]
+        run = self._trials.get((trainwire_id, trial))
+        if run is None:
+            naming = self._naming_of(event)
+            params = dict(event.get("params") or {}) if event["event"] == "trial.started" else {}
+            run = self._init(
+                safe_name(f"{trainwire_id}-trial-{trial}"),
+                naming,
+                name=f"{naming.label(trainwire_id)} trial {trial}",
+                config={**params, "trainwire": {"run_id": trainwire_id, "trial": trial}},
+                group=trainwire_id,
+            )
+            self._trials[(trainwire_id, trial)] = run
+        return run
+
+    def _naming_of(self, event: Mapping[str, Any]) -> RunNaming:
+        """The name and tags of the event's run: its `run.started`'s, or its journal's."""
+        trainwire_id = event["run_id"]
+        if event["event"] == "run.started":
+            self._naming[trainwire_id] = started_naming(event)
+        elif trainwire_id not in self._naming:
+            self._naming[trainwire_id] = journal_naming(self.run_dir, trainwire_id)
+        return self._naming[trainwire_id]
+
+    def _init(self, wandb_id: str, naming: RunNaming, **options: Any) -> Any:
+        """A new offline W&B run `wandb_id` with the run's tags, its scalars against `STEP_METRIC`."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._wait_for_a_free_second(wandb_id)
+        run = wandb.init(
+            dir=self.directory,
+            project=self.project,
+            id=wandb_id,
+            tags=list(naming.tags) or None,
+            reinit="create_new",  # one W&B run per trainwire run (and trial) of the stream, side by side
+            settings=wandb.Settings(**_SETTINGS),
+            **options,
+        )
+        run.define_metric(STEP_METRIC)
+        run.define_metric("*", step_metric=STEP_METRIC)
+        return run
+
+    def _end_trial(self, run: Any, event: Mapping[str, Any]) -> None:
+        """The trial's outcome in its run's summary, and its run finished as the trial ended."""
+        run.summary.update({**trial_scalars(event), "trainwire/status": event["status"]})
+        error = event.get("error") or {}
+        if error:
+            run.summary["trainwire/error"] = f"{error.get('type')}: {error.get('message')}"
+        run.finish(exit_code=1 if event["status"] == "failed" else 0)
+        del self._trials[(event["run_id"], event["trial"])]
 
     def _wait_for_a_free_second(self, wandb_id: str) -> None:
         """W&B names an offline run's directory after the second `wandb.init` runs in: a

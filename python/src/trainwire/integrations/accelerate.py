@@ -3,7 +3,8 @@
 ```python
 tracker = TrainwireTracker("runs/exp-1", signals=True)
 accelerator = Accelerator(log_with=[tracker])
-accelerator.init_trackers("exp-1", config=vars(options))   # run.started with the config
+accelerator.init_trackers("exp-1", config=vars(options),  # run.started: the config, name exp-1
+                          init_kwargs={"trainwire": {"tags": ["baseline"]}})
 for step in range(1, steps + 1):
     ...
     accelerator.log({"loss": loss.item(), "lr": lr}, step=step)   # train.step
@@ -26,9 +27,10 @@ integration: the loop stays the user's, and the tracker only reports it.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any
 
 from trainwire.extras import require_extra
@@ -64,7 +66,8 @@ class TrainwireTracker(GeneralTracker, LifecycleAdapter):  # type: ignore[misc]
     """A `GeneralTracker` writing `<output_dir>/progress.jsonl` (the current directory by default).
 
     Make it on every rank (it only writes on the main process). The run starts at the first
-    `log` (with the config of `init_trackers`) and finishes at `end_training`: `succeeded`,
+    `log` (with the config of `init_trackers`, its project name as the run's name unless
+    `name=` is given, and `init_kwargs={"trainwire": {"tags": [...]}}` as its tags) and finishes at `end_training`: `succeeded`,
     or `interrupted` after a stop. `stop=True` watches the control file in `output_dir`;
     `signals=True` maps SIGINT/SIGTERM to a stop from now on. Used as a context manager, an
     exception out of the block ends the run `failed` (`interrupted` for Ctrl+C).
@@ -98,6 +101,7 @@ class TrainwireTracker(GeneralTracker, LifecycleAdapter):  # type: ignore[misc]
         self.lifecycle = Lifecycle(run, stop=control, owns_run=True, sync_every_steps=sync_every_steps, new_run=new_run)
         self._total_steps = total_steps
         self._config: dict[str, Any] | None = None
+        self._project: tuple[str | None, Any] = (None, None)  # init_trackers' name and tags
 
     # -- GeneralTracker -------------------------------------------------------------------
 
@@ -105,6 +109,12 @@ class TrainwireTracker(GeneralTracker, LifecycleAdapter):  # type: ignore[misc]
     def tracker(self) -> Run | None:
         """The run written to (Accelerate's name for a tracker's own object)."""
         return self.run
+
+    def start(self) -> None:
+        """Called by `init_trackers`, which gives a tracker made beforehand nothing of its
+        arguments: its `project_name` and `init_kwargs["trainwire"]["tags"]` are read from
+        its frame, to name the run (a name given to the tracker stays)."""
+        self._project = init_trackers_naming(sys._getframe(1))
 
     def store_init_configuration(self, values: dict[str, Any]) -> None:
         self._config = dict(values)
@@ -179,7 +189,24 @@ class TrainwireTracker(GeneralTracker, LifecycleAdapter):  # type: ignore[misc]
         return self.run
 
     def _start_run(self, run: Run) -> None:
-        run.start(total_steps=self._total_steps, config=self._config, world_size=PartialState().num_processes)
+        project, tags = self._project
+        run.start(
+            total_steps=self._total_steps,
+            config=self._config,
+            world_size=PartialState().num_processes,
+            name=project if run.name is None else None,
+            tags=tags,
+        )
+
+
+def init_trackers_naming(frame: FrameType | None) -> tuple[str | None, Any]:
+    """`project_name` and the tags of `init_kwargs["trainwire"]` of the `Accelerator.init_trackers`
+    call whose frame is `frame`; (None, None) for any other caller."""
+    if frame is None or frame.f_code.co_name != "init_trackers":
+        return None, None
+    project, options = frame.f_locals.get("project_name"), frame.f_locals.get("init_kwargs")
+    ours = options.get(TrainwireTracker.name) if isinstance(options, Mapping) else None
+    return (project if isinstance(project, str) else None), (ours.get("tags") if isinstance(ours, Mapping) else None)
 
 
 def _first(values: Mapping[str, Any], names: tuple[str, ...]) -> Any:

@@ -11,7 +11,8 @@ sys.exit(search.run.exit_code)
 `search.objective(objective)` runs the objective in the trial's scope, so whatever it
 writes to `search.run` (a plain loop, a `Trainer` attached with `run=search.run`) is the
 trial's; `trial.started`, with the sampled params, is written once the objective has
-suggested them (`ReportingTrial`): suggest first, then write progress.
+suggested them (`ReportingTrial`), at the latest before the first event the objective
+writes in the trial: suggest first, then write progress.
 The trial it gets reports its intermediate values (`trial.report`) as `eval.completed` at
 their step. The callback (`search` itself) sees each trial end, once Optuna has told the
 study: `trial.ended` with the value(s), the state mapped and the best trial after it.
@@ -33,6 +34,7 @@ from trainwire.extras import require_extra
 require_extra("optuna")  # `pip install 'trainwire[optuna]'` named, in place of a bare ImportError
 
 import optuna  # noqa: E402
+from optuna.study import StudyDirection  # noqa: E402
 from optuna.trial import FrozenTrial, TrialState  # noqa: E402
 
 from trainwire.integrations.search import OwnedSearchRun  # noqa: E402
@@ -45,6 +47,9 @@ logger = logging.getLogger("trainwire.integrations.optuna")
 #: the trial status each final Optuna state is written as
 STATUS_OF_STATE = {TrialState.COMPLETE: "succeeded", TrialState.PRUNED: "pruned", TrialState.FAIL: "failed"}
 
+#: how Optuna names a study it was given no name for (`optuna.storages._base`, private)
+UNNAMED_STUDY_PREFIX = "no-name-"
+
 #: what an objective may read of its trial before its parameters are all sampled
 READ_ONLY = frozenset({"number", "study", "params", "distributions", "user_attrs", "system_attrs", "datetime_start"})
 
@@ -52,7 +57,9 @@ READ_ONLY = frozenset({"number", "study", "params", "distributions", "user_attrs
 class OptunaSearch:
     """Writes an Optuna study's trials into one trainwire run and stops it cooperatively.
 
-    Without `run`, the search owns a `Run(output_dir, **run_options)`, started when the
+    Without `run`, the search owns a `Run(output_dir, **run_options)`, named after the
+    study (unless `name=` is given) with the study's direction as its objective
+    (`eval/<metric>`: the intermediate values), started when the
     block opens (`total_trials=n_trials`, the study's name, directions and, for a grid,
     its search space as config) and finished when it closes: `interrupted` after a stop,
     `failed` when the study raised, else `succeeded`. With `stop=True` the control file in
@@ -73,12 +80,17 @@ class OptunaSearch:
         **run_options: Any,
     ) -> None:
         self.study = study
-        self._owned = OwnedSearchRun(
-            output_dir, run=run, stop=stop, signals=signals, check_interval_s=check_interval_s, **run_options
-        )
-        self.n_trials = n_trials
         #: the name of each objective in `trial.ended.metrics` and `best.metric`
         self.metric_names = objective_names(study)
+        self._owned = OwnedSearchRun(
+            output_dir,
+            run=run,
+            stop=stop,
+            signals=signals,
+            check_interval_s=check_interval_s,
+            **{**study_run_options(study, self.metric_names), **run_options},
+        )
+        self.n_trials = n_trials
         self._lock = threading.Lock()
         self._errors: dict[int, BaseException] = {}  # failed trials, written by the objective wrapper
         self._ended: set[int] = set()
@@ -114,7 +126,7 @@ class OptunaSearch:
             self._poll_stop()
             seen = ReportingTrial(trial, self)
             try:
-                with self.run.trial_scope(number):
+                with self.run.trial_scope(number, opening=seen.announce):
                     value = objective(seen)  # type: ignore[arg-type]  # a stand-in with the same API
             except optuna.TrialPruned:
                 seen.announce()
@@ -213,6 +225,18 @@ def best_so_far(study: optuna.Study, metric_names: list[str]) -> dict[str, Any] 
     except ValueError:
         return None
     return {"trial": best.number + 1, "metric": metric_names[0], "value": best.value}
+
+
+def study_run_options(study: optuna.Study, metric_names: list[str]) -> dict[str, Any]:
+    """What an owned run takes of the study: its name (not Optuna's made-up `no-name-...`)
+    and, for one objective, the intermediate values' series (`eval/<name>`) and direction."""
+    options: dict[str, Any] = {}
+    if not study.study_name.startswith(UNNAMED_STUDY_PREFIX):
+        options["name"] = study.study_name
+    if len(study.directions) == 1:
+        goal = "max" if study.direction == StudyDirection.MAXIMIZE else "min"
+        options["objective"] = (f"eval/{metric_names[0]}", goal)
+    return options
 
 
 def study_config(study: optuna.Study) -> dict[str, Any]:

@@ -85,7 +85,9 @@ class TuneSearch(tune.Callback):
     Without `run`, the search owns a `Run(output_dir, **run_options)`, started when the
     block opens (`total_trials`) and finished when it closes: `interrupted` after a stop,
     `failed` when `fit` raised, else `succeeded`. `metric` and `mode` (`min` or `max`)
-    rank the trials for `trial.ended.best`; without them no best is written.
+    rank the trials for `trial.ended.best` and are the owned run's objective; without them
+    no best is written. `name=` names the run: give Tune the same experiment name
+    (`tune.RunConfig(name=search.run.name)`).
     """
 
     def __init__(
@@ -101,6 +103,8 @@ class TuneSearch(tune.Callback):
         check_interval_s: float = 0.25,
         **run_options: Any,
     ) -> None:
+        if metric is not None and mode in ("min", "max"):
+            run_options.setdefault("objective", (metric, mode))  # the summary's best follows `mode`
         self._owned = OwnedSearchRun(
             output_dir, run=run, stop=stop, signals=signals, check_interval_s=check_interval_s, **run_options
         )

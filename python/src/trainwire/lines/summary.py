@@ -75,6 +75,8 @@ class SummaryBuilder:
         self._last: dict[str, float] = {}
         self._best: dict[str, dict[str, Any]] = {}
         self._objective: tuple[str, bool] | None = None  # (name, lower is better)
+        self._name: str | None = None
+        self._tags: list[str] = []
         self._resumed_from: str | None = None
         self._trial_params: dict[int, Any] = {}
         self._best_trial: Mapping[str, Any] | None = None
@@ -124,6 +126,8 @@ class SummaryBuilder:
         return {
             "summary_version": SUMMARY_VERSION,
             "run_id": self._run_id,
+            "name": self._name,
+            "tags": list(self._tags),
             "status": self._status,
             "reason": self._reason,
             "exit_code": self._exit_code,
@@ -211,6 +215,9 @@ def _run_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     summary._heartbeat_interval_s = _number(interval)
     provenance = line.get("provenance")
     summary._provenance = provenance if isinstance(provenance, Mapping) else {}
+    name, tags = line.get("name"), line.get("tags")
+    summary._name = name if isinstance(name, str) else None
+    summary._tags = [tag for tag in tags if isinstance(tag, str)] if isinstance(tags, list) else []
     objective = line.get("objective")
     if (
         isinstance(objective, Mapping)

@@ -157,8 +157,11 @@ def _row(
     config: Mapping[str, Any] | None,
     within: Path | None,
 ) -> dict[str, Any]:
+    name, tags = summary.get("name"), summary.get("tags")
     return {
         "run_id": summary["run_id"],
+        "name": name if isinstance(name, str) else None,
+        "tags": [tag for tag in tags if isinstance(tag, str)] if isinstance(tags, list) else [],
         "status": status,
         "step": summary["step"],
         "total_steps": summary["total_steps"],

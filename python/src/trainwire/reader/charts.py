@@ -20,7 +20,19 @@ from typing import Any
 from trainwire._generated.charts import CHART_PATTERNS, CHART_SPEC
 from trainwire.reader.series import RunSeries
 
-__all__ = ["CHART_SPEC", "MARKER_STYLES", "chart_list", "chart_of", "marker_colour", "series_label"]
+__all__ = [
+    "CHART_SPEC",
+    "MARKER_STYLES",
+    "TRIALS_KIND",
+    "chart_list",
+    "chart_of",
+    "drawn_names",
+    "marker_colour",
+    "series_label",
+]
+
+#: the kind of the chart of a sweep's per-trial curves (charts/charts.json)
+TRIALS_KIND = "trials"
 
 _KIND_ORDER = {entry["kind"]: index for index, entry in enumerate(CHART_SPEC["kinds"])}
 # compiled by the generator as JavaScript reads them, so a name with a line break lands alike
@@ -73,16 +85,17 @@ def chart_list(runs: Sequence[tuple[str, RunSeries]]) -> list[dict[str, Any]]:
     log scale apply, its curves (name, label, run, sparse, steps, values with None where a
     restart breaks the line, times in seconds since the epoch) and the drawn markers of the
     runs on it (with their time and colour). Charts come in the order of their kinds, then of
-    first appearance; a label starts with the run id when runs overlay."""
+    first appearance; a label starts with the run id when runs overlay. A run with per-trial
+    curves (a sweep) gives those alone: its run-level series put every trial's steps on one
+    line (`drawn_names`)."""
     charts: dict[str, dict[str, Any]] = {}
     for run_id, history in runs:
         prefix = f"{run_id} " if len(runs) > 1 else ""
         markers = [_drawn_marker(run_id, marker) for marker in history.markers if marker["kind"] in MARKER_STYLES]
-        for name in history.names():
+        for name, spec in drawn_names(history):
             steps, values, times = history.curve(name)
             if not steps:
                 continue
-            spec = chart_of(name)
             chart = charts.setdefault(spec["title"], {**spec, "series": [], "markers": []})
             sparse = _SPARSE.search(name) is not None
             chart["series"].append(
@@ -101,6 +114,14 @@ def chart_list(runs: Sequence[tuple[str, RunSeries]]) -> list[dict[str, Any]]:
     return sorted(
         charts.values(), key=lambda chart: _KIND_ORDER[chart["kind"]]
     )  # stable: first appearance within a kind
+
+
+def drawn_names(history: RunSeries) -> list[tuple[str, dict[str, Any]]]:
+    """The run's series drawn, each with its chart: all of them, or only the per-trial curves
+    (`TRIALS_KIND`) when it has any, in place of the run-level ones that mix the trials."""
+    named = [(name, chart_of(name)) for name in history.names()]
+    trials = [(name, spec) for name, spec in named if spec["kind"] == TRIALS_KIND]
+    return trials or named
 
 
 def _drawn_marker(run_id: str, marker: dict[str, Any]) -> dict[str, Any]:

@@ -10,9 +10,11 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from pydantic_core import SchemaValidator, ValidationError
+
 from trainwire._generated.contract import ENVELOPE_FIELDS, EVENT_NAME_PATTERN, RUN_ID_PATTERN
 from trainwire._version import __version__
-from trainwire.contract.known_event_dicts import event_field_pattern, event_field_values
+from trainwire.contract.known_event_dicts import event_field_pattern, event_field_schema, event_field_values
 from trainwire.writer.checks import Complaints
 from trainwire.writer.fields import UNSET, new_run_id
 from trainwire.writer.values import BAD, integer, number
@@ -46,6 +48,12 @@ TRIAL_STATUSES = event_field_values("trial.ended", "status")
 STOP_SOURCES = event_field_values("stop.requested", "source")
 STOP_SIGNALS = event_field_values("stop.requested", "signal")
 FINISH_REASONS = event_field_values("run.finished", "reason")
+# a run's name and each of its tags, checked by the schema's own rules (length, printable)
+_NAME_SCHEMA = event_field_schema("run.started", "name")
+_TAGS_SCHEMA = event_field_schema("run.started", "tags")
+_NAME = SchemaValidator(_NAME_SCHEMA)
+_TAG = SchemaValidator(_TAGS_SCHEMA["items_schema"])
+MAX_TAGS: int = _TAGS_SCHEMA["max_length"]
 
 
 def is_run_id(value: Any) -> bool:
@@ -180,6 +188,48 @@ class Arguments:
             "stage", f"stage {stage!r} needs a name and an index and count >= 1; lines are written without it"
         )
         return None
+
+    def run_name(self, name: Any) -> str | None:
+        """The run's `name`, or None (left out) with a complaint when the contract cannot take it."""
+        if name is None:
+            return None
+        return self._printable(_NAME, _NAME_SCHEMA["max_length"], "run.started.name", name, "name", "left out")
+
+    def tags(self, tags: Any) -> list[str] | None:
+        """The run's `tags` in their order without repeats (one string is one tag); a tag the
+        contract cannot take, and any past the first `MAX_TAGS`, is dropped with a complaint."""
+        if tags is None:
+            return None
+        given = [tags] if isinstance(tags, str) else tags
+        try:
+            items = list(given)
+        except TypeError:
+            self.complain("run.started.tags", f"tags {tags!r} is not a list of strings; left out")
+            return None
+        kept: list[str] = []
+        limit = _TAGS_SCHEMA["items_schema"]["max_length"]
+        for tag in items:
+            checked = self._printable(_TAG, limit, "run.started.tags", tag, "tag", "dropped")
+            if checked is not None and checked not in kept:
+                kept.append(checked)
+        if len(kept) > MAX_TAGS:
+            self.complain(
+                "run.started.tags count", f"{len(kept)} tags, at most {MAX_TAGS} are written; the rest dropped"
+            )
+            del kept[MAX_TAGS:]
+        return kept
+
+    def _printable(
+        self, validator: SchemaValidator, limit: int, kind: str, value: Any, what: str, outcome: str
+    ) -> str | None:
+        """`value` when `validator` takes it (the contract's text rule: 1 to `limit` printable
+        characters), else None with a complaint naming `what` it is and the `outcome`."""
+        try:
+            checked: str = validator.validate_python(value, strict=True)
+        except ValidationError:
+            self.complain(kind, f"{what} {value!r} is not 1-{limit} printable characters; {outcome}")
+            return None
+        return checked
 
     def heartbeat_interval(self, interval_s: Any) -> float | None:
         """The heartbeat interval in seconds, or None (no heartbeat) unless a positive number."""

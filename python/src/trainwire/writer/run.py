@@ -16,7 +16,7 @@ durations) and `Heartbeat` (liveness).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Literal
 
@@ -60,6 +60,8 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
     run id, journal or output directory) adds the config's diff against that run's.
     `objective=("eval/loss", "min")` declares the metric the run tries to improve: it is
     written into `run.started`, and the summary's best of that series follows its goal.
+    `name` and `tags` (`Run(name="bert-base lr sweep", tags=["baseline"])`) are written
+    into `run.started`: `runs`, the dashboard and the exports show them beside the run id.
 
     Input the contract cannot take is converted where it has one obvious meaning (numpy
     and torch scalars, 0-d tensors, `Decimal`) and otherwise dropped, a field or the
@@ -79,15 +81,22 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
         resumed_from: Mapping[str, Any] | None | Unset = UNSET,
         provenance: bool | Mapping[str, Any] = True,
         total_trials: int | None | Unset = UNSET,
+        name: str | None = None,
+        tags: Iterable[str] | None = None,
     ) -> None:
         """Writes `run.started` and starts the heartbeat thread.
 
         `provenance=True` collects it (`collect_provenance(seed)`); a mapping is written
         as given; False leaves it out. `resumed_from` is `{run_id, checkpoint, step}`.
-        `total_trials` is the number of trials a search plans.
+        `total_trials` is the number of trials a search plans. `name` and `tags` given here
+        replace the constructor's (for an integration that learns them at the start).
         """
         if not self._active or self._started:
             return
+        if name is not None:
+            self._name = self._args.run_name(name)
+        if tags is not None:
+            self._tags = self._args.tags(tags)
         # collected before taking the lock: git may take a moment, the heartbeat must not wait
         redacted = redact_config(config) if config is not None else None
         seed = self._args.optional_int("run.started", "seed", seed, -MAX_SAFE_INTEGER)

@@ -61,6 +61,8 @@ class RunCore:
         journal: bool = True,
         config_reference: PathLike | None = None,
         objective: tuple[str, str] | None = None,
+        name: str | None = None,
+        tags: Iterable[str] | None = None,
         strict: bool = False,
     ) -> None:
         self._complain = Complaints(strict)
@@ -76,6 +78,8 @@ class RunCore:
         self._heartbeat_interval_s = self._args.heartbeat_interval(heartbeat_interval_s)
         self._heartbeat_thread_enabled = heartbeat_thread
         self._objective = objective  # written into run.started
+        self._name = self._args.run_name(name)  # written into run.started, as the tags
+        self._tags = self._args.tags(tags)
 
         # Reentrant: a callback sink may itself call back into the run.
         self._lock = threading.RLock()
@@ -115,6 +119,16 @@ class RunCore:
     @property
     def run_id(self) -> str:
         return self._run_id
+
+    @property
+    def name(self) -> str | None:
+        """The run's name (`run.started.name`), or None."""
+        return self._name
+
+    @property
+    def tags(self) -> list[str]:
+        """The run's tags (`run.started.tags`)."""
+        return list(self._tags or ())
 
     @property
     def status(self) -> str | None:
@@ -195,6 +209,8 @@ class RunCore:
             heartbeat_interval_s=self._heartbeat_interval_s,
             total_trials=total_trials,
             objective=self._objective,
+            name=self._name,
+            tags=self._tags,
         )
         if not self._emit("run.started", payload):
             self._emit("run.started", required_started(payload))
@@ -202,8 +218,23 @@ class RunCore:
             self._start_heartbeat()
 
     def _trial(self, event: str, trial: Any) -> int | None:
-        """The trial an event belongs to: `trial` when given, else the thread's trial scope."""
-        return self._scopes.trial if trial is None else self._args.trial(event, trial)
+        """The trial an event belongs to: `trial` when given, else the thread's trial scope
+        (opened first: see `_open_scope`)."""
+        if trial is not None:
+            return self._args.trial(event, trial)
+        self._open_scope()
+        return self._scopes.trial
+
+    def _open_scope(self) -> None:
+        """Calls the opening of the thread's innermost trial scope, once (`trial_scope`); an
+        opening that raises is logged, never raised into training."""
+        opening = self._scopes.take_opening()
+        if opening is None:
+            return
+        try:
+            opening()
+        except Exception as error:  # writer rule 3
+            self._complain.warn_once("trial scope opening", f"the trial scope's opening failed: {error!r}")
 
     @staticmethod
     def _stamped(payload: dict[str, Any], trial: int | None) -> dict[str, Any]:

@@ -7,7 +7,7 @@ events belong to the trial it runs."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -45,7 +45,17 @@ class ThreadScopes(threading.local):
 
     def __init__(self) -> None:
         self.trials: list[int | None] = []  # None: a scope whose number could not be taken
+        #: each trial scope's opening, called before the first event written in it (then None)
+        self.openings: list[Callable[[], object] | None] = []
         self.phases: list[PhaseCount] = []
+
+    def take_opening(self) -> Callable[[], object] | None:
+        """The innermost trial scope's opening, once (None when it has none or was taken)."""
+        if not self.openings:
+            return None
+        opening = self.openings[-1]
+        self.openings[-1] = None
+        return opening
 
     @property
     def trial(self) -> int | None:

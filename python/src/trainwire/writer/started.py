@@ -49,9 +49,12 @@ def started_payload(
     heartbeat_interval_s: float | None,
     total_trials: Any = UNSET,
     objective: Any = None,
+    name: str | None = None,
+    tags: list[str] | None = None,
 ) -> dict[str, Any]:
     """The fields of `run.started`; `total_epochs`, `resumed_from` and `total_trials` are
-    left out when `UNSET`, a field that cannot be taken is left out (or null) with a complaint."""
+    left out when `UNSET`, a field that cannot be taken is left out (or null) with a complaint.
+    `name` and `tags` come checked (`Arguments.run_name`, `Arguments.tags`); None leaves them out."""
     payload: dict[str, Any] = {"producer": producer, "total_steps": total_steps}
     if total_epochs is not UNSET:
         epochs = number(total_epochs, minimum=0)
@@ -81,6 +84,10 @@ def started_payload(
             args.complain("run.started.objective", f"objective={objective!r} is not (name, 'min' or 'max'); left out")
         else:
             payload["objective"] = declared
+    if name is not None:
+        payload["name"] = name
+    if tags:
+        payload["tags"] = tags
     return payload
 
 

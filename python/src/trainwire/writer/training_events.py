@@ -55,6 +55,8 @@ class TrainingEvents(RunCore):
         if trial is None:
             scopes = self._scopes.trials  # inline: the per-step path
             trial = scopes[-1] if scopes else None
+            if trial is not None:
+                self._open_scope()  # the trial's start (a late trial.started) before its first step
         else:
             trial = self._args.trial("train.step", trial)
         with self._lock:

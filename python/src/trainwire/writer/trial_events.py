@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from trainwire.contract.status import status_for_exception
@@ -92,15 +92,20 @@ class TrialEvents(RunCore):
         self._end_trial(number, attempt, outcome.status or "succeeded", outcome, None)
 
     @contextlib.contextmanager
-    def trial_scope(self, number: int) -> Iterator[None]:
+    def trial_scope(self, number: int, *, opening: Callable[[], object] | None = None) -> Iterator[None]:
         """The events this thread writes inside carry trial `number`, and nothing more: no
-        `trial.started` or `trial.ended` (for a search whose own callbacks write those)."""
+        `trial.started` or `trial.ended` (for a search whose own callbacks write those).
+        `opening` is called once, before the first event the thread writes inside: a search
+        that writes `trial.started` late (Optuna's, once the params are sampled) writes it
+        there, so that no event of the trial precedes it."""
         counted = integer(number, 1)
         self._scopes.trials.append(counted if isinstance(counted, int) else None)
+        self._scopes.openings.append(opening)
         try:
             yield
         finally:
             self._scopes.trials.pop()
+            self._scopes.openings.pop()
 
     def _end_trial(
         self, number: int, attempt: int, status: str, outcome: TrialOutcome, error: BaseException | None

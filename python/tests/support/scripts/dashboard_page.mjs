@@ -28,6 +28,13 @@ await drive(async (page) => {
     if (!notes.includes("resumed after preemption")) throw new Error(`notes: ${notes}`);
     say("folders and notes");
 
+    const [names, tags] = [await cells("name"), await cells("tags")];
+    if (!names.includes("beta sweep") || !tags.includes("baseline, fp16")) throw new Error(`names ${names}, tags ${tags}`);
+    await page.fill("#filter", "fp16");
+    await wait(() => document.querySelectorAll("#runs tbody tr").length === 1 && document.querySelector('#runs tbody td[data-column="key"]').textContent === "beta-failed");
+    await page.fill("#filter", "");
+    say("name and tags shown and filtered");
+
     await page.fill("#filter", "beta");
     await wait(() => document.querySelectorAll("#runs tbody tr").length === 1);
     // a run id is shown, so it matches too; the folder key "runs/..." is not: nothing hidden matches
@@ -59,9 +66,9 @@ await drive(async (page) => {
 
     await open("beta-failed");
     await wait(() => document.querySelector("#run-status")?.textContent === "failed" && !document.querySelector("#run-error").hidden);
-    const failed = await page.evaluate(() => ({ run: document.querySelector("#run-error").textContent, trial: document.querySelector("#trials tbody").textContent }));
+    const failed = await page.evaluate(() => ({ run: document.querySelector("#run-error").textContent, trial: document.querySelector("#trials tbody").textContent, title: document.querySelector("#run-title").textContent }));
     if (!failed.run.includes("RuntimeError: CUDA out of memory") || !failed.trial.includes("ValueError: trial diverged at step 3")) throw new Error(JSON.stringify(failed));
-    say("failed run and trial show their errors");
+    say("failed run and trial show their errors", { title: failed.title });
     await shot("dashboard-page-failed.png");
 
     await open(MISSING);

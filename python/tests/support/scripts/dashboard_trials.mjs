@@ -22,7 +22,7 @@ await drive(async (page) => {
   say("table", { headers, rows: await rows(page) });
 
   await page.waitForSelector("#trials-panel .trial-curves [data-trials]", { timeout: 30_000 });
-  await page.waitForSelector("#charts [data-chart='loss'] canvas", { timeout: 30_000 });
+  await page.waitForSelector("#trials-panel .trial-curves [data-chart] canvas", { timeout: 30_000 });
   const curves = await page.evaluate(() => {
     const box = document.querySelector("#trials-panel .trial-curves");
     const root = box?.querySelector("[data-chart]");
@@ -34,7 +34,7 @@ await drive(async (page) => {
       series: JSON.parse(root?.dataset.series ?? "null"),
       canvas: root?.querySelector("canvas") !== null,
       note: note?.hidden ? null : note?.textContent,
-      // the run's own charts leave the trials' losses to the trials panel
+      // a sweep's own charts would mix its trials: the trials panel's curves stand in for them
       runCharts: [...document.querySelectorAll("#charts [data-chart]")].map((chart) => chart.dataset.chart),
     };
   });
