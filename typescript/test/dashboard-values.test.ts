@@ -52,12 +52,16 @@ describe("the runs list's rows", () => {
       started_at: "not a date",
       config: ["lr"],
       notes: 7,
+      name: 12,
+      tags: ["fp16", 3, null],
     };
     const rows = checkedRows([null, 3, "row", [], { key: 5 }, { key: "" }, hostile, { ...GOOD, key: "hostile" }]);
     assert.deepEqual(rows, [
       {
         key: "hostile",
         run_id: "",
+        name: null,
+        tags: ["fp16"],
         status: null,
         step: null,
         total_steps: null,
