@@ -1,6 +1,6 @@
 """Opening a stream's runs at once: each run's series, state and view events from its
-journal's snapshot (`series.json`, version 2), and only the stream's bytes past the
-snapshots read and folded.
+journal's snapshot (`series.json`, version 2), and only each run's tail of the stream (the
+lines past its snapshot) read and folded.
 
 A snapshot is gone on from only when it can be trusted: its version is known, it is the
 run's own (its `run_id` is its journal's), its `stream_offset` is within the stream, at the
@@ -14,7 +14,8 @@ the last run's goes on to the end of the stream; the bytes of a run before its s
 offset are never read, whatever run's tail comes before them. The tails are folded in stream
 order by one `RunStateFold` resumed from the snapshots' states; the lines it applies go on
 into their run's series and view events. Offsets out of their runs' order, or an earlier
-run's line after a later run's, and the whole stream is folded instead. Steps the throttle
+run's line after a later run's, or a run begun without a journal before the last journaled
+run, and the whole stream is folded instead. Steps the throttle
 kept in the step file since the snapshot come with the next one. Line numbers (the state's
 `lines`, its diagnostics) count the lines of the tails read, tail after tail.
 """
@@ -245,10 +246,13 @@ def _after_lines(handle: IO[bytes], start: int, count: int) -> int:
 
 
 def _read_range(handle: IO[bytes], start: int, end: int) -> Iterator[bytes]:
+    """The bytes from `start` to `end`, a small chunk first: a tail a later run ends is often a
+    few lines, and the rest of its chunk (the later run's, which its snapshot covers) is
+    decoded for nothing."""
     handle.seek(start)
-    left = end - start
-    while left > 0 and (chunk := handle.read(min(_CHUNK_BYTES, left))):
-        left -= len(chunk)
+    left, size = end - start, _PROBE_BYTES
+    while left > 0 and (chunk := handle.read(min(size, left))):
+        left, size = left - len(chunk), _CHUNK_BYTES
         yield chunk
 
 
