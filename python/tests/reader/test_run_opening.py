@@ -322,3 +322,27 @@ def test_runs_that_do_not_follow_one_another_fall_back_to_the_whole_stream(resum
     assert read_snapshot(resumed, run_journal_dir(resumed.parent, "second-run")) is not None
     assert open_from_snapshots(resumed) is None
     assert _opened(resumed) == _whole_stream(resumed)
+
+
+def test_a_tail_of_several_chunks_ends_where_the_next_run_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first run's snapshot saved after its first step, then megabytes of steps: its tail
+    spans many reads, and the next run's start is found past them."""
+    clock = FakeClock("2026-12-01T10:00:00Z")
+    monkeypatch.setattr(journal, "SAVE_INTERVAL_S", 0.0)
+    first = Run(tmp_path, run_id="long-tail", clock=clock, step_interval_s=0, heartbeat_thread=False)
+    first.start(total_steps=20_000, provenance=False)
+    first.step(1, loss=1.0)
+    monkeypatch.setattr(journal, "SAVE_INTERVAL_S", 3600.0)
+    for step in range(2, 14_000):
+        clock.advance(0.01)
+        first.step(step, loss=1.0 / step, metrics={"reward": float(step)})
+    _write_run(tmp_path, "next-run", clock, finish=True, first_step=1, saved_until=15, monkeypatch=monkeypatch)
+    stream = tmp_path / STREAM_FILE
+    data = stream.read_bytes()
+    snapshot = read_snapshot(stream, run_journal_dir(tmp_path, "long-tail"))
+    assert snapshot is not None and data.index(b'"next-run"') - snapshot["stream_offset"] > 3 << 20
+    whole = _whole_read(stream)
+    _garble(stream, _unread_lines(stream))
+    _assert_opens_as_whole(stream, whole)
