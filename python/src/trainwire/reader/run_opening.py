@@ -13,11 +13,11 @@ run's tail is the bytes from its snapshot's offset up to the first line of a lat
 the last run's goes on to the end of the stream; the bytes of a run before its snapshot's
 offset are never read, whatever run's tail comes before them. The tails are folded in stream
 order by one `RunStateFold` resumed from the snapshots' states; the lines it applies go on
-into their run's series and view events. Offsets out of their runs' order, or an earlier
-run's line after a later run's, or a run begun without a journal before the last journaled
-run, and the whole stream is folded instead. Steps the throttle
-kept in the step file since the snapshot come with the next one. Line numbers (the state's
-`lines`, its diagnostics) count the lines of the tails read, tail after tail.
+into their run's series and view events. Offsets out of their runs' order, an earlier run's
+line after a later run's, or a run begun without a journal before the last journaled run, and
+the whole stream is folded instead. Steps the throttle kept in the step file since the
+snapshot come with the next one. Line numbers (the state's `lines`, its diagnostics) count the
+lines of the tails read, tail after tail.
 """
 
 from __future__ import annotations
@@ -221,9 +221,10 @@ class _Tails:
             yield record
 
     def go_on_at(self, boundary: int) -> int:
-        """Where the next tail starts, the ended one's last byte at `boundary`: the later run's
-        offset, or the boundary when its snapshot lies before it. The runs passed over must
-        have all their lines before the boundary, so their snapshots must cover it."""
+        """Where the next tail starts, the ended one having stopped at `boundary` (where the
+        later run's line starts): that run's offset, or the boundary when its snapshot lies
+        before it. Runs passed over have all their lines before the boundary, so their
+        snapshots must cover it."""
         if any(run.offset < boundary for run in self._listed[self._current + 1 : self._next]):
             raise _Unknown("a run's lines are neither in its snapshot nor in a tail")
         self._current, self.ended_at = self._next, None
