@@ -102,12 +102,12 @@ def stream_block(approx_bytes: int) -> bytes:
     return b"".join(_line(seq, payload) for seq, payload in enumerate(_payloads(_steps_for(approx_bytes)), start=1))
 
 
-def write_one_run(path: Path, total_bytes: int, run_id: str = "bench-00000001") -> int:
+def write_one_run(path: Path, total_bytes: int, run_id: str = "bench-00000001", *, append: bool = False) -> int:
     """Write one complete run of about `total_bytes` to `path` (one long training, not many
-    runs): the lines are made as they are written, so a 1 GB run takes no more memory than a
-    small one. Returns the size written."""
+    runs), or append it (a resume in the same directory): the lines are made as they are
+    written, so a 1 GB run takes no more memory than a small one. Returns the file's size."""
     placeholder, own = _PLACEHOLDER.encode(), run_id.encode()
-    with open(path, "wb") as out:
+    with open(path, "ab" if append else "wb") as out:
         batch: list[bytes] = []
         for seq, payload in enumerate(_payloads(_steps_for(total_bytes)), start=1):
             batch.append(_line(seq, payload).replace(placeholder, own))

@@ -6,6 +6,7 @@ back to the whole stream."""
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 from typing import Any
@@ -114,11 +115,11 @@ def test_snapshots_and_the_tail_give_what_the_whole_stream_gives(resumed: Path) 
     assert opened.state["runs"] == whole["runs"] and [run.state.to_dict() for run in opened.runs] == whole["runs"]
     assert dumps(opened.series().to_dict()) == dumps(store.to_dict())
     assert [line for run in opened.runs for line in run.events] == events
-    # read from the earliest snapshot (the first run's, at its end) to the end of the stream
-    earliest = read_snapshot(resumed, run_journal_dir(resumed.parent, "first-run"))
-    assert earliest is not None
+    # the first run's snapshot is at its end: only the second run's tail is read
+    first = read_snapshot(resumed, run_journal_dir(resumed.parent, "first-run"))
+    assert first is not None and first["stream_offset"] < snapshot["stream_offset"]
     assert opened.offset == opened.state["consumed_bytes"] == len(data)
-    assert opened.state["lines"] == data[earliest["stream_offset"] :].count(b"\n")
+    assert opened.state["lines"] == data[snapshot["stream_offset"] :].count(b"\n")
     assert opened.state["diagnostics"] == [] and opened.state["partial_tail_bytes"] == 0
 
 
@@ -211,3 +212,148 @@ def test_a_stream_without_journals_is_folded_whole(tmp_path: Path) -> None:
     stream = tmp_path / STREAM_FILE
     assert open_from_snapshots(stream) is None
     assert _opened(stream) == _whole_stream(stream)
+
+
+def _whole_read(stream: Path) -> tuple[dict[str, Any], SeriesStore, list[dict[str, Any]]]:
+    """A reader's state, series store and view events after the whole stream."""
+    reader, store, events = StreamReader(), SeriesStore(), []
+    for chunk in read_file(stream):
+        applied = reader.feed(chunk)
+        store.extend(applied)
+        events += [line for line in applied.dicts if line["event"] in VIEW_EVENTS]
+    reader.finish()
+    return reader.to_dict(), store, events
+
+
+def _unread_lines(stream: Path) -> list[tuple[int, int]]:
+    """(start, end) of every line that lies before its own run's snapshot offset, its
+    `run.started` left out: bytes no tail holds."""
+    data = stream.read_bytes()
+    offsets: dict[str, int] = {}
+    spans, start = [], 0
+    for line in data.splitlines(keepends=True):
+        value = json.loads(line)
+        run_id = value["run_id"]
+        if run_id not in offsets:
+            snapshot = read_snapshot(stream, run_journal_dir(stream.parent, run_id))
+            assert snapshot is not None
+            offsets[run_id] = snapshot["stream_offset"]
+        if value["event"] != "run.started" and start + len(line) <= offsets[run_id]:
+            spans.append((start, start + len(line) - 1))
+        start += len(line)
+    return spans
+
+
+def _garble(stream: Path, spans: list[tuple[int, int]]) -> None:
+    """Each span's bytes replaced by as many that are no JSON (the newlines kept)."""
+    data = bytearray(stream.read_bytes())
+    for start, end in spans:
+        data[start:end] = b"#" * (end - start)
+    stream.write_bytes(bytes(data))
+
+
+def _assert_opens_as_whole(stream: Path, whole: tuple[dict[str, Any], SeriesStore, list[dict[str, Any]]]) -> None:
+    state, store, events = whole
+    opened = open_from_snapshots(stream)
+    assert opened is not None
+    assert opened.state["runs"] == state["runs"] and [run.state.to_dict() for run in opened.runs] == state["runs"]
+    assert dumps(opened.series().to_dict()) == dumps(store.to_dict())
+    assert [line for run in opened.runs for line in run.events] == events
+    assert opened.offset == opened.state["consumed_bytes"] == state["consumed_bytes"]
+    assert opened.state["diagnostics"] == []
+
+
+def test_a_small_run_then_a_big_one_reads_only_each_run_s_tail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run stopped without its end (its last lines past its snapshot), the second
+    saved its snapshot late in its steps: the second run's lines before that snapshot are
+    never read, so garbling them changes nothing and raises no diagnostic."""
+    clock = FakeClock("2026-12-01T10:00:00Z")
+    _write_run(tmp_path, "small-run", clock, finish=False, saved_until=15, monkeypatch=monkeypatch)
+    _write_run(tmp_path, "big-run", clock, finish=True, first_step=21, saved_until=38, monkeypatch=monkeypatch)
+    stream = tmp_path / STREAM_FILE
+    data = stream.read_bytes()
+    small = read_snapshot(stream, run_journal_dir(tmp_path, "small-run"))
+    assert small is not None and b'"big-run"' not in data[: small["stream_offset"]]
+    assert b'"small-run"' in data[small["stream_offset"] :]  # a tail of the small run to read
+    whole = _whole_read(stream)
+    unread = [span for span in _unread_lines(stream) if b'"big-run"' in data[span[0] : span[1]]]
+    assert len(unread) > 10
+    _garble(stream, unread)
+    assert _whole_read(stream)[0]["diagnostics"]  # a reader of those bytes sees them
+    _assert_opens_as_whole(stream, whole)
+    big = read_snapshot(stream, run_journal_dir(tmp_path, "big-run"))
+    assert big is not None
+    big_start = data.rindex(b"\n", 0, data.index(b'"big-run"')) + 1
+    opened = open_from_snapshots(stream)
+    assert opened is not None  # the lines read: the small run's tail, the big run's past its snapshot
+    assert opened.state["lines"] == data[small["stream_offset"] : big_start].count(b"\n") + data[
+        big["stream_offset"] :
+    ].count(b"\n")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_multi_run_streams_open_as_the_whole_stream_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    chance = random.Random(seed)
+    clock = FakeClock("2026-12-01T10:00:00Z")
+    for number in range(chance.randint(2, 4)):
+        _write_run(
+            tmp_path,
+            f"run-{number}",
+            clock,
+            finish=chance.random() < 0.5,
+            first_step=1 + 20 * number,
+            saved_until=chance.choice([0, 1 + 20 * number + chance.randint(1, 19)]),
+            monkeypatch=monkeypatch,
+        )
+    stream = tmp_path / STREAM_FILE
+    whole = _whole_read(stream)
+    _garble(stream, _unread_lines(stream))
+    _assert_opens_as_whole(stream, whole)
+
+
+def _line_of_the_first_run_at_the_end(stream: Path) -> None:
+    step = next(line for line in stream.read_bytes().splitlines() if b'"first-run"' in line and b"train.step" in line)
+    with stream.open("ab") as out:
+        out.write(step + b"\n")
+
+
+def _offsets_out_of_order(stream: Path) -> None:
+    path = run_journal_dir(stream.parent, "first-run") / SERIES_FILE
+    snapshot = json.loads(path.read_text("utf-8"))
+    snapshot["stream_offset"] = stream.stat().st_size  # saved after the later run's last snapshot
+    path.write_text(json.dumps(snapshot), "utf-8")
+
+
+@pytest.mark.parametrize("change", [_line_of_the_first_run_at_the_end, _offsets_out_of_order])
+def test_runs_that_do_not_follow_one_another_fall_back_to_the_whole_stream(resumed: Path, change: Any) -> None:
+    change(resumed)
+    assert read_snapshot(resumed, run_journal_dir(resumed.parent, "first-run")) is not None
+    assert read_snapshot(resumed, run_journal_dir(resumed.parent, "second-run")) is not None
+    assert open_from_snapshots(resumed) is None
+    assert _opened(resumed) == _whole_stream(resumed)
+
+
+def test_a_tail_of_several_chunks_ends_where_the_next_run_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first run's snapshot saved after its first step, then megabytes of steps: its tail
+    spans many reads, and the next run's start is found past them."""
+    clock = FakeClock("2026-12-01T10:00:00Z")
+    monkeypatch.setattr(journal, "SAVE_INTERVAL_S", 0.0)
+    first = Run(tmp_path, run_id="long-tail", clock=clock, step_interval_s=0, heartbeat_thread=False)
+    first.start(total_steps=20_000, provenance=False)
+    first.step(1, loss=1.0)
+    monkeypatch.setattr(journal, "SAVE_INTERVAL_S", 3600.0)
+    for step in range(2, 14_000):
+        clock.advance(0.01)
+        first.step(step, loss=1.0 / step, metrics={"reward": float(step)})
+    _write_run(tmp_path, "next-run", clock, finish=True, first_step=1, saved_until=15, monkeypatch=monkeypatch)
+    stream = tmp_path / STREAM_FILE
+    data = stream.read_bytes()
+    snapshot = read_snapshot(stream, run_journal_dir(tmp_path, "long-tail"))
+    assert snapshot is not None and data.index(b'"next-run"') - snapshot["stream_offset"] > 3 << 20
+    whole = _whole_read(stream)
+    _garble(stream, _unread_lines(stream))
+    _assert_opens_as_whole(stream, whole)

@@ -61,6 +61,35 @@ def test_lists_runs_and_serves_their_streams_by_range(tmp_path: Path) -> None:
         assert status == 404 and json.loads(body) == {"error": "no snapshot to open this run from"}
 
 
+def test_a_short_run_then_a_long_resume_opens_from_each_run_s_snapshot(tmp_path: Path) -> None:
+    """The opening reads neither run's lines before its own snapshot: the long run's, garbled
+    here, would be diagnostics; it is what the stream read whole gave before they were."""
+    make_run(tmp_path / "a", steps=2)
+    long_run = make_run(tmp_path / "a", steps=200)
+    path = tmp_path / "a" / "progress.jsonl"
+    stream = path.read_bytes()
+    whole, store = StreamReader(), SeriesStore()
+    applied = whole.feed(stream)
+    store.extend(applied)
+    lines = stream.splitlines(keepends=True)
+    first = next(index for index, line in enumerate(lines) if long_run.encode() in line)  # its run.started
+    path.write_bytes(
+        b"".join(
+            b"#" * (len(line) - 1) + b"\n" if index > first and long_run.encode() in line else line
+            for index, line in enumerate(lines)
+        )
+    )
+    with serve(str(tmp_path)) as server:
+        status, _, body = server.request("/api/runs/a/opening")
+    assert status == 200 and json.loads(body) == {
+        "opening_version": 1,
+        "offset": len(stream),
+        "state": {**whole.to_dict(), "lines": 0},  # both snapshots at their run's end: nothing read
+        "series": store.to_dict(),
+        "events": [line for line in applied.dicts if line["event"] in VIEW_EVENTS],
+    }
+
+
 def test_no_path_outside_the_discovered_runs(tmp_path: Path) -> None:
     make_run(tmp_path / "runs" / "a")
     (tmp_path / "secret.txt").write_text("do not serve")

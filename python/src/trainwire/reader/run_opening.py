@@ -1,6 +1,6 @@
 """Opening a stream's runs at once: each run's series, state and view events from its
-journal's snapshot (`series.json`, version 2), and only the stream's bytes past the
-snapshots read and folded.
+journal's snapshot (`series.json`, version 2), and only each run's tail of the stream (the
+lines past its snapshot) read and folded.
 
 A snapshot is gone on from only when it can be trusted: its version is known, it is the
 run's own (its `run_id` is its journal's), its `stream_offset` is within the stream, at the
@@ -8,13 +8,18 @@ start of a line, and the line there (if any) is one of that run or a later run's
 `run.started`. Anything else (a missing, version 1, stale, torn or foreign snapshot, a run of
 the stream without a journal) and the whole stream is folded instead.
 
-The tails are folded by one `RunStateFold` resumed from the snapshots' states, each line
-into its run when it lies past that run's snapshot; the lines it applies go on into the
-run's series and view events, with the steps the throttle kept in each run's step file past
-its snapshot's `steps_offset` put back in place (`trainwire.reader.kept_steps`): into the
+The runs of a stream follow one another (a resume appends after the run it resumes), so a
+run's tail is the bytes from its snapshot's offset up to the first line of a later run, and
+the last run's goes on to the end of the stream; the bytes of a run before its snapshot's
+offset are never read, whatever run's tail comes before them. The tails are folded in stream
+order by one `RunStateFold` resumed from the snapshots' states; the lines it applies go on
+into their run's series and view events. Offsets out of their runs' order, an earlier run's
+line after a later run's, or a run begun without a journal before the last journaled run, and
+the whole stream is folded instead. The steps the throttle kept in each run's step file past
+its snapshot's `steps_offset` are put back in place (`trainwire.reader.kept_steps`): into the
 series, and into the state when they come after the run's last stream step (a run killed
-mid-way shows the last step it logged). Line numbers (the state's `lines`, its diagnostics) count from the
-earliest snapshot: the bytes before it are not read.
+mid-way shows the last step it logged). Line numbers (the state's `lines`, its diagnostics) count the
+lines of the tails read, tail after tail.
 """
 
 from __future__ import annotations
@@ -164,28 +169,38 @@ def _fold_tails(
     within: Path | None,
     cancelled: Callable[[], bool] | None = None,
 ) -> tuple[int, int]:
-    """Folds the stream from the earliest snapshot on, each line into its run when it lies
-    past that run's snapshot: the segments between offsets are decoded one by one. Returns
-    the bytes covered and the lines read."""
+    """Folds each run's tail: the runs of a stream follow one another, so a run's tail is the
+    bytes from its snapshot's offset to the first line of a later run, and the last run's goes
+    on to the end of the stream. The bytes in between are covered by the later run's snapshot
+    and never read. Returns the bytes covered and the lines read."""
+    offsets = [run.offset for run in runs.values()]
+    if offsets != sorted(offsets):
+        raise _Unknown("the snapshots' offsets are not in the order of their runs")
     kept = KeptStepsMerge(
         stream.parent,
         offsets={run_id: run.steps_offset for run_id, run in runs.items()},
         last_seqs={run_id: seq for run_id, run in runs.items() if type(seq := run.saved_state.get("last_seq")) is int},
         within=within,
     )
+    tails = _Tails(runs)
+    start, lines = offsets[0], 0
     with open_regular(stream, within=within) as handle:
         size = os.fstat(handle.fileno()).st_size
-        bounds = sorted({run.offset for run in runs.values()} | {size})
-        offset, lines = bounds[0], 0
-        for start, end in zip(bounds, bounds[1:], strict=False):
+        while True:
             decoder = Decoder(offset=start, line_number=lines, diagnostics=diagnostics)
-            for chunk in _read_range(handle, start, end):
+            for chunk in _read_range(handle, start, size):
                 if cancelled is not None and cancelled():
                     raise OpeningCancelled(str(stream))
-                _add_merged(runs, fold, kept.merge(fold.extend(_past_snapshots(decoder.validated(chunk), runs, start))))
-            offset, lines = decoder.consumed_bytes, decoder.lines
-    _add_merged(runs, fold, kept.flush())
-    return offset, lines
+                _add_merged(runs, fold, kept.merge(fold.extend(tails.lines(decoder.validated(chunk)))))
+                if tails.ended_at is not None:
+                    break
+            if tails.ended_at is None:
+                _add_merged(runs, fold, kept.flush())
+                return decoder.consumed_bytes, decoder.lines
+            # the line numbered `ended_at` is a later run's: the tail ends where it starts
+            boundary = _after_lines(handle, start, tails.ended_at - 1 - lines)
+            lines = tails.ended_at - 1
+            start = tails.go_on_at(boundary)
 
 
 def _add_merged(runs: dict[str, _OpenRun], fold: RunStateFold, merged: Iterable[dict[str, Any]]) -> None:
@@ -197,27 +212,73 @@ def _add_merged(runs: dict[str, _OpenRun], fold: RunStateFold, merged: Iterable[
     fold_latest_kept_steps(fold.runs, merged)
 
 
-def _past_snapshots(
-    records: Iterator[ValidatedRecord], runs: dict[str, _OpenRun], start: int
-) -> Iterator[ValidatedRecord]:
-    """The records of the segment at `start` that lie past their run's snapshot."""
-    for record in records:
-        line = record[1]
-        run_id = line["run_id"]
-        run = runs.get(run_id)
-        if run is None:
-            if line["event"] != "run.started":
+class _Tails:
+    """Which lines are folded: the lines of the run whose tail is read, until a line of a later
+    run ends that tail. An earlier run's line after a later one's means the runs did not follow
+    one another: its lines may lie in bytes no tail reads, so the whole stream is needed."""
+
+    def __init__(self, runs: dict[str, _OpenRun]) -> None:
+        self._runs = runs
+        self._listed = list(runs.values())  # in stream order
+        self._order = {run_id: index for index, run_id in enumerate(runs)}
+        self._last = len(runs) - 1
+        self._current = 0
+        #: the number of the line of a later run that ended the current tail, and that run's index
+        self.ended_at: int | None = None
+        self._next = 0
+
+    def lines(self, records: Iterator[ValidatedRecord]) -> Iterator[ValidatedRecord]:
+        """The current run's records, up to the first line of a later run (then `ended_at`)."""
+        for record in records:
+            line = record[1]
+            run_id = line["run_id"]
+            index = self._order.get(run_id)
+            if index is None:
+                if line["event"] != "run.started" or self._current != self._last:
+                    raise _Unknown(run_id)
+                index = self._order[run_id] = self._last  # a run begun after the last one's snapshot
+                self._runs[run_id] = _OpenRun(None, "running", run_id)
+            if index < self._current:
                 raise _Unknown(run_id)
-            run = runs[run_id] = _OpenRun(None, "running", run_id)  # a run that began in the tail
-        if run.offset <= start:
+            if index > self._current:
+                self.ended_at, self._next = record[0], index
+                return
             yield record
+
+    def go_on_at(self, boundary: int) -> int:
+        """Where the next tail starts, the ended one having stopped at `boundary` (where the
+        later run's line starts): that run's offset, or the boundary when its snapshot lies
+        before it. Runs passed over have all their lines before the boundary, so their
+        snapshots must cover it."""
+        if any(run.offset < boundary for run in self._listed[self._current + 1 : self._next]):
+            raise _Unknown("a run's lines are neither in its snapshot nor in a tail")
+        self._current, self.ended_at = self._next, None
+        return max(self._listed[self._current].offset, boundary)
+
+
+def _after_lines(handle: IO[bytes], start: int, count: int) -> int:
+    """The offset just after the `count`th newline from `start`."""
+    handle.seek(start)
+    position = start
+    while count > 0:
+        chunk = handle.read(_CHUNK_BYTES)
+        if not chunk:
+            raise _Unknown("the stream is shorter than the lines read from it")
+        cut = -1
+        while count > 0 and (cut := chunk.find(b"\n", cut + 1)) >= 0:
+            count -= 1
+        position += cut + 1 if count == 0 else len(chunk)
+    return position
 
 
 def _read_range(handle: IO[bytes], start: int, end: int) -> Iterator[bytes]:
+    """The bytes from `start` to `end`, a small chunk first: a tail a later run ends is often a
+    few lines, and the rest of its chunk (the later run's, which its snapshot covers) is
+    decoded for nothing."""
     handle.seek(start)
-    left = end - start
-    while left > 0 and (chunk := handle.read(min(_CHUNK_BYTES, left))):
-        left -= len(chunk)
+    left, size = end - start, _PROBE_BYTES
+    while left > 0 and (chunk := handle.read(min(size, left))):
+        left, size = left - len(chunk), _CHUNK_BYTES
         yield chunk
 
 
