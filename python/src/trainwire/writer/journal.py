@@ -109,6 +109,7 @@ class Journal:
         self._steps_offset = 0  # bytes of the step file written
         self._last_seq = 0
         self._saved_at = time.monotonic()
+        self._failed: set[str] = set()  # what could not be written, warned once each
 
     def begin(self, config: Mapping[str, Any] | None, provenance: Mapping[str, Any] | None) -> dict[str, str] | None:
         """Writes the config, its diff, the notes and the environment record, and the diff when
@@ -128,8 +129,8 @@ class Journal:
             if provenance is not None:
                 environment = {**provenance, "dirty_diff": diff} if diff is not None else dict(provenance)
                 write_json_atomically(self.journal_dir / ENVIRONMENT_FILE, environment, indent=2)
-        except Exception:
-            logger.warning("trainwire: the journal in %s could not be written", self.journal_dir, exc_info=True)
+        except Exception as error:
+            self._not_written("the journal", error)
         return diff
 
     def _write_diff(self) -> dict[str, str] | None:
@@ -203,8 +204,8 @@ class Journal:
             finally:
                 os.close(fd)
             self._steps_offset += len(data)
-        except Exception:
-            logger.warning("trainwire: the step file in %s could not be written", self.journal_dir, exc_info=True)
+        except Exception as error:
+            self._not_written("the step file", error)
 
     def _save(self) -> None:
         """Writes the summary and the series snapshot, each atomically."""
@@ -218,8 +219,19 @@ class Journal:
             write_summary(self.journal_dir, summary)
             stream_offset = os.stat(self.directory / STREAM_FILE).st_size
             write_snapshot(self.journal_dir, self._fold.snapshot(stream_offset, self._steps_offset))
-        except Exception:
-            logger.warning("trainwire: the journal in %s could not be written", self.journal_dir, exc_info=True)
+        except Exception as error:
+            self._not_written("the journal", error)
+
+    def _not_written(self, what: str, error: Exception) -> None:
+        """Logs a write of the journal that failed: an `OSError` (a full disk, a read-only
+        directory) in one line, at WARNING the first time per file kind; anything else, a bug,
+        with its traceback."""
+        if not isinstance(error, OSError):
+            logger.warning("trainwire: %s in %s could not be written", what, self.journal_dir, exc_info=error)
+            return
+        level = logging.DEBUG if what in self._failed else logging.WARNING
+        self._failed.add(what)
+        logger.log(level, "trainwire: %s in %s could not be written (%s)", what, self.journal_dir, error)
 
     def close(self) -> None:
         self._fold_pending()
