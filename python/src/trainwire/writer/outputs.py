@@ -10,6 +10,7 @@ from typing import Any
 
 from trainwire.writer.journal import Journal
 from trainwire.writer.sinks import CallbackSink, FileSink, Sink, StdoutSink
+from trainwire.writer.stream_loss import StreamLoss
 
 __all__ = ["open_sinks"]
 
@@ -27,22 +28,30 @@ def open_sinks(
     stdout: bool,
     callbacks: Iterable[Callable[[Any], object]],
     sinks: Iterable[Sink],
-) -> tuple[list[Sink], Journal | None]:
-    """The sinks, and the journal among them (None without one). A file that cannot be
-    opened is left out with a WARNING: the run goes on with the other sinks."""
+) -> tuple[list[Sink], Journal | None, list[StreamLoss]]:
+    """The sinks, the journal among them (None without one) and the stream that could not be
+    opened (its loss, counted from the first line; empty when it opened). A file that cannot
+    be opened is left out with a WARNING: the run goes on with the other sinks, and its end
+    says the stream was lost."""
     made: list[Sink] = []
     kept_journal = None
+    unopened: list[StreamLoss] = []
     if output_dir is not None:
+        path = os.path.join(output_dir, file_name)
         try:
             os.makedirs(output_dir, exist_ok=True)
-            made.append(FileSink(os.path.join(output_dir, file_name), fsync=fsync))
-            if journal:
+            made.append(FileSink(path, fsync=fsync))
+        except OSError as exc:
+            logger.warning("trainwire: cannot open %s (%s); no progress file", path, exc)
+            unopened.append(StreamLoss.of(path, exc, dropped_at=0))
+        if journal and not unopened:
+            try:
                 kept_journal = Journal(output_dir, run_id, config_reference=config_reference)
                 made.append(kept_journal)
-        except OSError as exc:
-            logger.warning("trainwire: cannot open %s in %s (%s); no progress file", file_name, output_dir, exc)
+            except OSError as exc:
+                logger.warning("trainwire: cannot keep the journal in %s (%s); no journal", output_dir, exc)
     if stdout:
         made.append(StdoutSink())
     made.extend(CallbackSink(fn) for fn in callbacks)
     made.extend(sinks)
-    return made, kept_journal
+    return made, kept_journal, unopened
