@@ -96,8 +96,9 @@ def test_a_strict_run_raises_when_its_stream_cannot_be_opened_or_written(tmp_pat
         pytest.fail("this test needs /dev/full (Linux)")
     blocker = tmp_path / "a-file"
     blocker.write_text("")
+    unopened = Run(blocker / "out", strict=True, heartbeat_interval_s=None)
     with pytest.raises(StreamLost, match="NotADirectoryError"):
-        Run(blocker / "out", strict=True, heartbeat_interval_s=None)
+        unopened.start(provenance=False)  # its first line
     full = tmp_path / "full"
     full.mkdir()
     (full / "progress.jsonl").symlink_to("/dev/full")

@@ -9,8 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from trainwire.writer.journal import Journal
-from trainwire.writer.sinks import CallbackSink, FileSink, Sink, StdoutSink
-from trainwire.writer.stream_loss import StreamLoss
+from trainwire.writer.sinks import CallbackSink, FileSink, Sink, StdoutSink, UnopenedStreamFile, open_stream_file
 
 __all__ = ["open_sinks"]
 
@@ -28,23 +27,22 @@ def open_sinks(
     stdout: bool,
     callbacks: Iterable[Callable[[Any], object]],
     sinks: Iterable[Sink],
-) -> tuple[list[Sink], Journal | None, list[StreamLoss]]:
-    """The sinks, the journal among them (None without one) and the stream that could not be
-    opened (its loss, counted from the first line; empty when it opened). A file that cannot
-    be opened is left out with a WARNING: the run goes on with the other sinks, and its end
-    says the stream was lost."""
+) -> tuple[list[Sink], Journal | None]:
+    """The sinks, and the journal among them (None without one). A stream file that cannot
+    be opened is an `UnopenedStreamFile` (its lines are lost) and gets no journal beside it:
+    the run goes on with the other sinks, and its end says the stream was lost."""
     made: list[Sink] = []
     kept_journal = None
-    unopened: list[StreamLoss] = []
     if output_dir is not None:
         path = os.path.join(output_dir, file_name)
         try:
             os.makedirs(output_dir, exist_ok=True)
-            made.append(FileSink(path, fsync=fsync))
         except OSError as exc:
-            logger.warning("trainwire: cannot open %s (%s); no progress file", path, exc)
-            unopened.append(StreamLoss.of(path, exc, dropped_at=0))
-        if journal and not unopened:
+            stream: Sink = UnopenedStreamFile(path, exc)
+        else:
+            stream = open_stream_file(path, fsync=fsync)
+        made.append(stream)
+        if journal and isinstance(stream, FileSink):
             try:
                 kept_journal = Journal(output_dir, run_id, config_reference=config_reference)
                 made.append(kept_journal)
@@ -54,4 +52,4 @@ def open_sinks(
         made.append(StdoutSink())
     made.extend(CallbackSink(fn) for fn in callbacks)
     made.extend(sinks)
-    return made, kept_journal, unopened
+    return made, kept_journal

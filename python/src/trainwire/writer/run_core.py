@@ -33,7 +33,6 @@ from trainwire.writer.sinks import Dispatcher, Sink
 from trainwire.writer.spans import OpenSpans
 from trainwire.writer.started import required_started, started_payload
 from trainwire.writer.step_progress import StepProgress
-from trainwire.writer.stream_loss import StreamLoss
 
 __all__ = ["RunCore"]
 
@@ -96,9 +95,8 @@ class RunCore:
         self._stopped_for: str | None = None  # the criterion of stop_for()
         self._heartbeat: Heartbeat | None = None
         made: list[Sink] = []
-        unopened: list[StreamLoss] = []
         if self._active:
-            made, self._journal, unopened = open_sinks(
+            made, self._journal = open_sinks(
                 self.output_dir,
                 run_id=run_id,
                 config_reference=config_reference,
@@ -109,7 +107,7 @@ class RunCore:
                 callbacks=callbacks,
                 sinks=sinks,
             )
-        self._dispatcher = Dispatcher(made, unopened=unopened, strict=strict)
+        self._dispatcher = Dispatcher(made, strict=strict)
         self._lines = LineWriter(run_id, self._stage, self._dispatcher, self._now, self._monotonic, self._complain)
         if self._journal is not None:
             self._lines.left_out = self._journal.keep_step  # every step kept, written or not

@@ -23,6 +23,8 @@ __all__ = [
     "OwnedStdoutSink",
     "Sink",
     "StdoutSink",
+    "UnopenedStreamFile",
+    "open_stream_file",
     "own_stdout",
     "reader_view",
     "release_stdout",
@@ -118,6 +120,35 @@ def _ends_mid_line(path: str) -> bool:
             return existing.read(1) != b"\n"
     except OSError:
         return False
+
+
+class UnopenedStreamFile:
+    """The stream file a run could not open (its directory cannot be made, a read-only file
+    system): every line is lost with the error of the open, so the run's end says so."""
+
+    carries_stream = True
+
+    def __init__(self, path: str | os.PathLike[str], error: OSError) -> None:
+        self.path = self.where = os.fspath(path)
+        self.error = error
+
+    def write(self, line: bytes, event: dict[str, Any]) -> None:
+        raise OSError(self.error.errno, self.error.strerror, self.error.filename)
+
+    def close(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"UnopenedStreamFile({self.path!r})"
+
+
+def open_stream_file(path: str | os.PathLike[str], *, fsync: bool = False) -> FileSink | UnopenedStreamFile:
+    """A `FileSink` on `path`, or when the file cannot be opened an `UnopenedStreamFile`: the
+    run goes on and its end says the stream was lost (writer rule 3)."""
+    try:
+        return FileSink(path, fsync=fsync)
+    except OSError as exc:
+        return UnopenedStreamFile(path, exc)
 
 
 class StdoutSink:
@@ -308,26 +339,22 @@ class Dispatcher:
     sink carrying the stream (`carries_stream`) has its lost lines counted (`losses`) for the
     run's end to say, and is kept for the next line when its disk may have room again (see
     `stream_loss`). `strict` (for tests) raises `StreamLost` at the first line the stream
-    could not take, or at once for `unopened` (streams that could not be opened).
+    could not take.
     A forked child (a DataLoader worker, a multiprocessing fork) inherits the sinks but
     never writes to them: the stream belongs to the process that made the dispatcher.
     """
 
-    def __init__(
-        self, sinks: Iterable[Sink] = (), *, unopened: Iterable[StreamLoss] = (), strict: bool = False
-    ) -> None:
+    def __init__(self, sinks: Iterable[Sink] = (), *, strict: bool = False) -> None:
         # a tuple, replaced whole when a sink is dropped, so a dispatch in progress is unaffected
         self.sinks: tuple[Sink, ...] = tuple(sinks)
         self._owner_pid = _process_id
         self._strict = strict
         #: what each stream sink lost, in the order of the first loss
-        self.losses: list[StreamLoss] = list(unopened)
+        self.losses: list[StreamLoss] = []
         #: lines dispatched (the stream's lines, lost or not)
         self.dispatched = 0
         self._loss_of: dict[int, StreamLoss] = {}  # by id() of a stream sink that lost a line
         self._failing: dict[int, StreamLoss] = {}  # the same, of a kept sink whose last write failed
-        if strict and self.losses:
-            raise StreamLost(f"the stream is lost: {self.losses[0].said(0)}")
 
     def dispatch(self, line: bytes, event: dict[str, Any]) -> None:
         if _process_id != self._owner_pid:

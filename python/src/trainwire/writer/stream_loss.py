@@ -32,7 +32,7 @@ _SPACE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 class StreamLost(OSError):
     """Raised by a strict run (`Run(strict=True)`, for tests) at the first line its stream
-    could not take, and when its stream file cannot be opened."""
+    could not take (its first line when its stream file could not be opened)."""
 
 
 def carries_stream(sink: object) -> bool:
@@ -57,7 +57,7 @@ def _reason(error: BaseException) -> str:
 @dataclass
 class StreamLoss:
     """The lines one stream sink lost: those whose write failed, and every line after it was
-    dropped (`dropped_at`, the dispatcher's line count then; 0 when it never opened)."""
+    dropped (`dropped_at`, the dispatcher's line count then)."""
 
     where: str
     reason: str
@@ -66,8 +66,8 @@ class StreamLoss:
     came_back: bool = False  # a line was written after one was lost
 
     @classmethod
-    def of(cls, where: str, error: BaseException, *, dropped_at: int | None = None) -> StreamLoss:
-        return cls(where, _reason(error), dropped_at=dropped_at)
+    def of(cls, where: str, error: BaseException) -> StreamLoss:
+        return cls(where, _reason(error))
 
     def lost(self, dispatched: int) -> int:
         """Lines lost out of the `dispatched` ones."""
