@@ -360,14 +360,23 @@ class Dispatcher:
         if _process_id != self._owner_pid:
             return
         self.dispatched += 1
+        if self._failing:  # a stream sink is failing: see whether it takes this line
+            self._dispatch_watching(line, event)
+            return
+        for sink in self.sinks:
+            try:
+                sink.write(line, event)
+            except Exception as exc:
+                self._failed(sink, exc)
+
+    def _dispatch_watching(self, line: bytes, event: dict[str, Any]) -> None:
         for sink in self.sinks:
             try:
                 sink.write(line, event)
             except Exception as exc:
                 self._failed(sink, exc)
             else:
-                if self._failing:  # empty unless a stream sink is failing: one check per line
-                    self._written_again(sink)
+                self._written_again(sink)
 
     def _failed(self, sink: Sink, exc: BaseException) -> None:
         if not carries_stream(sink):
