@@ -5,6 +5,7 @@ written again; the exit code, the one summary line on stderr and what the file h
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from support.stream_files import of
 
 from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.writer.run import Run
+from trainwire.writer.sinks import MemorySink, StdoutSink
 from trainwire.writer.stream_loss import StreamLost
 
 STEPS = 40
@@ -107,3 +109,29 @@ def test_a_strict_run_raises_when_its_stream_cannot_be_opened_or_written(tmp_pat
         run.start(provenance=False)
     assert isinstance(raised.value.__cause__, OSError)
     assert Run(full, heartbeat_interval_s=None, journal=False).start(provenance=False) is None  # lenient: no raise
+
+
+def test_a_stream_on_standard_output_whose_reader_went_away_ends_the_run_failed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the consumer of `--progress json` is gone: each write is EPIPE
+    memory = MemorySink()
+    caplog.set_level(logging.WARNING, logger="trainwire")
+    with (
+        os.fdopen(write_end, "wb", buffering=0) as pipe,
+        Run(sinks=[StdoutSink(pipe), memory], heartbeat_interval_s=None) as run,
+    ):
+        run.start(total_steps=2, provenance=False)
+        run.step(1)
+        run.step(2)
+    assert (run.status, run.exit_code) == ("failed", 1)
+    finished = memory.events[-1]
+    assert (
+        finished["status"] == "failed"
+        and "3 of 3 lines lost in standard output (BrokenPipeError" in finished["error"]["message"]
+    )
+    warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "BrokenPipeError" in warnings[0].getMessage()  # dropped at once: no retry
+    errors = [record.getMessage() for record in caplog.records if record.levelno == logging.ERROR]
+    assert len(errors) == 1 and "4 of 4 lines lost in standard output" in errors[0]
