@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from trainwire.writer.outputs import open_stream_file
 from trainwire.writer.run import Run
-from trainwire.writer.sinks import OwnedStdoutSink, Sink, open_stream_file, own_stdout, release_stdout
+from trainwire.writer.sinks import OwnedStdoutSink, Sink, own_stdout, release_stdout
 
 __all__ = ["PROGRESS_FORMATS", "progress_arguments", "run_from_arguments"]
 

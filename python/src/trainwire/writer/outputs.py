@@ -1,5 +1,6 @@
 """Where a run's lines go: the sinks `Run` makes from its arguments, in the order it
-writes to them (the file, then the journal beside it, stdout, callbacks, the caller's)."""
+writes to them (the file, then the journal beside it, stdout, callbacks, the caller's), and
+the stream file that could not be opened, whose lines are lost."""
 
 from __future__ import annotations
 
@@ -9,11 +10,40 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from trainwire.writer.journal import Journal
-from trainwire.writer.sinks import CallbackSink, FileSink, Sink, StdoutSink, UnopenedStreamFile, open_stream_file
+from trainwire.writer.sinks import CallbackSink, FileSink, Sink, StdoutSink
 
-__all__ = ["open_sinks"]
+__all__ = ["UnopenedStreamFile", "open_sinks", "open_stream_file"]
 
 logger = logging.getLogger("trainwire.writer")
+
+
+class UnopenedStreamFile:
+    """The stream file a run could not open (its directory cannot be made, a read-only file
+    system): every line is lost with the error of the open, so the run's end says so."""
+
+    carries_stream = True
+
+    def __init__(self, path: str | os.PathLike[str], error: OSError) -> None:
+        self.path = self.where = os.fspath(path)
+        self.error = error
+
+    def write(self, line: bytes, event: dict[str, Any]) -> None:
+        raise OSError(self.error.errno, self.error.strerror, self.error.filename)
+
+    def close(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"UnopenedStreamFile({self.path!r})"
+
+
+def open_stream_file(path: str | os.PathLike[str], *, fsync: bool = False) -> FileSink | UnopenedStreamFile:
+    """A `FileSink` on `path`, or when the file cannot be opened an `UnopenedStreamFile`: the
+    run goes on and its end says the stream was lost (writer rule 3)."""
+    try:
+        return FileSink(path, fsync=fsync)
+    except OSError as exc:
+        return UnopenedStreamFile(path, exc)
 
 
 def open_sinks(

@@ -23,8 +23,6 @@ __all__ = [
     "OwnedStdoutSink",
     "Sink",
     "StdoutSink",
-    "UnopenedStreamFile",
-    "open_stream_file",
     "own_stdout",
     "reader_view",
     "release_stdout",
@@ -120,35 +118,6 @@ def _ends_mid_line(path: str) -> bool:
             return existing.read(1) != b"\n"
     except OSError:
         return False
-
-
-class UnopenedStreamFile:
-    """The stream file a run could not open (its directory cannot be made, a read-only file
-    system): every line is lost with the error of the open, so the run's end says so."""
-
-    carries_stream = True
-
-    def __init__(self, path: str | os.PathLike[str], error: OSError) -> None:
-        self.path = self.where = os.fspath(path)
-        self.error = error
-
-    def write(self, line: bytes, event: dict[str, Any]) -> None:
-        raise OSError(self.error.errno, self.error.strerror, self.error.filename)
-
-    def close(self) -> None:
-        pass
-
-    def __repr__(self) -> str:
-        return f"UnopenedStreamFile({self.path!r})"
-
-
-def open_stream_file(path: str | os.PathLike[str], *, fsync: bool = False) -> FileSink | UnopenedStreamFile:
-    """A `FileSink` on `path`, or when the file cannot be opened an `UnopenedStreamFile`: the
-    run goes on and its end says the stream was lost (writer rule 3)."""
-    try:
-        return FileSink(path, fsync=fsync)
-    except OSError as exc:
-        return UnopenedStreamFile(path, exc)
 
 
 class StdoutSink:
