@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -301,3 +302,32 @@ def test_kept_steps_with_non_finite_values_are_kept_as_null(tmp_path: Path) -> N
     result = trainwire("journal", "rebuild", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert ((journal / SERIES_FILE).read_text(), (journal / SUMMARY_FILE).read_text()) == live
+
+
+def test_a_journal_that_cannot_be_written_says_so_in_one_line_per_file_and_the_stream_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / JOURNALS_DIR).write_text("a file where the journals go\n")  # no directory can be made under it
+    caplog.set_level(logging.DEBUG, logger="trainwire")
+    with Run(tmp_path, run_id="no-journal", step_interval_s=3600, heartbeat_interval_s=None) as run:
+        run.start(total_steps=600, provenance=False)
+        for step in range(1, 601):  # throttled: kept steps for the step file
+            run.step(step, loss=1.0 / step)
+        run.eval(600, {"loss": 0.5})
+    journal = [record for record in caplog.records if record.name == "trainwire.writer.journal"]
+    warnings = [record for record in journal if record.levelno == logging.WARNING]
+    assert {record.getMessage().split(" in ")[0] for record in warnings} == {
+        "trainwire: the journal",
+        "trainwire: the step file",
+    }
+    assert len(warnings) == 2 and len(journal) > 2  # the later failures at DEBUG
+    assert all(record.exc_info is None and "Not a directory" in record.getMessage() for record in journal)
+    assert run.status == "succeeded"
+    events = [json.loads(line) for line in (tmp_path / "progress.jsonl").read_text().splitlines()]
+    assert [event["event"] for event in events] == [
+        "run.started",
+        "train.step",
+        "train.step",
+        "eval.completed",
+        "run.finished",
+    ]

@@ -343,7 +343,7 @@ def test_errors_given_as_pairs_or_mappings(error: Any, expected: dict[str, str])
     assert checked(sink.lines)[-1]["error"] == expected
 
 
-def test_a_failing_sink_is_disabled_with_one_warning_and_the_run_goes_on(
+def test_a_stream_sink_on_a_full_disk_is_warned_once_and_the_run_ends_failed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     if not os.path.exists("/dev/full"):
@@ -358,10 +358,17 @@ def test_a_failing_sink_is_disabled_with_one_warning_and_the_run_goes_on(
     warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
     assert len(warnings) == 1 and warnings[0].name.startswith("trainwire")
     assert "No space left" in warnings[0].getMessage()
-    assert len(checked(memory.lines, jsonschema=False)) == 102
+    events = checked(memory.lines, jsonschema=False)
+    assert len(events) == 102 and events[-1]["status"] == "failed" and events[-1]["error"]["type"] == "StreamLost"
+    assert "101 of 101 lines lost in /dev/full" in events[-1]["error"]["message"]
+    errors = [record.getMessage() for record in caplog.records if record.levelno == logging.ERROR]
+    assert len(errors) == 1 and "102 of 102 lines lost in /dev/full" in errors[0]
+    assert (run.status, run.exit_code) == ("failed", 1)
 
 
-def test_a_sink_whose_file_was_closed_underneath_is_disabled(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_stream_whose_file_was_closed_underneath_is_dropped_and_the_run_ends_failed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     memory = MemorySink()
     run = Run(tmp_path, run_id="closed-fd", sinks=[memory], heartbeat_interval_s=None)
     run.start(total_steps=None, provenance=False)
@@ -373,12 +380,10 @@ def test_a_sink_whose_file_was_closed_underneath_is_disabled(tmp_path: Path, cap
     run.eval(2, {})
     run.finish()
     assert sum(record.levelno == logging.WARNING for record in caplog.records) == 1
-    assert [event["event"] for event in checked(memory.lines)] == [
-        "run.started",
-        "eval.completed",
-        "eval.completed",
-        "run.finished",
-    ]
+    events = checked(memory.lines)
+    assert [event["event"] for event in events] == ["run.started", "eval.completed", "eval.completed", "run.finished"]
+    assert events[-1]["status"] == "failed" and "2 of 3 lines lost" in events[-1]["error"]["message"]
+    assert run.exit_code == 1
     assert len(read_events(tmp_path / "progress.jsonl")) == 1
 
 

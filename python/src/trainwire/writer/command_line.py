@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from trainwire.writer.outputs import open_stream_file
 from trainwire.writer.run import Run
-from trainwire.writer.sinks import FileSink, OwnedStdoutSink, Sink, own_stdout, release_stdout
+from trainwire.writer.sinks import OwnedStdoutSink, Sink, own_stdout, release_stdout
 
 __all__ = ["PROGRESS_FORMATS", "progress_arguments", "run_from_arguments"]
 
@@ -52,7 +53,7 @@ def run_from_arguments(args: argparse.Namespace, **run_options: Any) -> Run:
         raise ValueError("args has no progress option: call trainwire.progress_arguments(parser) before parsing")
     sinks: list[Sink] = list(run_options.pop("sinks", ()))
     if getattr(args, "progress_file", None):
-        sinks.append(FileSink(args.progress_file))
+        sinks.append(open_stream_file(args.progress_file))  # one that cannot be opened: the run ends failed
     elif args.progress == "json":
         sinks.append(OwnedStdoutSink())
     return Run(None, sinks=sinks, **run_options)

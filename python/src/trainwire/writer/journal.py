@@ -32,7 +32,7 @@ from trainwire.contract.notes import NOTES_TEMPLATE
 from trainwire.lines.kept_steps import kept_step
 from trainwire.lines.run_journal import RunJournalFold
 from trainwire.writer.config_reference import write_config_diff
-from trainwire.writer.journal_folder import JournalFolder
+from trainwire.writer.journal_folder import JournalFolder, NotWritten
 from trainwire.writer.provenance import run_git
 from trainwire.writer.redaction import redact_text
 
@@ -104,8 +104,9 @@ class Journal:
         except OSError:
             logger.warning("trainwire: the 0.1 journal in %s could not be moved", self.directory, exc_info=True)
         fold = RunJournalFold(run_id, _earlier_runs(self.directory, run_id))
+        self._not_written = NotWritten(self.journal_dir)
         # the run's lines start where the stream ends now: it writes nothing before run.started
-        self._folder = JournalFolder(self._stream, _size(self._stream) or 0, self.journal_dir, fold)
+        self._folder = JournalFolder(self._stream, _size(self._stream) or 0, self.journal_dir, fold, self._not_written)
         self._kept: list[dict[str, Any]] = []  # kept steps not handed over yet
         self._last_seq = 0
         self._saved_at = time.monotonic()
@@ -128,8 +129,8 @@ class Journal:
             if provenance is not None:
                 environment = {**provenance, "dirty_diff": diff} if diff is not None else dict(provenance)
                 write_json_atomically(self.journal_dir / ENVIRONMENT_FILE, environment, indent=2)
-        except Exception:
-            logger.warning("trainwire: the journal in %s could not be written", self.journal_dir, exc_info=True)
+        except Exception as error:
+            self._not_written("the journal", error)
         return diff
 
     def _write_diff(self) -> dict[str, str] | None:
@@ -177,15 +178,15 @@ class Journal:
                 self._folder.save_now(size)
             else:
                 self._folder.request_save(size)
-        except Exception:
-            logger.warning("trainwire: the journal in %s could not be written", self.journal_dir, exc_info=True)
+        except Exception as error:
+            self._not_written("the journal", error)
 
     def close(self) -> None:
         try:
             self._hand_over_kept()
             self._folder.close(_size(self._stream) or 0)
-        except Exception:
-            logger.warning("trainwire: the journal in %s could not be written", self.journal_dir, exc_info=True)
+        except Exception as error:
+            self._not_written("the journal", error)
 
 
 def _size(path: Path) -> int | None:

@@ -28,7 +28,7 @@ from trainwire.lines.kept_steps import encode_kept_steps, kept_records
 from trainwire.lines.run_journal import RunJournalFold, write_snapshot
 from trainwire.lines.summary import write_summary
 
-__all__ = ["JournalFolder"]
+__all__ = ["JournalFolder", "NotWritten"]
 
 logger = logging.getLogger("trainwire.writer.journal")
 
@@ -40,12 +40,33 @@ _CHUNK_BYTES = 1 << 20
 _STOP = object()
 
 
+class NotWritten:
+    """Logs a write of the journal that failed: an `OSError` (a full disk, a read-only
+    directory) in one line, at WARNING the first time per file kind; anything else, a bug,
+    with its traceback."""
+
+    def __init__(self, journal_dir: Path) -> None:
+        self._journal_dir = journal_dir
+        self._failed: set[str] = set()
+
+    def __call__(self, what: str, error: Exception) -> None:
+        if not isinstance(error, OSError):
+            logger.warning("trainwire: %s in %s could not be written", what, self._journal_dir, exc_info=error)
+            return
+        level = logging.DEBUG if what in self._failed else logging.WARNING
+        self._failed.add(what)
+        logger.log(level, "trainwire: %s in %s could not be written (%s)", what, self._journal_dir, error)
+
+
 class JournalFolder:
     """Folds run `fold.run_id`'s lines of `stream`, from byte `start` on, and the step file
     of `journal_dir` into `fold`, and saves the summary and the snapshot."""
 
-    def __init__(self, stream: Path, start: int, journal_dir: Path, fold: RunJournalFold) -> None:
+    def __init__(
+        self, stream: Path, start: int, journal_dir: Path, fold: RunJournalFold, not_written: NotWritten
+    ) -> None:
         self._stream = stream
+        self._not_written = not_written
         self._journal_dir = journal_dir
         self._replay = JournalReplay(fold)
         self._offset = start  # the stream's bytes folded: the end of the last whole line
@@ -99,8 +120,8 @@ class JournalFolder:
                         self._append_kept(value)
                     else:  # a later save in the queue writes the files: this one only folds
                         self._save(value, write=self._tasks.empty())
-            except Exception:  # the journal is a view: it never takes the run down
-                logger.warning("trainwire: the journal in %s could not be written", self._journal_dir, exc_info=True)
+            except Exception as error:  # the journal is a view: it never takes the run down
+                self._not_written("the step file" if task[0] == "kept" else "the journal", error)
             finally:
                 self._tasks.task_done()
 

@@ -1,5 +1,6 @@
 """Where a run's lines go: the sinks `Run` makes from its arguments, in the order it
-writes to them (the file, then the journal beside it, stdout, callbacks, the caller's)."""
+writes to them (the file, then the journal beside it, stdout, callbacks, the caller's), and
+the stream file that could not be opened, whose lines are lost."""
 
 from __future__ import annotations
 
@@ -11,9 +12,38 @@ from typing import Any
 from trainwire.writer.journal import Journal
 from trainwire.writer.sinks import CallbackSink, FileSink, Sink, StdoutSink
 
-__all__ = ["open_sinks"]
+__all__ = ["UnopenedStreamFile", "open_sinks", "open_stream_file"]
 
 logger = logging.getLogger("trainwire.writer")
+
+
+class UnopenedStreamFile:
+    """The stream file a run could not open (its directory cannot be made, a read-only file
+    system): every line is lost with the error of the open, so the run's end says so."""
+
+    carries_stream = True
+
+    def __init__(self, path: str | os.PathLike[str], error: OSError) -> None:
+        self.path = self.where = os.fspath(path)
+        self.error = error
+
+    def write(self, line: bytes, event: dict[str, Any]) -> None:
+        raise OSError(self.error.errno, self.error.strerror, self.error.filename)
+
+    def close(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"UnopenedStreamFile({self.path!r})"
+
+
+def open_stream_file(path: str | os.PathLike[str], *, fsync: bool = False) -> FileSink | UnopenedStreamFile:
+    """A `FileSink` on `path`, or when the file cannot be opened an `UnopenedStreamFile`: the
+    run goes on and its end says the stream was lost (writer rule 3)."""
+    try:
+        return FileSink(path, fsync=fsync)
+    except OSError as exc:
+        return UnopenedStreamFile(path, exc)
 
 
 def open_sinks(
@@ -28,20 +58,26 @@ def open_sinks(
     callbacks: Iterable[Callable[[Any], object]],
     sinks: Iterable[Sink],
 ) -> tuple[list[Sink], Journal | None]:
-    """The sinks, and the journal among them (None without one). A file that cannot be
-    opened is left out with a WARNING: the run goes on with the other sinks."""
+    """The sinks, and the journal among them (None without one). A stream file that cannot
+    be opened is an `UnopenedStreamFile` (its lines are lost) and gets no journal beside it:
+    the run goes on with the other sinks, and its end says the stream was lost."""
     made: list[Sink] = []
     kept_journal = None
     if output_dir is not None:
+        path = os.path.join(output_dir, file_name)
         try:
             os.makedirs(output_dir, exist_ok=True)
-            stream = os.path.join(output_dir, file_name)
-            made.append(FileSink(stream, fsync=fsync))
-            if journal:
-                kept_journal = Journal(output_dir, run_id, stream=stream, config_reference=config_reference)
-                made.append(kept_journal)
         except OSError as exc:
-            logger.warning("trainwire: cannot open %s in %s (%s); no progress file", file_name, output_dir, exc)
+            stream: Sink = UnopenedStreamFile(path, exc)
+        else:
+            stream = open_stream_file(path, fsync=fsync)
+        made.append(stream)
+        if journal and isinstance(stream, FileSink):
+            try:
+                kept_journal = Journal(output_dir, run_id, stream=path, config_reference=config_reference)
+                made.append(kept_journal)
+            except OSError as exc:
+                logger.warning("trainwire: cannot keep the journal in %s (%s); no journal", output_dir, exc)
     if stdout:
         made.append(StdoutSink())
     made.extend(CallbackSink(fn) for fn in callbacks)

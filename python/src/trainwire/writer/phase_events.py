@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from trainwire.contract.status import status_for_exception
 from trainwire.writer.arguments import PHASE_STATUSES
@@ -13,6 +13,7 @@ from trainwire.writer.fields import UNSET, Unset
 from trainwire.writer.phase_progress import PhaseCount
 from trainwire.writer.run_core import RunCore
 from trainwire.writer.scopes import PhasePlan
+from trainwire.writer.spans import OpenPhase
 from trainwire.writer.values import integer
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class PhaseEvents(RunCore):
                 self._complain("phase.progress.unit", f"unit {unit!r} is not a name of 1 to 64 characters; left out")
                 unit = None
             cycle_fields = self._args.cycle_fields(cycle, total_cycles)
-            self._spans.open_phase(name)
+            self._spans.open_phase(name, trial, cycle_fields)
             self._scopes.phases.append(
                 PhaseCount(name, self._monotonic(), total=plan, unit=unit, trial=trial, cycle=cycle_fields)
             )
@@ -76,11 +77,20 @@ class PhaseEvents(RunCore):
                 "phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"
             ):
                 return
-            cycle_fields = opened.cycle if opened is not None else {}
-            self._emit(
-                "phase.ended",
-                self._stamped({"phase": name, "status": status, "duration_s": duration, **cycle_fields}, trial),
-            )
+            self._write_phase_ended(name, status, duration, opened.cycle if opened is not None else {}, trial)
+
+    def _write_phase_ended(
+        self, name: str, status: str, duration: float, cycle_fields: dict[str, Any], trial: int | None
+    ) -> None:
+        self._emit(
+            "phase.ended",
+            self._stamped({"phase": name, "status": status, "duration_s": duration, **cycle_fields}, trial),
+        )
+
+    def _end_open_phase(self, opened: OpenPhase, status: str) -> None:
+        """Ends a phase the run's end found open, on whichever thread opened it (lock held)."""
+        self._scopes.close_phase(opened.name)  # its count, when this thread opened it
+        self._write_phase_ended(opened.name, status, self._spans.close_phase(opened.name), opened.cycle, opened.trial)
 
     @contextlib.contextmanager
     def phase(self, name: str, **plan: Unpack[PhasePlan]) -> Iterator[Self]:

@@ -30,21 +30,39 @@ from trainwire.writer.payloads import stop_payload
 from trainwire.writer.phase_events import PhaseEvents
 from trainwire.writer.redaction import redact_config
 from trainwire.writer.run_core import RunCore
+from trainwire.writer.spans import OpenPhase
 from trainwire.writer.started import provenance_field
+from trainwire.writer.stream_loss import StreamLost, ending_after_loss, loss_summary
 from trainwire.writer.training_events import TrainingEvents
 from trainwire.writer.trial_events import TrialEvents
 from trainwire.writer.values import MAX_SAFE_INTEGER
 
-__all__ = ["UNSET", "ErrorLike", "RejectedInput", "Run", "Unset", "clean_metrics", "error_info", "new_run_id"]
+__all__ = [
+    "UNSET",
+    "ErrorLike",
+    "RejectedInput",
+    "Run",
+    "StreamLost",
+    "Unset",
+    "clean_metrics",
+    "error_info",
+    "new_run_id",
+]
 
 logger = logging.getLogger("trainwire.writer")
+
+#: the `phase.ended` status of a phase still open when the run ends, by the run's status
+PHASE_ENDINGS = {"failed": "failed", "interrupted": "interrupted"}
+#: the error of a trial still open when the run ends
+TRIAL_NOT_ENDED = ("TrialNotEnded", "the run ended before the trial ended")
 
 
 class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
     """One run's writer: stamps the envelope and writes each event to every sink at once.
 
     Only global rank 0 writes; on any other rank every method is a no-op. Nothing here
-    raises into training once the run is made: a failing sink is logged and dropped.
+    raises into training once the run is made: a failing sink is logged and dropped, and a
+    run whose stream (its file, standard output) lost lines ends `failed` (see `finish`).
     Used as a context manager, the run ends `succeeded`, `failed` (the error is written,
     the exception goes on) or `interrupted` (`RunInterrupted`, `KeyboardInterrupt`).
 
@@ -66,7 +84,7 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
     Input the contract cannot take is converted where it has one obvious meaning (numpy
     and torch scalars, 0-d tensors, `Decimal`) and otherwise dropped, a field or the
     event, with one WARNING per kind; `strict=True` raises `RejectedInput` instead (for
-    tests). Events before `start()` start the run first; nothing is written after
+    tests), and `StreamLost` at the first line the stream could not take. Events before `start()` start the run first; nothing is written after
     `run.finished`.
     """
 
@@ -184,7 +202,12 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
     ) -> None:
         """Writes `run.finished`, exactly once, then closes the run (later calls are ignored).
 
-        An interrupted run without `reason` takes the one of its `stop.requested`.
+        The phases and trials still open are ended first, the latest opened first: a phase
+        `ok`, `failed` or `interrupted` as the run ends, a trial `failed` with the error
+        `TrialNotEnded`. When the stream lost lines (a full disk, a file that could not be
+        opened), an ending whose exit code would be 0 is `failed` with the error `StreamLost`
+        (so `exit_code` is 1), and one ERROR line says how many lines were lost, where and
+        why. An interrupted run without `reason` takes the one of its `stop.requested`.
         Paths outside the output directory are left out with a WARNING. `exit_code` is
         a host's own code for the ending (a CLI with codes of its own), written and kept
         as `Run.exit_code` in place of the status's.
@@ -202,6 +225,8 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
                 logger.debug("trainwire: run %s already finished; finish(%r) ignored", self._run_id, status)
                 return
             status, error, reason = checked_ending(self._args, status, error, reason, self.stop_reason)
+            self._end_what_is_open(status)
+            status, error, exit_code = self._ending_after_loss(status, error, exit_code)
             payload = finished_payload(
                 self._args,
                 self.output_dir,
@@ -217,9 +242,34 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
             )
             if not self._emit("run.finished", payload):
                 self._emit("run.finished", required_finished(payload))
+            status, _, exit_code = self._ending_after_loss(status, None, exit_code)  # run.finished itself lost
             self._exit_code = exit_code
             self._mark_finished(status)
+            self._say_loss()
         self.close()
+
+    def _end_what_is_open(self, status: str) -> None:
+        """Ends every phase and trial still open (lock held), the latest opened first: a phase
+        as a `phase()` block ending like the run, a trial `failed` (a trial has no interrupted
+        status, writer rule 14) with an error saying the run ended first."""
+        phase_status = PHASE_ENDINGS.get(status, "ok")
+        for opened in self._spans.still_open():
+            if isinstance(opened, OpenPhase):
+                self._end_open_phase(opened, phase_status)
+            else:
+                self.trial_ended(opened.trial, "failed", attempt=opened.attempt, error=TRIAL_NOT_ENDED)
+
+    def _ending_after_loss(
+        self, status: str, error: ErrorLike, exit_code: int | None
+    ) -> tuple[str, ErrorLike, int | None]:
+        """The ending once the stream's losses are known: a zero-code one becomes `failed`."""
+        return ending_after_loss(status, error, exit_code, self._dispatcher.losses, self._dispatcher.dispatched)
+
+    def _say_loss(self) -> None:
+        losses = self._dispatcher.losses
+        if losses and self._status is not None:
+            summary = loss_summary(self._run_id, losses, self._dispatcher.dispatched, self._status, self.exit_code)
+            logger.error("%s", summary)
 
     def finish_for(self, error: BaseException | None) -> None:
         """Finishes as a block that ended with `error` does (`status_for_exception`): an

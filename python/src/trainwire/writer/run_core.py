@@ -111,7 +111,8 @@ class RunCore:
                 callbacks=callbacks,
                 sinks=sinks,
             )
-        self._lines = LineWriter(run_id, self._stage, Dispatcher(made), self._now, self._monotonic, self._complain)
+        self._dispatcher = Dispatcher(made, strict=strict)
+        self._lines = LineWriter(run_id, self._stage, self._dispatcher, self._now, self._monotonic, self._complain)
         if self._journal is not None:
             self._lines.left_out = self._journal.keep_step  # every step kept, written or not
         self._step_envelope = self._lines.new_line("train.step")  # copied for each step

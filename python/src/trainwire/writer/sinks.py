@@ -13,6 +13,8 @@ from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 from pydantic_core import from_json
 
+from trainwire.writer.stream_loss import StreamLoss, StreamLost, carries_stream, may_come_back, stream_place
+
 __all__ = [
     "CallbackSink",
     "Dispatcher",
@@ -44,7 +46,8 @@ class Sink(Protocol):
 
     `line` is the encoded line (UTF-8 JSON ending in `\\n`); `event` is the dict it was
     encoded from, which a sink must not change. A sink may raise: the run's dispatcher
-    logs it once and disables the sink.
+    logs it once and disables the sink. A sink whose class sets `carries_stream = True` (and
+    `where`) writes the run's stream: its lost lines are counted and said at the run's end.
     """
 
     def write(self, line: bytes, event: dict[str, Any]) -> None: ...
@@ -62,8 +65,10 @@ class FileSink:
     line of its own instead of swallowing the next good one.
     """
 
+    carries_stream = True  # the run's stream: a line it loses is said at the run's end
+
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
-        self.path = os.fspath(path)
+        self.path = self.where = os.fspath(path)
         self.fsync = fsync
         self._needs_newline = _ends_mid_line(self.path)
         # The file object owns the descriptor (closed by close() or when collected); lines
@@ -121,6 +126,9 @@ class StdoutSink:
     The stream is looked up when the sink is made; pass `stream` to write elsewhere.
     """
 
+    carries_stream = True
+    where = "standard output"
+
     def __init__(self, stream: BinaryIO | None = None) -> None:
         self._stream: Any = stream if stream is not None else getattr(sys.stdout, "buffer", sys.stdout)
         self._binary = not hasattr(self._stream, "encoding")
@@ -147,6 +155,9 @@ class OwnedStdoutSink:
     writing to standard output land on standard error instead of breaking the NDJSON (also
     after the run: a consumer reads the stream to its end).
     """
+
+    carries_stream = True
+    where = "standard output"
 
     def __init__(self) -> None:
         self._fd = own_stdout()
@@ -291,26 +302,83 @@ if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork either
 
 
 class Dispatcher:
-    """Hands each line to every sink; a sink that raises is logged once and disabled.
+    """Hands each line to every sink; nothing a sink does ever raises into the caller.
 
-    Nothing a sink does ever raises into the caller: training goes on with the others.
+    A sink that raises is logged once and dropped, and training goes on with the others; a
+    sink carrying the stream (`carries_stream`) has its lost lines counted (`losses`) for the
+    run's end to say, and is kept for the next line when its disk may have room again (see
+    `stream_loss`). `strict` (for tests) raises `StreamLost` at the first line the stream
+    could not take.
     A forked child (a DataLoader worker, a multiprocessing fork) inherits the sinks but
     never writes to them: the stream belongs to the process that made the dispatcher.
     """
 
-    def __init__(self, sinks: Iterable[Sink] = ()) -> None:
+    def __init__(self, sinks: Iterable[Sink] = (), *, strict: bool = False) -> None:
         # a tuple, replaced whole when a sink is dropped, so a dispatch in progress is unaffected
         self.sinks: tuple[Sink, ...] = tuple(sinks)
         self._owner_pid = _process_id
+        self._strict = strict
+        #: what each stream sink lost, in the order of the first loss
+        self.losses: list[StreamLoss] = []
+        #: lines dispatched (the stream's lines, lost or not)
+        self.dispatched = 0
+        self._loss_of: dict[int, StreamLoss] = {}  # by id() of a stream sink that lost a line
+        self._failing: dict[int, StreamLoss] = {}  # the same, of a kept sink whose last write failed
 
     def dispatch(self, line: bytes, event: dict[str, Any]) -> None:
         if _process_id != self._owner_pid:
+            return
+        self.dispatched += 1
+        if self._failing:  # a stream sink is failing: see whether it takes this line
+            self._dispatch_watching(line, event)
             return
         for sink in self.sinks:
             try:
                 sink.write(line, event)
             except Exception as exc:
-                self._disable(sink, exc)
+                self._failed(sink, exc)
+
+    def _dispatch_watching(self, line: bytes, event: dict[str, Any]) -> None:
+        for sink in self.sinks:
+            try:
+                sink.write(line, event)
+            except Exception as exc:
+                self._failed(sink, exc)
+            else:
+                self._written_again(sink)
+
+    def _failed(self, sink: Sink, exc: BaseException) -> None:
+        if not carries_stream(sink):
+            self._disable(sink, exc)
+            return
+        loss = self._loss_of.get(id(sink))
+        kept = may_come_back(exc)
+        if loss is None:
+            loss = self._loss_of[id(sink)] = StreamLoss.of(stream_place(sink), exc)
+            self.losses.append(loss)
+            if kept:
+                logger.warning(
+                    "trainwire: %r could not take a line (%s: %s); it is tried again with the next "
+                    "one, and the lines lost are said when the run ends",
+                    sink,
+                    type(exc).__name__,
+                    exc,
+                )
+        loss.failed += 1
+        if self._strict:
+            raise StreamLost(f"the stream lost a line: {loss.said(self.dispatched)}") from exc
+        if kept:
+            self._failing[id(sink)] = loss
+            logger.debug("trainwire: %r lost a line (%s)", sink, exc)
+        else:
+            self._failing.pop(id(sink), None)
+            loss.dropped_at = self.dispatched
+            self._disable(sink, exc)
+
+    def _written_again(self, sink: Sink) -> None:
+        loss = self._failing.pop(id(sink), None)
+        if loss is not None:
+            loss.came_back = True
 
     def _disable(self, sink: Sink, exc: BaseException) -> None:
         self.sinks = tuple(other for other in self.sinks if other is not sink)

@@ -34,3 +34,4 @@ subprocess.run([sys.executable, "-c", "print('child: hello')"], check=True)
 if run is not None:
     run.finish()
 print("tool: done")
+sys.exit(run.exit_code if run is not None else 0)
