@@ -42,7 +42,13 @@ CLAIMED_SKIPS = {
 # The example is a reader of contract 1.0: it reads the 1.1 cases whose new fields it ignores
 # without an error, and fails them, reported as cases that need 1.1.
 # suite 5: the last two
-FAILED_NEEDING_1_1 = {"cycles", "stop-for-criterion", "sweep-restart-in-trial", "trial-epochs-and-evaluations", "open-at-finish"}
+FAILED_NEEDING_1_1 = {
+    "cycles",
+    "stop-for-criterion",
+    "sweep-restart-in-trial",
+    "trial-epochs-and-evaluations",
+    "open-at-finish",
+}
 
 
 def test_example_is_short_and_stands_alone():
