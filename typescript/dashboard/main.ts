@@ -7,8 +7,9 @@ import { printable } from "../src/printable.js";
 import { assertNever } from "../src/vocabulary.js";
 import { isRecord } from "./checks.js";
 import { openCompare } from "./compare.js";
-import { $, element, encodedKey, text } from "./dom.js";
+import { element, encodedKey, text } from "./dom.js";
 import { type FeedMessage, follow } from "./feed.js";
+import { byId, ID, required } from "./page-ids.js";
 import { RunCharts } from "./run-charts.js";
 import { runProgressParts } from "./run-progress.js";
 import { checkedRows } from "./run-rows.js";
@@ -83,8 +84,8 @@ async function refreshRuns(): Promise<void> {
   } catch {
     note = "server unreachable; retrying";
   }
-  $("server-note").textContent = note;
-  $("runs-empty").hidden = (table?.rows.length ?? 0) > 0;
+  byId(ID.serverNote).textContent = note;
+  byId(ID.runsEmpty).hidden = (table?.rows.length ?? 0) > 0;
 }
 
 // -- one run ----------------------------------------------------------------------------------
@@ -113,26 +114,26 @@ interface RunView {
 function newRunView(key: string, kept?: RunCharts): RunView {
   let charts = kept;
   if (charts === undefined) {
-    $("charts").replaceChildren();
-    charts = new RunCharts($("charts"));
+    byId(ID.charts).replaceChildren();
+    charts = new RunCharts(byId(ID.charts));
   }
-  $("phases").replaceChildren();
-  $("provenance").replaceChildren();
-  $("config").textContent = "";
-  $("run-title").textContent = key;
-  $("run-status").className = "badge";
-  $("run-status").textContent = "";
-  $("progress-bar").style.width = "0%";
-  $("progress-text").textContent = "";
-  $("progress-text").dataset["step"] = "";
-  $("run-error").hidden = true;
-  $("run-chain").textContent = "";
-  ($("stop") as HTMLButtonElement).hidden = true;
+  byId(ID.phases).replaceChildren();
+  byId(ID.provenance).replaceChildren();
+  byId(ID.config).textContent = "";
+  byId(ID.runTitle).textContent = key;
+  byId(ID.runStatus).className = "badge";
+  byId(ID.runStatus).textContent = "";
+  byId(ID.progressBar).style.width = "0%";
+  byId(ID.progressText).textContent = "";
+  byId(ID.progressText).dataset["step"] = "";
+  byId(ID.runError).hidden = true;
+  byId(ID.runChain).textContent = "";
+  required(ID.stop, HTMLButtonElement).hidden = true;
   return {
     key,
     charts,
     phases: [],
-    trials: new TrialsPanel($("trials-panel")),
+    trials: new TrialsPanel(byId(ID.trialsPanel)),
     rate: null,
     drawn: [],
     startedAt: null,
@@ -146,7 +147,7 @@ function openRun(key: string, signal: AbortSignal): void {
   shownRun = newRunView(key);
   let runView = shownRun;
   let pending = false;
-  $("progress-text").textContent = "opening…";
+  byId(ID.progressText).textContent = "opening…";
   // Making a chart is the page's longest work: one new chart a frame, so that opening a run
   // with many charts never holds the page for long; charts already made are redrawn together.
   const draw = (): void => {
@@ -164,10 +165,10 @@ function openRun(key: string, signal: AbortSignal): void {
     switch (message.kind) {
       case "missing":
         runView = shownRun = newRunView(key);
-        $("progress-text").textContent = `no run ${key} on the server (yet): it is shown once its stream appears`;
+        byId(ID.progressText).textContent = `no run ${key} on the server (yet): it is shown once its stream appears`;
         return;
       case "failed":
-        $("progress-text").textContent = `cannot follow this run: ${message.message}`;
+        byId(ID.progressText).textContent = `cannot follow this run: ${message.message}`;
         return;
       case "state":
         renderRunState(runView, message.state);
@@ -182,11 +183,11 @@ function openRun(key: string, signal: AbortSignal): void {
         // the trials' losses are the trials panel's chart, drawn with the state's trials
         runView.drawn = message.charts.filter((chart) => chart.kind !== TRIAL_CURVES_KIND);
         runView.trials.curves(message.charts.find((chart) => chart.kind === TRIAL_CURVES_KIND));
-        $("run-chain").textContent =
+        byId(ID.runChain).textContent =
           message.chain.length > 1
             ? `one curve across ${message.chain.length} processes: ${message.chain.join(" → ")}`
             : "";
-        $("run-view").dataset["bytes"] = String(message.bytes);
+        byId(ID.runView).dataset["bytes"] = String(message.bytes);
         renderRunState(runView, message.state);
         if (!pending) {
           pending = true;
@@ -202,13 +203,13 @@ function openRun(key: string, signal: AbortSignal): void {
 function onEvent(runView: RunView, event: Line): void {
   switch (event.event) {
     case "run.started": {
-      $("run-title").textContent = printable(`${event.run_id}  (${runView.key})`);
+      byId(ID.runTitle).textContent = printable(`${event.run_id}  (${runView.key})`);
       runView.startedAt = Date.parse(event.ts);
-      $("config").textContent = JSON.stringify(event.config ?? {}, null, 2)
+      byId(ID.config).textContent = JSON.stringify(event.config ?? {}, null, 2)
         .split("\n")
         .map(printable)
         .join("\n");
-      const list = $("provenance");
+      const list = byId(ID.provenance);
       list.replaceChildren();
       const provenance = event.provenance ?? {};
       const entries: [string, unknown][] = [
@@ -237,8 +238,8 @@ function onEvent(runView: RunView, event: Line): void {
       break;
     case "run.finished":
       if (event.error !== null) {
-        $("run-error").hidden = false;
-        $("run-error").textContent = `${event.status}: ${event.error.type}: ${event.error.message}`;
+        byId(ID.runError).hidden = false;
+        byId(ID.runError).textContent = `${event.status}: ${event.error.type}: ${event.error.message}`;
       }
       break;
     case "trial.started":
@@ -262,11 +263,11 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
   if (state === undefined) return;
   runView.trials.render(state.trials);
   runView.search = state.trials.count > 0;
-  const status = $("run-status");
+  const status = byId(ID.runStatus);
   status.className = `badge ${state.status}`;
   status.textContent = state.status.replace("_", " ");
   const fraction = state.progress ?? (state.step !== null && state.total_steps ? state.step / state.total_steps : 0);
-  $("progress-bar").style.width = `${Math.round(Math.min(fraction, 1) * 1000) / 10}%`;
+  byId(ID.progressBar).style.width = `${Math.round(Math.min(fraction, 1) * 1000) / 10}%`;
   const parts = [`step ${text(state.step)}${state.total_steps ? ` / ${state.total_steps}` : ""}`];
   if (runView.rate !== null) parts.push(formatRate(runView.rate));
   if (state.status === "running" && state.eta_s !== null) parts.push(`ETA ${duration(state.eta_s)}`);
@@ -278,13 +279,13 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
     parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
   if (state.status === "stale" && state.last_ts !== null)
     parts.push(`silent since ${new Date(state.last_ts).toLocaleString()}: shown as ended at its last line`);
-  $("progress-text").textContent = printable(parts.join(" · "));
+  byId(ID.progressText).textContent = printable(parts.join(" · "));
   if (runView.status !== state.status) {
     runView.status = state.status;
     renderPanels(runView); // an open phase reads "running" only while the run is
   }
-  $("progress-text").dataset["step"] = String(state.step ?? "");
-  const stop = $("stop") as HTMLButtonElement;
+  byId(ID.progressText).dataset["step"] = String(state.step ?? "");
+  const stop = required(ID.stop, HTMLButtonElement);
   stop.hidden = config.read_only || state.status !== "running" || state.stop_requested;
 }
 
@@ -298,13 +299,13 @@ function runDuration(runView: RunView, state: Readonly<RunState>): number | null
 }
 
 function renderCharts(runView: RunView): void {
-  const smoothing = Number(($("smoothing") as HTMLInputElement).value);
-  const log = ($("log-scale") as HTMLInputElement).checked;
+  const smoothing = Number(required(ID.smoothing, HTMLInputElement).value);
+  const log = required(ID.logScale, HTMLInputElement).checked;
   runView.charts.render(runView.drawn, smoothing, log);
 }
 
 function renderPanels(runView: RunView): void {
-  const phases = $("phases");
+  const phases = byId(ID.phases);
   phases.replaceChildren(
     ...runView.phases.map((phase) =>
       element(
@@ -329,10 +330,10 @@ async function requestStop(key: string): Promise<void> {
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ reason, requested_by: "dashboard" }),
   });
-  $("progress-text").textContent = response.ok
+  byId(ID.progressText).textContent = response.ok
     ? `stop requested: ${search ? "the search ends after its running trials" : "the run saves a checkpoint and ends"}`
     : `stop refused: ${await response.text()}`;
-  ($("stop") as HTMLButtonElement).hidden = response.ok;
+  required(ID.stop, HTMLButtonElement).hidden = response.ok;
 }
 
 // -- routing ----------------------------------------------------------------------------------
@@ -341,44 +342,44 @@ function route(): void {
   view?.abort();
   view = new AbortController();
   const hash = location.hash || "#/";
-  $("runs-view").hidden = !(hash === "#/" || hash === "#");
-  $("run-view").hidden = !hash.startsWith("#/run/");
-  $("compare-view").hidden = !hash.startsWith("#/compare");
+  byId(ID.runsView).hidden = !(hash === "#/" || hash === "#");
+  byId(ID.runView).hidden = !hash.startsWith("#/run/");
+  byId(ID.compareView).hidden = !hash.startsWith("#/compare");
   if (hash.startsWith("#/run/")) {
     const key = decodeURIComponent(hash.slice("#/run/".length));
-    ($("stop") as HTMLButtonElement).onclick = () => void requestStop(key);
+    required(ID.stop, HTMLButtonElement).onclick = () => void requestStop(key);
     openRun(key, view.signal);
   } else if (hash.startsWith("#/compare")) {
     const keys = new URLSearchParams(hash.split("?")[1] ?? "").getAll("run");
-    openCompare(keys, token, STREAM_POLL_MS, view.signal, () => Number(($("smoothing") as HTMLInputElement).value));
+    openCompare(keys, token, STREAM_POLL_MS, view.signal, () => Number(required(ID.smoothing, HTMLInputElement).value));
   }
 }
 
 async function start(): Promise<void> {
   const runsTable = new RunsTable(
-    $("runs") as HTMLTableElement,
-    $("config-columns"),
-    $("filter") as HTMLInputElement,
+    required(ID.runs, HTMLTableElement),
+    byId(ID.configColumns),
+    required(ID.filter, HTMLInputElement),
     (key) => {
       location.hash = `#/run/${encodeURIComponent(key)}`;
     },
     () => {
-      ($("compare-selected") as HTMLButtonElement).disabled = runsTable.selected.size < 1;
+      required(ID.compareSelected, HTMLButtonElement).disabled = runsTable.selected.size < 1;
     },
   );
   table = runsTable;
-  $("compare-selected").addEventListener("click", () => {
+  byId(ID.compareSelected).addEventListener("click", () => {
     location.hash = `#/compare?${[...runsTable.selected].map((key) => `run=${encodeURIComponent(key)}`).join("&")}`;
   });
-  for (const id of ["smoothing", "log-scale"])
-    $(id).addEventListener("input", () => {
+  for (const id of [ID.smoothing, ID.logScale])
+    byId(id).addEventListener("input", () => {
       if (shownRun !== undefined) renderCharts(shownRun);
     });
   window.addEventListener("hashchange", route);
   route(); // a run opens at once; the stop button waits for the config (read-only until then)
   const answer = await fetchWithToken("api/config", { cache: "no-store" });
   if (answer.ok) config = checkedConfig(await answer.json().catch(() => undefined));
-  else $("server-note").textContent = answer.status === 403 ? NO_TOKEN : `the server answered ${answer.status}`;
+  else byId(ID.serverNote).textContent = answer.status === 403 ? NO_TOKEN : `the server answered ${answer.status}`;
   await refreshRuns();
   setInterval(() => void refreshRuns(), LIST_POLL_MS);
 }
