@@ -1,35 +1,44 @@
 // The `trainwire serve` page: runs list, one run live, compare. Built by scripts/build-dashboard.mjs.
 // Everything it shows comes from the package's own reader, fold and series store.
 import type { ChartData } from "../src/charts.js";
-import { formatDuration, formatRate } from "../src/humanize.js";
 import type { Line, RunState } from "../src/index.js";
 import { printable } from "../src/printable.js";
 import { assertNever } from "../src/vocabulary.js";
-import { isRecord } from "./checks.js";
 import { openCompare } from "./compare.js";
-import { element, encodedKey, text } from "./dom.js";
+import { element, encodedKey } from "./dom.js";
 import { type FeedMessage, follow } from "./feed.js";
+import { configRefusedNote, listView, type RunsAnswer } from "./list-view.js";
 import { byId, ID, required } from "./page-ids.js";
 import { RunCharts } from "./run-charts.js";
-import { runProgressParts } from "./run-progress.js";
 import { checkedRows } from "./run-rows.js";
+import {
+  chainText,
+  EMPTY_RUN_HEADER,
+  missingRunText,
+  OPENING_TEXT,
+  type PhaseEntry,
+  phaseText,
+  type RunHeaderView,
+  runErrorText,
+  runHeaderView,
+  runTitle,
+  STOP_DEFAULT_REASON,
+  stopOutcomeText,
+  stopPrompt,
+  unfollowableText,
+} from "./run-view.js";
 import { RunsTable } from "./runs-table.js";
+import { checkedConfig, type ServerConfig, UNKNOWN_CONFIG } from "./server-config.js";
 import { TRIAL_CURVES_KIND } from "./trial-curves.js";
 import { TrialsPanel } from "./trials-panel.js";
 
-interface ServerConfig {
-  version: string;
-  read_only: boolean;
-}
-
 const TOKEN_KEY = "trainwire-token";
-const NO_TOKEN = "the server refused this page: open the URL `trainwire serve` printed (with ?token=)";
 const LIST_POLL_MS = 2000;
 const STREAM_POLL_MS = 1000;
 
 const token = takeToken();
 
-let config: ServerConfig = { version: "", read_only: true };
+let config: ServerConfig = UNKNOWN_CONFIG;
 let table: RunsTable | undefined;
 let view: AbortController | undefined;
 let shownRun: RunView | undefined;
@@ -53,39 +62,22 @@ function fetchWithToken(url: string, init: RequestInit = {}): Promise<Response> 
   return fetch(url, { ...init, headers: { ...authorised, ...(init.headers as Record<string, string> | undefined) } });
 }
 
-function duration(seconds: number | null | undefined): string {
-  return seconds === null || seconds === undefined || !Number.isFinite(seconds) ? "–" : formatDuration(seconds);
-}
-
-/** The server's config as the page uses it: read-only unless the server says plainly it is not. */
-function checkedConfig(answer: unknown): ServerConfig {
-  const given = isRecord(answer) ? answer : {};
-  return {
-    version: typeof given["version"] === "string" ? printable(given["version"]) : "",
-    read_only: given["read_only"] !== false,
-  };
-}
-
 // -- runs list --------------------------------------------------------------------------------
 
 async function refreshRuns(): Promise<void> {
-  let note: string;
+  let answer: RunsAnswer;
   try {
     const response = await fetchWithToken("api/runs", { cache: "no-store" });
     // every row is checked before it is shown: a field of the wrong type is blanked, not thrown on
     const rows = response.ok ? checkedRows(await response.json().catch(() => undefined)) : undefined;
     if (rows !== undefined) table?.update(rows);
-    note =
-      response.status === 403
-        ? NO_TOKEN
-        : response.ok && rows === undefined
-          ? "the server's runs list is not a list; retrying"
-          : `trainwire ${config.version}${config.read_only ? " · read-only" : ""}`;
+    answer = { reached: true, status: response.status, list: rows !== undefined };
   } catch {
-    note = "server unreachable; retrying";
+    answer = { reached: false };
   }
-  byId(ID.serverNote).textContent = note;
-  byId(ID.runsEmpty).hidden = (table?.rows.length ?? 0) > 0;
+  const shown = listView(answer, config, table?.rows.length ?? 0);
+  byId(ID.serverNote).textContent = shown.serverNote;
+  byId(ID.runsEmpty).hidden = shown.emptyHidden;
 }
 
 // -- one run ----------------------------------------------------------------------------------
@@ -93,7 +85,7 @@ async function refreshRuns(): Promise<void> {
 interface RunView {
   key: string;
   charts: RunCharts;
-  phases: { name: string; status: string | null; duration: number | null }[];
+  phases: PhaseEntry[];
   trials: TrialsPanel;
   rate: number | null;
   /** The charts the worker made of the run's (joined) history. */
@@ -121,14 +113,9 @@ function newRunView(key: string, kept?: RunCharts): RunView {
   byId(ID.provenance).replaceChildren();
   byId(ID.config).textContent = "";
   byId(ID.runTitle).textContent = key;
-  byId(ID.runStatus).className = "badge";
-  byId(ID.runStatus).textContent = "";
-  byId(ID.progressBar).style.width = "0%";
-  byId(ID.progressText).textContent = "";
-  byId(ID.progressText).dataset["step"] = "";
+  showRunHeader(EMPTY_RUN_HEADER);
   byId(ID.runError).hidden = true;
   byId(ID.runChain).textContent = "";
-  required(ID.stop, HTMLButtonElement).hidden = true;
   return {
     key,
     charts,
@@ -147,7 +134,7 @@ function openRun(key: string, signal: AbortSignal): void {
   shownRun = newRunView(key);
   let runView = shownRun;
   let pending = false;
-  byId(ID.progressText).textContent = "opening…";
+  byId(ID.progressText).textContent = OPENING_TEXT;
   // Making a chart is the page's longest work: one new chart a frame, so that opening a run
   // with many charts never holds the page for long; charts already made are redrawn together.
   const draw = (): void => {
@@ -165,10 +152,10 @@ function openRun(key: string, signal: AbortSignal): void {
     switch (message.kind) {
       case "missing":
         runView = shownRun = newRunView(key);
-        byId(ID.progressText).textContent = `no run ${key} on the server (yet): it is shown once its stream appears`;
+        byId(ID.progressText).textContent = missingRunText(key);
         return;
       case "failed":
-        byId(ID.progressText).textContent = `cannot follow this run: ${message.message}`;
+        byId(ID.progressText).textContent = unfollowableText(message.message);
         return;
       case "state":
         renderRunState(runView, message.state);
@@ -183,10 +170,7 @@ function openRun(key: string, signal: AbortSignal): void {
         // the trials' losses are the trials panel's chart, drawn with the state's trials
         runView.drawn = message.charts.filter((chart) => chart.kind !== TRIAL_CURVES_KIND);
         runView.trials.curves(message.charts.find((chart) => chart.kind === TRIAL_CURVES_KIND));
-        byId(ID.runChain).textContent =
-          message.chain.length > 1
-            ? `one curve across ${message.chain.length} processes: ${message.chain.join(" → ")}`
-            : "";
+        byId(ID.runChain).textContent = chainText(message.chain);
         byId(ID.runView).dataset["bytes"] = String(message.bytes);
         renderRunState(runView, message.state);
         if (!pending) {
@@ -203,7 +187,7 @@ function openRun(key: string, signal: AbortSignal): void {
 function onEvent(runView: RunView, event: Line): void {
   switch (event.event) {
     case "run.started": {
-      byId(ID.runTitle).textContent = printable(`${event.run_id}  (${runView.key})`);
+      byId(ID.runTitle).textContent = runTitle(event.run_id, runView.key);
       runView.startedAt = Date.parse(event.ts);
       byId(ID.config).textContent = JSON.stringify(event.config ?? {}, null, 2)
         .split("\n")
@@ -239,7 +223,7 @@ function onEvent(runView: RunView, event: Line): void {
     case "run.finished":
       if (event.error !== null) {
         byId(ID.runError).hidden = false;
-        byId(ID.runError).textContent = `${event.status}: ${event.error.type}: ${event.error.message}`;
+        byId(ID.runError).textContent = runErrorText(event.status, event.error);
       }
       break;
     case "trial.started":
@@ -263,39 +247,30 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined)
   if (state === undefined) return;
   runView.trials.render(state.trials);
   runView.search = state.trials.count > 0;
-  const status = byId(ID.runStatus);
-  status.className = `badge ${state.status}`;
-  status.textContent = state.status.replace("_", " ");
-  const fraction = state.progress ?? (state.step !== null && state.total_steps ? state.step / state.total_steps : 0);
-  byId(ID.progressBar).style.width = `${Math.round(Math.min(fraction, 1) * 1000) / 10}%`;
-  const parts = [`step ${text(state.step)}${state.total_steps ? ` / ${state.total_steps}` : ""}`];
-  if (runView.rate !== null) parts.push(formatRate(runView.rate));
-  if (state.status === "running" && state.eta_s !== null) parts.push(`ETA ${duration(state.eta_s)}`);
-  if (state.loss !== null) parts.push(`loss ${text(state.loss)}`);
-  if (state.attempt > 1) parts.push(`attempt ${state.attempt}`);
-  parts.push(...runProgressParts(state));
-  parts.push(`duration ${duration(runDuration(runView, state))}`);
-  if (state.finished)
-    parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
-  if (state.status === "stale" && state.last_ts !== null)
-    parts.push(`silent since ${new Date(state.last_ts).toLocaleString()}: shown as ended at its last line`);
-  byId(ID.progressText).textContent = printable(parts.join(" · "));
+  showRunHeader(
+    runHeaderView({
+      state,
+      rate: runView.rate,
+      startedAt: runView.startedAt,
+      now: Date.now(),
+      readOnly: config.read_only,
+    }),
+  );
   if (runView.status !== state.status) {
     runView.status = state.status;
     renderPanels(runView); // an open phase reads "running" only while the run is
   }
-  byId(ID.progressText).dataset["step"] = String(state.step ?? "");
-  const stop = required(ID.stop, HTMLButtonElement);
-  stop.hidden = config.read_only || state.status !== "running" || state.stop_requested;
 }
 
-/** A finished run's own duration; a running one's until now; a stale one's until its last line. */
-function runDuration(runView: RunView, state: Readonly<RunState>): number | null {
-  const finished = state.finished as { duration_s?: number | null } | null;
-  if (finished !== null) return finished.duration_s ?? null;
-  if (runView.startedAt === null) return null;
-  const end = state.status === "stale" && state.last_ts !== null ? Date.parse(state.last_ts) : Date.now();
-  return Math.max(0, (end - runView.startedAt) / 1000);
+function showRunHeader(header: RunHeaderView): void {
+  const badge = byId(ID.runStatus);
+  badge.className = header.badge.className;
+  badge.textContent = header.badge.text;
+  byId(ID.progressBar).style.width = header.barWidth;
+  const progress = byId(ID.progressText);
+  progress.textContent = header.progressText;
+  progress.dataset["step"] = header.step;
+  required(ID.stop, HTMLButtonElement).hidden = header.stopHidden;
 }
 
 function renderCharts(runView: RunView): void {
@@ -306,33 +281,19 @@ function renderCharts(runView: RunView): void {
 
 function renderPanels(runView: RunView): void {
   const phases = byId(ID.phases);
-  phases.replaceChildren(
-    ...runView.phases.map((phase) =>
-      element(
-        "li",
-        `${phase.name}: ${phase.status ?? (runView.status === "running" ? "running" : "unfinished")}${phase.duration !== null ? `, ${duration(phase.duration)}` : ""}`,
-      ),
-    ),
-  );
+  phases.replaceChildren(...runView.phases.map((phase) => element("li", phaseText(phase, runView.status))));
 }
 
 async function requestStop(key: string): Promise<void> {
   const search = shownRun?.search ?? false;
-  const reason = prompt(
-    search
-      ? "Stop this search? It ends after its running trials, interrupted.\nReason:"
-      : "Stop this run? It saves a checkpoint and ends interrupted.\nReason:",
-    "stopped from the dashboard",
-  );
+  const reason = prompt(stopPrompt(search), STOP_DEFAULT_REASON);
   if (reason === null) return;
   const response = await fetchWithToken(`api/runs/${encodedKey(key)}/stop`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ reason, requested_by: "dashboard" }),
   });
-  byId(ID.progressText).textContent = response.ok
-    ? `stop requested: ${search ? "the search ends after its running trials" : "the run saves a checkpoint and ends"}`
-    : `stop refused: ${await response.text()}`;
+  byId(ID.progressText).textContent = stopOutcomeText(search, response.ok, response.ok ? "" : await response.text());
   required(ID.stop, HTMLButtonElement).hidden = response.ok;
 }
 
@@ -379,7 +340,7 @@ async function start(): Promise<void> {
   route(); // a run opens at once; the stop button waits for the config (read-only until then)
   const answer = await fetchWithToken("api/config", { cache: "no-store" });
   if (answer.ok) config = checkedConfig(await answer.json().catch(() => undefined));
-  else byId(ID.serverNote).textContent = answer.status === 403 ? NO_TOKEN : `the server answered ${answer.status}`;
+  else byId(ID.serverNote).textContent = configRefusedNote(answer.status);
   await refreshRuns();
   setInterval(() => void refreshRuns(), LIST_POLL_MS);
 }
