@@ -2,7 +2,7 @@
 // journal (opened from its opening) and the same stream without one (read from byte 0):
 // `node dashboard_opening.mjs URL STEPS CHART...` (the last step and every chart each shows). Prints, per run, what the run view shows and the Range of
 // each request for its stream; exits non-zero with the reason on the first failure.
-import { drive, say } from "./chromium_page.mjs";
+import { drive, say } from "../../../../typescript/dist/test/browser/chromium-page.js";
 
 const [url, steps, ...charts] = process.argv.slice(2);
 await drive(async (page) => {

@@ -1,8 +1,8 @@
 // Stops a live Optuna study from the run page of `trainwire serve` in headless Chromium:
 // `node dashboard_stop_study.mjs URL`. Once a trial has ended it presses *Stop run*, gives a
 // reason and waits for the run to end interrupted. Prints one JSON line per check it passed;
-// exits non-zero with the reason on the first failure (chromium_page.mjs).
-import { drive, say } from "./chromium_page.mjs";
+// exits non-zero with the reason on the first failure (typescript/test/browser/chromium-page.ts).
+import { drive, say } from "../../../../typescript/dist/test/browser/chromium-page.js";
 
 const [url] = process.argv.slice(2);
 const trials = (page) =>

@@ -1,8 +1,8 @@
 // Drives the run page of `trainwire serve` in headless Chromium (playwright-core, the system browser)
 // on a sweep: `node dashboard_trials.mjs URL STATUS TRIALS` opens the one run, waits for its status
 // and its TRIALS rows. Prints one JSON line per check it passed; exits non-zero with the reason on
-// the first failure (chromium_page.mjs).
-import { drive, say } from "./chromium_page.mjs";
+// the first failure (typescript/test/browser/chromium-page.ts).
+import { drive, say } from "../../../../typescript/dist/test/browser/chromium-page.js";
 
 const [url, status, count] = process.argv.slice(2);
 const rows = (page) =>

@@ -3,7 +3,7 @@
 // browser) that adds rows of every wrong shape. Prints one JSON line per check it passed;
 // exits non-zero with the reason on the first failure.
 import { readFileSync } from "node:fs";
-import { drive, say } from "./chromium_page.mjs";
+import { drive, say } from "../../../../typescript/dist/test/browser/chromium-page.js";
 
 const [url] = process.argv.slice(2);
 /** What a broken server or proxy may add to the runs list: no row of it may cost the others. */
