@@ -4,6 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type BrowserContext, chromium, type Page, type Response } from "playwright-core";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.js";
 
 /** One line of the script's report: the check it passed, with what it saw. */
 export function say(check: string, detail: Record<string, unknown> = {}): void {
@@ -30,18 +31,10 @@ export interface WatchedBrowser {
 /** A browser with one page watched for errors: `errors` collects them; close `context` at the end. */
 export async function openBrowser({ allowStatus = () => false }: BrowserOptions = {}): Promise<WatchedBrowser> {
   const context = await chromium.launchPersistentContext(mkdtempSync(path.join(tmpdir(), "trainwire-chromium-")), {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
+    executablePath: CHROMIUM,
+    headless: true, // playwright passes its own `--headless`
     viewport: { width: 1280, height: 900 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: CHROMIUM_ARGS.filter((arg) => arg !== "--headless"),
   });
   const errors: string[] = [];
   const page = context.pages()[0] ?? (await context.newPage());
