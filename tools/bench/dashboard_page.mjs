@@ -2,7 +2,7 @@
 // `node dashboard_page.mjs URL KEY BYTES` prints {first_chart_s, loaded_s, longest_task_ms,
 // long_tasks, longest_timer_gap_ms}: the first chart with a point, the whole stream read
 // (BYTES), and the page's main-thread long tasks and 50 ms timer gaps until then.
-import { drive } from "../../python/tests/support/scripts/chromium_page.mjs";
+import { drive } from "../../typescript/dist/test/browser/chromium-page.js";
 
 const [url, key, bytes] = process.argv.slice(2);
 await drive(async (page) => {

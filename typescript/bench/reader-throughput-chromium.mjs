@@ -7,19 +7,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
+import { CHROMIUM, CHROMIUM_ARGS } from "../dist/test/browser/chromium.js";
 import { report } from "./_measure.mjs";
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const PAGE = `<!doctype html><meta charset="utf-8"><title>reader throughput</title><script type="module" src="/page.js"></script>`;
 const [streamPath, rounds] = process.argv.slice(2);
 const packageDir = path.resolve(import.meta.dirname, "..");

@@ -3,8 +3,9 @@
 // a clear line for each run that cannot be opened.
 import type { ChartData } from "../src/charts.js";
 import { Chart } from "./chart.js";
-import { $, configText, element } from "./dom.js";
+import { configText, element } from "./dom.js";
 import { follow } from "./feed.js";
+import { byId, ID, required } from "./page-ids.js";
 
 interface Compared {
   key: string;
@@ -25,13 +26,13 @@ export function openCompare(
   smoothing: () => number,
 ): void {
   const runs = keys.map((key): Compared => ({ key, charts: [], config: undefined, problem: null }));
-  const picker = $("compare-metric") as HTMLSelectElement;
-  const container = $("compare-chart");
+  const picker = required(ID.compareMetric, HTMLSelectElement);
+  const container = byId(ID.compareChart);
   container.replaceChildren();
-  $("compare-config").replaceChildren();
-  $("compare-problems").replaceChildren();
+  byId(ID.compareConfig).replaceChildren();
+  byId(ID.compareProblems).replaceChildren();
   picker.replaceChildren();
-  $("compare-note").textContent = keys.length
+  byId(ID.compareNote).textContent = keys.length
     ? `${keys.length} run(s), overlaid on the step axis, live.`
     : "Pick runs in the list, then Compare selected.";
   let chart: Chart | undefined;
@@ -99,7 +100,7 @@ function overlaid(runs: Compared[]): ChartData[] {
 }
 
 function renderProblems(runs: Compared[]): void {
-  $("compare-problems").replaceChildren(
+  byId(ID.compareProblems).replaceChildren(
     ...runs.filter((run) => run.problem !== null).map((run) => element("li", `${run.key}: ${run.problem}`, "problem")),
   );
 }
@@ -109,7 +110,7 @@ function renderConfig(all: Compared[]): void {
   const runs = all.filter((run) => run.config !== undefined);
   const names = [...new Set(runs.flatMap((run) => [...(run.config?.keys() ?? [])]))].sort();
   const differing = names.filter((name) => new Set(runs.map((run) => JSON.stringify(run.config?.get(name)))).size > 1);
-  const table = $("compare-config");
+  const table = byId(ID.compareConfig);
   const head = element("tr");
   head.append(element("th", "config"), ...runs.map((run) => element("th", run.key)));
   const rows = differing.map((name) => {

@@ -1,11 +1,5 @@
 // Small DOM helpers every part of the page uses.
 
-export function $<T extends HTMLElement>(id: string): T {
-  const found = document.getElementById(id);
-  if (found === null) throw new Error(`the page has no #${id}`);
-  return found as T;
-}
-
 export function element<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   content?: string,

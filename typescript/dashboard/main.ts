@@ -1,338 +1,51 @@
 // The `trainwire serve` page: runs list, one run live, compare. Built by scripts/build-dashboard.mjs.
-// Everything it shows comes from the package's own reader, fold and series store.
-import type { ChartData } from "../src/charts.js";
-import { formatDuration, formatRate } from "../src/humanize.js";
-import type { Line, RunState } from "../src/index.js";
-import { printable } from "../src/printable.js";
-import { assertNever } from "../src/vocabulary.js";
-import { isRecord } from "./checks.js";
+// Everything it shows comes from the package's own reader, fold and series store. This module
+// only wires the parts together: the views decide what to show (run-view.ts, list-view.ts).
 import { openCompare } from "./compare.js";
-import { $, element, encodedKey, text } from "./dom.js";
-import { type FeedMessage, follow } from "./feed.js";
-import { RunCharts } from "./run-charts.js";
-import { runProgressParts } from "./run-progress.js";
+import { configRefusedNote, listView, type RunsAnswer } from "./list-view.js";
+import { byId, ID, required } from "./page-ids.js";
+import { compareHash, parseRoute, runHash } from "./route.js";
+import { openRun, type ShownRun } from "./run-page.js";
 import { checkedRows } from "./run-rows.js";
 import { RunsTable } from "./runs-table.js";
-import { TRIAL_CURVES_KIND } from "./trial-curves.js";
-import { TrialsPanel } from "./trials-panel.js";
+import { checkedConfig, type ServerConfig, UNKNOWN_CONFIG } from "./server-config.js";
+import { requestStop } from "./stop.js";
+import { fetchWithToken, takeToken } from "./token.js";
 
-interface ServerConfig {
-  version: string;
-  read_only: boolean;
-}
-
-const TOKEN_KEY = "trainwire-token";
-const NO_TOKEN = "the server refused this page: open the URL `trainwire serve` printed (with ?token=)";
 const LIST_POLL_MS = 2000;
 const STREAM_POLL_MS = 1000;
 
 const token = takeToken();
+const serverFetch = fetchWithToken(token);
 
-let config: ServerConfig = { version: "", read_only: true };
+let config: ServerConfig = UNKNOWN_CONFIG;
 let table: RunsTable | undefined;
 let view: AbortController | undefined;
-let shownRun: RunView | undefined;
-
-/** The token comes in the URL the server printed; kept for this tab only, and out of the address bar. */
-function takeToken(): string {
-  const url = new URL(location.href);
-  const given = url.searchParams.get("token");
-  if (given !== null) {
-    sessionStorage.setItem(TOKEN_KEY, given);
-    url.searchParams.delete("token");
-    history.replaceState(null, "", url.pathname + url.search + url.hash);
-  }
-  return sessionStorage.getItem(TOKEN_KEY) ?? "";
-}
-
-/** Every request to the server carries the token: the runs, the streams and stop all need it. */
-const authorised: Record<string, string> = { "X-Trainwire-Token": token };
-
-function fetchWithToken(url: string, init: RequestInit = {}): Promise<Response> {
-  return fetch(url, { ...init, headers: { ...authorised, ...(init.headers as Record<string, string> | undefined) } });
-}
-
-function duration(seconds: number | null | undefined): string {
-  return seconds === null || seconds === undefined || !Number.isFinite(seconds) ? "–" : formatDuration(seconds);
-}
-
-/** The server's config as the page uses it: read-only unless the server says plainly it is not. */
-function checkedConfig(answer: unknown): ServerConfig {
-  const given = isRecord(answer) ? answer : {};
-  return {
-    version: typeof given["version"] === "string" ? printable(given["version"]) : "",
-    read_only: given["read_only"] !== false,
-  };
-}
+let shownRun: ShownRun | undefined;
 
 // -- runs list --------------------------------------------------------------------------------
 
 async function refreshRuns(): Promise<void> {
-  let note: string;
+  let answer: RunsAnswer;
   try {
-    const response = await fetchWithToken("api/runs", { cache: "no-store" });
+    const response = await serverFetch("api/runs", { cache: "no-store" });
     // every row is checked before it is shown: a field of the wrong type is blanked, not thrown on
     const rows = response.ok ? checkedRows(await response.json().catch(() => undefined)) : undefined;
     if (rows !== undefined) table?.update(rows);
-    note =
-      response.status === 403
-        ? NO_TOKEN
-        : response.ok && rows === undefined
-          ? "the server's runs list is not a list; retrying"
-          : `trainwire ${config.version}${config.read_only ? " · read-only" : ""}`;
+    answer = { reached: true, status: response.status, list: rows !== undefined };
   } catch {
-    note = "server unreachable; retrying";
+    answer = { reached: false };
   }
-  $("server-note").textContent = note;
-  $("runs-empty").hidden = (table?.rows.length ?? 0) > 0;
+  const shown = listView(answer, config, table?.rows.length ?? 0);
+  byId(ID.serverNote).textContent = shown.serverNote;
+  byId(ID.runsEmpty).hidden = shown.emptyHidden;
 }
 
-// -- one run ----------------------------------------------------------------------------------
-
-interface RunView {
-  key: string;
-  charts: RunCharts;
-  phases: { name: string; status: string | null; duration: number | null }[];
-  trials: TrialsPanel;
-  rate: number | null;
-  /** The charts the worker made of the run's (joined) history. */
-  drawn: ChartData[];
-  /** When the latest run started (ms since the epoch), from its `run.started`. */
-  startedAt: number | null;
-  /** Its status as last decided: an open phase of a run that is not running reads "unfinished". */
-  status: string | null;
-  /** Whether it is a search (it has trials): a stop ends it after its running trials. */
-  search: boolean;
-}
-
-/**
- * A fresh run view: nothing of the previous run (badge, progress, panels, charts) is left. With
- * `charts`, those charts are kept to be drawn again (a newer run of the same stream): making
- * every chart anew on each run of a stream of many runs would stall the page while it loads.
- */
-function newRunView(key: string, kept?: RunCharts): RunView {
-  let charts = kept;
-  if (charts === undefined) {
-    $("charts").replaceChildren();
-    charts = new RunCharts($("charts"));
-  }
-  $("phases").replaceChildren();
-  $("provenance").replaceChildren();
-  $("config").textContent = "";
-  $("run-title").textContent = key;
-  $("run-status").className = "badge";
-  $("run-status").textContent = "";
-  $("progress-bar").style.width = "0%";
-  $("progress-text").textContent = "";
-  $("progress-text").dataset["step"] = "";
-  $("run-error").hidden = true;
-  $("run-chain").textContent = "";
-  ($("stop") as HTMLButtonElement).hidden = true;
-  return {
-    key,
-    charts,
-    phases: [],
-    trials: new TrialsPanel($("trials-panel")),
-    rate: null,
-    drawn: [],
-    startedAt: null,
-    status: null,
-    search: false,
-  };
-}
-
-/** Follows the run at `key` through a decoding worker until `signal` aborts. */
-function openRun(key: string, signal: AbortSignal): void {
-  shownRun = newRunView(key);
-  let runView = shownRun;
-  let pending = false;
-  $("progress-text").textContent = "opening…";
-  // Making a chart is the page's longest work: one new chart a frame, so that opening a run
-  // with many charts never holds the page for long; charts already made are redrawn together.
-  const draw = (): void => {
-    pending = false;
-    const next = runView.drawn.findIndex((chart) => !runView.charts.has(chart.title));
-    if (next === -1) {
-      renderCharts(runView);
-      return;
-    }
-    renderCharts({ ...runView, drawn: runView.drawn.slice(0, next + 1) });
-    pending = true;
-    requestAnimationFrame(draw);
-  };
-  follow(key, token, STREAM_POLL_MS, signal, (message: FeedMessage) => {
-    switch (message.kind) {
-      case "missing":
-        runView = shownRun = newRunView(key);
-        $("progress-text").textContent = `no run ${key} on the server (yet): it is shown once its stream appears`;
-        return;
-      case "failed":
-        $("progress-text").textContent = `cannot follow this run: ${message.message}`;
-        return;
-      case "state":
-        renderRunState(runView, message.state);
-        return;
-      case "update":
-        if (message.reset) {
-          runView = shownRun = newRunView(key, runView.charts);
-          runView.charts.keepOnly(new Set(message.charts.map((chart) => chart.title)));
-        }
-        for (const event of message.events) onEvent(runView, event);
-        runView.rate = message.rate;
-        // the trials' losses are the trials panel's chart, drawn with the state's trials
-        runView.drawn = message.charts.filter((chart) => chart.kind !== TRIAL_CURVES_KIND);
-        runView.trials.curves(message.charts.find((chart) => chart.kind === TRIAL_CURVES_KIND));
-        $("run-chain").textContent =
-          message.chain.length > 1
-            ? `one curve across ${message.chain.length} processes: ${message.chain.join(" → ")}`
-            : "";
-        $("run-view").dataset["bytes"] = String(message.bytes);
-        renderRunState(runView, message.state);
-        if (!pending) {
-          pending = true;
-          requestAnimationFrame(draw);
-        }
-        return;
-      default:
-        assertNever(message);
-    }
-  });
-}
-
-function onEvent(runView: RunView, event: Line): void {
-  switch (event.event) {
-    case "run.started": {
-      $("run-title").textContent = printable(`${event.name ? `${event.name}  ` : ""}${event.run_id}  (${runView.key})`);
-      runView.startedAt = Date.parse(event.ts);
-      $("config").textContent = JSON.stringify(event.config ?? {}, null, 2)
-        .split("\n")
-        .map(printable)
-        .join("\n");
-      const list = $("provenance");
-      list.replaceChildren();
-      const provenance = event.provenance ?? {};
-      const entries: [string, unknown][] = [
-        ["git sha", provenance.git_sha],
-        ["git dirty", provenance.git_dirty],
-        ["seed", provenance.seed],
-        ["python", provenance.python],
-        ["platform", provenance.platform],
-        ...Object.entries(provenance.packages ?? {}),
-      ];
-      for (const [name, value] of entries)
-        list.append(element("dt", name), element("dd", value === undefined || value === null ? "–" : String(value)));
-      break;
-    }
-    case "phase.started":
-      runView.phases.push({ name: event.phase, status: null, duration: null });
-      break;
-    case "phase.ended": {
-      const open = [...runView.phases].reverse().find((phase) => phase.name === event.phase && phase.status === null);
-      if (open !== undefined) Object.assign(open, { status: event.status, duration: event.duration_s });
-      else runView.phases.push({ name: event.phase, status: event.status, duration: event.duration_s });
-      break;
-    }
-    case "trial.ended":
-      runView.trials.trialEnded(event.trial, event.best);
-      break;
-    case "run.finished":
-      if (event.error !== null) {
-        $("run-error").hidden = false;
-        $("run-error").textContent = `${event.status}: ${event.error.type}: ${event.error.message}`;
-      }
-      break;
-    case "trial.started":
-    case "run.heartbeat":
-    case "phase.progress":
-    case "train.rolled_back":
-    case "train.step":
-    case "train.restarted":
-    case "train.epoch":
-    case "eval.completed":
-    case "checkpoint.saved":
-    case "stop.requested":
-      break; // no panel of their own: the run state and the charts show them
-    default:
-      assertNever(event);
-  }
-  renderPanels(runView);
-}
-
-function renderRunState(runView: RunView, state: Readonly<RunState> | undefined): void {
-  if (state === undefined) return;
-  runView.trials.render(state.trials);
-  runView.search = state.trials.count > 0;
-  const status = $("run-status");
-  status.className = `badge ${state.status}`;
-  status.textContent = state.status.replace("_", " ");
-  const fraction = state.progress ?? (state.step !== null && state.total_steps ? state.step / state.total_steps : 0);
-  $("progress-bar").style.width = `${Math.round(Math.min(fraction, 1) * 1000) / 10}%`;
-  const parts = [`step ${text(state.step)}${state.total_steps ? ` / ${state.total_steps}` : ""}`];
-  if (runView.rate !== null) parts.push(formatRate(runView.rate));
-  if (state.status === "running" && state.eta_s !== null) parts.push(`ETA ${duration(state.eta_s)}`);
-  if (state.loss !== null) parts.push(`loss ${text(state.loss)}`);
-  if (state.attempt > 1) parts.push(`attempt ${state.attempt}`);
-  parts.push(...runProgressParts(state));
-  parts.push(`duration ${duration(runDuration(runView, state))}`);
-  if (state.finished)
-    parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
-  if (state.status === "stale" && state.last_ts !== null)
-    parts.push(`silent since ${new Date(state.last_ts).toLocaleString()}: shown as ended at its last line`);
-  $("progress-text").textContent = printable(parts.join(" · "));
-  if (runView.status !== state.status) {
-    runView.status = state.status;
-    renderPanels(runView); // an open phase reads "running" only while the run is
-  }
-  $("progress-text").dataset["step"] = String(state.step ?? "");
-  const stop = $("stop") as HTMLButtonElement;
-  stop.hidden = config.read_only || state.status !== "running" || state.stop_requested;
-}
-
-/** A finished run's own duration; a running one's until now; a stale one's until its last line. */
-function runDuration(runView: RunView, state: Readonly<RunState>): number | null {
-  const finished = state.finished as { duration_s?: number | null } | null;
-  if (finished !== null) return finished.duration_s ?? null;
-  if (runView.startedAt === null) return null;
-  const end = state.status === "stale" && state.last_ts !== null ? Date.parse(state.last_ts) : Date.now();
-  return Math.max(0, (end - runView.startedAt) / 1000);
-}
-
-function renderCharts(runView: RunView): void {
-  const smoothing = Number(($("smoothing") as HTMLInputElement).value);
-  const log = ($("log-scale") as HTMLInputElement).checked;
-  runView.charts.render(runView.drawn, smoothing, log);
-}
-
-function renderPanels(runView: RunView): void {
-  const phases = $("phases");
-  phases.replaceChildren(
-    ...runView.phases.map((phase) =>
-      element(
-        "li",
-        `${phase.name}: ${phase.status ?? (runView.status === "running" ? "running" : "unfinished")}${phase.duration !== null ? `, ${duration(phase.duration)}` : ""}`,
-      ),
-    ),
-  );
-}
-
-async function requestStop(key: string): Promise<void> {
-  const search = shownRun?.search ?? false;
-  const reason = prompt(
-    search
-      ? "Stop this search? It ends after its running trials, interrupted.\nReason:"
-      : "Stop this run? It saves a checkpoint and ends interrupted.\nReason:",
-    "stopped from the dashboard",
-  );
-  if (reason === null) return;
-  const response = await fetchWithToken(`api/runs/${encodedKey(key)}/stop`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ reason, requested_by: "dashboard" }),
-  });
-  $("progress-text").textContent = response.ok
-    ? `stop requested: ${search ? "the search ends after its running trials" : "the run saves a checkpoint and ends"}`
-    : `stop refused: ${await response.text()}`;
-  ($("stop") as HTMLButtonElement).hidden = response.ok;
+async function stopShownRun(key: string): Promise<void> {
+  const outcome = await requestStop(key, shownRun?.isSearch() ?? false, serverFetch);
+  if (outcome === undefined) return;
+  byId(ID.progressText).textContent = outcome.text;
+  required(ID.stop, HTMLButtonElement).hidden = outcome.accepted;
 }
 
 // -- routing ----------------------------------------------------------------------------------
@@ -340,45 +53,46 @@ async function requestStop(key: string): Promise<void> {
 function route(): void {
   view?.abort();
   view = new AbortController();
-  const hash = location.hash || "#/";
-  $("runs-view").hidden = !(hash === "#/" || hash === "#");
-  $("run-view").hidden = !hash.startsWith("#/run/");
-  $("compare-view").hidden = !hash.startsWith("#/compare");
-  if (hash.startsWith("#/run/")) {
-    const key = decodeURIComponent(hash.slice("#/run/".length));
-    ($("stop") as HTMLButtonElement).onclick = () => void requestStop(key);
-    openRun(key, view.signal);
-  } else if (hash.startsWith("#/compare")) {
-    const keys = new URLSearchParams(hash.split("?")[1] ?? "").getAll("run");
-    openCompare(keys, token, STREAM_POLL_MS, view.signal, () => Number(($("smoothing") as HTMLInputElement).value));
+  const shown = parseRoute(location.hash);
+  byId(ID.runsView).hidden = shown.view !== "runs";
+  byId(ID.runView).hidden = shown.view !== "run";
+  byId(ID.compareView).hidden = shown.view !== "compare";
+  shownRun = undefined;
+  if (shown.view === "run") {
+    required(ID.stop, HTMLButtonElement).onclick = () => void stopShownRun(shown.key);
+    shownRun = openRun(shown.key, view.signal, { token, pollMs: STREAM_POLL_MS, readOnly: () => config.read_only });
+  } else if (shown.view === "compare") {
+    openCompare(shown.keys, token, STREAM_POLL_MS, view.signal, () =>
+      Number(required(ID.smoothing, HTMLInputElement).value),
+    );
   }
 }
 
 async function start(): Promise<void> {
   const runsTable = new RunsTable(
-    $("runs") as HTMLTableElement,
-    $("config-columns"),
-    $("filter") as HTMLInputElement,
+    required(ID.runs, HTMLTableElement),
+    byId(ID.configColumns),
+    required(ID.filter, HTMLInputElement),
     (key) => {
-      location.hash = `#/run/${encodeURIComponent(key)}`;
+      location.hash = runHash(key);
     },
     () => {
-      ($("compare-selected") as HTMLButtonElement).disabled = runsTable.selected.size < 1;
+      required(ID.compareSelected, HTMLButtonElement).disabled = runsTable.selected.size < 1;
     },
   );
   table = runsTable;
-  $("compare-selected").addEventListener("click", () => {
-    location.hash = `#/compare?${[...runsTable.selected].map((key) => `run=${encodeURIComponent(key)}`).join("&")}`;
+  byId(ID.compareSelected).addEventListener("click", () => {
+    location.hash = compareHash(runsTable.selected);
   });
-  for (const id of ["smoothing", "log-scale"])
-    $(id).addEventListener("input", () => {
-      if (shownRun !== undefined) renderCharts(shownRun);
+  for (const id of [ID.smoothing, ID.logScale])
+    byId(id).addEventListener("input", () => {
+      shownRun?.redrawCharts();
     });
   window.addEventListener("hashchange", route);
   route(); // a run opens at once; the stop button waits for the config (read-only until then)
-  const answer = await fetchWithToken("api/config", { cache: "no-store" });
+  const answer = await serverFetch("api/config", { cache: "no-store" });
   if (answer.ok) config = checkedConfig(await answer.json().catch(() => undefined));
-  else $("server-note").textContent = answer.status === 403 ? NO_TOKEN : `the server answered ${answer.status}`;
+  else byId(ID.serverNote).textContent = configRefusedNote(answer.status);
   await refreshRuns();
   setInterval(() => void refreshRuns(), LIST_POLL_MS);
 }

@@ -3,17 +3,7 @@ import path from "node:path";
 import { build, type Plugin } from "esbuild";
 import { PACKAGE_DIR } from "./helpers.js";
 
-export const CHROMIUM = "/usr/bin/chromium";
-export const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+export { CHROMIUM, CHROMIUM_ARGS } from "./browser/chromium.js";
 
 /** Resolves the package's own entries to its build output, as an installed copy would. */
 const selfReference: Plugin = {

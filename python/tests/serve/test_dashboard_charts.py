@@ -8,7 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from support.paths import SCRIPTS
+from support.paths import BROWSER_SCRIPTS
 from support.serve_process import serve
 
 from trainwire import Run
@@ -37,7 +37,7 @@ def test_every_metric_grouped_with_csv_legend_wall_clock_and_safe_text(tmp_path:
     screenshots.mkdir()
     with serve(str(tmp_path)) as server:
         browser = subprocess.run(
-            ["node", str(SCRIPTS / "dashboard_charts.mjs"), f"{server.base}/?token={server.token}",
+            ["node", str(BROWSER_SCRIPTS / "dashboard-charts.js"), f"{server.base}/?token={server.token}",
              str(screenshots)],
             capture_output=True, text=True, timeout=240,
         )  # fmt: skip

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from support.paths import SCRIPTS
+from support.paths import BROWSER_SCRIPTS
 from support.serve_process import serve
 
 from trainwire import Run
@@ -56,7 +56,7 @@ def test_a_run_with_a_journal_opens_past_byte_0_with_the_same_charts(tmp_path: P
     size = (runs / "opened" / STREAM_FILE).stat().st_size
     with serve(str(runs)) as server:
         browser = subprocess.run(
-            ["node", str(SCRIPTS / "dashboard_opening.mjs"), f"{server.base}/?token={server.token}", str(STEPS), *CHARTS],
+            ["node", str(BROWSER_SCRIPTS / "dashboard-opening.js"), f"{server.base}/?token={server.token}", str(STEPS), *CHARTS],
             capture_output=True, text=True, timeout=240,
         )  # fmt: skip
     assert browser.returncode == 0, browser.stdout + browser.stderr

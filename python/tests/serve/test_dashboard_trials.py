@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support.paths import ROOT, SCRIPTS
+from support.paths import BROWSER_SCRIPTS, ROOT, SCRIPTS
 from support.serve_process import serve
 from support.stream_files import stream_of
 
@@ -48,7 +48,7 @@ def _sweep(directory: Path, losses: dict[int, float], running: tuple[int, ...] =
 def _page(directory: Path, status: str, trials: int) -> dict[str, Any]:
     with serve(str(directory)) as server:
         browser = subprocess.run(
-            ["node", str(SCRIPTS / "dashboard_trials.mjs"), f"{server.base}/?token={server.token}", status, str(trials)],
+            ["node", str(BROWSER_SCRIPTS / "dashboard-trials.js"), f"{server.base}/?token={server.token}", status, str(trials)],
             capture_output=True, text=True, timeout=90,
         )  # fmt: skip
     assert browser.returncode == 0, browser.stdout + browser.stderr
@@ -107,7 +107,7 @@ def test_the_stop_button_ends_a_study_after_its_running_trial(tmp_path: Path) ->
     try:
         with serve(str(tmp_path / "runs")) as server:
             browser = subprocess.run(
-                ["node", str(SCRIPTS / "dashboard_stop_study.mjs"), f"{server.base}/?token={server.token}"],
+                ["node", str(BROWSER_SCRIPTS / "dashboard-stop-study.js"), f"{server.base}/?token={server.token}"],
                 capture_output=True, text=True, timeout=180,
             )  # fmt: skip
         assert browser.returncode == 0, browser.stdout + browser.stderr

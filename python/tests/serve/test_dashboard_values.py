@@ -3,7 +3,7 @@ server: a summary with a numeric `git_sha` and `status` (and rows of every wrong
 adds) leaves the good rows shown; config keys named like Object's own properties filter and
 persist; the token leaves the address bar and a reload still shows the runs; metric names with
 line breaks are charted; a CSV label that starts a formula is neutralised. The browser's part is
-`scripts/dashboard_values.mjs`."""
+`typescript/test/browser/dashboard-values.ts`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.paths import SCRIPTS
+from support.paths import BROWSER_SCRIPTS
 from support.serve_process import serve
 
 from trainwire import Run
@@ -48,7 +48,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     _hostile_summary(served / "hostile-summary")
     with serve(str(served)) as server:
         browser = subprocess.run(
-            ["node", str(SCRIPTS / "dashboard_values.mjs"), f"{server.base}/?token={server.token}"],
+            ["node", str(BROWSER_SCRIPTS / "dashboard-values.js"), f"{server.base}/?token={server.token}"],
             capture_output=True, text=True, timeout=240,
         )  # fmt: skip
     assert browser.returncode == 0, browser.stdout + browser.stderr

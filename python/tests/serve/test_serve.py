@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from support.paths import SCRIPTS
+from support.paths import BROWSER_SCRIPTS, SCRIPTS
 from support.serve_process import ROOT, make_run, serve
 
 from trainwire.cli.plot import chart_specs, load_runs
@@ -204,7 +204,7 @@ def test_the_page_follows_a_live_run_and_stops_it_in_a_real_browser(tmp_path: Pa
             browser = subprocess.run(
                 [
                     "node",
-                    str(SCRIPTS / "dashboard_browser.mjs"),
+                    str(BROWSER_SCRIPTS / "dashboard-browser.js"),
                     f"{server.base}/?token={server.token}",
                     str(screenshots),
                 ],

@@ -10,3 +10,6 @@ ROOT = Path(__file__).resolve().parents[3]
 SOURCES = ROOT / "python" / "src" / "trainwire"
 #: the scripts the tests run as their own processes (python and node)
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
+#: the Chromium scripts, written in TypeScript (typescript/test/browser) and compiled by
+#: `npm run build`, as the dashboard page they drive
+BROWSER_SCRIPTS = ROOT / "typescript" / "dist" / "test" / "browser"

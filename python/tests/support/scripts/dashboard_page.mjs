@@ -2,7 +2,7 @@
 // `node dashboard_page.mjs all|single URL SCREENSHOT_DIR`. Prints one JSON line per check it
 // passed; exits non-zero with the reason on the first failure.
 import path from "node:path";
-import { drive, say } from "./chromium_page.mjs";
+import { drive, say } from "../../../../typescript/dist/test/browser/chromium-page.js";
 
 const [mode, url, screenshots] = process.argv.slice(2);
 const MISSING = "nope-never-written";

@@ -1,0 +1,140 @@
+// The run view's decisions (badge, progress, stop button, phases, notes), from reader states
+// of real streams: no DOM, no server.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { type RunState, StreamReader } from "trainwire";
+import {
+  chainText,
+  phaseText,
+  runDuration,
+  runErrorText,
+  runHeaderView,
+  runTitle,
+  stopOutcomeText,
+  stopPrompt,
+} from "../dashboard/run-view.js";
+import { known, line, ndjson } from "./helpers.js";
+
+/** The one run of `lines`, its staleness decided at `now`. */
+function stateOf(lines: Record<string, unknown>[], now?: string): Readonly<RunState> {
+  const reader = new StreamReader();
+  reader.feed(ndjson(...lines));
+  const run = reader.toState(now === undefined ? {} : { now }).runs[0];
+  assert.ok(run !== undefined);
+  return run;
+}
+
+const started = known("run.started", 1);
+const startedAt = Date.parse(started["ts"] as string);
+const running = [started, known("phase.started", 2), known("train.step", 3)];
+
+describe("the run header", () => {
+  it("shows a running run's badge, bar, step, rate, ETA, loss and duration, with a stop button", () => {
+    const view = runHeaderView({
+      state: stateOf(running),
+      rate: 2.5,
+      startedAt,
+      now: startedAt + 65_000,
+      readOnly: false,
+    });
+    assert.deepEqual(view.badge, { text: "running", className: "badge running" });
+    assert.equal(view.barWidth, "50%");
+    assert.equal(view.step, "5");
+    assert.equal(view.progressText, "step 5 / 10 · 2.5 steps/s · ETA 2.0s · loss 2.250 · duration 1:05");
+    assert.equal(view.stopHidden, false);
+  });
+
+  it("offers no stop on a read-only server, nor once a stop is requested", () => {
+    const state = stateOf(running);
+    assert.equal(runHeaderView({ state, rate: null, startedAt, now: startedAt, readOnly: true }).stopHidden, true);
+    const stopping = stateOf([
+      ...running,
+      line("stop.requested", 4, { source: "api", signal: null, reason: "enough", requested_by: "me" }),
+    ]);
+    assert.equal(
+      runHeaderView({ state: stopping, rate: null, startedAt, now: startedAt, readOnly: false }).stopHidden,
+      true,
+    );
+  });
+
+  it("shows a finished run's own duration and ending, without ETA or stop", () => {
+    const state = stateOf([...running, known("run.finished", 4)]);
+    const view = runHeaderView({ state, rate: null, startedAt, now: startedAt + 3_600_000, readOnly: false });
+    assert.deepEqual(view.badge, { text: "succeeded", className: "badge succeeded" });
+    assert.equal(view.progressText, "step 5 / 10 · loss 2.250 · duration 3.0s · succeeded");
+    assert.equal(view.barWidth, "50%"); // the bar is the run's last progress, not its ending
+    assert.equal(view.stopHidden, true);
+    const stopped = stateOf([
+      ...running,
+      known("run.finished", 4, { status: "interrupted", reason: "api", exit_code: 130 }),
+    ]);
+    assert.match(
+      runHeaderView({ state: stopped, rate: null, startedAt, now: 0, readOnly: false }).progressText,
+      / · interrupted \(api\)$/,
+    );
+  });
+
+  it("words a status of two words with a space, keeping the class as the status", () => {
+    const state = stateOf([...running, known("run.finished", 4, { status: "awaiting_approval", exit_code: 4 })]);
+    const view = runHeaderView({ state, rate: null, startedAt, now: startedAt, readOnly: false });
+    assert.deepEqual(view.badge, { text: "awaiting approval", className: "badge awaiting_approval" });
+  });
+
+  it("shows a stale run as ended at its last line: duration stops there, no ETA, no stop", () => {
+    const state = stateOf(running, "2026-12-01T00:00:00Z");
+    assert.equal(state.status, "stale");
+    const view = runHeaderView({
+      state,
+      rate: null,
+      startedAt,
+      now: Date.parse("2026-12-01T00:00:00Z"),
+      readOnly: false,
+    });
+    assert.equal(view.badge.className, "badge stale");
+    assert.equal(view.stopHidden, true);
+    assert.doesNotMatch(view.progressText, /ETA/);
+    assert.match(view.progressText, /silent since .+: shown as ended at its last line$/);
+    const lastLine = Date.parse(state.last_ts ?? "");
+    assert.equal(runDuration(state, startedAt, Date.parse("2026-12-01T00:00:00Z")), (lastLine - startedAt) / 1000);
+  });
+
+  it("shows missing values as `–` and an empty bar, never `NaN` or `null`", () => {
+    const state = stateOf([known("run.started", 1, { total_steps: null })]);
+    const view = runHeaderView({ state, rate: null, startedAt: null, now: startedAt, readOnly: false });
+    assert.equal(view.barWidth, "0%");
+    assert.equal(view.step, "");
+    assert.equal(view.progressText, "step – · duration –");
+  });
+
+  it("escapes control characters in what the stream wrote", () => {
+    assert.equal(runTitle("r\u0007", "dir/run"), "r\\x07  (dir/run)");
+    assert.equal(runTitle("r1", "dir/run", "bert sweep"), "bert sweep  r1  (dir/run)");
+  });
+});
+
+describe("the run view's lines", () => {
+  it("say an open phase is running only while the run is", () => {
+    const open = { name: "train", status: null, duration: null };
+    assert.equal(phaseText(open, "running"), "train: running");
+    assert.equal(phaseText(open, "stale"), "train: unfinished");
+    assert.equal(phaseText(open, null), "train: unfinished");
+    assert.equal(phaseText({ name: "eval", status: "ok", duration: 90 }, "running"), "eval: ok, 1:30");
+  });
+
+  it("name a resumed run's processes, and nothing for a run of one", () => {
+    assert.equal(chainText(["a"]), "");
+    assert.equal(chainText(["a", "b"]), "one curve across 2 processes: a → b");
+  });
+
+  it("word a failed run's error", () => {
+    assert.equal(runErrorText("failed", { type: "ValueError", message: "bad" }), "failed: ValueError: bad");
+  });
+
+  it("ask and answer a stop differently for a search, which ends after its running trials", () => {
+    assert.match(stopPrompt(false), /^Stop this run\? It saves a checkpoint/);
+    assert.match(stopPrompt(true), /^Stop this search\? It ends after its running trials/);
+    assert.equal(stopOutcomeText(false, true, ""), "stop requested: the run saves a checkpoint and ends");
+    assert.equal(stopOutcomeText(true, true, ""), "stop requested: the search ends after its running trials");
+    assert.equal(stopOutcomeText(true, false, "read-only"), "stop refused: read-only");
+  });
+});
