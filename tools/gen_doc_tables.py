@@ -28,8 +28,14 @@ def _exit_code_table(exit_codes: dict[str, Any]) -> str:
     return "\n" + "\n".join(["| status of `run.finished` | exit code | meaning |", "|---|---|---|", *rows]) + "\n"
 
 
+def _event_model_table(titles: dict[str, str]) -> str:
+    rows = [f"| `{title}` | The model of `{name}`. |" for name, title in titles.items()]
+    return "\n" + "\n".join(["| name | what it is |", "|---|---|", *rows]) + "\n"
+
+
 #: region name -> what it holds, from the contract facts
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "event-models": lambda facts: _event_model_table(facts["events"]),
     "exit-codes": lambda facts: _exit_code_table(facts["exit_codes"]),
     "exit-codes-inline": lambda facts: contract_facts.exit_codes_text(facts["exit_codes"]),
     "tail-exit-codes-inline": lambda facts: contract_facts.tail_exit_codes_text(facts["exit_codes"]),

@@ -20,12 +20,12 @@ from trainwire.conformance.scenario import EVENT_ACTIONS, play
 SOURCES = ROOT / "python" / "src"
 SCENARIO_SCHEMA = ROOT / "schemas" / "harness" / "v1" / "scenario.schema.json"
 
-#: module -> its per-event table
+#: module -> its per-event table (tables that hold a fact of the event, not code, are
+#: annotations of its schema, generated: `x-trainwire-view-event`, `x-trainwire-step-role`)
 TABLES = {
     "trainwire.lines.state_fold": "_EFFECTS",
     "trainwire.lines.summary": "_HANDLERS",
     "trainwire.lines.series": "_ADD",
-    "trainwire.reader.invariants": "_STEP_ROLES",
     "trainwire.cli.tail": "_DESCRIPTIONS",
     "trainwire.export.scalars": "_SCALARS",
     "trainwire.conformance.scenario": "EVENT_ACTIONS",
