@@ -29,6 +29,9 @@ TABLES = {
     "trainwire.cli.tail": "_DESCRIPTIONS",
     "trainwire.export.scalars": "_SCALARS",
     "trainwire.conformance.scenario": "EVENT_ACTIONS",
+    "trainwire.export.mlflow": "EVENT_HANDLERS",
+    "trainwire.export.tensorboard": "EVENT_HANDLERS",
+    "trainwire.export.wandb": "EVENT_HANDLERS",
 }
 
 

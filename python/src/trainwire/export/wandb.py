@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,10 +24,11 @@ from typing import Any
 import wandb
 
 from trainwire.contract.notes import read_notes
+from trainwire.export.dispatch import NO_COUNTERPART, SCALARS_ONLY, NotExported, handler_of
 from trainwire.export.journal import journal_files
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s
 
-__all__ = ["JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code"]
+__all__ = ["EVENT_HANDLERS", "JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code"]
 
 #: the metric every other scalar is drawn against
 STEP_METRIC = "train/step"
@@ -74,16 +75,12 @@ class WandbExporter:
     def write(self, events: list[dict[str, Any]]) -> None:
         for event in events:
             run = self._run(event)
-            name = event["event"]
-            if name == "train.restarted":
-                run.summary["trainwire/attempt"] = event["attempt"]
-            elif name == "checkpoint.saved":
-                run.summary["trainwire/checkpoint"] = {"step": event["step"], "path": event["path"]}
             scalars = scalars_of(event)
             if scalars:
                 run.log({**scalars, STEP_METRIC: scalar_step(event), "_timestamp": timestamp_s(event["ts"])})
-            if name == "run.finished":
-                self._finish(run, event)
+            handler = handler_of(EVENT_HANDLERS, event["event"])
+            if handler is not None:
+                handler(self, run, event)
 
     def close(self) -> None:
         """Closes the offline runs of runs still going: the next export's directory goes on
@@ -124,6 +121,14 @@ class WandbExporter:
         while (self.directory / "wandb" / f"offline-run-{datetime.now():%Y%m%d_%H%M%S}-{wandb_id}").exists():
             time.sleep(0.05)
 
+    # -- the handlers of EVENT_HANDLERS: after the event's scalars, into its run ---------------
+
+    def _restarted(self, run: Any, event: Mapping[str, Any]) -> None:
+        run.summary["trainwire/attempt"] = event["attempt"]
+
+    def _checkpoint(self, run: Any, event: Mapping[str, Any]) -> None:
+        run.summary["trainwire/checkpoint"] = {"step": event["step"], "path": event["path"]}
+
     def _finish(self, run: Any, event: Mapping[str, Any]) -> None:
         trainwire_id = event["run_id"]
         notes = read_notes(self.run_dir, trainwire_id)
@@ -156,3 +161,23 @@ def _config(started: Mapping[str, Any]) -> dict[str, Any]:
         "resumed_from": started.get("resumed_from"),
     }
     return config
+
+
+#: every event -> what the exporter writes of it beyond its scalars (a test requires every event)
+EVENT_HANDLERS: dict[str, Callable[[WandbExporter, Any, Mapping[str, Any]], None] | NotExported] = {
+    "run.started": NotExported("its config opens the W&B run, as any first line of a run does"),
+    "run.heartbeat": NO_COUNTERPART,
+    "phase.started": NO_COUNTERPART,
+    "phase.ended": NO_COUNTERPART,
+    "phase.progress": NO_COUNTERPART,
+    "train.step": SCALARS_ONLY,
+    "train.epoch": SCALARS_ONLY,
+    "train.restarted": WandbExporter._restarted,
+    "train.rolled_back": NO_COUNTERPART,
+    "eval.completed": SCALARS_ONLY,
+    "checkpoint.saved": WandbExporter._checkpoint,
+    "trial.started": NO_COUNTERPART,
+    "trial.ended": NO_COUNTERPART,
+    "stop.requested": NO_COUNTERPART,
+    "run.finished": WandbExporter._finish,
+}
