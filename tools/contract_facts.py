@@ -201,4 +201,7 @@ def derive(bundles: Path) -> dict[str, Any]:
         "exit_codes": _exit_codes(defs["RunFinished"]),
         "view_events": [name for name, view in event_schemas.annotation("x-trainwire-view-event").items() if view],
         "step_roles": event_schemas.annotation("x-trainwire-step-role"),
+        "scalars": {
+            name: scalars for name, scalars in event_schemas.annotation("x-trainwire-scalars").items() if scalars
+        },
     }

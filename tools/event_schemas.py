@@ -9,33 +9,59 @@ both languages; the bundles leave the annotations out (they are no validation ke
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from _common import SCHEMAS
 
 EVENTS_DIR = SCHEMAS / "v1" / "events"
 LINE_SCHEMA = SCHEMAS / "v1" / "line.schema.json"
 ANNOTATION = "x-trainwire-"
-#: every annotation an event schema may carry -> the values it allows
-ANNOTATIONS: dict[str, tuple[Any, ...]] = {
-    "x-trainwire-order": (),  # any integer: the event's place in the `Line` union
-    "x-trainwire-view-event": (True, False),
-    "x-trainwire-step-role": ("moves", "resets", "rolls_back", "starts_trial", None),
+#: the roles `x-trainwire-step-role` may name (or null: no effect on steps)
+STEP_ROLES = ("moves", "resets", "rolls_back", "starts_trial")
+
+
+def _is_int(value: Any, schema: dict[str, Any]) -> bool:
+    return type(value) is int
+
+
+def _is_bool(value: Any, schema: dict[str, Any]) -> bool:
+    return type(value) is bool
+
+
+def _is_step_role(value: Any, schema: dict[str, Any]) -> bool:
+    return value is None or (type(value) is str and value in STEP_ROLES)
+
+
+def _is_scalars(value: Any, schema: dict[str, Any]) -> bool:
+    """null, or `{"prefix": name, "fields": [properties of the event]}` (`fields` optional)."""
+    if value is None:
+        return True
+    if not isinstance(value, dict) or set(value) - {"prefix", "fields"} or type(value.get("prefix")) is not str:
+        return False
+    fields = value.get("fields", [])
+    return isinstance(fields, list) and all(type(field) is str and field in schema["properties"] for field in fields)
+
+
+class Annotation(NamedTuple):
+    allowed: str
+    check: Callable[[Any, dict[str, Any]], bool]
+
+
+#: every annotation an event schema carries (each a decision about the event) -> what it allows
+ANNOTATIONS: dict[str, Annotation] = {
+    "x-trainwire-order": Annotation("an integer: the event's place in the `Line` union", _is_int),
+    "x-trainwire-view-event": Annotation("true or false: a view replays it beside its charts", _is_bool),
+    "x-trainwire-step-role": Annotation(f"null or one of {', '.join(STEP_ROLES)}", _is_step_role),
+    "x-trainwire-scalars": Annotation(
+        'null, or {"prefix": ..., "fields": [...]}: what a tracker shows (its fields and `metrics`)', _is_scalars
+    ),
 }
-#: the annotations every event schema must state: each is a decision about the event
-REQUIRED = ("x-trainwire-order", "x-trainwire-view-event", "x-trainwire-step-role")
 
 
 def _name(schema: dict[str, Any]) -> str:
     return str(schema["properties"]["event"]["const"])
-
-
-def _allowed(value: Any, choices: tuple[Any, ...]) -> bool:
-    """`value` is one of `choices` by type too (`1` is not `True`); no choices: an integer."""
-    if not choices:
-        return type(value) is int
-    return any(type(value) is type(choice) and value == choice for choice in choices)
 
 
 def _checked(path: Path, schema: dict[str, Any]) -> dict[str, Any]:
@@ -43,12 +69,11 @@ def _checked(path: Path, schema: dict[str, Any]) -> dict[str, Any]:
     stated = {key: value for key, value in schema.items() if key.startswith(ANNOTATION)}
     for key in sorted(set(stated) - set(ANNOTATIONS)):
         raise SystemExit(f"{where}: unknown annotation {key!r} (known: {', '.join(ANNOTATIONS)})")
-    for key in REQUIRED:
+    for key, annotation in ANNOTATIONS.items():
         if key not in stated:
-            raise SystemExit(f"{where}: state {key!r} (allowed: {ANNOTATIONS[key] or 'an integer'})")
-    for key, value in stated.items():
-        if not _allowed(value, ANNOTATIONS[key]):
-            raise SystemExit(f"{where}: {key} is {value!r}, not one of {ANNOTATIONS[key] or 'the integers'}")
+            raise SystemExit(f"{where}: state {key!r} ({annotation.allowed})")
+        if not annotation.check(stated[key], schema):
+            raise SystemExit(f"{where}: {key} is {stated[key]!r}, not {annotation.allowed}")
     return stated
 
 

@@ -50,7 +50,7 @@ def test_the_committed_line_union_is_the_one_the_event_schemas_make() -> None:
     assert committed == event_schemas.line_schema()
 
 
-@pytest.mark.parametrize("key", event_schemas.REQUIRED)
+@pytest.mark.parametrize("key", event_schemas.ANNOTATIONS)
 def test_an_event_schema_that_leaves_a_decision_out_stops_the_generation(events: Path, key: str) -> None:
     _annotate(events, "x-dummy.schema.json", key, drop=True)
     with pytest.raises(SystemExit, match=rf"events/x-dummy.schema.json: state '{key}'"):
@@ -59,7 +59,13 @@ def test_an_event_schema_that_leaves_a_decision_out_stops_the_generation(events:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("x-trainwire-view-event", 1), ("x-trainwire-step-role", "jumps"), ("x-trainwire-order", True)],
+    [
+        ("x-trainwire-view-event", 1),
+        ("x-trainwire-step-role", "jumps"),
+        ("x-trainwire-order", True),
+        ("x-trainwire-scalars", {"prefix": "x", "fields": ["loss"]}),  # not a field of the event
+        ("x-trainwire-scalars", {"fields": ["note"]}),
+    ],
 )
 def test_an_annotation_of_the_wrong_value_stops_the_generation(events: Path, key: str, value: object) -> None:
     _annotate(events, "x-dummy.schema.json", key, value)

@@ -21,13 +21,12 @@ SOURCES = ROOT / "python" / "src"
 SCENARIO_SCHEMA = ROOT / "schemas" / "harness" / "v1" / "scenario.schema.json"
 
 #: module -> its per-event table (tables that hold a fact of the event, not code, are
-#: annotations of its schema, generated: `x-trainwire-view-event`, `x-trainwire-step-role`)
+#: annotations of its schema, generated: `x-trainwire-view-event`, `x-trainwire-step-role`, `x-trainwire-scalars`)
 TABLES = {
     "trainwire.lines.state_fold": "_EFFECTS",
     "trainwire.lines.summary": "_HANDLERS",
     "trainwire.lines.series": "_ADD",
     "trainwire.cli.tail": "_DESCRIPTIONS",
-    "trainwire.export.scalars": "_SCALARS",
     "trainwire.conformance.scenario": "EVENT_ACTIONS",
     "trainwire.export.mlflow": "EVENT_HANDLERS",
     "trainwire.export.tensorboard": "EVENT_HANDLERS",

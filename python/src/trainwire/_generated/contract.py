@@ -74,6 +74,15 @@ STEP_ROLES: Final[dict[EventName, StepRole | None]] = {
     'stop.requested': None,
     'run.finished': None,
 }
+#: the events a tracker shows scalars of -> their prefix (`<prefix>/<name>`; an evaluation's
+#: split, when it has one, instead) and the fields shown besides its `metrics`: each event
+#: schema's `x-trainwire-scalars`
+SCALARS: Final[dict[EventName, tuple[str, tuple[str, ...]]]] = {
+    'train.step': ('train', ('loss', 'learning_rate', 'grad_norm', 'epoch', 'samples_per_s', 'tokens_per_s', 'tokens_seen')),
+    'train.epoch': ('epoch', ()),
+    'eval.completed': ('eval', ()),
+    'run.finished': ('final', ()),
+}
 #: a run id (`RunId`), matched whole
 RUN_ID_PATTERN: Final = '[A-Za-z0-9][A-Za-z0-9._:-]{0,127}'
 #: an event name (the envelope's `event`), matched whole
