@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import contract_facts
-from _common import ROOT, SCHEMAS
+from _common import ROOT, SCHEMAS, rewrite_hand_written
 
 #: the docs that hold marked regions; each must hold at least one
 DOCS = ("docs/stop.md", "docs/writer-rules.md", "docs/python.md")
@@ -59,11 +59,7 @@ def fill(text: str, facts: dict[str, Any], where: str) -> str:
 
 def generate(out_root: Path, bundles: Path) -> None:
     facts = contract_facts.derive(bundles)
-    for rel in DOCS:
-        text = fill((ROOT / rel).read_text(encoding="utf-8"), facts, rel)
-        target = out_root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+    rewrite_hand_written(out_root, DOCS, lambda text, rel: fill(text, facts, rel))
 
 
 if __name__ == "__main__":

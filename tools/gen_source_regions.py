@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import contract_facts
-from _common import ROOT, SCHEMAS
+from _common import ROOT, SCHEMAS, rewrite_hand_written
 
 #: the modules that hold marked regions; each must hold at least one
 SOURCES = ("python/src/trainwire/__init__.py", "python/src/trainwire/contract/models.py")
@@ -49,11 +49,7 @@ def fill(text: str, facts: dict[str, Any], where: str) -> str:
 
 def generate(out_root: Path, bundles: Path) -> None:
     facts = contract_facts.derive(bundles)
-    for rel in SOURCES:
-        text = fill((ROOT / rel).read_text(encoding="utf-8"), facts, rel)
-        target = out_root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+    rewrite_hand_written(out_root, SOURCES, lambda text, rel: fill(text, facts, rel))
 
 
 if __name__ == "__main__":
