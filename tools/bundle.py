@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin
 
+import event_schemas
 from _common import SCHEMAS, dump_json
 
 BUNDLE_BASE = "https://trainwire.dev/schemas/bundled/"
@@ -38,7 +39,9 @@ def _load_all() -> dict[str, tuple[Path, dict]]:
 def bundle(root_rel: str, name: str) -> dict:
     by_id = _load_all()
     root_path = SCHEMAS / root_rel
-    root = json.loads(root_path.read_text(encoding="utf-8"))
+    # the union over lines is written from the events folder: bundle that, not a stale file
+    is_line = root_path == event_schemas.LINE_SCHEMA
+    root = event_schemas.line_schema() if is_line else json.loads(root_path.read_text(encoding="utf-8"))
     defs: dict[str, dict] = {}
     def_name_of: dict[str, str] = {}
 
@@ -60,7 +63,7 @@ def bundle(root_rel: str, name: str) -> dict:
             return node
         out = {}
         for key, value in node.items():
-            if top and key in ("$schema", "$id"):
+            if top and (key in ("$schema", "$id", "$comment") or key.startswith(event_schemas.ANNOTATION)):
                 continue
             if key == "$ref":
                 target, fragment = urldefrag(urljoin(base, value))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import bundle
+import event_schemas
 from _common import ROOT
 
 #: the one table of every code a reader or `trainwire validate` reports
@@ -198,4 +199,9 @@ def derive(bundles: Path) -> dict[str, Any]:
         "null_rules": _NullRules(defs).derive(["Envelope", *events]),
         "codes": _codes(reader_state)["codes"],
         "exit_codes": _exit_codes(defs["RunFinished"]),
+        "view_events": [name for name, view in event_schemas.annotation("x-trainwire-view-event").items() if view],
+        "step_roles": event_schemas.annotation("x-trainwire-step-role"),
+        "scalars": {
+            name: scalars for name, scalars in event_schemas.annotation("x-trainwire-scalars").items() if scalars
+        },
     }

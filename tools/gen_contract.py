@@ -12,11 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import contract_facts
+import event_schemas
 from _common import ROOT, SCHEMAS
 
 PYTHON_MODULE = Path("python/src/trainwire/_generated/contract.py")
 TYPESCRIPT_MODULE = Path("typescript/src/generated/contract.ts")
-SOURCES = "schemas/bundled/, conformance/codes.json and conformance/exit-codes.json"
+#: the step roles an event schema may state, as `x-trainwire-step-role` lists them
+SOURCES = (
+    "schemas/bundled/, the annotations of schemas/v1/events/, conformance/codes.json and conformance/exit-codes.json"
+)
 
 
 def _py_tuple(values: list[str]) -> str:
@@ -68,6 +72,26 @@ def render_python(facts: dict[str, Any]) -> str:
             "#: event family (the name before its first dot) -> its event names, in contract order",
             "EVENT_FAMILIES: Final[dict[str, tuple[EventName, ...]]] = {",
             *families,
+            "}",
+            "#: the events a view replays beside its charts (the run's header, phase and trial marks, a stop,",
+            "#: the end): each event schema's `x-trainwire-view-event`",
+            f"VIEW_EVENTS: Final[frozenset[EventName]] = frozenset({_py_tuple(facts['view_events'])})",
+            "#: what an event does to the step of its trial: `moves` it (never back), `resets` it (may take it",
+            "#: back), `rolls_back` (may take it back, never forward), `starts_trial` (its steps start afresh)",
+            f"StepRole = Literal[{', '.join(repr(role) for role in event_schemas.STEP_ROLES)}]",
+            "#: every event -> its step role (each event schema's `x-trainwire-step-role`); None: no effect on",
+            "#: steps, its step, if any, not checked",
+            "STEP_ROLES: Final[dict[EventName, StepRole | None]] = {",
+            *(f"    {name!r}: {role!r}," for name, role in facts["step_roles"].items()),
+            "}",
+            "#: the events a tracker shows scalars of -> their prefix (`<prefix>/<name>`; an evaluation's",
+            "#: split, when it has one, instead) and the fields shown besides its `metrics`: each event",
+            "#: schema's `x-trainwire-scalars`",
+            "SCALARS: Final[dict[EventName, tuple[str, tuple[str, ...]]]] = {",
+            *(
+                f"    {name!r}: ({entry['prefix']!r}, {_py_tuple(entry.get('fields', []))}),"
+                for name, entry in facts["scalars"].items()
+            ),
             "}",
             "#: a run id (`RunId`), matched whole",
             f"RUN_ID_PATTERN: Final = {facts['run_id_pattern']!r}",
@@ -142,6 +166,21 @@ def render_typescript(facts: dict[str, Any]) -> str:
                 "Event family (the name before its first dot) -> its event names, in contract order.",
                 "EVENT_FAMILIES",
                 facts["event_families"],
+            ),
+            "/** The events a view replays beside its charts (the run's header, phase and trial marks, a stop, the end): each event schema's `x-trainwire-view-event`. */",
+            f"export const VIEW_EVENTS: ReadonlySet<string> = new Set({json.dumps(facts['view_events'])});",
+            *const(
+                "Every event -> what it does to the step of its trial (each event schema's `x-trainwire-step-role`); null: no effect.",
+                "STEP_ROLES",
+                facts["step_roles"],
+            ),
+            *const(
+                "The events a tracker shows scalars of -> their prefix (an evaluation's split instead, when it has one) and the fields shown besides `metrics` (each event schema's `x-trainwire-scalars`).",
+                "SCALARS",
+                {
+                    name: {"prefix": entry["prefix"], "fields": entry.get("fields", [])}
+                    for name, entry in facts["scalars"].items()
+                },
             ),
             *const("A run id (`RunId`).", "RUN_ID_PATTERN", f"^{facts['run_id_pattern']}$", ""),
             *const(

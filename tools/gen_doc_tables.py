@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import contract_facts
-from _common import ROOT, SCHEMAS
+from _common import ROOT, SCHEMAS, rewrite_hand_written
 
 #: the docs that hold marked regions; each must hold at least one
 DOCS = ("docs/stop.md", "docs/writer-rules.md", "docs/python.md")
@@ -28,8 +28,14 @@ def _exit_code_table(exit_codes: dict[str, Any]) -> str:
     return "\n" + "\n".join(["| status of `run.finished` | exit code | meaning |", "|---|---|---|", *rows]) + "\n"
 
 
+def _event_model_table(titles: dict[str, str]) -> str:
+    rows = [f"| `{title}` | The model of `{name}`. |" for name, title in titles.items()]
+    return "\n" + "\n".join(["| name | what it is |", "|---|---|", *rows]) + "\n"
+
+
 #: region name -> what it holds, from the contract facts
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "event-models": lambda facts: _event_model_table(facts["events"]),
     "exit-codes": lambda facts: _exit_code_table(facts["exit_codes"]),
     "exit-codes-inline": lambda facts: contract_facts.exit_codes_text(facts["exit_codes"]),
     "tail-exit-codes-inline": lambda facts: contract_facts.tail_exit_codes_text(facts["exit_codes"]),
@@ -53,11 +59,7 @@ def fill(text: str, facts: dict[str, Any], where: str) -> str:
 
 def generate(out_root: Path, bundles: Path) -> None:
     facts = contract_facts.derive(bundles)
-    for rel in DOCS:
-        text = fill((ROOT / rel).read_text(encoding="utf-8"), facts, rel)
-        target = out_root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+    rewrite_hand_written(out_root, DOCS, lambda text, rel: fill(text, facts, rel))
 
 
 if __name__ == "__main__":

@@ -15,23 +15,28 @@ import gen_charts
 import gen_contract
 import gen_doc_tables
 import gen_docs
+import gen_events
 import gen_known_event_dicts
 import gen_python
+import gen_source_regions
 from _common import ROOT
 
 #: every path `generate` writes, relative to the root; the drift check compares exactly these
 GENERATED = (
     "schemas/bundled",
+    "schemas/v1/line.schema.json",
     "python/src/trainwire/_generated",
     "typescript/src/generated",
     "docs/reference/events.md",
     "docs/reference/codes.md",
     *gen_doc_tables.DOCS,
+    *gen_source_regions.SOURCES,
 )
 
 
 def generate(out_root: Path) -> None:
     bundles = out_root / "schemas" / "bundled"
+    gen_events.generate(out_root)
     bundle.main(bundles)
     gen_python.generate(out_root, bundles)
     gen_contract.generate(out_root, bundles)
@@ -40,6 +45,7 @@ def generate(out_root: Path) -> None:
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
     gen_doc_tables.generate(out_root, bundles)
+    gen_source_regions.generate(out_root, bundles)
 
 
 if __name__ == "__main__":

@@ -76,3 +76,23 @@ def test_doc_regions_are_filled_from_the_one_exit_code_table() -> None:
         gen_doc_tables.fill("<!-- generated: exit-code --><!-- end: exit-code -->", facts, "x.md")
     with pytest.raises(SystemExit, match="no generated region"):
         gen_doc_tables.fill("no markers", facts, "x.md")
+
+
+def test_a_stale_list_of_events_is_named(generated_copy: Path) -> None:
+    # the lists of events are generated: the `Line` union and the event model exports
+    edits = {
+        "schemas/v1/line.schema.json": ('    {\n      "$ref": "events/run-heartbeat.schema.json"\n    },\n', ""),
+        "python/src/trainwire/__init__.py": ('    "RunHeartbeat",\n', ""),
+        "python/src/trainwire/contract/models.py": ("    RunHeartbeat,\n", ""),
+    }
+    originals = {rel: (generated_copy / rel).read_text(encoding="utf-8") for rel in edits}
+    try:
+        for rel, (old, new) in edits.items():
+            assert old in originals[rel], rel
+            (generated_copy / rel).write_text(originals[rel].replace(old, new, 1), encoding="utf-8")
+        problems = check.drifted_files(generated_copy)
+        for rel in edits:
+            assert f"{rel}: differs from what `make generate` writes (edited by hand, or not regenerated)" in problems
+    finally:
+        for rel, text in originals.items():
+            (generated_copy / rel).write_text(text, encoding="utf-8")

@@ -11,16 +11,8 @@ export interface FollowRequest {
   pollIntervalMs: number;
 }
 
-/** The events a panel of the run view shows; steps and heartbeats reach it through the state and series. */
-export const VIEW_EVENTS: ReadonlySet<string> = new Set([
-  "run.started",
-  "phase.started",
-  "phase.ended",
-  "trial.started",
-  "trial.ended",
-  "stop.requested",
-  "run.finished",
-]);
+/** The events a panel of the run view shows (each event schema's `x-trainwire-view-event`); steps and heartbeats reach it through the state and series. */
+export { VIEW_EVENTS } from "../src/generated/contract.js";
 
 export type FeedMessage =
   /** The server has no such stream (yet): the worker keeps asking. */

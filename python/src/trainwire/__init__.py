@@ -27,19 +27,13 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from trainwire._version import __version__
-    from trainwire.contract.errors import RunInterrupted, StreamError, TrainwireError
-    from trainwire.contract.models import (
-        EVENT_ADAPTER,
-        EVENT_NAMES,
+    from trainwire._generated.event_models import (
+        # generated: event-model-imports
         CheckpointSaved,
-        Envelope,
         EvalCompleted,
-        Event,
         PhaseEnded,
         PhaseProgress,
         PhaseStarted,
-        ReaderState,
         RunFinished,
         RunHeartbeat,
         RunStarted,
@@ -50,6 +44,16 @@ if TYPE_CHECKING:
         TrainStep,
         TrialEnded,
         TrialStarted,
+        # end: event-model-imports
+    )
+    from trainwire._version import __version__
+    from trainwire.contract.errors import RunInterrupted, StreamError, TrainwireError
+    from trainwire.contract.models import (
+        EVENT_ADAPTER,
+        EVENT_NAMES,
+        Envelope,
+        Event,
+        ReaderState,
         UnknownEvent,
     )
     from trainwire.contract.status import EXIT_CODES
@@ -59,8 +63,8 @@ if TYPE_CHECKING:
     from trainwire.writer.command_line import progress_arguments, run_from_arguments
     from trainwire.writer.run import Run
 
-# the public API, documented in docs/python.md ("The public API"); a literal, so that a
-# static checker reads it; the lazy table serves exactly these (a test holds them together)
+# the public API, documented in docs/python.md ("The public API"); the lazy table serves
+# exactly these (a test holds them together); the event models' lines are generated
 __all__ = [
     "__version__",
     # writing
@@ -85,6 +89,9 @@ __all__ = [
     "EVENT_NAMES",
     "UnknownEvent",
     "Envelope",
+    "ReaderState",
+    # the model of each event (`make generate` writes the list)
+    # generated: event-model-names
     "RunStarted",
     "RunHeartbeat",
     "PhaseStarted",
@@ -100,10 +107,10 @@ __all__ = [
     "TrialEnded",
     "StopRequested",
     "RunFinished",
-    "ReaderState",
+    # end: event-model-names
 ]
 # the rest of `__all__`: the typed events and the union over lines (generated models, through
-# trainwire.contract.models); a test holds the event models to the generated event names
+# trainwire.contract.models)
 _EXPORTS.update(dict.fromkeys((name for name in __all__ if name not in _EXPORTS), "trainwire.contract.models"))
 
 

@@ -1,4 +1,5 @@
-"""docs/contributing.md: every path, `make` target and test it names is in the tree.
+"""docs/contributing.md: every path, `make` target and test it names is in the tree, and
+each thing it says lives in a file is defined there.
 
 Its Python block runs with the other pages' in test_docs_examples.py.
 """
@@ -6,6 +7,7 @@ Its Python block runs with the other pages' in test_docs_examples.py.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from support.paths import ROOT, SOURCES
@@ -20,6 +22,30 @@ BASES = [ROOT, ROOT / "python" / "src", SOURCES, ROOT / "typescript", TESTS_DIR,
 TEST_FILES = [*TESTS_DIR.rglob("test_*.py"), *(ROOT / "tools" / "tests").glob("test_*.py")]
 
 
+#: `` `path` (`NAME`) ``: the guide says NAME is what to edit in that file
+PLACED = sorted(set(re.findall(r"`([\w./-]+\.(?:py|ts|json))` \(`(\w+)`\)", GUIDE)))
+#: `file.py::test_name`: the test is defined in that file
+PLACED_TESTS = sorted(set(re.findall(r"`(test_\w+\.py)::(test_\w+)`", GUIDE)))
+
+
+def _resolve(path: str) -> Path | None:
+    found = [base / path for base in BASES if (base / path).is_file()]
+    found += [test for test in TEST_FILES if test.name == path]
+    return found[0] if len(found) == 1 else None
+
+
+def _defines(path: Path, name: str) -> bool:
+    """`path` defines `name`: a Python def, class or assignment at any level, a TypeScript
+    declaration or use (`assertNever`), a JSON key."""
+    text = path.read_text(encoding="utf-8")
+    patterns = {
+        ".py": rf"^\s*(?:(?:def|class)\s+{name}\b|{name}\s*[:=])",
+        ".ts": rf"\b{name}\b",
+        ".json": rf'"{name}"\s*:',
+    }
+    return re.search(patterns[path.suffix], text, flags=re.M) is not None
+
+
 def _exists(path: str) -> bool:
     if "<" in path:  # a pattern such as `<family>-<name>.schema.json`: its folder must exist
         return (ROOT / path.rsplit("/", 1)[0]).is_dir()
@@ -29,6 +55,28 @@ def _exists(path: str) -> bool:
 @pytest.mark.parametrize("path", PATHS)
 def test_every_path_named_exists(path: str) -> None:
     assert _exists(path), f"docs/contributing.md names {path!r}, which is not in the tree"
+
+
+@pytest.mark.parametrize(("path", "name"), PLACED)
+def test_each_thing_named_with_its_file_is_defined_in_that_file(path: str, name: str) -> None:
+    found = _resolve(path)
+    assert found is not None, f"docs/contributing.md names {path!r}: no single file of the tree is that"
+    assert _defines(found, name), f"docs/contributing.md says {name} is in {path}, which does not define it"
+
+
+@pytest.mark.parametrize(("file", "name"), PLACED_TESTS)
+def test_each_test_named_with_its_file_is_defined_in_that_file(file: str, name: str) -> None:
+    found = _resolve(file)
+    assert found is not None and _defines(found, name), f"docs/contributing.md: {file} defines no {name}"
+
+
+def test_the_guide_places_every_per_event_table() -> None:
+    # the tables the event-table test checks are the ones the guide tells a new event to fill
+    from contract.test_event_tables import TABLES
+
+    for module, table in TABLES.items():
+        path = module.removeprefix("trainwire.").replace(".", "/") + ".py"
+        assert (path, table) in PLACED, f"docs/contributing.md: name `{path}` (`{table}`) under Adding an event"
 
 
 def test_every_make_target_named_is_in_the_makefile() -> None:

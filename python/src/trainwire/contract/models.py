@@ -10,22 +10,16 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
-from trainwire._generated.events import (
-    BestTrial,
+from trainwire._generated.event_models import (
+    # generated: event-model-imports
     CheckpointSaved,
-    Envelope,
-    ErrorInfo,
     EvalCompleted,
     PhaseEnded,
     PhaseProgress,
     PhaseStarted,
-    Producer,
-    Provenance,
-    ResumedFrom,
     RunFinished,
     RunHeartbeat,
     RunStarted,
-    Stage,
     StopRequested,
     TrainEpoch,
     TrainRestarted,
@@ -33,6 +27,16 @@ from trainwire._generated.events import (
     TrainStep,
     TrialEnded,
     TrialStarted,
+    # end: event-model-imports
+)
+from trainwire._generated.events import (
+    BestTrial,
+    Envelope,
+    ErrorInfo,
+    Producer,
+    Provenance,
+    ResumedFrom,
+    Stage,
 )
 from trainwire._generated.events import Line as _GeneratedLine
 from trainwire._generated.reader_state import DiagnosticRecord, ReaderState, RunStateRecord
@@ -40,7 +44,7 @@ from trainwire._generated.reader_state import DiagnosticRecord, ReaderState, Run
 SCHEMA_VERSION = 1
 
 #: any known event: the generated `Line` union itself, so a new event's model joins it with
-#: `make generate` (a test holds the imports and `__all__` above and below to the generated names)
+#: `make generate`, as it joins the generated lists of the import above and `__all__` below
 KnownEvent = _GeneratedLine.model_fields["root"].annotation
 
 #: event name -> model class, in the order of the contract
@@ -83,11 +87,9 @@ LINE_ADAPTER: TypeAdapter[Any] = TypeAdapter(_GeneratedLine)
 __all__ = [
     "SCHEMA_VERSION",
     "BestTrial",
-    "CheckpointSaved",
     "DiagnosticRecord",
     "Envelope",
     "ErrorInfo",
-    "EvalCompleted",
     "Event",
     "EVENT_ADAPTER",
     "EVENT_MODELS",
@@ -97,26 +99,31 @@ __all__ = [
     "KnownEvent",
     "KNOWN_EVENT_ADAPTER",
     "LINE_ADAPTER",
-    "PhaseEnded",
-    "PhaseProgress",
-    "PhaseStarted",
     "Producer",
     "Provenance",
     "ReaderState",
     "ResumedFrom",
-    "RunFinished",
-    "RunHeartbeat",
-    "RunStarted",
     "RunStateRecord",
     "Stage",
-    "StopRequested",
+    "UnknownEvent",
+    # the model of each event (`make generate` writes the list)
+    # generated: event-model-names
+    "RunStarted",
+    "RunHeartbeat",
+    "PhaseStarted",
+    "PhaseEnded",
+    "PhaseProgress",
+    "TrainStep",
     "TrainEpoch",
     "TrainRestarted",
     "TrainRolledBack",
-    "TrainStep",
-    "TrialEnded",
+    "EvalCompleted",
+    "CheckpointSaved",
     "TrialStarted",
-    "UnknownEvent",
+    "TrialEnded",
+    "StopRequested",
+    "RunFinished",
+    # end: event-model-names
 ]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,11 +32,12 @@ from mlflow.utils.validation import (
 )
 
 from trainwire.contract.notes import read_notes
+from trainwire.export.dispatch import NO_COUNTERPART, SCALARS_ONLY, NotExported, handler_of
 from trainwire.export.journal import journal_files
 from trainwire.export.naming import started_naming
 from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s, trial_scalars
 
-__all__ = ["MLFLOW_STATUS", "RUN_ID_TAG", "MlflowExporter", "default_artifact_location", "mlflow_key"]
+__all__ = ["EVENT_HANDLERS", "MLFLOW_STATUS", "RUN_ID_TAG", "MlflowExporter", "default_artifact_location", "mlflow_key"]
 
 #: MLflow's run status for each `run.finished` status (the exact one is the `trainwire.status` tag)
 MLFLOW_STATUS = {
@@ -117,34 +118,44 @@ class MlflowExporter:
         batch = _Batch()
         for event in events:
             run_id = self._mlflow_run(event, batch)
-            name = event["event"]
             if isinstance(event.get("trial"), int):
                 run_id = self._trial_run(event, run_id, batch)
-                if name == "trial.started":
-                    batch.params[run_id].update(_trial_params(event))
-                    batch.tags[run_id]["trainwire.attempt"] = str(event["attempt"])
-            if name == "run.started":
-                batch.params[run_id].update(_params(event))
-                batch.tags[run_id].update(_tags(event))
-                batch.tags[run_id].update(naming_tags(event))
-            elif name == "train.restarted":
-                batch.tags[run_id]["trainwire.attempt"] = str(event["attempt"])
-            elif name == "checkpoint.saved":
-                checkpoint = text_value({"path": event["path"], "reason": event["reason"]})
-                batch.tags[run_id][f"trainwire.checkpoint.{event['step']}"] = checkpoint
             milliseconds = int(timestamp_s(event["ts"]) * 1000)
             for key, value in scalars_of(event).items():
                 batch.metrics[run_id].append(Metric(mlflow_key(key), value, milliseconds, scalar_step(event)))
-            if name == "trial.ended":
-                milliseconds = int(timestamp_s(event["ts"]) * 1000)
-                for key, value in trial_scalars(event).items():
-                    batch.metrics[run_id].append(Metric(mlflow_key(key), value, milliseconds, 0))
-                self._flush(batch)
-                self._end_trial(run_id, event)
-            if name == "run.finished":
-                self._flush(batch)
-                self._finish(run_id, event)
+            handler = handler_of(EVENT_HANDLERS, event["event"])
+            if handler is not None:
+                handler(self, run_id, event, batch)
         self._flush(batch)
+
+    # -- the handlers of EVENT_HANDLERS: after the event's scalars, into its (trial's) run ----
+
+    def _started(self, run_id: str, event: Mapping[str, Any], batch: _Batch) -> None:
+        batch.params[run_id].update(_params(event))
+        batch.tags[run_id].update(_tags(event))
+        batch.tags[run_id].update(naming_tags(event))
+
+    def _trial_started(self, run_id: str, event: Mapping[str, Any], batch: _Batch) -> None:
+        batch.params[run_id].update(_trial_params(event))
+        batch.tags[run_id]["trainwire.attempt"] = str(event["attempt"])
+
+    def _restarted(self, run_id: str, event: Mapping[str, Any], batch: _Batch) -> None:
+        batch.tags[run_id]["trainwire.attempt"] = str(event["attempt"])
+
+    def _checkpoint(self, run_id: str, event: Mapping[str, Any], batch: _Batch) -> None:
+        checkpoint = text_value({"path": event["path"], "reason": event["reason"]})
+        batch.tags[run_id][f"trainwire.checkpoint.{event['step']}"] = checkpoint
+
+    def _trial_ended(self, run_id: str, event: Mapping[str, Any], batch: _Batch) -> None:
+        milliseconds = int(timestamp_s(event["ts"]) * 1000)
+        for key, value in trial_scalars(event).items():
+            batch.metrics[run_id].append(Metric(mlflow_key(key), value, milliseconds, 0))
+        self._flush(batch)
+        self._end_trial(run_id, event)
+
+    def _finished(self, run_id: str, event: Mapping[str, Any], batch: _Batch) -> None:
+        self._flush(batch)
+        self._finish(run_id, event)
 
     # -- internals ------------------------------------------------------------------------
 
@@ -284,3 +295,23 @@ def _tags(started: Mapping[str, Any]) -> dict[str, str]:
     if resumed.get("run_id"):
         tags["trainwire.resumed_from"] = str(resumed["run_id"])
     return tags
+
+
+#: every event -> what the exporter writes of it beyond its scalars (a test requires every event)
+EVENT_HANDLERS: dict[str, Callable[[MlflowExporter, str, Mapping[str, Any], _Batch], None] | NotExported] = {
+    "run.started": MlflowExporter._started,
+    "run.heartbeat": NO_COUNTERPART,
+    "phase.started": NO_COUNTERPART,
+    "phase.ended": NO_COUNTERPART,
+    "phase.progress": NO_COUNTERPART,
+    "train.step": SCALARS_ONLY,
+    "train.epoch": SCALARS_ONLY,
+    "train.restarted": MlflowExporter._restarted,
+    "train.rolled_back": NO_COUNTERPART,
+    "eval.completed": SCALARS_ONLY,
+    "checkpoint.saved": MlflowExporter._checkpoint,
+    "trial.started": MlflowExporter._trial_started,
+    "trial.ended": MlflowExporter._trial_ended,
+    "stop.requested": NO_COUNTERPART,
+    "run.finished": MlflowExporter._finished,
+}

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeGuard
 
+from trainwire._generated.contract import SCALARS
 from trainwire.contract.clock import parse_timestamp_us
 
 __all__ = [
@@ -21,18 +22,23 @@ __all__ = [
     "trial_scalars",
 ]
 
-#: the `train.step` fields shown as `train/<field>`
-STEP_SCALARS = ("loss", "learning_rate", "grad_norm", "epoch", "samples_per_s", "tokens_per_s", "tokens_seen")
+#: the `train.step` fields shown as `train/<field>` (its schema's `x-trainwire-scalars`)
+STEP_SCALARS = SCALARS["train.step"][1]
 
 
 def scalars_of(event: Mapping[str, Any]) -> dict[str, float]:
     """The scalars of a `train.step` (`train/<field>`, `train/<metric>`), `train.epoch`
     (`epoch/<metric>`), `eval.completed` (`<split>/<metric>`) or `run.finished`
-    (`final/<metric>`); nulls are left out, every other event has none."""
-    named = _SCALARS.get(event["event"])
-    if named is None:
+    (`final/<metric>`), as each event schema's `x-trainwire-scalars` says; nulls are left
+    out, every other event has none."""
+    shown = SCALARS.get(event["event"])
+    if shown is None:
         return {}
-    prefix, values = named(event)
+    prefix, fields = shown
+    values = {name: event.get(name) for name in fields}
+    values.update(event.get("metrics") or {})
+    # an evaluation's metrics are shown under its split
+    prefix = event.get("split") or prefix
     return {f"{prefix}/{name}": float(value) for name, value in values.items() if _is_number(value)}
 
 
@@ -43,50 +49,11 @@ def trial_scalars(ended: Mapping[str, Any]) -> dict[str, float]:
     return {f"trial/{name}": float(value) for name, value in metrics.items() if _is_number(value)}
 
 
-def _step_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    values = {name: event.get(name) for name in STEP_SCALARS}
-    values.update(event.get("metrics") or {})
-    return "train", values
-
-
-def _eval_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    return event.get("split") or "eval", dict(event.get("metrics") or {})
-
-
-def _epoch_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    return "epoch", dict(event.get("metrics") or {})
-
-
-def _final_scalars(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    return "final", dict(event.get("metrics") or {})
-
-
 def scalar_step(event: Mapping[str, Any]) -> int:
     """The step a scalar is shown at: the line's own (a run that finished before its
     first step has none: 0)."""
     step = event.get("step")
     return step if isinstance(step, int) else 0
-
-
-#: every event -> its scalars' prefix and values; None: no scalars (a test requires every
-#: event of the contract here)
-_SCALARS: dict[str, Callable[[Mapping[str, Any]], tuple[str, dict[str, Any]]] | None] = {
-    "run.started": None,
-    "run.heartbeat": None,
-    "phase.progress": None,
-    "train.rolled_back": None,
-    "phase.started": None,
-    "phase.ended": None,
-    "train.step": _step_scalars,
-    "train.epoch": _epoch_scalars,
-    "train.restarted": None,
-    "eval.completed": _eval_scalars,
-    "checkpoint.saved": None,
-    "trial.started": None,
-    "trial.ended": None,
-    "stop.requested": None,
-    "run.finished": _final_scalars,
-}
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -13,6 +13,7 @@ start) and closes with its outcome (`trial/<metric>` scalars, the session's end 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,11 @@ from tensorboard.plugins.text.summary import text_pb
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from trainwire.contract.notes import read_notes
+from trainwire.export.dispatch import NO_COUNTERPART, SCALARS_ONLY, NotExported, handler_of
 from trainwire.export.naming import RunNaming, started_naming
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
 
-__all__ = ["SESSION_STATUS", "TensorBoardExporter", "run_directory", "trial_directory"]
+__all__ = ["EVENT_HANDLERS", "SESSION_STATUS", "TensorBoardExporter", "run_directory", "trial_directory"]
 
 #: the HParams session status each `trial.ended` status ends with
 SESSION_STATUS = {
@@ -64,34 +66,9 @@ class TensorBoardExporter:
             wall_time = timestamp_s(event["ts"])
             trial = event.get("trial")
             writer = self._writer(event["run_id"], trial if isinstance(trial, int) else None)
-            name = event["event"]
-            if name == "trial.started":
-                session = hparams_pb(
-                    event["params"], trial_id=f"{event['run_id']}/trial-{trial}", start_time_secs=wall_time
-                )
-                writer.add_event(Event(wall_time=wall_time, step=0, summary=session))
-            elif name == "trial.ended":
-                outcome = [Summary.Value(tag=tag, simple_value=value) for tag, value in trial_scalars(event).items()]
-                outcome.append(_session_end(event["status"], wall_time))
-                writer.add_event(Event(wall_time=wall_time, step=0, summary=Summary(value=outcome)))
-            if name == "run.started":
-                naming = started_naming(event)
-                if naming.name is not None or naming.tags:
-                    writer.add_event(Event(wall_time=wall_time, step=0, summary=text_pb("name", naming_text(naming))))
-                for tag in ("config", "provenance"):
-                    if event.get(tag):
-                        text = f"```json\n{json.dumps(event[tag], indent=2, ensure_ascii=False, sort_keys=True)}\n```"
-                        writer.add_event(Event(wall_time=wall_time, step=0, summary=text_pb(tag, text)))
-            if name in ("run.started", "run.finished"):
-                notes = read_notes(self.run_dir, event["run_id"])
-                if notes:
-                    writer.add_event(
-                        Event(wall_time=wall_time, step=scalar_step(event), summary=text_pb("notes", notes))
-                    )
-            elif name == "train.restarted":
-                restart = SessionLog(status=SessionLog.START, msg=f"attempt {event['attempt']} ({event['reason']})")
-                # the attempt resumes after `step`: the old points from step + 1 on are replaced
-                writer.add_event(Event(wall_time=wall_time, step=event["step"] + 1, session_log=restart))
+            handler = handler_of(EVENT_HANDLERS, event["event"])
+            if handler is not None:
+                handler(self, writer, event, wall_time)
             scalars = scalars_of(event)
             if scalars:
                 values = [Summary.Value(tag=tag, simple_value=value) for tag, value in scalars.items()]
@@ -102,6 +79,39 @@ class TensorBoardExporter:
     def close(self) -> None:
         for writer in self._writers.values():
             writer.close()
+
+    # -- the handlers of EVENT_HANDLERS: before the event's scalars, into its (trial's) writer --
+
+    def _trial_started(self, writer: EventFileWriter, event: Mapping[str, Any], wall_time: float) -> None:
+        session = hparams_pb(
+            event["params"], trial_id=f"{event['run_id']}/trial-{event['trial']}", start_time_secs=wall_time
+        )
+        writer.add_event(Event(wall_time=wall_time, step=0, summary=session))
+
+    def _trial_ended(self, writer: EventFileWriter, event: Mapping[str, Any], wall_time: float) -> None:
+        outcome = [Summary.Value(tag=tag, simple_value=value) for tag, value in trial_scalars(event).items()]
+        outcome.append(_session_end(event["status"], wall_time))
+        writer.add_event(Event(wall_time=wall_time, step=0, summary=Summary(value=outcome)))
+
+    def _started(self, writer: EventFileWriter, event: Mapping[str, Any], wall_time: float) -> None:
+        naming = started_naming(event)
+        if naming.name is not None or naming.tags:
+            writer.add_event(Event(wall_time=wall_time, step=0, summary=text_pb("name", naming_text(naming))))
+        for tag in ("config", "provenance"):
+            if event.get(tag):
+                text = f"```json\n{json.dumps(event[tag], indent=2, ensure_ascii=False, sort_keys=True)}\n```"
+                writer.add_event(Event(wall_time=wall_time, step=0, summary=text_pb(tag, text)))
+        self._notes(writer, event, wall_time)
+
+    def _notes(self, writer: EventFileWriter, event: Mapping[str, Any], wall_time: float) -> None:
+        notes = read_notes(self.run_dir, event["run_id"])
+        if notes:
+            writer.add_event(Event(wall_time=wall_time, step=scalar_step(event), summary=text_pb("notes", notes)))
+
+    def _restarted(self, writer: EventFileWriter, event: Mapping[str, Any], wall_time: float) -> None:
+        restart = SessionLog(status=SessionLog.START, msg=f"attempt {event['attempt']} ({event['reason']})")
+        # the attempt resumes after `step`: the old points from step + 1 on are replaced
+        writer.add_event(Event(wall_time=wall_time, step=event["step"] + 1, session_log=restart))
         self._writers.clear()
 
     def _writer(self, run_id: str, trial: int | None) -> EventFileWriter:
@@ -131,3 +141,25 @@ def _session_end(status: str, end_time_s: float) -> Summary.Value:
         metadata=metadata.create_summary_metadata(data),
         tensor=metadata.NULL_TENSOR,
     )
+
+
+#: every event -> what the exporter writes of it beyond its scalars (a test requires every event)
+EVENT_HANDLERS: dict[
+    str, Callable[[TensorBoardExporter, EventFileWriter, Mapping[str, Any], float], None] | NotExported
+] = {
+    "run.started": TensorBoardExporter._started,
+    "run.heartbeat": NO_COUNTERPART,
+    "phase.started": NO_COUNTERPART,
+    "phase.ended": NO_COUNTERPART,
+    "phase.progress": NO_COUNTERPART,
+    "train.step": SCALARS_ONLY,
+    "train.epoch": SCALARS_ONLY,
+    "train.restarted": TensorBoardExporter._restarted,
+    "train.rolled_back": NO_COUNTERPART,
+    "eval.completed": SCALARS_ONLY,
+    "checkpoint.saved": NO_COUNTERPART,
+    "trial.started": TensorBoardExporter._trial_started,
+    "trial.ended": TensorBoardExporter._trial_ended,
+    "stop.requested": NO_COUNTERPART,
+    "run.finished": TensorBoardExporter._notes,
+}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,11 +30,12 @@ from typing import Any
 import wandb
 
 from trainwire.contract.notes import read_notes
+from trainwire.export.dispatch import NO_COUNTERPART, SCALARS_ONLY, NotExported, handler_of
 from trainwire.export.journal import journal_files
 from trainwire.export.naming import RunNaming, journal_naming, started_naming
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
 
-__all__ = ["JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code"]
+__all__ = ["EVENT_HANDLERS", "JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code"]
 
 #: the metric every other scalar is drawn against
 STEP_METRIC = "train/step"
@@ -85,18 +86,12 @@ class WandbExporter:
             run = self._run(event)
             if isinstance(event.get("trial"), int):
                 run = self._trial_run(event)
-            name = event["event"]
-            if name == "train.restarted":
-                run.summary["trainwire/attempt"] = event["attempt"]
-            elif name == "checkpoint.saved":
-                run.summary["trainwire/checkpoint"] = {"step": event["step"], "path": event["path"]}
             scalars = scalars_of(event)
             if scalars:
                 run.log({**scalars, STEP_METRIC: scalar_step(event), "_timestamp": timestamp_s(event["ts"])})
-            if name == "trial.ended":
-                self._end_trial(run, event)
-            if name == "run.finished":
-                self._finish(run, event)
+            handler = handler_of(EVENT_HANDLERS, event["event"])
+            if handler is not None:
+                handler(self, run, event)
 
     def close(self) -> None:
         """Closes the offline runs of runs and trials still going: the next export's
@@ -170,6 +165,14 @@ class WandbExporter:
         run.define_metric("*", step_metric=STEP_METRIC)
         return run
 
+    # -- the handlers of EVENT_HANDLERS: after the event's scalars, into its (trial's) run -----
+
+    def _restarted(self, run: Any, event: Mapping[str, Any]) -> None:
+        run.summary["trainwire/attempt"] = event["attempt"]
+
+    def _checkpoint(self, run: Any, event: Mapping[str, Any]) -> None:
+        run.summary["trainwire/checkpoint"] = {"step": event["step"], "path": event["path"]}
+
     def _end_trial(self, run: Any, event: Mapping[str, Any]) -> None:
         """The trial's outcome in its run's summary, and its run finished as the trial ended."""
         run.summary.update({**trial_scalars(event), "trainwire/status": event["status"]})
@@ -218,3 +221,23 @@ def _config(started: Mapping[str, Any]) -> dict[str, Any]:
         "resumed_from": started.get("resumed_from"),
     }
     return config
+
+
+#: every event -> what the exporter writes of it beyond its scalars (a test requires every event)
+EVENT_HANDLERS: dict[str, Callable[[WandbExporter, Any, Mapping[str, Any]], None] | NotExported] = {
+    "run.started": NotExported("its config, name and tags open the W&B run, as any first line of a run does"),
+    "run.heartbeat": NO_COUNTERPART,
+    "phase.started": NO_COUNTERPART,
+    "phase.ended": NO_COUNTERPART,
+    "phase.progress": NO_COUNTERPART,
+    "train.step": SCALARS_ONLY,
+    "train.epoch": SCALARS_ONLY,
+    "train.restarted": WandbExporter._restarted,
+    "train.rolled_back": NO_COUNTERPART,
+    "eval.completed": SCALARS_ONLY,
+    "checkpoint.saved": WandbExporter._checkpoint,
+    "trial.started": NotExported("its params open the trial's W&B run, as its config"),
+    "trial.ended": WandbExporter._end_trial,
+    "stop.requested": NO_COUNTERPART,
+    "run.finished": WandbExporter._finish,
+}

@@ -1,10 +1,10 @@
 """The lines of a run a view replays beside its charts (the run's header, phase and trial
 marks, a stop, the end): what the journal's snapshot keeps and an opening hands a page.
 
-`VIEW_EVENTS` has a twin of the same name in the dashboard page's feed messages (the lines
-the page's worker passes to its panels); a test holds the two equal. It is a view's
-choice, not a family of the vocabulary (`run.heartbeat` and `phase.progress` are left out),
-so it is named here rather than generated.
+`VIEW_EVENTS` is generated from each event schema's `x-trainwire-view-event`, into this
+package and into the dashboard page's feed messages (the lines the page's worker passes to
+its panels) alike: a view's choice, not a family of the vocabulary (`run.heartbeat` and
+`phase.progress` are left out).
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from trainwire._generated.contract import VIEW_EVENTS
+
 __all__ = ["MAX_VIEW_EVENTS", "VIEW_EVENTS", "ViewEvents"]
 
-VIEW_EVENTS = frozenset(
-    ("run.started", "phase.started", "phase.ended", "trial.started", "trial.ended", "stop.requested", "run.finished")
-)
 #: the most a run keeps: its first `run.started`, then the latest others
 MAX_VIEW_EVENTS = 1000
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from trainwire._generated.contract import WARNING_RULES, ValidateRule
+from trainwire._generated.contract import STEP_ROLES, WARNING_RULES, ValidateRule
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.models import EVENT_NAMES, UnknownEvent
 from trainwire.lines.decoder import Decoder
@@ -33,28 +33,6 @@ Severity = Literal["error", "warning"]
 
 #: reading granularity: what the decoder holds beyond the longest line
 CHUNK_BYTES = 1 << 16
-StepRole = Literal["moves", "resets", "rolls_back", "starts_trial"]
-#: every event -> what it does to the step of its trial (the run outside trials is one): "moves"
-#: it (never back), "resets" it (may take it back), "rolls_back" (may take it back, never
-#: forward), "starts_trial" (a new attempt: its steps start afresh); None: no effect on steps,
-#: its step, if any, not checked (a test requires every event)
-_STEP_ROLES: dict[str, StepRole | None] = {
-    "run.started": None,
-    "run.heartbeat": None,
-    "phase.progress": None,
-    "train.rolled_back": "rolls_back",
-    "phase.started": None,
-    "phase.ended": None,
-    "train.step": "moves",
-    "train.epoch": "moves",
-    "train.restarted": "resets",
-    "eval.completed": None,
-    "checkpoint.saved": None,
-    "trial.started": "starts_trial",
-    "trial.ended": None,
-    "stop.requested": None,
-    "run.finished": None,
-}
 _NEAR_MISS_CUTOFF = 0.8
 
 
@@ -143,7 +121,7 @@ class _RunCheck:
                     "trial",
                 )
             self.trials_ended.add(ended)
-        role = _STEP_ROLES.get(event.event)
+        role = STEP_ROLES.get(event.event)
         if role is None:
             return
         trial = getattr(event, "trial", None)

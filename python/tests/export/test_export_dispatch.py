@@ -1,0 +1,33 @@
+"""Each exporter dispatches through its table: every event is a handler or says why not."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+import pytest
+
+from trainwire._generated.contract import EVENT_NAMES
+from trainwire.export.dispatch import NotExported, handler_of
+
+EXPORTERS = ("trainwire.export.mlflow", "trainwire.export.tensorboard", "trainwire.export.wandb")
+
+
+@pytest.mark.parametrize("module", EXPORTERS)
+def test_each_event_is_handled_or_not_exported_with_a_reason(module: str) -> None:
+    table: dict[str, Any] = import_module(module).EVENT_HANDLERS
+    undecided = [
+        name
+        for name in EVENT_NAMES
+        if not (callable(table.get(name)) or (isinstance(table.get(name), NotExported) and table[name].reason))
+    ]
+    assert undecided == [], f"{module}: EVENT_HANDLERS decides nothing for {undecided}"
+
+
+def test_an_event_not_exported_or_unknown_has_no_handler() -> None:
+    def handle() -> None: ...
+
+    table = {"run.started": handle, "run.heartbeat": NotExported("liveness")}
+    assert handler_of(table, "run.started") is handle
+    assert handler_of(table, "run.heartbeat") is None
+    assert handler_of(table, "model.exported") is None  # a newer writer's event
