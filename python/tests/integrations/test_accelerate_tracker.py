@@ -38,6 +38,8 @@ def test_one_process_reports_steps_evaluations_and_the_config(tmp_path: Path) ->
     steps = [line for line in stream if line["event"] == "train.step"]
     assert [line["step"] for line in steps] == list(range(1, 13))
     assert all(line["loss"] > 0 and line["learning_rate"] == 0.05 for line in steps)
+    for step in steps:  # no accelerator here: the process's peak resident memory
+        assert set(step["memory"]) == {"cpu"} and step["memory"]["cpu"]["peak_bytes"] > 10_000_000
     evals = [
         (line["step"], line["split"], list(line["metrics"])) for line in stream if line["event"] == "eval.completed"
     ]

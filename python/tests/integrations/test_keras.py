@@ -19,6 +19,7 @@ from support.stream_files import stream_of
 from trainwire.integrations.keras import attach
 from trainwire.reader.invariants import check_stream
 from trainwire.stop import request_stop
+from trainwire.writer.run import Run
 
 EXAMPLE = EXAMPLES / "keras_train.py"
 
@@ -142,3 +143,41 @@ def test_sigterm_to_the_example_saves_a_checkpoint_and_exits_2(tmp_path: Path) -
     assert len(saved) == 1 and saved[0]["reason"] == "stop" and (tmp_path / saved[0]["path"]).is_file()
     assert (stream[-1]["status"], stream[-1]["reason"], stream[-1]["exit_code"]) == ("interrupted", "sigterm", 2)
     assert not (tmp_path / "final.keras").exists()  # nothing after the stop ran
+
+
+def test_validation_evaluate_and_predict_count_their_batches_and_steps_carry_memory(tmp_path: Path) -> None:
+    model = example.tiny_model()
+    with Run(tmp_path, step_interval_s=0, heartbeat_interval_s=None) as run:
+        run.start()
+        callback = attach(model, run)
+        fit(model, 1, validation=True)  # 16 validation items at 8 a batch: 2 batches
+        inputs, targets = example.data(24, seed=2)
+        model.evaluate(inputs, targets, batch_size=8, callbacks=[callback], verbose=0)
+        model.predict(inputs, batch_size=8, callbacks=[callback], verbose=0)
+    stream = stream_of(tmp_path / "progress.jsonl")
+    assert check_stream((tmp_path / "progress.jsonl").read_bytes()) == []
+    loops = [
+        (line["event"], line["phase"], line.get("done"), line.get("total"))
+        for line in stream
+        if line["event"].startswith("phase.") and line["phase"] != "train"
+    ]
+    assert loops == [
+        ("phase.started", "eval", None, None),
+        ("phase.progress", "eval", 1, 2),
+        ("phase.progress", "eval", 2, 2),
+        ("phase.ended", "eval", None, None),
+        ("phase.started", "eval", None, None),
+        ("phase.progress", "eval", 1, 3),
+        ("phase.progress", "eval", 2, 3),
+        ("phase.progress", "eval", 3, 3),
+        ("phase.ended", "eval", None, None),
+        ("phase.started", "predict", None, None),
+        ("phase.progress", "predict", 1, 3),
+        ("phase.progress", "predict", 2, 3),
+        ("phase.progress", "predict", 3, 3),
+        ("phase.ended", "predict", None, None),
+    ]
+    steps = [line for line in stream if line["event"] == "train.step"]
+    assert len(steps) == 8
+    for step in steps:  # no accelerator here: the process's peak resident memory
+        assert set(step["memory"]) == {"cpu"} and step["memory"]["cpu"]["peak_bytes"] > 10_000_000

@@ -1,4 +1,10 @@
-"""TRL's SFTTrainer and GRPOTrainer with `attach()`, on a tiny GPT-2 built from a config (CPU)."""
+"""TRL's trainers with `attach()`, on a tiny GPT-2 built from a config (CPU).
+
+TRL 1.16 (the version pinned) exports `SFTTrainer`, `GRPOTrainer`, `DPOTrainer` and
+`KTOTrainer`; `ORPOTrainer` moved to `trl.experimental.orpo`, where it is tested. The
+preference trainers get a reference model of their own: without one they would load the
+model's name from a hub.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,8 @@ from datasets import Dataset
 from support.stream_files import stream_of
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast, TrainerCallback
-from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
+from trl import DPOConfig, DPOTrainer, GRPOConfig, GRPOTrainer, KTOConfig, KTOTrainer, SFTConfig, SFTTrainer
+from trl.experimental.orpo import ORPOConfig, ORPOTrainer
 
 from trainwire.cli.demo_model import ALPHABET, synthetic_corpus
 from trainwire.integrations.transformers import TrainwireCallback, attach
@@ -67,12 +74,48 @@ def longer_is_better(completions: list[str], **_: Any) -> list[float]:
     return [float(len(completion)) for completion in completions]
 
 
-def grpo_trainer(output_dir: Path, tokenizer: PreTrainedTokenizerFast) -> GRPOTrainer:
+def grpo_trainer(
+    output_dir: Path, tokenizer: PreTrainedTokenizerFast, *callbacks: TrainerCallback, **more: Any
+) -> GRPOTrainer:
     return GRPOTrainer(
         model=tiny_model(),
         reward_funcs=longer_is_better,
-        args=GRPOConfig(num_generations=2, max_completion_length=8, **settings(output_dir)),
+        args=GRPOConfig(num_generations=2, max_completion_length=8, **settings(output_dir, **more)),
         train_dataset=Dataset.from_dict({"prompt": ["the model", "a loss"] * 8}),
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
+    )
+
+
+PREFERENCES = {"prompt": ["the model", "a loss"] * 8, "chosen": [" learns", " falls"] * 8, "rejected": [" x", " y"] * 8}
+
+
+def dpo_trainer(output_dir: Path, tokenizer: PreTrainedTokenizerFast) -> DPOTrainer:
+    return DPOTrainer(
+        model=tiny_model(),
+        ref_model=tiny_model(),
+        args=DPOConfig(max_length=32, **settings(output_dir)),
+        train_dataset=Dataset.from_dict(PREFERENCES),
+        processing_class=tokenizer,
+    )
+
+
+def kto_trainer(output_dir: Path, tokenizer: PreTrainedTokenizerFast) -> KTOTrainer:
+    labelled = {"prompt": PREFERENCES["prompt"], "completion": [" learns", " y"] * 8, "label": [True, False] * 8}
+    return KTOTrainer(
+        model=tiny_model(),
+        ref_model=tiny_model(),
+        args=KTOConfig(max_length=32, **settings(output_dir)),
+        train_dataset=Dataset.from_dict(labelled),
+        processing_class=tokenizer,
+    )
+
+
+def orpo_trainer(output_dir: Path, tokenizer: PreTrainedTokenizerFast) -> ORPOTrainer:
+    return ORPOTrainer(
+        model=tiny_model(),
+        args=ORPOConfig(max_length=32, **settings(output_dir)),
+        train_dataset=Dataset.from_dict(PREFERENCES),
         processing_class=tokenizer,
     )
 
@@ -96,7 +139,16 @@ def assert_trained(output_dir: Path, status: str = "succeeded") -> list[dict[str
     return stream
 
 
-@pytest.mark.parametrize(("build", "metric"), [(sft_trainer, "mean_token_accuracy"), (grpo_trainer, "reward")])
+@pytest.mark.parametrize(
+    ("build", "metric"),
+    [
+        (sft_trainer, "mean_token_accuracy"),
+        (grpo_trainer, "reward"),
+        (dpo_trainer, "rewards/margins"),
+        (kto_trainer, "kl"),
+        (orpo_trainer, "rewards/margins"),
+    ],
+)
 def test_every_step_is_written_with_the_trainers_values(
     tmp_path: Path, tokenizer: PreTrainedTokenizerFast, build: Any, metric: str
 ) -> None:
@@ -108,9 +160,17 @@ def test_every_step_is_written_with_the_trainers_values(
     assert all(line["loss"] is not None and metric in line["metrics"] for line in steps)
 
 
-@pytest.mark.parametrize(("stop", "reason"), [("control_file", "control_file"), ("sigterm", "sigterm")])
-def test_a_stop_ends_sft_interrupted_with_a_checkpoint(
-    tmp_path: Path, tokenizer: PreTrainedTokenizerFast, stop: str, reason: str
+@pytest.mark.parametrize(
+    ("build", "stop", "reason"),
+    [
+        (sft_trainer, "control_file", "control_file"),
+        (sft_trainer, "sigterm", "sigterm"),
+        (grpo_trainer, "control_file", "control_file"),
+        (grpo_trainer, "sigterm", "sigterm"),
+    ],
+)
+def test_a_stop_ends_the_training_interrupted_with_a_checkpoint(
+    tmp_path: Path, tokenizer: PreTrainedTokenizerFast, build: Any, stop: str, reason: str
 ) -> None:
     def ask() -> None:
         if stop == "sigterm":
@@ -118,7 +178,7 @@ def test_a_stop_ends_sft_interrupted_with_a_checkpoint(
         else:
             request_stop(tmp_path, reason="enough")
 
-    trainer = sft_trainer(tmp_path, tokenizer, AtStep(2, ask), max_steps=50)
+    trainer = build(tmp_path, tokenizer, AtStep(2, ask), max_steps=50)
     callback = attach(trainer, signals=True, step_interval_s=0, check_interval_s=0)
     trainer.train()
     assert callback.run is not None and callback.run.exit_code == 2

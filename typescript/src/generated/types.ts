@@ -1236,7 +1236,7 @@ export interface DeviceMemory {
    */
   reserved_bytes: number | null;
   /**
-   * The most bytes allocated since the run started (the process's peak resident memory for `cpu`).
+   * The most bytes allocated so far: since the process started, or since the training last reset its peak statistics (torch's `max_memory_allocated`); the process's peak resident memory for `cpu`.
    */
   peak_bytes: number | null;
 }

@@ -61,7 +61,7 @@ class DeviceMemory(BaseModel):
     peak_bytes: Annotated[
         int | None,
         Field(
-            description="The most bytes allocated since the run started (the process's peak resident memory for `cpu`).",
+            description="The most bytes allocated so far: since the process started, or since the training last reset its peak statistics (torch's `max_memory_allocated`); the process's peak resident memory for `cpu`.",
             ge=0,
             le=9007199254740991,
         ),

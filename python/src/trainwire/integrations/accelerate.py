@@ -19,7 +19,11 @@ accelerator.end_training()                                 # run.finished
 starting `eval/` or `eval_` are an `eval.completed` of split `eval`, `val/` or `val_` of
 split `validation`, `test/` or `test_` of split `test` (prefix taken off); the rest is a
 `train.step`, with `loss` (or `train/loss`, `train_loss`) and `lr` (or `learning_rate`) in
-their own fields. Accelerate calls a tracker on the main process only; the stop is decided on
+their own fields, and each step carries `memory` (CUDA devices in use, else the process's
+peak resident memory). A tracker sees only what `log` is given, never a loop's batches, so
+per-item progress of an evaluation is the loop's to write: `tracker.run` (None off the main
+process) takes `phase_started("eval", total=len(loader), unit="batches")`, `advance()` per
+batch and `phase_ended("eval")`. Accelerate calls a tracker on the main process only; the stop is decided on
 every rank by `decide_stop`, the lifecycle core's collective. The tracker is not a loop
 integration: the loop stays the user's, and the tracker only reports it.
 """
@@ -44,6 +48,7 @@ from accelerate.tracking import GeneralTracker  # noqa: E402
 
 from trainwire.integrations.hooks import number  # noqa: E402
 from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run  # noqa: E402
+from trainwire.integrations.memory_probe import step_memory  # noqa: E402
 from trainwire.stop import StopControl, StopRequest  # noqa: E402
 from trainwire.writer.run import Run  # noqa: E402
 
@@ -138,6 +143,7 @@ class TrainwireTracker(GeneralTracker, LifecycleAdapter):  # type: ignore[misc]
                 loss=number(_first(training, _LOSS_KEYS)),
                 learning_rate=number(_first(training, _LEARNING_RATE_KEYS)),
                 metrics={k: v for k, v in training.items() if k not in _LOSS_KEYS + _LEARNING_RATE_KEYS} or None,
+                memory=step_memory(),
             )
         for split, metrics in evaluations.items():
             run.eval(step, metrics, split=split)

@@ -13,6 +13,10 @@ optimizer's) and `phase.started train`; each batch -> `train.step` (step = the o
 `iterations`, loss and the other logged values, the learning rate); a completed epoch ->
 `train.epoch`, and its `val_` values -> `eval.completed` (split `validation`); every
 `model.save` / `model.save_weights` (`ModelCheckpoint`'s included) -> `checkpoint.saved`;
+each batch of the validation inside `fit` -> a phase `eval` nested in `train` counting its
+batches (`phase.progress`), and each batch of a `model.evaluate` / `model.predict` given the
+callback while the run is open (the caller's run) -> a phase `eval` / `predict` likewise;
+each step carries `memory` (CUDA devices in use, else the process's peak resident memory);
 `on_train_end` -> `phase.ended train` and `run.finished`. No Keras hook sees an exception:
 `attach` wraps `model.fit`, so a failure or Ctrl+C ends the run `failed` or `interrupted`.
 A stop (control file, signal) saves `checkpoints/stop-step=N.keras` and sets
@@ -35,6 +39,8 @@ import keras  # noqa: E402
 
 from trainwire.integrations.hooks import number, shielded  # noqa: E402
 from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run  # noqa: E402
+from trainwire.integrations.loop_progress import LoopProgress  # noqa: E402
+from trainwire.integrations.memory_probe import step_memory  # noqa: E402
 from trainwire.stop import StopControl  # noqa: E402
 from trainwire.writer.run import Run  # noqa: E402
 
@@ -88,6 +94,7 @@ class TrainwireCallback(keras.callbacks.Callback, LifecycleAdapter):  # type: ig
         )
         self._directory = directory
         self._failed_hooks: set[str] = set()
+        self._loop = LoopProgress()
 
     # -- Keras hooks ----------------------------------------------------------------------
 
@@ -128,6 +135,22 @@ class TrainwireCallback(keras.callbacks.Callback, LifecycleAdapter):  # type: ig
             self.model.stop_training = True
 
     @shielded
+    def on_test_batch_end(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self._batch_done("eval")
+
+    @shielded
+    def on_test_end(self, logs: Mapping[str, Any] | None = None) -> None:
+        self._loop.end()
+
+    @shielded
+    def on_predict_batch_end(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self._batch_done("predict")
+
+    @shielded
+    def on_predict_end(self, logs: Mapping[str, Any] | None = None) -> None:
+        self._loop.end()
+
+    @shielded
     def on_train_end(self, logs: Mapping[str, Any] | None = None) -> None:
         self.lifecycle.end_train()
         self.lifecycle.finish()
@@ -135,6 +158,7 @@ class TrainwireCallback(keras.callbacks.Callback, LifecycleAdapter):  # type: ig
     # -- called by the fit wrapper and the save wrapper -------------------------------------
 
     def _fit_failed(self, error: BaseException) -> None:
+        self._loop.end("interrupted" if isinstance(error, KeyboardInterrupt) else "failed")
         self.lifecycle.fail(error)
 
     def _checkpoint_saved(self, path: str | os.PathLike[str]) -> None:
@@ -155,7 +179,23 @@ class TrainwireCallback(keras.callbacks.Callback, LifecycleAdapter):  # type: ig
             learning_rate=_learning_rate(self.model),
             metrics={name: value for name, value in logs.items() if name not in _NOT_METRICS} or None,
             epoch=step / steps_per_epoch if steps_per_epoch else None,
+            memory=step_memory(),
         )
+
+    def _batch_done(self, phase: str) -> None:
+        """A batch of a validation, evaluation or prediction loop, counted in the open run."""
+        run = self.run
+        if run is None or not run.started or run.status is not None:
+            return  # a loop outside any open run writes nothing
+        self._loop.batch_done(run, phase, self._planned_batches())
+
+    def _planned_batches(self) -> int | None:
+        if self.lifecycle.in_train:  # fit's validation: its own iterator knows, params are fit's
+            iterator = getattr(self.model, "_eval_epoch_iterator", None)
+            count = getattr(iterator, "num_batches", None)
+        else:
+            count = self.params.get("steps") if isinstance(self.params, Mapping) else None
+        return count if isinstance(count, int) and count >= 0 else None
 
     def _start_run(self, run: Run) -> None:
         optimizer = self.model.optimizer

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trainwire.writer.encoding import safe_str, to_scalar
@@ -95,8 +95,10 @@ def _mask_assignment(match: re.Match[str]) -> str:
 def redact_config(config: Any) -> dict[str, Any]:
     """A JSON-able copy of `config` with secrets replaced by `"<redacted>"`.
 
-    Nested mappings and lists are followed; keys become strings; a value that is not
-    JSON-able becomes its `str()`. `config` is a mapping, or an object with `to_dict()`
+    Nested mappings and sequences are followed (OmegaConf's `DictConfig` and `ListConfig`,
+    `UserDict`, `UserList` and any other `Mapping` or `Sequence` too); keys become strings;
+    a value that is not JSON-able, or a container that raises while it is read, becomes its
+    `str()`. `config` is a mapping, or an object with `to_dict()`
     (e.g. `transformers.TrainingArguments`) or attributes. Never raises.
     """
     try:
@@ -118,9 +120,18 @@ def _as_mapping(config: Any) -> Mapping[Any, Any]:
 
 def _redact_mapping(mapping: Mapping[Any, Any], parent: object, depth: int) -> dict[str, Any]:
     return {
-        str(key): REDACTED if is_secret_key(key, parent) else _redact_value(value, key, depth + 1)
-        for key, value in mapping.items()
+        str(key): REDACTED if is_secret_key(key, parent) else _redact_value(_item(mapping, key), key, depth + 1)
+        for key in mapping
     }
+
+
+def _item(mapping: Mapping[Any, Any], key: Any) -> Any:
+    """`mapping[key]`, or a placeholder naming the error when reading it raises (an
+    OmegaConf `???` left unset): the other keys are still written."""
+    try:
+        return mapping[key]
+    except Exception as error:
+        return f"<unreadable: {type(error).__name__}>"
 
 
 def _redact_value(value: Any, key: object, depth: int) -> Any:
@@ -130,10 +141,23 @@ def _redact_value(value: Any, key: object, depth: int) -> Any:
         return value
     if depth > _MAX_DEPTH:
         return redact_text(safe_str(value))
-    if isinstance(value, Mapping):
-        return _redact_mapping(value, key, depth)
-    if isinstance(value, (list, tuple)):
-        # list items keep the list's key as their parent: `{"wandb": [{"key": ...}]}`
-        return [_redact_value(item, key, depth + 1) for item in value]
+    if isinstance(value, Mapping) or _is_array(value):
+        try:
+            return _redact_container(value, key, depth)
+        except Exception:  # an OmegaConf `???` or a broken interpolation raises when read
+            return redact_text(safe_str(value))
     scalar = to_scalar(value)
     return redact_text(scalar) if isinstance(scalar, str) else scalar
+
+
+def _redact_container(value: Mapping[Any, Any] | Sequence[Any], key: object, depth: int) -> Any:
+    if isinstance(value, Mapping):
+        return _redact_mapping(value, key, depth)
+    # list items keep the list's key as their parent: `{"wandb": [{"key": ...}]}`
+    return [_redact_value(item, key, depth + 1) for item in value]
+
+
+def _is_array(value: Any) -> bool:
+    """A sequence of items (a list, a tuple, a `UserList`, an OmegaConf `ListConfig`); text
+    and bytes are not, nor a `range`, whose one form is short and whose items may be many."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray, memoryview, range))
