@@ -3,6 +3,7 @@ the pins: the demo's extras only for the demo, every extra for the tests."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -28,7 +29,10 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def dry_run(checkout: Path, target: str) -> list[str]:
-    done = subprocess.run(["make", "-n", target], cwd=checkout, capture_output=True, text=True, timeout=60)
+    # a make of its own: under `make test` the inherited MAKELEVEL and MAKEFLAGS would add
+    # "Entering directory" lines to what it prints
+    env = {name: value for name, value in os.environ.items() if name not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    done = subprocess.run(["make", "-n", target], cwd=checkout, capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
