@@ -118,54 +118,40 @@ def _times(ctx: Context) -> EmitterTimes:
 _MICRO = 1e6
 
 
+def _per_event(value: list[float], baseline: list[float], notes: str) -> Measurement:
+    """Microseconds per event of `value` against `baseline`, timed in the same rounds."""
+    return Measurement(
+        median(value) * _MICRO, median(baseline) * _MICRO, rounds=round_ratios(value, baseline), notes=notes
+    )
+
+
 def _file_sink(ctx: Context) -> Measurement:
     times = _times(ctx)
-    return Measurement(
-        median(times.ours) * _MICRO,
-        median(times.json_dumps) * _MICRO,
-        rounds=round_ratios(times.ours, times.json_dumps),
-        notes=f"{ctx.scale.emitter_events} train.step events x {len(times.ours)} rounds",
-    )
+    notes = f"{ctx.scale.emitter_events} train.step events x {len(times.ours)} rounds"
+    return _per_event(times.ours, times.json_dumps, notes)
 
 
 def _second_sink(ctx: Context) -> Measurement:
     times = _times(ctx)
-    return Measurement(
-        median(times.ours_with_callback) * _MICRO,
-        median(times.json_dumps) * _MICRO,
-        rounds=round_ratios(times.ours_with_callback, times.json_dumps),
-        notes="file sink + a no-op callback sink",
-    )
+    return _per_event(times.ours_with_callback, times.json_dumps, "file sink + a no-op callback sink")
 
 
 def _journal_cost(ctx: Context) -> Measurement:
     times = _times(ctx)
-    return Measurement(
-        median(times.ours) * _MICRO,
-        median(times.ours_without_journal) * _MICRO,
-        rounds=round_ratios(times.ours, times.ours_without_journal),
-        notes="value: the file sink with the journal (the default); baseline: Run(journal=False); same rounds",
-    )
+    notes = "value: the file sink with the journal (the default); baseline: Run(journal=False); same rounds"
+    return _per_event(times.ours, times.ours_without_journal, notes)
 
 
 def _llama_factory(ctx: Context) -> Measurement:
     times = _times(ctx)
-    return Measurement(
-        median(times.llama_factory) * _MICRO,
-        median(times.ours) * _MICRO,
-        rounds=round_ratios(times.llama_factory, times.ours),
-        notes="value: open/append/close per line; baseline: our emitter; ratio = how many times slower",
-    )
+    notes = "value: open/append/close per line; baseline: our emitter; ratio = how many times slower"
+    return _per_event(times.llama_factory, times.ours, notes)
 
 
 def _floor(ctx: Context) -> Measurement:
     times = _times(ctx)
-    return Measurement(
-        median(times.floor) * _MICRO,
-        median(times.json_dumps) * _MICRO,
-        rounds=round_ratios(times.floor, times.json_dumps),
-        notes="one function: lock, step arithmetic, line dict, ts, to_json, os.write, batch append; no checks, no sinks",
-    )
+    notes = "one function: lock, step arithmetic, line dict, ts, to_json, os.write, batch append; no checks, no sinks"
+    return _per_event(times.floor, times.json_dumps, notes)
 
 
 FIGURES = [
