@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,22 +54,60 @@ def compare(run_a: str, run_b: str, roots: list[Path]) -> dict[str, Any]:
 def against(run: str, reference: str, roots: list[Path]) -> dict[str, Any]:
     """`run`'s config against `reference`'s (`""`: the reference it recorded at its start)."""
     stream, journal = find_run(run, roots)
-    recorded = load_json(journal / CONFIG_DIFF_FILE) if journal is not None else None
+    recorded = _recorded_diff(journal) if journal is not None else None
     record = _run_record(run, roots)
-    if reference == "" or (
-        isinstance(recorded, Mapping) and recorded.get("reference", {}).get("run_id") == Path(reference).name
-    ):
-        if not isinstance(recorded, Mapping):
+    if reference == "" or (recorded is not None and recorded.reference_id == Path(reference).name):
+        if recorded is None:
             raise JournalError(f"{run}: no config reference was recorded (Run(config_reference=...))")
-        return {
-            "runs": [recorded["reference"].get("run_id"), record["run_id"]],
-            "config": recorded.get("changes") or {},
-        }
+        if recorded.changes is None:
+            raise JournalError(
+                f"{run}: its config reference {recorded.reference_path} was not found when it started; "
+                "name one with --against REF"
+            )
+        return {"runs": [recorded.reference_id, record["run_id"]], "config": recorded.changes}
     other = _run_record(reference, roots)
     return {
         "runs": [other["run_id"], record["run_id"]],
         "config": differences(flatten(other["config"]), flatten(record["config"])),
     }
+
+
+@dataclass(frozen=True)
+class _RecordedDiff:
+    """A run's `config_diff.json`, checked: `changes` is None when the reference was not found."""
+
+    reference_id: str | None
+    reference_path: str
+    changes: dict[str, list[Any]] | None
+
+
+def _recorded_diff(journal: Path) -> _RecordedDiff | None:
+    """The config diff recorded at the run's start, or None when absent or not of its shape
+    (a file edited or damaged since: said on stderr, never trusted)."""
+    path = journal / CONFIG_DIFF_FILE
+    recorded = load_json(path)
+    if recorded is None:
+        return None
+    reference = recorded.get("reference") if isinstance(recorded, Mapping) else None
+    changes = recorded.get("changes") if isinstance(recorded, Mapping) else None
+    reference_id = reference.get("run_id") if isinstance(reference, Mapping) else None
+    reference_path = reference.get("path") if isinstance(reference, Mapping) else None
+    if (
+        not isinstance(reference, Mapping)
+        or not (reference_id is None or isinstance(reference_id, str))
+        or not isinstance(reference_path, str)
+        or not (changes is None or _is_changes(changes))
+    ):
+        sys.stderr.write(f"trainwire diff: {path} is not a config diff; ignored\n")
+        return None
+    return _RecordedDiff(reference_id, reference_path, None if changes is None else dict(changes))
+
+
+def _is_changes(changes: Any) -> bool:
+    """`{key: [reference's value, this run's value]}`, as `differences` writes it."""
+    return isinstance(changes, Mapping) and all(
+        isinstance(key, str) and isinstance(pair, list) and len(pair) == 2 for key, pair in changes.items()
+    )
 
 
 def _run_record(reference: str, roots: list[Path]) -> dict[str, Any]:
