@@ -123,6 +123,18 @@ def test_the_artifact_location_is_beside_a_local_store_or_the_stores_own(tmp_pat
         default_artifact_location("postgresql://db/mlflow")
 
 
+def test_a_store_mlflow_refuses_is_one_line_naming_it_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export_streams.whole_run(tmp_path)
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)  # MLflow 3 refuses a file store without it
+    uri = (tmp_path / "mlruns").as_uri()
+    assert export(tmp_path, uri, "refused") == 1
+    error = capsys.readouterr().err
+    assert f"the tracking store {uri} cannot be opened: " in error
+    assert "MLFLOW_ALLOW_FILE_STORE" in error and "Traceback" not in error
+
+
 def test_exporting_again_adds_only_what_is_new(tmp_path: Path, tracking_uri: str) -> None:
     run = export_streams.start(tmp_path)
     export_streams.first_attempt(run)

@@ -114,16 +114,20 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _export_mlflow(options: argparse.Namespace) -> int:
     stream = stream_path(options.run)
     try:
+        from mlflow.exceptions import MlflowException
         from mlflow.tracking import MlflowClient, get_tracking_uri
 
         from trainwire.export.mlflow import MlflowExporter, default_artifact_location
     except ImportError as error:
         raise CommandError(f"export mlflow needs MLflow: pip install 'trainwire[mlflow]' ({error})") from None
     uri = options.tracking_uri or get_tracking_uri()  # MLflow's default when not given
-    client = MlflowClient(tracking_uri=uri)
     destination = hashlib.sha256(f"{uri}\n{options.experiment}".encode()).hexdigest()[:12]
     cursor = options.cursor or stream.parent / CURSOR_DIR / f"{stream.name}.mlflow-{destination}.json"
-    experiment = client.get_experiment_by_name(options.experiment)
+    try:
+        client = MlflowClient(tracking_uri=uri)
+        experiment = client.get_experiment_by_name(options.experiment)
+    except MlflowException as error:  # the store refused (a file store MLflow no longer opens, a server down)
+        raise CommandError(f"export mlflow: the tracking store {uri} cannot be opened: {error.message}") from None
     if experiment is not None:
         experiment_id = experiment.experiment_id
     else:
