@@ -1,5 +1,5 @@
-"""The emitter's cold start: a fresh interpreter that imports `trainwire.writer.run`, starts a
-run and writes its first step, against one that imports `json`.
+"""Cold starts: a fresh interpreter that imports `trainwire.writer.run`, starts a run and writes
+its first step, and one that lists runs (`trainwire runs`), each against one that imports `json`.
 
 Each round times both processes, in alternating order, whole (interpreter start-up included,
 the same in both). The process runs in a clean git work tree, where a training script
@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from context import PYTHON, Context, run_child
@@ -54,8 +55,9 @@ def _compiled(ctx: Context) -> dict[str, str]:
     return env
 
 
-def _cold_start(ctx: Context) -> Measurement:
-    cwd, where = _work_tree(ctx)
+def _against_import_json(ctx: Context, subject: Callable[[], list[str]], cwd: Path) -> tuple[list[float], list[float]]:
+    """Whole-process times (s) of the command `subject()` gives and of `python -c 'import json'`,
+    alternating."""
     env = _compiled(ctx)
 
     def _timed(args: list[str]) -> float:
@@ -63,17 +65,23 @@ def _cold_start(ctx: Context) -> Measurement:
         run_child(args, timeout=60, cwd=cwd, env=env)
         return time.perf_counter() - started
 
-    subject: list[float] = []
-    baseline: list[float] = []
-    contenders = [
-        (subject, lambda: [PYTHON, "-c", _SUBJECT, str(ctx.scratch_dir("start-run"))]),
-        (baseline, lambda: [PYTHON, "-c", _BASELINE]),
-    ]
+    subject_times: list[float] = []
+    baseline_times: list[float] = []
+    contenders = [(subject_times, subject), (baseline_times, lambda: [PYTHON, "-c", _BASELINE])]
     for _, args in contenders:  # compile the modules, warm the file cache
         _timed(args())
     for round_ in range(ctx.scale.start_rounds):
         for times, args in contenders[round_ % 2 :] + contenders[: round_ % 2]:
             times.append(_timed(args()))
+    return subject_times, baseline_times
+
+
+def _cold_start(ctx: Context) -> Measurement:
+    cwd, where = _work_tree(ctx)
+    # a directory of its own each time: the run starts where no journal is
+    subject, baseline = _against_import_json(
+        ctx, lambda: [PYTHON, "-c", _SUBJECT, str(ctx.scratch_dir("start-run"))], cwd
+    )
     return Measurement(
         median(subject) * _MS,
         median(baseline) * _MS,
@@ -83,11 +91,33 @@ def _cold_start(ctx: Context) -> Measurement:
     )
 
 
+def _listing_start(ctx: Context) -> Measurement:
+    """`trainwire runs DIR` over a directory of one finished run, a fresh process each time."""
+    directory = ctx.scratch_dir("start-listing")
+    run_child([PYTHON, "-c", _SUBJECT + "run.finish()\n", str(directory / "out")], timeout=60, cwd=directory)
+    subject, baseline = _against_import_json(
+        ctx, lambda: [PYTHON, "-m", "trainwire", "runs", str(directory)], directory
+    )
+    return Measurement(
+        median(subject) * _MS,
+        median(baseline) * _MS,
+        rounds=round_ratios(subject, baseline),
+        notes=f"fresh `python -m trainwire runs DIR` over one finished run; baseline `python -c 'import json'`; "
+        f"median of {len(subject)} rounds",
+    )
+
+
 FIGURES = [
     Figure(
         "emitter, cold start: import + start() + first step",
         "ms",
         Target("<= 150 ms (ratio to import json reported)", "value_at_most", 150),
         _cold_start,
+    ),
+    Figure(
+        "CLI, cold start: trainwire runs over one run",
+        "ms",
+        Target("<= 250 ms (ratio to import json reported)", "value_at_most", 250),
+        _listing_start,
     ),
 ]

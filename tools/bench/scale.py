@@ -29,7 +29,7 @@ class Scale:
     trainer_steps: int
     trainer_pairs: int
     stop_repeats: int
-    #: fresh processes timed for the emitter's cold start, and for its baseline
+    #: fresh processes timed for each cold start (the emitter's, the CLI's), and for its baseline
     start_rounds: int
 
 

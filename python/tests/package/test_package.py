@@ -101,3 +101,25 @@ def test_a_run_starts_steps_and_finishes_without_building_pydantic_models(tmp_pa
         b"eval.completed",
         b"run.finished",
     ]
+
+
+def test_reading_valid_lines_and_listing_runs_import_no_event_model(tmp_path) -> None:
+    # valid lines pass the generated dict validator; the typed models (~150 ms to import) are
+    # built for the first line it does not vouch for, which is still read with its diagnostic
+    with trainwire.Run(tmp_path / "out", heartbeat_interval_s=None) as run:
+        run.start(total_steps=2)
+        run.step(1, loss=1.5)
+    stream = tmp_path / "out" / "progress.jsonl"
+    code = (
+        "import sys\n"
+        "from trainwire.cli import main\n"
+        "from trainwire.reader.state import StreamReader\n"
+        f"main(['runs', {str(tmp_path)!r}])\n"
+        "reader = StreamReader()\n"
+        f"valid = reader.feed(open({str(stream)!r}, 'rb').read())\n"
+        "before = 'trainwire._generated.events' in sys.modules\n"
+        'bad = reader.feed(b\'{"schema_version": 1, "event": "train.step"}\\n\')\n'
+        "print(len(valid.dicts), before, 'trainwire._generated.events' in sys.modules, len(bad), len(reader.diagnostics))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1].split() == ["3", "False", "True", "0", "1"]

@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from trainwire.contract.known_event_dicts import KNOWN_EVENT_DICTS
-from trainwire.contract.models import EVENT_ADAPTER
 
 __all__ = ["KNOWN_EVENT_DICTS", "event_dict", "event_model"]
 
 
 def event_model(event: dict[str, Any]) -> Any:
     """The typed event (a model of `trainwire.contract.models`) of a validated dict."""
+    from trainwire.contract.models import EVENT_ADAPTER  # the models cost ~150 ms: only when a model is asked for
+
     return EVENT_ADAPTER.validate_python(event)
 
 

@@ -32,7 +32,6 @@ from trainwire.contract.errors import StreamError
 from trainwire.contract.event_dicts import KNOWN_EVENT_DICTS, event_dict
 from trainwire.contract.known_event_dicts import plain_known_event
 from trainwire.contract.line_bytes import DEFAULT_MAX_LINE_BYTES, MAX_NESTING, finite_tokens, shallow
-from trainwire.contract.models import EVENT_ADAPTER, UnknownEvent
 from trainwire.lines.diagnostics import (
     DEFAULT_MAX_DIAGNOSTICS,
     Batch,
@@ -325,6 +324,8 @@ class Decoder:
 
     def _decode_model(self, content: bytes) -> Any | None:
         """The slow path on typed models: every line the hot loop does not vouch for."""
+        from trainwire.contract.models import EVENT_ADAPTER  # ~150 ms to import: only for a line the hot loop left
+
         if len(content) > self.max_line_bytes:
             self._report(
                 "line_too_long",
@@ -347,6 +348,8 @@ class Decoder:
 
     def _decode_exactly(self, content: bytes) -> Any | None:
         """The slow path: find out exactly why pydantic's fast answer cannot be trusted."""
+        from trainwire.contract.models import EVENT_ADAPTER, UnknownEvent
+
         if not content.strip(b" \t"):
             return None  # blank: counted, otherwise ignored
         try:

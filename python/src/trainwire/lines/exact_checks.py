@@ -16,11 +16,9 @@ from typing import Any, TypeGuard, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from trainwire._generated import events as generated_events
 from trainwire._generated.contract import NULL_RULES, NullRule
 from trainwire.contract.event_dicts import event_model
 from trainwire.contract.line_bytes import MAX_NESTING, shallow
-from trainwire.contract.models import Envelope, UnknownEvent
 
 #: how much of a bad line a diagnostic quotes
 PREVIEW_CHARS = 80
@@ -239,7 +237,7 @@ def _valid_date(date: str) -> bool:
 
 
 def _explicit_null(model: BaseModel, prefix: str) -> str | None:
-    rule = _NULL_RULES.get(type(model))
+    rule = _null_rules().get(type(model))
     if rule is None:
         return None
     given = model.model_fields_set
@@ -255,11 +253,16 @@ def _explicit_null(model: BaseModel, prefix: str) -> str | None:
     return None
 
 
-def _model_named(title: str) -> type[BaseModel]:
-    """The model of a schema object: an unknown event is checked by the envelope's rule."""
-    model: type[BaseModel] = UnknownEvent if title == Envelope.__name__ else getattr(generated_events, title)
-    return model
+@cache
+def _null_rules() -> dict[type[BaseModel], NullRule]:
+    """The optional fields the schema forbids to be null, by model (generated from the schema);
+    an unknown event is checked by the envelope's rule. Built on the first line the slow path
+    checks: the models cost ~150 ms to import, which a reader of valid lines never pays."""
+    from trainwire._generated import events as generated_events
+    from trainwire.contract.models import Envelope, UnknownEvent
 
+    def model_named(title: str) -> type[BaseModel]:
+        model: type[BaseModel] = UnknownEvent if title == Envelope.__name__ else getattr(generated_events, title)
+        return model
 
-#: the optional fields the schema forbids to be null, by model (generated from the schema)
-_NULL_RULES: dict[type[BaseModel], NullRule] = {_model_named(title): rule for title, rule in NULL_RULES.items()}
+    return {model_named(title): rule for title, rule in NULL_RULES.items()}
