@@ -70,9 +70,7 @@ def test_staleness_is_one_function_that_both_languages_answer_alike() -> None:
     from trainwire.contract.liveness import status_at
 
     fields = ("status", "last_ts", "heartbeat_interval_s", "now", "stale_after_s")
-    typescript = typescript_lines(
-        "status-at.js", [dict(zip(fields, case, strict=False)) for case in STATUS_AT_CASES]
-    )
+    typescript = typescript_lines("status-at.js", [dict(zip(fields, case, strict=False)) for case in STATUS_AT_CASES])
     for case, ts_answer in zip(STATUS_AT_CASES, typescript, strict=True):
         status, last_ts, heartbeat, now, stale_after, expected = case
         now_us = None if now is None else to_timestamp_us(now)
