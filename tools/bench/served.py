@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from context import BENCH_DIR, PYTHON, ROOT, run_child
+from context import PYTHON, ROOT, run_child
 
 __all__ = ["Served", "open_page", "run_directory", "serving"]
+
+#: typescript/bench/browser/dashboard-page.ts as `npm run build` compiles it
+PAGE_SCRIPT = ROOT / "typescript" / "dist" / "test" / "bench" / "browser" / "dashboard-page.js"
 
 
 @dataclass(frozen=True)
@@ -67,11 +70,13 @@ def serving(directory: Path) -> Iterator[Served]:
 
 
 def open_page(served: Served, key: str, size: int) -> dict[str, Any]:
-    """Run `key`'s page opened in headless Chromium by dashboard_page.mjs, until `size` bytes
-    of its stream are read: `{first_chart_s, loaded_s, longest_task_ms, long_tasks, ...}`."""
+    """Run `key`'s page opened in headless Chromium by typescript/bench/browser/dashboard-page.ts,
+    until `size` bytes of its stream are read: `{first_chart_s, loaded_s, longest_task_ms, long_tasks, ...}`."""
     node = shutil.which("node")
     if node is None:
         raise RuntimeError("node is not on PATH")
-    done = run_child([node, str(BENCH_DIR / "dashboard_page.mjs"), served.url, key, str(size)], timeout=600)
+    if not PAGE_SCRIPT.is_file():
+        raise RuntimeError(f"{PAGE_SCRIPT.relative_to(ROOT)} is missing: run `npm run build` in typescript/")
+    done = run_child([node, str(PAGE_SCRIPT), served.url, key, str(size)], timeout=600)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result

@@ -1,6 +1,11 @@
-// What the runs list shows around its table: the server note in the header and the empty-list
-// line. Pure (no DOM, no fetch): main.ts puts the result on the page; test/list-view.test.ts
-// checks it in node.
+// What the runs list shows: the server note in the header, the empty-list line, and each row's
+// cells (their texts, the status badge's class, the progress bar's width), which rows the
+// filter keeps and in which order. Pure (no DOM, no fetch): main.ts and runs-table.ts put the
+// result on the page; test/list-view.test.ts checks it in node.
+import { formatDuration } from "../src/humanize.js";
+import { printable } from "../src/printable.js";
+import { configText, text } from "./dom.js";
+import { type RunRow, STATUS_WORD } from "./run-rows.js";
 import type { ServerConfig } from "./server-config.js";
 
 export const NO_TOKEN_NOTE = "the server refused this page: open the URL `trainwire serve` printed (with ?token=)";
@@ -29,4 +34,138 @@ function runsNote(answer: RunsAnswer, config: ServerConfig): string {
 /** The header note when the server's config could not be had (HTTP `status`). */
 export function configRefusedNote(status: number): string {
   return status === 403 ? NO_TOKEN_NOTE : `the server answered ${status}`;
+}
+
+/** What a column sorts by: text, a number, or nothing (last in either order). */
+export type SortValue = string | number | null;
+
+/** A column of the runs list: what its cells show (and the filter matches), what it sorts by. */
+export interface RunsColumn {
+  id: string;
+  title: string;
+  shown: (row: RunRow) => string;
+  sorted: (row: RunRow) => SortValue;
+}
+
+/** The column the list is sorted by, and which way. */
+export interface RunsOrder {
+  column: string;
+  ascending: boolean;
+}
+
+/** The newest run first, until a column's head is clicked. */
+export const FIRST_ORDER: RunsOrder = { column: "started_at", ascending: false };
+
+/** A row as the list shows it: the text of each column's cell, in the columns' order. */
+export interface ShownRow {
+  row: RunRow;
+  cells: string[];
+}
+
+/** How far the run is (0 to 1), or null without a step and a total. */
+function progressOf(row: RunRow): number | null {
+  return row.step !== null && row.total_steps ? Math.min(row.step / row.total_steps, 1) : null;
+}
+
+/** The run's tags as the cell shows them (and the filter matches them): `baseline, fp16`. */
+function tagsText(row: RunRow): string {
+  return row.tags.map((tag) => printable(tag)).join(", ");
+}
+
+function durationText(seconds: number | null): string {
+  return seconds === null || !Number.isFinite(seconds) ? "–" : formatDuration(seconds);
+}
+
+/** The columns every runs list has, in order; the config columns the user picks follow them. */
+export const RUN_COLUMNS: readonly RunsColumn[] = [
+  { id: "key", title: "folder", shown: (row) => row.key, sorted: (row) => row.key },
+  { id: "run_id", title: "run", shown: (row) => row.run_id, sorted: (row) => row.run_id },
+  { id: "name", title: "name", shown: (row) => printable(row.name ?? ""), sorted: (row) => row.name ?? null },
+  { id: "tags", title: "tags", shown: tagsText, sorted: (row) => tagsText(row) || null },
+  { id: "status", title: "status", shown: (row) => (row.status ?? "–").replace("_", " "), sorted: (row) => row.status },
+  {
+    id: "progress",
+    title: "progress",
+    shown: (row) => `${text(row.step)}${row.total_steps ? `/${row.total_steps}` : ""}`,
+    sorted: progressOf,
+  },
+  { id: "last_loss", title: "last loss", shown: (row) => text(row.last_loss), sorted: (row) => row.last_loss },
+  { id: "best_loss", title: "best loss", shown: (row) => text(row.best_loss), sorted: (row) => row.best_loss },
+  {
+    id: "started_at",
+    title: "started",
+    shown: (row) => (row.started_at ? new Date(row.started_at).toLocaleString() : "–"),
+    sorted: (row) => row.started_at,
+  },
+  {
+    id: "duration_s",
+    title: "duration",
+    shown: (row) => durationText(row.duration_s),
+    sorted: (row) => row.duration_s,
+  },
+  { id: "git_sha", title: "git sha", shown: (row) => (row.git_sha ?? "–").slice(0, 10), sorted: (row) => row.git_sha },
+  { id: "notes", title: "notes", shown: (row) => row.notes ?? "", sorted: (row) => row.notes },
+];
+
+/** The column of config key `name` (`model.name`): the value as the run was given it. */
+export function configColumn(name: string): RunsColumn {
+  const value = (row: RunRow): unknown => row.config.get(name);
+  return {
+    id: `config:${name}`,
+    title: name,
+    shown: (row) => configText(value(row)),
+    sorted: (row) => {
+      const found = value(row);
+      return typeof found === "number" || typeof found === "string" ? found : found == null ? null : String(found);
+    },
+  };
+}
+
+/** The class of a row's status badge: the status is a class too only when it is a plain word. */
+export function statusBadgeClass(status: string | null): string {
+  return status !== null && STATUS_WORD.test(status) ? `badge ${status}` : "badge";
+}
+
+/** The CSS width of a row's small progress bar (`40%`; `0%` without a step and a total). */
+export function progressWidth(row: RunRow): string {
+  return `${Math.round((progressOf(row) ?? 0) * 100)}%`;
+}
+
+/**
+ * The rows the list shows: those with a cell that contains `filter` (any case; every row when it
+ * is blank), sorted by `order` (rows without a value last).
+ */
+export function shownRows(
+  rows: readonly RunRow[],
+  columns: readonly RunsColumn[],
+  filter: string,
+  order: RunsOrder,
+): ShownRow[] {
+  const words = filter.trim().toLowerCase();
+  const shown = rows
+    .map((row) => ({ row, cells: columns.map((column) => column.shown(row)) }))
+    .filter(({ cells }) => !words || cells.some((cell) => cell.toLowerCase().includes(words)));
+  const sortBy = columns.find((column) => column.id === order.column) ?? columns[0];
+  if (sortBy !== undefined)
+    shown.sort((a, b) => compareValues(sortBy.sorted(a.row), sortBy.sorted(b.row), order.ascending));
+  return shown;
+}
+
+/** The order after a click on `column`'s head: the sorted column turns round; another starts A to Z for text, largest first otherwise. */
+export function orderAfterClick(order: RunsOrder, column: RunsColumn, rows: readonly RunRow[]): RunsOrder {
+  if (column.id === order.column) return { column: column.id, ascending: !order.ascending };
+  const first = rows[0];
+  return { column: column.id, ascending: first !== undefined && typeof column.sorted(first) === "string" };
+}
+
+/** Every config key of the rows, sorted: what the config-columns picker offers. */
+export function configNames(rows: readonly RunRow[]): string[] {
+  return [...new Set(rows.flatMap((row) => [...row.config.keys()]))].sort();
+}
+
+function compareValues(x: SortValue, y: SortValue, ascending: boolean): number {
+  if (x === y) return 0;
+  if (x === null) return 1;
+  if (y === null) return -1;
+  return (x < y ? -1 : 1) * (ascending ? 1 : -1);
 }

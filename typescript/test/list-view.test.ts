@@ -1,7 +1,22 @@
-// The runs list's notes and the server config as the page takes it: no DOM, no server.
+// The runs list's notes, its rows' cells, filter and order, and the server config as the page
+// takes it: no DOM, no server.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { configRefusedNote, listView, NO_TOKEN_NOTE } from "../dashboard/list-view.js";
+import {
+  configColumn,
+  configNames,
+  configRefusedNote,
+  FIRST_ORDER,
+  listView,
+  NO_TOKEN_NOTE,
+  orderAfterClick,
+  progressWidth,
+  RUN_COLUMNS,
+  type RunsColumn,
+  shownRows,
+  statusBadgeClass,
+} from "../dashboard/list-view.js";
+import { checkedRow, type RunRow } from "../dashboard/run-rows.js";
 import { checkedConfig, UNKNOWN_CONFIG } from "../dashboard/server-config.js";
 
 const writable = { version: "0.1.0", read_only: false };
@@ -41,5 +56,217 @@ describe("the server config", () => {
   it("keeps a version only when it is text, with control characters escaped", () => {
     assert.equal(checkedConfig({ version: 3 }).version, "");
     assert.equal(checkedConfig({ version: "1\u202e" }).version, "1\\u202e");
+  });
+});
+
+/** A row as the page checks it from the server's list (`key` added). */
+function row(fields: Record<string, unknown>): RunRow {
+  const checked = checkedRow({ key: "run", ...fields });
+  assert.ok(checked);
+  return checked;
+}
+
+/** What each fixed column shows for `fields`, by column id. */
+function cells(fields: Record<string, unknown>): Record<string, string> {
+  const [shown] = shownRows([row(fields)], RUN_COLUMNS, "", FIRST_ORDER);
+  assert.ok(shown);
+  return Object.fromEntries(RUN_COLUMNS.map((column, index) => [column.id, shown.cells[index] ?? ""]));
+}
+
+function column(id: string): RunsColumn {
+  const found = RUN_COLUMNS.find((column) => column.id === id);
+  assert.ok(found, id);
+  return found;
+}
+
+/** The keys of the rows shown under `filter` and `order`. */
+function keys(
+  rows: RunRow[],
+  filter = "",
+  order = FIRST_ORDER,
+  columns: readonly RunsColumn[] = RUN_COLUMNS,
+): string[] {
+  return shownRows(rows, columns, filter, order).map((shown) => shown.row.key);
+}
+
+describe("a row of the runs list", () => {
+  it("shows its status as a badge, the status its class only when it is a plain word", () => {
+    for (const status of ["running", "succeeded", "failed", "interrupted", "reverted", "stale"]) {
+      assert.equal(cells({ status }).status, status);
+      assert.equal(statusBadgeClass(status), `badge ${status}`);
+    }
+    assert.equal(cells({ status: "awaiting_approval" }).status, "awaiting approval");
+    assert.equal(statusBadgeClass("awaiting_approval"), "badge awaiting_approval");
+    for (const status of ["running hidden", "<b>", "Running", "x".repeat(33), ""])
+      assert.equal(statusBadgeClass(status), "badge", status);
+    assert.equal(cells({ status: 123 }).status, "–");
+    assert.equal(statusBadgeClass(row({ status: 123 }).status), "badge");
+  });
+
+  it("shows – for every value it lacks or had of the wrong type, and an empty name, tags and notes", () => {
+    const blank = {
+      key: "run",
+      run_id: "",
+      name: "",
+      tags: "",
+      status: "–",
+      progress: "–",
+      last_loss: "–",
+      best_loss: "–",
+      started_at: "–",
+      duration_s: "–",
+      git_sha: "–",
+      notes: "",
+    };
+    assert.deepEqual(cells({}), blank);
+    assert.deepEqual(
+      cells({
+        run_id: 1,
+        name: 2,
+        tags: "fp16",
+        status: [],
+        step: "5",
+        total_steps: {},
+        last_loss: "0.5",
+        best_loss: null,
+        started_at: "yesterday",
+        duration_s: "90",
+        git_sha: 12345,
+        notes: 5,
+      }),
+      blank,
+    );
+    assert.equal(progressWidth(row({})), "0%");
+  });
+
+  it("shows its values: name and tags escaped, losses to four digits, the duration, a short git sha", () => {
+    const shown = cells({
+      run_id: "r-1",
+      name: "beta\u202e sweep",
+      tags: ["baseline", "fp16", 7],
+      last_loss: 0.123456,
+      best_loss: 2,
+      duration_s: 3725,
+      git_sha: "0123456789abcdef",
+      notes: "resumed after preemption",
+    });
+    assert.equal(shown["run_id"], "r-1");
+    assert.equal(shown["name"], "beta\\u202e sweep");
+    assert.equal(shown["tags"], "baseline, fp16");
+    assert.equal(shown["last_loss"], "0.1235");
+    assert.equal(shown["best_loss"], "2");
+    assert.equal(shown["duration_s"], "1:02:05");
+    assert.equal(shown["git_sha"], "0123456789");
+    assert.equal(shown["notes"], "resumed after preemption");
+    assert.notEqual(cells({ started_at: "2026-12-04T10:00:00Z" }).started_at, "–");
+  });
+
+  it("shows progress as step/total with its bar, capped at the total", () => {
+    assert.equal(cells({ step: 5, total_steps: 20 }).progress, "5/20");
+    assert.equal(progressWidth(row({ step: 5, total_steps: 20 })), "25%");
+    assert.equal(progressWidth(row({ step: 30, total_steps: 20 })), "100%");
+    assert.equal(cells({ step: 5, total_steps: 0 }).progress, "5");
+    assert.equal(progressWidth(row({ step: 5, total_steps: 0 })), "0%");
+    assert.equal(cells({ total_steps: 20 }).progress, "–/20");
+    assert.equal(progressWidth(row({ total_steps: 20 })), "0%");
+  });
+
+  it("of a stale run shows stale and the duration it had at its last line", () => {
+    const stale = { status: "stale", step: 1, total_steps: 100, duration_s: 90 };
+    assert.deepEqual([cells(stale).status, cells(stale).progress, cells(stale).duration_s], ["stale", "1/100", "1:30"]);
+    assert.equal(statusBadgeClass(row(stale).status), "badge stale");
+    assert.equal(progressWidth(row(stale)), "1%");
+  });
+
+  it("of a search (trials, no steps of its own) shows no progress but its best loss", () => {
+    const search = { status: "running", best_loss: 0.25, last_loss: null };
+    assert.deepEqual([cells(search).progress, cells(search).best_loss, cells(search).last_loss], ["–", "0.2500", "–"]);
+    assert.equal(progressWidth(row(search)), "0%");
+  });
+});
+
+describe("the runs list's filter", () => {
+  const rows = [
+    row({ key: "alpha", name: "Alpha Run", notes: "resumed after preemption" }),
+    row({ key: "beta", tags: ["baseline", "fp16"], config: { "model.name": "wide-net" } }),
+    row({ key: "gamma", status: "stale", git_sha: "0123456789abcdef" }),
+  ];
+
+  it("keeps the rows with a shown cell containing it, in any case; blank keeps all", () => {
+    assert.deepEqual(keys(rows, "fp16"), ["beta"]);
+    assert.deepEqual(keys(rows, "  alpha run "), ["alpha"]);
+    assert.deepEqual(keys(rows, "PREEMPTION"), ["alpha"]);
+    assert.deepEqual(keys(rows, "stale"), ["gamma"]);
+    assert.deepEqual(keys(rows, "   ").sort(), ["alpha", "beta", "gamma"]);
+  });
+
+  it("matches only what is shown: not the hidden part of a git sha, nor a config column not picked", () => {
+    assert.deepEqual(keys(rows, "abcdef"), []);
+    assert.deepEqual(keys(rows, "wide-net"), []);
+    assert.deepEqual(keys(rows, "wide-net", FIRST_ORDER, [...RUN_COLUMNS, configColumn("model.name")]), ["beta"]);
+  });
+});
+
+describe("the runs list's order", () => {
+  const rows = [
+    row({ key: "old", started_at: "2026-12-01T10:00:00Z", best_loss: 0.5 }),
+    row({ key: "none" }),
+    row({ key: "new", started_at: "2026-12-03T10:00:00Z", best_loss: 0.1 }),
+  ];
+
+  it("starts with the newest run, the rows without a start last", () => {
+    assert.deepEqual(keys(rows), ["new", "old", "none"]);
+  });
+
+  it("keeps rows without a value last both ways", () => {
+    const ascending = { column: "best_loss", ascending: true };
+    assert.deepEqual(keys(rows, "", ascending), ["new", "old", "none"]);
+    assert.deepEqual(keys(rows, "", { ...ascending, ascending: false }), ["old", "new", "none"]);
+  });
+
+  it("turns round on the sorted column; another starts A to Z for text, largest first otherwise", () => {
+    assert.deepEqual(orderAfterClick(FIRST_ORDER, column("started_at"), rows), {
+      column: "started_at",
+      ascending: true,
+    });
+    assert.deepEqual(orderAfterClick(FIRST_ORDER, column("key"), rows), { column: "key", ascending: true });
+    assert.deepEqual(orderAfterClick(FIRST_ORDER, column("best_loss"), rows), {
+      column: "best_loss",
+      ascending: false,
+    });
+    assert.deepEqual(orderAfterClick(FIRST_ORDER, column("key"), []), { column: "key", ascending: false });
+  });
+
+  it("falls back to the folder when its column is gone", () => {
+    assert.deepEqual(keys(rows, "", { column: "config:gone", ascending: true }), ["new", "none", "old"]);
+  });
+});
+
+describe("the runs list's config columns", () => {
+  it("are offered for every key of any run, sorted, once each", () => {
+    const rows = [
+      row({ config: { lr: 0.1, "model.width": 64 } }),
+      row({ key: "b", config: { constructor: 1, lr: 0.3 } }),
+    ];
+    assert.deepEqual(configNames(rows), ["constructor", "lr", "model.width"]);
+    assert.deepEqual(configNames([row({ config: 7 })]), []);
+  });
+
+  it("show a value as the run was given it, – without one, and sort numbers as numbers", () => {
+    const rows = [
+      row({ key: "a", config: { v: "wide-net" } }),
+      row({ key: "b", config: { v: [1, 2] } }),
+      row({ key: "c", config: { v: 10 } }),
+      row({ key: "d", config: { v: 9 } }),
+      row({ key: "e", config: {} }),
+    ];
+    const picked = configColumn("v");
+    assert.deepEqual(
+      rows.map((found) => picked.shown(found)),
+      ["wide-net", "[1,2]", "10", "9", "–"],
+    );
+    const numbers = rows.slice(2);
+    assert.deepEqual(keys(numbers, "", { column: "config:v", ascending: true }, [picked]), ["d", "c", "e"]);
+    assert.equal(configColumn("toString").shown(row({ config: {} })), "–");
   });
 });

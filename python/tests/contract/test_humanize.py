@@ -54,6 +54,6 @@ def test_both_languages_write_the_same_text() -> None:
     sweep = [10 ** chance.uniform(-4, 13) for _ in range(400)] + [chance.randint(0, 100_000) / 10 for _ in range(200)]
     requests = [{"kind": kind, "value": value} for kind, value, _ in CASES]
     requests += [{"kind": kind, "value": value} for value in sweep for kind in FORMATTERS]
-    typescript = typescript_lines("ts_humanize.mjs", requests)
+    typescript = typescript_lines("humanize.js", requests)
     python = [FORMATTERS[request["kind"]](request["value"]) for request in requests]
     assert [json.loads(text) for text in typescript] == python

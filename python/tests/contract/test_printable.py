@@ -34,4 +34,4 @@ def test_exactly_the_table_is_escaped() -> None:
 
 def test_typescript_escapes_every_code_point_as_python_does() -> None:
     texts = [text for text, _ in CASES] + SWEEP
-    assert [json.loads(line) for line in typescript_lines("ts_printable.mjs", texts)] == [printable(t) for t in texts]
+    assert [json.loads(line) for line in typescript_lines("printable.js", texts)] == [printable(t) for t in texts]

@@ -46,7 +46,7 @@ def test_python_and_typescript_bound_diagnostics_alike_also_across_a_resume(tmp_
         {"path": str(stream), "max_diagnostics": 25, "resume_at": middle},
         {"path": str(stream), "max_diagnostics": 60, "resume_at": middle},
     ]
-    typescript = typescript_lines("ts_canonical_states.mjs", request)
+    typescript = typescript_lines("canonical-states.js", request)
     assert len(typescript) == len(request)
     for case, ts_state in zip(request, typescript, strict=False):
         reader = StreamReader(max_diagnostics=case["max_diagnostics"])

@@ -180,7 +180,7 @@ def test_typescript_lists_the_same_charts_as_python(stream: Path, sweep: Path) -
         *([case / "stream.ndjson"] for case in cases),
     ]
     request = [{"paths": [str(path) for path in paths]} for paths in streams] + [{"names": NAMES}]
-    typescript = typescript_lines("ts_chart_list.mjs", request)
+    typescript = typescript_lines("chart-list.js", request)
     assert len(typescript) == len(request)
     for paths, answer in zip(streams, typescript, strict=False):
         assert canonical.dumps(_python_charts(*paths)) == answer, paths
@@ -207,7 +207,7 @@ def test_a_name_with_a_line_break_is_charted_alike_in_both_languages() -> None:
         "eval/" + "\u2028" * 128 + "/loss": "loss",
     }  # fmt: skip
     assert [chart["kind"] for chart in charts if chart["title"] == "loss"] == ["training"]
-    typescript = typescript_lines("ts_chart_list.mjs", [{"names": LINE_BREAK_NAMES}])
+    typescript = typescript_lines("chart-list.js", [{"names": LINE_BREAK_NAMES}])
     assert typescript == [canonical.dumps(charts)]
 
 

@@ -36,7 +36,7 @@ def test_every_conformance_stream_gives_the_same_canonical_bytes_in_both_languag
         {"path": str(stream), "now": case.get("now"), "stale_after_s": case.get("stale_after_s")}
         for case, stream in zip(cases, streams, strict=False)
     ]
-    typescript = typescript_lines("ts_canonical_states.mjs", request)
+    typescript = typescript_lines("canonical-states.js", request)
     assert len(typescript) == len(CASES) >= 24
     assert len(set(typescript)) == len(CASES)  # every case is a different state: nothing trivial compared
     for case, stream, ts_state in zip(cases, streams, typescript, strict=False):
@@ -70,9 +70,7 @@ def test_staleness_is_one_function_that_both_languages_answer_alike() -> None:
     from trainwire.contract.liveness import status_at
 
     fields = ("status", "last_ts", "heartbeat_interval_s", "now", "stale_after_s")
-    typescript = typescript_lines(
-        "ts_status_at.mjs", [dict(zip(fields, case, strict=False)) for case in STATUS_AT_CASES]
-    )
+    typescript = typescript_lines("status-at.js", [dict(zip(fields, case, strict=False)) for case in STATUS_AT_CASES])
     for case, ts_answer in zip(STATUS_AT_CASES, typescript, strict=True):
         status, last_ts, heartbeat, now, stale_after, expected = case
         now_us = None if now is None else to_timestamp_us(now)

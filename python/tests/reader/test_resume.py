@@ -70,7 +70,7 @@ def test_resuming_mid_stream_gives_the_uninterrupted_state_in_both_languages() -
         }
         for case, spec, data in zip(CASES, cases, streams, strict=False)
     ]
-    typescript = typescript_lines("ts_canonical_states.mjs", request)
+    typescript = typescript_lines("canonical-states.js", request)
     assert len(typescript) == len(CASES)
     assert sum(1 for item in request if item["resume_at"] > 0) >= 20
     for spec, data, item, ts_state in zip(cases, streams, request, typescript, strict=False):

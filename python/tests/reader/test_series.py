@@ -228,7 +228,7 @@ def test_python_and_typescript_series_stores_give_the_same_snapshot(tmp_path: Pa
         {"path": str(stream), "max_points": 48 + 8 * index % 40, "max_markers": 30}
         for index, stream in enumerate(streams)
     ]
-    typescript = typescript_lines("ts_series_snapshots.mjs", request)
+    typescript = typescript_lines("series-snapshots.js", request)
     assert len(typescript) == len(streams)
     compacted = 0
     for case, ts_snapshot in zip(request, typescript, strict=False):

@@ -1,7 +1,8 @@
 """The `trainwire serve` page in headless Chromium, against a real server: the runs list
 (folders, notes, config columns, a filter over what is shown), a resumed run as one curve,
 errors of runs and trials, a stale run, a missing run, live compare, the single-run directory.
-The browser's part is `scripts/dashboard_page.mjs`; its screenshots go to `TRAINWIRE_SCREENSHOTS`."""
+The browser's part is `typescript/test/browser/dashboard-page.ts`, compiled by `npm run build`;
+its screenshots go to `TRAINWIRE_SCREENSHOTS`."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from support.paths import SCRIPTS
+from support.paths import BROWSER_SCRIPTS
 from support.serve_process import serve
 
 from trainwire import Run
 
-SCRIPT = SCRIPTS / "dashboard_page.mjs"
+SCRIPT = BROWSER_SCRIPTS / "dashboard-page.js"
 
 
 def _resumed(directory: Path) -> tuple[str, str]:

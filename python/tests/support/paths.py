@@ -13,3 +13,6 @@ SCRIPTS = Path(__file__).resolve().parent / "scripts"
 #: the Chromium scripts, written in TypeScript (typescript/test/browser) and compiled by
 #: `npm run build`, as the dashboard page they drive
 BROWSER_SCRIPTS = ROOT / "typescript" / "dist" / "test" / "browser"
+#: the scripts that give the TypeScript package's answers to the cross-language tests, written in
+#: TypeScript (typescript/test/cross-language) and compiled by `npm run build`
+CROSS_LANGUAGE_SCRIPTS = ROOT / "typescript" / "dist" / "test" / "test" / "cross-language"

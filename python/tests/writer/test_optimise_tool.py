@@ -61,7 +61,7 @@ def test_read_process_sees_the_baseline_the_cycles_and_each_trials_decision() ->
 
 
 def test_typescript_reads_the_tool_live_with_from_readable() -> None:
-    answer, diagnostics = typescript_lines("ts_read_tool.mjs", [*TOOL, "--progress", "json"])  # type: ignore[arg-type]
+    answer, diagnostics = typescript_lines("read-tool.js", [*TOOL, "--progress", "json"])
     process = subprocess.Popen([*TOOL, "--progress", "json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     reader = StreamReader()
     for chunk in read_process(process):

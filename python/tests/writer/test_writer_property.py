@@ -5,7 +5,6 @@ and the Python and TypeScript readers fold it to the same state."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import numpy as np
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.paths import ROOT, SCRIPTS
+from support.typescript_side import typescript_lines
 
 from trainwire.contract import canonical
 from trainwire.contract.clock import FakeClock
@@ -137,11 +136,7 @@ def test_any_call_sequence_gives_a_stream_both_readers_take_whole(tmp_path: Path
         path.write_bytes(data)
         paths.append(path)
     request = [{"path": str(path), "now": None, "stale_after_s": None} for path in paths]
-    result = subprocess.run(
-        ["node", str(SCRIPTS / "ts_canonical_states.mjs")],
-        input=json.dumps(request), capture_output=True, text=True, check=True, cwd=ROOT,
-    )  # fmt: skip
-    typescript = result.stdout.split("\n")[:-1]
+    typescript = typescript_lines("canonical-states.js", request)
     assert len(typescript) == len(streams) >= 100
     for data, ts_state in zip(streams, typescript, strict=False):
         assert python_state(data)[0] == ts_state, data
