@@ -1,8 +1,10 @@
 """Every per-event table decides every event of the contract: Python's `assertNever`.
 
 A table is keyed by event name and holds an entry for each event of the generated vocabulary,
-`None` where the event deliberately has no effect there. A new event in the schemas makes
-these tests fail, naming the file and the event, until each table decides what it does.
+`None` where the event deliberately has no effect there; or, where most events have no effect
+(the exporters'), an entry for each event an annotation of its schema marks, and no other. A
+new event in the schemas makes these tests fail, naming the file, the table and the event,
+until each table decides what it does.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 import pytest
 from support.paths import ROOT
 
-from trainwire._generated.contract import EVENT_NAMES
+from trainwire._generated.contract import EVENT_NAMES, TRACKER_EVENTS
 from trainwire.conformance.scenario import EVENT_ACTIONS, play
 
 SOURCES = ROOT / "python" / "src"
@@ -28,9 +30,13 @@ TABLES = {
     "trainwire.lines.series": "_ADD",
     "trainwire.cli.tail": "_DESCRIPTIONS",
     "trainwire.conformance.scenario": "EVENT_ACTIONS",
-    "trainwire.export.mlflow": "EVENT_HANDLERS",
-    "trainwire.export.tensorboard": "EVENT_HANDLERS",
-    "trainwire.export.wandb": "EVENT_HANDLERS",
+}
+#: module -> its table keyed by an annotation: the table holds the events whose schema states
+#: the annotation true, and no other (every other event has no effect there)
+MARKED_TABLES = {
+    "trainwire.export.mlflow": ("EVENT_HANDLERS", "x-trainwire-tracker-event", TRACKER_EVENTS),
+    "trainwire.export.tensorboard": ("EVENT_HANDLERS", "x-trainwire-tracker-event", TRACKER_EVENTS),
+    "trainwire.export.wandb": ("EVENT_HANDLERS", "x-trainwire-tracker-event", TRACKER_EVENTS),
 }
 
 
@@ -54,15 +60,38 @@ def test_each_table_has_an_entry_for_every_event_and_no_other(module: str, name:
     assert missing + unknown == []
 
 
+@pytest.mark.parametrize(("module", "name", "annotation", "marked"), [(m, *t) for m, t in MARKED_TABLES.items()])
+def test_each_marked_table_has_an_entry_for_every_event_marked_and_no_other(
+    module: str, name: str, annotation: str, marked: frozenset[str]
+) -> None:
+    table = getattr(import_module(module), name)
+    missing = [
+        f"{_file(module)}: {name} lacks {event!r}, which its schema states {annotation}: true"
+        " (add it; NotExported, with its reason, where this exporter has nothing to write)"
+        for event in EVENT_NAMES
+        if event in marked and event not in table
+    ]
+    unmarked = [
+        f"{_file(module)}: {name} has {event!r}, which its schema states {annotation}: false"
+        " (state it true, or drop the entry)"
+        for event in table
+        if event not in marked
+    ]
+    assert missing + unmarked == []
+
+
+def _event_keys(text: str) -> int:
+    return sum(f'"{event}": ' in text for event in EVENT_NAMES)
+
+
 def test_the_tables_listed_are_every_table_in_the_sources() -> None:
     # a table keyed by event name that this file does not check would be a silent one again
-    marker = '"run.heartbeat": '
     found = {
         ".".join(path.relative_to(SOURCES).with_suffix("").parts)
         for path in SOURCES.rglob("*.py")
-        if "_generated" not in path.parts and marker in path.read_text(encoding="utf-8")
+        if "_generated" not in path.parts and _event_keys(path.read_text(encoding="utf-8")) >= 3
     }
-    assert found == set(TABLES)
+    assert found == set(TABLES) | set(MARKED_TABLES)
 
 
 def test_each_event_has_a_scenario_action_the_player_and_the_schema_know() -> None:
