@@ -11,8 +11,17 @@ export interface FollowRequest {
   pollIntervalMs: number;
 }
 
+import { VIEW_EVENTS, type ViewEventName } from "../src/generated/contract.js";
+
 /** The events a panel of the run view shows (each event schema's `x-trainwire-view-event`); steps and heartbeats reach it through the state and series. */
-export { VIEW_EVENTS } from "../src/generated/contract.js";
+export { VIEW_EVENTS };
+
+/** An event of `VIEW_EVENTS`: the panels' switch covers these and no other. */
+export type ViewLine = Extract<Line, { event: ViewEventName }>;
+
+export function isViewLine(event: Line): event is ViewLine {
+  return VIEW_EVENTS.has(event.event);
+}
 
 export type FeedMessage =
   /** The server has no such stream (yet): the worker keeps asking. */
