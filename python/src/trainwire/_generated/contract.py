@@ -14,214 +14,149 @@ class NullRule(NamedTuple):
 
 
 #: the schema families, each bundled into schemas/bundled/<family>.schema.json
-SCHEMA_FAMILIES: Final = ("trainwire-v1", "reader-state-v1", "harness-v1", "summary-v1")
+SCHEMA_FAMILIES: Final = ('trainwire-v1', 'reader-state-v1', 'harness-v1', 'summary-v1')
 #: the envelope's fields, in the order a line carries them
-ENVELOPE_FIELDS: Final = ("schema_version", "seq", "ts", "run_id", "event", "stage")
+ENVELOPE_FIELDS: Final = ('schema_version', 'seq', 'ts', 'run_id', 'event', 'stage')
 #: the name of an event of the contract
-EventName = Literal[
-    "run.started",
-    "run.heartbeat",
-    "phase.started",
-    "phase.ended",
-    "phase.progress",
-    "train.step",
-    "train.epoch",
-    "train.restarted",
-    "train.rolled_back",
-    "eval.completed",
-    "checkpoint.saved",
-    "trial.started",
-    "trial.ended",
-    "stop.requested",
-    "run.finished",
-]
+EventName = Literal['run.started', 'run.heartbeat', 'phase.started', 'phase.ended', 'phase.progress', 'train.step', 'train.epoch', 'train.restarted', 'train.rolled_back', 'eval.completed', 'checkpoint.saved', 'trial.started', 'trial.ended', 'stop.requested', 'run.finished']
 #: the contract's event names, in the order of the `Line` union
 EVENT_NAMES: Final[tuple[EventName, ...]] = get_args(EventName)
 #: event name -> the title of its schema (its model class)
 EVENT_TITLES: Final[dict[EventName, str]] = {
-    "run.started": "RunStarted",
-    "run.heartbeat": "RunHeartbeat",
-    "phase.started": "PhaseStarted",
-    "phase.ended": "PhaseEnded",
-    "phase.progress": "PhaseProgress",
-    "train.step": "TrainStep",
-    "train.epoch": "TrainEpoch",
-    "train.restarted": "TrainRestarted",
-    "train.rolled_back": "TrainRolledBack",
-    "eval.completed": "EvalCompleted",
-    "checkpoint.saved": "CheckpointSaved",
-    "trial.started": "TrialStarted",
-    "trial.ended": "TrialEnded",
-    "stop.requested": "StopRequested",
-    "run.finished": "RunFinished",
+    'run.started': 'RunStarted',
+    'run.heartbeat': 'RunHeartbeat',
+    'phase.started': 'PhaseStarted',
+    'phase.ended': 'PhaseEnded',
+    'phase.progress': 'PhaseProgress',
+    'train.step': 'TrainStep',
+    'train.epoch': 'TrainEpoch',
+    'train.restarted': 'TrainRestarted',
+    'train.rolled_back': 'TrainRolledBack',
+    'eval.completed': 'EvalCompleted',
+    'checkpoint.saved': 'CheckpointSaved',
+    'trial.started': 'TrialStarted',
+    'trial.ended': 'TrialEnded',
+    'stop.requested': 'StopRequested',
+    'run.finished': 'RunFinished',
 }
 #: event family (the name before its first dot) -> its event names, in contract order
 EVENT_FAMILIES: Final[dict[str, tuple[EventName, ...]]] = {
-    "run": ("run.started", "run.heartbeat", "run.finished"),
-    "phase": ("phase.started", "phase.ended", "phase.progress"),
-    "train": ("train.step", "train.epoch", "train.restarted", "train.rolled_back"),
-    "eval": ("eval.completed",),
-    "checkpoint": ("checkpoint.saved",),
-    "trial": ("trial.started", "trial.ended"),
-    "stop": ("stop.requested",),
+    'run': ('run.started', 'run.heartbeat', 'run.finished'),
+    'phase': ('phase.started', 'phase.ended', 'phase.progress'),
+    'train': ('train.step', 'train.epoch', 'train.restarted', 'train.rolled_back'),
+    'eval': ('eval.completed',),
+    'checkpoint': ('checkpoint.saved',),
+    'trial': ('trial.started', 'trial.ended'),
+    'stop': ('stop.requested',),
 }
 #: the events a view replays beside its charts (the run's header, phase and trial marks, a stop,
 #: the end): each event schema's `x-trainwire-view-event`
-VIEW_EVENTS: Final[frozenset[EventName]] = frozenset(
-    ("run.started", "phase.started", "phase.ended", "trial.started", "trial.ended", "stop.requested", "run.finished")
-)
+VIEW_EVENTS: Final[frozenset[EventName]] = frozenset(('run.started', 'phase.started', 'phase.ended', 'trial.started', 'trial.ended', 'stop.requested', 'run.finished'))
 #: what an event does to the step of its trial: `moves` it (never back), `resets` it (may take it
 #: back), `rolls_back` (may take it back, never forward), `starts_trial` (its steps start afresh)
-StepRole = Literal["moves", "resets", "rolls_back", "starts_trial"]
+StepRole = Literal['moves', 'resets', 'rolls_back', 'starts_trial']
 #: every event -> its step role (each event schema's `x-trainwire-step-role`); None: no effect on
 #: steps, its step, if any, not checked
 STEP_ROLES: Final[dict[EventName, StepRole | None]] = {
-    "run.started": None,
-    "run.heartbeat": None,
-    "phase.started": None,
-    "phase.ended": None,
-    "phase.progress": None,
-    "train.step": "moves",
-    "train.epoch": "moves",
-    "train.restarted": "resets",
-    "train.rolled_back": "rolls_back",
-    "eval.completed": None,
-    "checkpoint.saved": None,
-    "trial.started": "starts_trial",
-    "trial.ended": None,
-    "stop.requested": None,
-    "run.finished": None,
+    'run.started': None,
+    'run.heartbeat': None,
+    'phase.started': None,
+    'phase.ended': None,
+    'phase.progress': None,
+    'train.step': 'moves',
+    'train.epoch': 'moves',
+    'train.restarted': 'resets',
+    'train.rolled_back': 'rolls_back',
+    'eval.completed': None,
+    'checkpoint.saved': None,
+    'trial.started': 'starts_trial',
+    'trial.ended': None,
+    'stop.requested': None,
+    'run.finished': None,
 }
 #: the events a tracker shows scalars of -> their prefix (`<prefix>/<name>`; an evaluation's
 #: split, when it has one, instead) and the fields shown besides its `metrics`: each event
 #: schema's `x-trainwire-scalars`
 SCALARS: Final[dict[EventName, tuple[str, tuple[str, ...]]]] = {
-    "train.step": (
-        "train",
-        ("loss", "learning_rate", "grad_norm", "epoch", "samples_per_s", "tokens_per_s", "tokens_seen"),
-    ),
-    "train.epoch": ("epoch", ()),
-    "eval.completed": ("eval", ()),
-    "run.finished": ("final", ()),
+    'train.step': ('train', ('loss', 'learning_rate', 'grad_norm', 'epoch', 'samples_per_s', 'tokens_per_s', 'tokens_seen')),
+    'train.epoch': ('epoch', ()),
+    'eval.completed': ('eval', ()),
+    'run.finished': ('final', ()),
 }
 #: the events an export records in a tracker beyond their scalars (a run's config, a trial's
 #: end, ...), each exporter's `EVENT_HANDLERS` saying how: each event schema's
 #: `x-trainwire-tracker-event`
-TRACKER_EVENTS: Final[frozenset[EventName]] = frozenset(
-    ("run.started", "train.restarted", "checkpoint.saved", "trial.started", "trial.ended", "run.finished")
-)
+TRACKER_EVENTS: Final[frozenset[EventName]] = frozenset(('run.started', 'train.restarted', 'checkpoint.saved', 'trial.started', 'trial.ended', 'run.finished'))
 #: a run id (`RunId`), matched whole
-RUN_ID_PATTERN: Final = "[A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
+RUN_ID_PATTERN: Final = '[A-Za-z0-9][A-Za-z0-9._:-]{0,127}'
 #: an event name (the envelope's `event`), matched whole
-EVENT_NAME_PATTERN: Final = "[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+"
+EVENT_NAME_PATTERN: Final = '[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+'
 #: a path relative to the output directory (`RelativePath`), matched whole
-RELATIVE_PATH_PATTERN: Final = "(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*"
+RELATIVE_PATH_PATTERN: Final = '(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*'
 #: the longest `error.message`, stop `reason` or `requested_by`
 MESSAGE_LIMIT: Final = 200
 #: object title -> its null rule (only objects that have one)
 NULL_RULES: Final[dict[str, NullRule]] = {
-    "CheckpointSaved": NullRule(("stage", "trial"), {}),
-    "Envelope": NullRule(("stage",), {}),
-    "EvalCompleted": NullRule(("stage", "trial"), {}),
-    "PhaseEnded": NullRule(("stage", "cycle", "trial"), {}),
-    "PhaseProgress": NullRule(("stage", "unit", "trial"), {}),
-    "PhaseStarted": NullRule(("stage", "cycle", "trial"), {}),
-    "Provenance": NullRule(("dirty_diff", "python", "packages", "platform", "accelerator"), {}),
-    "RunFinished": NullRule(("stage",), {}),
-    "RunHeartbeat": NullRule(("stage",), {}),
-    "RunStarted": NullRule(
-        ("stage", "config", "provenance", "world_size", "heartbeat_interval_s", "objective", "name", "tags"),
-        {"provenance": "Provenance"},
-    ),
-    "StopRequested": NullRule(("stage",), {}),
-    "TrainEpoch": NullRule(("stage", "trial"), {}),
-    "TrainRestarted": NullRule(("stage", "trial"), {}),
-    "TrainRolledBack": NullRule(("stage", "trial"), {}),
-    "TrainStep": NullRule(("stage", "metrics", "memory", "trial"), {}),
-    "TrialEnded": NullRule(("stage", "best", "accepted"), {}),
-    "TrialStarted": NullRule(("stage", "baseline"), {}),
+    'CheckpointSaved': NullRule(('stage', 'trial'), {}),
+    'Envelope': NullRule(('stage',), {}),
+    'EvalCompleted': NullRule(('stage', 'trial'), {}),
+    'PhaseEnded': NullRule(('stage', 'cycle', 'trial'), {}),
+    'PhaseProgress': NullRule(('stage', 'unit', 'trial'), {}),
+    'PhaseStarted': NullRule(('stage', 'cycle', 'trial'), {}),
+    'Provenance': NullRule(('dirty_diff', 'python', 'packages', 'platform', 'accelerator'), {}),
+    'RunFinished': NullRule(('stage',), {}),
+    'RunHeartbeat': NullRule(('stage',), {}),
+    'RunStarted': NullRule(('stage', 'config', 'provenance', 'world_size', 'heartbeat_interval_s', 'objective', 'name', 'tags'), {'provenance': 'Provenance'}),
+    'StopRequested': NullRule(('stage',), {}),
+    'TrainEpoch': NullRule(('stage', 'trial'), {}),
+    'TrainRestarted': NullRule(('stage', 'trial'), {}),
+    'TrainRolledBack': NullRule(('stage', 'trial'), {}),
+    'TrainStep': NullRule(('stage', 'metrics', 'memory', 'trial'), {}),
+    'TrialEnded': NullRule(('stage', 'best', 'accepted'), {}),
+    'TrialStarted': NullRule(('stage', 'baseline'), {}),
 }
 #: every code a reader or `trainwire validate` reports -> its meaning
 CODES: Final[dict[str, str]] = {
-    "invalid_utf8": "The line's bytes are not valid UTF-8. The line is skipped.",
-    "invalid_json": "The line is not one JSON value (RFC 8259: no `NaN`, `Infinity`, trailing commas, comments or single quotes). The line is skipped.",
-    "schema_violation": "The line is not a JSON object, or it fails its event's schema (a known event), or the envelope schema (an unknown event). The line is skipped.",
-    "unsupported_version": "`schema_version` is an integer greater than 1: a newer MAJOR version. The line is skipped.",
-    "line_too_long": "The line is over the reader's length limit (1 MiB by default, the `\\n` excluded). The line is skipped; the reader never holds more than the limit.",
-    "seq_gap": "`seq` jumps past `last_seq + 1`: lines of the run are missing. A reader records the gap and still applies the line.",
-    "seq_not_increasing": "`seq` repeats or goes back within the run. A reader skips the line.",
-    "after_finished": "A line of a run that already wrote its `run.finished` (a second `run.finished` included). A reader skips the line.",
-    "started_first": "A run's first line is not `run.started`, or `run.started` comes again in the middle of the run.",
-    "ts_backwards": "A line's `ts` is before the previous line's of the same run.",
-    "not_finished": "The stream ends and the run has no `run.finished`.",
-    "unterminated_line": "The stream ends with bytes after its last `\\n`: a torn or unterminated last line.",
-    "step_backwards": "A `step` goes down within one trial and attempt (the run outside trials counts as one) without a `train.restarted` or `train.rolled_back` before it; a trial's new attempt starts its steps afresh. A warning: `--strict` makes it fail.",
-    "rollback_forward": "A `train.rolled_back` whose `step` is after its `previous_step`: a rollback goes back. A warning: `--strict` makes it fail.",
-    "trial_ended_twice": "A second `trial.ended` for one trial and attempt. A warning: `--strict` makes it fail.",
-    "unknown_field": "A field of a known event that the schema does not declare and whose name does not start with `x_` (a misspelt field, or one a writer invented). A warning: `--strict` makes it fail.",
-    "event_name_near_miss": "An unknown event name that is a near miss of a known one (`train.stpe`). A warning: `--strict` makes it fail.",
-    "ts_fraction_digits": "A `ts` without exactly six fraction digits (writer rule 2). A warning: `--strict` makes it fail.",
+    'invalid_utf8': "The line's bytes are not valid UTF-8. The line is skipped.",
+    'invalid_json': 'The line is not one JSON value (RFC 8259: no `NaN`, `Infinity`, trailing commas, comments or single quotes). The line is skipped.',
+    'schema_violation': "The line is not a JSON object, or it fails its event's schema (a known event), or the envelope schema (an unknown event). The line is skipped.",
+    'unsupported_version': '`schema_version` is an integer greater than 1: a newer MAJOR version. The line is skipped.',
+    'line_too_long': "The line is over the reader's length limit (1 MiB by default, the `\\n` excluded). The line is skipped; the reader never holds more than the limit.",
+    'seq_gap': '`seq` jumps past `last_seq + 1`: lines of the run are missing. A reader records the gap and still applies the line.',
+    'seq_not_increasing': '`seq` repeats or goes back within the run. A reader skips the line.',
+    'after_finished': 'A line of a run that already wrote its `run.finished` (a second `run.finished` included). A reader skips the line.',
+    'started_first': "A run's first line is not `run.started`, or `run.started` comes again in the middle of the run.",
+    'ts_backwards': "A line's `ts` is before the previous line's of the same run.",
+    'not_finished': 'The stream ends and the run has no `run.finished`.',
+    'unterminated_line': 'The stream ends with bytes after its last `\\n`: a torn or unterminated last line.',
+    'step_backwards': "A `step` goes down within one trial and attempt (the run outside trials counts as one) without a `train.restarted` or `train.rolled_back` before it; a trial's new attempt starts its steps afresh. A warning: `--strict` makes it fail.",
+    'rollback_forward': 'A `train.rolled_back` whose `step` is after its `previous_step`: a rollback goes back. A warning: `--strict` makes it fail.',
+    'trial_ended_twice': 'A second `trial.ended` for one trial and attempt. A warning: `--strict` makes it fail.',
+    'unknown_field': 'A field of a known event that the schema does not declare and whose name does not start with `x_` (a misspelt field, or one a writer invented). A warning: `--strict` makes it fail.',
+    'event_name_near_miss': 'An unknown event name that is a near miss of a known one (`train.stpe`). A warning: `--strict` makes it fail.',
+    'ts_fraction_digits': 'A `ts` without exactly six fraction digits (writer rule 2). A warning: `--strict` makes it fail.',
 }
 #: the code of a reader's diagnostic (the Diagnostic schema's enum)
-DiagnosticCode = Literal[
-    "invalid_utf8",
-    "invalid_json",
-    "schema_violation",
-    "unsupported_version",
-    "line_too_long",
-    "seq_gap",
-    "seq_not_increasing",
-    "after_finished",
-]
+DiagnosticCode = Literal['invalid_utf8', 'invalid_json', 'schema_violation', 'unsupported_version', 'line_too_long', 'seq_gap', 'seq_not_increasing', 'after_finished']
 #: a rule `trainwire validate` reports broken
-ValidateRule = Literal[
-    "invalid_utf8",
-    "invalid_json",
-    "schema_violation",
-    "unsupported_version",
-    "line_too_long",
-    "seq_gap",
-    "seq_not_increasing",
-    "after_finished",
-    "started_first",
-    "ts_backwards",
-    "not_finished",
-    "unterminated_line",
-    "step_backwards",
-    "rollback_forward",
-    "trial_ended_twice",
-    "unknown_field",
-    "event_name_near_miss",
-    "ts_fraction_digits",
-]
+ValidateRule = Literal['invalid_utf8', 'invalid_json', 'schema_violation', 'unsupported_version', 'line_too_long', 'seq_gap', 'seq_not_increasing', 'after_finished', 'started_first', 'ts_backwards', 'not_finished', 'unterminated_line', 'step_backwards', 'rollback_forward', 'trial_ended_twice', 'unknown_field', 'event_name_near_miss', 'ts_fraction_digits']
 #: the codes of a reader's diagnostics, in the order of the Diagnostic schema
 DIAGNOSTIC_CODES: Final[tuple[DiagnosticCode, ...]] = get_args(DiagnosticCode)
 #: the rules `trainwire validate` reports
 VALIDATE_RULES: Final[tuple[ValidateRule, ...]] = get_args(ValidateRule)
 #: the rules that are warnings: reported, and failing only with `validate --strict`
-WARNING_RULES: Final[frozenset[ValidateRule]] = frozenset(
-    (
-        "step_backwards",
-        "rollback_forward",
-        "trial_ended_twice",
-        "unknown_field",
-        "event_name_near_miss",
-        "ts_fraction_digits",
-    )
-)
+WARNING_RULES: Final[frozenset[ValidateRule]] = frozenset(('step_backwards', 'rollback_forward', 'trial_ended_twice', 'unknown_field', 'event_name_near_miss', 'ts_fraction_digits'))
 #: the process exit code a run ends with, by `run.finished` status
 EXIT_CODES: Final[dict[str, int]] = {
-    "succeeded": 0,
-    "failed": 1,
-    "interrupted": 2,
-    "reverted": 3,
-    "awaiting_approval": 4,
+    'succeeded': 0,
+    'failed': 1,
+    'interrupted': 2,
+    'reverted': 3,
+    'awaiting_approval': 4,
 }
 #: the exit code of `trainwire tail` when the run has not finished (still running, stale, or not there yet)
 NOT_FINISHED_EXIT_CODE: Final = 5
 #: the exit codes as a sentence lists them, for help texts
-EXIT_CODES_TEXT: Final = "succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4"
+EXIT_CODES_TEXT: Final = 'succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4'
 #: the same with the code `trainwire tail` adds
-TAIL_EXIT_CODES_TEXT: Final = (
-    "succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4, not finished or stale 5"
-)
+TAIL_EXIT_CODES_TEXT: Final = 'succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4, not finished or stale 5'
