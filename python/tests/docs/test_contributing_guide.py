@@ -22,8 +22,15 @@ BASES = [ROOT, ROOT / "python" / "src", SOURCES, ROOT / "typescript", TESTS_DIR,
 TEST_FILES = [*TESTS_DIR.rglob("test_*.py"), *(ROOT / "tools" / "tests").glob("test_*.py")]
 
 
-#: `` `path` (`NAME`) ``: the guide says NAME is what to edit in that file
-PLACED = sorted(set(re.findall(r"`([\w./-]+\.(?:py|ts|json))` \(`(\w+)`\)", GUIDE)))
+#: `` `path` (`NAME`) `` or `` `path` (`NAME`, `OTHER`) ``: the guide says each NAME is what to
+#: edit in that file
+PLACED = sorted(
+    {
+        (path, name)
+        for path, names in re.findall(r"`([\w./-]+\.(?:py|ts|json))` \(((?:`\w+`(?:, )?)+)\)", GUIDE)
+        for name in re.findall(r"`(\w+)`", names)
+    }
+)
 #: `file.py::test_name`: the test is defined in that file
 PLACED_TESTS = sorted(set(re.findall(r"`(test_\w+\.py)::(test_\w+)`", GUIDE)))
 
