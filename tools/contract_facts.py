@@ -204,4 +204,7 @@ def derive(bundles: Path) -> dict[str, Any]:
         "scalars": {
             name: scalars for name, scalars in event_schemas.annotation("x-trainwire-scalars").items() if scalars
         },
+        "tracker_events": [
+            name for name, tracked in event_schemas.annotation("x-trainwire-tracker-event").items() if tracked
+        ],
     }

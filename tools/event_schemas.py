@@ -57,6 +57,10 @@ ANNOTATIONS: dict[str, Annotation] = {
     "x-trainwire-scalars": Annotation(
         'null, or {"prefix": ..., "fields": [...]}: what a tracker shows (its fields and `metrics`)', _is_scalars
     ),
+    "x-trainwire-tracker-event": Annotation(
+        "true or false: an export records it in a tracker beyond its scalars (each exporter's `EVENT_HANDLERS`)",
+        _is_bool,
+    ),
 }
 
 

@@ -93,6 +93,10 @@ def render_python(facts: dict[str, Any]) -> str:
                 for name, entry in facts["scalars"].items()
             ),
             "}",
+            "#: the events an export records in a tracker beyond their scalars (a run's config, a trial's",
+            "#: end, ...), each exporter's `EVENT_HANDLERS` saying how: each event schema's",
+            "#: `x-trainwire-tracker-event`",
+            f"TRACKER_EVENTS: Final[frozenset[EventName]] = frozenset({_py_tuple(facts['tracker_events'])})",
             "#: a run id (`RunId`), matched whole",
             f"RUN_ID_PATTERN: Final = {facts['run_id_pattern']!r}",
             "#: an event name (the envelope's `event`), matched whole",
@@ -169,6 +173,8 @@ def render_typescript(facts: dict[str, Any]) -> str:
             ),
             "/** The events a view replays beside its charts (the run's header, phase and trial marks, a stop, the end): each event schema's `x-trainwire-view-event`. */",
             f"export const VIEW_EVENTS: ReadonlySet<string> = new Set({json.dumps(facts['view_events'])});",
+            "/** The name of an event of `VIEW_EVENTS`: a switch over the events a view shows covers these and no other. */",
+            f"export type ViewEventName = {' | '.join(json.dumps(name) for name in facts['view_events'])};",
             *const(
                 "Every event -> what it does to the step of its trial (each event schema's `x-trainwire-step-role`); null: no effect.",
                 "STEP_ROLES",
@@ -182,6 +188,8 @@ def render_typescript(facts: dict[str, Any]) -> str:
                     for name, entry in facts["scalars"].items()
                 },
             ),
+            "/** The events an export records in a tracker beyond their scalars (each event schema's `x-trainwire-tracker-event`); the exporters are Python's, the list is the contract's. */",
+            f"export const TRACKER_EVENTS: ReadonlySet<string> = new Set({json.dumps(facts['tracker_events'])});",
             *const("A run id (`RunId`).", "RUN_ID_PATTERN", f"^{facts['run_id_pattern']}$", ""),
             *const(
                 "An event name (the envelope's `event`).", "EVENT_NAME_PATTERN", f"^{facts['event_name_pattern']}$", ""

@@ -61,6 +61,7 @@ def test_an_event_schema_that_leaves_a_decision_out_stops_the_generation(events:
     ("key", "value"),
     [
         ("x-trainwire-view-event", 1),
+        ("x-trainwire-tracker-event", None),
         ("x-trainwire-step-role", "jumps"),
         ("x-trainwire-order", True),
         ("x-trainwire-scalars", {"prefix": "x", "fields": ["loss"]}),  # not a field of the event

@@ -1,5 +1,6 @@
 // What the page's decoding worker (worker.ts) tells the page about one stream (feed.ts).
 import type { ChartData } from "../src/charts.js";
+import { VIEW_EVENTS, type ViewEventName } from "../src/generated/contract.js";
 import type { Line, RunState } from "../src/index.js";
 
 /** The page asks the worker to follow one stream. */
@@ -13,6 +14,13 @@ export interface FollowRequest {
 
 /** The events a panel of the run view shows (each event schema's `x-trainwire-view-event`); steps and heartbeats reach it through the state and series. */
 export { VIEW_EVENTS } from "../src/generated/contract.js";
+
+/** An event of `VIEW_EVENTS`: the panels' switch covers these and no other. */
+export type ViewLine = Extract<Line, { event: ViewEventName }>;
+
+export function isViewLine(event: Line): event is ViewLine {
+  return VIEW_EVENTS.has(event.event);
+}
 
 export type FeedMessage =
   /** The server has no such stream (yet): the worker keeps asking. */

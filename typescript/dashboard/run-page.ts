@@ -6,6 +6,7 @@ import { printable } from "../src/printable.js";
 import { assertNever } from "../src/vocabulary.js";
 import { element } from "./dom.js";
 import { type FeedMessage, follow } from "./feed.js";
+import { isViewLine, type ViewLine } from "./feed-messages.js";
 import { byId, ID, required } from "./page-ids.js";
 import { RunCharts } from "./run-charts.js";
 import {
@@ -142,6 +143,12 @@ export function openRun(key: string, signal: AbortSignal, context: RunPageContex
 }
 
 function onEvent(runView: RunView, event: Line): void {
+  // the feed sends the view events only; a panel shows nothing of any other
+  if (isViewLine(event)) showOnPanels(runView, event);
+  renderPanels(runView);
+}
+
+function showOnPanels(runView: RunView, event: ViewLine): void {
   switch (event.event) {
     case "run.started": {
       byId(ID.runTitle).textContent = runTitle(event.run_id, runView.key, event.name);
@@ -184,20 +191,11 @@ function onEvent(runView: RunView, event: Line): void {
       }
       break;
     case "trial.started":
-    case "run.heartbeat":
-    case "phase.progress":
-    case "train.rolled_back":
-    case "train.step":
-    case "train.restarted":
-    case "train.epoch":
-    case "eval.completed":
-    case "checkpoint.saved":
     case "stop.requested":
       break; // no panel of their own: the run state and the charts show them
     default:
       assertNever(event);
   }
-  renderPanels(runView);
 }
 
 function renderRunState(runView: RunView, state: Readonly<RunState> | undefined, context: RunPageContext): void {

@@ -13,10 +13,14 @@ export type EventName = keyof typeof EVENT_TITLES;
 export const EVENT_FAMILIES = {"run": ["run.started", "run.heartbeat", "run.finished"], "phase": ["phase.started", "phase.ended", "phase.progress"], "train": ["train.step", "train.epoch", "train.restarted", "train.rolled_back"], "eval": ["eval.completed"], "checkpoint": ["checkpoint.saved"], "trial": ["trial.started", "trial.ended"], "stop": ["stop.requested"]} as const;
 /** The events a view replays beside its charts (the run's header, phase and trial marks, a stop, the end): each event schema's `x-trainwire-view-event`. */
 export const VIEW_EVENTS: ReadonlySet<string> = new Set(["run.started", "phase.started", "phase.ended", "trial.started", "trial.ended", "stop.requested", "run.finished"]);
+/** The name of an event of `VIEW_EVENTS`: a switch over the events a view shows covers these and no other. */
+export type ViewEventName = "run.started" | "phase.started" | "phase.ended" | "trial.started" | "trial.ended" | "stop.requested" | "run.finished";
 /** Every event -> what it does to the step of its trial (each event schema's `x-trainwire-step-role`); null: no effect. */
 export const STEP_ROLES = {"run.started": null, "run.heartbeat": null, "phase.started": null, "phase.ended": null, "phase.progress": null, "train.step": "moves", "train.epoch": "moves", "train.restarted": "resets", "train.rolled_back": "rolls_back", "eval.completed": null, "checkpoint.saved": null, "trial.started": "starts_trial", "trial.ended": null, "stop.requested": null, "run.finished": null} as const;
 /** The events a tracker shows scalars of -> their prefix (an evaluation's split instead, when it has one) and the fields shown besides `metrics` (each event schema's `x-trainwire-scalars`). */
 export const SCALARS = {"train.step": {"prefix": "train", "fields": ["loss", "learning_rate", "grad_norm", "epoch", "samples_per_s", "tokens_per_s", "tokens_seen"]}, "train.epoch": {"prefix": "epoch", "fields": []}, "eval.completed": {"prefix": "eval", "fields": []}, "run.finished": {"prefix": "final", "fields": []}} as const;
+/** The events an export records in a tracker beyond their scalars (each event schema's `x-trainwire-tracker-event`); the exporters are Python's, the list is the contract's. */
+export const TRACKER_EVENTS: ReadonlySet<string> = new Set(["run.started", "train.restarted", "checkpoint.saved", "trial.started", "trial.ended", "run.finished"]);
 /** A run id (`RunId`). */
 export const RUN_ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
 /** An event name (the envelope's `event`). */

@@ -83,6 +83,10 @@ SCALARS: Final[dict[EventName, tuple[str, tuple[str, ...]]]] = {
     'eval.completed': ('eval', ()),
     'run.finished': ('final', ()),
 }
+#: the events an export records in a tracker beyond their scalars (a run's config, a trial's
+#: end, ...), each exporter's `EVENT_HANDLERS` saying how: each event schema's
+#: `x-trainwire-tracker-event`
+TRACKER_EVENTS: Final[frozenset[EventName]] = frozenset(('run.started', 'train.restarted', 'checkpoint.saved', 'trial.started', 'trial.ended', 'run.finished'))
 #: a run id (`RunId`), matched whole
 RUN_ID_PATTERN: Final = '[A-Za-z0-9][A-Za-z0-9._:-]{0,127}'
 #: an event name (the envelope's `event`), matched whole

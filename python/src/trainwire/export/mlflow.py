@@ -32,7 +32,7 @@ from mlflow.utils.validation import (
 )
 
 from trainwire.contract.notes import read_notes
-from trainwire.export.dispatch import NO_COUNTERPART, SCALARS_ONLY, NotExported, handler_of
+from trainwire.export.dispatch import NotExported, handler_of
 from trainwire.export.journal import journal_files
 from trainwire.export.naming import started_naming
 from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s, trial_scalars
@@ -297,21 +297,13 @@ def _tags(started: Mapping[str, Any]) -> dict[str, str]:
     return tags
 
 
-#: every event -> what the exporter writes of it beyond its scalars (a test requires every event)
+#: every tracker event (`TRACKER_EVENTS`, each event schema's `x-trainwire-tracker-event`) -> what the
+#: exporter writes of it beyond its scalars; any other event gives its scalars only (a test holds the keys)
 EVENT_HANDLERS: dict[str, Callable[[MlflowExporter, str, Mapping[str, Any], _Batch], None] | NotExported] = {
     "run.started": MlflowExporter._started,
-    "run.heartbeat": NO_COUNTERPART,
-    "phase.started": NO_COUNTERPART,
-    "phase.ended": NO_COUNTERPART,
-    "phase.progress": NO_COUNTERPART,
-    "train.step": SCALARS_ONLY,
-    "train.epoch": SCALARS_ONLY,
     "train.restarted": MlflowExporter._restarted,
-    "train.rolled_back": NO_COUNTERPART,
-    "eval.completed": SCALARS_ONLY,
     "checkpoint.saved": MlflowExporter._checkpoint,
     "trial.started": MlflowExporter._trial_started,
     "trial.ended": MlflowExporter._trial_ended,
-    "stop.requested": NO_COUNTERPART,
     "run.finished": MlflowExporter._finished,
 }

@@ -25,7 +25,7 @@ from tensorboard.plugins.text.summary import text_pb
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from trainwire.contract.notes import read_notes
-from trainwire.export.dispatch import NO_COUNTERPART, SCALARS_ONLY, NotExported, handler_of
+from trainwire.export.dispatch import NO_COUNTERPART, NotExported, handler_of
 from trainwire.export.naming import RunNaming, started_naming
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
 
@@ -143,23 +143,15 @@ def _session_end(status: str, end_time_s: float) -> Summary.Value:
     )
 
 
-#: every event -> what the exporter writes of it beyond its scalars (a test requires every event)
+#: every tracker event (`TRACKER_EVENTS`, each event schema's `x-trainwire-tracker-event`) -> what the
+#: exporter writes of it beyond its scalars; any other event gives its scalars only (a test holds the keys)
 EVENT_HANDLERS: dict[
     str, Callable[[TensorBoardExporter, EventFileWriter, Mapping[str, Any], float], None] | NotExported
 ] = {
     "run.started": TensorBoardExporter._started,
-    "run.heartbeat": NO_COUNTERPART,
-    "phase.started": NO_COUNTERPART,
-    "phase.ended": NO_COUNTERPART,
-    "phase.progress": NO_COUNTERPART,
-    "train.step": SCALARS_ONLY,
-    "train.epoch": SCALARS_ONLY,
     "train.restarted": TensorBoardExporter._restarted,
-    "train.rolled_back": NO_COUNTERPART,
-    "eval.completed": SCALARS_ONLY,
     "checkpoint.saved": NO_COUNTERPART,
     "trial.started": TensorBoardExporter._trial_started,
     "trial.ended": TensorBoardExporter._trial_ended,
-    "stop.requested": NO_COUNTERPART,
     "run.finished": TensorBoardExporter._notes,
 }

@@ -30,7 +30,7 @@ from typing import Any
 import wandb
 
 from trainwire.contract.notes import read_notes
-from trainwire.export.dispatch import NO_COUNTERPART, SCALARS_ONLY, NotExported, handler_of
+from trainwire.export.dispatch import NotExported, handler_of
 from trainwire.export.journal import journal_files
 from trainwire.export.naming import RunNaming, journal_naming, started_naming
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
@@ -223,21 +223,13 @@ def _config(started: Mapping[str, Any]) -> dict[str, Any]:
     return config
 
 
-#: every event -> what the exporter writes of it beyond its scalars (a test requires every event)
+#: every tracker event (`TRACKER_EVENTS`, each event schema's `x-trainwire-tracker-event`) -> what the
+#: exporter writes of it beyond its scalars; any other event gives its scalars only (a test holds the keys)
 EVENT_HANDLERS: dict[str, Callable[[WandbExporter, Any, Mapping[str, Any]], None] | NotExported] = {
     "run.started": NotExported("its config, name and tags open the W&B run, as any first line of a run does"),
-    "run.heartbeat": NO_COUNTERPART,
-    "phase.started": NO_COUNTERPART,
-    "phase.ended": NO_COUNTERPART,
-    "phase.progress": NO_COUNTERPART,
-    "train.step": SCALARS_ONLY,
-    "train.epoch": SCALARS_ONLY,
     "train.restarted": WandbExporter._restarted,
-    "train.rolled_back": NO_COUNTERPART,
-    "eval.completed": SCALARS_ONLY,
     "checkpoint.saved": WandbExporter._checkpoint,
     "trial.started": NotExported("its params open the trial's W&B run, as its config"),
     "trial.ended": WandbExporter._end_trial,
-    "stop.requested": NO_COUNTERPART,
     "run.finished": WandbExporter._finish,
 }
