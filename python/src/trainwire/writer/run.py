@@ -1,18 +1,13 @@
 """The emitter: `Run` writes one run's events to its sinks, following docs/writer-rules.md.
 
-`Run` is the public face: its constructor and one method per event, each with its
-docstring, each handing the work to the collaborator of its concern. `Run` builds a
-`RunCore` (the run's state, the lock, writing one event, the heartbeat) and gives it to
-each collaborator, in the module of its name: `TrainingEvents` (steps, epochs, restarts,
-rollbacks, evaluations, checkpoints), `PhaseEvents` (phases and their items), `TrialEvents`
-(a search's trials) and `RunLifetime` (the run's start, stop and end, which ends what is
-still open through the phase and trial writers it is given). The work is done by the parts
-beside them: `arguments` (checking and converting what callers pass), `started`,
-`payloads` and `ending` (the payloads of `run.started`, of the events during a run and of
-`run.finished`, with their fallbacks), `outputs` (the sinks), `LineWriter` (envelope and
-sequencing), `StepProgress` (throttle, ETA, attempts; one per trial), `ThreadScopes` (each
-thread's trial scope and phase counts), `OpenSpans` (open phases and trials, their
-durations) and `Heartbeat` (liveness).
+`Run` is the public face: its constructor and one method per event, each documented, each
+handing the work to the collaborator of its concern, all built around one `RunCore` (the
+run's state, the lock, writing one event, the heartbeat) passed to each: `TrainingEvents`,
+`PhaseEvents`, `TrialEvents` and `RunLifetime` (start, stop, end), each in its own module.
+The rest is done beside them: checking what callers pass (`arguments`), the payloads
+(`started`, `payloads`, `ending`), the sinks (`outputs`), the envelope (`LineWriter`), the
+throttle and ETA (`StepProgress`), what is open (`ThreadScopes`, `OpenSpans`), liveness
+(`Heartbeat`).
 """
 
 from __future__ import annotations
@@ -139,8 +134,6 @@ class Run:
         self._trials = TrialEvents(core)
         self._lifetime = RunLifetime(core, self._phases, self._trials)
 
-    # -- what the run is -----------------------------------------------------------------
-
     @property
     def run_id(self) -> str:
         """The run's id (`run_id` given, or a new one)."""
@@ -207,8 +200,6 @@ class Run:
         outside (or cannot be written as a contract path); see `paths.relative_path`."""
         return relative_path(path, self._core.output_dir)
 
-    # -- the run's start, stop and end -----------------------------------------------------
-
     def start(
         self,
         *,
@@ -231,16 +222,7 @@ class Run:
         replace the constructor's (for an integration that learns them at the start).
         """
         self._lifetime.start(
-            total_steps=total_steps,
-            total_epochs=total_epochs,
-            config=config,
-            seed=seed,
-            world_size=world_size,
-            resumed_from=resumed_from,
-            provenance=provenance,
-            total_trials=total_trials,
-            name=name,
-            tags=tags,
+            total_steps, total_epochs, config, seed, world_size, resumed_from, provenance, total_trials, name, tags
         )
 
     def stop_requested(
@@ -293,15 +275,7 @@ class Run:
         a host's own code for the ending (a CLI with codes of its own), written and kept
         as `Run.exit_code` in place of the status's.
         """
-        self._lifetime.finish(
-            status,
-            error=error,
-            reason=reason,
-            metrics=metrics,
-            artifacts=artifacts,
-            checkpoint=checkpoint,
-            exit_code=exit_code,
-        )
+        self._lifetime.finish(status, error, reason, metrics, artifacts, checkpoint, exit_code)
 
     def finish_for(self, error: BaseException | None) -> None:
         """Finishes as a block that ended with `error` does (`status_for_exception`): an
@@ -316,8 +290,6 @@ class Run:
     def heartbeat(self) -> None:
         """Writes `run.heartbeat` with the open phase and the last step (null when none)."""
         self._core.heartbeat()
-
-    # -- training ------------------------------------------------------------------------
 
     def step(
         self,
@@ -419,8 +391,6 @@ class Run:
         """
         self._training.checkpoint(step, path, reason, trial=trial)
 
-    # -- phases ----------------------------------------------------------------------------
-
     def phase_started(
         self,
         name: str,
@@ -460,8 +430,6 @@ class Run:
         `phase.progress` unless throttled like steps (the first count and the one that
         reaches the plan are always written). A count past the plan is accepted."""
         self._phases.advance(n)
-
-    # -- trials ----------------------------------------------------------------------------
 
     def trial_started(
         self, trial: int, params: Mapping[str, Any] | None = None, attempt: int = 1, *, baseline: bool = False

@@ -11,7 +11,7 @@ from typing import Any
 from trainwire.contract.status import stop_reason
 from trainwire.writer.arguments import extension_fields
 from trainwire.writer.ending import checked_ending, ending_for, finished_payload, required_finished
-from trainwire.writer.fields import UNSET, ErrorLike, Unset
+from trainwire.writer.fields import ErrorLike, Unset
 from trainwire.writer.paths import PathLike
 from trainwire.writer.payloads import stop_payload
 from trainwire.writer.phase_events import PhaseEvents
@@ -47,17 +47,16 @@ class RunLifetime:
 
     def start(
         self,
-        *,
-        total_steps: int | None = None,
-        total_epochs: float | None | Unset = UNSET,
-        config: Any = None,
-        seed: int | None = None,
-        world_size: int | None = None,
-        resumed_from: Mapping[str, Any] | None | Unset = UNSET,
-        provenance: bool | Mapping[str, Any] = True,
-        total_trials: int | None | Unset = UNSET,
-        name: str | None = None,
-        tags: Iterable[str] | None = None,
+        total_steps: int | None,
+        total_epochs: float | None | Unset,
+        config: Any,
+        seed: int | None,
+        world_size: int | None,
+        resumed_from: Mapping[str, Any] | None | Unset,
+        provenance: bool | Mapping[str, Any],
+        total_trials: int | None | Unset,
+        name: str | None,
+        tags: Iterable[str] | None,
     ) -> None:
         core = self._core
         if not core.active or core.started:
@@ -135,7 +134,6 @@ class RunLifetime:
     def finish(
         self,
         status: str = "succeeded",
-        *,
         error: ErrorLike = None,
         reason: str | None = None,
         metrics: Mapping[str, Any] | None = None,
