@@ -108,7 +108,7 @@ class Run:
         strict: bool = False,
     ) -> None:
         self._core = core = RunCore(
-            output_dir,
+            output_dir=output_dir,
             run_id=run_id,
             producer=producer,
             stdout=stdout,

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from trainwire.contract.clock import Clock, SystemClock
-from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.status import EXIT_CODES
 from trainwire.writer.arguments import Arguments, checked_run_id
 from trainwire.writer.checks import Complaints
@@ -39,31 +38,31 @@ __all__ = ["RunCore"]
 
 class RunCore:
     """The state of one run's writer and the writing of one event; its arguments are
-    `Run`'s, documented there."""
+    `Run`'s, documented there with their defaults."""
 
     def __init__(
         self,
-        output_dir: PathLike | None = None,
         *,
-        run_id: str | None = None,
-        producer: Mapping[str, Any] | None = None,
-        stdout: bool = False,
-        callbacks: Iterable[Callable[[Any], object]] = (),
-        sinks: Iterable[Sink] = (),
-        file_name: str = STREAM_FILE,
-        fsync: bool = False,
-        step_interval_s: float = 1.0,
-        heartbeat_interval_s: float | None = 30.0,
-        heartbeat_thread: bool = True,
-        clock: Clock | None = None,
-        rank: int | None = None,
-        stage: Mapping[str, Any] | None = None,
-        journal: bool = True,
-        config_reference: PathLike | None = None,
-        objective: tuple[str, str] | None = None,
-        name: str | None = None,
-        tags: Iterable[str] | None = None,
-        strict: bool = False,
+        output_dir: PathLike | None,
+        run_id: str | None,
+        producer: Mapping[str, Any] | None,
+        stdout: bool,
+        callbacks: Iterable[Callable[[Any], object]],
+        sinks: Iterable[Sink],
+        file_name: str,
+        fsync: bool,
+        step_interval_s: float,
+        heartbeat_interval_s: float | None,
+        heartbeat_thread: bool,
+        clock: Clock | None,
+        rank: int | None,
+        stage: Mapping[str, Any] | None,
+        journal: bool,
+        config_reference: PathLike | None,
+        objective: tuple[str, str] | None,
+        name: str | None,
+        tags: Iterable[str] | None,
+        strict: bool,
     ) -> None:
         self.complain = Complaints(strict)
         self.args = Arguments(self.complain)
