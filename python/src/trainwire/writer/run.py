@@ -57,7 +57,7 @@ class Run:
     the exception goes on) or `interrupted` (`RunInterrupted`, `KeyboardInterrupt`).
 
     Lines go to `<output_dir>/<file_name>` (appended; `fsync=True` syncs each line to disk),
-    stdout (`stdout=True`), each of `callbacks` (called with every line) and `sinks`.
+    stdout (`stdout=True`), `callbacks` (each gets every line as a read-only event) and `sinks`.
     `run_id` defaults to a new one (`new_run_id()`); a bad `run_id` raises `ValueError`.
     `producer` (`{name, version}`) names the program that writes, in `run.started`
     (this package by default); `stage` (`{name, index, count}`) is written in every line's
