@@ -1,5 +1,5 @@
-"""`Run`'s phases: `phase.started`, `phase.ended`, the `phase()` block and `advance()`,
-which counts a phase's items into `phase.progress` (throttled like steps)."""
+"""The phases `Run` writes: `phase.started`, `phase.ended`, the `phase()` block and
+`advance()`, which counts a phase's items into `phase.progress` (throttled like steps)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,17 @@ from trainwire.writer.spans import OpenPhase
 from trainwire.writer.values import integer
 
 if TYPE_CHECKING:
-    from typing_extensions import Self, Unpack  # in typing from Python 3.11
+    from typing_extensions import Unpack  # in typing from Python 3.11
 
 __all__ = ["PhaseEvents"]
 
 
-class PhaseEvents(RunCore):
-    """Phases, each open on the thread that started it, with its items counted by `advance()`."""
+class PhaseEvents:
+    """Phases, each open on the thread that started it, with its items counted by `advance()`;
+    each method is `Run`'s of the same name, documented there."""
+
+    def __init__(self, core: RunCore) -> None:
+        self._core = core
 
     def phase_started(
         self,
@@ -35,45 +39,37 @@ class PhaseEvents(RunCore):
         total_cycles: int | None | Unset = UNSET,
         trial: int | None = None,
     ) -> None:
-        """Writes `phase.started`; the phase is open until `phase_ended(name)`.
-
-        `total` and `unit` are the plan `advance()` counts against on this thread; `cycle`
-        (from 1) and `total_cycles` place a repeated phase ("cycle 2 of 5") and are written
-        on its `phase.ended` too. `trial` defaults to the thread's trial scope.
-        """
-        if not self._active:
+        core = self._core
+        if not core.active:
             return
-        trial = self._trial("phase.started", trial)
-        with self._lock:
-            if not self._args.phase_name("phase.started", name):
+        trial = core.trial_for("phase.started", trial)
+        with core.lock:
+            if not core.args.phase_name("phase.started", name):
                 return
-            plan = self._args.optional_int("phase.started", "total", total)
+            plan = core.args.optional_int("phase.started", "total", total)
             if unit is not None and not (isinstance(unit, str) and 1 <= len(unit) <= 64):
-                self._complain("phase.progress.unit", f"unit {unit!r} is not a name of 1 to 64 characters; left out")
+                core.complain("phase.progress.unit", f"unit {unit!r} is not a name of 1 to 64 characters; left out")
                 unit = None
-            cycle_fields = self._args.cycle_fields(cycle, total_cycles)
-            self._spans.open_phase(name, trial, cycle_fields)
-            self._scopes.phases.append(
-                PhaseCount(name, self._monotonic(), total=plan, unit=unit, trial=trial, cycle=cycle_fields)
+            cycle_fields = core.args.cycle_fields(cycle, total_cycles)
+            core.spans.open_phase(name, trial, cycle_fields)
+            core.scopes.phases.append(
+                PhaseCount(name, core.monotonic(), total=plan, unit=unit, trial=trial, cycle=cycle_fields)
             )
-            self._emit("phase.started", self._stamped({"phase": name, **cycle_fields}, trial))
+            core.emit("phase.started", core.stamped({"phase": name, **cycle_fields}, trial))
 
     def phase_ended(self, name: str, status: str = "ok", *, trial: int | None = None) -> None:
-        """Writes `phase.ended` with the time since the phase started (and its cycle).
-
-        `status` is `ok`, `failed`, `skipped` or `interrupted`.
-        """
-        if not self._active:
+        core = self._core
+        if not core.active:
             return
-        opened = self._scopes.close_phase(name) if isinstance(name, str) else None
+        opened = core.scopes.close_phase(name) if isinstance(name, str) else None
         if trial is None and opened is not None:
             trial = opened.trial
-        trial = self._trial("phase.ended", trial)
-        with self._lock:
-            if not self._args.phase_name("phase.ended", name):
+        trial = core.trial_for("phase.ended", trial)
+        with core.lock:
+            if not core.args.phase_name("phase.ended", name):
                 return
-            duration = self._spans.close_phase(name)
-            if not self._args.one_of(
+            duration = core.spans.close_phase(name)
+            if not core.args.one_of(
                 "phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"
             ):
                 return
@@ -82,26 +78,25 @@ class PhaseEvents(RunCore):
     def _write_phase_ended(
         self, name: str, status: str, duration: float, cycle_fields: dict[str, Any], trial: int | None
     ) -> None:
-        self._emit(
+        core = self._core
+        core.emit(
             "phase.ended",
-            self._stamped({"phase": name, "status": status, "duration_s": duration, **cycle_fields}, trial),
+            core.stamped({"phase": name, "status": status, "duration_s": duration, **cycle_fields}, trial),
         )
 
-    def _end_open_phase(self, opened: OpenPhase, status: str) -> None:
+    def end_open_phase(self, opened: OpenPhase, status: str) -> None:
         """Ends a phase the run's end found open, on whichever thread opened it (lock held)."""
-        self._scopes.close_phase(opened.name)  # its count, when this thread opened it
-        self._write_phase_ended(opened.name, status, self._spans.close_phase(opened.name), opened.cycle, opened.trial)
+        core = self._core
+        core.scopes.close_phase(opened.name)  # its count, when this thread opened it
+        self._write_phase_ended(opened.name, status, core.spans.close_phase(opened.name), opened.cycle, opened.trial)
 
     @contextlib.contextmanager
-    def phase(self, name: str, **plan: Unpack[PhasePlan]) -> Iterator[Self]:
-        """A phase around a block: ends `ok`, `failed` when the block raises, `interrupted`
-        when it raises `RunInterrupted` or `KeyboardInterrupt`. The exception goes on.
-        The keyword arguments (`total`, `unit`, `cycle`, `total_cycles`, `trial`) are
-        `phase_started`'s; `advance()` counts inside the block."""
+    def phase(self, name: str, **plan: Unpack[PhasePlan]) -> Iterator[None]:
+        """A phase around a block (`Run.phase` yields the run itself)."""
         self.phase_started(name, **plan)
         trial = plan.get("trial")
         try:
-            yield self
+            yield
         except BaseException as error:
             status = status_for_exception(error)
             self.phase_ended(name, "interrupted" if status == "interrupted" else "failed", trial=trial)
@@ -109,27 +104,25 @@ class PhaseEvents(RunCore):
         self.phase_ended(name, "ok", trial=trial)
 
     def advance(self, n: int = 1) -> None:
-        """Counts `n` items done in this thread's innermost open phase; writes
-        `phase.progress` unless throttled like steps (the first count and the one that
-        reaches the plan are always written). A count past the plan is accepted."""
-        if not self._active:
+        core = self._core
+        if not core.active:
             return
         count = integer(n)
         if not isinstance(count, int):
-            self._complain("phase.progress.done", f"advance({n!r}): not an integer >= 0; not counted")
+            core.complain("phase.progress.done", f"advance({n!r}): not an integer >= 0; not counted")
             return
-        phases = self._scopes.phases
+        phases = core.scopes.phases
         if not phases:
-            self._complain("phase.progress.phase", "advance() outside an open phase of this thread; not counted")
+            core.complain("phase.progress.phase", "advance() outside an open phase of this thread; not counted")
             return
-        with self._lock:
-            if (self._finished or not self._started) and not self._ready("phase.progress"):
+        with core.lock:
+            if (core.finished or not core.started) and not core.ready("phase.progress"):
                 return
-            opened, now = phases[-1], self._monotonic()
-            payload, due = opened.advance(count, now, self._steps.interval_s)
-            line = self._lines.new_line("phase.progress")
+            opened, now = phases[-1], core.monotonic()
+            payload, due = opened.advance(count, now, core.steps.interval_s)
+            line = core.lines.new_line("phase.progress")
             line.update(payload)
             if due:
-                self._lines.write_fresh(line, opened)
+                core.lines.write_fresh(line, opened)
             else:
-                self._lines.hold(line, now, opened)
+                core.lines.hold(line, now, opened)

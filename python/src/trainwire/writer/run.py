@@ -1,41 +1,38 @@
 """The emitter: `Run` writes one run's events to its sinks, following docs/writer-rules.md.
 
-`Run` is the public face: one method per event, each with its docstring. It is made of one
-class per concern, each in the module of its name: `RunCore` (the run's state, the lock,
-writing one event, the heartbeat), `TrainingEvents` (steps, epochs, restarts, rollbacks,
-evaluations, checkpoints), `PhaseEvents` (phases and their items) and `TrialEvents` (a
-search's trials); `Run` adds the run's start, stop and end. The work is done by the
-parts beside them: `arguments` (checking and converting what callers pass), `started`,
-`payloads` and `ending` (the payloads of `run.started`, of the events during a run and of
-`run.finished`, with their fallbacks), `outputs` (the sinks), `LineWriter` (envelope and
-sequencing), `StepProgress` (throttle, ETA, attempts; one per trial), `ThreadScopes` (each
-thread's trial scope and phase counts), `OpenSpans` (open phases and trials, their
-durations) and `Heartbeat` (liveness).
+`Run` is the public face: its constructor and one method per event, each documented, each
+handing the work to the collaborator of its concern, all built around one `RunCore` (the
+run's state, the lock, writing one event, the heartbeat) passed to each: `TrainingEvents`,
+`PhaseEvents`, `TrialEvents` and `RunLifetime` (start, stop, end), each in its own module.
+The rest is done beside them: checking what callers pass (`arguments`), the payloads
+(`started`, `payloads`, `ending`), the sinks (`outputs`), the envelope (`LineWriter`), the
+throttle and ETA (`StepProgress`), what is open (`ThreadScopes`, `OpenSpans`), liveness
+(`Heartbeat`).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from trainwire.contract.status import stop_reason
-from trainwire.writer.arguments import extension_fields
+from trainwire.contract.clock import Clock
+from trainwire.contract.layout import STREAM_FILE
 from trainwire.writer.checks import RejectedInput
-from trainwire.writer.ending import checked_ending, ending_for, finished_payload, required_finished
 from trainwire.writer.fields import UNSET, ErrorLike, Unset, clean_metrics, error_info, new_run_id
-from trainwire.writer.paths import PathLike
-from trainwire.writer.payloads import stop_payload
+from trainwire.writer.paths import PathLike, relative_path
 from trainwire.writer.phase_events import PhaseEvents
-from trainwire.writer.redaction import redact_config
 from trainwire.writer.run_core import RunCore
-from trainwire.writer.spans import OpenPhase
-from trainwire.writer.started import provenance_field
-from trainwire.writer.stream_loss import StreamLost, ending_after_loss, loss_summary
+from trainwire.writer.run_lifetime import RunLifetime
+from trainwire.writer.scopes import PhasePlan, TrialOutcome
+from trainwire.writer.sinks import Sink
+from trainwire.writer.stream_loss import StreamLost
 from trainwire.writer.training_events import TrainingEvents
 from trainwire.writer.trial_events import TrialEvents
-from trainwire.writer.values import MAX_SAFE_INTEGER
+
+if TYPE_CHECKING:
+    from typing_extensions import Self, Unpack  # in typing from Python 3.11
 
 __all__ = [
     "UNSET",
@@ -49,15 +46,8 @@ __all__ = [
     "new_run_id",
 ]
 
-logger = logging.getLogger("trainwire.writer")
 
-#: the `phase.ended` status of a phase still open when the run ends, by the run's status
-PHASE_ENDINGS = {"failed": "failed", "interrupted": "interrupted"}
-#: the error of a trial still open when the run ends
-TRIAL_NOT_ENDED = ("TrialNotEnded", "the run ended before the trial ended")
-
-
-class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
+class Run:
     """One run's writer: stamps the envelope and writes each event to every sink at once.
 
     Only global rank 0 writes; on any other rank every method is a no-op. Nothing here
@@ -66,12 +56,17 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
     Used as a context manager, the run ends `succeeded`, `failed` (the error is written,
     the exception goes on) or `interrupted` (`RunInterrupted`, `KeyboardInterrupt`).
 
-    Lines go to `<output_dir>/<file_name>` (appended), stdout, `callbacks` and `sinks`.
+    Lines go to `<output_dir>/<file_name>` (appended; `fsync=True` syncs each line to disk),
+    stdout (`stdout=True`), `callbacks` (each gets every line as a read-only event) and `sinks`.
+    `run_id` defaults to a new one (`new_run_id()`); a bad `run_id` raises `ValueError`.
+    `producer` (`{name, version}`) names the program that writes, in `run.started`
+    (this package by default); `stage` (`{name, index, count}`) is written in every line's
+    envelope, for a run that is one stage of a pipeline.
     `step_interval_s` throttles `train.step` and `phase.progress` (0 writes every one). With
     `heartbeat_interval_s`, `start()` announces it and starts a thread that writes
     `run.heartbeat` when idle; `heartbeat_thread=False` announces it without the thread
     (for a fake clock: the caller writes `heartbeat()` itself). `rank` defaults to
-    `global_rank()`; `clock` to the system clock. A bad `run_id` raises `ValueError`.
+    `global_rank()`; `clock` to the system clock.
     With an output directory, `journal` (on by default) keeps the run's journal beside the
     stream (`runs/<run_id>/`): config, dirty diff, environment, notes, summary, the steps
     the throttle left out and a series snapshot (docs/journal.md); `config_reference` (a
@@ -84,9 +79,126 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
     Input the contract cannot take is converted where it has one obvious meaning (numpy
     and torch scalars, 0-d tensors, `Decimal`) and otherwise dropped, a field or the
     event, with one WARNING per kind; `strict=True` raises `RejectedInput` instead (for
-    tests), and `StreamLost` at the first line the stream could not take. Events before `start()` start the run first; nothing is written after
-    `run.finished`.
+    tests), and `StreamLost` at the first line the stream could not take. Events before
+    `start()` start the run first; nothing is written after `run.finished`.
     """
+
+    def __init__(
+        self,
+        output_dir: PathLike | None = None,
+        *,
+        run_id: str | None = None,
+        producer: Mapping[str, Any] | None = None,
+        stdout: bool = False,
+        callbacks: Iterable[Callable[[Any], object]] = (),
+        sinks: Iterable[Sink] = (),
+        file_name: str = STREAM_FILE,
+        fsync: bool = False,
+        step_interval_s: float = 1.0,
+        heartbeat_interval_s: float | None = 30.0,
+        heartbeat_thread: bool = True,
+        clock: Clock | None = None,
+        rank: int | None = None,
+        stage: Mapping[str, Any] | None = None,
+        journal: bool = True,
+        config_reference: PathLike | None = None,
+        objective: tuple[str, str] | None = None,
+        name: str | None = None,
+        tags: Iterable[str] | None = None,
+        strict: bool = False,
+    ) -> None:
+        self._core = core = RunCore(
+            output_dir=output_dir,
+            run_id=run_id,
+            producer=producer,
+            stdout=stdout,
+            callbacks=callbacks,
+            sinks=sinks,
+            file_name=file_name,
+            fsync=fsync,
+            step_interval_s=step_interval_s,
+            heartbeat_interval_s=heartbeat_interval_s,
+            heartbeat_thread=heartbeat_thread,
+            clock=clock,
+            rank=rank,
+            stage=stage,
+            journal=journal,
+            config_reference=config_reference,
+            objective=objective,
+            name=name,
+            tags=tags,
+            strict=strict,
+        )
+        self._training = TrainingEvents(core)
+        self._phases = PhaseEvents(core)
+        self._trials = TrialEvents(core)
+        self._lifetime = RunLifetime(core, self._phases, self._trials)
+
+    @property
+    def run_id(self) -> str:
+        """The run's id (`run_id` given, or a new one)."""
+        return self._core.run_id
+
+    @property
+    def output_dir(self) -> str | None:
+        """The absolute output directory, or None without one."""
+        return self._core.output_dir
+
+    @property
+    def name(self) -> str | None:
+        """The run's name (`run.started.name`), or None."""
+        return self._core.name
+
+    @property
+    def tags(self) -> list[str]:
+        """The run's tags (`run.started.tags`)."""
+        return list(self._core.tags or ())
+
+    @property
+    def status(self) -> str | None:
+        """The `run.finished` status, or None until the run finished."""
+        return self._core.status
+
+    @property
+    def exit_code(self) -> int | None:
+        """The process exit code: the host's own given to `finish()`, else the final status's
+        (see `EXIT_CODES`); None until finished."""
+        return self._core.exit_code
+
+    @property
+    def stop_reason(self) -> str | None:
+        """The `run.finished` reason of the latest `stop.requested` (`stop_reason`), or None."""
+        return self._lifetime.stop_reason
+
+    @property
+    def last_step(self) -> int | None:
+        """The last step reported (written or not, in any trial), or None before the first."""
+        return self._core.last_step
+
+    @property
+    def current_trial(self) -> int | None:
+        """The trial of the calling thread's innermost `trial_scope` (or `trial()`), else None."""
+        return self._core.scopes.trial
+
+    @property
+    def started(self) -> bool:
+        """Whether `run.started` was written (always False on a rank that does not write)."""
+        return self._core.started
+
+    @property
+    def closed(self) -> bool:
+        """Whether the sinks are closed (`close()`, `finish()`)."""
+        return self._core.closed
+
+    @property
+    def active(self) -> bool:
+        """Whether this process writes (global rank 0)."""
+        return self._core.active
+
+    def relative_path(self, path: PathLike) -> str | None:
+        """`path` relative to the output directory with `/` separators, or None when it is
+        outside (or cannot be written as a contract path); see `paths.relative_path`."""
+        return relative_path(path, self._core.output_dir)
 
     def start(
         self,
@@ -109,27 +221,9 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
         `total_trials` is the number of trials a search plans. `name` and `tags` given here
         replace the constructor's (for an integration that learns them at the start).
         """
-        if not self._active or self._started:
-            return
-        if name is not None:
-            self._name = self._args.run_name(name)
-        if tags is not None:
-            self._tags = self._args.tags(tags)
-        # collected before taking the lock: git may take a moment, the heartbeat must not wait
-        redacted = redact_config(config) if config is not None else None
-        seed = self._args.optional_int("run.started", "seed", seed, -MAX_SAFE_INTEGER)
-        provenance_fields = provenance_field(provenance, seed, self.output_dir)
-        if self._journal is not None:
-            diff = self._journal.begin(redacted, provenance_fields)
-            if diff is not None and provenance_fields is not None:
-                provenance_fields["dirty_diff"] = diff
-        with self._lock:
-            if self._started:
-                logger.debug("trainwire: start() called twice; ignored")
-                return
-            self._write_started(
-                total_steps, total_epochs, redacted, provenance_fields, world_size, resumed_from, total_trials
-            )
+        self._lifetime.start(
+            total_steps, total_epochs, config, seed, world_size, resumed_from, provenance, total_trials, name, tags
+        )
 
     def stop_requested(
         self,
@@ -141,32 +235,14 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
     ) -> None:
         """Writes `stop.requested` and remembers the `run.finished` reason (`stop_reason`)
         that `finish("interrupted")` will use."""
-        if not self._active:
-            return
-        payload = stop_payload(self._args, source, signal, reason, requested_by)
-        if payload is None:
-            return
-        with self._lock:
-            self.stop_reason = stop_reason(source, payload["signal"])
-            self._emit("stop.requested", payload)
+        self._lifetime.stop_requested(source, signal=signal, reason=reason, requested_by=requested_by)
 
     def stop_for(self, criterion: str, *, requested_by: str | None = None) -> None:
         """Writes `stop.requested` (source `api`) with the stop `criterion` that was met
         (a kill criterion: `loss > 10 after step 500`); the run then ends `interrupted`
         (reason `api`) when its block ends, as after any honoured stop. Stopping the
         training loop is the caller's: this does not raise."""
-        if not self._active:
-            self._stopped_for = criterion
-            return
-        payload = stop_payload(
-            self._args, "api", None, None, requested_by, criterion if isinstance(criterion, str) else str(criterion)
-        )
-        if payload is None:
-            return
-        with self._lock:
-            self.stop_reason = stop_reason("api", None)
-            self._stopped_for = payload["criterion"]
-            self._emit("stop.requested", payload)
+        self._lifetime.stop_for(criterion, requested_by=requested_by)
 
     def emit(self, event: str, **fields: Any) -> None:
         """Writes any event as given: extensions (`x_...` fields, new event names).
@@ -174,20 +250,7 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
         An invalid event name, or a field that would overwrite the envelope, is dropped
         with a WARNING.
         """
-        if not self._active:
-            return
-        checked = extension_fields(event, fields)
-        if checked is None:
-            return
-        with self._lock:
-            if event == "run.finished" and not self._finished:
-                if self._emit(event, checked):
-                    self._mark_finished(str(checked.get("status")))
-            elif event == "run.started" and not self._started:
-                self._started = True
-                self._emit(event, checked)
-            else:
-                self._emit(event, checked)
+        self._lifetime.emit(event, fields)
 
     def finish(
         self,
@@ -212,83 +275,209 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
         a host's own code for the ending (a CLI with codes of its own), written and kept
         as `Run.exit_code` in place of the status's.
         """
-        if exit_code is not None:
-            exit_code = self._args.optional_int("run.finished", "exit_code", exit_code, -MAX_SAFE_INTEGER)
-        if not self._active:  # nothing to write, but the status (and exit code) holds on every rank
-            if not self._finished:
-                self._exit_code = exit_code
-                self._mark_finished(status)
-            self._closed = True
-            return
-        with self._lock:
-            if self._finished:
-                logger.debug("trainwire: run %s already finished; finish(%r) ignored", self._run_id, status)
-                return
-            status, error, reason = checked_ending(self._args, status, error, reason, self.stop_reason)
-            self._end_what_is_open(status)
-            status, error, exit_code = self._ending_after_loss(status, error, exit_code)
-            payload = finished_payload(
-                self._args,
-                self.output_dir,
-                status=status,
-                error=error,
-                reason=reason,
-                step=self._last_step,
-                checkpoint=checkpoint,
-                duration_s=self._spans.since(self._run_start),
-                metrics=metrics,
-                artifacts=artifacts,
-                exit_code=exit_code,
-            )
-            if not self._emit("run.finished", payload):
-                self._emit("run.finished", required_finished(payload))
-            status, _, exit_code = self._ending_after_loss(status, None, exit_code)  # run.finished itself lost
-            self._exit_code = exit_code
-            self._mark_finished(status)
-            self._say_loss()
-        self.close()
-
-    def _end_what_is_open(self, status: str) -> None:
-        """Ends every phase and trial still open (lock held), the latest opened first: a phase
-        as a `phase()` block ending like the run, a trial `failed` (a trial has no interrupted
-        status, writer rule 14) with an error saying the run ended first."""
-        phase_status = PHASE_ENDINGS.get(status, "ok")
-        for opened in self._spans.still_open():
-            if isinstance(opened, OpenPhase):
-                self._end_open_phase(opened, phase_status)
-            else:
-                self.trial_ended(opened.trial, "failed", attempt=opened.attempt, error=TRIAL_NOT_ENDED)
-
-    def _ending_after_loss(
-        self, status: str, error: ErrorLike, exit_code: int | None
-    ) -> tuple[str, ErrorLike, int | None]:
-        """The ending once the stream's losses are known: a zero-code one becomes `failed`."""
-        return ending_after_loss(status, error, exit_code, self._dispatcher.losses, self._dispatcher.dispatched)
-
-    def _say_loss(self) -> None:
-        losses = self._dispatcher.losses
-        if losses and self._status is not None:
-            summary = loss_summary(self._run_id, losses, self._dispatcher.dispatched, self._status, self.exit_code)
-            logger.error("%s", summary)
+        self._lifetime.finish(status, error, reason, metrics, artifacts, checkpoint, exit_code)
 
     def finish_for(self, error: BaseException | None) -> None:
         """Finishes as a block that ended with `error` does (`status_for_exception`): an
         interrupted run takes the stop's reason, a failed one the error; a block that ended
         after `stop_for()` is interrupted."""
-        if error is None and self._stopped_for is not None:
-            self.finish("interrupted", reason=self.stop_reason)
-            return
-        status, details = ending_for(error, self.stop_reason)
-        self.finish(status, **details)
+        self._lifetime.finish_for(error)
 
     def close(self) -> None:
         """Stops the heartbeat and closes the sinks (without writing `run.finished`)."""
-        self._stop_heartbeat()
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._lines.close()
+        self._lifetime.close()
+
+    def heartbeat(self) -> None:
+        """Writes `run.heartbeat` with the open phase and the last step (null when none)."""
+        self._core.heartbeat()
+
+    def step(
+        self,
+        step: int,
+        *,
+        total_steps: int | None | Unset = UNSET,
+        epoch: float | None = None,
+        loss: float | None = None,
+        learning_rate: float | None = None,
+        grad_norm: float | None | Unset = UNSET,
+        samples_per_s: float | None | Unset = UNSET,
+        tokens_per_s: float | None | Unset = UNSET,
+        tokens_seen: int | None | Unset = UNSET,
+        metrics: Mapping[str, Any] | None = None,
+        memory: Mapping[str, Mapping[str, Any]] | None = None,
+        trial: int | None = None,
+    ) -> None:
+        """Reports a training step; writes `train.step` unless throttled (writer rule 5).
+
+        `total_steps` is kept from `start()` or the last call that gave it. `elapsed_s`,
+        `eta_s` and `progress` are derived from the current attempt of the trial (writer
+        rule 6). Optional fields left `UNSET` (and `metrics=None`, `memory=None`) are
+        omitted; `None` writes null. `memory` is `{device: {allocated_bytes,
+        reserved_bytes, peak_bytes}}`; `trial` defaults to the thread's trial scope.
+        """
+        self._training.step(
+            step,
+            total_steps=total_steps,
+            epoch=epoch,
+            loss=loss,
+            learning_rate=learning_rate,
+            grad_norm=grad_norm,
+            samples_per_s=samples_per_s,
+            tokens_per_s=tokens_per_s,
+            tokens_seen=tokens_seen,
+            metrics=metrics,
+            memory=memory,
+            trial=trial,
+        )
+
+    def epoch(
+        self, epoch: int, step: int, metrics: Mapping[str, Any] | None = None, *, trial: int | None = None
+    ) -> None:
+        """Writes `train.epoch`: epoch `epoch` (from 1) was completed at `step`."""
+        self._training.epoch(epoch, step, metrics, trial=trial)
+
+    def restarted(
+        self,
+        reason: str = "oom",
+        *,
+        step: int = 0,
+        batch_size_from: int | None | Unset = UNSET,
+        batch_size_to: int | None | Unset = UNSET,
+        total_steps: int | None | Unset = UNSET,
+        trial: int | None = None,
+    ) -> None:
+        """Writes `train.restarted` (the attempt is counted here, per trial) and starts a new
+        attempt: the next step is written at once and the ETA starts over from it."""
+        self._training.restarted(
+            reason,
+            step=step,
+            batch_size_from=batch_size_from,
+            batch_size_to=batch_size_to,
+            total_steps=total_steps,
+            trial=trial,
+        )
+
+    def rolled_back(
+        self,
+        previous_step: int,
+        step: int,
+        *,
+        checkpoint: PathLike | None = None,
+        reason: str | None = None,
+        trial: int | None = None,
+    ) -> None:
+        """Writes `train.rolled_back`: training went back from `previous_step` to `step`
+        (the step `checkpoint` holds) within the same attempt. The next step is written at
+        once, `elapsed_s` goes on and the ETA's pace starts over from that step."""
+        self._training.rolled_back(previous_step, step, checkpoint=checkpoint, reason=reason, trial=trial)
+
+    def eval(
+        self,
+        step: int,
+        metrics: Mapping[str, Any] | None = None,
+        *,
+        epoch: float | None = None,
+        split: str = "eval",
+        trial: int | None = None,
+    ) -> None:
+        """Writes `eval.completed`."""
+        self._training.eval(step, metrics, epoch=epoch, split=split, trial=trial)
+
+    def checkpoint(self, step: int, path: PathLike, reason: str = "periodic", *, trial: int | None = None) -> None:
+        """Writes `checkpoint.saved`; `path` is made relative to the output directory.
+
+        A path outside the output directory is not written: the event is dropped with
+        a WARNING (writer rule 9).
+        """
+        self._training.checkpoint(step, path, reason, trial=trial)
+
+    def phase_started(
+        self,
+        name: str,
+        *,
+        total: int | None = None,
+        unit: str | None = None,
+        cycle: int | None = None,
+        total_cycles: int | None | Unset = UNSET,
+        trial: int | None = None,
+    ) -> None:
+        """Writes `phase.started`; the phase is open until `phase_ended(name)`.
+
+        `total` and `unit` are the plan `advance()` counts against on this thread; `cycle`
+        (from 1) and `total_cycles` place a repeated phase ("cycle 2 of 5") and are written
+        on its `phase.ended` too. `trial` defaults to the thread's trial scope.
+        """
+        self._phases.phase_started(name, total=total, unit=unit, cycle=cycle, total_cycles=total_cycles, trial=trial)
+
+    def phase_ended(self, name: str, status: str = "ok", *, trial: int | None = None) -> None:
+        """Writes `phase.ended` with the time since the phase started (and its cycle).
+
+        `status` is `ok`, `failed`, `skipped` or `interrupted`.
+        """
+        self._phases.phase_ended(name, status, trial=trial)
+
+    @contextlib.contextmanager
+    def phase(self, name: str, **plan: Unpack[PhasePlan]) -> Iterator[Self]:
+        """A phase around a block: ends `ok`, `failed` when the block raises, `interrupted`
+        when it raises `RunInterrupted` or `KeyboardInterrupt`. The exception goes on.
+        The keyword arguments (`total`, `unit`, `cycle`, `total_cycles`, `trial`) are
+        `phase_started`'s; `advance()` counts inside the block."""
+        with self._phases.phase(name, **plan):
+            yield self
+
+    def advance(self, n: int = 1) -> None:
+        """Counts `n` items done in this thread's innermost open phase; writes
+        `phase.progress` unless throttled like steps (the first count and the one that
+        reaches the plan are always written). A count past the plan is accepted."""
+        self._phases.advance(n)
+
+    def trial_started(
+        self, trial: int, params: Mapping[str, Any] | None = None, attempt: int = 1, *, baseline: bool = False
+    ) -> None:
+        """Writes `trial.started`; parameter values that are not numbers, strings, booleans
+        or None are written as their string form. `baseline=True` marks a baseline
+        evaluation before the search's trials. The trial's step bookkeeping starts afresh."""
+        self._trials.trial_started(trial, params, attempt, baseline=baseline)
+
+    def trial_ended(
+        self,
+        trial: int,
+        status: str,
+        *,
+        attempt: int = 1,
+        metrics: Mapping[str, Any] | None = None,
+        error: ErrorLike = None,
+        best: Mapping[str, Any] | None = None,
+        accepted: bool | None = None,
+    ) -> None:
+        """Writes `trial.ended` (`succeeded`, `failed`, `pruned`) with the time since
+        `trial_started`; `best` is the running best `{trial, metric, value}` after the
+        search's decision, `accepted` whether the search kept the trial's result."""
+        self._trials.trial_ended(
+            trial, status, attempt=attempt, metrics=metrics, error=error, best=best, accepted=accepted
+        )
+
+    @contextlib.contextmanager
+    def trial(
+        self, number: int, params: Mapping[str, Any] | None = None, attempt: int = 1, *, baseline: bool = False
+    ) -> Iterator[TrialOutcome]:
+        """A trial around a block, on this thread: `trial.started`, then the trial's number
+        on the progress events the thread writes inside, then `trial.ended` with what the
+        block set on the `TrialOutcome` it gets. The trial ends `succeeded` (or the
+        outcome's `status`), `failed` with the error when the block raises (an
+        interruption included: a trial has no interrupted status). The exception goes on."""
+        with self._trials.trial(number, params, attempt, baseline=baseline) as outcome:
+            yield outcome
+
+    @contextlib.contextmanager
+    def trial_scope(self, number: int, *, opening: Callable[[], object] | None = None) -> Iterator[None]:
+        """The events this thread writes inside carry trial `number`, and nothing more: no
+        `trial.started` or `trial.ended` (for a search whose own callbacks write those).
+        `opening` is called once, before the first event the thread writes inside: a search
+        that writes `trial.started` late (Optuna's, once the params are sampled) writes it
+        there, so that no event of the trial precedes it."""
+        with self._trials.trial_scope(number, opening=opening):
+            yield
 
     def __enter__(self) -> Run:
         return self
@@ -304,4 +493,4 @@ class Run(TrainingEvents, PhaseEvents, TrialEvents, RunCore):
         return False
 
     def __repr__(self) -> str:
-        return f"Run(run_id={self._run_id!r}, status={self._status!r})"
+        return f"Run(run_id={self._core.run_id!r}, status={self._core.status!r})"
