@@ -44,9 +44,9 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException  # noqa: E40
 
 from trainwire.integrations.core.hooks import number, shielded  # noqa: E402
 from trainwire.integrations.core.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop  # noqa: E402
-from trainwire.integrations.lightning.logger import VALIDATION_PREFIXES, TrainwireLogger
 from trainwire.integrations.core.loop_progress import LoopProgress  # noqa: E402
 from trainwire.integrations.core.memory_probe import step_memory  # noqa: E402
+from trainwire.integrations.lightning.logger import VALIDATION_PREFIXES, TrainwireLogger  # noqa: E402
 from trainwire.stop import StopControl  # noqa: E402
 from trainwire.writer.fields import UNSET  # noqa: E402
 from trainwire.writer.run import Run  # noqa: E402

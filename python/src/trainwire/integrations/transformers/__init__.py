@@ -36,9 +36,9 @@ from trainwire.extras import require_extra
 
 require_extra("transformers")  # `pip install 'trainwire[transformers]'` named, in place of a bare ImportError
 
-from trainwire.integrations.transformers.checkpoint_origins import CHECKPOINT_ORIGIN_FILE, checkpoint_origin  # noqa: E402
 from trainwire.integrations.core.lifecycle import owned_run, watched_stop  # noqa: E402
 from trainwire.integrations.transformers.callback import TrainwireCallback  # noqa: E402
+from trainwire.integrations.transformers.checkpoint_origins import CHECKPOINT_ORIGIN_FILE, checkpoint_origin  # noqa: E402
 from trainwire.stop import StopControl  # noqa: E402
 from trainwire.writer.run import Run  # noqa: E402
 

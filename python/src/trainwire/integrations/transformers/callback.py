@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 from transformers import TrainerCallback
 
 from trainwire.contract.status import status_for_exception
+from trainwire.integrations.core.hooks import number, shielded
+from trainwire.integrations.core.lifecycle import Lifecycle, LifecycleAdapter
+from trainwire.integrations.core.loop_progress import LoopProgress, planned_batches
+from trainwire.integrations.core.memory_probe import step_memory
 from trainwire.integrations.transformers.checkpoint_origins import (
     checkpoint_origin,
     resolve_checkpoint,
     write_checkpoint_origin,
 )
 from trainwire.integrations.transformers.held_step import HeldStep
-from trainwire.integrations.core.hooks import number, shielded
-from trainwire.integrations.core.lifecycle import Lifecycle, LifecycleAdapter
-from trainwire.integrations.core.loop_progress import LoopProgress, planned_batches
-from trainwire.integrations.core.memory_probe import step_memory
 from trainwire.integrations.transformers.logs import (
     NOT_METRICS,
     NOT_STEP_METRICS,
