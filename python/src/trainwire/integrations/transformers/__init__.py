@@ -19,11 +19,13 @@ logged); `on_epoch_end` -> `train.epoch`; the batches of an evaluation or predic
 `checkpoint.saved`; `on_train_end` -> `phase.ended train`. Only world process zero writes;
 every rank takes part in the stop decision so that all ranks stop at the same step.
 
-The callback is `trainer_callback`'s, one documented hook per `TrainerCallback` event, with
-the run's lifecycle across a second `train()`, a rebuilt Trainer and `evaluate()`. Beside
-it: `trainer_logs` (what the Trainer's logs mean in trainwire fields), `checkpoint_origin`
-(the `trainwire.json` of each checkpoint, read back on resume), `held_step` (one step per
-trainer step) and `trainer_wrapper` (the wrapper around `train()` and `evaluate()`).
+The callback is `callback`'s, one documented hook per `TrainerCallback` event, with the
+run's lifecycle across a second `train()`, a rebuilt Trainer and `evaluate()`. Beside it:
+`logs` (what the Trainer's logs mean in trainwire fields), `checkpoint_origins` (the
+`trainwire.json` of each checkpoint, read back on resume), `held_step` (one step per trainer
+step), `wrapper` (the wrapper around `train()` and `evaluate()`) and `hyperparameter_search`'s
+backends, `optuna_trials` and `tune_search`. This folder imports the shared core
+(`integrations.core`), never another framework's folder.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 documented hook per `TrainerCallback` event, writing what each event means into the run, and
 the hooks the trainer wrappers call (a `train()` that begins or raises, a search, an
 `evaluate()` or `predict()` outside training). The run's lifecycle (ownership, stop,
-restarts, the train phase) is `integrations.lifecycle`; what the Trainer's logs mean is
-`trainer_logs`; `attach()`, the door, is in `integrations.transformers`.
+restarts, the train phase) is `integrations.core.lifecycle`; what the Trainer's logs mean
+is `logs`; `attach()`, the door, is in the package's `__init__`.
 """
 
 from __future__ import annotations
