@@ -21,7 +21,35 @@ DOORS = [
     ("keras", "keras", "keras"),
     ("optuna", "optuna", "optuna"),
     ("ray_tune", "ray", "ray"),
+    ("ray.tune", "ray", "ray"),
+    ("lightning_logger", "lightning", "lightning"),
+    ("lightning.logger", "lightning", "lightning"),
+    ("transformers.callback", "transformers", "transformers"),
 ]
+
+#: the paths users import (the framework folders and the paths from before them) and the
+#: names each must give
+PUBLIC_NAMES = {
+    "transformers": ["attach", "TrainwireCallback", "checkpoint_origin", "CHECKPOINT_ORIGIN_FILE"],
+    "lightning": ["TrainwireCallback", "TrainwireLogger", "CHECKPOINT_KEY"],
+    "lightning_logger": ["TrainwireLogger"],
+    "keras": ["attach", "TrainwireCallback"],
+    "accelerate": ["TrainwireTracker"],
+    "optuna": ["OptunaSearch"],
+    "ray.tune": ["TuneSearch"],
+    "ray.train": ["TrainDriver"],
+    "ray_tune": ["TuneSearch"],
+    "ray_train": ["TrainDriver"],
+    "distributed": ["agreed_stop", "all_ranks_agree", "all_ranks_max"],
+}
+
+NAMES_PROBE = """
+import importlib, os
+os.environ.setdefault("KERAS_BACKEND", "torch")
+for path, names in {names!r}.items():
+    module = importlib.import_module("trainwire.integrations." + path)
+    print(path, *[name for name in names if not hasattr(module, name)])
+"""
 
 PROBE = """
 import sys
@@ -43,3 +71,12 @@ def test_an_integration_without_its_framework_names_the_extra(integration: str, 
     kind, name, message = done.stdout.strip().split("|", 2)
     assert (kind, name) == ("MissingExtra", hidden)
     assert message.endswith(f"pip install 'trainwire[{extra}]'")
+
+
+def test_every_public_path_gives_its_names() -> None:
+    code = NAMES_PROBE.format(names=PUBLIC_NAMES)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    missing = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert sorted(line.split(" ")[0] for line in done.stdout.splitlines()) == sorted(PUBLIC_NAMES)
+    assert missing == {}

@@ -1,5 +1,8 @@
-"""Integrations with training frameworks.
+"""Integrations with training frameworks: one folder per framework above a shared core.
 
-Each submodule imports its framework on import; this package imports none of them, so
-`import trainwire` stays light. Integrations import the core, never each other.
+`core/` holds what more than one framework uses; `transformers/`, `lightning/`, `keras/`,
+`accelerate/`, `optuna/` and `ray/` each import their framework on import, the core, and
+never each other (import-linter's `integrations-frameworks` and `integrations-layers`
+contracts). `distributed`, `lightning_logger`, `ray_tune` and `ray_train` keep the paths
+users import. This package imports none of them, so `import trainwire` stays light.
 """

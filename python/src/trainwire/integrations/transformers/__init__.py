@@ -19,11 +19,13 @@ logged); `on_epoch_end` -> `train.epoch`; the batches of an evaluation or predic
 `checkpoint.saved`; `on_train_end` -> `phase.ended train`. Only world process zero writes;
 every rank takes part in the stop decision so that all ranks stop at the same step.
 
-The callback is `trainer_callback`'s, one documented hook per `TrainerCallback` event, with
-the run's lifecycle across a second `train()`, a rebuilt Trainer and `evaluate()`. Beside
-it: `trainer_logs` (what the Trainer's logs mean in trainwire fields), `checkpoint_origin`
-(the `trainwire.json` of each checkpoint, read back on resume), `held_step` (one step per
-trainer step) and `trainer_wrapper` (the wrapper around `train()` and `evaluate()`).
+The callback is `callback`'s, one documented hook per `TrainerCallback` event, with the
+run's lifecycle across a second `train()`, a rebuilt Trainer and `evaluate()`. Beside it:
+`logs` (what the Trainer's logs mean in trainwire fields), `checkpoint_origins` (the
+`trainwire.json` of each checkpoint, read back on resume), `held_step` (one step per trainer
+step), `wrapper` (the wrapper around `train()` and `evaluate()`) and `hyperparameter_search`'s
+backends, `optuna_trials` and `tune_search`. This folder imports the shared core
+(`integrations.core`), never another framework's folder.
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ from trainwire.extras import require_extra
 
 require_extra("transformers")  # `pip install 'trainwire[transformers]'` named, in place of a bare ImportError
 
-from trainwire.integrations.checkpoint_origin import CHECKPOINT_ORIGIN_FILE, checkpoint_origin  # noqa: E402
-from trainwire.integrations.lifecycle import owned_run, watched_stop  # noqa: E402
-from trainwire.integrations.trainer_callback import TrainwireCallback  # noqa: E402
+from trainwire.integrations.core.lifecycle import owned_run, watched_stop  # noqa: E402
+from trainwire.integrations.transformers.callback import TrainwireCallback  # noqa: E402
+from trainwire.integrations.transformers.checkpoint_origins import CHECKPOINT_ORIGIN_FILE, checkpoint_origin  # noqa: E402
 from trainwire.stop import StopControl  # noqa: E402
 from trainwire.writer.run import Run  # noqa: E402
 

@@ -66,7 +66,7 @@ def _wrapped_search(trainer: Trainer, original: Callable[..., Any], kind: type[A
         backend = bound.arguments["backend"] or default_hp_search_backend()
         callback = _current_callback(trainer, kind)
         if callback is not None and HPSearchBackend(backend) == HPSearchBackend.RAY:
-            from trainwire.integrations.trainer_tune_search import search_on_tune  # ray stays optional
+            from trainwire.integrations.transformers.tune_search import search_on_tune  # ray stays optional
 
             return search_on_tune(trainer, callback, original, bound, [*_WRAPPED_METHODS, _ATTACHED])
         if callback is None or HPSearchBackend(backend) != HPSearchBackend.OPTUNA:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from trainwire.integrations.hooks import number
+from trainwire.integrations.core.hooks import number
 
 if TYPE_CHECKING:
     from transformers import TrainingArguments

@@ -1,4 +1,4 @@
-"""The lifecycle core every trainer integration adapts (trainwire.integrations.lifecycle), driven
+"""The lifecycle core every trainer integration adapts (trainwire.integrations.core.lifecycle), driven
 without a framework: real runs, real stop controls, real control files and signals."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from trainwire.contract.clock import FakeClock
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.models import EVENT_ADAPTER
-from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, is_out_of_memory, owned_run, watched_stop
+from trainwire.integrations.core.lifecycle import Lifecycle, LifecycleAdapter, is_out_of_memory, owned_run, watched_stop
 from trainwire.stop import STOP_FILE, StopControl, StopRequest, request_stop
 from trainwire.writer.run import Run
 

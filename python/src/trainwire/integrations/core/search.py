@@ -10,7 +10,7 @@ import logging
 import os
 from typing import Any
 
-from trainwire.integrations.lifecycle import watched_stop
+from trainwire.integrations.core.lifecycle import watched_stop
 from trainwire.stop import StopControl, StopRequest
 from trainwire.writer.run import Run
 

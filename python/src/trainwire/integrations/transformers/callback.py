@@ -2,8 +2,8 @@
 documented hook per `TrainerCallback` event, writing what each event means into the run, and
 the hooks the trainer wrappers call (a `train()` that begins or raises, a search, an
 `evaluate()` or `predict()` outside training). The run's lifecycle (ownership, stop,
-restarts, the train phase) is `integrations.lifecycle`; what the Trainer's logs mean is
-`trainer_logs`; `attach()`, the door, is in `integrations.transformers`.
+restarts, the train phase) is `integrations.core.lifecycle`; what the Trainer's logs mean
+is `logs`; `attach()`, the door, is in the package's `__init__`.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any
 from transformers import TrainerCallback
 
 from trainwire.contract.status import status_for_exception
-from trainwire.integrations.checkpoint_origin import (
+from trainwire.integrations.core.hooks import number, shielded
+from trainwire.integrations.core.lifecycle import Lifecycle, LifecycleAdapter
+from trainwire.integrations.core.loop_progress import LoopProgress, planned_batches
+from trainwire.integrations.core.memory_probe import step_memory
+from trainwire.integrations.transformers.checkpoint_origins import (
     checkpoint_origin,
     resolve_checkpoint,
     write_checkpoint_origin,
 )
-from trainwire.integrations.held_step import HeldStep
-from trainwire.integrations.hooks import number, shielded
-from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter
-from trainwire.integrations.loop_progress import LoopProgress, planned_batches
-from trainwire.integrations.memory_probe import step_memory
-from trainwire.integrations.trainer_logs import (
+from trainwire.integrations.transformers.held_step import HeldStep
+from trainwire.integrations.transformers.logs import (
     NOT_METRICS,
     NOT_STEP_METRICS,
     STEP_FIELDS,
@@ -35,7 +35,7 @@ from trainwire.integrations.trainer_logs import (
     metrics_of,
     scheduler_learning_rate,
 )
-from trainwire.integrations.trainer_wrapper import wrap_trainer
+from trainwire.integrations.transformers.wrapper import wrap_trainer
 from trainwire.stop import StopControl, StopRequest
 from trainwire.writer.fields import UNSET
 from trainwire.writer.provenance import ProvenancePrefetch
@@ -44,7 +44,7 @@ from trainwire.writer.run import Run
 if TYPE_CHECKING:
     from transformers import Trainer, TrainerControl, TrainerState, TrainingArguments
 
-    from trainwire.integrations.trainer_search import SearchTrials
+    from trainwire.integrations.transformers.optuna_trials import SearchTrials
 
 __all__ = ["TrainwireCallback"]
 
@@ -302,7 +302,7 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):  # type: ignore[misc
         if run is not None:
             self._start_run(run, trainer.args, trainer.state, resumed=False, total_trials=n_trials)
         if run is not None and follows_trials:
-            from trainwire.integrations.trainer_search import SearchTrials  # optuna stays optional
+            from trainwire.integrations.transformers.optuna_trials import SearchTrials  # optuna stays optional
 
             self._search = SearchTrials(run)
         return run

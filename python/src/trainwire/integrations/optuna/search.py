@@ -35,17 +35,15 @@ require_extra("optuna")  # `pip install 'trainwire[optuna]'` named, in place of 
 
 import optuna  # noqa: E402
 from optuna.study import StudyDirection  # noqa: E402
-from optuna.trial import FrozenTrial, TrialState  # noqa: E402
+from optuna.trial import FrozenTrial  # noqa: E402
 
-from trainwire.integrations.search import OwnedSearchRun  # noqa: E402
+from trainwire.integrations.core.search import OwnedSearchRun  # noqa: E402
+from trainwire.integrations.core.study import best_so_far, objective_names, trial_status  # noqa: E402
 from trainwire.writer.run import Run  # noqa: E402
 
 __all__ = ["OptunaSearch"]
 
 logger = logging.getLogger("trainwire.integrations.optuna")
-
-#: the trial status each final Optuna state is written as
-STATUS_OF_STATE = {TrialState.COMPLETE: "succeeded", TrialState.PRUNED: "pruned", TrialState.FAIL: "failed"}
 
 #: how Optuna names a study it was given no name for (`optuna.storages._base`, private)
 UNNAMED_STUDY_PREFIX = "no-name-"
@@ -149,7 +147,7 @@ class OptunaSearch:
 
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
         """Optuna's callback: the trial ended; a stop ends the study after it."""
-        status = STATUS_OF_STATE.get(trial.state)
+        status = trial_status(trial.state)
         if status is not None:
             metrics = dict(zip(self.metric_names, trial.values or (), strict=False))
             self._end(trial.number + 1, status, metrics, None)
@@ -204,27 +202,6 @@ class ReportingTrial:
         if not name.startswith("suggest_") and name not in READ_ONLY:
             self.announce()
         return getattr(self._trial, name)
-
-
-def objective_names(study: optuna.Study) -> list[str]:
-    """The study's metric names when it set them, else `objective` (`objective_1`, ... for several)."""
-    names = study.metric_names
-    if names:
-        return list(names)
-    count = len(study.directions)
-    return ["objective"] if count == 1 else [f"objective_{index}" for index in range(count)]
-
-
-def best_so_far(study: optuna.Study, metric_names: list[str]) -> dict[str, Any] | None:
-    """The study's best trial as `trial.ended.best`; None for a multi-objective study (a
-    Pareto front has no single best) or before the first completed trial."""
-    if len(study.directions) != 1:
-        return None
-    try:
-        best = study.best_trial
-    except ValueError:
-        return None
-    return {"trial": best.number + 1, "metric": metric_names[0], "value": best.value}
 
 
 def study_run_options(study: optuna.Study, metric_names: list[str]) -> dict[str, Any]:

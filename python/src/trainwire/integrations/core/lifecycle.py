@@ -31,7 +31,7 @@ from typing import Any
 
 from trainwire.contract.errors import RunInterrupted
 from trainwire.contract.status import status_for_exception
-from trainwire.integrations.distributed import agreed_stop, is_distributed
+from trainwire.integrations.core.distributed import agreed_stop, is_distributed
 from trainwire.stop import StopControl, StopRequest
 from trainwire.writer.run import Run
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from trainwire.integrations.memory_probe import step_memory
+from trainwire.integrations.core.memory_probe import step_memory
 from trainwire.writer.run import Run
 
 GIB = 2**30

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from trainwire.integrations.ray_tune import TuneSearch
+from trainwire.integrations.core.tune_search import TuneSearch
 
 if TYPE_CHECKING:
     from transformers import Trainer

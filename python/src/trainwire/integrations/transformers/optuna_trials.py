@@ -6,7 +6,7 @@ objective returns: each trial's scope opens when its `train()` begins and the tr
 as the study recorded it (value, state, best so far), when the next one begins or the
 search returns. A training that raised (other than a prune) ends its trial at once, with
 the error, since Optuna may not go on to another trial. Trials are Optuna's `number + 1`,
-as in `trainwire.integrations.optuna`.
+as in `trainwire.integrations.optuna` (`core.study` reads the study for both).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from trainwire.integrations.optuna import STATUS_OF_STATE, best_so_far, objective_names
+from trainwire.integrations.core.study import best_so_far, objective_names, trial_status
 from trainwire.writer.run import Run
 
 __all__ = ["SearchTrials"]
@@ -78,7 +78,7 @@ class SearchTrials:
             return
         study = trial.study
         frozen = next((past for past in study.get_trials(deepcopy=False) if past.number == trial.number), None)
-        status = STATUS_OF_STATE.get(frozen.state) if frozen is not None else None
+        status = trial_status(frozen.state) if frozen is not None else None
         if frozen is None or status is None or frozen.state == TrialState.RUNNING:
             status = "failed"  # the objective never returned to Optuna (the search raised)
         names = objective_names(study)

@@ -42,11 +42,11 @@ require_extra("lightning")  # `pip install 'trainwire[lightning]'` named, in pla
 import lightning.pytorch as pl  # noqa: E402
 from lightning.pytorch.utilities.exceptions import SIGTERMException  # noqa: E402
 
-from trainwire.integrations.hooks import number, shielded  # noqa: E402
-from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop  # noqa: E402
-from trainwire.integrations.lightning_logger import VALIDATION_PREFIXES, TrainwireLogger  # noqa: E402
-from trainwire.integrations.loop_progress import LoopProgress  # noqa: E402
-from trainwire.integrations.memory_probe import step_memory  # noqa: E402
+from trainwire.integrations.core.hooks import number, shielded  # noqa: E402
+from trainwire.integrations.core.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop  # noqa: E402
+from trainwire.integrations.core.loop_progress import LoopProgress  # noqa: E402
+from trainwire.integrations.core.memory_probe import step_memory  # noqa: E402
+from trainwire.integrations.lightning.logger import VALIDATION_PREFIXES, TrainwireLogger  # noqa: E402
 from trainwire.stop import StopControl  # noqa: E402
 from trainwire.writer.fields import UNSET  # noqa: E402
 from trainwire.writer.run import Run  # noqa: E402

@@ -46,9 +46,9 @@ require_extra(
 from accelerate.state import PartialState  # noqa: E402
 from accelerate.tracking import GeneralTracker  # noqa: E402
 
-from trainwire.integrations.hooks import number  # noqa: E402
-from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run  # noqa: E402
-from trainwire.integrations.memory_probe import step_memory  # noqa: E402
+from trainwire.integrations.core.hooks import number  # noqa: E402
+from trainwire.integrations.core.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run  # noqa: E402
+from trainwire.integrations.core.memory_probe import step_memory  # noqa: E402
 from trainwire.stop import StopControl, StopRequest  # noqa: E402
 from trainwire.writer.run import Run  # noqa: E402
 

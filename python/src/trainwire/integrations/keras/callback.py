@@ -37,10 +37,10 @@ require_extra("keras")  # `pip install 'trainwire[keras]'` named, in place of a 
 
 import keras  # noqa: E402
 
-from trainwire.integrations.hooks import number, shielded  # noqa: E402
-from trainwire.integrations.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run  # noqa: E402
-from trainwire.integrations.loop_progress import LoopProgress  # noqa: E402
-from trainwire.integrations.memory_probe import step_memory  # noqa: E402
+from trainwire.integrations.core.hooks import number, shielded  # noqa: E402
+from trainwire.integrations.core.lifecycle import Lifecycle, LifecycleAdapter, chosen_stop, owned_run  # noqa: E402
+from trainwire.integrations.core.loop_progress import LoopProgress  # noqa: E402
+from trainwire.integrations.core.memory_probe import step_memory  # noqa: E402
 from trainwire.stop import StopControl  # noqa: E402
 from trainwire.writer.run import Run  # noqa: E402
 
