@@ -82,13 +82,12 @@ def test_deadline_openings_of_many_runs_at_once_take_at_most_their_own_threads(t
             hostile = [pool.submit(server.request, f"/api/runs/hostile-{number}/opening") for number in range(8)]
             answers = [future.result() for future in hostile]
         assert [status for status, _, _ in answers] == [503] * 8
-        messages = sorted(json.loads(body)["error"].split(";")[0] for _, _, body in answers)
-        # four were built until their deadline and are paused; four waited for a thread and are not
-        assert (
-            messages
-            == ["opening this run took longer than the server's deadline"] * 4
-            + ["the server is busy opening other runs"] * 4
-        )
+        messages = [json.loads(body)["error"].split(";")[0] for _, _, body in answers]
+        # four were built until their deadline and are paused; the others waited for a thread and
+        # are not (on a loaded machine a request may come after the first four ended: it is built)
+        built = messages.count("opening this run took longer than the server's deadline")
+        waited = messages.count("the server is busy opening other runs")
+        assert built >= 4 and waited >= 1 and built + waited == 8, messages
         assert _cpu_settles(server), "the openings went on working after their 503"
         assert server.request("/api/runs")[0] == 200
 

@@ -37,14 +37,14 @@ from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.limits import clip
 from trainwire.contract.status import EXIT_CODES
 from trainwire.reader.catalog import run_row
-from trainwire.reader.run_opening import OpeningCancelled, open_from_snapshots
+from trainwire.reader.run_opening import OpenedStream, OpeningCancelled, open_from_snapshots
 from trainwire.reader.state import StreamReader
 from trainwire.serve.index import IndexedStream, RunIndex
 from trainwire.serve.openings import OpeningRefused, Openings
 from trainwire.serve.security import Guard
 from trainwire.stop import STOP_FILE, request_stop
 
-__all__ = ["BODY_LIMIT_BYTES", "create_app", "static_dir"]
+__all__ = ["BODY_LIMIT_BYTES", "create_app", "opening_answer", "static_dir"]
 
 logger = logging.getLogger("trainwire.serve")
 
@@ -261,17 +261,18 @@ def _opening(found: IndexedStream, cancelled: Callable[[], bool]) -> str | None:
     except Exception as error:  # a hostile journal costs its own opening (a 404), never a 500
         logger.warning("trainwire serve: cannot open %s from its journal (%s)", found.path, type(error).__name__)
         return None
-    if opened is None:
-        return None
-    return dumps(
-        {
-            "opening_version": OPENING_VERSION,
-            "offset": opened.offset,
-            "state": opened.state,
-            "series": opened.series().to_dict(),
-            "events": [line for run in opened.runs for line in run.events],
-        }
-    )
+    return None if opened is None else dumps(opening_answer(opened))
+
+
+def opening_answer(opened: OpenedStream) -> dict[str, Any]:
+    """The opening's answer: what the page's `checkOpening` (`dashboard/opening.ts`) takes."""
+    return {
+        "opening_version": OPENING_VERSION,
+        "offset": opened.offset,
+        "state": opened.state,
+        "series": opened.series().to_dict(),
+        "events": [line for run in opened.runs for line in run.events],
+    }
 
 
 def _latest_row(found: IndexedStream) -> dict[str, Any] | None:
