@@ -16,6 +16,7 @@ from trainwire.contract.clock import FakeClock
 from trainwire.contract.layout import SERIES_FILE, STEPS_FILE, SUMMARY_FILE, run_journal_dir
 from trainwire.lines.run_journal import RunJournalFold
 from trainwire.writer import journal
+from trainwire.writer.sinks import FileSink
 
 
 def _stepping(run: Run, clock: FakeClock, steps: int) -> None:
@@ -89,3 +90,29 @@ def test_a_journal_whose_stream_is_gone_never_reaches_training(
     run.finish("succeeded")
     assert run.status == "succeeded"
     assert "the journal in" in caplog.text
+
+
+def test_every_kept_step_is_in_the_step_file_before_run_finished_reaches_the_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a reader following the stream (an export with --follow) stops at `run.finished` and then
+    # reads the step file once: every step the run kept must be there by then
+    kept_when_finished: list[int] = []
+    original = FileSink.write
+
+    def watched(self: FileSink, line: bytes, event: dict[str, Any]) -> None:
+        if event["event"] == "run.finished":
+            steps = run_journal_dir(tmp_path, event["run_id"]) / STEPS_FILE
+            kept_when_finished.append(len(steps.read_bytes().splitlines()) if steps.exists() else 0)
+        original(self, line, event)
+
+    monkeypatch.setattr(FileSink, "write", watched)
+    clock = FakeClock()
+    with Run(tmp_path, clock=clock, heartbeat_interval_s=None) as run:
+        run.start(total_steps=1300)
+        for step in range(1, 1301):  # 10 ms a step under the 1 s throttle: nearly every step is kept
+            clock.advance(0.01)
+            run.step(step, loss=1.0 / step)
+    kept = len((run_journal_dir(tmp_path, run.run_id) / STEPS_FILE).read_bytes().splitlines())
+    assert kept > 2 * journal.STEP_BATCH  # more than the batches handed over while it ran
+    assert kept_when_finished == [kept]

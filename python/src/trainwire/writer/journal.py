@@ -162,6 +162,15 @@ class Journal:
         if len(kept) >= STEP_BATCH:
             self._hand_over_kept()
 
+    def append_kept_now(self) -> None:
+        """Puts every step kept so far into the step file before returning: called before the
+        run's last line, so a reader that sees the run ended finds all its steps there."""
+        try:
+            self._hand_over_kept()
+            self._folder.settle()
+        except Exception as error:
+            self._not_written("the step file", error)
+
     def _hand_over_kept(self) -> None:
         if self._kept:
             kept, self._kept = self._kept, []

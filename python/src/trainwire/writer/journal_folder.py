@@ -85,10 +85,14 @@ class JournalFolder:
         """A save of everything up to byte `stream_size` of the stream, on this thread."""
         self._send(("save", stream_size))
 
-    def save_now(self, stream_size: int) -> None:
-        """Waits for the batches handed over, then folds and saves on the calling thread."""
+    def settle(self) -> None:
+        """Waits until every batch handed over is in the step file (and every save asked for done)."""
         if self._thread is not None:
             self._tasks.join()
+
+    def save_now(self, stream_size: int) -> None:
+        """Waits for the batches handed over, then folds and saves on the calling thread."""
+        self.settle()
         with self._lock:
             self._save(stream_size, write=True)
 

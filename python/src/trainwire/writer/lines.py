@@ -61,6 +61,8 @@ class LineWriter:
         #: called with each held step a later step of its owner superseded (it never reaches the
         #: stream) and the time it was reported
         self.left_out: Callable[[dict[str, Any], float], None] | None = None
+        #: called just before `run.finished` is written: what must be on disk when a reader sees it
+        self.before_finished: Callable[[], None] | None = None
         #: monotonic time of the last line written (the heartbeat's idle clock)
         self.last_write = monotonic()
 
@@ -94,6 +96,8 @@ class LineWriter:
             event = line["event"]
             self._complaints(f"invalid {event}", f"{event} is not written: {problem}")
             return False
+        if self.before_finished is not None and line["event"] == "run.finished":
+            self.before_finished()
         self._dispatcher.dispatch(encoded, line)
         self.last_write = self._monotonic()
         return True

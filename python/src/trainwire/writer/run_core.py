@@ -111,6 +111,7 @@ class RunCore:
         self.lines = LineWriter(run_id, stage_field, self.dispatcher, clock.now, self.monotonic, self.complain)
         if self.journal is not None:
             self.lines.left_out = self.journal.keep_step  # every step kept, written or not
+            self.lines.before_finished = self.journal.append_kept_now  # all kept steps on disk first
         self.step_envelope = self.lines.new_line("train.step")  # copied for each step
 
     @property
