@@ -1,7 +1,9 @@
 // What the runs list shows: the server note in the header, the empty-list line, and each row's
 // cells (their texts, the status badge's class, the progress bar's width), which rows the
-// filter keeps and in which order. Pure (no DOM, no fetch): main.ts and runs-table.ts put the
-// result on the page; test/list-view.test.ts checks it in node.
+// filter keeps and in which order. Every text a row carries goes through `printable`: a
+// folder, sha or config value cannot reorder the page's text or hide characters. Pure (no DOM,
+// no fetch): main.ts and runs-table.ts put the result on the page; test/list-view.test.ts checks
+// it in node.
 import { formatDuration } from "../src/humanize.js";
 import { printable } from "../src/printable.js";
 import { configText, text } from "./dom.js";
@@ -78,11 +80,16 @@ function durationText(seconds: number | null): string {
 
 /** The columns every runs list has, in order; the config columns the user picks follow them. */
 export const RUN_COLUMNS: readonly RunsColumn[] = [
-  { id: "key", title: "folder", shown: (row) => row.key, sorted: (row) => row.key },
-  { id: "run_id", title: "run", shown: (row) => row.run_id, sorted: (row) => row.run_id },
+  { id: "key", title: "folder", shown: (row) => printable(row.key), sorted: (row) => row.key },
+  { id: "run_id", title: "run", shown: (row) => printable(row.run_id), sorted: (row) => row.run_id },
   { id: "name", title: "name", shown: (row) => printable(row.name ?? ""), sorted: (row) => row.name ?? null },
   { id: "tags", title: "tags", shown: tagsText, sorted: (row) => tagsText(row) || null },
-  { id: "status", title: "status", shown: (row) => (row.status ?? "–").replace("_", " "), sorted: (row) => row.status },
+  {
+    id: "status",
+    title: "status",
+    shown: (row) => printable(row.status ?? "–").replace("_", " "),
+    sorted: (row) => row.status,
+  },
   {
     id: "progress",
     title: "progress",
@@ -103,8 +110,13 @@ export const RUN_COLUMNS: readonly RunsColumn[] = [
     shown: (row) => durationText(row.duration_s),
     sorted: (row) => row.duration_s,
   },
-  { id: "git_sha", title: "git sha", shown: (row) => (row.git_sha ?? "–").slice(0, 10), sorted: (row) => row.git_sha },
-  { id: "notes", title: "notes", shown: (row) => row.notes ?? "", sorted: (row) => row.notes },
+  {
+    id: "git_sha",
+    title: "git sha",
+    shown: (row) => printable((row.git_sha ?? "–").slice(0, 10)),
+    sorted: (row) => row.git_sha,
+  },
+  { id: "notes", title: "notes", shown: (row) => printable(row.notes ?? ""), sorted: (row) => row.notes },
 ];
 
 /** The column of config key `name` (`model.name`): the value as the run was given it. */
@@ -113,7 +125,7 @@ export function configColumn(name: string): RunsColumn {
   return {
     id: `config:${name}`,
     title: name,
-    shown: (row) => configText(value(row)),
+    shown: (row) => printable(configText(value(row))),
     sorted: (row) => {
       const found = value(row);
       return typeof found === "number" || typeof found === "string" ? found : found == null ? null : String(found);

@@ -90,6 +90,28 @@ function keys(
 }
 
 describe("a row of the runs list", () => {
+  it("writes the characters that reorder or hide text as escapes, in every cell", () => {
+    const shown = cells({
+      key: "exp\u202egnp.exe",
+      run_id: "r\u200b1",
+      status: "running\u2066",
+      git_sha: "\u202eabc",
+      notes: "1\u0007",
+    });
+    assert.equal(shown.key, "exp\\u202egnp.exe");
+    assert.equal(shown.run_id, "r\\u200b1");
+    assert.equal(shown.status, "running\\u2066");
+    assert.equal(shown.git_sha, "\\u202eabc");
+    assert.equal(shown.notes, "1\\x07");
+    const [configured] = shownRows(
+      [row({ config: { model: "\u202emodel" } })],
+      [configColumn("model")],
+      "",
+      FIRST_ORDER,
+    );
+    assert.deepEqual(configured?.cells, ["\\u202emodel"]);
+  });
+
   it("shows its status as a badge, the status its class only when it is a plain word", () => {
     for (const status of ["running", "succeeded", "failed", "interrupted", "reverted", "stale"]) {
       assert.equal(cells({ status }).status, status);
