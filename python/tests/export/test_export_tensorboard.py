@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from support import export_streams
 from support.cli_process import trainwire
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams import api_pb2, metadata
+from tensorboard.summary.writer.event_file_writer import _AsyncWriterThread
 
 from trainwire.cli import main
 from trainwire.contract.clock import parse_timestamp_us
@@ -122,6 +124,19 @@ def test_a_searchs_trials_are_sessions_of_the_hparams_view(tmp_path: Path) -> No
     }
     parent = accumulated(tmp_path / "tb", trainwire_id)
     assert "train/loss" not in parent.Tags()["scalars"]  # the trials' steps are theirs
+
+
+def writer_threads() -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if isinstance(thread, _AsyncWriterThread)}
+
+
+def test_an_export_leaves_no_event_file_open_the_restarted_attempts_included(tmp_path: Path) -> None:
+    # a writer's last events are written by its daemon thread: one left open loses them at exit
+    # (here the restart's session start, so the old attempt's steps 3 and 4 came back)
+    export_streams.whole_run(tmp_path / "run")
+    before = writer_threads()
+    assert export(tmp_path / "run", tmp_path / "tb") == 0
+    assert writer_threads() - before == set()
 
 
 def test_an_export_says_which_lines_it_skipped_and_exports_the_rest(tmp_path: Path) -> None:

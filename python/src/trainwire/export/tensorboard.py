@@ -71,6 +71,8 @@ class TensorBoardExporter:
                 handler(self, writer, event, wall_time)
             scalars = scalars_of(event)
             if scalars:
+                # asked again: a restart's handler closed the writer it was given
+                writer = self._writer(event["run_id"], trial if isinstance(trial, int) else None)
                 values = [Summary.Value(tag=tag, simple_value=value) for tag, value in scalars.items()]
                 writer.add_event(Event(wall_time=wall_time, step=scalar_step(event), summary=Summary(value=values)))
         for writer in self._writers.values():
@@ -112,6 +114,9 @@ class TensorBoardExporter:
         restart = SessionLog(status=SessionLog.START, msg=f"attempt {event['attempt']} ({event['reason']})")
         # the attempt resumes after `step`: the old points from step + 1 on are replaced
         writer.add_event(Event(wall_time=wall_time, step=event["step"] + 1, session_log=restart))
+        # the new attempt goes to new files; closed, not dropped: a writer's queue is written by a
+        # daemon thread, so a dropped one could lose its last events (the restart itself) at exit
+        self.close()
         self._writers.clear()
 
     def _writer(self, run_id: str, trial: int | None) -> EventFileWriter:
