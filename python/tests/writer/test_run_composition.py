@@ -3,13 +3,16 @@ its errors, and no collaborator can be made without the core it writes through."
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
+from typing import Any
 
 import mypy.api
 import pytest
 from support.paths import SOURCES
 
 from trainwire.writer.phase_events import PhaseEvents
+from trainwire.writer.run import Run
 from trainwire.writer.run_lifetime import RunLifetime
 from trainwire.writer.training_events import TrainingEvents
 from trainwire.writer.trial_events import TrialEvents
@@ -44,3 +47,40 @@ def test_mypy_names_run_in_its_errors_on_run_methods(tmp_path: Path) -> None:
 def test_a_collaborator_cannot_be_made_without_a_core(collaborator: type) -> None:
     with pytest.raises(TypeError, match="missing .*required positional argument.*'core'"):
         collaborator()
+
+
+class RecordedEndings(Run):
+    """A host's `Run` that records each ending asked of it, as a subclass would to log it."""
+
+    endings: list[tuple[str, dict[str, Any]]]
+
+    def finish(self, status: str = "succeeded", **details: Any) -> None:
+        self.endings = [*getattr(self, "endings", []), (status, details)]
+        super().finish(status, **details)
+
+
+@pytest.mark.parametrize(
+    ("raised", "ending"),
+    [
+        (None, ("succeeded", {})),
+        (KeyboardInterrupt(), ("interrupted", {"reason": "sigint"})),
+    ],
+)
+def test_a_with_block_ends_through_an_overridden_finish(
+    tmp_path: Path, raised: BaseException | None, ending: tuple[str, dict[str, Any]]
+) -> None:
+    run = RecordedEndings(tmp_path, heartbeat_interval_s=None)
+    with contextlib.suppress(KeyboardInterrupt), run:
+        run.start(provenance=False)
+        if raised is not None:
+            raise raised
+    assert run.endings == [ending]
+    assert run.status == ending[0]
+
+
+def test_a_block_ended_after_a_stop_ends_interrupted_through_an_overridden_finish(tmp_path: Path) -> None:
+    run = RecordedEndings(tmp_path, heartbeat_interval_s=None)
+    with run:
+        run.start(provenance=False)
+        run.stop_for("loss > 10 after step 500")
+    assert run.endings == [("interrupted", {"reason": "api"})]

@@ -280,8 +280,9 @@ class Run:
     def finish_for(self, error: BaseException | None) -> None:
         """Finishes as a block that ended with `error` does (`status_for_exception`): an
         interrupted run takes the stop's reason, a failed one the error; a block that ended
-        after `stop_for()` is interrupted."""
-        self._lifetime.finish_for(error)
+        after `stop_for()` is interrupted. Goes through `finish()`, so an override sees it."""
+        status, details = self._lifetime.ending_for_block(error)
+        self.finish(status, **details)
 
     def close(self) -> None:
         """Stops the heartbeat and closes the sinks (without writing `run.finished`)."""

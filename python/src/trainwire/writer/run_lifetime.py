@@ -203,12 +203,12 @@ class RunLifetime:
             summary = loss_summary(core.run_id, losses, core.dispatcher.dispatched, core.status, core.exit_code)
             logger.error("%s", summary)
 
-    def finish_for(self, error: BaseException | None) -> None:
+    def ending_for_block(self, error: BaseException | None) -> tuple[str, dict[str, Any]]:
+        """The status and `finish()` arguments for a block that ended with `error`: one that
+        ended without an error after a stop is interrupted."""
         if error is None and self.stopped_for is not None:
-            self.finish("interrupted", reason=self.stop_reason)
-            return
-        status, details = ending_for(error, self.stop_reason)
-        self.finish(status, **details)
+            return "interrupted", {"reason": self.stop_reason}
+        return ending_for(error, self.stop_reason)
 
     def close(self) -> None:
         core = self._core
