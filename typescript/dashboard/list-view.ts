@@ -4,6 +4,7 @@
 // folder, sha or config value cannot reorder the page's text or hide characters. Pure (no DOM,
 // no fetch): main.ts and runs-table.ts put the result on the page; test/list-view.test.ts checks
 // it in node.
+import { toTimestampUs } from "../src/clock.js";
 import { formatDuration } from "../src/humanize.js";
 import { printable } from "../src/printable.js";
 import { configText, text } from "./dom.js";
@@ -102,7 +103,7 @@ export const RUN_COLUMNS: readonly RunsColumn[] = [
     id: "started_at",
     title: "started",
     shown: (row) => (row.started_at ? new Date(row.started_at).toLocaleString() : "–"),
-    sorted: (row) => row.started_at,
+    sorted: (row) => instantOf(row.started_at),
   },
   {
     id: "duration_s",
@@ -118,6 +119,16 @@ export const RUN_COLUMNS: readonly RunsColumn[] = [
   },
   { id: "notes", title: "notes", shown: (row) => printable(row.notes ?? ""), sorted: (row) => row.notes },
 ];
+
+/** A time by its instant (`10:00:05Z` is before `10:00:05.5Z`, unlike their texts); not a time: unsorted. */
+function instantOf(time: string | null): number | null {
+  if (time === null) return null;
+  try {
+    return toTimestampUs(time);
+  } catch {
+    return null;
+  }
+}
 
 /** The column of config key `name` (`model.name`): the value as the run was given it. */
 export function configColumn(name: string): RunsColumn {

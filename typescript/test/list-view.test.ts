@@ -259,6 +259,15 @@ describe("the runs list's order", () => {
     assert.deepEqual(orderAfterClick(FIRST_ORDER, column("key"), []), { column: "key", ascending: false });
   });
 
+  it("orders starts by their instant, not their text", () => {
+    const sameSecond = [
+      row({ key: "whole", started_at: "2026-12-01T10:00:05Z" }),
+      row({ key: "later", started_at: "2026-12-01T10:00:05.5Z" }),
+      row({ key: "latest", started_at: "2026-12-01T10:00:05.75Z" }),
+    ];
+    assert.deepEqual(keys(sameSecond), ["latest", "later", "whole"]);
+  });
+
   it("falls back to the folder when its column is gone", () => {
     assert.deepEqual(keys(rows, "", { column: "config:gone", ascending: true }), ["new", "none", "old"]);
   });

@@ -114,6 +114,17 @@ def test_state_and_validate_take_a_run_directory_as_tail_does(tmp_path: Path, co
     assert of_the_directory.stderr == ""
 
 
+def test_runs_lists_the_newest_start_first_by_its_instant_not_its_text(tmp_path: Path) -> None:
+    # the same second with and without a fraction: as text, `05Z` sorts after `05.5Z`
+    for name, ts in [("whole", "2026-11-29T10:00:05Z"), ("later", "2026-11-29T10:00:05.5Z")]:
+        line = json.loads(event(1, "run.started", name, producer={"name": "t", "version": "1"}, total_steps=None))
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "progress.jsonl").write_text(json.dumps({**line, "ts": ts}) + "\n", encoding="utf-8")
+    listing = trainwire("runs", str(tmp_path), "--json")
+    assert listing.returncode == 0, listing.stderr
+    assert [row["run_id"] for row in json.loads(listing.stdout)] == ["later", "whole"]
+
+
 @pytest.mark.parametrize(
     ("arguments", "code", "says"),
     [

@@ -122,7 +122,14 @@ def _chains(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int]]:
 def _sort_key(name: str) -> Any:
     field = {"started": "started_at", "step": "step", "duration": "duration_s"}.get(name, name)
     # rows without the value sort last whichever the direction
-    return lambda row: (row[field] is not None, row[field] if row[field] is not None else 0)
+    return lambda row: (row[field] is not None, _sort_value(field, row[field]))
+
+
+def _sort_value(field: str, value: Any) -> Any:
+    if value is None:
+        return 0
+    # a time by its instant, not its text: `10:00:05Z` is before `10:00:05.5Z`
+    return parse_timestamp_us(value) if field == "started_at" else value
 
 
 def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
