@@ -9,8 +9,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from trainwire import Run
+from trainwire.contract.clock import FakeClock
 from trainwire.contract.layout import STEPS_FILE, STREAM_FILE, run_journal_dir
+from trainwire.reader import kept_steps
 from trainwire.reader.kept_steps import KeptStepsMerge, every_line
 from trainwire.reader.state import StreamReader
 
@@ -116,3 +120,33 @@ def test_hostile_records_are_each_one_diagnostic_and_the_rest_comes_through(tmp_
     assert steps_of(lines) == [1, *range(3, 51)]  # step 2 only came in hostile forms
     assert len(said) == 4, said
     assert all(isinstance(line["loss"], float) for line in lines if line["event"] == "train.step")
+
+
+def test_a_step_file_read_to_its_end_is_read_again_only_once_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ten quick steps (kept but the first), then 200 a throttle interval apart (each streamed)
+    clock = FakeClock()
+    with Run(tmp_path, clock=clock, heartbeat_interval_s=None) as run:
+        run.start(total_steps=210, provenance=False)
+        for step in range(1, 211):
+            clock.advance(0.01 if step <= 10 else 1.5)
+            run.step(step, loss=1.0 / step)
+    step_file = run_journal_dir(tmp_path, run.run_id) / STEPS_FILE
+    opened: list[Path] = []
+    real_open = kept_steps.open_regular
+    monkeypatch.setattr(kept_steps, "open_regular", lambda path, **kw: opened.append(path) or real_open(path, **kw))
+    lines = StreamReader().feed((tmp_path / STREAM_FILE).read_bytes()).dicts
+    merge = KeptStepsMerge(tmp_path)
+    middle = next(index for index, line in enumerate(lines) if line.get("step") == 100)
+    first = list(merge.merge(lines[:middle]))
+    assert steps_of(first) == list(range(1, 100))
+    assert len(opened) <= 2  # not once a line: the file is read again only when it changed
+    # a step the writer appends later, after the line of step 150: in its place
+    record = json.loads(step_file.read_text().splitlines()[0])
+    after = next(line["seq"] for line in lines if line.get("step") == 150)
+    with step_file.open("a") as file:
+        file.write(json.dumps({**record, "after": after, "step": 1500}) + "\n")
+    rest = steps_of(list(merge.merge(lines[middle:])) + merge.finish())
+    assert rest == [*range(100, 151), 1500, *range(151, 211)]
+    assert len(opened) <= 4

@@ -80,7 +80,14 @@ class KeptSteps:
         self._reports = 0
         self._after = -1  # the `after` of the last record taken: records go on in order
         self._skipping = False  # within a record longer than a stream line
+        self._end_seen: _FileMark | None = None  # the file as it was when read to its end
+        self._looked = False  # since `look_again()`: whether a dry read looked at the file
         self._ready: deque[tuple[int, dict[str, Any], int]] = deque()  # (after, line, offset past it)
+
+    def look_again(self) -> None:
+        """Lets the next dry read look whether the file changed (once: a merge asks this per
+        call, so a chunk of lines costs a stat, not one a line)."""
+        self._looked = False
 
     def before(self, seq: int) -> list[dict[str, Any]]:
         """The kept steps that came before the run's line `seq` (their `after` is lower)."""
@@ -105,6 +112,12 @@ class KeptSteps:
     def _read(self) -> bool:
         """Reads the next whole records into `_ready`; False when there are none yet."""
         while not self._ready:
+            if self._end_seen is not None:  # read to its end before
+                if self._looked:
+                    return False
+                self._looked = True
+                if _file_mark(self.path) == self._end_seen:
+                    return False  # unchanged since: a stat, not an open and a read
             data = self._next_chunk()
             end = data.rfind(b"\n") + 1
             if end == 0:
@@ -135,8 +148,12 @@ class KeptSteps:
                     if self._read_at > 0:
                         self._skip_to_line(file)
                 file.seek(self._read_at)
-                return file.read(_CHUNK_BYTES)
+                mark = _mark_of(os.fstat(file.fileno()))  # before the read: a later append changes it
+                data = file.read(_CHUNK_BYTES)
+                self._end_seen = mark if len(data) < _CHUNK_BYTES else None
+                return data
         except FileNotFoundError:
+            self._end_seen = _MISSING
             return b""
         except OSError as error:
             self._problem(f"not read ({error})")
@@ -201,6 +218,24 @@ class KeptSteps:
         return count
 
 
+#: a step file's size and modification time: read again only when either changed
+_FileMark = tuple[int, int]
+_MISSING: _FileMark = (-1, -1)
+
+
+def _mark_of(status: os.stat_result) -> _FileMark:
+    return status.st_size, status.st_mtime_ns
+
+
+def _file_mark(path: Path) -> _FileMark:
+    try:
+        return _mark_of(os.stat(path))
+    except FileNotFoundError:
+        return _MISSING
+    except OSError:
+        return (-2, -2)  # not to be read: `_next_chunk` says why
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
@@ -242,7 +277,9 @@ class KeptStepsMerge:
 
     def merge(self, lines: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """`lines` (a stream's validated lines, in order) with each kept step just before
-        the first line of its run past it."""
+        the first line of its run past it. Each step file read to its end is looked at again
+        once a call: records appended meanwhile come in a later call (or `flush()`)."""
+        self._look_again()
         for line in lines:
             run_id, seq = line.get("run_id"), line.get("seq")
             if isinstance(run_id, str) and type(seq) is int:
@@ -252,6 +289,7 @@ class KeptStepsMerge:
 
     def flush(self) -> list[dict[str, Any]]:
         """The kept steps after the last line read of each run, in the order of the runs."""
+        self._look_again()
         return [line for run_id, seq in self._last_seq.items() for line in self._steps(run_id).through(seq)]
 
     def finish(self) -> list[dict[str, Any]]:
@@ -264,6 +302,10 @@ class KeptStepsMerge:
     def offsets(self) -> dict[str, int]:
         """The bytes of each run's step file handed out: where a later merge goes on."""
         return {**self._offsets, **{run_id: steps.offset for run_id, steps in self._runs.items()}}
+
+    def _look_again(self) -> None:
+        for steps in self._runs.values():
+            steps.look_again()
 
     def _steps(self, run_id: str) -> KeptSteps:
         steps = self._runs.get(run_id)
@@ -295,12 +337,11 @@ def every_line(stream: Path, reader: StreamReader, *, report: Report | None = No
     every run's kept steps in place: every step the runs logged."""
     from trainwire.reader.sources import read_file  # the reader's file sources: only here
 
-    def valid_lines() -> Iterator[dict[str, Any]]:
-        for chunk in read_file(stream):
-            yield from reader.feed(chunk).dicts  # the validated lines, no models built
-        reader.finish()
-
-    return with_kept_steps(valid_lines(), stream.parent, report=report)
+    merge = KeptStepsMerge(stream.parent, report=report)
+    for chunk in read_file(stream):
+        yield from merge.merge(reader.feed(chunk).dicts)  # the validated lines, no models built
+    reader.finish()
+    yield from merge.finish()
 
 
 def fold_latest_kept_steps(runs: Mapping[str, RunState], merged: Iterable[dict[str, Any]]) -> None:
