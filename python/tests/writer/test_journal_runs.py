@@ -54,9 +54,13 @@ def test_every_step_is_kept_and_the_summary_covers_steps_the_stream_left_out(tmp
     live = {name: (journal / name).read_bytes() for name in (SUMMARY_FILE, SERIES_FILE)}
     for name in live:
         (journal / name).unlink()
+    whole = (journal / STEPS_FILE).read_bytes()
+    with (journal / STEPS_FILE).open("ab") as step_file:  # a writer killed mid-append, a long record
+        step_file.write(b'{"after":1,"ts":"' + b"9" * 200_000)
     result = trainwire("journal", "rebuild", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert {name: (journal / name).read_bytes() for name in live} == live
+    assert (journal / STEPS_FILE).read_bytes() == whole  # the torn line cut off: the next append starts a line
 
 
 def test_a_0_1_journal_is_migrated_to_its_run_directory(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
-"""A run's journal documents fed from its files: the stream's lines as a reader decodes them,
-each record of the step file put back after the line its `after` names. `trainwire journal
-rebuild` feeds it a whole stream; the writer's journal feeds it, on a thread of its own, the
-lines its run wrote since the last save. Same files, same documents, byte for byte."""
+"""A run's journal documents fed from its own files: the stream's lines as a reader decodes
+them, each record of the step file put back after the line its `after` names. The writer's
+journal feeds it, on a thread of its own, the lines its run wrote since the last save; the
+records are its own (`lines.kept_steps.kept_records`), so none is checked again.
+`trainwire journal rebuild` folds the same documents from files it treats as hostile, through
+the readers' merge (`reader.kept_steps`): same rule, same documents, byte for byte."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ import json
 import math
 import os
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
@@ -81,9 +80,22 @@ def kept_records(
 
 
 def complete_size(path: str | os.PathLike[str]) -> int:
-    """The size of the step file's whole lines: where a torn last line begins (0 when missing)."""
+    """The size of the step file's whole lines: where a torn last line begins (0 when missing).
+    Read backwards from the end, a piece at a time: the file may be large."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as file:
+            end = file.seek(0, os.SEEK_END)
+            while end > 0:
+                start = max(0, end - _TAIL_PIECE)
+                file.seek(start)
+                newline = file.read(end - start).rfind(b"\n")
+                if newline >= 0:
+                    return start + newline + 1
+                end = start
     except OSError:
-        return 0
-    return data.rfind(b"\n") + 1
+        pass
+    return 0
+
+
+#: how much of a step file's end `complete_size` reads at a time
+_TAIL_PIECE = 64 * 1024
