@@ -51,21 +51,33 @@ def _timed(read: Callable[[Path], int], path: Path, times: list[float]) -> int:
     return events
 
 
+def _interleaved(
+    ours: Callable[[Path], int], baseline: Callable[[Path], int], path: Path, rounds: int
+) -> tuple[list[float], list[float], int]:
+    """The times of `ours` and `baseline` on `path`, alternating which goes first each round,
+    and the count `ours` gave (the same every round, or an error)."""
+    ours_times: list[float] = []
+    baseline_times: list[float] = []
+    counts = set()
+    for round_ in range(rounds):
+        if round_ % 2:
+            _timed(baseline, path, baseline_times)
+        counts.add(_timed(ours, path, ours_times))
+        if round_ % 2 == 0:
+            _timed(baseline, path, baseline_times)
+    if len(counts) != 1:
+        raise RuntimeError(f"{ours.__name__} gave different counts in different rounds: {sorted(counts)}")
+    return ours_times, baseline_times, counts.pop()
+
+
 def _throughput(ctx: Context) -> Measurement:
     path = ctx.stream(ctx.scale.reader_bytes)
     size = path.stat().st_size
-    ours: list[float] = []
-    baseline: list[float] = []
     lines = _json_loads_file(path)  # also puts the file in the page cache for both
     _read_and_fold_file(path)  # imports the reader (its validators are built at import) before any timed round
-    for round_ in range(ctx.scale.reader_rounds):
-        if round_ % 2:
-            _timed(_json_loads_file, path, baseline)
-        events = _timed(_read_and_fold_file, path, ours)
-        if round_ % 2 == 0:
-            _timed(_json_loads_file, path, baseline)
-        if events != lines:
-            raise RuntimeError(f"the reader gave {events} events for {lines} valid lines")
+    ours, baseline, events = _interleaved(_read_and_fold_file, _json_loads_file, path, ctx.scale.reader_rounds)
+    if events != lines:
+        raise RuntimeError(f"the reader gave {events} events for {lines} valid lines")
     return Measurement(
         size / MB / median(ours),
         size / MB / median(baseline),
@@ -118,8 +130,8 @@ def _reattach(ctx: Context) -> Measurement:
 
 
 def _run_with_kept_steps(ctx: Context) -> Path:
-    """A run's directory: 1,000 quick steps (the step file has all but the first), then
-    many more a throttle interval apart (each in the stream): the step file runs out early."""
+    """A run's directory: a fortieth of its steps quick (the step file has all but the first),
+    then the rest a throttle interval apart (each in the stream): the step file runs out early."""
     from trainwire import Run
     from trainwire.contract.clock import FakeClock
 
@@ -129,7 +141,7 @@ def _run_with_kept_steps(ctx: Context) -> Path:
     with Run(directory, clock=clock, heartbeat_interval_s=None) as run:
         run.start(total_steps=steps, provenance=False)
         for step in range(1, steps + 1):
-            clock.advance(0.001 if step <= 1000 else 1.5)
+            clock.advance(0.001 if step <= steps // 40 else 1.5)
             run.step(step, loss=1.0 / step, learning_rate=1e-3)
     return directory
 
@@ -144,15 +156,8 @@ def _every_line(path: Path) -> int:
 
 def _every_step(ctx: Context) -> Measurement:
     path = _run_with_kept_steps(ctx) / "progress.jsonl"
-    ours: list[float] = []
-    baseline: list[float] = []
     _every_line(path)  # imports, and the page cache, before any timed round
-    for round_ in range(ctx.scale.reader_rounds):
-        if round_ % 2:
-            _timed(_read_and_fold_file, path, baseline)
-        events = _timed(_every_line, path, ours)
-        if round_ % 2 == 0:
-            _timed(_read_and_fold_file, path, baseline)
+    ours, baseline, events = _interleaved(_every_line, _read_and_fold_file, path, ctx.scale.reader_rounds)
     return Measurement(
         median(ours) * 1000,
         median(baseline) * 1000,

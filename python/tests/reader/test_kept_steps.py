@@ -14,7 +14,7 @@ import pytest
 from trainwire import Run
 from trainwire.contract.clock import FakeClock
 from trainwire.contract.layout import STEPS_FILE, STREAM_FILE, run_journal_dir
-from trainwire.reader import kept_steps
+from trainwire.lines import kept_step_file
 from trainwire.reader.kept_steps import KeptStepsMerge, every_line
 from trainwire.reader.state import StreamReader
 
@@ -134,8 +134,8 @@ def test_a_step_file_read_to_its_end_is_read_again_only_once_it_changed(
             run.step(step, loss=1.0 / step)
     step_file = run_journal_dir(tmp_path, run.run_id) / STEPS_FILE
     opened: list[Path] = []
-    real_open = kept_steps.open_regular
-    monkeypatch.setattr(kept_steps, "open_regular", lambda path, **kw: opened.append(path) or real_open(path, **kw))
+    real_open = kept_step_file.open_regular
+    monkeypatch.setattr(kept_step_file, "open_regular", lambda path, **kw: opened.append(path) or real_open(path, **kw))
     lines = StreamReader().feed((tmp_path / STREAM_FILE).read_bytes()).dicts
     merge = KeptStepsMerge(tmp_path)
     middle = next(index for index, line in enumerate(lines) if line.get("step") == 100)

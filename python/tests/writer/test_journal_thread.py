@@ -116,3 +116,30 @@ def test_every_kept_step_is_in_the_step_file_before_run_finished_reaches_the_str
     kept = len((run_journal_dir(tmp_path, run.run_id) / STEPS_FILE).read_bytes().splitlines())
     assert kept > 2 * journal.STEP_BATCH  # more than the batches handed over while it ran
     assert kept_when_finished == [kept]
+
+
+def test_records_another_process_put_in_the_step_file_are_skipped_as_a_rebuild_skips_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the journal reads its own step file by the readers' rule: what is not a kept step of the
+    # run in order is left out, and the fold goes on
+    monkeypatch.setattr(journal, "SAVE_INTERVAL_S", 0.0)
+    clock = FakeClock("2026-12-04T10:00:00Z")
+    run = Run(tmp_path, clock=clock, step_interval_s=1.0, heartbeat_thread=False)
+    run.start(total_steps=600, provenance=False)
+    step_file = run_journal_dir(tmp_path, run.run_id) / STEPS_FILE
+    _stepping(run, clock, 300)
+    run.eval(300, {"loss": 0.5})  # a save: the step file exists and is read to its end
+    with step_file.open("ab") as other:
+        other.write(b'not json\n{"after": 3, "ts": "2026-12-04T10:00:00Z", "step": "x"}\n{"after": 2}\n')
+    for step in range(301, 601):
+        clock.advance(0.1)
+        run.step(step, loss=1.0 / step)
+    run.finish("succeeded")
+    directory = run_journal_dir(tmp_path, run.run_id)
+    live = {name: (directory / name).read_bytes() for name in (SUMMARY_FILE, SERIES_FILE)}
+    assert b'"step":600' in live[SUMMARY_FILE].replace(b" ", b"")
+
+    result = trainwire("journal", "rebuild", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert {name: (directory / name).read_bytes() for name in live} == live

@@ -1,19 +1,19 @@
 """The journal's step file (`steps.jsonl`): the `train.step` lines the stream's throttle left
 out, one compact JSON object a line, each saying after which line of the run's stream it
-came (`after`: that line's `seq`), so a fold can put it back in its place. Readers read it
-back through `trainwire.reader.kept_steps`."""
+came (`after`: that line's `seq`), so a fold can put it back in its place. It is read back
+through `lines.kept_step_file`."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
 
-__all__ = ["complete_size", "encode_kept_steps", "kept_records", "kept_step", "kept_step_line"]
+__all__ = ["complete_size", "encode_kept_steps", "kept_step", "kept_step_line"]
 
 _ENVELOPE = frozenset(ENVELOPE_FIELDS)
 
@@ -54,29 +54,6 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(item) for item in value]
     return value
-
-
-def kept_records(
-    path: str | os.PathLike[str], start: int, limit: int | None = None
-) -> Iterator[tuple[dict[str, Any], int]]:
-    """The records of a step file from byte `start` up to byte `limit`, each with the offset just
-    past its line; a last line without its newline (a writer killed mid-append) and a line that
-    is not a record are skipped. Nothing when the file is missing."""
-    try:
-        with open(path, "rb") as file:
-            file.seek(start)
-            data = file.read() if limit is None else file.read(max(0, limit - start))
-    except OSError:
-        return
-    end = start
-    for raw in data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]:
-        end += len(raw) + 1
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and type(record.get("after")) is int:
-            yield record, end
 
 
 def complete_size(path: str | os.PathLike[str]) -> int:

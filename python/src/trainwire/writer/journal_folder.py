@@ -24,7 +24,7 @@ from pydantic_core import from_json
 from trainwire.contract.layout import NOTES_FILE, STEPS_FILE
 from trainwire.contract.notes import count_notes
 from trainwire.lines.journal_replay import JournalReplay
-from trainwire.lines.kept_steps import encode_kept_steps, kept_records
+from trainwire.lines.kept_steps import encode_kept_steps
 from trainwire.lines.run_journal import RunJournalFold, write_snapshot
 from trainwire.lines.summary import write_summary
 
@@ -68,9 +68,8 @@ class JournalFolder:
         self._stream = stream
         self._not_written = not_written
         self._journal_dir = journal_dir
-        self._replay = JournalReplay(fold)
+        self._replay = JournalReplay(fold, journal_dir / STEPS_FILE)
         self._offset = start  # the stream's bytes folded: the end of the last whole line
-        self._steps_size = 0  # bytes appended to the step file
         self._lock = threading.Lock()  # one fold at a time: this thread's, or the caller's at start and end
         self._tasks: queue.Queue[Any] = queue.Queue(_BACKLOG)
         self._thread: threading.Thread | None = None
@@ -142,7 +141,6 @@ class JournalFolder:
                 written += os.write(fd, data[written:])
         finally:
             os.close(fd)
-        self._steps_size += len(data)
 
     def _save(self, stream_size: int, *, write: bool) -> None:
         self._fold_to(stream_size)
@@ -162,7 +160,6 @@ class JournalFolder:
         them. The lines are the run's own, each checked before it was written: decoded as a
         reader decodes them (a NaN written as null is None), without the reader's checks."""
         replay = self._replay
-        replay.offer_kept(kept_records(self._journal_dir / STEPS_FILE, replay.kept_offset, self._steps_size))
         with open(self._stream, "rb") as stream:
             stream.seek(self._offset)
             while self._offset < stream_size:
@@ -175,8 +172,7 @@ class JournalFolder:
                 stream.seek(self._offset + len(whole))
                 self._offset += len(whole)
                 replay.add(self._own_lines(whole))
-        if replay.last_seq is not None:
-            replay.put_back(replay.last_seq)
+        replay.put_back_last()
 
     def _own_lines(self, whole: bytes) -> list[dict[str, Any]]:
         """The run's lines among `whole` lines (a fragment a failed write left is skipped)."""
