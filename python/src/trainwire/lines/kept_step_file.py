@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic_core import ValidationError
 
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import open_regular
