@@ -10,7 +10,8 @@ export function newTrials(): Required<Trials> {
   return { count: 0, best: null, total: null, list: [] };
 }
 
-function newRecord(trial: number): Trial {
+/** The record of trial `trial` before any line said more of it than its number. */
+export function newRecord(trial: number): Trial {
   return {
     trial,
     attempt: 1,

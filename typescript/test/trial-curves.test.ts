@@ -2,30 +2,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MAX_DRAWN_TRIALS, pickTrials, type RankedTrial } from "../dashboard/trial-curves.js";
+import { newRecord } from "../src/trials.js";
 import type { Trial } from "../src/types.js";
 
 function ranked(trial: number, status: Trial["status"], objective: number | null = null): RankedTrial {
-  return {
-    trial: {
-      trial,
-      attempt: 1,
-      baseline: false,
-      status,
-      params: {},
-      step: null,
-      epoch: null,
-      loss: null,
-      elapsed_s: null,
-      eta_s: null,
-      metrics: {},
-      duration_s: null,
-      error: null,
-      accepted: null,
-      last_eval: null,
-      previous_eval: null,
-    },
-    objective,
-  };
+  return { trial: { ...newRecord(trial), status }, objective };
 }
 
 function sorted(trials: Set<number>): number[] {
