@@ -73,6 +73,7 @@ def test_a_missing_journal_or_a_fifo_gives_the_stream_alone(tmp_path: Path) -> N
     assert found, "reading a FIFO named steps.jsonl blocked"
     ((lines, said),) = found
     assert len(steps_of(lines)) == 2 and "not a regular file" in said[0]
+    assert len(said) == 1  # refused once, not again for each line of the stream
 
 
 def test_a_step_file_from_another_run_is_left_out(tmp_path: Path) -> None:

@@ -135,8 +135,9 @@ class KeptSteps:
         except FileNotFoundError:
             self._end_seen = _MISSING
             return b""
-        except OSError as error:
+        except OSError as error:  # not a regular file, outside `within`, unreadable
             self._problem(f"not read ({error})")
+            self._end_seen = _file_mark(self.path)  # tried again only once it changed, not once a line
             return b""
 
     def _skip_to_line(self, file: Any) -> None:
@@ -213,7 +214,7 @@ def _file_mark(path: Path) -> _FileMark:
     except FileNotFoundError:
         return _MISSING
     except OSError:
-        return (-2, -2)  # not to be read: `_next_chunk` says why
+        return (-2, -2)  # not even to stat: `_next_chunk` says why it cannot be read
 
 
 def _no_constant(name: str) -> Any:
