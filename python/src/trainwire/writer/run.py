@@ -1,14 +1,7 @@
 """The emitter: `Run` writes one run's events to its sinks, following docs/writer-rules.md.
 
-`Run` is the public face: its constructor and one method per event, each documented, each
-handing the work to the collaborator of its concern, all built around one `RunCore` (the
-run's state, the lock, writing one event, the heartbeat) passed to each: `TrainingEvents`,
-`PhaseEvents`, `TrialEvents` and `RunLifetime` (start, stop, end), each in its own module.
-The rest is done beside them: checking what callers pass (`arguments`), the payloads
-(`started`, `payloads`, `ending`), the sinks (`outputs`), the envelope (`LineWriter`), the
-throttle and ETA (`StepProgress`), what is open (`ThreadScopes`, `OpenSpans`), liveness
-(`Heartbeat`).
-"""
+`Run` is the public face (one documented method per event), handing the work to collaborators
+around one `RunCore`: `TrainingEvents`, `PhaseEvents`, `TrialEvents`, `RunLifetime`."""
 
 from __future__ import annotations
 
@@ -75,6 +68,8 @@ class Run:
     written into `run.started`, and the summary's best of that series follows its goal.
     `name` and `tags` (`Run(name="bert-base lr sweep", tags=["baseline"])`) are written
     into `run.started`: `runs`, the dashboard and the exports show them beside the run id.
+    Inside a Kubeflow Trainer TrainJob the run reports its progress to the job's status
+    (docs/integrations.md, "Kubeflow Trainer"); `kubeflow=False` turns that off.
 
     Input the contract cannot take is converted where it has one obvious meaning (numpy
     and torch scalars, 0-d tensors, `Decimal`) and otherwise dropped, a field or the
@@ -106,6 +101,7 @@ class Run:
         name: str | None = None,
         tags: Iterable[str] | None = None,
         strict: bool = False,
+        kubeflow: bool | None = None,
     ) -> None:
         self._core = core = RunCore(
             output_dir=output_dir,
@@ -128,6 +124,7 @@ class Run:
             name=name,
             tags=tags,
             strict=strict,
+            kubeflow=kubeflow,
         )
         self._training = TrainingEvents(core)
         self._phases = PhaseEvents(core)
@@ -164,6 +161,11 @@ class Run:
         """The process exit code: the host's own given to `finish()`, else the final status's
         (see `EXIT_CODES`); None until finished."""
         return self._core.exit_code
+
+    @property
+    def reports_to_kubeflow(self) -> bool:
+        """True when the run posts its progress to a Kubeflow TrainJob's status."""
+        return self._core.kubeflow is not None
 
     @property
     def stop_reason(self) -> str | None:

@@ -23,6 +23,7 @@ from trainwire.writer.checks import Complaints
 from trainwire.writer.fields import UNSET
 from trainwire.writer.heartbeat import Heartbeat
 from trainwire.writer.journal import Journal
+from trainwire.writer.kubeflow import KubeflowReporter, reporter_for_run
 from trainwire.writer.lines import LineWriter
 from trainwire.writer.outputs import open_sinks
 from trainwire.writer.paths import PathLike
@@ -63,6 +64,7 @@ class RunCore:
         name: str | None,
         tags: Iterable[str] | None,
         strict: bool,
+        kubeflow: bool | None = None,
     ) -> None:
         self.complain = Complaints(strict)
         self.args = Arguments(self.complain)
@@ -94,6 +96,7 @@ class RunCore:
         self.host_exit_code: int | None = None  # the host's own, given to finish()
         self._heartbeat: Heartbeat | None = None
         made: list[Sink] = []
+        self.kubeflow: KubeflowReporter | None = None
         if self.active:
             made, self.journal = open_sinks(
                 self.output_dir,
@@ -106,6 +109,9 @@ class RunCore:
                 callbacks=callbacks,
                 sinks=sinks,
             )
+            self.kubeflow = reporter_for_run(kubeflow)  # last: it sees what the stream took
+            if self.kubeflow is not None:
+                made.append(self.kubeflow)
         self.dispatcher = Dispatcher(made, strict=strict)
         stage_field = self.args.stage(stage)
         self.lines = LineWriter(run_id, stage_field, self.dispatcher, clock.now, self.monotonic, self.complain)
