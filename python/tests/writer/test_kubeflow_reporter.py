@@ -4,6 +4,7 @@ refuses, fails, hangs or cannot be trusted never reaches training."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -184,13 +185,13 @@ def test_a_search_reports_its_trials_and_the_best(job: KubeflowJob, tmp_path: Pa
 def test_a_stopped_or_crashed_run_ends_with_its_status_and_not_100(
     job: KubeflowJob, tmp_path: Path, ending: str
 ) -> None:
-    with pytest.raises(RuntimeError) if ending == "crash" else _nothing():
-        with Run(tmp_path / "out", step_interval_s=0) as run:
-            run.start(total_steps=10)
-            run.step(3, loss=0.5)
-            if ending == "crash":
-                raise RuntimeError("boom")
-            run.stop_for("enough steps")
+    expected = pytest.raises(RuntimeError) if ending == "crash" else contextlib.nullcontext()
+    with expected, Run(tmp_path / "out", step_interval_s=0) as run:
+        run.start(total_steps=10)
+        run.step(3, loss=0.5)
+        if ending == "crash":
+            raise RuntimeError("boom")
+        run.stop_for("enough steps")
     final = last_status(job)
     assert metrics_of(job.server.posts[-1])["status"] == {"stop": "interrupted", "crash": "failed"}[ending]
     assert final["progressPercentage"] == 30
@@ -228,11 +229,3 @@ def test_the_proxy_variables_are_honoured(job: KubeflowJob, tmp_path: Path, monk
     with Run(tmp_path / "direct") as run:
         run.start(total_steps=1)
     assert job.server.posts
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *args: object) -> None:
-        return None
