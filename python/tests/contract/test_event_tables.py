@@ -40,6 +40,7 @@ MARKED_TABLES = {
     "trainwire.export.mlflow": ("EVENT_HANDLERS", "x-trainwire-tracker-event", TRACKER_EVENTS),
     "trainwire.export.tensorboard": ("EVENT_HANDLERS", "x-trainwire-tracker-event", TRACKER_EVENTS),
     "trainwire.export.wandb": ("EVENT_HANDLERS", "x-trainwire-tracker-event", TRACKER_EVENTS),
+    "trainwire.export.kubeflow": ("EVENT_HANDLERS", "x-trainwire-tracker-event", TRACKER_EVENTS),
 }
 
 

@@ -11,7 +11,12 @@ import pytest
 from trainwire._generated.contract import TRACKER_EVENTS
 from trainwire.export.dispatch import NotExported, handler_of
 
-EXPORTERS = ("trainwire.export.mlflow", "trainwire.export.tensorboard", "trainwire.export.wandb")
+EXPORTERS = (
+    "trainwire.export.mlflow",
+    "trainwire.export.tensorboard",
+    "trainwire.export.wandb",
+    "trainwire.export.kubeflow",
+)
 
 
 @pytest.mark.parametrize("module", EXPORTERS)

@@ -1,4 +1,4 @@
-"""`trainwire export mlflow|tensorboard|wandb RUN`: the stream into a tracker, once or with --follow,
+"""`trainwire export mlflow|tensorboard|wandb|kubeflow RUN`: the stream into a tracker, once or with --follow,
 every step the trainer logged (the throttled ones from the run's journal, `export.sync`).
 
 Each export remembers where it stopped in a cursor file, so running it again writes only
@@ -85,6 +85,32 @@ def add_export_commands(commands: Any) -> None:
     wandb.add_argument("--project", metavar="NAME", default="trainwire", help="the W&B project (default trainwire)")
     wandb.set_defaults(command=_export_wandb)
 
+    kubeflow = trackers.add_parser(
+        "kubeflow",
+        help="the progress of the stream's last run into a Kubeflow TrainJob's status",
+        description="Progress, ETA and metrics of the stream's last run posted to a Kubeflow Trainer TrainJob's "
+        "status (`kubectl get trainjob`), as a run inside the TrainJob reports them itself. The endpoint is the one "
+        "Kubeflow Trainer injects (KUBEFLOW_TRAINER_SERVER_URL, _CA_CERT, _TOKEN) unless given.",
+    )
+    _common(kubeflow)
+    kubeflow.add_argument("--url", metavar="URL", help="the status endpoint (default $KUBEFLOW_TRAINER_SERVER_URL)")
+    kubeflow.add_argument(
+        "--ca-cert", metavar="FILE", help="the CA file to verify it with (default $KUBEFLOW_TRAINER_SERVER_CA_CERT)"
+    )
+    kubeflow.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="the file holding the bearer token, read for each post (default $KUBEFLOW_TRAINER_SERVER_TOKEN)",
+    )
+    kubeflow.add_argument(
+        "--interval",
+        type=positive_seconds,
+        metavar="S",
+        help="seconds between two posts besides the start, evaluations and the end "
+        "(default $TRAINWIRE_KUBEFLOW_INTERVAL_S, else 5)",
+    )
+    kubeflow.set_defaults(command=_export_kubeflow)
+
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -162,6 +188,44 @@ def _export_wandb(options: argparse.Namespace) -> int:
     key = hashlib.sha256(f"{stream.absolute()}\n{options.project}".encode()).hexdigest()[:12]
     cursor = options.cursor or directory / CURSOR_DIR / f"{stream.name}.wandb-{key}.json"
     return _run(options, stream, cursor, lambda saved: WandbExporter(directory, options.project, stream.parent))
+
+
+def _export_kubeflow(options: argparse.Namespace) -> int:
+    import os
+
+    from trainwire.export.kubeflow import KubeflowExporter
+    from trainwire.writer.kubeflow.environment import (
+        CA_CERT_VARIABLE,
+        TOKEN_VARIABLE,
+        URL_VARIABLE,
+        StatusEndpoint,
+        interval_from,
+    )
+
+    stream = stream_path(options.run)
+    url = options.url or os.environ.get(URL_VARIABLE)
+    ca_file = options.ca_cert or os.environ.get(CA_CERT_VARIABLE)
+    token_file = options.token_file or os.environ.get(TOKEN_VARIABLE)
+    if not (url and ca_file and token_file):
+        raise CommandError(
+            f"export kubeflow needs the TrainJob's endpoint: {URL_VARIABLE}, {CA_CERT_VARIABLE} and "
+            f"{TOKEN_VARIABLE} (Kubeflow Trainer sets them in a trainer container), or --url, --ca-cert, --token-file"
+        )
+    endpoint = StatusEndpoint(url, ca_file, token_file)
+    interval = options.interval if options.interval is not None else interval_from(os.environ)
+    key = hashlib.sha256(f"{stream.absolute()}\n{url}".encode()).hexdigest()[:12]
+    cursor = options.cursor or stream.parent / CURSOR_DIR / f"{stream.name}.kubeflow-{key}.json"
+    exporters: list[KubeflowExporter] = []
+
+    def make(saved: Any) -> KubeflowExporter:
+        exporters.append(KubeflowExporter(endpoint, saved, interval_s=interval))
+        return exporters[-1]
+
+    code = _run(options, stream, cursor, make)
+    if exporters and exporters[0].unposted:
+        # the cursor says so too: the next export posts the status again
+        raise CommandError("export kubeflow: the TrainJob did not take the last status; run the export again")
+    return code
 
 
 def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_exporter: Any) -> int:
