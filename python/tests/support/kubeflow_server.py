@@ -165,3 +165,15 @@ def _handler(server: StatusServer) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+def job_in_environment(directory: Path, monkeypatch: Any, *, interval_s: float = 0.05) -> KubeflowJob:
+    """A job whose variables this process has (as in a trainer container), with nothing that
+    turns the reporting off or sends it elsewhere; the caller closes it."""
+    job = KubeflowJob(directory)
+    for name, value in job.variables().items():
+        monkeypatch.setenv(name, value)
+    for name in ("TRAINWIRE_KUBEFLOW_REPORTER", "TRAINWIRE_KUBEFLOW", "RANK", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAINWIRE_KUBEFLOW_INTERVAL_S", str(interval_s))
+    return job

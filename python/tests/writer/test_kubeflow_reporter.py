@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import trustme
-from support.kubeflow_server import KubeflowJob, Post
+from support.kubeflow_server import KubeflowJob, Post, job_in_environment
 
 from trainwire import Run
 from trainwire.writer.kubeflow.environment import REPORTER_VARIABLE
@@ -25,12 +25,7 @@ from trainwire.writer.kubeflow.environment import REPORTER_VARIABLE
 
 @pytest.fixture
 def job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KubeflowJob]:
-    made = KubeflowJob(tmp_path)
-    for name, value in made.variables().items():
-        monkeypatch.setenv(name, value)
-    for name in (REPORTER_VARIABLE, "TRAINWIRE_KUBEFLOW", "RANK", "HTTPS_PROXY", "https_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAINWIRE_KUBEFLOW_INTERVAL_S", "0.05")
+    made = job_in_environment(tmp_path, monkeypatch)
     yield made
     made.close()
 

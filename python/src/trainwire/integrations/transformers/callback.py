@@ -27,6 +27,7 @@ from trainwire.integrations.transformers.checkpoint_origins import (
     write_checkpoint_origin,
 )
 from trainwire.integrations.transformers.held_step import HeldStep
+from trainwire.integrations.transformers.kubeflow import kubeflow_callback_stands_down
 from trainwire.integrations.transformers.logs import (
     NOT_METRICS,
     NOT_STEP_METRICS,
@@ -282,6 +283,7 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):  # type: ignore[misc
 
     def _before_train(self, trainer: Trainer, resume_from_checkpoint: str | bool | None, trial: Any = None) -> None:
         self.lifecycle.in_train = False  # a train() call begins: not a retry in place
+        kubeflow_callback_stands_down(trainer, self.run)  # one reporter per TrainJob
         self._resume_checkpoint = resolve_checkpoint(trainer, resume_from_checkpoint)
         if self._search is not None and trial is not None:
             self._search.begin(trial)
