@@ -57,7 +57,7 @@ class StatusClient:
         self.timeout_s = timeout_s
         self.retry_waits_s = retry_waits_s
         #: waits between retries; returns True to give up early (the run is closing)
-        self._sleep = sleep if sleep is not None else (lambda seconds: time.sleep(seconds) or False)
+        self._sleep = sleep if sleep is not None else _sleep
 
     def post(self, body: bytes, *, retries: bool = True) -> Posted:
         """POST `body`, retried on transient failures while `retries`."""
@@ -100,3 +100,8 @@ class StatusClient:
         except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as error:
             reason = getattr(error, "reason", error)
             return Posted(False, f"{type(reason).__name__}: {reason}", transient=not isinstance(reason, ssl.SSLError))
+
+
+def _sleep(seconds: float) -> bool:
+    time.sleep(seconds)
+    return False  # never gives up early

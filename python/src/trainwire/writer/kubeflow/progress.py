@@ -85,17 +85,20 @@ def _search_fraction(state: Mapping[str, Any], records: list[dict[str, Any]], to
         return None
     ended = sum(1 for record in records if record.get("status") != "running")
     running = any(record.get("status") == "running" for record in records)
-    within = state.get("progress") if running and isinstance(state.get("progress"), (int, float)) else 0.0
-    return min((ended + float(within)) / total, 1.0)
+    progress = state.get("progress")
+    within = float(progress) if running and isinstance(progress, (int, float)) else 0.0
+    return min((ended + within) / total, 1.0)
 
 
 def _search_eta(records: list[dict[str, Any]], total: int | None) -> float | None:
     """The trials left at the mean duration of those ended, less what the running ones took."""
-    durations = [r["duration_s"] for r in records if r.get("status") != "running" and r.get("duration_s") is not None]
+    durations = [
+        float(r["duration_s"]) for r in records if r.get("status") != "running" and r.get("duration_s") is not None
+    ]
     if not total or not durations:
         return None
     ended = sum(1 for record in records if record.get("status") != "running")
-    spent = sum(r.get("elapsed_s") or 0.0 for r in records if r.get("status") == "running")
+    spent = sum(float(r.get("elapsed_s") or 0.0) for r in records if r.get("status") == "running")
     return max(sum(durations) / len(durations) * max(total - ended, 0) - spent, 0.0)
 
 
