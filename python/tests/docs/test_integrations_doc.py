@@ -36,4 +36,5 @@ def test_the_export_commands_are_there() -> None:
         "mlflow",
         "tensorboard",
         "wandb",
+        "kubeflow",
     }
