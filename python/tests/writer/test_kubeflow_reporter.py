@@ -224,3 +224,12 @@ def test_the_proxy_variables_are_honoured(job: KubeflowJob, tmp_path: Path, monk
     with Run(tmp_path / "direct") as run:
         run.start(total_steps=1)
     assert job.server.posts
+
+
+def test_a_run_outside_a_trainjob_loads_no_http_client(tmp_path: Path) -> None:
+    script = (
+        "import sys; from trainwire import Run; Run(None).start(total_steps=1); "
+        "sys.exit(sorted({'ssl', 'urllib.request', 'trainwire.writer.kubeflow.reporter'} & set(sys.modules)) != [])"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBEFLOW_TRAINER_SERVER_")}
+    assert subprocess.run([sys.executable, "-c", script], env=env, timeout=60).returncode == 0

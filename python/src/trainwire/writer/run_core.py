@@ -23,7 +23,7 @@ from trainwire.writer.checks import Complaints
 from trainwire.writer.fields import UNSET
 from trainwire.writer.heartbeat import Heartbeat
 from trainwire.writer.journal import Journal
-from trainwire.writer.kubeflow import KubeflowReporter, reporter_for_run
+from trainwire.writer.kubeflow import reporter_for_run
 from trainwire.writer.lines import LineWriter
 from trainwire.writer.outputs import open_sinks
 from trainwire.writer.paths import PathLike
@@ -96,7 +96,7 @@ class RunCore:
         self.host_exit_code: int | None = None  # the host's own, given to finish()
         self._heartbeat: Heartbeat | None = None
         made: list[Sink] = []
-        self.kubeflow: KubeflowReporter | None = None
+        self.kubeflow: Sink | None = None  # the Kubeflow TrainJob reporter, inside one
         if self.active:
             made, self.journal = open_sinks(
                 self.output_dir,

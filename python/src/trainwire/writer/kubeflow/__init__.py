@@ -1,33 +1,22 @@
 """Reporting a run's progress to its Kubeflow Trainer TrainJob (`TrainJob.status.trainerStatus`).
 
 `reporter_for_run` is what `Run` asks for (docs/integrations.md, "Kubeflow Trainer"); the export
-(`trainwire export kubeflow`) builds a `KubeflowReporter` of its own on the same mapping.
+(`trainwire export kubeflow`) uses the same fold, mapping and poster. Outside a TrainJob nothing
+more is imported: the reporter, with `urllib` and `ssl`, only when a run reports.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import MutableMapping
+from typing import TYPE_CHECKING
 
-from trainwire.writer.kubeflow.environment import (
-    StatusEndpoint,
-    claimed_elsewhere,
-    endpoint_from,
-    interval_from,
-    reporting_wanted,
-)
-from trainwire.writer.kubeflow.progress import RunProgress, progress_of
-from trainwire.writer.kubeflow.reporter import KubeflowReporter
+from trainwire.writer.kubeflow.environment import claimed_elsewhere, endpoint_from, interval_from, reporting_wanted
 
-__all__ = [
-    "KubeflowReporter",
-    "RunProgress",
-    "StatusEndpoint",
-    "endpoint_from",
-    "progress_of",
-    "reporter_for_run",
-    "reports_in_this_process",
-]
+if TYPE_CHECKING:
+    from trainwire.writer.kubeflow.reporter import KubeflowReporter
+
+__all__ = ["reporter_for_run", "reports_in_this_process"]
 
 
 def reports_in_this_process(asked: bool | None = None, environ: MutableMapping[str, str] | None = None) -> bool:
@@ -42,4 +31,6 @@ def reporter_for_run(asked: bool | None) -> KubeflowReporter | None:
     endpoint = endpoint_from(os.environ)
     if endpoint is None or not reports_in_this_process(asked):
         return None
+    from trainwire.writer.kubeflow.reporter import KubeflowReporter  # urllib and ssl: only inside a TrainJob
+
     return KubeflowReporter(endpoint, interval_s=interval_from(os.environ))
