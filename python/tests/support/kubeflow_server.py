@@ -112,7 +112,7 @@ class KubeflowJob:
         self._http.daemon_threads = True
         # the handshake in the handler's thread: a client that gives up on it holds up no other
         self._http.socket = context.wrap_socket(self._http.socket, server_side=True, do_handshake_on_connect=False)
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
         self.url = f"https://127.0.0.1:{self._http.server_address[1]}{STATUS_PATH}"
 
