@@ -33,11 +33,17 @@ def _discard(*_: Any) -> None:
 
 
 def _time_ours(
-    directory: Path, values: list[tuple[float, float]], callbacks: tuple[Callable[..., Any], ...], journal: bool = True
+    directory: Path,
+    values: list[tuple[float, float]],
+    callbacks: tuple[Callable[..., Any], ...],
+    journal: bool = True,
+    sinks: tuple[Any, ...] = (),
 ) -> float:
     from trainwire.writer.run import Run
 
-    run = Run(directory, step_interval_s=0, heartbeat_interval_s=None, callbacks=callbacks, journal=journal)
+    run = Run(
+        directory, step_interval_s=0, heartbeat_interval_s=None, callbacks=callbacks, journal=journal, sinks=sinks
+    )
     run.start(total_steps=len(values))
     gc.collect()
     started = time.perf_counter()
@@ -69,6 +75,19 @@ def _time_llama_factory(directory: Path, lines: list[dict[str, Any]]) -> float:
     return (time.perf_counter() - started) / len(lines)
 
 
+def _kubeflow_reporter(directory: Path) -> Any:
+    """The TrainJob reporter a run inside Kubeflow adds, posting (on its own thread) to a port
+    where nothing listens: the training thread's share is what is timed."""
+    import logging
+
+    from trainwire.writer.kubeflow.environment import StatusEndpoint
+    from trainwire.writer.kubeflow.reporter import KubeflowReporter
+
+    logging.getLogger("trainwire.writer.kubeflow").setLevel(logging.ERROR)
+    endpoint = StatusEndpoint("https://127.0.0.1:9/status", str(directory / "ca.crt"), str(directory / "token"))
+    return KubeflowReporter(endpoint, interval_s=5.0, finish_wait_s=0.1, environ={})
+
+
 def _step_lines(path: Path) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as stream:
         lines = [json.loads(text) for text in stream]
@@ -82,6 +101,7 @@ class EmitterTimes:
     ours: list[float]
     ours_without_journal: list[float]
     ours_with_callback: list[float]
+    ours_with_kubeflow: list[float]
     json_dumps: list[float]
     llama_factory: list[float]
     floor: list[float]
@@ -98,6 +118,9 @@ def _measure(ctx: Context) -> EmitterTimes:
         "ours": lambda directory: _time_ours(directory, values, ()),
         "ours_without_journal": lambda directory: _time_ours(directory, values, (), journal=False),
         "ours_with_callback": lambda directory: _time_ours(directory, values, (_discard,)),
+        "ours_with_kubeflow": lambda directory: _time_ours(
+            directory, values, (), sinks=(_kubeflow_reporter(directory),)
+        ),
         "json_dumps": lambda directory: _time_json_dumps(directory, lines),
         "llama_factory": lambda directory: _time_llama_factory(directory, lines),
         "floor": lambda directory: time_floor(directory / _STREAM, values),
@@ -142,6 +165,12 @@ def _journal_cost(ctx: Context) -> Measurement:
     return _per_event(times.ours, times.ours_without_journal, notes)
 
 
+def _kubeflow_cost(ctx: Context) -> Measurement:
+    times = _times(ctx)
+    notes = "value: the file sink and a Kubeflow TrainJob reporter; baseline: the file sink alone; same rounds"
+    return _per_event(times.ours_with_kubeflow, times.ours, notes)
+
+
 def _llama_factory(ctx: Context) -> Measurement:
     times = _times(ctx)
     notes = "value: open/append/close per line; baseline: our emitter; ratio = how many times slower"
@@ -169,6 +198,12 @@ FIGURES = [
         "us/event",
         Target("<= 1.1x the file sink without the journal", "ratio_at_most", 1.1),
         _journal_cost,
+    ),
+    Figure(
+        "emitter, the Kubeflow reporter's cost on the training thread",
+        "us/event",
+        Target("<= 1.1x the file sink without it", "ratio_at_most", 1.1),
+        _kubeflow_cost,
     ),
     Figure(
         "emitter floor: one function, no checks or sinks",

@@ -66,8 +66,11 @@ class KubeflowReporter:
     # -- the caller's side (the training thread): cheap, never raises ----------------------
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
-        """As a writer sink: each line's event."""
-        self.offer(event)
+        """As a writer sink: each line's event; a step once the thread runs, in one assignment."""
+        if self._thread is not None and event["event"] == "train.step":
+            self._latest_step = event
+        else:
+            self.offer(event)
 
     def offer(self, event: dict[str, Any]) -> None:
         if self._off:
