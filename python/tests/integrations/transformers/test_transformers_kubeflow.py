@@ -45,3 +45,27 @@ def test_transformers_callback_stays_when_trainwire_does_not_report(job: Kubeflo
     attach(trainer, kubeflow=False)
     trainer.train()
     assert job.server.posts and all("current_step" in names(p) or "status" not in names(p) for p in job.server.posts)
+
+
+def test_a_search_reports_its_trials_through_trainwire_alone(job: KubeflowJob, tmp_path: Path) -> None:
+    import optuna
+
+    from trainwire.cli.demo_model import build_model, build_trainer
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+
+    trainer = build_trainer(tmp_path, max_steps=2, eval_strategy="steps", eval_steps=2, report_to=["kubeflow"])
+    trainer.model_init = lambda trial=None: build_model()
+    attach(trainer, check_interval_s=0)
+    trainer.hyperparameter_search(
+        hp_space=lambda trial: {"learning_rate": trial.suggest_float("learning_rate", 1e-4, 1e-2, log=True)},
+        n_trials=2,
+        direction="minimize",
+        backend="optuna",
+    )
+    posts = job.server.posts
+    assert posts and not [post.errors for post in posts if post.errors]
+    assert all("status" in names(post) and "current_step" not in names(post) for post in posts)
+    final = {metric["name"]: metric["value"] for metric in posts[-1].body["trainerStatus"]["metrics"]}
+    assert posts[-1].body["trainerStatus"]["progressPercentage"] == 100
+    assert final["trials_done"] == "2" and final["trials_total"] == "2" and "best_objective" in final

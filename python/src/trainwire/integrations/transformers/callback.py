@@ -300,6 +300,7 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):  # type: ignore[misc
         # A search: one run, each trial a trial of it, followed here (Optuna's backend) or by
         # a TuneSearch on the driver (Ray's trials train in Tune's workers).
         self.lifecycle.begin_search()
+        kubeflow_callback_stands_down(trainer, self.run)  # before Tune copies the Trainer to its workers
         run = self._writer(trainer.state)
         if run is not None:
             self._start_run(run, trainer.args, trainer.state, resumed=False, total_trials=n_trials)
