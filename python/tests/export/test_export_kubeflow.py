@@ -56,6 +56,8 @@ def test_an_export_posts_the_stream_once_valid_and_ending_at_100(job: KubeflowJo
     again = export(job, str(tmp_path / "out"))
     assert again.returncode == 0, again.stderr
     assert len(job.server.posts) == len(posts)  # nothing new: nothing posted
+    cursors = list((tmp_path / "out" / ".trainwire-export").iterdir())
+    assert cursors and not [path for path in cursors if b"token-one" in path.read_bytes()]  # never kept
 
 
 def test_an_export_that_follows_a_stream_posts_what_the_run_itself_posts(
