@@ -1,5 +1,6 @@
 """No double reporting to a Kubeflow TrainJob: transformers' own `KubeflowCallback` (registered
-by the `Trainer` when `KUBEFLOW_TRAINER_SERVER_URL` is set, transformers 4.57 and later) stands
+by the `Trainer` when `KUBEFLOW_TRAINER_SERVER_URL` is set and `report_to` is `"all"` or names it,
+transformers 4.57 and later) stands
 down when trainwire reports the job's progress: the attached run reports (`Run.reports_to_kubeflow`),
 or another process of the job does (a search's driver, for a worker). Otherwise it stays: with
 `Run(kubeflow=False)` or `TRAINWIRE_KUBEFLOW=0`, transformers' callback is the job's reporter.
