@@ -25,13 +25,17 @@ logger = logging.getLogger("trainwire.integrations.transformers")
 
 
 def kubeflow_callback_stands_down(trainer: Trainer, run: Run | None) -> None:
-    """Takes transformers' `KubeflowCallback` off `trainer` when trainwire reports the job."""
-    if not ((run is not None and run.reports_to_kubeflow) or claimed_elsewhere(os.environ)):
+    """Takes transformers' `KubeflowCallback` off `trainer` when trainwire reports the job; never raises."""
+    try:
+        if not ((run is not None and run.reports_to_kubeflow) or claimed_elsewhere(os.environ)):
+            return
+        handler: Any = trainer.callback_handler
+        theirs = [cb for cb in handler.callbacks if _is_transformers_kubeflow_callback(cb)]
+        for callback in theirs:
+            handler.remove_callback(callback)
+    except Exception:  # a broken run or Trainer: its hooks say so; training goes on
+        logger.debug("trainwire: transformers' KubeflowCallback was left as it is", exc_info=True)
         return
-    handler: Any = trainer.callback_handler
-    theirs = [cb for cb in handler.callbacks if _is_transformers_kubeflow_callback(cb)]
-    for callback in theirs:
-        handler.remove_callback(callback)
     if theirs:
         logger.info("trainwire: the run reports to the Kubeflow TrainJob; transformers' KubeflowCallback stands down")
 
