@@ -351,13 +351,20 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):  # type: ignore[misc
         if not self._adopts:
             return
         self._adopts = False
+        trainer = calling_trainer(self)
+        callbacks = trainer.callback_handler.callbacks if trainer is not None else []
+        first = next((cb for cb in callbacks if isinstance(cb, TrainwireCallback)), None)
+        if first is not None and first is not self:
+            # `callbacks=[TrainwireCallback, TrainwireCallback]`: two runs would interleave in one file.
+            logger.warning("trainwire: a second TrainwireCallback in one Trainer writes nothing; pass one")
+            self.lifecycle.owns_run = False
+            return
         zero = state.is_world_process_zero
         lifecycle = self.lifecycle
         if zero:
             lifecycle.run, lifecycle.new_run = owned_run(args.output_dir)
             self._provenance = ProvenancePrefetch()
         lifecycle.stop = watched_stop(lifecycle.run, zero=zero, directory=args.output_dir)
-        trainer = calling_trainer(self)
         if trainer is not None:
             wrap_trainer(trainer, self)
 
