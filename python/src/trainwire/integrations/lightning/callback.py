@@ -114,7 +114,8 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
     # -- Lightning hooks: set-up ----------------------------------------------------------
 
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
-        first = next(each for each in trainer.callbacks if isinstance(each, TrainwireCallback))
+        callbacks = getattr(trainer, "callbacks", ())  # typed on the Trainer only through a mixin
+        first = next(each for each in callbacks if isinstance(each, TrainwireCallback))
         if first is not self:
             # Two runs would interleave in one file: the first trainwire callback writes.
             logger.warning("trainwire: a second TrainwireCallback in one Trainer writes nothing; pass one")

@@ -40,7 +40,6 @@ from lightning.pytorch.utilities import rank_zero_only
 
 from trainwire.integrations.core.hooks import number
 from trainwire.integrations.core.lifecycle import Lifecycle, owned_run
-from trainwire.writer.fields import UNSET
 from trainwire.writer.run import Run
 
 __all__ = ["VALIDATION_PREFIXES", "TrainwireLogger"]
@@ -239,8 +238,10 @@ class TrainwireLogger(Logger):
             run.eval(step, values, epoch=number(metrics.get("epoch")), split=split)
 
     def _start(self, run: Run) -> None:
-        world_size = self._trainer.world_size if self._trainer is not None else UNSET
-        run.start(config=self._hyperparameters or None, world_size=world_size)
+        run.start(
+            config=self._hyperparameters or None,
+            world_size=self._trainer.world_size if self._trainer is not None else None,
+        )
 
     def _next_version(self) -> int:
         """The next free `version_<N>` under `<save_dir>/<name>`, as the built-in loggers count."""

@@ -11,6 +11,7 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from trainwire.writer.sinks import stdout_carries_stream
@@ -38,7 +39,7 @@ def calling_trainer(callback: Any, depth: int = 12) -> Trainer | None:
     the callback. Without it the callback still writes, but no hook sees an exception."""
     from transformers import Trainer
 
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     for _ in range(depth):
         if frame is None:
             return None
