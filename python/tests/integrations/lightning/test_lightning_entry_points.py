@@ -154,3 +154,9 @@ def test_a_second_trainwire_callback_warns_and_writes_nothing(tmp_path: Path, ca
     assert len({line["run_id"] for line in stream_of(path)}) == 1
     assert first.run is not None and first.run.status == "succeeded" and second.run is None
     assert "second TrainwireCallback" in caplog.text
+
+
+def test_a_name_given_to_the_logger_names_the_folder_and_the_run(tmp_path: Path) -> None:
+    logged_fit(tmp_path, TrainwireLogger(tmp_path, name="exp-1", **QUIET), Evaluated(), enable_checkpointing=True)
+    assert list(tmp_path.glob("exp-1/version_0/checkpoints/*.ckpt"))
+    assert stream_of(tmp_path / "progress.jsonl")[0]["name"] == "exp-1"

@@ -60,21 +60,23 @@ class TrainwireLogger(Logger):
     """A Lightning `Logger` writing `<save_dir>/progress.jsonl` (the current directory by default).
 
     `name` and `version` place `ModelCheckpoint`'s folder as for the built-in loggers
-    (`<save_dir>/<name>/version_<N>`, the next free N unless given). `run_options` go to the
-    owned `Run`. Only global rank 0 writes (Lightning calls a logger's methods there only).
+    (`<save_dir>/<name>/version_<N>`, the next free N unless given); a `name` given is also
+    the run's name, as it was before it placed folders. `run_options` go to the owned `Run`. Only global rank 0 writes (Lightning calls a logger's methods there only).
     """
 
     def __init__(
         self,
         save_dir: str | os.PathLike[str] = ".",
         *,
-        name: str = "trainwire",
+        name: str | None = None,
         version: int | str | None = None,
         **run_options: Any,
     ) -> None:
         super().__init__()
+        if name is not None:
+            run_options.setdefault("name", name)
         self._save_dir = Path(save_dir)
-        self._name = name
+        self._name = name if name is not None else "trainwire"
         self._version = version
         self._run_options = run_options
         self._lifecycle: Lifecycle | None = None  # made on rank 0, at the first use
