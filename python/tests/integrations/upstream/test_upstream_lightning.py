@@ -173,6 +173,16 @@ def test_the_default_names_are_each_loggers_own(tmp_path: Path) -> None:
     assert CSVLogger(save_dir=tmp_path, name="exp").name == TrainwireLogger(tmp_path, name="exp").name == "exp"
 
 
+@pytest.mark.parametrize("kind", LOGGERS)
+def test_fast_dev_run_writes_through_no_logger(tmp_path: Path, kind: str) -> None:
+    # Lightning swaps every logger for a DummyLogger in a fast_dev_run: nothing is written.
+    trainer = tiny_trainer(tmp_path, logger=made_logger(kind, tmp_path), fast_dev_run=True)
+    trainer.fit(BoringModel())
+    assert trainer.global_step == 1
+    written = [path for path in tmp_path.rglob("*") if path.is_file() and path.stat().st_size > 0]
+    assert written == []
+
+
 class StateCallback(Callback):
     """A stateful callback, saved in and restored from the checkpoint by its state key."""
 
