@@ -77,6 +77,10 @@ class TrainwireTracker(GeneralTracker, LifecycleAdapter):  # type: ignore[misc]
     `signals=True` maps SIGINT/SIGTERM to a stop from now on. Used as a context manager, an
     exception out of the block ends the run `failed` (`interrupted` for Ctrl+C).
     `total_steps` goes into `run.started`; `run_options` to the `Run`.
+    Registered by name (`register_tracker_class(TrainwireTracker)`, `log_with="trainwire"`),
+    Accelerate makes it in `init_trackers` with the project name as its first argument: the
+    project name then names the run, and the output goes to the Accelerator's `logging_dir`
+    (its `project_dir` unless set apart), else the current directory.
     """
 
     name = "trainwire"
@@ -95,6 +99,7 @@ class TrainwireTracker(GeneralTracker, LifecycleAdapter):  # type: ignore[misc]
         **run_options: Any,
     ) -> None:
         super().__init__()
+        output_dir = registered_output_dir(sys._getframe(1), output_dir)
         # Run knows the global rank from the launcher's variables; PartialState is left to
         # the Accelerator, which may be given process-group settings yet.
         made, new_run = owned_run(output_dir, **run_options)
@@ -203,6 +208,16 @@ class TrainwireTracker(GeneralTracker, LifecycleAdapter):  # type: ignore[misc]
             name=project if run.name is None else None,
             tags=tags,
         )
+
+
+def registered_output_dir(frame: FrameType | None, output_dir: str | os.PathLike[str]) -> str | os.PathLike[str]:
+    """`output_dir`, unless `frame` is the `Accelerator.init_trackers` that made the tracker
+    by its registered name and gave it the project name there: then the Accelerator's
+    `logging_dir`, else the current directory (a project name is not a place)."""
+    if frame is None or frame.f_code.co_name != "init_trackers" or frame.f_locals.get("project_name") != output_dir:
+        return output_dir
+    logging_dir = getattr(frame.f_locals.get("self"), "logging_dir", None)
+    return logging_dir if isinstance(logging_dir, (str, os.PathLike)) and str(logging_dir) else "."
 
 
 def init_trackers_naming(frame: FrameType | None) -> tuple[str | None, Any]:

@@ -14,6 +14,9 @@ train`; a new `fit` after an out-of-memory error, or from an earlier step -> `tr
 each optimizer step -> `train.step`; a completed epoch -> `train.epoch`; validation ->
 `eval.completed`; every `trainer.save_checkpoint` (the `ModelCheckpoint` callback's too) ->
 `checkpoint.saved`; `on_train_end` -> `phase.ended train`; the end of `fit` -> `run.finished`.
+A `validate`, `test` or `predict` outside `fit` is a run of its own (an owned run): its loop
+an `eval` or `predict` phase counting batches, its values `eval.completed`, its end
+`run.finished`. One trainwire callback writes per trainer: a second one warns and writes nothing.
 
 Signals: Lightning installs its own SIGTERM handler during `fit` (it raises
 `SIGTERMException` after the current batch, without a checkpoint). When trainwire handles
@@ -27,6 +30,7 @@ trainwire's handlers Lightning's own SIGTERM path stays and the run ends `interr
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import os
 import signal
@@ -58,6 +62,11 @@ CHECKPOINT_KEY = "trainwire"
 #: the file a stop saves, in the run's output directory (`{step}` is the global step)
 STOP_CHECKPOINT = "checkpoints/stop-step={step}.ckpt"
 _WRAPPED_MARK = "__trainwire_wrapped__"
+#: the loop phase and the eval split of each trainer function outside `fit`
+_LOOPS = {"validate": ("eval", "validation"), "test": ("eval", "test"), "predict": ("predict", None)}
+_TEST_PREFIXES = ("test_", "test/")
+
+logger = logging.getLogger("trainwire.integrations.lightning")
 
 
 class TrainwireCallback(pl.Callback, LifecycleAdapter):
@@ -105,6 +114,14 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
     # -- Lightning hooks: set-up ----------------------------------------------------------
 
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
+        callbacks = getattr(trainer, "callbacks", ())  # typed on the Trainer only through a mixin
+        first = next(each for each in callbacks if isinstance(each, TrainwireCallback))
+        if first is not self:
+            # Two runs would interleave in one file: the first trainwire callback writes.
+            logger.warning("trainwire: a second TrainwireCallback in one Trainer writes nothing; pass one")
+            self.lifecycle = Lifecycle(None)
+            self._watch_file = False
+            return
         zero = trainer.is_global_zero
         lifecycle = self.lifecycle
         self._logger = next((each for each in trainer.loggers if isinstance(each, TrainwireLogger)), None)
@@ -167,6 +184,44 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
             return
         self.run.epoch(trainer.current_epoch + 1, trainer.global_step)
 
+    # -- Lightning hooks: validate, test and predict outside fit --------------------------
+
+    @shielded
+    def on_validation_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if trainer.state.fn == "validate":
+            self._begin_loop_run(trainer, pl_module)
+
+    @shielded
+    def on_test_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._begin_loop_run(trainer, pl_module)
+
+    @shielded
+    def on_predict_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._begin_loop_run(trainer, pl_module)
+
+    @shielded
+    def on_test_batch_end(self, trainer: pl.Trainer, *args: Any, **kwargs: Any) -> None:
+        self._loop_batch_done(trainer, getattr(trainer, "num_test_batches", None))
+
+    @shielded
+    def on_predict_batch_end(self, trainer: pl.Trainer, *args: Any, **kwargs: Any) -> None:
+        self._loop_batch_done(trainer, getattr(trainer, "num_predict_batches", None))
+
+    @shielded
+    def on_test_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._end_loop(trainer, "test", _TEST_PREFIXES)
+
+    @shielded
+    def on_predict_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._loop.end()
+
+    @shielded
+    def teardown(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
+        if stage in _LOOPS:
+            self.lifecycle.finish()  # the run of a validate, test or predict ends
+
+    # -- Lightning hooks: validation during fit ---------------------------------------------
+
     @shielded
     def on_validation_batch_end(
         self,
@@ -178,21 +233,13 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
         dataloader_idx: int = 0,
     ) -> None:
         # the sanity check's few batches are not an evaluation; nor is one before the run starts
-        if self.run is None or trainer.sanity_checking or not self.run.started:
-            return
-        self._loop.batch_done(self.run, "eval", _planned_validation_batches(trainer))
+        if not trainer.sanity_checking:
+            self._loop_batch_done(trainer, getattr(trainer, "num_val_batches", None))
 
     @shielded
     def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        if self.run is None or trainer.sanity_checking:
-            return
-        metrics = {
-            _without_prefix(name): value
-            for name, value in trainer.callback_metrics.items()
-            if name.startswith(VALIDATION_PREFIXES)
-        }
-        self.run.eval(trainer.global_step, metrics, epoch=trainer.current_epoch, split="validation")
-        self._loop.end()
+        if not trainer.sanity_checking:
+            self._end_loop(trainer, "validation", VALIDATION_PREFIXES)
 
     @shielded
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
@@ -204,6 +251,7 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
 
     @shielded
     def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
+        self._loop.end("failed")
         run = self.run
         if isinstance(exception, SIGTERMException) and run is not None and run.status is None:
             # Lightning's own SIGTERM path (trainwire's handlers were not in force): a stop
@@ -251,6 +299,35 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
             memory=step_memory(),
         )
 
+    def _begin_loop_run(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """A validate, test or predict outside fit: a run of its own (a new one after the last ended)."""
+        self.lifecycle.renew()
+        run = self.run
+        if run is not None and run.status is None and not run.started:
+            run.start(config=self._config(pl_module), world_size=trainer.world_size)
+
+    def _loop_batch_done(self, trainer: pl.Trainer, planned: Any) -> None:
+        run = self.run
+        if run is None or not run.started or run.status is not None:
+            return  # nothing before the run starts, nor after it ended
+        phase = _LOOPS.get(str(trainer.state.fn.value if trainer.state.fn else ""), ("eval", None))[0]
+        self._loop.batch_done(run, phase, _planned_batches(planned))
+
+    def _end_loop(self, trainer: pl.Trainer, split: str, prefixes: tuple[str, ...]) -> None:
+        """An evaluation ended: its values (the names with `prefixes`, taken off), then its phase."""
+        run = self.run
+        if run is not None and run.status is None:
+            metrics = {
+                _without_prefix(name, prefixes): value
+                for name, value in trainer.callback_metrics.items()
+                if name.startswith(prefixes)
+            }
+            run.eval(trainer.global_step, metrics, epoch=trainer.current_epoch, split=split)
+        self._loop.end()
+
+    def _config(self, pl_module: pl.LightningModule) -> dict[str, Any] | None:
+        return {**pl_module.hparams, **(self._logger.hyperparameters if self._logger else {})} or None
+
     def _start_run(self, run: Run, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         resumed_from: Any = UNSET
         if trainer.global_step > 0:
@@ -264,7 +341,7 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
         run.start(
             total_steps=_total_steps(trainer),
             total_epochs=trainer.max_epochs if unbounded_steps and trainer.max_epochs not in (None, -1) else UNSET,
-            config={**pl_module.hparams, **(self._logger.hyperparameters if self._logger else {})} or None,
+            config=self._config(pl_module),
             world_size=trainer.world_size,
             resumed_from=resumed_from,
         )
@@ -316,16 +393,13 @@ def _learning_rate(trainer: pl.Trainer) -> float | None:
     return number(optimizers[0].param_groups[0].get("lr"))
 
 
-def _without_prefix(name: str) -> str:
-    for prefix in VALIDATION_PREFIXES:
-        if name.startswith(prefix):
-            return name[len(prefix) :]
-    return name
+def _without_prefix(name: str, prefixes: tuple[str, ...]) -> str:
+    return next((name[len(prefix) :] for prefix in prefixes if name.startswith(prefix)), name)
 
 
-def _planned_validation_batches(trainer: pl.Trainer) -> int | None:
-    """The batches of one validation pass over every validation loader, when all are known."""
-    counts = getattr(trainer, "num_val_batches", None) or []
+def _planned_batches(counts: Any) -> int | None:
+    """The batches of one pass over every loader of an evaluation, when all are known."""
+    counts = counts or []
     if not all(isinstance(count, int) for count in counts):
         return None  # an unsized loader counts as infinity
     return sum(counts) or None

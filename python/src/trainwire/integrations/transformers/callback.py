@@ -18,7 +18,7 @@ from transformers import TrainerCallback
 
 from trainwire.contract.status import status_for_exception
 from trainwire.integrations.core.hooks import number, shielded
-from trainwire.integrations.core.lifecycle import Lifecycle, LifecycleAdapter
+from trainwire.integrations.core.lifecycle import Lifecycle, LifecycleAdapter, owned_run, watched_stop
 from trainwire.integrations.core.loop_progress import LoopProgress, planned_batches
 from trainwire.integrations.core.memory_probe import step_memory
 from trainwire.integrations.transformers.checkpoint_origins import (
@@ -36,7 +36,7 @@ from trainwire.integrations.transformers.logs import (
     metrics_of,
     scheduler_learning_rate,
 )
-from trainwire.integrations.transformers.wrapper import wrap_trainer
+from trainwire.integrations.transformers.wrapper import calling_trainer, wrap_trainer
 from trainwire.stop import StopControl, StopRequest
 from trainwire.writer.fields import UNSET
 from trainwire.writer.provenance import ProvenancePrefetch
@@ -68,18 +68,22 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):  # type: ignore[misc
 
     def __init__(
         self,
-        run: Run | None,
+        run: Run | None = None,
         *,
         stop: StopControl | None = None,
-        owns_run: bool = False,
+        owns_run: bool | None = None,
         sync_every_steps: int = 1,
         signals: bool = False,
         new_run: Callable[[], Run] | None = None,
     ) -> None:
+        # Made with no run and no say on ownership (`Trainer(callbacks=[TrainwireCallback])`,
+        # which transformers instantiates with no arguments): the callback owns a run as
+        # `attach()` makes it, once the trainer's arguments are known (`_adopt`).
+        self._adopts = run is None and owns_run is None and stop is None
         self.lifecycle = Lifecycle(
             run,
             stop=stop,
-            owns_run=owns_run,
+            owns_run=bool(owns_run) or self._adopts,
             sync_every_steps=sync_every_steps,
             signals=signals,
             new_run=new_run,
@@ -121,9 +125,14 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):  # type: ignore[misc
     # -- transformers hooks -------------------------------------------------------------
 
     @shielded
+    def on_init_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
+        self._adopt(args, state)
+
+    @shielded
     def on_train_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
+        self._adopt(args, state)
         if self._search is not None and state.is_world_process_zero:
             self._search.announce()  # before the trial's train phase
         # An OOM batch-size retry calls on_train_begin again, without on_train_end.
@@ -220,6 +229,7 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):  # type: ignore[misc
         metrics: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
+        self._adopt(args, state)
         if self._outside_training():
             self._end_loop_run(args, state, metrics)
             return
@@ -235,6 +245,7 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):  # type: ignore[misc
     def on_prediction_step(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
+        self._adopt(args, state)
         if not self._loop.is_open and self._outside_training():
             self._open_loop_run(args, state)
         run = self._writer(state)
@@ -335,6 +346,30 @@ class TrainwireCallback(TrainerCallback, LifecycleAdapter):  # type: ignore[misc
         )
 
     # -- internals ------------------------------------------------------------------------
+
+    def _adopt(self, args: TrainingArguments, state: TrainerState) -> None:
+        """A callback made with no arguments takes the run `attach()` would make: its own,
+        writing `<args.output_dir>/progress.jsonl` on world process zero, the control file
+        there watched; and it wraps the trainer that made it (when found) as `attach()` does."""
+        if not self._adopts:
+            return
+        self._adopts = False
+        trainer = calling_trainer(self)
+        callbacks = trainer.callback_handler.callbacks if trainer is not None else []
+        first = next((cb for cb in callbacks if isinstance(cb, TrainwireCallback)), None)
+        if first is not None and first is not self:
+            # `callbacks=[TrainwireCallback, TrainwireCallback]`: two runs would interleave in one file.
+            logger.warning("trainwire: a second TrainwireCallback in one Trainer writes nothing; pass one")
+            self.lifecycle.owns_run = False
+            return
+        zero = state.is_world_process_zero
+        lifecycle = self.lifecycle
+        if zero:
+            lifecycle.run, lifecycle.new_run = owned_run(args.output_dir)
+            self._provenance = ProvenancePrefetch()
+        lifecycle.stop = watched_stop(lifecycle.run, zero=zero, directory=args.output_dir)
+        if trainer is not None:
+            wrap_trainer(trainer, self)
 
     def _writer(self, state: TrainerState) -> Run | None:
         """The run to write to, or None on ranks other than world process zero."""

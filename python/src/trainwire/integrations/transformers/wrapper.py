@@ -11,6 +11,7 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from trainwire.writer.sinks import stdout_carries_stream
@@ -18,7 +19,7 @@ from trainwire.writer.sinks import stdout_carries_stream
 if TYPE_CHECKING:
     from transformers import Trainer
 
-__all__ = ["wrap_trainer"]
+__all__ = ["calling_trainer", "wrap_trainer"]
 
 _WRAPPED_MARK = "__trainwire_wrapped__"
 _ATTACHED = "_trainwire_callback"  # on the trainer: the callback attach() added last
@@ -28,6 +29,26 @@ _WRAPPED_METHODS = ("train", "evaluate", "predict", "hyperparameter_search")
 
 def _current_callback(trainer: Trainer, kind: type[Any]) -> Any:
     return next((cb for cb in trainer.callback_handler.callbacks if isinstance(cb, kind)), None)
+
+
+def calling_trainer(callback: Any, depth: int = 12) -> Trainer | None:
+    """The `Trainer` whose method is calling `callback`'s hook, found in the calling frames.
+
+    A callback passed by class is made by transformers, which hands it no trainer; the
+    trainer is the `self` of a calling frame (its `__init__` at `on_init_end`) that holds
+    the callback. Without it the callback still writes, but no hook sees an exception."""
+    from transformers import Trainer
+
+    frame: FrameType | None = sys._getframe(1)
+    for _ in range(depth):
+        if frame is None:
+            return None
+        candidate = frame.f_locals.get("self")
+        handler = getattr(candidate, "callback_handler", None) if isinstance(candidate, Trainer) else None
+        if handler is not None and callback in handler.callbacks:
+            return candidate
+        frame = frame.f_back
+    return None
 
 
 def _printing_off_stdout() -> contextlib.AbstractContextManager[Any]:
