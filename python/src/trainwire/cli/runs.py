@@ -25,6 +25,7 @@ from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.humanize import format_duration
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
 from trainwire.reader.catalog import find_streams, run_rows
+from trainwire.reader.completeness import completeness_text
 
 __all__ = ["register"]
 
@@ -137,7 +138,7 @@ def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
     return [
         ("  " * (depth - 1) + "└ " if depth else "") + row["run_id"],
         _name(row.get("name"), row.get("tags") or []),
-        row["status"],
+        ", ".join(filter(None, (row["status"], completeness_text(row.get("completeness"))))),
         steps,
         "-" if row["duration_s"] is None else format_duration(row["duration_s"]),
         _format_number(row["last_loss"]),
