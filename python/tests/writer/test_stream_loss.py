@@ -80,6 +80,22 @@ def test_a_read_only_directory_loses_the_stream_and_the_run_still_succeeds(tmp_p
     assert list(output.iterdir()) == []  # nothing could be written: the end line is the record
 
 
+def test_a_stream_file_that_cannot_be_opened_in_a_writable_directory_is_recorded_in_the_summary(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "progress.jsonl").mkdir()  # the stream's name taken by a directory: no one opens it as a file
+    done = lossy_run(tmp_path)
+    assert done.returncode == 0 and done.stdout.split() == ["succeeded", "0"], done.stderr
+    assert "(Is a directory)" in said_once(done.stderr, AT_THE_LOSS)
+    assert "could not be written" not in done.stderr.replace(AT_THE_LOSS, "")  # the journal could
+    summary = read_summary(tmp_path / "runs" / "lossy" / "summary.json")
+    assert summary is not None and (summary["status"], summary["exit_code"]) == ("succeeded", 0)
+    assert summary["completeness"]["stream_lines_lost"] == LINES
+    assert summary["completeness"]["reason"].endswith("progress.jsonl (Is a directory)")
+    listing = trainwire("runs", "--json", str(tmp_path))
+    assert listing.returncode == 0, listing.stderr
+
+
 def test_a_training_that_fails_on_a_lost_stream_exits_as_it_failed(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")

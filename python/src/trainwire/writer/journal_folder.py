@@ -180,6 +180,9 @@ class JournalFolder:
         them. The lines are the run's own, each checked before it was written: decoded as a
         reader decodes them (a NaN written as null is None), without the reader's checks."""
         replay = self._replay
+        if self._offset >= stream_size:  # nothing new (a stream that lost every line is never opened)
+            replay.put_back_last()
+            return
         with open(self._stream, "rb") as stream:
             stream.seek(self._offset)
             while self._offset < stream_size:
