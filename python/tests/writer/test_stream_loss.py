@@ -92,8 +92,11 @@ def test_a_stream_file_that_cannot_be_opened_in_a_writable_directory_is_recorded
     assert summary is not None and (summary["status"], summary["exit_code"]) == ("succeeded", 0)
     assert summary["completeness"]["stream_lines_lost"] == LINES
     assert summary["completeness"]["reason"].endswith("progress.jsonl (Is a directory)")
-    listing = trainwire("runs", "--json", str(tmp_path))
-    assert listing.returncode == 0, listing.stderr
+    (tmp_path / "progress.jsonl").rmdir()
+    (tmp_path / "progress.jsonl").write_bytes(b"")  # a stream holding no line of the run: its journal does
+    state = trainwire("state", str(tmp_path))
+    assert state.returncode == 0 and json.loads(state.stdout)["runs"] == []
+    assert state.stderr == f"trainwire state: run lossy: stream incomplete: {LINES} of {LINES} lines lost\n"
 
 
 def test_a_training_that_fails_on_a_lost_stream_exits_as_it_failed(tmp_path: Path) -> None:

@@ -201,11 +201,13 @@ def _state(options: argparse.Namespace) -> int:
 
 
 def _say_incomplete(stream: Path, run_ids: list[str]) -> None:
-    """One line on stderr per run whose journal says its stream lost lines: the state, folded
-    from the stream alone, cannot know it."""
+    """One line on stderr per run whose journal says its stream lost lines (a run that lost
+    every line has a journal only): the state, folded from the stream alone, cannot know it."""
+    from trainwire.contract.layout import journal_dirs
     from trainwire.reader.completeness import completeness_text, journal_completeness
 
-    for run_id in run_ids:
+    journaled = [journal.name for journal in journal_dirs(stream.parent) if journal.name not in run_ids]
+    for run_id in [*run_ids, *journaled]:
         lost = completeness_text(journal_completeness(stream.parent, run_id))
         if lost:
             sys.stderr.write(f"trainwire state: run {run_id}: {lost}\n")
