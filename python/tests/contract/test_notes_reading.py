@@ -1,5 +1,5 @@
 """One reader of a run's notes for the runs list and the exports: the run's own file first,
-the untouched template counting as none, a FIFO or a link out never followed."""
+the template counting as none (and left out of the notes added under it), a FIFO or a link out never followed."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_the_untouched_template_is_no_note_and_the_directorys_notes_come_next(tm
     (tmp_path / NOTES_FILE).write_text("\n  about the directory \n")
     assert read_notes(tmp_path, "r1") == "about the directory"
     (own / NOTES_FILE).write_text(NOTES_TEMPLATE + "\n## 2026-12-01T10:00:00Z\n\nlr too high\n")
-    assert read_notes(tmp_path, "r1") == (NOTES_TEMPLATE + "\n## 2026-12-01T10:00:00Z\n\nlr too high").strip()
+    assert read_notes(tmp_path, "r1") == "## 2026-12-01T10:00:00Z\n\nlr too high"  # the template left out
 
 
 def test_notes_over_their_cap_count_as_absent_with_one_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

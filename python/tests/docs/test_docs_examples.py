@@ -147,6 +147,14 @@ def test_python_examples_run(page: str, tmp_path: Path) -> None:
         _run_python(block, tmp_path, index)
 
 
+def test_the_readme_examples_run_one_after_the_other_in_one_directory(tmp_path: Path) -> None:
+    # both write to out/: the second reads a stream holding the first one's run too
+    first = next(b for b in PAGES_WITH_CODE["README.md"] if b.language == "python")
+    second = next(b for b in PAGES_WITH_CODE["python/README.md"] if b.language == "python")
+    _run_python(first, tmp_path, 0)
+    _run_python(second, tmp_path, 1)
+
+
 @pytest.mark.parametrize(
     "page", [name for name, blocks in PAGES_WITH_CODE.items() if any(b.language == "ts" for b in blocks)]
 )

@@ -62,18 +62,18 @@ def test_a_progress_file_leaves_standard_output_to_the_tool(tmp_path: Path) -> N
     ]
 
 
-def test_a_progress_file_that_cannot_be_opened_lets_the_tool_run_and_exit_1(tmp_path: Path) -> None:
+def test_a_progress_file_that_cannot_be_opened_lets_the_tool_run_and_exit_as_it_would(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     stream = blocker / "progress.jsonl"  # no one, root included, opens a file under a file
     result = subprocess.run(
         [sys.executable, str(TOOL), "--progress-file", str(stream)], capture_output=True, timeout=120
     )
-    assert result.returncode == 1 and b"Traceback" not in result.stderr
+    assert result.returncode == 0 and b"Traceback" not in result.stderr
     output = result.stdout.decode().splitlines()
     assert set(TOOL_OUTPUT) <= set(output)  # the tool ran to its end
-    said = [line for line in output if "lost lines of its stream" in line]  # the tool's logging has it
-    assert len(said) == 1 and f"5 of 5 lines lost in {stream}" in said[0] and said[0].endswith("exit code 1")
+    said = [line for line in output if "its stream is incomplete" in line]  # the tool's logging has it
+    assert len(said) == 1 and f"5 of 5 lines lost in {stream}" in said[0] and "succeeded (exit code 0)" in said[0]
 
 
 def test_a_reader_follows_the_tool_live_through_its_stdout() -> None:

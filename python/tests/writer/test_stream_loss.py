@@ -1,6 +1,7 @@
-"""A run whose stream lost lines is never called a success (writer rule 3): real processes
-whose stream cannot be opened, hits a full disk, or is cut short by a file size limit and
-written again; the exit code, the one summary line on stderr and what the file holds."""
+"""A lost stream is reported, not fatal (writer rule 3): real processes whose stream cannot be
+opened, hits a full disk, or is cut short by a file size limit and written again. The
+training's own outcome decides the status and the exit code; the loss is one WARNING when it
+happens, one line at the end, and the summary's `completeness` where the journal can write."""
 
 from __future__ import annotations
 
@@ -12,64 +13,129 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli_process import trainwire
 from support.paths import ROOT, SCRIPTS
 from support.stream_files import of
 
+from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.models import EVENT_ADAPTER
 from trainwire.writer.run import Run
 from trainwire.writer.sinks import MemorySink, StdoutSink
 from trainwire.writer.stream_loss import StreamLost
 
 STEPS = 40
-SUMMARY = "lost lines of its stream"
+LINES = STEPS + 2  # run.started, the steps, run.finished
+AT_THE_LOSS = "the stream could not be written to"
+AT_THE_END = "but its stream is incomplete"
 
 
-def lossy_run(output_dir: Path, *limit: str) -> subprocess.CompletedProcess[str]:
+def lossy_run(output_dir: Path, *arguments: str, obeying_modes: bool = False) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
-    command = [sys.executable, str(SCRIPTS / "lossy_run.py"), str(output_dir), str(STEPS), *limit]
+    command = [sys.executable, str(SCRIPTS / "lossy_run.py"), str(output_dir), str(STEPS), *arguments]
+    if obeying_modes and os.geteuid() == 0:  # root writes anywhere unless it gives up the override
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, check=False)
 
 
-def summary_line(stderr: str) -> str:
-    """The one summary line of the run's end; no traceback anywhere."""
-    assert "Traceback" not in stderr, stderr
-    said = [line for line in stderr.splitlines() if SUMMARY in line]
+def said_once(stderr: str, words: str) -> str:
+    """The one line of stderr holding `words`; no traceback and no internal name anywhere."""
+    assert "Traceback" not in stderr and "UnopenedStreamFile" not in stderr and "Sink(" not in stderr, stderr
+    said = [line for line in stderr.splitlines() if words in line]
     assert len(said) == 1, stderr
     return said[0]
 
 
-def test_a_stream_that_cannot_be_opened_ends_the_run_failed_with_exit_code_1(tmp_path: Path) -> None:
+def completeness(output_dir: Path) -> dict[str, object]:
+    summary = read_summary(output_dir / "runs" / "lossy" / "summary.json")  # its schema accepts it
+    assert summary is not None
+    return summary["completeness"]
+
+
+def test_a_stream_that_cannot_be_opened_leaves_the_training_s_outcome_and_exit_code(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory\n")  # no one, root included, makes a directory under a file
+    stream = blocker / "out" / "progress.jsonl"
     done = lossy_run(blocker / "out")
-    assert done.returncode == 1, done.stderr
-    assert done.stdout.split() == ["failed", "1"]
-    line = summary_line(done.stderr)
-    assert f"{STEPS + 2} of {STEPS + 2} lines lost in {blocker / 'out' / 'progress.jsonl'}" in line
-    assert "NotADirectoryError" in line and line.endswith("the run ends failed, exit code 1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["succeeded", "0"]
+    warning = said_once(done.stderr, AT_THE_LOSS)
+    assert f"{stream} (Not a directory)" in warning and "training goes on" in warning
+    end = said_once(done.stderr, AT_THE_END)
+    assert "run lossy succeeded (exit code 0)" in end and f"{LINES} of {LINES} lines lost in {stream}" in end
     assert blocker.read_text() == "not a directory\n"
 
 
-def test_a_full_disk_ends_the_run_failed_with_one_line_and_no_traceback(tmp_path: Path) -> None:
+def test_a_read_only_directory_loses_the_stream_and_the_run_still_succeeds(tmp_path: Path) -> None:
+    output = tmp_path / "read-only"
+    output.mkdir()
+    output.chmod(0o555)
+    try:
+        done = lossy_run(output, obeying_modes=True)
+    finally:
+        output.chmod(0o755)
+    assert done.returncode == 0 and done.stdout.split() == ["succeeded", "0"], done.stderr
+    assert f"{output / 'progress.jsonl'} (Permission denied)" in said_once(done.stderr, AT_THE_LOSS)
+    end = said_once(done.stderr, AT_THE_END)
+    assert f"{LINES} of {LINES} lines lost in {output / 'progress.jsonl'} (Permission denied)" in end
+    assert list(output.iterdir()) == []  # nothing could be written: the end line is the record
+
+
+def test_a_stream_file_that_cannot_be_opened_in_a_writable_directory_is_recorded_in_the_summary(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "progress.jsonl").mkdir()  # the stream's name taken by a directory: no one opens it as a file
+    done = lossy_run(tmp_path)
+    assert done.returncode == 0 and done.stdout.split() == ["succeeded", "0"], done.stderr
+    assert "(Is a directory)" in said_once(done.stderr, AT_THE_LOSS)
+    assert "could not be written" not in done.stderr.replace(AT_THE_LOSS, "")  # the journal could
+    summary = read_summary(tmp_path / "runs" / "lossy" / "summary.json")
+    assert summary is not None and (summary["status"], summary["exit_code"]) == ("succeeded", 0)
+    assert summary["completeness"]["stream_lines_lost"] == LINES
+    assert summary["completeness"]["reason"].endswith("progress.jsonl (Is a directory)")
+    (tmp_path / "progress.jsonl").rmdir()
+    (tmp_path / "progress.jsonl").write_bytes(b"")  # a stream holding no line of the run: its journal does
+    state = trainwire("state", str(tmp_path))
+    assert state.returncode == 0 and json.loads(state.stdout)["runs"] == []
+    assert state.stderr == f"trainwire state: run lossy: stream incomplete: {LINES} of {LINES} lines lost\n"
+
+
+def test_a_training_that_fails_on_a_lost_stream_exits_as_it_failed(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = lossy_run(blocker / "out", "0", "fail")
+    assert done.returncode == 1 and done.stdout.split() == ["failed", "1"]
+    assert "run lossy failed (exit code 1)" in said_once(done.stderr, AT_THE_END)
+
+
+def test_a_full_disk_is_one_warning_one_end_line_and_the_summary_s_completeness(tmp_path: Path) -> None:
     if not os.path.exists("/dev/full"):
         pytest.fail("this test needs /dev/full (Linux)")
     output = tmp_path / "out"
     output.mkdir()
     (output / "progress.jsonl").symlink_to("/dev/full")  # every write fails with ENOSPC
     done = lossy_run(output)
-    assert done.returncode == 1, done.stderr
-    line = summary_line(done.stderr)
-    assert f"{STEPS + 2} of {STEPS + 2} lines lost in {output / 'progress.jsonl'}" in line
-    assert "No space left on device" in line
-    warnings = [said for said in done.stderr.splitlines() if "could not take a line" in said]
-    assert len(warnings) == 1  # then the lines lost are counted, not each told
+    assert done.returncode == 0, done.stderr
+    assert "No space left on device" in said_once(done.stderr, AT_THE_LOSS)
+    assert f"{LINES} of {LINES} lines lost in {output / 'progress.jsonl'}" in said_once(done.stderr, AT_THE_END)
+    # nothing of the run reached the stream: its journal still says how it began and ended
+    summary = read_summary(output / "runs" / "lossy" / "summary.json")
+    assert summary is not None and (summary["status"], summary["exit_code"], summary["step"]) == ("succeeded", 0, 40)
+    assert summary["completeness"] == {
+        "stream_lines": LINES,
+        "stream_lines_lost": LINES,
+        "steps_logged": 0,
+        "kept_steps_lost": 0,
+        "reason": f"stream lines lost in {output / 'progress.jsonl'} (No space left on device)",
+    }
 
 
-def test_a_stream_written_again_after_a_loss_ends_failed_and_the_torn_line_stays_alone(tmp_path: Path) -> None:
+def test_a_stream_written_again_after_a_loss_ends_as_the_training_did_and_every_surface_says_the_loss(
+    tmp_path: Path,
+) -> None:
     limit = 2000
     done = lossy_run(tmp_path, str(limit))
-    assert done.returncode == 1, done.stderr
-    assert done.stdout.split() == ["failed", "1"]
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["succeeded", "0"]
     data = (tmp_path / "progress.jsonl").read_bytes()
     lines = data.split(b"\n")
     assert lines.pop() == b""  # the file ends with a whole line
@@ -82,15 +148,27 @@ def test_a_stream_written_again_after_a_loss_ends_failed_and_the_torn_line_stays
         EVENT_ADAPTER.validate_json(line, strict=True)
     events = [json.loads(line) for line in whole]
     seqs = [event["seq"] for event in events]
-    assert seqs[0] == 1 and seqs[-1] == STEPS + 2 and len(seqs) < STEPS + 2  # a gap where lines were lost
+    assert seqs[0] == 1 and seqs[-1] == LINES and len(seqs) < LINES  # a gap where lines were lost
     assert of(events, "train.step")[-1]["step"] == STEPS
     finished = events[-1]
-    assert finished["event"] == "run.finished" and finished["status"] == "failed" and finished["exit_code"] == 1
-    lost = STEPS + 2 - len(seqs)
-    assert finished["error"]["type"] == "StreamLost"
-    assert f"{lost} of {STEPS + 1} lines lost in {tmp_path / 'progress.jsonl'}" in finished["error"]["message"]
-    line = summary_line(done.stderr)
-    assert f"{lost} of {STEPS + 2} lines" in line and "written again later" in line and "File too large" in line
+    assert finished["event"] == "run.finished" and finished["status"] == "succeeded" and finished["exit_code"] == 0
+    assert "error" not in finished or finished["error"] is None
+    lost = LINES - len(seqs)
+    end = said_once(done.stderr, AT_THE_END)
+    assert f"{lost} of {LINES} lines" in end and "written again later" in end and "File too large" in end
+    assert completeness(tmp_path)["stream_lines_lost"] == lost
+    assert completeness(tmp_path)["stream_lines"] == LINES
+    shown = f"stream incomplete: {lost} of {LINES} lines lost"
+
+    runs = trainwire("runs", str(tmp_path))
+    assert runs.returncode == 0 and f"succeeded, {shown}" in runs.stdout, runs.stdout + runs.stderr
+    listed = json.loads(trainwire("runs", "--json", str(tmp_path)).stdout)
+    assert listed[0]["completeness"]["stream_lines_lost"] == lost
+    state = trainwire("state", str(tmp_path))
+    assert json.loads(state.stdout)["runs"][0]["status"] == "succeeded"
+    assert state.stderr == f"trainwire state: run lossy: {shown}\n"
+    tail = trainwire("tail", str(tmp_path))
+    assert tail.returncode == 0 and f"[lossy] succeeded: step 40/40, {shown}" in tail.stdout, tail.stdout
 
 
 def test_a_strict_run_raises_when_its_stream_cannot_be_opened_or_written(tmp_path: Path) -> None:
@@ -99,7 +177,7 @@ def test_a_strict_run_raises_when_its_stream_cannot_be_opened_or_written(tmp_pat
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     unopened = Run(blocker / "out", strict=True, heartbeat_interval_s=None)
-    with pytest.raises(StreamLost, match="NotADirectoryError"):
+    with pytest.raises(StreamLost, match="Not a directory"):
         unopened.start(provenance=False)  # its first line
     full = tmp_path / "full"
     full.mkdir()
@@ -111,7 +189,7 @@ def test_a_strict_run_raises_when_its_stream_cannot_be_opened_or_written(tmp_pat
     assert Run(full, heartbeat_interval_s=None, journal=False).start(provenance=False) is None  # lenient: no raise
 
 
-def test_a_stream_on_standard_output_whose_reader_went_away_ends_the_run_failed(
+def test_a_stream_on_standard_output_whose_reader_went_away_is_said_and_the_run_succeeds(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     read_end, write_end = os.pipe()
@@ -125,13 +203,21 @@ def test_a_stream_on_standard_output_whose_reader_went_away_ends_the_run_failed(
         run.start(total_steps=2, provenance=False)
         run.step(1)
         run.step(2)
-    assert (run.status, run.exit_code) == ("failed", 1)
+    assert (run.status, run.exit_code) == ("succeeded", 0)
     finished = memory.events[-1]
-    assert (
-        finished["status"] == "failed"
-        and "3 of 3 lines lost in standard output (BrokenPipeError" in finished["error"]["message"]
-    )
-    warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
-    assert len(warnings) == 1 and "BrokenPipeError" in warnings[0].getMessage()  # dropped at once: no retry
-    errors = [record.getMessage() for record in caplog.records if record.levelno == logging.ERROR]
-    assert len(errors) == 1 and "4 of 4 lines lost in standard output" in errors[0]
+    assert finished["status"] == "succeeded" and finished.get("error") is None
+    warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert len(warnings) == 2, warnings  # at the loss (dropped at once: no retry), and at the end
+    assert "could not be written to standard output (Broken pipe)" in warnings[0]
+    assert "no more lines go there" in warnings[0]
+    assert "4 of 4 lines lost in standard output (Broken pipe)" in warnings[1]
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+def test_journal_rebuild_keeps_what_the_writer_knew_was_lost(tmp_path: Path) -> None:
+    done = lossy_run(tmp_path, "2000")
+    assert done.returncode == 0, done.stderr
+    before = completeness(tmp_path)
+    rebuilt = trainwire("journal", "rebuild", str(tmp_path))
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert completeness(tmp_path) == before and before["stream_lines_lost"] > 0

@@ -120,6 +120,31 @@ export interface Stage {
   count: number;
 }
 /**
+ * What of a run never reached its files: the stream lines its writer could not write (a full disk, a file that could not be opened) and the kept steps that never reached `steps.jsonl`. Known only to the writer (a stream cannot say what it lacks); all zero, or absent, means complete.
+ */
+export interface Completeness {
+  /**
+   * Lines the writer tried to write to the stream.
+   */
+  stream_lines: number;
+  /**
+   * Of those, the lines that never reached the stream.
+   */
+  stream_lines_lost: number;
+  /**
+   * Steps the run logged, streamed or kept (0 when not counted).
+   */
+  steps_logged: number;
+  /**
+   * Kept steps that never reached the run's `steps.jsonl`.
+   */
+  kept_steps_lost: number;
+  /**
+   * The first loss, in one line: what was lost, where and why (`stream lines lost in out/progress.jsonl (No space left on device)`); null when nothing was lost.
+   */
+  reason: string | null;
+}
+/**
  * A problem with one line of the stream.
  */
 export interface Diagnostic {
@@ -1762,6 +1787,7 @@ export interface RunSummary {
    * How many dated entries the run's `notes.md` holds (`trainwire note`).
    */
   notes?: number;
+  completeness?: Completeness;
 }
 export interface BestValue {
   value: number;

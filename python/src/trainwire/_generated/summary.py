@@ -128,6 +128,58 @@ class Timestamp(RootModel[str]):
     ]
 
 
+class Completeness(BaseModel):
+    """
+    What of a run never reached its files: the stream lines its writer could not write (a full disk, a file that could not be opened) and the kept steps that never reached `steps.jsonl`. Known only to the writer (a stream cannot say what it lacks); all zero, or absent, means complete.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    stream_lines: Annotated[
+        int,
+        Field(
+            description='Lines the writer tried to write to the stream.',
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ]
+    stream_lines_lost: Annotated[
+        int,
+        Field(
+            description='Of those, the lines that never reached the stream.',
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ]
+    steps_logged: Annotated[
+        int,
+        Field(
+            description='Steps the run logged, streamed or kept (0 when not counted).',
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ]
+    kept_steps_lost: Annotated[
+        int,
+        Field(
+            description="Kept steps that never reached the run's `steps.jsonl`.",
+            ge=0,
+            le=9007199254740991,
+            title='Count',
+        ),
+    ]
+    reason: Annotated[
+        str | None,
+        Field(
+            description='The first loss, in one line: what was lost, where and why (`stream lines lost in out/progress.jsonl (No space left on device)`); null when nothing was lost.'
+        ),
+    ]
+
+
 class DirtyDiff(BaseModel):
     """
     The journal's copy of the work tree's uncommitted changes when the run started.
@@ -311,5 +363,11 @@ class RunSummary(BaseModel):
         Field(
             description="How many dated entries the run's `notes.md` holds (`trainwire note`).",
             ge=0,
+        ),
+    ] = None
+    completeness: Annotated[
+        Completeness | None,
+        Field(
+            description="What of the run never reached its files (optional: written by the writer's journal when its stream lost lines; `journal rebuild` keeps the one it finds). Absent means nothing is known lost."
         ),
     ] = None

@@ -191,11 +191,26 @@ def _state(options: argparse.Namespace) -> int:
     if options.stale_after is not None and options.now is None:
         raise _UsageError("--stale-after needs --now")
     reader = StreamReader()
-    for chunk in _chunks(_run_stream(options.file)):
+    stream = _run_stream(options.file)
+    for chunk in _chunks(stream):
         reader.feed(chunk)
     reader.finish()
     _emit(reader.to_json(now=options.now, stale_after_s=options.stale_after) + "\n")
+    _say_incomplete(stream, [run.run_id for run in reader.runs])
     return 0
+
+
+def _say_incomplete(stream: Path, run_ids: list[str]) -> None:
+    """One line on stderr per run whose journal says its stream lost lines (a run that lost
+    every line has a journal only): the state, folded from the stream alone, cannot know it."""
+    from trainwire.contract.layout import journal_dirs
+    from trainwire.reader.completeness import completeness_text, journal_completeness
+
+    journaled = [journal.name for journal in journal_dirs(stream.parent) if journal.name not in run_ids]
+    for run_id in [*run_ids, *journaled]:
+        lost = completeness_text(journal_completeness(stream.parent, run_id))
+        if lost:
+            sys.stderr.write(f"trainwire state: run {run_id}: {lost}\n")
 
 
 def _validate(options: argparse.Namespace) -> int:

@@ -138,7 +138,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _export_mlflow(options: argparse.Namespace) -> int:
-    stream = stream_path(options.run)
+    stream = _stream(options)
     try:
         from mlflow.exceptions import MlflowException
         from mlflow.tracking import MlflowClient, get_tracking_uri
@@ -166,7 +166,7 @@ def _export_mlflow(options: argparse.Namespace) -> int:
 
 
 def _export_tensorboard(options: argparse.Namespace) -> int:
-    stream = stream_path(options.run)
+    stream = _stream(options)
     try:
         from trainwire.export.tensorboard import TensorBoardExporter
     except ImportError as error:
@@ -179,7 +179,7 @@ def _export_tensorboard(options: argparse.Namespace) -> int:
 
 
 def _export_wandb(options: argparse.Namespace) -> int:
-    stream = stream_path(options.run)
+    stream = _stream(options)
     try:
         from trainwire.export.wandb import WandbExporter
     except ImportError as error:
@@ -188,6 +188,15 @@ def _export_wandb(options: argparse.Namespace) -> int:
     key = hashlib.sha256(f"{stream.absolute()}\n{options.project}".encode()).hexdigest()[:12]
     cursor = options.cursor or directory / CURSOR_DIR / f"{stream.name}.wandb-{key}.json"
     return _run(options, stream, cursor, lambda saved: WandbExporter(directory, options.project, stream.parent))
+
+
+def _stream(options: argparse.Namespace) -> Path:
+    """The stream RUN names, checked before anything is made: a wrong path must not leave a
+    tracking store, a log directory or a cursor behind. With --follow a run to come is waited for."""
+    stream = stream_path(options.run)
+    if not options.follow and not stream.is_file():
+        raise CommandError(f"{options.run}: no such stream file or run directory (no {stream})")
+    return stream
 
 
 def _export_kubeflow(options: argparse.Namespace) -> int:
@@ -202,7 +211,7 @@ def _export_kubeflow(options: argparse.Namespace) -> int:
         interval_from,
     )
 
-    stream = stream_path(options.run)
+    stream = _stream(options)
     url = options.url or os.environ.get(URL_VARIABLE)
     ca_file = options.ca_cert or os.environ.get(CA_CERT_VARIABLE)
     token_file = options.token_file or os.environ.get(TOKEN_VARIABLE)

@@ -25,6 +25,7 @@ from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.humanize import format_duration
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
 from trainwire.reader.catalog import find_streams, run_rows
+from trainwire.reader.completeness import completeness_text
 
 __all__ = ["register"]
 
@@ -50,11 +51,18 @@ def register(commands: Any) -> None:
     runs = commands.add_parser(
         "runs",
         help="list the runs under directories",
-        description="One row per run found under DIR (default .), grouped by directory, a resumed run under the run it resumes: id, name and tags, status (stale included), steps, duration, last and best loss, git sha, start, notes. Reads summaries and stream tails only.",
+        description="One row per run found under DIR (default .): id, name and tags, status (stale included), steps, duration, last and best loss, trials, git sha, start, notes. Rows are grouped by directory; the directories are ordered by --sort, and within one directory its runs keep the order they were written in, as resume chains (a resumed run right under the run it resumes, indented). Reads summaries and stream tails only.",
     )
     runs.add_argument("dirs", nargs="*", type=Path, default=[Path(".")], metavar="DIR")
     runs.add_argument("--status", action="append", metavar="STATUS", help="only runs with this status (repeatable)")
-    runs.add_argument("--sort", choices=_SORT_KEYS, default="started", help="sort key (default: started, newest first)")
+    runs.add_argument(
+        "--sort",
+        choices=_SORT_KEYS,
+        default="started",
+        help="orders the directories by the highest value of this key among their runs: descending for started, "
+        "step and duration, ascending for the others (default: started, the directory with the latest start first); "
+        "the runs of one directory stay in their resume chains",
+    )
     runs.add_argument(
         "--stale-after",
         type=float,
@@ -137,7 +145,7 @@ def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
     return [
         ("  " * (depth - 1) + "└ " if depth else "") + row["run_id"],
         _name(row.get("name"), row.get("tags") or []),
-        row["status"],
+        ", ".join(filter(None, (row["status"], completeness_text(row.get("completeness"))))),
         steps,
         "-" if row["duration_s"] is None else format_duration(row["duration_s"]),
         _format_number(row["last_loss"]),

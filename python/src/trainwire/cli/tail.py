@@ -33,6 +33,7 @@ from trainwire.cli.status_line import (
 from trainwire.contract.clock import now_us
 from trainwire.contract.humanize import format_duration
 from trainwire.contract.status import EXIT_CODES
+from trainwire.reader.completeness import completeness_text, journal_completeness
 from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge, fold_latest_kept_steps
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
@@ -265,7 +266,9 @@ class TailView:
                 self._line(f"no {which} in the stream{where} yet", self.out)
                 codes.append(NOT_FINISHED_EXIT_CODE)
                 continue
-            self._line(f"[{run.run_id}] {run.status_at(now, timeout_s)}: {_summary(run)}", self.out)
+            lost = completeness_text(journal_completeness(stream.path.parent, run.run_id))
+            said = f"{_summary(run)}, {lost}" if lost else _summary(run)
+            self._line(f"[{run.run_id}] {run.status_at(now, timeout_s)}: {said}", self.out)
             codes.append(NOT_FINISHED_EXIT_CODE if run.exit_code is None else run.exit_code)
         return max(codes)
 

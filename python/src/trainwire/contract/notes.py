@@ -39,9 +39,10 @@ def count_notes(path: Path) -> int:
 
 
 def read_notes(directory: Path, run_id: str, *, within: Path | None = None) -> str | None:
-    """The notes of run `run_id` of the output directory `directory`, stripped; None when
-    there are none, only the journal's untouched template, or they cannot be read (notes are
-    for people: an unreadable file fails nothing).
+    """The notes of run `run_id` of the output directory `directory`, stripped and without
+    the journal's template at their head (what a person or `trainwire note` added); None
+    when there are none, only the template, or they cannot be read (notes are for people:
+    an unreadable file fails nothing).
 
     Tried in the run's own journal (`runs/<run_id>/notes.md`) first, then beside the stream
     (a 0.1 journal's notes, about the directory). Each is read through `read_capped` (with
@@ -52,5 +53,6 @@ def read_notes(directory: Path, run_id: str, *, within: Path | None = None) -> s
         except OSError:
             continue
         if text != NOTES_TEMPLATE:
-            return text.strip() or None
+            added = text[len(NOTES_TEMPLATE) :] if text.startswith(NOTES_TEMPLATE) else text
+            return added.strip() or None
     return None

@@ -51,6 +51,9 @@ class SummaryBuilder:
         self._earlier: list[str] = list(earlier_runs)
         #: dated entries in the run's notes (`trainwire note`): not in the stream, set by the journal
         self.notes = 0
+        #: what of the run never reached its files (lines the stream lost): set by the writer's
+        #: journal, None when nothing was lost (the summary then has no `completeness`)
+        self.completeness: Mapping[str, Any] | None = None
         # for pieces of a stream (a head and a tail): the latest run may have started unseen
         self._any_line_switches = any_line_switches
         self._run_id: str | None = None
@@ -123,7 +126,7 @@ class SummaryBuilder:
             return None
         provenance = self._provenance
         dirty_diff = provenance.get("dirty_diff")
-        return {
+        document: dict[str, Any] = {
             "summary_version": SUMMARY_VERSION,
             "run_id": self._run_id,
             "name": self._name,
@@ -154,6 +157,9 @@ class SummaryBuilder:
             "seeds": _seeds(provenance),
             "notes": self.notes,
         }
+        if self.completeness is not None:  # only where something was lost: a rebuild cannot know it
+            document["completeness"] = dict(self.completeness)
+        return document
 
     def _objective_summary(self) -> dict[str, Any] | None:
         if self._objective is None:

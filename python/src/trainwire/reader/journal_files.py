@@ -15,7 +15,7 @@ from typing import Any
 from trainwire.contract.journal_reads import MAX_CONFIG_BYTES, read_journal_json
 from trainwire.contract.layout import CONFIG_FILE
 from trainwire.contract.limits import clip
-from trainwire.contract.notes import read_notes
+from trainwire.contract.notes import note_entries, read_notes
 
 __all__ = ["MAX_CONFIG_KEYS", "flat_config", "read_config", "read_row_notes"]
 
@@ -34,9 +34,17 @@ def read_config(directory: Path, *, within: Path | None = None) -> dict[str, Any
 
 
 def read_row_notes(directory: Path, run_id: str, *, within: Path | None = None) -> str | None:
-    """The run's notes (`contract.notes.read_notes`) cut to a message's length for its row."""
+    """The run's notes (`contract.notes.read_notes`) as one line for its row, cut to a
+    message's length: the free text, then each note `trainwire note` added (without its
+    date heading), joined by ` · `."""
     notes = read_notes(directory, run_id, within=within)
-    return clip(notes) if notes is not None else None
+    if notes is None:
+        return None
+    entries = note_entries(notes)
+    if entries:
+        free = notes[: notes.index(f"## {entries[0][0]}")].strip()
+        notes = " · ".join(text for text in (free, *(text for _ts, text in entries)) if text)
+    return clip(notes)
 
 
 def flat_config(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from trainwire.contract.notes import count_notes
 from trainwire.lines.kept_steps import complete_size
 from trainwire.lines.run_journal import RunJournalFold, write_snapshot
 from trainwire.lines.summary import write_summary
+from trainwire.reader.completeness import journal_completeness
 from trainwire.reader.kept_steps import every_line
 from trainwire.reader.state import StreamReader
 
@@ -56,6 +57,8 @@ def rebuild_journals(output_dir: str | os.PathLike[str]) -> list[RebuiltRun]:
     rebuilt: list[RebuiltRun] = []
     for run_id, run in runs.items():
         run.fold.summary.notes = count_notes(run.journal / NOTES_FILE)
+        # what the writer knew was lost: the stream cannot say it, so the summary's stays
+        run.fold.summary.completeness = journal_completeness(directory, run_id)
         summary = run.fold.summary.summary()
         if summary is None:
             continue

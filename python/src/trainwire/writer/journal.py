@@ -10,7 +10,7 @@ import fnmatch
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,8 @@ class Journal:
         self._kept: list[dict[str, Any]] = []  # kept steps not handed over yet
         self._last_seq = 0
         self._saved_at = time.monotonic()
+        #: the stream part of the run's completeness (None while nothing was lost), set by the run
+        self.stream_completeness: Callable[[], dict[str, Any] | None] = lambda: None
 
     def begin(self, config: Mapping[str, Any] | None, provenance: Mapping[str, Any] | None) -> dict[str, str] | None:
         """Writes the config, its diff, the notes and the environment record, and the diff when
@@ -150,6 +152,7 @@ class Journal:
         self._last_seq = event["seq"]
         kind = event["event"]
         if kind == "run.started" or kind == "run.finished":
+            self._folder.run_ends.append(dict(event))
             self._save(now=True)
         elif time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
             self._save(now=False)
@@ -180,6 +183,7 @@ class Journal:
         """Saves the summary and the snapshot up to the line just written (the stream holds
         it): at once on this thread when `now`, else on the folding thread."""
         self._saved_at = time.monotonic()
+        self._folder.completeness = self.stream_completeness()
         try:
             self._hand_over_kept()
             size = os.stat(self._stream).st_size
@@ -191,6 +195,7 @@ class Journal:
             self._not_written("the journal", error)
 
     def close(self) -> None:
+        self._folder.completeness = self.stream_completeness()
         try:
             self._hand_over_kept()
             self._folder.close(_size(self._stream) or 0)

@@ -73,6 +73,11 @@ class JournalFolder:
         self._lock = threading.Lock()  # one fold at a time: this thread's, or the caller's at start and end
         self._tasks: queue.Queue[Any] = queue.Queue(_BACKLOG)
         self._thread: threading.Thread | None = None
+        #: the run's completeness as the training thread last saw it (not in the stream)
+        self.completeness: dict[str, Any] | None = None
+        #: the run's `run.started` and `run.finished` as the writer dispatched them: the summary
+        #: of a stream that lost them still says how the run began and ended
+        self.run_ends: list[dict[str, Any]] = []
 
     # -- called by the training thread ------------------------------------------------------
 
@@ -148,18 +153,36 @@ class JournalFolder:
             return
         fold = self._replay.fold
         fold.summary.notes = count_notes(self._journal_dir / NOTES_FILE)  # `trainwire note` may add some
+        fold.summary.completeness = self.completeness
         summary = fold.summary.summary()
+        if self.completeness is not None:
+            summary = self._with_lost_ends(summary)
         if summary is None:
             return
         self._journal_dir.mkdir(parents=True, exist_ok=True)
         write_summary(self._journal_dir, summary)
         write_snapshot(self._journal_dir, fold.snapshot(self._offset, self._replay.kept_offset))
 
+    def _with_lost_ends(self, summary: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The summary once the run's start and end the stream lost are put back (the summary
+        only: the series and the state are the stream's)."""
+        builder = self._replay.fold.summary
+        for line in self.run_ends:
+            # a start the stream lost leaves no summary; an end it lost leaves one `running`
+            lost = summary is None if line["event"] == "run.started" else _still_running(summary)
+            if lost:
+                builder.add(line)
+                summary = builder.summary()
+        return summary
+
     def _fold_to(self, stream_size: int) -> None:
         """Folds the stream's whole lines up to `stream_size` and the records that came after
         them. The lines are the run's own, each checked before it was written: decoded as a
         reader decodes them (a NaN written as null is None), without the reader's checks."""
         replay = self._replay
+        if self._offset >= stream_size:  # nothing new (a stream that lost every line is never opened)
+            replay.put_back_last()
+            return
         with open(self._stream, "rb") as stream:
             stream.seek(self._offset)
             while self._offset < stream_size:
@@ -186,3 +209,7 @@ class JournalFolder:
             if isinstance(line, dict) and line.get("run_id") == run_id:
                 lines.append(line)
         return lines
+
+
+def _still_running(summary: dict[str, Any] | None) -> bool:
+    return summary is None or summary["status"] == "running"

@@ -59,8 +59,9 @@ def open_sinks(
     sinks: Iterable[Sink],
 ) -> tuple[list[Sink], Journal | None]:
     """The sinks, and the journal among them (None without one). A stream file that cannot
-    be opened is an `UnopenedStreamFile` (its lines are lost) and gets no journal beside it:
-    the run goes on with the other sinks, and its end says the stream was lost."""
+    be opened is an `UnopenedStreamFile` (its lines are lost): the run goes on with the other
+    sinks, its end says the stream was lost, and the journal beside it records the loss when
+    the directory can be written."""
     made: list[Sink] = []
     kept_journal = None
     if output_dir is not None:
@@ -72,7 +73,10 @@ def open_sinks(
         else:
             stream = open_stream_file(path, fsync=fsync)
         made.append(stream)
-        if journal and isinstance(stream, FileSink):
+        # a stream file that cannot be opened in a directory that can be written (the file
+        # read-only, or a directory): the journal beside it still records the run and its loss
+        writable = isinstance(stream, FileSink) or os.access(output_dir, os.W_OK | os.X_OK)
+        if journal and writable:
             try:
                 kept_journal = Journal(output_dir, run_id, stream=path, config_reference=config_reference)
                 made.append(kept_journal)

@@ -45,7 +45,8 @@ class Run:
 
     Only global rank 0 writes; on any other rank every method is a no-op. Nothing here
     raises into training once the run is made: a failing sink is logged and dropped, and a
-    run whose stream (its file, standard output) lost lines ends `failed` (see `finish`).
+    run whose stream (its file, standard output) lost lines ends as its training did, the
+    loss said (see `finish`).
     Used as a context manager, the run ends `succeeded`, `failed` (the error is written,
     the exception goes on) or `interrupted` (`RunInterrupted`, `KeyboardInterrupt`).
 
@@ -270,9 +271,9 @@ class Run:
         The phases and trials still open are ended first, the latest opened first: a phase
         `ok`, `failed` or `interrupted` as the run ends, a trial `failed` with the error
         `TrialNotEnded`. When the stream lost lines (a full disk, a file that could not be
-        opened), an ending whose exit code would be 0 is `failed` with the error `StreamLost`
-        (so `exit_code` is 1), and one ERROR line says how many lines were lost, where and
-        why. An interrupted run without `reason` takes the one of its `stop.requested`.
+        opened), the ending and `exit_code` stay the training's own: one WARNING line says
+        how many lines were lost, where and why, and the journal's summary records it
+        (`completeness`). An interrupted run without `reason` takes the one of its `stop.requested`.
         Paths outside the output directory are left out with a WARNING. `exit_code` is
         a host's own code for the ending (a CLI with codes of its own), written and kept
         as `Run.exit_code` in place of the status's.

@@ -116,6 +116,7 @@ class RunCore:
         stage_field = self.args.stage(stage)
         self.lines = LineWriter(run_id, stage_field, self.dispatcher, clock.now, self.monotonic, self.complain)
         if self.journal is not None:
+            self.journal.stream_completeness = self.dispatcher.completeness  # lines lost, for the summary
             self.lines.left_out = self.journal.keep_step  # every step kept, written or not
             self.lines.before_finished = self.journal.append_kept_now  # all kept steps on disk first
         self.step_envelope = self.lines.new_line("train.step")  # copied for each step

@@ -19,7 +19,7 @@ from trainwire.writer.redaction import redact_config
 from trainwire.writer.run_core import RunCore
 from trainwire.writer.spans import OpenPhase
 from trainwire.writer.started import provenance_field
-from trainwire.writer.stream_loss import ending_after_loss, loss_summary
+from trainwire.writer.stream_loss import loss_summary
 from trainwire.writer.trial_events import TrialEvents
 from trainwire.writer.values import MAX_SAFE_INTEGER
 
@@ -156,7 +156,6 @@ class RunLifetime:
                 return
             status, error, reason = checked_ending(core.args, status, error, reason, self.stop_reason)
             self._end_what_is_open(status)
-            status, error, exit_code = self._ending_after_loss(status, error, exit_code)
             payload = finished_payload(
                 core.args,
                 core.output_dir,
@@ -172,7 +171,6 @@ class RunLifetime:
             )
             if not core.emit("run.finished", payload):
                 core.emit("run.finished", required_finished(payload))
-            status, _, exit_code = self._ending_after_loss(status, None, exit_code)  # run.finished itself lost
             core.host_exit_code = exit_code
             core.mark_finished(status)
             self._say_loss()
@@ -189,19 +187,14 @@ class RunLifetime:
             else:
                 self._trials.trial_ended(opened.trial, "failed", attempt=opened.attempt, error=TRIAL_NOT_ENDED)
 
-    def _ending_after_loss(
-        self, status: str, error: ErrorLike, exit_code: int | None
-    ) -> tuple[str, ErrorLike, int | None]:
-        """The ending once the stream's losses are known: a zero-code one becomes `failed`."""
-        dispatcher = self._core.dispatcher
-        return ending_after_loss(status, error, exit_code, dispatcher.losses, dispatcher.dispatched)
-
     def _say_loss(self) -> None:
+        """One line at the end of a run whose stream lost lines; the training's own outcome
+        stands (writer rule 3)."""
         core = self._core
         losses = core.dispatcher.losses
         if losses and core.status is not None:
             summary = loss_summary(core.run_id, losses, core.dispatcher.dispatched, core.status, core.exit_code)
-            logger.error("%s", summary)
+            logger.warning("%s", summary)
 
     def ending_for_block(self, error: BaseException | None) -> tuple[str, dict[str, Any]]:
         """The status and `finish()` arguments for a block that ended with `error`: one that

@@ -13,7 +13,14 @@ from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 from pydantic_core import from_json
 
-from trainwire.writer.stream_loss import StreamLoss, StreamLost, carries_stream, may_come_back, stream_place
+from trainwire.writer.stream_loss import (
+    StreamLoss,
+    StreamLost,
+    carries_stream,
+    completeness,
+    may_come_back,
+    stream_place,
+)
 
 __all__ = [
     "CallbackSink",
@@ -356,38 +363,42 @@ class Dispatcher:
         if loss is None:
             loss = self._loss_of[id(sink)] = StreamLoss.of(stream_place(sink), exc)
             self.losses.append(loss)
-            if kept:
-                logger.warning(
-                    "trainwire: %r could not take a line (%s: %s); it is tried again with the next "
-                    "one, and the lines lost are said when the run ends",
-                    sink,
-                    type(exc).__name__,
-                    exc,
-                )
+            logger.warning(
+                "trainwire: the stream could not be written to %s (%s); training goes on, %s, and the "
+                "run's end says how many lines were lost",
+                loss.where,
+                loss.reason,
+                "each later line is tried again" if kept else "no more lines go there",
+            )
         loss.failed += 1
         if self._strict:
             raise StreamLost(f"the stream lost a line: {loss.said(self.dispatched)}") from exc
         if kept:
             self._failing[id(sink)] = loss
-            logger.debug("trainwire: %r lost a line (%s)", sink, exc)
+            logger.debug("trainwire: %s lost a line (%s)", loss.where, exc)
         else:
             self._failing.pop(id(sink), None)
             loss.dropped_at = self.dispatched
-            self._disable(sink, exc)
+            self._disable(sink, exc, quietly=True)  # its loss was said above
+
+    def completeness(self) -> dict[str, Any] | None:
+        """The stream part of the run's completeness so far, None when nothing was lost."""
+        return completeness(self.losses, self.dispatched)
 
     def _written_again(self, sink: Sink) -> None:
         loss = self._failing.pop(id(sink), None)
         if loss is not None:
             loss.came_back = True
 
-    def _disable(self, sink: Sink, exc: BaseException) -> None:
+    def _disable(self, sink: Sink, exc: BaseException, *, quietly: bool = False) -> None:
         self.sinks = tuple(other for other in self.sinks if other is not sink)
-        logger.warning(
-            "trainwire: %r failed (%s: %s); it gets no more lines from this run",
-            sink,
-            type(exc).__name__,
-            exc,
-        )
+        if not quietly:
+            logger.warning(
+                "trainwire: %r failed (%s: %s); it gets no more lines from this run",
+                sink,
+                type(exc).__name__,
+                exc,
+            )
         try:
             sink.close()
         except Exception:

@@ -1,6 +1,7 @@
 """What a run's stream lost (writer rule 3): the lines that a sink carrying the stream (the
-stream file, NDJSON on standard output) could not take, and why. Training never hears of
-it; the run's end does: a run whose stream lost a line is never called a success."""
+stream file, NDJSON on standard output) could not take, and why. Training never hears of it
+and its outcome does not change: the loss is one WARNING when it happens, one line at the
+run's end, and the `completeness` of the run's summary when its journal can be written."""
 
 from __future__ import annotations
 
@@ -8,21 +9,15 @@ import errno
 from dataclasses import dataclass
 from typing import Any
 
-from trainwire.contract.status import EXIT_CODES
-
 __all__ = [
-    "STREAM_LOST",
     "StreamLoss",
     "StreamLost",
     "carries_stream",
-    "ending_after_loss",
+    "completeness",
     "loss_summary",
     "may_come_back",
     "stream_place",
 ]
-
-#: the error type of a `run.finished` that says its stream lost lines (and of `StreamLost`)
-STREAM_LOST = "StreamLost"
 
 #: errors after which a later write may succeed (space freed, a quota or a size limit raised):
 #: a stream sink failing so is kept. After any other (a closed descriptor, a broken pipe) it is
@@ -41,8 +36,8 @@ def carries_stream(sink: object) -> bool:
 
 
 def stream_place(sink: object) -> str:
-    """Where a stream sink writes, as a summary names it."""
-    return str(getattr(sink, "where", None) or repr(sink))
+    """Where a stream sink writes, as people read it (a path, "standard output")."""
+    return str(getattr(sink, "where", None) or "the stream")
 
 
 def may_come_back(error: BaseException) -> bool:
@@ -50,7 +45,10 @@ def may_come_back(error: BaseException) -> bool:
     return isinstance(error, OSError) and error.errno in _SPACE_ERRORS
 
 
-def _reason(error: BaseException) -> str:
+def why(error: BaseException) -> str:
+    """Why a write failed, as the system says it ("No space left on device")."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
     return f"{type(error).__name__}: {error}"
 
 
@@ -67,7 +65,7 @@ class StreamLoss:
 
     @classmethod
     def of(cls, where: str, error: BaseException) -> StreamLoss:
-        return cls(where, _reason(error))
+        return cls(where, why(error))
 
     def lost(self, dispatched: int) -> int:
         """Lines lost out of the `dispatched` ones."""
@@ -79,20 +77,23 @@ class StreamLoss:
         return f"{self.lost(dispatched)} of {dispatched} lines lost in {self.where} ({self.reason}{back})"
 
 
-def ending_after_loss(
-    status: str, error: Any, exit_code: int | None, losses: list[StreamLoss], dispatched: int
-) -> tuple[str, Any, int | None]:
-    """`(status, error, exit_code)` of a run whose stream lost lines: an ending whose code is
-    0 (the status's, or the host's own `exit_code`) becomes `failed` with a `StreamLost` error
-    naming the loss, and the status's code; any other ending already says it did not succeed."""
-    code = EXIT_CODES.get(status) if exit_code is None else exit_code
-    if not losses or code != 0:
-        return status, error, exit_code
-    message = "; ".join(loss.said(dispatched) for loss in losses)
-    return "failed", (STREAM_LOST, f"the stream lost lines: {message}"), None
+def completeness(losses: list[StreamLoss], dispatched: int) -> dict[str, Any] | None:
+    """The stream part of a run's completeness (summary.json's `completeness`), None when
+    nothing was lost. With two stream sinks (the file and standard output) the one that lost
+    most counts; `reason` is the first loss."""
+    if not losses:
+        return None
+    first = losses[0]
+    return {
+        "stream_lines": dispatched,
+        "stream_lines_lost": max(loss.lost(dispatched) for loss in losses),
+        "steps_logged": 0,
+        "kept_steps_lost": 0,
+        "reason": f"stream lines lost in {first.where} ({first.reason})",
+    }
 
 
 def loss_summary(run_id: str, losses: list[StreamLoss], dispatched: int, status: str, exit_code: int | None) -> str:
     """The one line said at the end of a run whose stream lost lines."""
     said = "; ".join(loss.said(dispatched) for loss in losses)
-    return f"trainwire: run {run_id} lost lines of its stream: {said}; the run ends {status}, exit code {exit_code}"
+    return f"trainwire: run {run_id} {status} (exit code {exit_code}), but its stream is incomplete: {said}"
