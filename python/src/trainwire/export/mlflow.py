@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,8 @@ from mlflow.utils.validation import (
 
 from trainwire.contract.notes import read_notes
 from trainwire.export.dispatch import NotExported, handler_of
-from trainwire.export.journal import journal_files
+from trainwire.export.journal import copy_journal, copy_or_report
+from trainwire.export.journal_copies import DEFAULT_COPY_CAP
 from trainwire.export.naming import started_naming
 from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s, trial_scalars
 
@@ -96,13 +98,21 @@ def mlflow_key(name: str) -> str:
 class MlflowExporter:
     """Writes events through an `MlflowClient` into `experiment_id`.
 
-    `saved` is the exporter state of an earlier export (trainwire run id -> MLflow run id).
+    `saved` is the exporter state of an earlier export (trainwire run id -> MLflow run id);
+    `copy_cap` the most bytes of the stream and of a step file sent as artifacts.
     """
 
     def __init__(
-        self, client: MlflowClient, experiment_id: str, stream_path: Path, saved: Mapping[str, Any] | None = None
+        self,
+        client: MlflowClient,
+        experiment_id: str,
+        stream_path: Path,
+        saved: Mapping[str, Any] | None = None,
+        *,
+        copy_cap: int = DEFAULT_COPY_CAP,
     ) -> None:
         self.client = client
+        self.copy_cap = copy_cap
         self.experiment_id = experiment_id
         self.stream_path = stream_path
         self.run_dir = stream_path.parent
@@ -228,10 +238,13 @@ class MlflowExporter:
         if error:
             tags["trainwire.error"] = f"{error.get('type')}: {error.get('message')}"[:MAX_TAG_VAL_LENGTH]
         self.client.log_batch(run_id, tags=[RunTag(key, value) for key, value in tags.items()])
-        if self.stream_path.is_file():
-            self.client.log_artifact(run_id, str(self.stream_path), artifact_path=ARTIFACT_DIR)
-        for path in journal_files(self.run_dir, trainwire_id):
-            self.client.log_artifact(run_id, str(path), artifact_path=JOURNAL_ARTIFACT_DIR)
+        with tempfile.TemporaryDirectory(prefix="trainwire-export-") as staging:
+            # MLflow uploads what it is given: checked copies, never the files found
+            stream = copy_or_report(self.stream_path, Path(staging) / self.stream_path.name, self.copy_cap)
+            if stream is not None:
+                self.client.log_artifact(run_id, str(stream), artifact_path=ARTIFACT_DIR)
+            for path in copy_journal(self.run_dir, trainwire_id, Path(staging) / "journal", self.copy_cap):
+                self.client.log_artifact(run_id, str(path), artifact_path=JOURNAL_ARTIFACT_DIR)
         end_ms = int(timestamp_s(event["ts"]) * 1000)
         self.client.set_terminated(run_id, status=MLFLOW_STATUS.get(event["status"], "FINISHED"), end_time=end_ms)
 

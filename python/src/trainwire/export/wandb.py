@@ -20,7 +20,6 @@ run one after the other, in the order they were written.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -31,7 +30,8 @@ import wandb
 
 from trainwire.contract.notes import read_notes
 from trainwire.export.dispatch import NotExported, handler_of
-from trainwire.export.journal import journal_files
+from trainwire.export.journal import copy_journal
+from trainwire.export.journal_copies import DEFAULT_COPY_CAP
 from trainwire.export.naming import RunNaming, journal_naming, started_naming
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
 
@@ -70,8 +70,9 @@ class WandbExporter:
     The W&B run id follows from the trainwire run id, so the exporter keeps no state
     between exports."""
 
-    def __init__(self, directory: Path, project: str, run_dir: Path) -> None:
+    def __init__(self, directory: Path, project: str, run_dir: Path, *, copy_cap: int = DEFAULT_COPY_CAP) -> None:
         self.directory = directory
+        self.copy_cap = copy_cap
         self.project = project
         self.run_dir = run_dir
         self._runs: dict[str, Any] = {}
@@ -202,12 +203,9 @@ class WandbExporter:
             run.summary["trainwire/error"] = f"{error.get('type')}: {error.get('message')}"
         if event.get("checkpoint"):
             run.summary["trainwire/checkpoint"] = {"step": event.get("step"), "path": event["checkpoint"]}
-        copies = Path(run.dir) / JOURNAL_FILES_DIR
-        for path in journal_files(self.run_dir, trainwire_id):
-            # a copy, not W&B's link to the file: the offline run keeps what the journal held now
-            copies.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, copies / path.name)
-            run.save(str(copies / path.name), base_path=run.dir, policy="now")
+        # checked copies, not W&B's link to the file: the offline run keeps what the journal held now
+        for copy in copy_journal(self.run_dir, trainwire_id, Path(run.dir) / JOURNAL_FILES_DIR, self.copy_cap):
+            run.save(str(copy), base_path=run.dir, policy="now")
         run.finish(exit_code=wandb_exit_code(event))
         del self._runs[trainwire_id]
 
