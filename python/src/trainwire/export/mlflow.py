@@ -85,10 +85,13 @@ def default_artifact_location(tracking_uri: str) -> str | None:
 
 
 def mlflow_key(name: str) -> str:
-    """`name` as an MLflow parameter, metric or tag key: other characters become `_`, and a
-    name too long is cut, with a short hash so that two cut names stay apart."""
+    """`name` as an MLflow parameter, metric or tag key: other characters become `_`, a
+    `.` or `..` between slashes becomes `_` or `__` (MLflow refuses a key that a path would
+    resolve to another, such as a tag `a/../b`), and a name too long is cut, with a short
+    hash so that two cut names stay apart."""
     key = _NOT_ALLOWED.sub("_", name).strip("/") or "_"
     key = re.sub(r"/{2,}", "/", key)
+    key = "/".join("_" * len(part) if part in (".", "..") else part for part in key.split("/"))
     if len(key) > MAX_ENTITY_KEY_LENGTH:
         digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
         key = f"{key[: MAX_ENTITY_KEY_LENGTH - 9]}-{digest}"

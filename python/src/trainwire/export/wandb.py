@@ -35,10 +35,12 @@ from trainwire.export.journal_copies import DEFAULT_COPY_CAP
 from trainwire.export.naming import RunNaming, journal_naming, started_naming
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
 
-__all__ = ["EVENT_HANDLERS", "JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code"]
+__all__ = ["EVENT_HANDLERS", "JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code", "wandb_tags"]
 
 #: the metric every other scalar is drawn against
 STEP_METRIC = "train/step"
+#: W&B refuses a tag longer than this (or empty)
+WANDB_TAG_MOST = 64
 #: where the journal files go among the run's files
 JOURNAL_FILES_DIR = "trainwire"
 # W&B's collectors of the exporting machine (its git, code, system metrics, console) would
@@ -52,6 +54,12 @@ _SETTINGS = {
     "x_disable_stats": True,
     "x_disable_meta": True,
 }
+
+
+def wandb_tags(tags: tuple[str, ...]) -> list[str]:
+    """The run's tags as W&B takes them: 1 to `WANDB_TAG_MOST` characters each (the contract's
+    own limit today; cut, should it ever allow more), once each."""
+    return list(dict.fromkeys(tag[:WANDB_TAG_MOST] for tag in tags if tag))
 
 
 def wandb_exit_code(finished: Mapping[str, Any]) -> int:
@@ -157,7 +165,7 @@ class WandbExporter:
             dir=self.directory,
             project=self.project,
             id=wandb_id,
-            tags=list(naming.tags) or None,
+            tags=wandb_tags(naming.tags) or None,
             reinit="create_new",  # one W&B run per trainwire run (and trial) of the stream, side by side
             settings=wandb.Settings(**_SETTINGS),
             **options,
