@@ -112,6 +112,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="where the export remembers its position (default: see docs/integrations.md)",
     )
     parser.add_argument(
+        "--batch-events",
+        type=positive_count,
+        metavar="N",
+        help="events sent at once: the cursor moves after each batch the tracker holds "
+        "(default: MLflow 200, TensorBoard 1000, W&B 5000, where each batch is one offline part)",
+    )
+    parser.add_argument(
         "--max-copy-bytes",
         type=byte_size,
         metavar="SIZE",
@@ -173,7 +180,7 @@ def _export_tensorboard(options: argparse.Namespace) -> int:
         ) from None
     key = hashlib.sha256(str(stream.absolute()).encode()).hexdigest()[:12]
     cursor = options.cursor or options.logdir / CURSOR_DIR / f"{stream.name}-{key}.json"
-    return _run(options, stream, cursor, lambda saved: TensorBoardExporter(options.logdir, stream.parent))
+    return _run(options, stream, cursor, lambda saved: TensorBoardExporter(options.logdir, stream.parent, saved))
 
 
 def _export_wandb(options: argparse.Namespace) -> int:
@@ -189,8 +196,15 @@ def _export_wandb(options: argparse.Namespace) -> int:
         options,
         stream,
         cursor,
-        lambda saved: WandbExporter(directory, options.project, stream.parent, copy_cap=_copy_cap(options)),
+        lambda saved: WandbExporter(directory, options.project, stream.parent, saved, copy_cap=_copy_cap(options)),
     )
+
+
+def positive_count(text: str) -> int:
+    """A whole number above 0."""
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"not a whole number above 0: {text!r}")
+    return int(text)
 
 
 def _copy_cap(options: argparse.Namespace) -> int:
@@ -205,6 +219,8 @@ def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_exporter:
     try:
         saved = load_cursor(cursor, stream)
         exporter = make_exporter(saved["sink"] if saved else None)
+        if options.batch_events:
+            exporter.batch_events = options.batch_events
         try:
             synced = sync(stream, exporter, cursor, saved=saved, follow=options.follow, poll_interval_s=options.poll)
         finally:

@@ -103,7 +103,15 @@ class MlflowExporter:
 
     `saved` is the exporter state of an earlier export (trainwire run id -> MLflow run id);
     `copy_cap` the most bytes of the stream and of a step file sent as artifacts.
+
+    Sent again after an interruption, a batch adds nothing: MLflow's database store keeps a
+    metric once (same key, step, time and value), a tag or parameter set again is unchanged,
+    and the run an interrupted export made is found by its tags, not made twice.
     """
+
+    #: events a `write` takes: their metrics go in a few `log_batch` calls (MLflow's limit is
+    #: 1000 metrics a call), each committed by the store at once
+    batch_events = 200
 
     def __init__(
         self,
@@ -127,12 +135,14 @@ class MlflowExporter:
     def close(self) -> None:
         pass
 
-    def write(self, events: list[dict[str, Any]]) -> None:
+    def write(self, events: list[dict[str, Any]], remember: Callable[[], None] = lambda: None) -> None:
+        """Logs `events`; returns once MLflow's store holds them (each `log_batch` returned).
+        `remember` is called after a new MLflow run is made, before anything is logged to it."""
         batch = _Batch()
         for event in events:
-            run_id = self._mlflow_run(event, batch)
+            run_id = self._mlflow_run(event, batch, remember)
             if isinstance(event.get("trial"), int):
-                run_id = self._trial_run(event, run_id, batch)
+                run_id = self._trial_run(event, run_id, batch, remember)
             milliseconds = int(timestamp_s(event["ts"]) * 1000)
             for key, value in scalars_of(event).items():
                 batch.metrics[run_id].append(Metric(mlflow_key(key), value, milliseconds, scalar_step(event)))
@@ -172,19 +182,19 @@ class MlflowExporter:
 
     # -- internals ------------------------------------------------------------------------
 
-    def _mlflow_run(self, event: Mapping[str, Any], batch: _Batch) -> str:
+    def _mlflow_run(self, event: Mapping[str, Any], batch: _Batch, remember: Callable[[], None]) -> str:
         """The MLflow run of the event's trainwire run, made on its first line."""
         trainwire_id = event["run_id"]
         found = self.runs.get(trainwire_id)
         if found is None:
-            start_ms = int(timestamp_s(event["ts"]) * 1000)
             tags = {RUN_ID_TAG: trainwire_id, "mlflow.runName": trainwire_id, **self._description(trainwire_id)}
-            found = self.client.create_run(self.experiment_id, start_time=start_ms, tags=tags).info.run_id
+            found = self._made_before(tags, RUN_ID_TAG) or self._create(event, tags)
             self.runs[trainwire_id] = found
+            remember()
         batch.touch(found)
         return found
 
-    def _trial_run(self, event: Mapping[str, Any], parent: str, batch: _Batch) -> str:
+    def _trial_run(self, event: Mapping[str, Any], parent: str, batch: _Batch, remember: Callable[[], None]) -> str:
         """The child run of the event's trial, made on the trial's first line."""
         key = f"{event['run_id']}#trial-{event['trial']}"
         found = self.runs.get(key)
@@ -195,11 +205,24 @@ class MlflowExporter:
                 "mlflow.runName": f"trial {event['trial']}",
                 "trainwire.trial": str(event["trial"]),
             }
-            start_ms = int(timestamp_s(event["ts"]) * 1000)
-            found = self.client.create_run(self.experiment_id, start_time=start_ms, tags=tags).info.run_id
+            found = self._made_before(tags, "trainwire.search_run_id", "trainwire.trial") or self._create(event, tags)
             self.runs[key] = found
+            remember()
         batch.touch(found)
         return found
+
+    def _made_before(self, tags: Mapping[str, str], *keys: str) -> str | None:
+        """The MLflow run an export interrupted between making it and saving its id made (its
+        tags `keys` are the run's own): taken up again, never a second one."""
+        # the values are run ids and trial numbers: no quote can be in them (schemas/v1/defs/run-id)
+        condition = " and ".join(f"tags.`{key}` = '{tags[key]}'" for key in keys)
+        found = self.client.search_runs([self.experiment_id], filter_string=condition, max_results=1)
+        return found[0].info.run_id if found else None
+
+    def _create(self, event: Mapping[str, Any], tags: Mapping[str, str]) -> str:
+        start_ms = int(timestamp_s(event["ts"]) * 1000)
+        run_id: str = self.client.create_run(self.experiment_id, start_time=start_ms, tags=dict(tags)).info.run_id
+        return run_id
 
     def _end_trial(self, run_id: str, event: Mapping[str, Any]) -> None:
         tags = {"trainwire.status": event["status"]}

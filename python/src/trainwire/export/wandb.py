@@ -20,9 +20,11 @@ run one after the other, in the order they were written.
 
 from __future__ import annotations
 
+import re
+import shutil
 import time
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +77,24 @@ class WandbExporter:
     """Writes events as offline W&B runs under `directory/wandb`; `run_dir` holds the
     stream and its journal files.
 
-    The W&B run id follows from the trainwire run id, so the exporter keeps no state
-    between exports."""
+    The W&B run id follows from the trainwire run id. Exactly once: a batch is accepted once
+    every offline part it opened is finished and written (`wandb.teardown`); until then the
+    cursor names those parts (`state()`: `pending`, from just before each `wandb.init`), and
+    an export run again removes them before it writes the batch again."""
 
-    def __init__(self, directory: Path, project: str, run_dir: Path, *, copy_cap: int = DEFAULT_COPY_CAP) -> None:
+    #: events a `write` takes; each write's parts are finished at its end, and a run's next
+    #: part waits for the clock's next second
+    batch_events = 5000
+
+    def __init__(
+        self,
+        directory: Path,
+        project: str,
+        run_dir: Path,
+        saved: Mapping[str, Any] | None = None,
+        *,
+        copy_cap: int = DEFAULT_COPY_CAP,
+    ) -> None:
         self.directory = directory
         self.copy_cap = copy_cap
         self.project = project
@@ -86,11 +102,16 @@ class WandbExporter:
         self._runs: dict[str, Any] = {}
         self._trials: dict[tuple[str, int], Any] = {}  # the open W&B run of each trial
         self._naming: dict[str, RunNaming] = {}
+        self._pending: list[str] = []  # the offline parts of the batch being written
+        self._remember: Callable[[], None] = lambda: None
+        for name in _pending_parts(saved):  # an interrupted export's parts: written again now
+            shutil.rmtree(self._offline_dir / name, ignore_errors=True)
 
     def state(self) -> dict[str, Any]:
-        return {}
+        return {"pending": list(self._pending)}
 
-    def write(self, events: list[dict[str, Any]]) -> None:
+    def write(self, events: list[dict[str, Any]], remember: Callable[[], None] = lambda: None) -> None:
+        self._remember = remember
         for event in events:
             run = self._run(event)
             if isinstance(event.get("trial"), int):
@@ -101,6 +122,12 @@ class WandbExporter:
             handler = handler_of(EVENT_HANDLERS, event["event"])
             if handler is not None:
                 handler(self, run, event)
+        self.close()  # the batch's parts finished and written: accepted
+        self._pending.clear()
+
+    @property
+    def _offline_dir(self) -> Path:
+        return self.directory / "wandb"
 
     def close(self) -> None:
         """Closes the offline runs of runs and trials still going: the next export's
@@ -161,6 +188,10 @@ class WandbExporter:
         """A new offline W&B run `wandb_id` with the run's tags, its scalars against `STEP_METRIC`."""
         self.directory.mkdir(parents=True, exist_ok=True)
         self._wait_for_a_free_second(wandb_id)
+        # named in the cursor before W&B makes it: the second it will be named after is now or soon
+        now = datetime.now()
+        self._pending.extend(_part_name(now + timedelta(seconds=ahead), wandb_id) for ahead in range(3))
+        self._remember()
         run = wandb.init(
             dir=self.directory,
             project=self.project,
@@ -172,6 +203,9 @@ class WandbExporter:
         )
         run.define_metric(STEP_METRIC)
         run.define_metric("*", step_metric=STEP_METRIC)
+        del self._pending[-3:]
+        self._pending.append(Path(run.dir).parent.name)
+        self._remember()
         return run
 
     # -- the handlers of EVENT_HANDLERS: after the event's scalars, into its (trial's) run -----
@@ -195,7 +229,7 @@ class WandbExporter:
         """W&B names an offline run's directory after the second `wandb.init` runs in: a
         later part of the same run started within that second would write into the earlier
         part's directory, so wait for the clock to leave it."""
-        while (self.directory / "wandb" / f"offline-run-{datetime.now():%Y%m%d_%H%M%S}-{wandb_id}").exists():
+        while (self._offline_dir / _part_name(datetime.now(), wandb_id)).exists():
             time.sleep(0.05)
 
     def _finish(self, run: Any, event: Mapping[str, Any]) -> None:
@@ -216,6 +250,24 @@ class WandbExporter:
             run.save(str(copy), base_path=run.dir, policy="now")
         run.finish(exit_code=wandb_exit_code(event))
         del self._runs[trainwire_id]
+
+
+def _part_name(at: datetime, wandb_id: str) -> str:
+    """The directory W&B makes for an offline run started at `at`."""
+    return f"offline-run-{at:%Y%m%d_%H%M%S}-{wandb_id}"
+
+
+#: an offline part's name: the only names a cursor may have removed
+_PART_NAME = re.compile(r"offline-run-[0-9]{8}_[0-9]{6}-[A-Za-z0-9._-]+")
+
+
+def _pending_parts(saved: Mapping[str, Any] | None) -> list[str]:
+    """The parts an interrupted export left unfinished: names of offline run directories only,
+    never a path (a cursor in a shared folder must not get anything else removed)."""
+    pending = saved.get("pending") if saved else None
+    if not isinstance(pending, list):
+        return []
+    return [name for name in pending if isinstance(name, str) and _PART_NAME.fullmatch(name) and ".." not in name]
 
 
 def _config(started: Mapping[str, Any]) -> dict[str, Any]:
