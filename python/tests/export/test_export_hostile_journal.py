@@ -19,9 +19,9 @@ from trainwire.contract.layout import CONFIG_FILE, STEPS_FILE, run_journal_dir
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot for any tracker\n"
 
 
-@pytest.fixture(scope="module")
-def tracking_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'store.db'}"
+@pytest.fixture
+def tracking_uri(shared_tracking_uri: str) -> str:
+    return shared_tracking_uri
 
 
 def mlflow_files(uri: str, experiment: str, run_id: str) -> dict[str, int]:

@@ -54,16 +54,16 @@ def expected_losses() -> Counter[tuple[int, float]]:
     return Counter((step, round(1.0 / step, 6)) for step in range(1, STEPS + 1))
 
 
-def interrupted_then_whole(arguments: list[str], started: Callable[[], bool], seed: int) -> None:
-    """Runs `trainwire export ...` KILLS times, each stopped at a random moment once `started()`
+def interrupted_then_whole(arguments: list[str], started: Callable[[], bool], seed: int, kills: int = KILLS) -> None:
+    """Runs `trainwire export ...` `kills` times, each stopped at a random moment once `started()`
     (the tracker got something), by SIGKILL or SIGINT, then once more to its end."""
     moments = random.Random(seed)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
     command = [sys.executable, "-m", "trainwire", "export", *arguments]
-    signals = moments.sample([signal.SIGKILL, signal.SIGINT, signal.SIGKILL, signal.SIGINT], KILLS)
+    signals = moments.sample([signal.SIGKILL, signal.SIGINT, signal.SIGKILL, signal.SIGINT], kills)
     # the first soon after the tracker got its first write (a tracker run just made), the
     # others anywhere in a few batches' time
-    latest = [0.15, *[0.8] * (KILLS - 1)]
+    latest = [0.15, *[0.8] * (kills - 1)]
     for sent, within in zip(signals, latest, strict=True):
         process = subprocess.Popen(
             command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -110,7 +110,8 @@ def test_mlflow_gets_every_point_once_in_one_run(logged: tuple[Path, list[str]],
     output = copy_of(logged, tmp_path)
     database = tmp_path / "store.db"
     arguments = ["mlflow", str(output), "--tracking-uri", f"sqlite:///{database}", "--experiment", "killed"]
-    interrupted_then_whole([*arguments, "--batch-events", "100"], holds_a_run(database), seed=44)
+    # two kills: each MLflow process takes seconds to start
+    interrupted_then_whole([*arguments, "--batch-events", "100"], holds_a_run(database), seed=44, kills=2)
 
     client = MlflowClient(f"sqlite:///{database}")
     experiment = client.get_experiment_by_name("killed").experiment_id

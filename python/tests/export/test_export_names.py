@@ -28,9 +28,9 @@ NAME_SCHEMA = event_field_schema("run.started", "name")
 TAG_SCHEMA = event_field_schema("run.started", "tags")["items_schema"]
 
 
-@pytest.fixture(scope="module")
-def tracking_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'store.db'}"
+@pytest.fixture
+def tracking_uri(shared_tracking_uri: str) -> str:
+    return shared_tracking_uri
 
 
 def started(output_dir: Path, name: str | None, tags: list[str]) -> Run:
@@ -114,7 +114,7 @@ namings = st.tuples(
 )
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(namings, min_size=2, max_size=2))
 @example([("a\u00a0name", ["a/../b", "t" * 64]), (None, ["./.", "\u2028"])])
 def test_any_name_and_tags_the_contract_allows_reach_every_tracker(

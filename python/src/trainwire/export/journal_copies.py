@@ -123,7 +123,7 @@ def _identity(status: os.stat_result) -> tuple[int, int]:
 
 
 def _is_sparse(status: os.stat_result) -> bool:
-    blocks = getattr(status, "st_blocks", None)  # Windows has none: no file is taken as sparse
+    blocks: int | None = getattr(status, "st_blocks", None)  # Windows has none: no file is taken as sparse
     if blocks is None or status.st_size <= _SPARSE_FROM_BYTES or not stat.S_ISREG(status.st_mode):
         return False
     return blocks * _BLOCK_BYTES * _SPARSE_RATIO < status.st_size

@@ -13,9 +13,10 @@ grouped with the search's run under its id (`group`): each with its params as co
 own steps and evaluations, its `trial.ended` metrics (`trial/<metric>`) and status in its
 summary, ended as the trial did (failed: exit code 1).
 
-Nothing is sent: each export writes, for every run with new lines, one offline run
-directory `<dir>/wandb/offline-run-<time>-<id>`; `wandb sync` uploads the directories of a
-run one after the other, in the order they were written.
+Nothing is sent: each batch of an export (`batch_events`) writes, for every run with new
+lines, one offline run directory `<dir>/wandb/offline-run-<time>-<id>`, finished at the
+batch's end; `wandb sync` uploads the directories of a run one after the other, in the order
+they were written.
 """
 
 from __future__ import annotations
