@@ -123,3 +123,14 @@ def test_the_stream_and_step_file_are_copied_up_to_the_cap(
     sent = mlflow_files(tracking_uri, "unit", run_id)
     assert sent["trainwire/progress.jsonl"] == stream.stat().st_size
     assert sent[f"trainwire/journal/{STEPS_FILE}"] == steps.stat().st_size
+
+
+def test_a_fifo_in_place_of_the_cursor_is_refused_not_waited_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export_streams.whole_run(tmp_path / "out")
+    cursor = tmp_path / "cursor.json"
+    os.mkfifo(cursor)
+    arguments = ["export", "tensorboard", str(tmp_path / "out"), "--logdir", str(tmp_path / "tb")]
+    assert main([*arguments, "--cursor", str(cursor)]) != 0
+    assert f"{cursor}: unreadable export cursor ({cursor}: not a regular file)" in capsys.readouterr().err

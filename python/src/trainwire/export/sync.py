@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from trainwire.contract.files import write_json_atomically
+from trainwire.contract.files import read_capped, write_json_atomically
 from trainwire.lines.diagnostics import Diagnostic
 from trainwire.reader.kept_steps import KeptStepsMerge
 from trainwire.reader.sources import FileFollower
@@ -36,6 +36,8 @@ __all__ = ["CURSOR_VERSION", "ExportError", "Exporter", "Synced", "load_cursor",
 
 #: the cursor file's format; another version is refused rather than guessed at
 CURSOR_VERSION = 1
+#: a cursor holds a reader state (a few KiB a run) and the exporter's: far under this
+MAX_CURSOR_BYTES = 64 << 20
 
 
 class ExportError(Exception):
@@ -77,8 +79,8 @@ class Synced:
 
 def load_cursor(cursor_path: Path, stream_path: Path) -> dict[str, Any] | None:
     """The saved cursor for `stream_path`, or None for a first export."""
-    try:
-        saved = json.loads(cursor_path.read_text(encoding="utf-8"))
+    try:  # a regular file under its cap: a cursor may sit in a folder others write to
+        saved = json.loads(read_capped(cursor_path, MAX_CURSOR_BYTES))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as error:
