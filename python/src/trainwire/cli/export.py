@@ -21,6 +21,8 @@ from trainwire.contract.layout import STREAM_FILE, stream_path
 __all__ = ["add_export_commands"]
 
 CURSOR_DIR = ".trainwire-export"
+#: the multiples a size may be given in (binary: `8G` is 8 GiB)
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def add_export_commands(commands: Any) -> None:
@@ -135,6 +137,30 @@ def _common(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="where the export remembers its position (default: see docs/integrations.md)",
     )
+    parser.add_argument(
+        "--batch-events",
+        type=positive_count,
+        metavar="N",
+        help="events sent at once: the cursor moves after each batch the tracker holds "
+        "(default: MLflow 200, TensorBoard 1000, W&B 5000, where each batch is one offline part)",
+    )
+    parser.add_argument(
+        "--max-copy-bytes",
+        type=byte_size,
+        metavar="SIZE",
+        help="the most bytes of the stream and of a step file sent as files; a larger one is left out "
+        "with one line (bytes, or with K, M, G, T; default 8G: export.journal_copies.DEFAULT_COPY_CAP)",
+    )
+
+
+def byte_size(text: str) -> int:
+    """A number of bytes, with an optional K, M, G or T (binary multiples): `8G`, `500M`, `1024`."""
+    number, unit = text.strip(), ""
+    if number[-1:].upper() in _SIZE_UNITS:
+        number, unit = number[:-1], number[-1].upper()
+    if not number.isdigit() or int(number) == 0:
+        raise argparse.ArgumentTypeError(f"not a size in bytes (like 8G or 500M): {text!r}")
+    return int(number) * _SIZE_UNITS[unit]
 
 
 def _export_mlflow(options: argparse.Namespace) -> int:
@@ -162,7 +188,12 @@ def _export_mlflow(options: argparse.Namespace) -> int:
         except ValueError as error:
             raise CommandError(f"{error} (--artifact-location)") from None
         experiment_id = client.create_experiment(options.experiment, artifact_location=location)
-    return _run(options, stream, cursor, lambda saved: MlflowExporter(client, experiment_id, stream, saved))
+    return _run(
+        options,
+        stream,
+        cursor,
+        lambda saved: MlflowExporter(client, experiment_id, stream, saved, copy_cap=_copy_cap(options)),
+    )
 
 
 def _export_tensorboard(options: argparse.Namespace) -> int:
@@ -175,7 +206,7 @@ def _export_tensorboard(options: argparse.Namespace) -> int:
         ) from None
     key = hashlib.sha256(str(stream.absolute()).encode()).hexdigest()[:12]
     cursor = options.cursor or options.logdir / CURSOR_DIR / f"{stream.name}-{key}.json"
-    return _run(options, stream, cursor, lambda saved: TensorBoardExporter(options.logdir, stream.parent))
+    return _run(options, stream, cursor, lambda saved: TensorBoardExporter(options.logdir, stream.parent, saved))
 
 
 def _export_wandb(options: argparse.Namespace) -> int:
@@ -187,7 +218,25 @@ def _export_wandb(options: argparse.Namespace) -> int:
     directory = options.dir or stream.parent
     key = hashlib.sha256(f"{stream.absolute()}\n{options.project}".encode()).hexdigest()[:12]
     cursor = options.cursor or directory / CURSOR_DIR / f"{stream.name}.wandb-{key}.json"
-    return _run(options, stream, cursor, lambda saved: WandbExporter(directory, options.project, stream.parent))
+    return _run(
+        options,
+        stream,
+        cursor,
+        lambda saved: WandbExporter(directory, options.project, stream.parent, saved, copy_cap=_copy_cap(options)),
+    )
+
+
+def positive_count(text: str) -> int:
+    """A whole number above 0."""
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"not a whole number above 0: {text!r}")
+    return int(text)
+
+
+def _copy_cap(options: argparse.Namespace) -> int:
+    from trainwire.export.journal_copies import DEFAULT_COPY_CAP
+
+    return options.max_copy_bytes or DEFAULT_COPY_CAP
 
 
 def _stream(options: argparse.Namespace) -> Path:
@@ -243,6 +292,8 @@ def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_exporter:
     try:
         saved = load_cursor(cursor, stream)
         exporter = make_exporter(saved["sink"] if saved else None)
+        if options.batch_events:
+            exporter.batch_events = options.batch_events
         try:
             synced = sync(stream, exporter, cursor, saved=saved, follow=options.follow, poll_interval_s=options.poll)
         finally:

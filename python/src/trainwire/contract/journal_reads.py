@@ -20,6 +20,7 @@ from trainwire.contract.files import read_capped
 
 __all__ = [
     "MAX_CONFIG_BYTES",
+    "MAX_DIFF_BYTES",
     "MAX_NOTES_BYTES",
     "MAX_SUMMARY_BYTES",
     "read_journal_json",
@@ -33,6 +34,8 @@ MAX_SUMMARY_BYTES = 1 << 20
 #: `config.json`, `config_diff.json`, `environment.json`: a resolved config, its diff and the
 #: run's provenance, all written from what a person configured; kilobytes in practice
 MAX_CONFIG_BYTES = 1 << 20
+#: `git_dirty.diff`: the writer cuts a diff past 1 MiB at a line, with a note
+MAX_DIFF_BYTES = 2 << 20
 #: `notes.md`: text people type, a dated entry at a time (`trainwire note`)
 MAX_NOTES_BYTES = 1 << 20
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,8 @@ from mlflow.utils.validation import (
 
 from trainwire.contract.notes import read_notes
 from trainwire.export.dispatch import NotExported, handler_of
-from trainwire.export.journal import journal_files
+from trainwire.export.journal import copy_journal, copy_or_report
+from trainwire.export.journal_copies import DEFAULT_COPY_CAP
 from trainwire.export.naming import started_naming
 from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s, trial_scalars
 
@@ -83,10 +85,13 @@ def default_artifact_location(tracking_uri: str) -> str | None:
 
 
 def mlflow_key(name: str) -> str:
-    """`name` as an MLflow parameter, metric or tag key: other characters become `_`, and a
-    name too long is cut, with a short hash so that two cut names stay apart."""
+    """`name` as an MLflow parameter, metric or tag key: other characters become `_`, a
+    `.` or `..` between slashes becomes `_` or `__` (MLflow refuses a key that a path would
+    resolve to another, such as a tag `a/../b`), and a name too long is cut, with a short
+    hash so that two cut names stay apart."""
     key = _NOT_ALLOWED.sub("_", name).strip("/") or "_"
     key = re.sub(r"/{2,}", "/", key)
+    key = "/".join("_" * len(part) if part in (".", "..") else part for part in key.split("/"))
     if len(key) > MAX_ENTITY_KEY_LENGTH:
         digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
         key = f"{key[: MAX_ENTITY_KEY_LENGTH - 9]}-{digest}"
@@ -96,13 +101,29 @@ def mlflow_key(name: str) -> str:
 class MlflowExporter:
     """Writes events through an `MlflowClient` into `experiment_id`.
 
-    `saved` is the exporter state of an earlier export (trainwire run id -> MLflow run id).
+    `saved` is the exporter state of an earlier export (trainwire run id -> MLflow run id);
+    `copy_cap` the most bytes of the stream and of a step file sent as artifacts.
+
+    Sent again after an interruption, a batch adds nothing: MLflow's database store keeps a
+    metric once (same key, step, time and value), a tag or parameter set again is unchanged,
+    and the run an interrupted export made is found by its tags, not made twice.
     """
 
+    #: events a `write` takes: their metrics go in a few `log_batch` calls (MLflow's limit is
+    #: 1000 metrics a call), each committed by the store at once
+    batch_events = 200
+
     def __init__(
-        self, client: MlflowClient, experiment_id: str, stream_path: Path, saved: Mapping[str, Any] | None = None
+        self,
+        client: MlflowClient,
+        experiment_id: str,
+        stream_path: Path,
+        saved: Mapping[str, Any] | None = None,
+        *,
+        copy_cap: int = DEFAULT_COPY_CAP,
     ) -> None:
         self.client = client
+        self.copy_cap = copy_cap
         self.experiment_id = experiment_id
         self.stream_path = stream_path
         self.run_dir = stream_path.parent
@@ -114,12 +135,14 @@ class MlflowExporter:
     def close(self) -> None:
         pass
 
-    def write(self, events: list[dict[str, Any]]) -> None:
+    def write(self, events: list[dict[str, Any]], remember: Callable[[], None] = lambda: None) -> None:
+        """Logs `events`; returns once MLflow's store holds them (each `log_batch` returned).
+        `remember` is called after a new MLflow run is made, before anything is logged to it."""
         batch = _Batch()
         for event in events:
-            run_id = self._mlflow_run(event, batch)
+            run_id = self._mlflow_run(event, batch, remember)
             if isinstance(event.get("trial"), int):
-                run_id = self._trial_run(event, run_id, batch)
+                run_id = self._trial_run(event, run_id, batch, remember)
             milliseconds = int(timestamp_s(event["ts"]) * 1000)
             for key, value in scalars_of(event).items():
                 batch.metrics[run_id].append(Metric(mlflow_key(key), value, milliseconds, scalar_step(event)))
@@ -159,19 +182,19 @@ class MlflowExporter:
 
     # -- internals ------------------------------------------------------------------------
 
-    def _mlflow_run(self, event: Mapping[str, Any], batch: _Batch) -> str:
+    def _mlflow_run(self, event: Mapping[str, Any], batch: _Batch, remember: Callable[[], None]) -> str:
         """The MLflow run of the event's trainwire run, made on its first line."""
         trainwire_id = event["run_id"]
         found = self.runs.get(trainwire_id)
         if found is None:
-            start_ms = int(timestamp_s(event["ts"]) * 1000)
             tags = {RUN_ID_TAG: trainwire_id, "mlflow.runName": trainwire_id, **self._description(trainwire_id)}
-            found = self.client.create_run(self.experiment_id, start_time=start_ms, tags=tags).info.run_id
+            found = self._made_before(tags, RUN_ID_TAG) or self._create(event, tags)
             self.runs[trainwire_id] = found
+            remember()
         batch.touch(found)
         return found
 
-    def _trial_run(self, event: Mapping[str, Any], parent: str, batch: _Batch) -> str:
+    def _trial_run(self, event: Mapping[str, Any], parent: str, batch: _Batch, remember: Callable[[], None]) -> str:
         """The child run of the event's trial, made on the trial's first line."""
         key = f"{event['run_id']}#trial-{event['trial']}"
         found = self.runs.get(key)
@@ -182,11 +205,24 @@ class MlflowExporter:
                 "mlflow.runName": f"trial {event['trial']}",
                 "trainwire.trial": str(event["trial"]),
             }
-            start_ms = int(timestamp_s(event["ts"]) * 1000)
-            found = self.client.create_run(self.experiment_id, start_time=start_ms, tags=tags).info.run_id
+            found = self._made_before(tags, "trainwire.search_run_id", "trainwire.trial") or self._create(event, tags)
             self.runs[key] = found
+            remember()
         batch.touch(found)
         return found
+
+    def _made_before(self, tags: Mapping[str, str], *keys: str) -> str | None:
+        """The MLflow run an export interrupted between making it and saving its id made (its
+        tags `keys` are the run's own): taken up again, never a second one."""
+        # the values are run ids and trial numbers: no quote can be in them (schemas/v1/defs/run-id)
+        condition = " and ".join(f"tags.`{key}` = '{tags[key]}'" for key in keys)
+        found = self.client.search_runs([self.experiment_id], filter_string=condition, max_results=1)
+        return found[0].info.run_id if found else None
+
+    def _create(self, event: Mapping[str, Any], tags: Mapping[str, str]) -> str:
+        start_ms = int(timestamp_s(event["ts"]) * 1000)
+        run_id: str = self.client.create_run(self.experiment_id, start_time=start_ms, tags=dict(tags)).info.run_id
+        return run_id
 
     def _end_trial(self, run_id: str, event: Mapping[str, Any]) -> None:
         tags = {"trainwire.status": event["status"]}
@@ -228,10 +264,13 @@ class MlflowExporter:
         if error:
             tags["trainwire.error"] = f"{error.get('type')}: {error.get('message')}"[:MAX_TAG_VAL_LENGTH]
         self.client.log_batch(run_id, tags=[RunTag(key, value) for key, value in tags.items()])
-        if self.stream_path.is_file():
-            self.client.log_artifact(run_id, str(self.stream_path), artifact_path=ARTIFACT_DIR)
-        for path in journal_files(self.run_dir, trainwire_id):
-            self.client.log_artifact(run_id, str(path), artifact_path=JOURNAL_ARTIFACT_DIR)
+        with tempfile.TemporaryDirectory(prefix="trainwire-export-") as staging:
+            # MLflow uploads what it is given: checked copies, never the files found
+            stream = copy_or_report(self.stream_path, Path(staging) / self.stream_path.name, self.copy_cap)
+            if stream is not None:
+                self.client.log_artifact(run_id, str(stream), artifact_path=ARTIFACT_DIR)
+            for path in copy_journal(self.run_dir, trainwire_id, Path(staging) / "journal", self.copy_cap):
+                self.client.log_artifact(run_id, str(path), artifact_path=JOURNAL_ARTIFACT_DIR)
         end_ms = int(timestamp_s(event["ts"]) * 1000)
         self.client.set_terminated(run_id, status=MLFLOW_STATUS.get(event["status"], "FINISHED"), end_time=end_ms)
 

@@ -1,14 +1,24 @@
 """A run's name and tags as the exports give them to a tracker: from its `run.started`, or,
-in an export that resumes past it, from the run's journal summary."""
+in an export that resumes past it, from the run's journal summary.
+
+Either way they pass `run.started`'s own rules (the schema's length and printable pattern,
+at most 32 tags) before a tracker sees them: the summary is a file anyone may have written,
+read capped and checked against its schema (`contract.journal_reads.read_summary`), and a name
+or tag the contract would refuse is left out (a tag alone, not the others). Each tracker then
+maps what is left into its own rules (`mlflow.mlflow_key`, `wandb.wandb_tags`).
+"""
 
 from __future__ import annotations
 
-import json
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from trainwire.contract.files import read_regular_text
+from pydantic_core import SchemaValidator, ValidationError
+
+from trainwire.contract.journal_reads import read_summary
+from trainwire.contract.known_event_dicts import event_field_schema
 from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.export.journal import journal_file
 
@@ -27,19 +37,41 @@ class RunNaming(NamedTuple):
 
 
 def started_naming(fields: Mapping[str, Any]) -> RunNaming:
-    """The name and tags of a `run.started` line (or of a summary, which holds the same)."""
+    """The name and tags of a `run.started` line (or of a summary, which holds the same), each
+    kept only when `run.started`'s schema accepts it."""
     name, tags = fields.get("name"), fields.get("tags")
-    listed = tuple(tag for tag in tags if isinstance(tag, str)) if isinstance(tags, list) else ()
-    return RunNaming(name if isinstance(name, str) else None, listed)
+    listed = tuple(tag for tag in tags if _valid("tag", tag)) if isinstance(tags, list) else ()
+    return RunNaming(name if _valid("name", name) else None, listed[: _most_tags()])
 
 
 def journal_naming(run_dir: Path, run_id: str) -> RunNaming:
-    """The name and tags the run's journal summary holds; none when it cannot be read."""
+    """The name and tags the run's journal summary holds; none when it cannot be read, is
+    over its cap, is not a summary the schema accepts, or is another run's."""
     path = journal_file(run_dir, run_id, SUMMARY_FILE)
-    try:
-        summary = json.loads(read_regular_text(path)) if path is not None else None
-    except (OSError, ValueError):
-        summary = None
-    if not isinstance(summary, dict) or summary.get("run_id") != run_id:
+    summary = read_summary(path) if path is not None else None
+    if summary is None or summary.get("run_id") != run_id:
         return RunNaming(None, ())
     return started_naming(summary)
+
+
+def _valid(field: str, value: Any) -> bool:
+    try:
+        _validators()[field].validate_python(value, strict=True)
+    except ValidationError:
+        return False
+    return True
+
+
+def _most_tags() -> int:
+    most: int = event_field_schema("run.started", "tags")["max_length"]
+    return most
+
+
+@functools.cache
+def _validators() -> dict[str, SchemaValidator]:
+    """`run.started`'s checks of a name and of one tag, from its schema."""
+    tags = event_field_schema("run.started", "tags")
+    return {
+        "name": SchemaValidator(event_field_schema("run.started", "name")),
+        "tag": SchemaValidator(tags["items_schema"]),
+    }

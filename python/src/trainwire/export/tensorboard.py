@@ -13,6 +13,7 @@ start) and closes with its outcome (`trial/<metric>` scalars, the session's end 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from tensorboard.plugins.hparams.summary_v2 import hparams_pb
 from tensorboard.plugins.text.summary import text_pb
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
+from trainwire.contract.files import inside
 from trainwire.contract.notes import read_notes
 from trainwire.export.dispatch import NO_COUNTERPART, NotExported, handler_of
 from trainwire.export.naming import RunNaming, started_naming
@@ -51,17 +53,33 @@ def trial_directory(logdir: Path, run_id: str, trial: int) -> Path:
 
 class TensorBoardExporter:
     """Writes events as TensorBoard event files under `logdir`. Each export appends new
-    event files; TensorBoard reads all files of a run directory in order."""
+    event files; TensorBoard reads all files of a run directory in order.
 
-    def __init__(self, logdir: Path, run_dir: Path) -> None:
+    Exactly once: a batch is accepted once its event files are flushed and synced to disk;
+    the cursor then holds each file's size (`state()`: `files`, path -> bytes). A file made
+    is recorded at its size then (its header), before an event goes into it. An export run
+    again first cuts each recorded file back to its recorded size: the events an interrupted
+    export wrote past its last accepted batch are gone before that batch is written again."""
+
+    #: events a `write` takes before its files are flushed and synced
+    batch_events = 1000
+
+    def __init__(self, logdir: Path, run_dir: Path, saved: Mapping[str, Any] | None = None) -> None:
         self.logdir = logdir
         self.run_dir = run_dir
         self._writers: dict[str, EventFileWriter] = {}
+        self._files: dict[str, int] = _recorded_files(saved, logdir)  # path -> the bytes accepted
+        self._touched: set[str] = set()  # the files written into by the batch being written
+        self._writer_files: dict[str, str] = {}  # the directory of each open writer -> its file
+        self._remember: Callable[[], None] = lambda: None
+        for path, size in self._files.items():
+            _cut_back(Path(path), size)
 
     def state(self) -> dict[str, Any]:
-        return {}
+        return {"files": dict(self._files)}
 
-    def write(self, events: list[dict[str, Any]]) -> None:
+    def write(self, events: list[dict[str, Any]], remember: Callable[[], None] = lambda: None) -> None:
+        self._remember = remember
         for event in events:
             wall_time = timestamp_s(event["ts"])
             trial = event.get("trial")
@@ -77,6 +95,9 @@ class TensorBoardExporter:
                 writer.add_event(Event(wall_time=wall_time, step=scalar_step(event), summary=Summary(value=values)))
         for writer in self._writers.values():
             writer.flush()
+        for path in self._touched:  # accepted: on disk, so the cursor may say so
+            self._files[path] = _synced_size(Path(path))
+        self._touched = {path for directory, path in self._writer_files.items() if directory in self._writers}
 
     def close(self) -> None:
         for writer in self._writers.values():
@@ -125,8 +146,55 @@ class TensorBoardExporter:
         writer = self._writers.get(str(directory))
         if writer is None:
             directory.mkdir(parents=True, exist_ok=True)
-            writer = self._writers[str(directory)] = EventFileWriter(str(directory))
+            before = set(directory.glob(_EVENT_FILES))
+            writer = self._writers[str(directory)] = EventFileWriter(str(directory))  # its header flushed
+            for path in set(directory.glob(_EVENT_FILES)) - before:
+                self._files[str(path)] = _synced_size(path)
+                self._touched.add(str(path))
+                self._writer_files[str(directory)] = str(path)
+            self._remember()  # recorded before an event goes in: a rerun can cut it back
         return writer
+
+
+#: the files an `EventFileWriter` makes
+_EVENT_FILES = "events.out.tfevents.*"
+
+
+def _recorded_files(saved: Mapping[str, Any] | None, logdir: Path) -> dict[str, int]:
+    """The event files a cursor records, only those this exporter can have made: a cursor in
+    a shared folder must not get any other file cut back."""
+    files = saved.get("files") if saved else None
+    if not isinstance(files, dict):
+        return {}
+    return {
+        path: size
+        for path, size in files.items()
+        if isinstance(path, str)
+        and type(size) is int
+        and size >= 0
+        and Path(path).match(_EVENT_FILES)
+        and inside(Path(path).parent, logdir)
+        and not Path(path).is_symlink()
+    }
+
+
+def _cut_back(path: Path, size: int) -> None:
+    """The event file `path` as the last accepted batch left it: what an interrupted export
+    wrote past it goes (it is written again)."""
+    try:
+        if path.stat().st_size > size:
+            os.truncate(path, size)
+    except FileNotFoundError:
+        pass
+
+
+def _synced_size(path: Path) -> int:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
 
 
 def naming_text(naming: RunNaming) -> str:

@@ -13,17 +13,19 @@ grouped with the search's run under its id (`group`): each with its params as co
 own steps and evaluations, its `trial.ended` metrics (`trial/<metric>`) and status in its
 summary, ended as the trial did (failed: exit code 1).
 
-Nothing is sent: each export writes, for every run with new lines, one offline run
-directory `<dir>/wandb/offline-run-<time>-<id>`; `wandb sync` uploads the directories of a
-run one after the other, in the order they were written.
+Nothing is sent: each batch of an export (`batch_events`) writes, for every run with new
+lines, one offline run directory `<dir>/wandb/offline-run-<time>-<id>`, finished at the
+batch's end; `wandb sync` uploads the directories of a run one after the other, in the order
+they were written.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +33,17 @@ import wandb
 
 from trainwire.contract.notes import read_notes
 from trainwire.export.dispatch import NotExported, handler_of
-from trainwire.export.journal import journal_files
+from trainwire.export.journal import copy_journal
+from trainwire.export.journal_copies import DEFAULT_COPY_CAP
 from trainwire.export.naming import RunNaming, journal_naming, started_naming
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
 
-__all__ = ["EVENT_HANDLERS", "JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code"]
+__all__ = ["EVENT_HANDLERS", "JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code", "wandb_tags"]
 
 #: the metric every other scalar is drawn against
 STEP_METRIC = "train/step"
+#: W&B refuses a tag longer than this (or empty)
+WANDB_TAG_MOST = 64
 #: where the journal files go among the run's files
 JOURNAL_FILES_DIR = "trainwire"
 # W&B's collectors of the exporting machine (its git, code, system metrics, console) would
@@ -54,6 +59,12 @@ _SETTINGS = {
 }
 
 
+def wandb_tags(tags: tuple[str, ...]) -> list[str]:
+    """The run's tags as W&B takes them: 1 to `WANDB_TAG_MOST` characters each (the contract's
+    own limit today; cut, should it ever allow more), once each."""
+    return list(dict.fromkeys(tag[:WANDB_TAG_MOST] for tag in tags if tag))
+
+
 def wandb_exit_code(finished: Mapping[str, Any]) -> int:
     """The exit code W&B marks a run with: the run's own, else 0 when it succeeded or awaits
     approval and 1 otherwise (W&B shows any other code as failed)."""
@@ -67,21 +78,41 @@ class WandbExporter:
     """Writes events as offline W&B runs under `directory/wandb`; `run_dir` holds the
     stream and its journal files.
 
-    The W&B run id follows from the trainwire run id, so the exporter keeps no state
-    between exports."""
+    The W&B run id follows from the trainwire run id. Exactly once: a batch is accepted once
+    every offline part it opened is finished and written (`wandb.teardown`); until then the
+    cursor names those parts (`state()`: `pending`, from just before each `wandb.init`), and
+    an export run again removes them before it writes the batch again."""
 
-    def __init__(self, directory: Path, project: str, run_dir: Path) -> None:
+    #: events a `write` takes; each write's parts are finished at its end, and a run's next
+    #: part waits for the clock's next second
+    batch_events = 5000
+
+    def __init__(
+        self,
+        directory: Path,
+        project: str,
+        run_dir: Path,
+        saved: Mapping[str, Any] | None = None,
+        *,
+        copy_cap: int = DEFAULT_COPY_CAP,
+    ) -> None:
         self.directory = directory
+        self.copy_cap = copy_cap
         self.project = project
         self.run_dir = run_dir
         self._runs: dict[str, Any] = {}
         self._trials: dict[tuple[str, int], Any] = {}  # the open W&B run of each trial
         self._naming: dict[str, RunNaming] = {}
+        self._pending: list[str] = []  # the offline parts of the batch being written
+        self._remember: Callable[[], None] = lambda: None
+        for name in _pending_parts(saved):  # an interrupted export's parts: written again now
+            shutil.rmtree(self._offline_dir / name, ignore_errors=True)
 
     def state(self) -> dict[str, Any]:
-        return {}
+        return {"pending": list(self._pending)}
 
-    def write(self, events: list[dict[str, Any]]) -> None:
+    def write(self, events: list[dict[str, Any]], remember: Callable[[], None] = lambda: None) -> None:
+        self._remember = remember
         for event in events:
             run = self._run(event)
             if isinstance(event.get("trial"), int):
@@ -92,6 +123,12 @@ class WandbExporter:
             handler = handler_of(EVENT_HANDLERS, event["event"])
             if handler is not None:
                 handler(self, run, event)
+        self.close()  # the batch's parts finished and written: accepted
+        self._pending.clear()
+
+    @property
+    def _offline_dir(self) -> Path:
+        return self.directory / "wandb"
 
     def close(self) -> None:
         """Closes the offline runs of runs and trials still going: the next export's
@@ -152,17 +189,24 @@ class WandbExporter:
         """A new offline W&B run `wandb_id` with the run's tags, its scalars against `STEP_METRIC`."""
         self.directory.mkdir(parents=True, exist_ok=True)
         self._wait_for_a_free_second(wandb_id)
+        # named in the cursor before W&B makes it: the second it will be named after is now or soon
+        now = datetime.now()
+        self._pending.extend(_part_name(now + timedelta(seconds=ahead), wandb_id) for ahead in range(3))
+        self._remember()
         run = wandb.init(
             dir=self.directory,
             project=self.project,
             id=wandb_id,
-            tags=list(naming.tags) or None,
+            tags=wandb_tags(naming.tags) or None,
             reinit="create_new",  # one W&B run per trainwire run (and trial) of the stream, side by side
             settings=wandb.Settings(**_SETTINGS),
             **options,
         )
         run.define_metric(STEP_METRIC)
         run.define_metric("*", step_metric=STEP_METRIC)
+        del self._pending[-3:]
+        self._pending.append(Path(run.dir).parent.name)
+        self._remember()
         return run
 
     # -- the handlers of EVENT_HANDLERS: after the event's scalars, into its (trial's) run -----
@@ -186,7 +230,7 @@ class WandbExporter:
         """W&B names an offline run's directory after the second `wandb.init` runs in: a
         later part of the same run started within that second would write into the earlier
         part's directory, so wait for the clock to leave it."""
-        while (self.directory / "wandb" / f"offline-run-{datetime.now():%Y%m%d_%H%M%S}-{wandb_id}").exists():
+        while (self._offline_dir / _part_name(datetime.now(), wandb_id)).exists():
             time.sleep(0.05)
 
     def _finish(self, run: Any, event: Mapping[str, Any]) -> None:
@@ -202,14 +246,29 @@ class WandbExporter:
             run.summary["trainwire/error"] = f"{error.get('type')}: {error.get('message')}"
         if event.get("checkpoint"):
             run.summary["trainwire/checkpoint"] = {"step": event.get("step"), "path": event["checkpoint"]}
-        copies = Path(run.dir) / JOURNAL_FILES_DIR
-        for path in journal_files(self.run_dir, trainwire_id):
-            # a copy, not W&B's link to the file: the offline run keeps what the journal held now
-            copies.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, copies / path.name)
-            run.save(str(copies / path.name), base_path=run.dir, policy="now")
+        # checked copies, not W&B's link to the file: the offline run keeps what the journal held now
+        for copy in copy_journal(self.run_dir, trainwire_id, Path(run.dir) / JOURNAL_FILES_DIR, self.copy_cap):
+            run.save(str(copy), base_path=run.dir, policy="now")
         run.finish(exit_code=wandb_exit_code(event))
         del self._runs[trainwire_id]
+
+
+def _part_name(at: datetime, wandb_id: str) -> str:
+    """The directory W&B makes for an offline run started at `at`."""
+    return f"offline-run-{at:%Y%m%d_%H%M%S}-{wandb_id}"
+
+
+#: an offline part's name: the only names a cursor may have removed
+_PART_NAME = re.compile(r"offline-run-[0-9]{8}_[0-9]{6}-[A-Za-z0-9._-]+")
+
+
+def _pending_parts(saved: Mapping[str, Any] | None) -> list[str]:
+    """The parts an interrupted export left unfinished: names of offline run directories only,
+    never a path (a cursor in a shared folder must not get anything else removed)."""
+    pending = saved.get("pending") if saved else None
+    if not isinstance(pending, list):
+        return []
+    return [name for name in pending if isinstance(name, str) and _PART_NAME.fullmatch(name) and ".." not in name]
 
 
 def _config(started: Mapping[str, Any]) -> dict[str, Any]:
