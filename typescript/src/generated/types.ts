@@ -1762,6 +1762,31 @@ export interface RunSummary {
    * How many dated entries the run's `notes.md` holds (`trainwire note`).
    */
   notes?: number;
+  /**
+   * What the run wrote that never reached its files (optional; absent, null or all zero: nothing was lost). Written by the run's writer, which alone knows it; `trainwire journal rebuild` keeps the one the summary it replaces held.
+   */
+  completeness?: {
+    /**
+     * Lines the writer tried to write to the stream.
+     */
+    stream_lines: number;
+    /**
+     * Of those, the lines that never reached the stream.
+     */
+    stream_lines_lost: number;
+    /**
+     * Steps the run logged: written to the stream or kept for the step file.
+     */
+    steps_logged: number;
+    /**
+     * Kept steps that never reached the run's `steps.jsonl` (a full or read-only file system, a file that is not a regular file, a journal thread that hung).
+     */
+    kept_steps_lost: number;
+    /**
+     * The first loss, one line: what, where, why.
+     */
+    reason: string | null;
+  } | null;
 }
 export interface BestValue {
   value: number;

@@ -82,6 +82,40 @@ PeakMemoryAdditionalProperty = TypeAliasType(
 )
 
 
+class Completeness(BaseModel):
+    """
+    What the run wrote that never reached its files (optional; absent, null or all zero: nothing was lost). Written by the run's writer, which alone knows it; `trainwire journal rebuild` keeps the one the summary it replaces held.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    stream_lines: Annotated[
+        int, Field(description='Lines the writer tried to write to the stream.', ge=0)
+    ]
+    stream_lines_lost: Annotated[
+        int,
+        Field(description='Of those, the lines that never reached the stream.', ge=0),
+    ]
+    steps_logged: Annotated[
+        int,
+        Field(
+            description='Steps the run logged: written to the stream or kept for the step file.',
+            ge=0,
+        ),
+    ]
+    kept_steps_lost: Annotated[
+        int,
+        Field(
+            description="Kept steps that never reached the run's `steps.jsonl` (a full or read-only file system, a file that is not a regular file, a journal thread that hung).",
+            ge=0,
+        ),
+    ]
+    reason: Annotated[
+        str | None, Field(description='The first loss, one line: what, where, why.')
+    ]
+
+
 class Duration(RootModel[float]):
     root: Annotated[
         float,
@@ -311,5 +345,11 @@ class RunSummary(BaseModel):
         Field(
             description="How many dated entries the run's `notes.md` holds (`trainwire note`).",
             ge=0,
+        ),
+    ] = None
+    completeness: Annotated[
+        Completeness | None,
+        Field(
+            description="What the run wrote that never reached its files (optional; absent, null or all zero: nothing was lost). Written by the run's writer, which alone knows it; `trainwire journal rebuild` keeps the one the summary it replaces held."
         ),
     ] = None

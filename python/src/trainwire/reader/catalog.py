@@ -178,6 +178,7 @@ def _row(
         "earlier_runs": list(summary.get("earlier_runs") or []),
         "notes_count": summary.get("notes") or 0,
         "trials": summary.get("trials"),  # {count, best: {trial, metric, value, params}} of a search
+        "completeness": summary.get("completeness"),  # what never reached the files, when anything
     }
 
 

@@ -105,6 +105,7 @@ class RunCore:
                 stdout=stdout,
                 callbacks=callbacks,
                 sinks=sinks,
+                step_interval_s=step_interval_s,
             )
         self.dispatcher = Dispatcher(made, strict=strict)
         stage_field = self.args.stage(stage)
