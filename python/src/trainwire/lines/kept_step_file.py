@@ -198,6 +198,8 @@ class KeptSteps:
     def _skip_to_line(self, file: Any) -> None:
         file.seek(self._read_at - 1)
         while chunk := file.read(65536):
+            if self._cancelled is not None and self._cancelled():
+                raise ReadCancelled(str(self.path))
             newline = chunk.find(b"\n")
             if newline >= 0:
                 self._read_at += newline

@@ -155,7 +155,7 @@ class Journal:
         kind = event["event"]
         if kind == "train.step":
             self._folder.steps_logged += 1
-        elif kind == "run.started" or kind == "run.finished":
+        if kind == "run.started" or kind == "run.finished":
             self._save(now=True)
         elif time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
             self._save(now=False)
