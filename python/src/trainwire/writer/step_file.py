@@ -129,7 +129,7 @@ class StepFileWriter:
             os.ftruncate(fd, self._cut_to)
             size = self._cut_to
         self._cut_to = None
-        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+        if size > 0 and _byte_at(fd, size - 1) != b"\n":
             os.write(fd, b"\n")  # someone else's torn line: ended, so a reader skips it alone
             size += 1
         return size
@@ -140,3 +140,9 @@ class StepFileWriter:
             os.ftruncate(fd, start)
         except OSError:
             self._cut_to = start
+
+
+def _byte_at(fd: int, offset: int) -> bytes:
+    """The byte at `offset` (`os.pread` is not everywhere; writes append whatever the position)."""
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, 1)
