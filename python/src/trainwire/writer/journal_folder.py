@@ -229,19 +229,20 @@ class JournalFolder:
                 due = now + RETRY_S if self._steps.unwritten else now + self._bound_s if self._kept else None
 
     def _do(self, task: Any) -> None:
+        """Writes the kept steps waiting, then does `task`: a ("save", size), a ("settle",
+        event), or nothing (the kept steps were due)."""
+        kind, value = task if isinstance(task, tuple) else (None, None)
         try:
             with self._lock:
                 self._write_kept()
-                if (
-                    task is not None and task is not _KEPT and task[0] == "save"
-                ):  # a later save in the queue writes the files
-                    self._save(task[1], write=self._tasks.empty())
+                if kind == "save":  # a later save in the queue writes the files: this one only folds
+                    self._save(value, write=self._tasks.empty())
         except Exception as error:  # the journal is a view: it never takes the run down
             self._not_written("the journal", error)
         finally:
             self._progress += 1
-            if task is not None and task is not _KEPT and task[0] == "settle":
-                task[1].set()
+            if kind == "settle":
+                value.set()
 
     # -- under the lock ---------------------------------------------------------------------
 
