@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from support.cli_process import trainwire
 from support.paths import SCRIPTS
+from support.step_files import kept_records
 from support.stopped_processes import stopped_when
 from support.stream_files import stream_of
 
@@ -32,8 +33,7 @@ def kept_steps(out: Path) -> list[int]:
     """The steps of the step file's whole lines (every run of `out`: it holds one)."""
     found = []
     for path in out.glob(f"runs/*/{STEPS_FILE}"):
-        data = path.read_bytes()
-        found += [json.loads(line)["step"] for line in data[: data.rfind(b"\n") + 1].splitlines()]
+        found += [record["step"] for record in kept_records(path)]
     return found
 
 

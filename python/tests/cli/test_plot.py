@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.paths import ROOT
+from support.step_files import kept_records
 
 from trainwire.cli.plot import chart_specs, load_runs
 from trainwire.contract.clock import FakeClock
@@ -56,9 +57,7 @@ def test_series_hold_loss_evals_restarts_and_checkpoints(runs: Path) -> None:
     (demo,) = load_runs(stream)
     assert demo.status == "succeeded"
     written = [json.loads(line) for line in stream.read_text("utf-8").splitlines()]
-    kept = [
-        json.loads(line) for line in (runs / "demo" / "runs" / demo.run_id / "steps.jsonl").read_text().splitlines()
-    ]
+    kept = kept_records(runs / "demo" / "runs" / demo.run_id / "steps.jsonl")
     # opened from the run's snapshot: the stream's steps and the ones its throttle kept aside
     assert demo.series.uplot("loss")[0] == sorted(
         line["step"]

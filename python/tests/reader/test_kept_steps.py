@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.step_files import kept_records
 
 from trainwire import Run
 from trainwire.contract.clock import FakeClock
@@ -50,9 +51,10 @@ def test_every_step_comes_back_in_place(tmp_path: Path) -> None:
 def test_a_torn_last_line_waits_and_a_bad_line_is_one_diagnostic(tmp_path: Path) -> None:
     run_id = throttled_run(tmp_path)
     step_file = run_journal_dir(tmp_path, run_id) / STEPS_FILE
-    records = step_file.read_text().splitlines(keepends=True)
+    header, *records = step_file.read_text().splitlines(keepends=True)
     bad = [b"not json\n", json.dumps({**json.loads(records[3]), "step": "four"}).encode() + b"\n"]
-    step_file.write_bytes("".join(records[:3]).encode() + b"".join(bad) + "".join(records[4:]).encode() + b'{"after')
+    kept = header + "".join(records[:3])
+    step_file.write_bytes(kept.encode() + b"".join(bad) + "".join(records[4:]).encode() + b'{"after')
     lines, said = read_all(tmp_path)
     assert steps_of(lines) == [step for step in range(1, 51) if step != 5]  # record 3 is step 5
     assert len(said) == 2 and all(str(step_file) in message for message in said)
@@ -80,7 +82,8 @@ def test_a_step_file_from_another_run_is_left_out(tmp_path: Path) -> None:
     run_id = throttled_run(tmp_path / "one")
     other = throttled_run(tmp_path / "two", steps=5)
     foreign = run_journal_dir(tmp_path / "one", run_id) / STEPS_FILE
-    (record, *_) = (run_journal_dir(tmp_path / "two", other) / STEPS_FILE).read_text().splitlines()
+    (first, *_) = kept_records(run_journal_dir(tmp_path / "two", other) / STEPS_FILE)
+    record = json.dumps(first)
     with foreign.open("a") as file:  # records naming lines past the run's last, then one going back
         file.write(json.dumps({**json.loads(record), "after": 999}) + "\n")
         file.write(json.dumps({**json.loads(record), "after": 1}) + "\n")
@@ -108,7 +111,7 @@ def test_a_killed_runs_steps_after_its_last_line_come_at_the_end_and_then_grow(t
 def test_hostile_records_are_each_one_diagnostic_and_the_rest_comes_through(tmp_path: Path) -> None:
     run_id = throttled_run(tmp_path)
     step_file = run_journal_dir(tmp_path, run_id) / STEPS_FILE
-    first, *rest = step_file.read_bytes().splitlines(keepends=True)
+    header, first, *rest = step_file.read_bytes().splitlines(keepends=True)
     record = json.loads(first)
     hostile = [
         first.replace(b'"loss":0.5', b'"loss":NaN'),  # written null by any writer
@@ -116,7 +119,7 @@ def test_hostile_records_are_each_one_diagnostic_and_the_rest_comes_through(tmp_
         b'{"after":2,"metrics":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",  # nested past any parser
         b'{"after":2,"x":"' + b"x" * (2 << 20) + b'"}\n',  # longer than a stream line
     ]
-    step_file.write_bytes(b"".join(hostile) + b"".join(rest))
+    step_file.write_bytes(header + b"".join(hostile) + b"".join(rest))
     lines, said = read_all(tmp_path)
     assert steps_of(lines) == [1, *range(3, 51)]  # step 2 only came in hostile forms
     assert len(said) == 4, said
@@ -144,7 +147,7 @@ def test_a_step_file_read_to_its_end_is_read_again_only_once_it_changed(
     assert steps_of(first) == list(range(1, 100))
     assert len(opened) <= 2  # not once a line: the file is read again only when it changed
     # a step the writer appends later, after the line of step 150: in its place
-    record = json.loads(step_file.read_text().splitlines()[0])
+    record = json.loads(step_file.read_text().splitlines()[1])  # the first record, after the header
     after = next(line["seq"] for line in lines if line.get("step") == 150)
     with step_file.open("a") as file:
         file.write(json.dumps({**record, "after": after, "step": 1500}) + "\n")

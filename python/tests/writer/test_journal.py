@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from support.cli_process import trainwire
 from support.paths import ROOT
+from support.step_files import kept_records
 
 from trainwire import Run
 from trainwire.contract.layout import (
@@ -292,7 +293,7 @@ def test_kept_steps_with_non_finite_values_are_kept_as_null(tmp_path: Path) -> N
         run.step(step, loss=float("nan") if step % 2 else 1.0 / step, metrics={"x": float("-inf")})
     run.finish("succeeded")
     journal = run_journal_dir(tmp_path, run.run_id)
-    kept = [json.loads(line) for line in (journal / "steps.jsonl").read_text().splitlines()]
+    kept = kept_records(journal / "steps.jsonl")
     written = [line["step"] for line in map(json.loads, (tmp_path / "progress.jsonl").read_text().splitlines())
                if line["event"] == "train.step"]  # fmt: skip
     assert sorted([record["step"] for record in kept] + written) == list(range(1, 21)) and len(kept) >= 17

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from support.cli_process import trainwire
 from support.paths import ROOT
+from support.step_files import kept_records
 
 from trainwire.contract.layout import SERIES_FILE, STEPS_FILE, SUMMARY_FILE, journal_dirs
 
@@ -80,7 +81,7 @@ def test_a_killed_writer_leaves_whole_files_and_rebuild_restores_them(tmp_path: 
     stream = (tmp_path / "progress.jsonl").read_bytes()
     stream_lines = map(json.loads, stream[: stream.rfind(b"\n") + 1].splitlines())  # a reader skips a torn last line
     stream_steps = [line["step"] for line in stream_lines if line["event"] == "train.step"]
-    kept_steps = [json.loads(line)["step"] for line in whole.splitlines()]
+    kept_steps = [record["step"] for record in kept_records(journal / STEPS_FILE)]
     assert summary["step"] == max(stream_steps + kept_steps) and summary["status"] == "running"
     snapshot = json.loads((journal / SERIES_FILE).read_text())
     assert snapshot["steps_offset"] == len(whole)

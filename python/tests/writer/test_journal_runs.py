@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from support.cli_process import trainwire
+from support.step_files import kept_records
 
 from trainwire import Run
 from trainwire.contract.clock import FakeClock
@@ -41,7 +42,7 @@ def test_every_step_is_kept_and_the_summary_covers_steps_the_stream_left_out(tmp
     written_steps = {line["step"] for line in written if line["event"] == "train.step"}
     assert 777 not in written_steps and len(written_steps) < 100  # the throttle kept about one in 100
     journal = run_journal_dir(tmp_path, run_id)
-    kept = [json.loads(line) for line in (journal / STEPS_FILE).read_text().splitlines()]
+    kept = kept_records(journal / STEPS_FILE)
     assert sorted(written_steps | {record["step"] for record in kept}) == list(range(1, 2001))
     summary = json.loads((journal / SUMMARY_FILE).read_text())
     assert summary["best"]["loss"] == {"value": 0.01, "step": 777} and summary["tokens"] == 2000 * 64

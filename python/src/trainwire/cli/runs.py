@@ -142,6 +142,7 @@ def _sort_value(field: str, value: Any) -> Any:
 
 def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
     steps = "-" if row["step"] is None else f"{row['step']}" + (f"/{row['total_steps']}" if row["total_steps"] else "")
+    steps += _kept_steps_lost(row.get("completeness"))
     return [
         ("  " * (depth - 1) + "└ " if depth else "") + row["run_id"],
         _name(row.get("name"), row.get("tags") or []),
@@ -155,6 +156,14 @@ def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
         row["started_at"] or "-",
         str(row["notes_count"] or "-"),
     ]
+
+
+def _kept_steps_lost(completeness: Mapping[str, Any] | None) -> str:
+    """` (59,998 of 60,000 steps)` when kept steps never reached the step file, else nothing."""
+    if not completeness or not completeness.get("kept_steps_lost"):
+        return ""
+    logged = completeness["steps_logged"]
+    return f" ({logged - completeness['kept_steps_lost']:,} of {logged:,} steps)"
 
 
 def _name(name: str | None, tags: list[str]) -> str:

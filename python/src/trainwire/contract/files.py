@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
+    "O_NOFOLLOW",
     "FileTooLarge",
     "NotARegularFile",
     "inside",
@@ -28,7 +29,9 @@ __all__ = [
 logger = logging.getLogger("trainwire.files")
 
 # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+#: where the platform has it (not on Windows): a link as the file's last component is refused
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class NotARegularFile(OSError):
@@ -41,13 +44,14 @@ def inside(path: Path, root: Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
 
 
-def open_regular(path: Path, *, within: Path | None = None) -> IO[bytes]:
+def open_regular(path: Path, *, within: Path | None = None, follow_links: bool = True) -> IO[bytes]:
     """`path` opened for binary reading, only when it is a regular file (and, with `within`,
-    when its resolved path lies inside that directory); `NotARegularFile` otherwise.
+    when its resolved path lies inside that directory); `NotARegularFile` otherwise. Without
+    `follow_links`, a link in the file's place is refused too (an `OSError`, `O_NOFOLLOW`).
 
     The checks are made on the opened file itself: a path swapped for a link or a FIFO
     between a check and the open is refused, not followed."""
-    fd = os.open(path, _OPEN_FLAGS)
+    fd = os.open(path, _OPEN_FLAGS if follow_links else _OPEN_FLAGS | O_NOFOLLOW)
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):

@@ -20,11 +20,11 @@ class JournalReplay:
     """Folds one run's stream lines into `fold`, each kept step of `step_file` put back before
     the first line past the one its `after` names."""
 
-    def __init__(self, fold: RunJournalFold, step_file: Path) -> None:
+    def __init__(self, fold: RunJournalFold, step_file: Path, *, follow_links: bool = True) -> None:
         self.fold = fold
         #: the `seq` of the last stream line folded (None before the first)
         self.last_seq: int | None = None
-        self._kept = KeptSteps(step_file, fold.run_id)
+        self._kept = KeptSteps(step_file, fold.run_id, follow_links=follow_links)
 
     @property
     def kept_offset(self) -> int:

@@ -1,6 +1,7 @@
 """The journal's step file (`steps.jsonl`): the `train.step` lines the stream's throttle left
 out, one compact JSON object a line, each saying after which line of the run's stream it
-came (`after`: that line's `seq`), so a fold can put it back in its place. It is read back
+came (`after`: that line's `seq`), so a fold can put it back in its place; the first line
+names the run (`{"run_id": ...}`; a file written before it has none). It is read back
 through `lines.kept_step_file`."""
 
 from __future__ import annotations
@@ -13,9 +14,20 @@ from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
 
-__all__ = ["complete_size", "encode_kept_steps", "kept_step", "kept_step_line"]
+__all__ = ["complete_size", "encode_kept_steps", "header_run", "kept_step", "kept_step_line", "step_file_header"]
 
 _ENVELOPE = frozenset(ENVELOPE_FIELDS)
+
+
+def step_file_header(run_id: str) -> bytes:
+    """The step file's first line: the run whose steps it keeps (a record has an `after`)."""
+    return _ENCODE({"run_id": run_id}).encode("utf-8") + b"\n"
+
+
+def header_run(record: Any) -> str | None:
+    """The run a step file's first line names, when it is the header (else None)."""
+    named = record.get("run_id") if isinstance(record, dict) and "after" not in record else None
+    return named if isinstance(named, str) else None
 
 
 def kept_step(line: Mapping[str, Any], after: int, ts: str) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 the run's step file, by the fold the writer runs live (`lines.run_journal`), so the files
 come out byte for byte as the writer wrote them. The reader's rules pick the stream's
 lines; each kept step goes back after the line its `after` names (`reader.kept_steps`, as
-every reader of steps puts them back)."""
+every reader of steps puts them back). What only the writer knew (the summary's
+`completeness`) is kept from the summary it replaces."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.journal_migration import migrate_journal
-from trainwire.contract.layout import NOTES_FILE, STEPS_FILE, STREAM_FILE, run_journal_dir
+from trainwire.contract.journal_reads import read_summary
+from trainwire.contract.layout import NOTES_FILE, STEPS_FILE, STREAM_FILE, SUMMARY_FILE, run_journal_dir
 from trainwire.contract.notes import count_notes
 from trainwire.lines.kept_steps import complete_size
 from trainwire.lines.run_journal import RunJournalFold, write_snapshot
@@ -62,12 +64,21 @@ def rebuild_journals(output_dir: str | os.PathLike[str]) -> list[RebuiltRun]:
         summary = run.fold.summary.summary()
         if summary is None:
             continue
+        summary.update(_writers_own(run.journal))
         run.journal.mkdir(parents=True, exist_ok=True)
         _cut_torn_tail(run.journal / STEPS_FILE, run.steps_offset)
         write_summary(run.journal, summary)
         write_snapshot(run.journal, run.fold.snapshot(stream_offset, run.steps_offset))
         rebuilt.append((run_id, summary))
     return rebuilt
+
+
+def _writers_own(journal: Path) -> dict[str, Any]:
+    """What only the run's writer knew, from the summary being replaced: its `completeness`
+    (what never reached the files cannot be folded from them)."""
+    earlier = read_summary(journal / SUMMARY_FILE)
+    completeness = earlier.get("completeness") if earlier is not None else None
+    return {"completeness": completeness} if completeness else {}
 
 
 def _cut_torn_tail(path: Path, whole: int) -> None:

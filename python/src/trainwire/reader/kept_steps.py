@@ -14,7 +14,7 @@ a journal missing or from another run costs nothing but its steps.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,14 +51,17 @@ class KeptStepsMerge:
         tail_bytes: int | None = None,
         within: Path | None = None,
         report: Report | None = None,
+        cancelled: Callable[[], bool] | None = None,
     ) -> None:
         """`offsets`: where each run's step file was read to (else from its start, or its
-        last `tail_bytes`); `last_seqs`: the last line of each run read before (a resumed read)."""
+        last `tail_bytes`); `last_seqs`: the last line of each run read before (a resumed read);
+        `cancelled`: asked before each chunk of a step file is read (`ReadCancelled` once true)."""
         self.directory = directory
         self._offsets = dict(offsets or {})
         self._tail_bytes = tail_bytes
         self._within = within
         self._report = report
+        self._cancelled = cancelled
         self._runs: dict[str, KeptSteps] = {}
         self._last_seq: dict[str, int] = dict(last_seqs or {})
 
@@ -105,6 +108,7 @@ class KeptStepsMerge:
                 tail_bytes=None if run_id in self._offsets else self._tail_bytes,
                 within=self._within,
                 report=self._report,
+                cancelled=self._cancelled,
             )
         return steps
 

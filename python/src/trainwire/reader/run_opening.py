@@ -35,6 +35,7 @@ from trainwire.contract.files import open_regular
 from trainwire.contract.journal_lookup import latest_journal
 from trainwire.contract.layout import SERIES_FILE, SUMMARY_FILE, run_journal_dir
 from trainwire.lines.decoder import Decoder, DiagnosticLog, ValidatedRecord
+from trainwire.lines.kept_step_file import ReadCancelled
 from trainwire.lines.series import RunSeries, SeriesStore
 from trainwire.lines.state_fold import RunState, RunStateFold
 from trainwire.lines.view_events import ViewEvents
@@ -98,9 +99,9 @@ def open_from_snapshots(
 ) -> OpenedStream | None:
     """Every run of `stream`, in stream order, from its journal's snapshot and the stream past
     it; None when one of them cannot be (the caller folds the whole stream). With `within`,
-    every file read is a regular file inside that directory. `cancelled` is asked between
-    chunks of the stream: once it is true the fold stops with `OpeningCancelled` (a server's
-    deadline stops the work, not only the wait for it)."""
+    every file read is a regular file inside that directory. `cancelled` is asked in every
+    read loop, between chunks of the stream and of each step file: once it is true the fold
+    stops with `OpeningCancelled` (a server's deadline stops the work, not only the wait)."""
     latest = latest_journal(stream.parent, within=within)
     summary = load_summary(latest / SUMMARY_FILE, within=within) if latest is not None else None
     if summary is None:
@@ -120,6 +121,8 @@ def open_from_snapshots(
         offset, lines = _fold_tails(stream, runs, fold, diagnostics, within, cancelled)
     except (_Unknown, OSError):
         return None
+    except ReadCancelled:  # in a step file
+        raise OpeningCancelled(str(stream)) from None
     state = reader_state(fold, lines=lines, consumed_bytes=offset, partial_tail_bytes=0)
     opened = [
         OpenedRun(run_id, run.status, run.series, fold.runs[run_id], run.events.to_list())
@@ -181,6 +184,7 @@ def _fold_tails(
         offsets={run_id: run.steps_offset for run_id, run in runs.items()},
         last_seqs={run_id: seq for run_id, run in runs.items() if type(seq := run.saved_state.get("last_seq")) is int},
         within=within,
+        cancelled=cancelled,
     )
     tails = _Tails(runs)
     start, lines = offsets[0], 0
@@ -198,7 +202,7 @@ def _fold_tails(
                 _add_merged(runs, fold, kept.flush())
                 return decoder.consumed_bytes, decoder.lines
             # the line numbered `ended_at` is a later run's: the tail ends where it starts
-            boundary = _after_lines(handle, start, tails.ended_at - 1 - lines)
+            boundary = _after_lines(handle, start, tails.ended_at - 1 - lines, cancelled)
             lines = tails.ended_at - 1
             start = tails.go_on_at(boundary)
 
@@ -256,11 +260,13 @@ class _Tails:
         return max(self._listed[self._current].offset, boundary)
 
 
-def _after_lines(handle: IO[bytes], start: int, count: int) -> int:
+def _after_lines(handle: IO[bytes], start: int, count: int, cancelled: Callable[[], bool] | None) -> int:
     """The offset just after the `count`th newline from `start`."""
     handle.seek(start)
     position = start
     while count > 0:
+        if cancelled is not None and cancelled():
+            raise OpeningCancelled("the stream's lines")
         chunk = handle.read(_CHUNK_BYTES)
         if not chunk:
             raise _Unknown("the stream is shorter than the lines read from it")

@@ -1,8 +1,8 @@
 """Runs' openings (`GET /api/runs/<key>/opening`) under a deadline that bounds their cost, not
 only the wait for them.
 
-- The fold of an opening stops at its deadline (`open_from_snapshots` is asked between
-  chunks of the stream), so a 503 leaves no work behind in a file thread.
+- The fold of an opening stops at its deadline (`open_from_snapshots` asks in every read
+  loop, the stream's and each step file's), so a 503 leaves no work behind in a file thread.
 - However many clients ask for one run's opening at once, it is built once and shared, in
   threads of its own (`OPENING_WORKERS`): openings never hold the threads that list the
   runs and send the streams.

@@ -42,8 +42,8 @@ logger = logging.getLogger("trainwire.writer.journal")
 
 #: a larger diff is cut at a line boundary, with a note saying how much was left out
 DIFF_LIMIT_BYTES = 1 << 20
-#: kept steps handed over to the step file together
-STEP_BATCH = 512
+#: the longest a kept step waits for the step file (shorter when the step interval is)
+KEPT_STEP_BOUND_S = 1.0
 #: seconds between two saves of the summary and the series snapshot while the run goes on
 SAVE_INTERVAL_S = 30.0
 #: changed files whose name matches one of these are left out of the diff
@@ -92,6 +92,7 @@ class Journal:
         stream: str | os.PathLike[str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         config_reference: str | os.PathLike[str] | None = None,
+        step_interval_s: float = 1.0,
     ) -> None:
         self.directory = Path(directory)
         self.run_id = run_id
@@ -106,8 +107,11 @@ class Journal:
         fold = RunJournalFold(run_id, _earlier_runs(self.directory, run_id))
         self._not_written = NotWritten(self.journal_dir)
         # the run's lines start where the stream ends now: it writes nothing before run.started
-        self._folder = JournalFolder(self._stream, _size(self._stream) or 0, self.journal_dir, fold, self._not_written)
-        self._kept: list[dict[str, Any]] = []  # kept steps not handed over yet
+        # a kept step waits at most half the bound once kept: it was logged less than a step
+        # interval before the step that replaced it in the throttle
+        bound_s = (min(KEPT_STEP_BOUND_S, step_interval_s) if step_interval_s > 0 else KEPT_STEP_BOUND_S) / 2
+        start = _size(self._stream) or 0
+        self._folder = JournalFolder(self._stream, start, self.journal_dir, fold, self._not_written, bound_s=bound_s)
         self._last_seq = 0
         self._saved_at = time.monotonic()
         #: the stream part of the run's completeness (None while nothing was lost), set by the run
@@ -151,6 +155,8 @@ class Journal:
     def write(self, line: bytes, event: dict[str, Any]) -> None:
         self._last_seq = event["seq"]
         kind = event["event"]
+        if kind == "train.step":
+            self._folder.steps_logged += 1
         if kind == "run.started" or kind == "run.finished":
             self._folder.run_ends.append(dict(event))
             self._save(now=True)
@@ -160,32 +166,25 @@ class Journal:
     def keep_step(self, line: Mapping[str, Any], reported_at: float) -> None:
         """Keeps a `train.step` line the throttle left out of the stream (it came after the
         last line written), with the time it was reported as its `ts`."""
-        kept = self._kept
-        kept.append(kept_step(line, self._last_seq, format_ts(reported_at)))
-        if len(kept) >= STEP_BATCH:
-            self._hand_over_kept()
+        folder = self._folder
+        folder.steps_logged += 1
+        folder.keep(kept_step(line, self._last_seq, format_ts(reported_at)))
 
     def append_kept_now(self) -> None:
-        """Puts every step kept so far into the step file before returning: called before the
-        run's last line, so a reader that sees the run ended finds all its steps there."""
+        """Puts every step kept so far into the step file before returning (unless the
+        journal's thread hangs): called before the run's last line, so a reader that sees the
+        run ended finds all its steps there."""
         try:
-            self._hand_over_kept()
             self._folder.settle()
         except Exception as error:
             self._not_written("the step file", error)
-
-    def _hand_over_kept(self) -> None:
-        if self._kept:
-            kept, self._kept = self._kept, []
-            self._folder.hand_over_kept(kept)
 
     def _save(self, *, now: bool) -> None:
         """Saves the summary and the snapshot up to the line just written (the stream holds
         it): at once on this thread when `now`, else on the folding thread."""
         self._saved_at = time.monotonic()
-        self._folder.completeness = self.stream_completeness()
+        self._folder.stream_loss = self.stream_completeness()
         try:
-            self._hand_over_kept()
             size = os.stat(self._stream).st_size
             if now:
                 self._folder.save_now(size)
@@ -195,9 +194,8 @@ class Journal:
             self._not_written("the journal", error)
 
     def close(self) -> None:
-        self._folder.completeness = self.stream_completeness()
+        self._folder.stream_loss = self.stream_completeness()
         try:
-            self._hand_over_kept()
             self._folder.close(_size(self._stream) or 0)
         except Exception as error:
             self._not_written("the journal", error)

@@ -57,6 +57,7 @@ def open_sinks(
     stdout: bool,
     callbacks: Iterable[Callable[[Any], object]],
     sinks: Iterable[Sink],
+    step_interval_s: float = 1.0,
 ) -> tuple[list[Sink], Journal | None]:
     """The sinks, and the journal among them (None without one). A stream file that cannot
     be opened is an `UnopenedStreamFile` (its lines are lost): the run goes on with the other
@@ -78,7 +79,9 @@ def open_sinks(
         writable = isinstance(stream, FileSink) or os.access(output_dir, os.W_OK | os.X_OK)
         if journal and writable:
             try:
-                kept_journal = Journal(output_dir, run_id, stream=path, config_reference=config_reference)
+                kept_journal = Journal(
+                    output_dir, run_id, stream=path, config_reference=config_reference, step_interval_s=step_interval_s
+                )
                 made.append(kept_journal)
             except OSError as exc:
                 logger.warning("trainwire: cannot keep the journal in %s (%s); no journal", output_dir, exc)

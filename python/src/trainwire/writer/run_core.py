@@ -108,6 +108,7 @@ class RunCore:
                 stdout=stdout,
                 callbacks=callbacks,
                 sinks=sinks,
+                step_interval_s=step_interval_s,
             )
             self.kubeflow = reporter_for_run(kubeflow)  # last: it sees what the stream took
             if self.kubeflow is not None:
