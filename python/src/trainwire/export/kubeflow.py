@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from trainwire.export.dispatch import NotExported, handler_of
+from trainwire.export.sync import Remember
 from trainwire.writer.kubeflow.client import StatusClient
 from trainwire.writer.kubeflow.environment import StatusEndpoint
 from trainwire.writer.kubeflow.fold import ProgressFold
@@ -28,6 +29,9 @@ __all__ = ["EVENT_HANDLERS", "KubeflowExporter"]
 
 class KubeflowExporter:
     """Posts the progress of the stream's last run to one TrainJob; its state is the fold's."""
+
+    #: a status replaces the one before: a batch is only how often the fold is looked at
+    batch_events = 5000
 
     def __init__(
         self,
@@ -45,7 +49,8 @@ class KubeflowExporter:
         self.fold.changed = self.fold.changed or self.unposted
         self._last_post = float("-inf")
 
-    def write(self, events: list[dict[str, Any]]) -> None:
+    def write(self, events: list[dict[str, Any]], remember: Remember) -> None:
+        """Folds `events` and posts when due; a TrainJob has no run to make, so nothing to `remember`."""
         for event in events:
             self.fold.add(event)
             handler = handler_of(EVENT_HANDLERS, event["event"])
