@@ -181,7 +181,8 @@ def test_the_wheel_carries_the_suite_readme_and_license(built: dict[str, Path]) 
     assert meta["License-Expression"] == "Apache-2.0"
     assert (
         meta["Description-Content-Type"] == "text/markdown"
-        and "pip install 'trainwire[conformance]'" in meta.get_payload()
+        and "`[conformance]`" in meta.get_payload()
+        and "pip install './python[serve]'" in meta.get_payload()  # how to install an extra until published
     )
     assert "Home-page" not in meta and "Project-URL" not in meta
     assert {"conformance", "transformers"} <= set(meta.get_all("Provides-Extra"))
