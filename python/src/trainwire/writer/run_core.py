@@ -66,7 +66,7 @@ class RunCore:
     ) -> None:
         self.complain = Complaints(strict)
         self.args = Arguments(self.complain)
-        clock = clock if clock is not None else SystemClock()
+        self.clock = clock = clock if clock is not None else SystemClock()
         self.run_id = run_id = checked_run_id(run_id, clock.now)
         self.active = (global_rank() if rank is None else rank) == 0
         self.output_dir = os.path.abspath(output_dir) if output_dir is not None else None
