@@ -65,9 +65,23 @@ function progressParts({ state, rate, startedAt, now }: RunViewInput): string[] 
   parts.push(`duration ${duration(runDuration(state, startedAt, now))}`);
   if (state.finished)
     parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
+  const checkpoint = resumeCheckpointText(state);
+  if (checkpoint !== null) parts.push(checkpoint);
   if (state.status === "stale" && state.last_ts !== null)
     parts.push(`silent since ${new Date(state.last_ts).toLocaleString()}: shown as ended at its last line`);
   return parts;
+}
+
+/**
+ * The checkpoint to resume a finished run from: the one its `run.finished` names, else the
+ * last one saved, labelled so (a stop that saved none); null when there is none.
+ */
+export function resumeCheckpointText(state: Readonly<RunState>): string | null {
+  if (state.finished === null) return null;
+  const named = (state.finished as { checkpoint?: string | null }).checkpoint;
+  if (named) return `checkpoint ${named}`;
+  const last = state.last_checkpoint;
+  return last === null ? null : `last checkpoint saved ${last.path} at step ${last.step}`;
 }
 
 /** A finished run's own duration; a running one's until now; a stale one's until its last line. */

@@ -6,6 +6,7 @@ import { type RunState, StreamReader } from "trainwire";
 import {
   chainText,
   phaseText,
+  resumeCheckpointText,
   runDuration,
   runErrorText,
   runHeaderView,
@@ -72,6 +73,27 @@ describe("the run header", () => {
       runHeaderView({ state: stopped, rate: null, startedAt, now: 0, readOnly: false }).progressText,
       / · interrupted \(api\)$/,
     );
+  });
+
+  it("names the checkpoint to resume from, else the last one saved, labelled so", () => {
+    const saved = line("checkpoint.saved", 4, { step: 4, path: "ckpt-4", reason: "periodic" });
+    const stoppedWithout = stateOf([
+      ...running,
+      saved,
+      known("run.finished", 5, { status: "interrupted", reason: "sigterm", exit_code: 2, checkpoint: null }),
+    ]);
+    assert.equal(resumeCheckpointText(stoppedWithout), "last checkpoint saved ckpt-4 at step 4");
+    assert.match(
+      runHeaderView({ state: stoppedWithout, rate: null, startedAt, now: 0, readOnly: false }).progressText,
+      / · interrupted \(sigterm\) · last checkpoint saved ckpt-4 at step 4$/,
+    );
+    const stoppedWith = stateOf([
+      ...running,
+      saved,
+      known("run.finished", 5, { status: "interrupted", reason: "sigterm", exit_code: 2, checkpoint: "ckpt-5" }),
+    ]);
+    assert.equal(resumeCheckpointText(stoppedWith), "checkpoint ckpt-5");
+    assert.equal(resumeCheckpointText(stateOf(running)), null);
   });
 
   it("words a status of two words with a space, keeping the class as the status", () => {
