@@ -48,13 +48,14 @@ def cli_stop(output_dir: Path, *options: str) -> subprocess.CompletedProcess[str
 
 def typescript_stop(output_dir: Path, wait_s: float | None = None) -> subprocess.CompletedProcess[str]:
     """TypeScript's `requestStop(output_dir)` in node (the built package); with `wait_s`,
-    waiting that long for the acknowledgement, whose outcome it prints as JSON."""
+    `requestStopAndWait` waiting that long, whose outcome it prints as JSON."""
     module = (ROOT / "typescript" / "dist" / "node.js").as_uri()
-    options = "{}" if wait_s is None else json.dumps({"waitMs": int(wait_s * 1000)})
+    call = "requestStop(process.argv[1])"
+    if wait_s is not None:
+        call = f"requestStopAndWait(process.argv[1], {json.dumps({'timeoutMs': int(wait_s * 1000)})})"
     script = (
-        f"import {{ requestStop }} from {json.dumps(module)};\n"
-        f"const outcome = await requestStop(process.argv[1], {options});\n"
-        "console.log(JSON.stringify(outcome));\n"
+        f"import {{ requestStop, requestStopAndWait }} from {json.dumps(module)};\n"
+        f"console.log(JSON.stringify(await {call}));\n"
     )
     command = ["node", "--input-type=module", "-e", script, str(output_dir)]
     return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)

@@ -141,6 +141,7 @@ class Run:
         self._trials = TrialEvents(core)
         self._lifetime = RunLifetime(core, self._phases, self._trials)
         self._stop = RunStop(self, core.output_dir, enabled=stop and core.active, clock=core.clock, on_stop=on_stop)
+        core.stop_channels = self._stop.channels
 
     @property
     def run_id(self) -> str:

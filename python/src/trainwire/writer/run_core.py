@@ -92,6 +92,7 @@ class RunCore:
         self.scopes = ThreadScopes()
         self.last_step: int | None = None  # of the run, whichever trial reported it
         self.host_exit_code: int | None = None  # the host's own, given to finish()
+        self.stop_channels: Callable[[], list[str]] = list  # what the run listens to (`Run` sets it)
         self._heartbeat: Heartbeat | None = None
         made: list[Sink] = []
         if self.active:
@@ -160,6 +161,7 @@ class RunCore:
             objective=self._objective,
             name=self.name,
             tags=self.tags,
+            stop_channels=self.stop_channels(),
         )
         if not self.emit("run.started", payload):
             self.emit("run.started", required_started(payload))

@@ -101,7 +101,6 @@ class RunStop:
         """Whether `error` is the `RunInterrupted` this stop raised (the block swallows it)."""
         return error is not None and error is self._raised
 
-    @property
     def channels(self) -> list[str]:
         """What the run listens to now (`run.started.stop_channels`)."""
         numbers = set(self._previous) | (self.adopted.handled_signals if self.adopted is not None else set())
