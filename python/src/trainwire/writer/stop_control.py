@@ -338,7 +338,16 @@ class StopControl:
             signal.signal(number, signal.SIG_DFL)
             signal.raise_signal(number)
             return
-        self._signal_name = signal.Signals(number).name
+        self._signal_name = _signal_name(number)
+
+
+def _signal_name(number: int) -> str:
+    # The handled names first: on Windows SIGBREAK is the name of its number (and a test
+    # that stands another number in for it sees the name the code path gives).
+    for name in _HANDLED_SIGNALS:
+        if getattr(signal, name, None) == number:
+            return name
+    return signal.Signals(number).name
 
 
 def _adopt(run: StopListener | None, control: StopControl) -> None:
