@@ -102,3 +102,31 @@ def assert_stopped(ended: subprocess.CompletedProcess[str], stream_path: Path, r
     assert [line["event"] for line in stream].count("stop.requested") == 1
     assert not (stream_path.parent / ".trainwire-stop").exists()
     return finished
+
+
+#: slows every loss of a snippet's model (`torch.nn.functional.mse_loss`) to a pace a stop can
+#: land in, without touching the snippet itself
+SLOW_LOSS = (
+    "import time as _t, torch.nn.functional as _f\n"
+    "_mse = _f.mse_loss\n"
+    "_f.mse_loss = lambda *a, **k: (_t.sleep({delay}), _mse(*a, **k))[1]\n"
+)
+
+
+def snippet_script(directory: Path, document: str, heading: str, *, preamble: str = "", index: int = 0) -> Path:
+    """The documented snippet under `heading` in `document` (relative to the repository),
+    unchanged after `preamble`, as a script in `directory`."""
+    snippet = python_block(ROOT / document, heading, index)
+    script = directory / "snippet.py"
+    script.write_text(preamble + snippet, encoding="utf-8")
+    return script
+
+
+def assert_checkpoint_named(stream_path: Path) -> str:
+    """`run.finished` names the stop checkpoint, saved with reason `stop`, and it is there."""
+    stream = stream_of(stream_path)
+    named = stream[-1]["checkpoint"]
+    saved = [line["path"] for line in stream if line["event"] == "checkpoint.saved" and line["reason"] == "stop"]
+    assert named is not None and saved == [named], (named, saved)
+    assert (stream_path.parent / named).exists()
+    return named
