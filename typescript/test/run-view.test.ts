@@ -154,6 +154,18 @@ describe("the run view's lines", () => {
 
   it("ask and answer a stop differently for a search, which ends after its running trials", () => {
     assert.match(stopPrompt(false), /^Stop this run\? It saves a checkpoint/);
+    assert.equal(
+      stopPrompt(false, ["control_file", "sigterm", "api"]),
+      "Stop this run? It saves a checkpoint and ends interrupted.\nReason:",
+    );
+    assert.match(
+      stopPrompt(false, ["sigterm"]),
+      /does not listen to the control file \(it listens to: sigterm\): the stop will stay pending/,
+    );
+    assert.match(
+      stopPrompt(false, null),
+      /does not say that it listens to the control file: the stop may stay pending/,
+    );
     assert.match(stopPrompt(true), /^Stop this search\? It ends after its running trials/);
     assert.equal(stopOutcomeText(false, true, ""), "stop requested: the run saves a checkpoint and ends");
     assert.equal(stopOutcomeText(true, true, ""), "stop requested: the search ends after its running trials");
