@@ -39,15 +39,15 @@ def main(argv: list[str] | None = None) -> int:
         model = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 
-    run = Run(options.output_dir, step_interval_s=0)  # a no-op on every rank but global rank 0
+    def save_model(step: int | None) -> str:
+        path = os.path.join(options.output_dir, f"checkpoint-{step}.pt")
+        torch.save({"model": model.state_dict(), "step": step}, path)
+        return path
+
+    # A no-op on every rank but global rank 0, where a stop saves the checkpoint `run.finished` names.
+    run = Run(options.output_dir, step_interval_s=0, on_stop=save_model)
     # Rank 0 watches the control file; every rank takes SIGINT/SIGTERM.
     stop = StopControl(options.output_dir if run.active else None, run=run).install_signal_handlers()
-
-    def save(step: int, reason: str) -> None:
-        if run.active:
-            path = os.path.join(options.output_dir, f"checkpoint-{step}.pt")
-            torch.save({"model": model.state_dict(), "step": step}, path)
-            run.checkpoint(step, path, reason=reason)
 
     def loss_of(inputs: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.mse_loss(model(inputs), inputs.sum(dim=1, keepdim=True))
@@ -68,10 +68,10 @@ def main(argv: list[str] | None = None) -> int:
                         with torch.no_grad():
                             run.eval(step, {"loss": loss_of(torch.randn(32, 4)).item()})
                     found = agreed_stop(stop)  # every rank, every step: all stop at the same one
-                    if found is not None:
-                        save(step, "stop")
+                    if found is not None:  # the block calls on_stop (rank 0) and ends interrupted
                         raise RunInterrupted(found.finish_reason)
-            save(step, "final")
+            if run.active:
+                run.checkpoint(step, save_model(step), reason="final")
     except RunInterrupted:
         pass
     print(f"rank {int(os.environ.get('RANK', '0'))} ended {run.status} at step {step}", flush=True)

@@ -25,6 +25,8 @@ def _exit_code_table(exit_codes: dict[str, Any]) -> str:
     rows = [f"| `{entry['status']}` | {entry['exit_code']} | {entry['meaning']} |" for entry in exit_codes["statuses"]]
     extra = exit_codes["not_finished"]
     rows.append(f"| (no `run.finished`) | {extra['exit_code']} | {extra['meaning']} |")
+    pending = exit_codes["stop_pending"]
+    rows.append(f"| (no `stop.requested`) | {pending['exit_code']} | {pending['meaning']} |")
     return "\n" + "\n".join(["| status of `run.finished` | exit code | meaning |", "|---|---|---|", *rows]) + "\n"
 
 

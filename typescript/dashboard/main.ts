@@ -42,7 +42,7 @@ async function refreshRuns(): Promise<void> {
 }
 
 async function stopShownRun(key: string): Promise<void> {
-  const outcome = await requestStop(key, shownRun?.isSearch() ?? false, serverFetch);
+  const outcome = await requestStop(key, shownRun?.isSearch() ?? false, serverFetch, shownRun?.stopChannels() ?? null);
   if (outcome === undefined) return;
   byId(ID.progressText).textContent = outcome.text;
   required(ID.stop, HTMLButtonElement).hidden = outcome.accepted;

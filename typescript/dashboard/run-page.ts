@@ -39,6 +39,8 @@ interface RunView {
   status: string | null;
   /** Whether it is a search (it has trials): a stop ends it after its running trials. */
   search: boolean;
+  /** What its `run.started` says it listens to (`stop_channels`), or null when it does not say. */
+  stopChannels: readonly string[] | null;
 }
 
 /**
@@ -69,6 +71,7 @@ function newRunView(key: string, kept?: RunCharts): RunView {
     startedAt: null,
     status: null,
     search: false,
+    stopChannels: null,
   };
 }
 
@@ -78,6 +81,8 @@ export interface ShownRun {
   redrawCharts(): void;
   /** Whether it is a search (it has trials): a stop ends it after its running trials. */
   isSearch(): boolean;
+  /** What it listens to, from its `run.started` (`stop_channels`), or null when it does not say. */
+  stopChannels(): readonly string[] | null;
 }
 
 export interface RunPageContext {
@@ -139,7 +144,11 @@ export function openRun(key: string, signal: AbortSignal, context: RunPageContex
         assertNever(message);
     }
   });
-  return { redrawCharts: () => renderCharts(runView), isSearch: () => runView.search };
+  return {
+    redrawCharts: () => renderCharts(runView),
+    isSearch: () => runView.search,
+    stopChannels: () => runView.stopChannels,
+  };
 }
 
 function onEvent(runView: RunView, event: Line): void {
@@ -153,6 +162,7 @@ function showOnPanels(runView: RunView, event: ViewLine): void {
     case "run.started": {
       byId(ID.runTitle).textContent = runTitle(event.run_id, runView.key, event.name);
       runView.startedAt = Date.parse(event.ts);
+      runView.stopChannels = event.stop_channels ?? null;
       byId(ID.config).textContent = JSON.stringify(event.config ?? {}, null, 2)
         .split("\n")
         .map(printable)

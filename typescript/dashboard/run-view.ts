@@ -65,9 +65,23 @@ function progressParts({ state, rate, startedAt, now }: RunViewInput): string[] 
   parts.push(`duration ${duration(runDuration(state, startedAt, now))}`);
   if (state.finished)
     parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
+  const checkpoint = resumeCheckpointText(state);
+  if (checkpoint !== null) parts.push(checkpoint);
   if (state.status === "stale" && state.last_ts !== null)
     parts.push(`silent since ${new Date(state.last_ts).toLocaleString()}: shown as ended at its last line`);
   return parts;
+}
+
+/**
+ * The checkpoint to resume a finished run from: the one its `run.finished` names, else the
+ * last one saved, labelled so (a stop that saved none); null when there is none.
+ */
+export function resumeCheckpointText(state: Readonly<RunState>): string | null {
+  if (state.finished === null) return null;
+  const named = (state.finished as { checkpoint?: string | null }).checkpoint;
+  if (named) return `checkpoint ${named}`;
+  const last = state.last_checkpoint;
+  return last === null ? null : `last checkpoint saved ${last.path} at step ${last.step}`;
 }
 
 /** A finished run's own duration; a running one's until now; a stale one's until its last line. */
@@ -117,11 +131,24 @@ export function unfollowableText(message: string): string {
   return `cannot follow this run: ${message}`;
 }
 
-/** The question the stop button asks: a search (a run with trials) ends after its running trials. */
-export function stopPrompt(search: boolean): string {
-  return search
-    ? "Stop this search? It ends after its running trials, interrupted.\nReason:"
-    : "Stop this run? It saves a checkpoint and ends interrupted.\nReason:";
+/**
+ * The question the stop button asks: a search (a run with trials) ends after its running
+ * trials. The button writes the control file: a run whose `run.started.stop_channels` leaves
+ * it out will not see it, and one that does not say may not.
+ */
+export function stopPrompt(search: boolean, stopChannels: readonly string[] | null = null): string {
+  const question = search
+    ? "Stop this search? It ends after its running trials, interrupted."
+    : "Stop this run? It saves a checkpoint and ends interrupted.";
+  return `${question}${stopChannelsWarning(stopChannels)}\nReason:`;
+}
+
+function stopChannelsWarning(stopChannels: readonly string[] | null): string {
+  if (stopChannels === null)
+    return "\nThis run does not say that it listens to the control file: the stop may stay pending.";
+  if (stopChannels.includes("control_file")) return "";
+  const heard = stopChannels.length > 0 ? stopChannels.join(", ") : "nothing";
+  return `\nThis run does not listen to the control file (it listens to: ${heard}): the stop will stay pending.`;
 }
 
 export const STOP_DEFAULT_REASON = "stopped from the dashboard";

@@ -14,8 +14,9 @@ export async function requestStop(
   key: string,
   search: boolean,
   serverFetch: ServerFetch,
+  stopChannels: readonly string[] | null = null,
 ): Promise<StopOutcome | undefined> {
-  const reason = prompt(stopPrompt(search), STOP_DEFAULT_REASON);
+  const reason = prompt(stopPrompt(search, stopChannels), STOP_DEFAULT_REASON);
   if (reason === null) return undefined;
   const response = await serverFetch(`api/runs/${encodedKey(key)}/stop`, {
     method: "POST",

@@ -6,6 +6,7 @@ import { type RunState, StreamReader } from "trainwire";
 import {
   chainText,
   phaseText,
+  resumeCheckpointText,
   runDuration,
   runErrorText,
   runHeaderView,
@@ -74,6 +75,27 @@ describe("the run header", () => {
     );
   });
 
+  it("names the checkpoint to resume from, else the last one saved, labelled so", () => {
+    const saved = line("checkpoint.saved", 4, { step: 4, path: "ckpt-4", reason: "periodic" });
+    const stoppedWithout = stateOf([
+      ...running,
+      saved,
+      known("run.finished", 5, { status: "interrupted", reason: "sigterm", exit_code: 2, checkpoint: null }),
+    ]);
+    assert.equal(resumeCheckpointText(stoppedWithout), "last checkpoint saved ckpt-4 at step 4");
+    assert.match(
+      runHeaderView({ state: stoppedWithout, rate: null, startedAt, now: 0, readOnly: false }).progressText,
+      / · interrupted \(sigterm\) · last checkpoint saved ckpt-4 at step 4$/,
+    );
+    const stoppedWith = stateOf([
+      ...running,
+      saved,
+      known("run.finished", 5, { status: "interrupted", reason: "sigterm", exit_code: 2, checkpoint: "ckpt-5" }),
+    ]);
+    assert.equal(resumeCheckpointText(stoppedWith), "checkpoint ckpt-5");
+    assert.equal(resumeCheckpointText(stateOf(running)), null);
+  });
+
   it("words a status of two words with a space, keeping the class as the status", () => {
     const state = stateOf([...running, known("run.finished", 4, { status: "awaiting_approval", exit_code: 4 })]);
     const view = runHeaderView({ state, rate: null, startedAt, now: startedAt, readOnly: false });
@@ -132,6 +154,18 @@ describe("the run view's lines", () => {
 
   it("ask and answer a stop differently for a search, which ends after its running trials", () => {
     assert.match(stopPrompt(false), /^Stop this run\? It saves a checkpoint/);
+    assert.equal(
+      stopPrompt(false, ["control_file", "sigterm", "api"]),
+      "Stop this run? It saves a checkpoint and ends interrupted.\nReason:",
+    );
+    assert.match(
+      stopPrompt(false, ["sigterm"]),
+      /does not listen to the control file \(it listens to: sigterm\): the stop will stay pending/,
+    );
+    assert.match(
+      stopPrompt(false, null),
+      /does not say that it listens to the control file: the stop may stay pending/,
+    );
     assert.match(stopPrompt(true), /^Stop this search\? It ends after its running trials/);
     assert.equal(stopOutcomeText(false, true, ""), "stop requested: the run saves a checkpoint and ends");
     assert.equal(stopOutcomeText(true, true, ""), "stop requested: the search ends after its running trials");

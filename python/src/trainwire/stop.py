@@ -1,327 +1,157 @@
 """Cooperative stop: a control file and signals asking a run to stop cleanly.
 
 A controller (the CLI, a web back-end, a scheduler) calls `request_stop(output_dir)`, which
-creates `<output_dir>/.trainwire-stop` atomically. The training side polls a `StopControl`
-at step ends and phase boundaries; signals, when their handlers are installed, feed the same
-path. See `docs/stop.md`.
-
-This module is part of the core: it imports neither torch nor transformers.
+creates `<output_dir>/.trainwire-stop` atomically. A plain `with Run(...)` block listens by
+itself (docs/stop.md); a loop or an integration that decides where to stop polls a
+`StopControl` at step ends and phase boundaries. The mechanics live beside the writer
+(`trainwire.writer.stop_control`), which the run's own stop is built on; this is their
+public home. It imports neither torch nor transformers.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
-import signal
-import stat
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
-from trainwire.contract.clock import Clock, SystemClock
-from trainwire.contract.errors import RunInterrupted
-from trainwire.contract.files import write_json_atomically
-from trainwire.contract.limits import clip
-from trainwire.contract.status import stop_reason
-
-if TYPE_CHECKING:
-    from trainwire.writer.run import Run
+from trainwire.contract.layout import STREAM_FILE
+from trainwire.writer.stop_control import (
+    MAX_BODY_BYTES,
+    STOP_FILE,
+    StopControl,
+    StopRequest,
+    StopSource,
+    process_start_time,
+    request_stop,
+)
 
 __all__ = [
     "MAX_BODY_BYTES",
     "STOP_FILE",
     "StopControl",
+    "StopOutcome",
     "StopRequest",
     "StopSource",
     "process_start_time",
     "request_stop",
+    "request_stop_and_wait",
 ]
 
-logger = logging.getLogger("trainwire.stop")
-
-#: the control file's name inside the run's output directory (a contract: do not change)
-STOP_FILE = ".trainwire-stop"
-#: a larger body is ignored (the stop still counts)
-MAX_BODY_BYTES = 4096
-
-StopSource = Literal["control_file", "signal", "api"]
-_HANDLED_SIGNALS = ("SIGINT", "SIGTERM", "SIGBREAK")
-# The fallback start time when the OS cannot tell: the first import of this module.
-_IMPORTED_AT = time.time()
-_SignalHandler = Callable[[int, FrameType | None], Any] | int | None
+#: how far back from the end of the stream the latest run is looked for (a hostile or huge
+#: stream is never read whole)
+_LOOK_BACK_BYTES = 4 << 20
+_POLL_S = 0.05
 
 
 @dataclass(frozen=True)
-class StopRequest:
-    """One request to stop, as written in `stop.requested`."""
+class StopOutcome:
+    """What became of a stop request: acknowledged by a run (`stop.requested` in its stream),
+    or still pending, with what the stream says of why (`why`)."""
 
-    source: StopSource
-    signal: str | None = None
-    reason: str | None = None
-    requested_by: str | None = None
-
-    @property
-    def finish_reason(self) -> str:
-        """The `run.finished.reason` it leads to: `control_file`, `sigint`, `sigterm`, `sigbreak` or `api`."""
-        return stop_reason(self.source, self.signal) or self.source
+    path: Path
+    acknowledged: bool
+    run_id: str | None = None
+    step: int | None = None
+    why: str | None = None
 
 
-def request_stop(
-    output_dir: str | os.PathLike[str], *, reason: str | None = None, requested_by: str | None = None
-) -> Path:
-    """Ask the run writing into `output_dir` to stop; returns the control file's path.
-
-    The file appears atomically (a temp file in the same directory, then `os.replace`), so
-    the run never reads half a body.
-    """
-    directory = Path(output_dir)
-    if not directory.is_dir():
-        raise FileNotFoundError(f"not a directory: {directory}")
-    body = {key: value for key, value in (("reason", clip(reason)), ("requested_by", clip(requested_by))) if value}
-    target = directory / STOP_FILE
-    write_json_atomically(target, body)
-    return target
-
-
-def process_start_time() -> float:
-    """When this process started (epoch seconds), as precisely as the platform tells.
-
-    Linux: `/proc` (boot time has one-second resolution, so the value may be up to a
-    second early); elsewhere psutil when installed; else the time this module was imported.
-    """
-    try:
-        with open("/proc/self/stat", encoding="ascii") as stat_file:
-            # Field 22 (starttime, clock ticks since boot) follows the ")" that ends the name.
-            ticks = int(stat_file.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/stat", encoding="ascii") as system_stat:
-            boot = next(int(line.split()[1]) for line in system_stat if line.startswith("btime "))
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration, AttributeError):
-        pass
-    try:
-        import psutil  # type: ignore[import-untyped]
-
-        return float(psutil.Process().create_time())
-    except Exception:  # not installed, or no access: the import time is the next best
-        return _IMPORTED_AT
-
-
-class StopControl:
-    """The training side of the cooperative stop.
-
-    Poll `check()` at step ends and phase boundaries: it reads the control file at most once
-    per `check_interval_s` and returns the honoured `StopRequest` (the same one on every
-    later call), or None. With a `run` attached, the first honoured request is written as
-    `stop.requested` exactly once. `clock` is a `trainwire.contract.clock.Clock` (its monotonic
-    reading paces the file checks). `output_dir=None` watches no file (signals and `request()`
-    only), e.g. on the non-zero ranks of a distributed job.
-    """
-
-    def __init__(
-        self,
-        output_dir: str | os.PathLike[str] | None,
-        *,
-        run: Run | None = None,
-        check_interval_s: float = 0.25,
-        clock: Clock | None = None,
-    ) -> None:
-        self.path: Path | None = Path(output_dir) / STOP_FILE if output_dir is not None else None
-        self.run = run
-        self.check_interval_s = check_interval_s
-        self._clock = clock or SystemClock()
-        self._next_file_check: float | None = None
-        self._request: StopRequest | None = None
-        self._lock = threading.Lock()
-        # Set by the signal handler: a plain attribute store is all a handler may do safely.
-        self._signal_name: str | None = None
-        self._previous_handlers: dict[int, _SignalHandler] = {}
-        self._warned_symlink = False
-        self._remove_stale_file()
-
-    def rearm(self, run: Run | None = None) -> None:
-        """Forget the honoured request (and a pending signal) and write to `run` from now on.
-
-        For a new run in the same process after a stop (a second `train()`): the old request
-        was consumed by the run it stopped.
-        """
-        with self._lock:
-            self._request = None
-            self._signal_name = None
-            self.run = run
-
-    # -- state --------------------------------------------------------------------------
-
-    @property
-    def requested(self) -> bool:
-        """True once a stop was honoured or a signal asked for one."""
-        return self._request is not None or self._signal_name is not None
-
-    @property
-    def honoured(self) -> StopRequest | None:
-        """The honoured request, if any (does not poll)."""
-        return self._request
-
-    def check(self) -> StopRequest | None:
-        """Honour a pending signal or control file; return the stop request, if any."""
-        if self._request is not None:
-            return self._request
-        if self._signal_name is not None:
-            return self._honour(StopRequest(source="signal", signal=self._signal_name))
-        if self.path is not None and self._file_check_due():
-            found = self._read_control_file()
-            if found is not None:
-                return self._honour(found)
-        return None
-
-    def request(
-        self,
-        source: StopSource = "api",
-        *,
-        signal: str | None = None,
-        reason: str | None = None,
-        requested_by: str | None = None,
-    ) -> StopRequest:
-        """Ask for a stop from code (source `api`); returns the honoured request."""
-        return self._honour(
-            StopRequest(source=source, signal=signal, reason=clip(reason), requested_by=clip(requested_by))
-        )
-
-    def raise_if_stopped(self) -> None:
-        """At a phase boundary: raise `RunInterrupted` when a stop was requested."""
-        found = self.check()
+def request_stop_and_wait(
+    output_dir: str | os.PathLike[str],
+    *,
+    reason: str | None = None,
+    requested_by: str | None = None,
+    timeout_s: float = 30.0,
+) -> StopOutcome:
+    """`request_stop`, then waits up to `timeout_s` for a run to acknowledge it: a
+    `stop.requested` written into the directory's stream after the request. A request no
+    run acknowledged stays pending (a run that starts there honours it)."""
+    stream = Path(output_dir) / STREAM_FILE
+    offset = _size(stream)
+    path = request_stop(output_dir, reason=reason, requested_by=requested_by)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = _acknowledgement(stream, offset)
         if found is not None:
-            raise RunInterrupted(found.finish_reason)
+            return StopOutcome(path, True, run_id=found[0], step=found[1])
+        if time.monotonic() >= deadline:
+            return StopOutcome(path, False, why=_why_pending(stream, path))
+        time.sleep(_POLL_S)
 
-    def _honour(self, found: StopRequest) -> StopRequest:
-        with self._lock:
-            if self._request is not None:
-                return self._request
-            self._request = found
-        logger.info("stop requested (%s)", found.finish_reason)
-        if self.run is not None:
-            self.run.stop_requested(
-                found.source, signal=found.signal, reason=found.reason, requested_by=found.requested_by
-            )
-        return found
 
-    # -- control file -------------------------------------------------------------------
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
-    def _file_check_due(self) -> bool:
-        now = self._clock.monotonic()
-        if self._next_file_check is not None and now < self._next_file_check:
-            return False
-        self._next_file_check = now + self.check_interval_s
-        return True
 
-    def _remove_stale_file(self) -> None:
-        # A file left by an earlier run must not stop this one; a file written since this
-        # process started (while the model loaded) is a request for this run and stays.
-        if self.path is None:
-            return
-        try:
-            if os.lstat(self.path).st_mtime >= process_start_time():
-                return
-            self.path.unlink()
-        except FileNotFoundError:
-            return
-        except OSError as error:
-            logger.warning("could not remove the stale stop file %s: %s", self.path, error)
-            return
-        logger.info("removed a stale stop file %s", self.path)
+def _lines(stream: Path, start: int) -> list[tuple[int, dict[str, Any]]]:
+    """`(position, line)` of each complete line of `stream` from byte `start` that is a JSON
+    object (at most the look-back's worth, from the end); a line cut by the start is dropped."""
+    try:
+        with stream.open("rb") as file:
+            position = max(start, _size(stream) - _LOOK_BACK_BYTES)
+            file.seek(position)
+            raw = file.read(_LOOK_BACK_BYTES)
+    except OSError:
+        return []
+    parsed = []
+    pieces = raw.split(b"\n")
+    for index, piece in enumerate(pieces[:-1]):  # the last piece is not a complete line yet
+        if not (index == 0 and position > 0):  # a line cut by the start is not one
+            try:
+                value = json.loads(piece)
+            except ValueError:
+                value = None
+            if isinstance(value, dict):
+                parsed.append((position, value))
+        position += len(piece) + 1
+    return parsed
 
-    def _read_control_file(self) -> StopRequest | None:
-        assert self.path is not None
-        try:
-            info = os.lstat(self.path)
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            logger.warning("could not inspect the stop file %s: %s", self.path, error)
-            return None
-        if not stat.S_ISREG(info.st_mode):
-            # A symlink could point anywhere; only a plain file written by a controller counts.
-            if not self._warned_symlink:
-                logger.warning("ignoring %s: not a regular file (symlinks are not followed)", self.path)
-                self._warned_symlink = True
-            return None
-        body = self._read_body()
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
-        except OSError as error:
-            logger.warning("could not remove the honoured stop file %s: %s", self.path, error)
-        return StopRequest(
-            source="control_file", reason=clip(body.get("reason")), requested_by=clip(body.get("requested_by"))
+
+def _acknowledgement(stream: Path, offset: int) -> tuple[str | None, int | None] | None:
+    """`(run_id, step)` of the first `stop.requested` written after byte `offset`, with the
+    last step its run reported before it (looked for from a little before `offset`)."""
+    steps: dict[Any, int] = {}
+    for position, line in _lines(stream, max(0, offset - (1 << 20))):
+        run_id = line.get("run_id")
+        if line.get("event") == "train.step" and isinstance(line.get("step"), int):
+            steps[run_id] = line["step"]
+        elif line.get("event") == "stop.requested" and position >= offset:
+            return (run_id if isinstance(run_id, str) else None), steps.get(run_id)
+    return None
+
+
+def _why_pending(stream: Path, path: Path) -> str:
+    """Why no run acknowledged: what the stream's latest run says of itself."""
+    if not path.exists():
+        return "the control file was taken (removed) by a process that wrote no stop.requested into this directory's stream"
+    started = finished = None
+    for _, line in _lines(stream, 0):
+        if line.get("event") == "run.started":
+            started, finished = line, None
+        elif (
+            line.get("event") == "run.finished" and started is not None and line.get("run_id") == started.get("run_id")
+        ):
+            finished = line
+    if started is None:
+        return f"no run has started there yet ({STREAM_FILE} has no run.started)"
+    run_id = started.get("run_id")
+    if finished is not None:
+        return f"the latest run there ({run_id}) already finished ({finished.get('status')}): no live run"
+    channels = started.get("stop_channels")
+    if not isinstance(channels, list):
+        return (
+            f"the latest run ({run_id}) did not declare what it listens to (no stop_channels in run.started): it may"
+            " not watch the control file (a Run outside a `with` block, another writer), or it has not reached a"
+            " step end within the wait"
         )
-
-    def _read_body(self) -> dict[str, Any]:
-        assert self.path is not None
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-        try:
-            fd = os.open(self.path, flags)
-        except OSError as error:
-            logger.warning("could not read the stop file %s: %s", self.path, error)
-            return {}
-        with os.fdopen(fd, "rb") as file:
-            raw = file.read(MAX_BODY_BYTES + 1)
-        if len(raw) > MAX_BODY_BYTES:
-            logger.warning("ignoring the stop file's body: larger than %d bytes", MAX_BODY_BYTES)
-            return {}
-        if not raw.strip():
-            return {}
-        try:
-            body = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            logger.warning("ignoring the stop file's body: not a JSON object")
-            return {}
-        if not isinstance(body, dict):
-            logger.warning("ignoring the stop file's body: not a JSON object")
-            return {}
-        return body
-
-    # -- signals ------------------------------------------------------------------------
-
-    @property
-    def handles_signals(self) -> bool:
-        """True while this control's signal handlers are installed."""
-        return bool(self._previous_handlers)
-
-    def install_signal_handlers(self) -> StopControl:
-        """Map SIGINT/SIGTERM (POSIX) and SIGBREAK (Windows) to a graceful stop.
-
-        Main thread only. The first signal records the request; a second one restores the
-        default handler and re-raises the signal, so the process dies the hard way.
-        """
-        if threading.current_thread() is not threading.main_thread():
-            raise RuntimeError("signal handlers can only be installed from the main thread")
-        for name in _HANDLED_SIGNALS:
-            number = getattr(signal, name, None)
-            if number is None or number in self._previous_handlers:
-                continue
-            self._previous_handlers[number] = signal.signal(number, self._on_signal)
-        return self
-
-    def uninstall(self) -> None:
-        """Restore the handlers that were in place before `install_signal_handlers()`."""
-        for number, previous in self._previous_handlers.items():
-            signal.signal(number, previous if previous is not None else signal.SIG_DFL)
-        self._previous_handlers.clear()
-
-    def handle_signal(self, number: int, frame: FrameType | None = None) -> None:
-        """What the installed handler does, for a framework that rewrites the signal table
-        (Lightning) and must be handed the signal back."""
-        self._on_signal(number, frame)
-
-    def _on_signal(self, number: int, frame: FrameType | None) -> None:
-        if self._signal_name is not None:
-            # Second signal: the user means it.
-            signal.signal(number, signal.SIG_DFL)
-            signal.raise_signal(number)
-            return
-        self._signal_name = signal.Signals(number).name
+    if "control_file" not in channels:
+        return f"the latest run ({run_id}) does not listen to the control file (stop_channels: {', '.join(map(str, channels)) or 'none'})"
+    return (
+        f"the latest run ({run_id}) listens to the control file but has not reached a step end or phase boundary"
+        " within the wait (a long step?), or its process is gone"
+    )

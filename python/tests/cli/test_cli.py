@@ -330,7 +330,7 @@ def test_tail_of_a_directory_of_runs_shows_each_and_exits_with_the_highest_code(
 
 
 def test_stop_creates_the_control_file(tmp_path: Path) -> None:
-    result = trainwire("stop", str(tmp_path), "--reason", "enough", "--by", "ci")
+    result = trainwire("stop", str(tmp_path), "--reason", "enough", "--by", "ci", "--no-wait")
     assert result.returncode == 0, result.stderr
     body = json.loads((tmp_path / ".trainwire-stop").read_text())
     assert body == {"reason": "enough", "requested_by": "ci"}

@@ -54,6 +54,7 @@ def assert_interrupted_with_one_checkpoint(output_dir: Path, step: int) -> list[
         step,
         2,
     )
+    assert finished["checkpoint"] == f"checkpoint-{step}.pt"  # the one to resume from
     return stream
 
 

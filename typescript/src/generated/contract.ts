@@ -56,3 +56,5 @@ export type Code = keyof typeof CODES;
 export const EXIT_CODES = {"succeeded": 0, "failed": 1, "interrupted": 2, "reverted": 3, "awaiting_approval": 4} as const;
 /** The exit code of `trainwire tail` when the run has not finished (still running, stale, or not there yet). */
 export const NOT_FINISHED_EXIT_CODE = 5;
+/** The exit code of `trainwire stop` (and `requestStop`'s wait) when no run acknowledged the request in time. */
+export const STOP_PENDING_EXIT_CODE = 6;

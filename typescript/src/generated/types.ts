@@ -880,6 +880,36 @@ export interface RunStarted {
    * @maxItems 32
    */
   tags?: string[];
+  /**
+   * How this run can be asked to stop cleanly, as it started: `control_file` (`trainwire stop`, `request_stop`, the dashboard's button), `sigint`, `sigterm`, `sigbreak` (the signals it handles), `api` (a request from the training code); each at most once. Absent when the writer does not say; an empty list when the run listens to nothing, so a controller knows a stop cannot work before sending one. Added in 1.1 (optional).
+   *
+   * @maxItems 5
+   */
+  stop_channels?:
+    | []
+    | ["control_file" | "sigint" | "sigterm" | "sigbreak" | "api"]
+    | [
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+      ]
+    | [
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+      ]
+    | [
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+      ]
+    | [
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+        "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
+      ];
 }
 /**
  * The software that wrote the stream.

@@ -214,6 +214,14 @@ function checkRunStarted(d, p) {
         }
       } else return fail(p + "/tags", "#/properties/tags/type", "type", { type: "array" });
     }
+    if (d.stop_channels !== void 0) {
+      if (Array.isArray(d.stop_channels)) {
+        if (d.stop_channels.length > 5) return fail(p + "/stop_channels", "#/properties/stop_channels/maxItems", "maxItems", { limit: 5 });
+        for (let item1 = 0; item1 < d.stop_channels.length; item1++) {
+          if (!(d.stop_channels[item1] === "control_file" || d.stop_channels[item1] === "sigint" || d.stop_channels[item1] === "sigterm" || d.stop_channels[item1] === "sigbreak" || d.stop_channels[item1] === "api")) return fail(p + "/stop_channels/" + item1, "#/properties/stop_channels/items/enum", "enum", { allowedValues: ["control_file", "sigint", "sigterm", "sigbreak", "api"] });
+        }
+      } else return fail(p + "/stop_channels", "#/properties/stop_channels/type", "type", { type: "array" });
+    }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkRunHeartbeat(d, p) {
@@ -625,8 +633,8 @@ function checkTrialStarted(d, p) {
     }
     if (d.params !== void 0) {
       if (d.params && typeof d.params == "object" && !Array.isArray(d.params)) {
-        for (const key1 in d.params) {
-          if (!(typeof d.params[key1] == "number" && isFinite(d.params[key1]) || typeof d.params[key1] == "string" || typeof d.params[key1] == "boolean" || d.params[key1] === null)) return fail(p + "/params" + pointer(key1), "#/properties/params/additionalProperties/type", "type", { type: ["number", "string", "boolean", "null"] });
+        for (const key2 in d.params) {
+          if (!(typeof d.params[key2] == "number" && isFinite(d.params[key2]) || typeof d.params[key2] == "string" || typeof d.params[key2] == "boolean" || d.params[key2] === null)) return fail(p + "/params" + pointer(key2), "#/properties/params/additionalProperties/type", "type", { type: ["number", "string", "boolean", "null"] });
         }
       } else return fail(p + "/params", "#/properties/params/type", "type", { type: "object" });
     }
@@ -784,8 +792,8 @@ function checkRunFinished(d, p) {
     }
     if (d.artifacts !== void 0) {
       if (d.artifacts && typeof d.artifacts == "object" && !Array.isArray(d.artifacts)) {
-        for (const key2 in d.artifacts) {
-          if (e = checkRelativePath(d.artifacts[key2], p + "/artifacts" + pointer(key2))) return e;
+        for (const key3 in d.artifacts) {
+          if (e = checkRelativePath(d.artifacts[key3], p + "/artifacts" + pointer(key3))) return e;
         }
       } else return fail(p + "/artifacts", "#/properties/artifacts/type", "type", { type: "object" });
     }
@@ -870,8 +878,8 @@ function checkProvenance(d, p) {
     }
     if (d.packages !== void 0) {
       if (d.packages && typeof d.packages == "object" && !Array.isArray(d.packages)) {
-        for (const key3 in d.packages) {
-          if (!(typeof d.packages[key3] == "string")) return fail(p + "/packages" + pointer(key3), "#/properties/packages/additionalProperties/type", "type", { type: "string" });
+        for (const key4 in d.packages) {
+          if (!(typeof d.packages[key4] == "string")) return fail(p + "/packages" + pointer(key4), "#/properties/packages/additionalProperties/type", "type", { type: "string" });
         }
       } else return fail(p + "/packages", "#/properties/packages/type", "type", { type: "object" });
     }
@@ -924,43 +932,43 @@ function checkCount(d, p) {
 function checkMetrics(d, p) {
   let e;
   if (d && typeof d == "object" && !Array.isArray(d)) {
-    for (const key4 in d) {
-      if (e = branch4(key4, p)) return e.propertyName = key4, e;
-    }
     for (const key5 in d) {
-      if (!(typeof d[key5] == "number" && isFinite(d[key5]) || d[key5] === null)) return fail(p + pointer(key5), "#/additionalProperties/type", "type", { type: ["number", "null"] });
+      if (e = branch4(key5, p)) return e.propertyName = key5, e;
+    }
+    for (const key6 in d) {
+      if (!(typeof d[key6] == "number" && isFinite(d[key6]) || d[key6] === null)) return fail(p + pointer(key6), "#/additionalProperties/type", "type", { type: ["number", "null"] });
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkMemory(d, p) {
   if (d && typeof d == "object" && !Array.isArray(d)) {
-    for (const key6 in d) {
-      if (d[key6] && typeof d[key6] == "object" && !Array.isArray(d[key6])) {
-        if (d[key6].allocated_bytes === void 0) return fail(p + pointer(key6), "#/additionalProperties/required", "required", { missingProperty: "allocated_bytes" });
-        if (d[key6].reserved_bytes === void 0) return fail(p + pointer(key6), "#/additionalProperties/required", "required", { missingProperty: "reserved_bytes" });
-        if (d[key6].peak_bytes === void 0) return fail(p + pointer(key6), "#/additionalProperties/required", "required", { missingProperty: "peak_bytes" });
-        if (d[key6].allocated_bytes !== void 0) {
-          if (!(typeof d[key6].allocated_bytes == "number" && !(d[key6].allocated_bytes % 1) && !isNaN(d[key6].allocated_bytes) && isFinite(d[key6].allocated_bytes) || d[key6].allocated_bytes === null)) return fail(p + pointer(key6) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key6].allocated_bytes == "number" && isFinite(d[key6].allocated_bytes)) {
-            if (d[key6].allocated_bytes > 9007199254740991) return fail(p + pointer(key6) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key6].allocated_bytes < 0) return fail(p + pointer(key6) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+    for (const key7 in d) {
+      if (d[key7] && typeof d[key7] == "object" && !Array.isArray(d[key7])) {
+        if (d[key7].allocated_bytes === void 0) return fail(p + pointer(key7), "#/additionalProperties/required", "required", { missingProperty: "allocated_bytes" });
+        if (d[key7].reserved_bytes === void 0) return fail(p + pointer(key7), "#/additionalProperties/required", "required", { missingProperty: "reserved_bytes" });
+        if (d[key7].peak_bytes === void 0) return fail(p + pointer(key7), "#/additionalProperties/required", "required", { missingProperty: "peak_bytes" });
+        if (d[key7].allocated_bytes !== void 0) {
+          if (!(typeof d[key7].allocated_bytes == "number" && !(d[key7].allocated_bytes % 1) && !isNaN(d[key7].allocated_bytes) && isFinite(d[key7].allocated_bytes) || d[key7].allocated_bytes === null)) return fail(p + pointer(key7) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/type", "type", { type: ["integer", "null"] });
+          if (typeof d[key7].allocated_bytes == "number" && isFinite(d[key7].allocated_bytes)) {
+            if (d[key7].allocated_bytes > 9007199254740991) return fail(p + pointer(key7) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+            if (d[key7].allocated_bytes < 0) return fail(p + pointer(key7) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
           }
         }
-        if (d[key6].reserved_bytes !== void 0) {
-          if (!(typeof d[key6].reserved_bytes == "number" && !(d[key6].reserved_bytes % 1) && !isNaN(d[key6].reserved_bytes) && isFinite(d[key6].reserved_bytes) || d[key6].reserved_bytes === null)) return fail(p + pointer(key6) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key6].reserved_bytes == "number" && isFinite(d[key6].reserved_bytes)) {
-            if (d[key6].reserved_bytes > 9007199254740991) return fail(p + pointer(key6) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key6].reserved_bytes < 0) return fail(p + pointer(key6) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+        if (d[key7].reserved_bytes !== void 0) {
+          if (!(typeof d[key7].reserved_bytes == "number" && !(d[key7].reserved_bytes % 1) && !isNaN(d[key7].reserved_bytes) && isFinite(d[key7].reserved_bytes) || d[key7].reserved_bytes === null)) return fail(p + pointer(key7) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/type", "type", { type: ["integer", "null"] });
+          if (typeof d[key7].reserved_bytes == "number" && isFinite(d[key7].reserved_bytes)) {
+            if (d[key7].reserved_bytes > 9007199254740991) return fail(p + pointer(key7) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+            if (d[key7].reserved_bytes < 0) return fail(p + pointer(key7) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
           }
         }
-        if (d[key6].peak_bytes !== void 0) {
-          if (!(typeof d[key6].peak_bytes == "number" && !(d[key6].peak_bytes % 1) && !isNaN(d[key6].peak_bytes) && isFinite(d[key6].peak_bytes) || d[key6].peak_bytes === null)) return fail(p + pointer(key6) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key6].peak_bytes == "number" && isFinite(d[key6].peak_bytes)) {
-            if (d[key6].peak_bytes > 9007199254740991) return fail(p + pointer(key6) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key6].peak_bytes < 0) return fail(p + pointer(key6) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+        if (d[key7].peak_bytes !== void 0) {
+          if (!(typeof d[key7].peak_bytes == "number" && !(d[key7].peak_bytes % 1) && !isNaN(d[key7].peak_bytes) && isFinite(d[key7].peak_bytes) || d[key7].peak_bytes === null)) return fail(p + pointer(key7) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/type", "type", { type: ["integer", "null"] });
+          if (typeof d[key7].peak_bytes == "number" && isFinite(d[key7].peak_bytes)) {
+            if (d[key7].peak_bytes > 9007199254740991) return fail(p + pointer(key7) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+            if (d[key7].peak_bytes < 0) return fail(p + pointer(key7) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
           }
         }
-      } else return fail(p + pointer(key6), "#/additionalProperties/type", "type", { type: "object" });
+      } else return fail(p + pointer(key7), "#/additionalProperties/type", "type", { type: "object" });
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }

@@ -106,7 +106,7 @@ NULL_RULES: Final[dict[str, NullRule]] = {
     'Provenance': NullRule(('dirty_diff', 'python', 'packages', 'platform', 'accelerator'), {}),
     'RunFinished': NullRule(('stage',), {}),
     'RunHeartbeat': NullRule(('stage',), {}),
-    'RunStarted': NullRule(('stage', 'config', 'provenance', 'world_size', 'heartbeat_interval_s', 'objective', 'name', 'tags'), {'provenance': 'Provenance'}),
+    'RunStarted': NullRule(('stage', 'config', 'provenance', 'world_size', 'heartbeat_interval_s', 'objective', 'name', 'tags', 'stop_channels'), {'provenance': 'Provenance'}),
     'StopRequested': NullRule(('stage',), {}),
     'TrainEpoch': NullRule(('stage', 'trial'), {}),
     'TrainRestarted': NullRule(('stage', 'trial'), {}),
@@ -156,6 +156,8 @@ EXIT_CODES: Final[dict[str, int]] = {
 }
 #: the exit code of `trainwire tail` when the run has not finished (still running, stale, or not there yet)
 NOT_FINISHED_EXIT_CODE: Final = 5
+#: the exit code of `trainwire stop` when no run acknowledged the request in time (it stays pending)
+STOP_PENDING_EXIT_CODE: Final = 6
 #: the exit codes as a sentence lists them, for help texts
 EXIT_CODES_TEXT: Final = 'succeeded 0, failed 1, interrupted 2, reverted 3, awaiting_approval 4'
 #: the same with the code `trainwire tail` adds

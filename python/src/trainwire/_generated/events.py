@@ -731,6 +731,13 @@ class RunStarted(Envelope):
             max_length=32,
         ),
     ] = None
+    stop_channels: Annotated[
+        list[Literal['control_file', 'sigint', 'sigterm', 'sigbreak', 'api']] | None,
+        Field(
+            description="How this run can be asked to stop cleanly, as it started: `control_file` (`trainwire stop`, `request_stop`, the dashboard's button), `sigint`, `sigterm`, `sigbreak` (the signals it handles), `api` (a request from the training code); each at most once. Absent when the writer does not say; an empty list when the run listens to nothing, so a controller knows a stop cannot work before sending one. Added in 1.1 (optional).",
+            max_length=5,
+        ),
+    ] = None
 
 
 class StopRequested(Envelope):

@@ -16,7 +16,12 @@ from importlib import resources
 from pathlib import Path
 from typing import NoReturn
 
-from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE, SCHEMA_FAMILIES, TAIL_EXIT_CODES_TEXT
+from trainwire._generated.contract import (
+    NOT_FINISHED_EXIT_CODE,
+    SCHEMA_FAMILIES,
+    STOP_PENDING_EXIT_CODE,
+    TAIL_EXIT_CODES_TEXT,
+)
 from trainwire._version import __version__
 from trainwire.cli import runs as journal_commands
 from trainwire.cli import serve as serve_command
@@ -138,6 +143,14 @@ def _parser() -> argparse.ArgumentParser:
     stop.add_argument("output_dir", type=Path, metavar="OUTPUT_DIR")
     stop.add_argument("--reason", metavar="TEXT", help="why (recorded in stop.requested)")
     stop.add_argument("--by", metavar="NAME", help="who asks (recorded in stop.requested)")
+    stop.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help=f"wait at most S seconds (default 30) for the run to acknowledge (stop.requested); without one, exit {STOP_PENDING_EXIT_CODE}: the request stays pending",
+    )
+    stop.add_argument("--no-wait", action="store_true", help="write the request and return at once, without waiting")
     stop.set_defaults(command=_stop)
 
     plot = commands.add_parser(
@@ -241,16 +254,31 @@ def _validate(options: argparse.Namespace) -> int:
 
 
 def _stop(options: argparse.Namespace) -> int:
-    from trainwire.stop import request_stop
+    from trainwire.stop import request_stop, request_stop_and_wait
 
     # the run watches an existing directory: creating one here would stop nothing
     if not options.output_dir.exists():
         raise _UsageError(f"{options.output_dir}: no such directory (give the run's output directory)")
     if not options.output_dir.is_dir():
         raise _UsageError(f"{options.output_dir}: not a directory (give the run's output directory)")
-    path = request_stop(options.output_dir, reason=options.reason, requested_by=options.by)
-    sys.stdout.write(f"stop requested: {path}\n")
-    return 0
+    if options.no_wait:
+        path = request_stop(options.output_dir, reason=options.reason, requested_by=options.by)
+        sys.stdout.write(f"stop request written to {path}; not waiting for a run to acknowledge it (--no-wait)\n")
+        return 0
+    outcome = request_stop_and_wait(
+        options.output_dir, reason=options.reason, requested_by=options.by, timeout_s=max(options.timeout, 0.0)
+    )
+    if outcome.acknowledged:
+        step = f" at step {outcome.step}" if outcome.step is not None else ""
+        sys.stdout.write(
+            f"stop acknowledged by run {outcome.run_id}{step}: it ends interrupted (follow it: trainwire tail --follow {options.output_dir})\n"
+        )
+        return 0
+    sys.stdout.write(
+        f"stop not acknowledged within {options.timeout:g}s: the request stays pending in {outcome.path}"
+        f" (a run that starts writing into {options.output_dir} honours it): {outcome.why}\n"
+    )
+    return STOP_PENDING_EXIT_CODE
 
 
 def _plot(options: argparse.Namespace) -> int:

@@ -392,6 +392,8 @@ def _summary(run: RunState) -> str:
             parts.append(f"reason {finished['reason']}")
         if finished.get("checkpoint"):
             parts.append(f"checkpoint {finished['checkpoint']}")
+        elif run.last_checkpoint is not None:  # none named to resume from: the last one there is
+            parts.append(f"last checkpoint saved {run.last_checkpoint['path']} at step {run.last_checkpoint['step']}")
     else:
         parts.append(f"last line at {run.last_ts}")
     counted = run.phase_progress

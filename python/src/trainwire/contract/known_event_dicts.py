@@ -48,21 +48,26 @@ def plain_known_event(content: bytes) -> dict[str, Any] | None:
     return event if shallow(content) and finite_tokens(content) else None
 
 
-def _field_nodes(event: str, name: str) -> Iterator[dict[str, Any]]:
-    """The core schema of `event`'s field `name` and every schema it wraps (nullable, chain)."""
+def _field_nodes(event: str, name: str, *, items: bool = False) -> Iterator[dict[str, Any]]:
+    """The core schema of `event`'s field `name` and every schema it wraps (nullable, chain;
+    with `items`, a list's items)."""
     pending = [_VALIDATOR["schema"]["choices"][event]["fields"][name]["schema"]]
     while pending:
         node = pending.pop()
         yield node
-        if isinstance(node.get("schema"), dict):
-            pending.append(node["schema"])
+        for wrapped in ("schema", "items_schema") if items else ("schema",):
+            if isinstance(node.get(wrapped), dict):
+                pending.append(node[wrapped])
         pending.extend(node.get("steps", ()))
 
 
 def event_field_values(event: str, name: str) -> frozenset[Any]:
-    """The values the contract allows in the field `name` of `event` (its enum)."""
+    """The values the contract allows in the field `name` of `event` (its enum, or its items')."""
     return frozenset(
-        value for node in _field_nodes(event, name) if node["type"] == "literal" for value in node["expected"]
+        value
+        for node in _field_nodes(event, name, items=True)
+        if node["type"] == "literal"
+        for value in node["expected"]
     )
 
 

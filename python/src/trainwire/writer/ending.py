@@ -77,5 +77,7 @@ def ending_for(error: BaseException | None, stop_reason: str | None) -> tuple[st
         reason = error.reason if isinstance(error, RunInterrupted) else (stop_reason or "sigint")
         return "interrupted", {"reason": reason}
     if status == "failed":
+        if isinstance(error, SystemExit):  # the process exits with the code sys.exit() was given
+            return "failed", {"error": error, "exit_code": error.code if isinstance(error.code, int) else 1}
         return "failed", {"error": error}
     return "succeeded", {}

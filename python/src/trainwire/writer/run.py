@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from trainwire.contract.clock import Clock
 from trainwire.contract.layout import STREAM_FILE
@@ -18,8 +18,10 @@ from trainwire.writer.paths import PathLike, relative_path
 from trainwire.writer.phase_events import PhaseEvents
 from trainwire.writer.run_core import RunCore
 from trainwire.writer.run_lifetime import RunLifetime
+from trainwire.writer.run_stop import RunStop, SaveCheckpoint
 from trainwire.writer.scopes import PhasePlan, TrialOutcome
 from trainwire.writer.sinks import Sink
+from trainwire.writer.stop_control import StopControl
 from trainwire.writer.stream_loss import StreamLost
 from trainwire.writer.training_events import TrainingEvents
 from trainwire.writer.trial_events import TrialEvents
@@ -49,6 +51,9 @@ class Run:
     loss said (see `finish`).
     Used as a context manager, the run ends `succeeded`, `failed` (the error is written,
     the exception goes on) or `interrupted` (`RunInterrupted`, `KeyboardInterrupt`).
+    The block listens for a stop (`run_stop`, docs/stop.md; `stop=False`: not): the next
+    `step()` or `phase()` boundary raises `RunInterrupted`, which the block swallows once
+    the run ended `interrupted`; `on_stop(step)` saves the checkpoint to resume from.
 
     Lines go to `<output_dir>/<file_name>` (appended; `fsync=True` syncs each line to disk),
     stdout (`stdout=True`), `callbacks` (each gets every line as a read-only event) and `sinks`.
@@ -103,6 +108,8 @@ class Run:
         tags: Iterable[str] | None = None,
         strict: bool = False,
         kubeflow: bool | None = None,
+        stop: bool = True,
+        on_stop: SaveCheckpoint | None = None,
     ) -> None:
         self._core = core = RunCore(
             output_dir=output_dir,
@@ -131,6 +138,8 @@ class Run:
         self._phases = PhaseEvents(core)
         self._trials = TrialEvents(core)
         self._lifetime = RunLifetime(core, self._phases, self._trials)
+        self._stop = RunStop(self, core.output_dir, enabled=stop and core.active, clock=core.clock, on_stop=on_stop)
+        core.stop_channels = self._stop.channels
 
     @property
     def run_id(self) -> str:
@@ -285,6 +294,11 @@ class Run:
         interrupted run takes the stop's reason, a failed one the error; a block that ended
         after `stop_for()` is interrupted. Goes through `finish()`, so an override sees it."""
         status, details = self._lifetime.ending_for_block(error)
+        if status == "interrupted" and not self._core.finished:
+            checkpoint = self._stop.save_checkpoint(self._core.last_step)
+            if checkpoint is not None:
+                self.checkpoint(self._core.last_step or 0, checkpoint, reason="stop")
+                details["checkpoint"] = checkpoint
         self.finish(status, **details)
 
     def close(self) -> None:
@@ -333,6 +347,8 @@ class Run:
             memory=memory,
             trial=trial,
         )
+        if self._stop.control is not None:  # inside the block: a requested stop raises here
+            self._stop.poll()
 
     def epoch(
         self, epoch: int, step: int, metrics: Mapping[str, Any] | None = None, *, trial: int | None = None
@@ -425,9 +441,12 @@ class Run:
         """A phase around a block: ends `ok`, `failed` when the block raises, `interrupted`
         when it raises `RunInterrupted` or `KeyboardInterrupt`. The exception goes on.
         The keyword arguments (`total`, `unit`, `cycle`, `total_cycles`, `trial`) are
-        `phase_started`'s; `advance()` counts inside the block."""
+        `phase_started`'s; `advance()` counts inside the block. A stop requested raises
+        `RunInterrupted` before the phase starts and after it ends (a phase boundary)."""
+        self._stop.poll(force=True)
         with self._phases.phase(name, **plan):
             yield self
+        self._stop.poll(force=True)
 
     def advance(self, n: int = 1) -> None:
         """Counts `n` items done in this thread's innermost open phase; writes
@@ -461,6 +480,10 @@ class Run:
             trial, status, attempt=attempt, metrics=metrics, error=error, best=best, accepted=accepted
         )
 
+    def adopt_stop_control(self, control: StopControl) -> None:
+        """Called by a `StopControl` made with `run=` this run: it decides from then on."""
+        self._stop.adopt(control)
+
     @contextlib.contextmanager
     def trial(
         self, number: int, params: Mapping[str, Any] | None = None, attempt: int = 1, *, baseline: bool = False
@@ -484,6 +507,7 @@ class Run:
             yield
 
     def __enter__(self) -> Run:
+        self._stop.enter()
         return self
 
     def __exit__(
@@ -491,10 +515,13 @@ class Run:
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         traceback: TracebackType | None,
-    ) -> Literal[False]:
-        self.finish_for(exc)
-        self.close()
-        return False
+    ) -> bool:
+        try:
+            self.finish_for(exc)
+            self.close()
+        finally:
+            self._stop.exit()
+        return self._stop.owns(exc)  # the stop it raised itself ends here
 
     def __repr__(self) -> str:
         return f"Run(run_id={self._core.run_id!r}, status={self._core.status!r})"

@@ -68,8 +68,11 @@ class RunCore:
     ) -> None:
         self.complain = Complaints(strict)
         self.args = Arguments(self.complain)
-        clock = clock if clock is not None else SystemClock()
-        self.run_id = run_id = checked_run_id(run_id, clock.now)
+        self.clock = clock = clock if clock is not None else SystemClock()
+        # One clock reading names the run and dates its run.started, so the two never differ.
+        made_at = clock.now()
+        self.started_at: float | None = made_at if run_id is None else None
+        self.run_id = run_id = checked_run_id(run_id, lambda: made_at)
         self.active = (global_rank() if rank is None else rank) == 0
         self.output_dir = os.path.abspath(output_dir) if output_dir is not None else None
         self._producer = self.args.producer(producer)
@@ -94,6 +97,7 @@ class RunCore:
         self.scopes = ThreadScopes()
         self.last_step: int | None = None  # of the run, whichever trial reported it
         self.host_exit_code: int | None = None  # the host's own, given to finish()
+        self.stop_channels: Callable[[], list[str]] = list  # what the run listens to (`Run` sets it)
         self._heartbeat: Heartbeat | None = None
         made: list[Sink] = []
         self.kubeflow: Sink | None = None  # the Kubeflow TrainJob reporter, inside one
@@ -168,9 +172,10 @@ class RunCore:
             objective=self._objective,
             name=self.name,
             tags=self.tags,
+            stop_channels=self.stop_channels(),
         )
-        if not self.emit("run.started", payload):
-            self.emit("run.started", required_started(payload))
+        if not self.emit("run.started", payload, self.started_at):
+            self.emit("run.started", required_started(payload), self.started_at)
         if self._heartbeat_interval_s is not None and self._heartbeat_thread_enabled:
             self._start_heartbeat()
 
@@ -216,15 +221,15 @@ class RunCore:
 
     # the methods below are called with the lock held
 
-    def emit(self, event: str, payload: dict[str, Any]) -> bool:
-        """Writes an event other than a fresh step: the pending step goes first. False when
-        nothing was written."""
+    def emit(self, event: str, payload: dict[str, Any], at: float | None = None) -> bool:
+        """Writes an event other than a fresh step (dated `at`, else now): the pending step
+        goes first. False when nothing was written."""
         if self.finished or not self.ready(event):
             return False
         self.lines.flush_pending()
         line = self.lines.new_line(event)
         line.update(payload)
-        return self.lines.write(line)
+        return self.lines.write(line, at)
 
     def ready(self, event: str) -> bool:
         """Whether `event` may be written now: never after `run.finished`; the run is

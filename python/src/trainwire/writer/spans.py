@@ -39,6 +39,7 @@ class OpenSpans:
         self._monotonic = monotonic
         self._phases: list[OpenPhase] = []
         self._trials: dict[tuple[int, int], OpenTrial] = {}
+        self._ended_trials: set[tuple[int, int]] = set()  # one trial.ended per attempt
         self._order = itertools.count()
 
     @property
@@ -61,11 +62,17 @@ class OpenSpans:
         return 0.0
 
     def open_trial(self, trial: int, attempt: int) -> None:
+        self._ended_trials.discard((trial, attempt))
         self._trials[(trial, attempt)] = OpenTrial(trial, attempt, self._monotonic(), next(self._order))
+
+    def trial_ended_before(self, trial: int, attempt: int) -> bool:
+        """Whether this attempt of the trial already ended (and was not started again)."""
+        return (trial, attempt) in self._ended_trials
 
     def close_trial(self, trial: int, attempt: int) -> float:
         """The duration of the trial attempt, now closed; 0.0 when it was not started."""
         opened = self._trials.pop((trial, attempt), None)
+        self._ended_trials.add((trial, attempt))
         return 0.0 if opened is None else self.since(opened.started)
 
     def still_open(self) -> list[OpenPhase | OpenTrial]:

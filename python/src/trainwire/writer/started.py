@@ -51,10 +51,12 @@ def started_payload(
     objective: Any = None,
     name: str | None = None,
     tags: list[str] | None = None,
+    stop_channels: list[str] | None = None,
 ) -> dict[str, Any]:
     """The fields of `run.started`; `total_epochs`, `resumed_from` and `total_trials` are
     left out when `UNSET`, a field that cannot be taken is left out (or null) with a complaint.
-    `name` and `tags` come checked (`Arguments.run_name`, `Arguments.tags`); None leaves them out."""
+    `name` and `tags` come checked (`Arguments.run_name`, `Arguments.tags`); None leaves them out;
+    `stop_channels` is what the run listens to (`run_stop`), left out when empty."""
     payload: dict[str, Any] = {"producer": producer, "total_steps": total_steps}
     if total_epochs is not UNSET:
         epochs = number(total_epochs, minimum=0)
@@ -88,6 +90,8 @@ def started_payload(
         payload["name"] = name
     if tags:
         payload["tags"] = tags
+    if stop_channels:  # left out when nothing listens yet: a control made later may
+        payload["stop_channels"] = stop_channels
     return payload
 
 

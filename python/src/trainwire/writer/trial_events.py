@@ -64,6 +64,12 @@ class TrialEvents:
         ):
             return
         with core.lock:
+            if core.spans.trial_ended_before(counted["trial"], counted["attempt"]):
+                core.complain.warn_once(
+                    "trial ended twice",
+                    f"trial {counted['trial']} attempt {counted['attempt']} already ended; a second trial.ended is not written",
+                )
+                return
             duration = core.spans.close_trial(counted["trial"], counted["attempt"])
             core.emit(
                 "trial.ended",

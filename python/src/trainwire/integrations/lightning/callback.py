@@ -172,7 +172,9 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
         self._report_step(trainer, outputs, batch_idx)
         if self.lifecycle.decide_stop(trainer.global_step) is not None:
             # Every rank saves (the strategy writes on rank 0 and keeps the ranks together).
-            trainer.save_checkpoint(self._stop_checkpoint_path(trainer))
+            path = self._stop_checkpoint_path(trainer)
+            self.lifecycle.stop_checkpoint = Path(path).absolute()  # run.finished names it: resume from it
+            trainer.save_checkpoint(path)
             trainer.should_stop = True
 
     @shielded
@@ -352,7 +354,10 @@ class TrainwireCallback(pl.Callback, LifecycleAdapter):
 
     def _checkpoint_saved(self, trainer: pl.Trainer, path: str | os.PathLike[str]) -> None:
         if self.run is not None:
-            self.run.checkpoint(trainer.global_step, Path(path).absolute(), "stop" if self.stopped else "periodic")
+            saved = Path(path).absolute()
+            # the stop's own checkpoint only: one ModelCheckpoint saves after a stop is not it
+            reason = "stop" if self.stopped and saved == self.lifecycle.stop_checkpoint else "periodic"
+            self.run.checkpoint(trainer.global_step, saved, reason)
 
 
 def _wrap_save_checkpoint(trainer: pl.Trainer) -> None:

@@ -1,0 +1,132 @@
+"""The stop tests' shared fixtures: a documented snippet written out as a script, run as a
+real process, stopped once its stream reached a step by a real channel (the control file
+through the CLI or TypeScript, a signal), and its ending read back."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from support.paths import ROOT
+from support.stream_files import stream_of
+
+TIMEOUT_S = 120  # a hang fails the test instead of blocking the suite
+#: slows the README's `train_one_step` (it draws one `random.random()` a step) to a pace a
+#: stop can land in, without touching the snippet itself
+SLOW_RANDOM = "import random as _r, time as _t\n_draw = _r.random\n_r.random = lambda: (_t.sleep(0.03), _draw())[1]\n"
+
+
+def python_block(document: Path, heading: str, index: int = 0) -> str:
+    """The `index`-th ```python block after `heading` in `document`, as written there."""
+    text = document.read_text(encoding="utf-8")
+    start = text.index(heading)
+    blocks = re.findall(r"```python\n(.*?)```", text[start:], flags=re.DOTALL)
+    return blocks[index]
+
+
+def readme_example(directory: Path) -> Path:
+    """The README's first example, unchanged, followed by `sys.exit(run.exit_code)` (and
+    slowed by `SLOW_RANDOM`), as a script in `directory`; it writes into `directory/out`."""
+    snippet = python_block(ROOT / "README.md", "## Thirty seconds of Python")
+    script = directory / "readme_example.py"
+    script.write_text(f"{SLOW_RANDOM}{snippet}import sys\nsys.exit(run.exit_code)\n", encoding="utf-8")
+    return script
+
+
+def cli_stop(output_dir: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """`trainwire stop OUTPUT_DIR ...options` as a process."""
+    command = [sys.executable, "-m", "trainwire", "stop", str(output_dir), *options]
+    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+def typescript_stop(output_dir: Path, wait_s: float | None = None) -> subprocess.CompletedProcess[str]:
+    """TypeScript's `requestStop(output_dir)` in node (the built package); with `wait_s`,
+    `requestStopAndWait` waiting that long, whose outcome it prints as JSON."""
+    module = (ROOT / "typescript" / "dist" / "node.js").as_uri()
+    call = "requestStop(process.argv[1])"
+    if wait_s is not None:
+        call = f"requestStopAndWait(process.argv[1], {json.dumps({'timeoutMs': int(wait_s * 1000)})})"
+    script = (
+        f"import {{ requestStop, requestStopAndWait }} from {json.dumps(module)};\n"
+        f"console.log(JSON.stringify(await {call}));\n"
+    )
+    command = ["node", "--input-type=module", "-e", script, str(output_dir)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+def send(sent: signal.Signals) -> Callable[[subprocess.Popen[str]], None]:
+    return lambda process: process.send_signal(sent)
+
+
+def stopped_at_step(
+    command: list[str],
+    stream_path: Path,
+    stop: Callable[[subprocess.Popen[str]], object],
+    *,
+    step: int = 3,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Runs `command`, calls `stop(process)` once `stream_path` has a `train.step` at `step`
+    or later, and returns how the process ended."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not any(line["event"] == "train.step" and line["step"] >= step for line in stream_of(stream_path)):
+            assert process.poll() is None, process.communicate()[1][-4000:]
+            assert time.monotonic() < deadline, "training did not start"
+            time.sleep(0.05)
+        stop(process)
+        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
+    finally:
+        process.kill()
+        process.wait()
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def assert_stopped(ended: subprocess.CompletedProcess[str], stream_path: Path, reason: str) -> dict[str, Any]:
+    """The process ended as its stream says, `interrupted` for `reason`, with no traceback;
+    returns `run.finished`."""
+    stream = stream_of(stream_path)
+    finished = stream[-1]
+    assert finished["event"] == "run.finished", stream[-3:]
+    assert (finished["status"], finished["reason"]) == ("interrupted", reason), finished
+    assert ended.returncode == finished["exit_code"] == 2, ended.stderr[-4000:]
+    assert "Traceback" not in ended.stderr and "KeyboardInterrupt" not in ended.stderr, ended.stderr[-4000:]
+    assert [line["event"] for line in stream].count("stop.requested") == 1
+    assert not (stream_path.parent / ".trainwire-stop").exists()
+    return finished
+
+
+#: slows every loss of a snippet's model (`torch.nn.functional.mse_loss`) to a pace a stop can
+#: land in, without touching the snippet itself
+SLOW_LOSS = (
+    "import time as _t, torch.nn.functional as _f\n"
+    "_mse = _f.mse_loss\n"
+    "_f.mse_loss = lambda *a, **k: (_t.sleep({delay}), _mse(*a, **k))[1]\n"
+)
+
+
+def snippet_script(directory: Path, document: str, heading: str, *, preamble: str = "", index: int = 0) -> Path:
+    """The documented snippet under `heading` in `document` (relative to the repository),
+    unchanged after `preamble`, as a script in `directory`."""
+    snippet = python_block(ROOT / document, heading, index)
+    script = directory / "snippet.py"
+    script.write_text(preamble + snippet, encoding="utf-8")
+    return script
+
+
+def assert_checkpoint_named(stream_path: Path) -> str:
+    """`run.finished` names the stop checkpoint, saved with reason `stop`, and it is there."""
+    stream = stream_of(stream_path)
+    named = stream[-1]["checkpoint"]
+    saved = [line["path"] for line in stream if line["event"] == "checkpoint.saved" and line["reason"] == "stop"]
+    assert named is not None and saved == [named], (named, saved)
+    assert (stream_path.parent / named).exists()
+    return named
