@@ -13,6 +13,7 @@ start) and closes with its outcome (`trial/<metric>` scalars, the session's end 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,15 @@ class TensorBoardExporter:
                 writer.add_event(Event(wall_time=wall_time, step=scalar_step(event), summary=Summary(value=values)))
         for writer in self._writers.values():
             writer.flush()
+
+    def end_unfinished(self, run_id: str, verdict: dict[str, Any]) -> None:
+        """A run that died without `run.finished`: its status (`stale`) as the `status` text at
+        its last line, as a finished run's ends with its notes."""
+        wall_time = timestamp_s(verdict["ended_at"]) if verdict["ended_at"] else time.time()
+        writer = self._writer(run_id, None)
+        text = text_pb("status", f"{verdict['status']} (liveness {verdict['liveness']})")
+        writer.add_event(Event(wall_time=wall_time, step=0, summary=text))
+        writer.flush()
 
     def close(self) -> None:
         for writer in self._writers.values():

@@ -29,6 +29,7 @@ from typing import Any
 
 import wandb
 
+from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE
 from trainwire.contract.notes import read_notes
 from trainwire.export.dispatch import NotExported, handler_of
 from trainwire.export.journal import journal_files
@@ -92,6 +93,16 @@ class WandbExporter:
             handler = handler_of(EVENT_HANDLERS, event["event"])
             if handler is not None:
                 handler(self, run, event)
+
+    def end_unfinished(self, run_id: str, verdict: dict[str, Any]) -> None:
+        """A run that died without `run.finished`: its W&B run (and its open trials') finished
+        with the code of a run that did not finish, so W&B never shows it as a success."""
+        run = self._run({"run_id": run_id, "event": "verdict"})
+        run.summary.update({"trainwire/status": verdict["status"], "trainwire/liveness": verdict["liveness"]})
+        for key in [key for key in self._trials if key[0] == run_id]:
+            self._trials.pop(key).finish(exit_code=NOT_FINISHED_EXIT_CODE)
+        run.finish(exit_code=NOT_FINISHED_EXIT_CODE)
+        del self._runs[run_id]
 
     def close(self) -> None:
         """Closes the offline runs of runs and trials still going: the next export's
