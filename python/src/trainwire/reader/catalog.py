@@ -103,7 +103,8 @@ def live_summary(stream: Path, summary: dict[str, Any], *, within: Path | None =
 
 def _brought_to(summary: Mapping[str, Any], latest: Mapping[str, Any]) -> dict[str, Any]:
     """The journal's summary (written at start, every 30 s and at the end) with the status,
-    step, last values and better bests of `latest`, the summary of the run's tail."""
+    step, last values, better bests, last line, checkpoint and trials of `latest`, the
+    summary of the run's tail."""
     objective = summary.get("objective") or {}
     best = dict(summary["best"])
     for name, found in latest["best"].items():
@@ -118,6 +119,8 @@ def _brought_to(summary: Mapping[str, Any], latest: Mapping[str, Any]) -> dict[s
         "last": {**summary["last"], **latest["last"]},
         "best": best,
         "last_line_at": latest.get("last_line_at") or summary.get("last_line_at"),
+        # what the tail saw last wins: the checkpoint saved and the trials ended since the journal's last write
+        **{key: latest[key] for key in ("checkpoint", "checkpoint_from", "trials") if latest.get(key) is not None},
     }
 
 
