@@ -79,7 +79,7 @@ def mlflow_store(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def trainwire(*arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=60, cwd=ROOT
+        [sys.executable, "-m", "trainwire", *arguments], capture_output=True, text=True, timeout=30, cwd=ROOT
     )
 
 
@@ -146,7 +146,11 @@ def test_tail(endings: dict[str, Ending], listed: Any, name: str, follow: bool) 
 def test_runs_text_and_json(endings: dict[str, Ending], listed: Any, name: str) -> None:
     ending, verdict = endings[name], reference(listed, endings[name])
     (row,) = [row for row in listed[0] if row["run_id"] == ending.run_id]
-    assert (row["status"], row["step"], row["duration_s"]) == (verdict["status"], verdict["step"], verdict["duration_s"])
+    assert (row["status"], row["step"], row["duration_s"]) == (
+        verdict["status"],
+        verdict["step"],
+        verdict["duration_s"],
+    )
     assert row["best_loss"] == (verdict["best"].get("loss") or {}).get("value")
     (line,) = [line for line in listed[1].splitlines() if line.startswith(ending.run_id)]
     cells = re.split(r"\s{2,}", line)
@@ -209,8 +213,11 @@ def test_mlflow(endings: dict[str, Ending], listed: Any, name: str, mlflow_store
 @pytest.mark.parametrize("name", list(ENDINGS))
 def test_tensorboard_follow(endings: dict[str, Ending], listed: Any, name: str, tmp_path: Path) -> None:
     ending, verdict = endings[name], reference(listed, endings[name])
-    code = main(["export", "tensorboard", str(ending.out), "--logdir", str(tmp_path), "--follow", "--poll", "0.05"])
-    assert code == (0 if verdict["exit_code"] is not None else NOT_FINISHED_EXIT_CODE)  # as `tail --follow`
+    # a process, so that a follow that never ends fails the cell (at the timeout) instead of hanging it
+    result = trainwire(
+        "export", "tensorboard", str(ending.out), "--logdir", str(tmp_path), "--follow", "--poll", "0.05"
+    )
+    assert result.returncode == (0 if verdict["exit_code"] is not None else NOT_FINISHED_EXIT_CODE)  # as `tail -f`
     best = verdict["best"].get("loss")
     if best is not None and best["trial"] is not None:  # the best trial's outcome is the best value
         (trial_dir,) = tmp_path.glob(f"*/trial-{best['trial']}")

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from support.paths import SCRIPTS
-
 from trainwire.contract.clock import now_us
 from trainwire.reader.catalog import run_rows
 from trainwire.stop import request_stop

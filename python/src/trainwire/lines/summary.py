@@ -14,6 +14,8 @@ from typing import Any
 from trainwire.contract.files import write_json_atomically
 from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.contract.status import EXIT_CODES
+from trainwire.lines.summary_fields import peak_memory as _peak_memory
+from trainwire.lines.summary_fields import seeds as _seeds
 
 __all__ = ["SummaryBuilder", "is_lower_better", "write_summary"]
 
@@ -267,20 +269,6 @@ def _checkpoint_from(finished: str | None, saved: str | None) -> str | None:
     return "run.finished" if finished else "checkpoint.saved" if saved else None
 
 
-def _seeds(provenance: Mapping[str, Any]) -> dict[str, int]:
-    """`provenance.seed` as `seed`, and every integer of `provenance.seeds`, by name."""
-    seeds: dict[str, int] = {}
-    seed = provenance.get("seed")
-    if isinstance(seed, int) and not isinstance(seed, bool):
-        seeds["seed"] = seed
-    more = provenance.get("seeds")
-    if isinstance(more, Mapping):
-        seeds.update(
-            (str(name), value) for name, value in more.items() if isinstance(value, int) and not isinstance(value, bool)
-        )
-    return dict(sorted(seeds.items()))
-
-
 def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     # The per-step path of the writer's journal and of every fold: plain ints and floats
     # take the inline branches; anything else goes the general way (`_step_to`, `_observe`).
@@ -327,20 +315,6 @@ def _step_metrics(summary: SummaryBuilder, metrics: Any, step: int | None) -> No
         for name, value in metrics.items():
             name = str(name)
             summary._observe(name, value, step, best=summary._has_best(name))
-
-
-def _peak_memory(peaks: dict[str, int], memory: Any) -> None:
-    """The highest `peak_bytes` (else `allocated_bytes`) of each device of `train.step.memory`."""
-    if not isinstance(memory, Mapping):
-        return
-    for device, figures in memory.items():
-        if not isinstance(figures, Mapping):
-            continue
-        peak = figures.get("peak_bytes")
-        if not isinstance(peak, int) or isinstance(peak, bool):
-            peak = figures.get("allocated_bytes")
-        if isinstance(peak, int) and not isinstance(peak, bool) and peak > peaks.get(str(device), -1):
-            peaks[str(device)] = peak
 
 
 _FLOAT_OR_NONE = frozenset((float, type(None)))
