@@ -116,6 +116,8 @@ def test_the_reference_is_the_right_story(endings: dict[str, Ending], listed: An
     known = KNOWN[name]
     assert {key: verdict[key] for key in known} == known
     assert story(verdict)["best"] == BEST
+    accuracy = verdict["best"]["validation/accuracy"]  # a higher-is-better best, failed trial 2's 0.9 left out
+    assert (accuracy["value"], accuracy["trial"], accuracy["goal"]) == (0.8, 3, "max")
     assert verdict["params"] == PARAMS and type(verdict["params"]["layers"]) is int
 
 
@@ -187,7 +189,11 @@ def test_plot(endings: dict[str, Ending], listed: Any, name: str, tmp_path: Path
     ending, verdict = endings[name], reference(listed, endings[name])
     page = tmp_path / "plot.html"
     assert trainwire("plot", str(ending.out), "--out", str(page)).returncode == 0
-    assert f'"status": "{status_text(verdict)}"' in page.read_text("utf-8")
+    text = page.read_text("utf-8")
+    assert f'"status": "{status_text(verdict)}"' in text
+    if verdict["params"] is not None:  # every eval marker names its trial
+        assert all(f'"label": "validation, trial {trial}"' in text for trial in (1, 2, 3))
+        assert '"label": "validation"' not in text
 
 
 @pytest.mark.parametrize("name", list(ENDINGS))
