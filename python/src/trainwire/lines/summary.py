@@ -173,7 +173,9 @@ class SummaryBuilder:
             return None
         name, lower = self._objective
         best = self._best.get(name)
-        return {"name": name, "goal": "min" if lower else "max", "best": dict(best) if best is not None else None}
+        # the objective's best is its value and step (`best` names the trial it was reached in)
+        shown = {"value": best["value"], "step": best["step"]} if best is not None else None
+        return {"name": name, "goal": "min" if lower else "max", "best": shown}
 
     def _trials_summary(self) -> dict[str, Any] | None:
         if not self._trial_params and self._best_trial is None:
