@@ -34,6 +34,8 @@ from trainwire.lines.verdict import status_text, verdict_text
 #: THE ONE PLACE naming the cells whose outcome another branch's change decides: for these
 #: endings the cells assert that every surface tells the same story as the reference (this
 #: branch's), never what the outcome should be, which those branches' tests hold.
+#: (The runs stream every step, `step_interval_s=0`: no cell depends on when kept steps reach
+#: the step file, which the kept-steps work decides.)
 DEPENDS_ON_OTHER_BRANCHES = {
     "sigterm": "stop: a SIGTERM ends the run `interrupted`, with the stop checkpoint",
     "full_disk": "small: a lost stream is not fatal; the verdict says `stream incomplete: N of M lines lost`",
