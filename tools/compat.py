@@ -40,10 +40,14 @@ def _resolve(schema: dict, defs: dict) -> dict:
 
 
 def _types(schema: dict) -> frozenset[str]:
+    """The JSON types a schema admits. `integer` beside `number` admits no other value (an
+    integer is an integer-valued number): listing it only tells the code generators to keep
+    integers as integers, so it is no change of type."""
     kind = schema.get("type")
     if kind is None:
         return frozenset()
-    return frozenset(kind if isinstance(kind, list) else [kind])
+    kinds = frozenset(kind if isinstance(kind, list) else [kind])
+    return kinds - {"integer"} if "number" in kinds else kinds
 
 
 def _events(bundle_schema: dict) -> dict[str, dict]:

@@ -18,6 +18,7 @@ MODULES = {
     "trainwire-v1": "events",
     "reader-state-v1": "reader_state",
     "summary-v1": "summary",
+    "verdict-v1": "verdict",
 }
 
 # bundle -> {schema title: class name}: the hand-written reader owns `RunState` (the fold)

@@ -262,6 +262,7 @@ function validatorModules(bundles) {
     { file: "validate-line", bundle: "trainwire-v1", exports: line, events },
     { file: "validate-reader-state", bundle: "reader-state-v1", exports: state, events: [] },
     { file: "validate-harness", bundle: "harness-v1", exports: harness, events: [] },
+    { file: "validate-verdict", bundle: "verdict-v1", exports: { validateRunVerdict: bundles["verdict-v1"].$id }, events: [] },
   ];
 }
 

@@ -15,8 +15,8 @@ export interface Marker {
   colour?: string;
 }
 
-/** What the x axis shows: the step, or the wall-clock time of each point. */
-export type Axis = "step" | "time";
+/** What the x axis shows: the step, the wall-clock time of each point, or (a search's outcomes) the trial. */
+export type Axis = "step" | "time" | "trial";
 
 /** What a chart draws: a chart of `chartList`, or a chart put together by the page (compare). */
 export interface DrawnChart extends Pick<ChartData, "smoothing" | "log_scale"> {
@@ -100,6 +100,7 @@ export class Chart {
     // what is drawn, for people's tools and the tests that compare it with the PNG/SVG plot
     this.root.dataset["series"] = JSON.stringify(curves.map((curve) => curve.label));
     this.root.dataset["markers"] = chart.markers.map((marker) => marker.kind).join(" ");
+    this.root.dataset["axis"] = axis;
     const names = curves.map((curve) => curve.label);
     const tables = curves.map(
       (curve) => [axis === "time" ? curve.times : curve.steps, curve.values] as uPlot.AlignedData,
@@ -128,7 +129,7 @@ export class Chart {
             // six-digit steps need room: at least 90 px between ticks
             axis === "time"
               ? { label: "time" }
-              : { label: "step", space: 90, values: (_plot, splits) => tickLabels(splits) },
+              : { label: axis, space: 90, values: (_plot, splits) => tickLabels(splits) },
             { values: (_plot: uPlot, splits: number[]) => tickLabels(splits), size: 60 },
           ],
           series: [

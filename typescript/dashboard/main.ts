@@ -60,7 +60,12 @@ function route(): void {
   shownRun = undefined;
   if (shown.view === "run") {
     required(ID.stop, HTMLButtonElement).onclick = () => void stopShownRun(shown.key);
-    shownRun = openRun(shown.key, view.signal, { token, pollMs: STREAM_POLL_MS, readOnly: () => config.read_only });
+    shownRun = openRun(shown.key, view.signal, {
+      token,
+      pollMs: STREAM_POLL_MS,
+      readOnly: () => config.read_only,
+      serverVerdict: () => table?.rows.find((row) => row.key === shown.key)?.verdict ?? null,
+    });
   } else if (shown.view === "compare") {
     openCompare(shown.keys, token, STREAM_POLL_MS, view.signal, () =>
       Number(required(ID.smoothing, HTMLInputElement).value),

@@ -1,7 +1,7 @@
 // One run's page: its header, charts and panels, followed live through the decoding worker.
 // What it shows is decided in run-view.ts; this module puts it on the page.
 import type { ChartData } from "../src/charts.js";
-import type { Line, RunState } from "../src/index.js";
+import type { Line, RunState, RunVerdict } from "../src/index.js";
 import { printable } from "../src/printable.js";
 import { assertNever } from "../src/vocabulary.js";
 import { element } from "./dom.js";
@@ -90,6 +90,8 @@ export interface RunPageContext {
   pollMs: number;
   /** Whether the server refuses stops (it is known only once the server's config is in). */
   readOnly(): boolean;
+  /** The run's verdict as the server's list last gave it, or null. */
+  serverVerdict?(): RunVerdict | null;
 }
 
 /** Follows the run at `key` through a decoding worker until `signal` aborts. */
@@ -219,6 +221,7 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined,
       startedAt: runView.startedAt,
       now: Date.now(),
       readOnly: context.readOnly(),
+      verdict: context.serverVerdict?.() ?? null,
     }),
   );
   if (runView.status !== state.status) {

@@ -1,6 +1,9 @@
 // The rows of the runs list as the page uses them, checked field by field: whatever a server,
 // an old server or a proxy sends, a field of the wrong type is blanked, a row without a key is
 // dropped, and one bad row never costs the others (docs/dashboard.md, safety).
+import { validateRunVerdict } from "../src/generated/validate-verdict.js";
+import type { RunVerdict } from "../src/types.js";
+import { statusText } from "../src/verdict.js";
 import { isNumber, isRecord } from "./checks.js";
 
 export interface RunRow {
@@ -11,8 +14,10 @@ export interface RunRow {
   name: string | null;
   /** `run.started.tags`: strings only (an older server sends none: empty). */
   tags: string[];
-  /** `null` when the server sent no status the page can show. */
+  /** The status as the run's verdict words it (`stale (process gone)`); `null` when the server sent none the page can show. */
   status: string | null;
+  /** The run's verdict (schemas/verdict) as the server judged it: the page derives none of its own; null from an older server. */
+  verdict: RunVerdict | null;
   step: number | null;
   total_steps: number | null;
   duration_s: number | null;
@@ -46,12 +51,14 @@ export function checkedRows(answer: unknown): RunRow[] | undefined {
 export function checkedRow(found: unknown): RunRow | undefined {
   if (!isRecord(found) || typeof found["key"] !== "string" || found["key"] === "") return undefined;
   const startedAt = textOrNull(found["started_at"]);
+  const verdict = validateRunVerdict(found["verdict"]) ? found["verdict"] : null;
   return {
     key: found["key"],
     run_id: textOrNull(found["run_id"]) ?? "",
     name: textOrNull(found["name"]),
     tags: Array.isArray(found["tags"]) ? found["tags"].filter((tag): tag is string => typeof tag === "string") : [],
-    status: textOrNull(found["status"]),
+    status: verdict !== null ? statusText(verdict) : textOrNull(found["status"]),
+    verdict,
     step: numberOrNull(found["step"]),
     total_steps: numberOrNull(found["total_steps"]),
     duration_s: numberOrNull(found["duration_s"]),

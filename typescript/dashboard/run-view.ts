@@ -4,6 +4,8 @@
 import { formatDuration, formatRate } from "../src/humanize.js";
 import type { RunState } from "../src/index.js";
 import { printable } from "../src/printable.js";
+import type { RunVerdict } from "../src/types.js";
+import { statusText } from "../src/verdict.js";
 import { text } from "./dom.js";
 import { runProgressParts } from "./run-progress.js";
 
@@ -18,6 +20,9 @@ export interface RunViewInput {
   now: number;
   /** The server refuses stops: the page offers none. */
   readOnly: boolean;
+  /** The run's verdict as the server judged it (its list row's): the page has no kept steps and
+   * cannot prove a process dead, so a run the server calls over is shown so. */
+  verdict?: RunVerdict | null;
 }
 
 export interface RunHeaderView {
@@ -33,6 +38,16 @@ export interface RunHeaderView {
 /** The badge, progress and stop button of a run in `input.state`. */
 export function runHeaderView(input: RunViewInput): RunHeaderView {
   const { state } = input;
+  const verdict = serverVerdict(input);
+  if (verdict !== null) {
+    return {
+      badge: { text: printable(statusText(verdict)).replace("_", " "), className: `badge ${verdict.status}` },
+      barWidth: `${Math.round(Math.min(progressFraction(state), 1) * 1000) / 10}%`,
+      progressText: printable(progressParts(input).join(" · ")),
+      step: String(state.step ?? ""),
+      stopHidden: true, // the run is over
+    };
+  }
   return {
     badge: { text: state.status.replace("_", " "), className: `badge ${state.status}` },
     barWidth: `${Math.round(Math.min(progressFraction(state), 1) * 1000) / 10}%`,
@@ -40,6 +55,13 @@ export function runHeaderView(input: RunViewInput): RunHeaderView {
     step: String(state.step ?? ""),
     stopHidden: input.readOnly || state.status !== "running" || state.stop_requested,
   };
+}
+
+/** The server's verdict when it says the run the page shows is over while the page's own fold
+ * cannot know it yet (no clock has passed, or its process is proven gone): else null. */
+function serverVerdict({ state, verdict }: RunViewInput): RunVerdict | null {
+  if (!verdict || verdict.run_id !== state.run_id || state.finished !== null) return null;
+  return verdict.status === "stale" ? verdict : null;
 }
 
 /** The badge and progress of a run not shown yet: nothing of the previous run is left. */
@@ -55,14 +77,16 @@ function progressFraction(state: Readonly<RunState>): number {
   return state.progress ?? (state.step !== null && state.total_steps ? state.step / state.total_steps : 0);
 }
 
-function progressParts({ state, rate, startedAt, now }: RunViewInput): string[] {
+function progressParts(input: RunViewInput): string[] {
+  const { state, rate, startedAt, now } = input;
   const parts = [`step ${text(state.step)}${state.total_steps ? ` / ${state.total_steps}` : ""}`];
   if (rate !== null) parts.push(formatRate(rate));
   if (state.status === "running" && state.eta_s !== null) parts.push(`ETA ${duration(state.eta_s)}`);
   if (state.loss !== null) parts.push(`loss ${text(state.loss)}`);
   if (state.attempt > 1) parts.push(`attempt ${state.attempt}`);
   parts.push(...runProgressParts(state));
-  parts.push(`duration ${duration(runDuration(state, startedAt, now))}`);
+  const verdict = serverVerdict({ state, rate: null, startedAt, now, readOnly: true, verdict: input.verdict ?? null });
+  parts.push(`duration ${duration(verdict !== null ? verdict.duration_s : runDuration(state, startedAt, now))}`);
   if (state.finished)
     parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
   const checkpoint = resumeCheckpointText(state);

@@ -23,7 +23,7 @@ const CHOSEN_KEY = "trainwire-config-columns";
 function cell(column: RunsColumn, row: RunRow, shown: string): HTMLTableCellElement {
   if (column.id === "status") {
     const td = element("td");
-    td.append(element("span", shown, statusBadgeClass(row.status)));
+    td.append(element("span", shown, statusBadgeClass(row.verdict?.status ?? row.status)));
     return td;
   }
   if (column.id === "progress") {

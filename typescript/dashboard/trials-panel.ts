@@ -192,7 +192,7 @@ export class TrialsPanel {
       markers: [],
     };
     this.#chart ??= new Chart("objective per trial", this.#chartBox);
-    this.#chart.update(data, 0, false);
+    this.#chart.update(data, 0, false, "trial"); // its x axis counts trials, not steps
     // what is drawn, for people's tools and the tests
     this.#chart.root.dataset["points"] = JSON.stringify(
       steps.map((trial, index) => [trial, ended[index]?.[1], bestSoFar[index]]),

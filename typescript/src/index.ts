@@ -37,6 +37,17 @@ export {
 } from "./series.js";
 export type * from "./types.js";
 export * from "./validators.js";
+export {
+  completenessText,
+  isLowerBetter,
+  isOver,
+  paramsText,
+  statusText,
+  VERDICT_VERSION,
+  type VerdictInput,
+  verdictOf,
+  verdictText,
+} from "./verdict.js";
 export { VERSION } from "./version.js";
 export {
   DecoderStream,

@@ -313,11 +313,11 @@ export class RunSeries {
       case "eval.completed": {
         const step = event.step as number;
         this.#points(`eval/${String(event.split)}/`, event.metrics, step, toTimestampUs(event.ts));
-        this.#marker("eval", step, event.split as string, event.ts);
+        this.#marker("eval", step, inTrial(event.split as string, event), event.ts);
         break;
       }
       case "checkpoint.saved":
-        this.#marker("checkpoint", event.step as number, event.reason as string, event.ts);
+        this.#marker("checkpoint", event.step as number, inTrial(event.reason as string, event), event.ts);
         break;
       case "stop.requested":
         this.#marker("stop", this.#lastStep, event.source as string, event.ts);
@@ -479,4 +479,9 @@ export class SeriesStore {
       runs: [...this.#runs.values()].map((run) => run.toJSON()),
     };
   }
+}
+
+/** A marker's label with the trial it belongs to, in a search: `validation, trial 3`. */
+function inTrial(label: string, event: { trial?: unknown }): string {
+  return typeof event.trial === "number" ? `${label}, trial ${event.trial}` : label;
 }

@@ -63,6 +63,7 @@ describe("the runs list's rows", () => {
         name: null,
         tags: ["fp16"],
         status: null,
+        verdict: null,
         step: null,
         total_steps: null,
         duration_s: null,

@@ -90,6 +90,30 @@ function keys(
 }
 
 describe("a row of the runs list", () => {
+  it("shows the status and duration of the server's verdict, a dead run's never growing", () => {
+    const verdict = {
+      verdict_version: 1,
+      run_id: "r1",
+      status: "stale",
+      liveness: "gone",
+      judged_at: "2026-12-07T10:05:00.000000Z",
+      exit_code: null,
+      reason: null,
+      step: 30,
+      started_at: "2026-12-07T10:00:00.000000Z",
+      ended_at: "2026-12-07T10:00:05.200000Z",
+      ended_by: "last_line",
+      duration_s: 5.2,
+      best: {},
+      checkpoint: null,
+      params: { layers: 2 },
+      completeness: null,
+    };
+    const shown = cells({ run_id: "r1", status: "stale", duration_s: 5.2, verdict });
+    assert.equal(shown["status"], "stale (process gone)");
+    assert.equal(shown["duration_s"], "5.2s");
+    assert.equal(row({ status: "running", verdict: { ...verdict, status: "bogus" } }).status, "running"); // not a verdict: the plain status
+  });
   it("writes the characters that reorder or hide text as escapes, in every cell", () => {
     const shown = cells({
       key: "exp\u202egnp.exe",

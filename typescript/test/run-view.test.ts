@@ -45,6 +45,41 @@ describe("the run header", () => {
     assert.equal(view.stopHidden, false);
   });
 
+  it("shows the server's verdict of a run its host proved dead: stale at once, its duration stopped", () => {
+    const state = stateOf(running); // the page's own fold, without a clock: still running
+    const verdict = {
+      verdict_version: 1 as const,
+      run_id: state.run_id,
+      status: "stale" as const,
+      liveness: "gone" as const,
+      judged_at: "2026-12-07T10:05:00.000000Z",
+      exit_code: null,
+      reason: null,
+      step: 5,
+      started_at: started["ts"] as string,
+      ended_at: started["ts"] as string,
+      ended_by: "last_line" as const,
+      duration_s: 5.2,
+      best: {},
+      checkpoint: null,
+      params: null,
+      completeness: null,
+    };
+    const view = runHeaderView({ state, rate: null, startedAt, now: startedAt + 600_000, readOnly: false, verdict });
+    assert.deepEqual(view.badge, { text: "stale (process gone)", className: "badge stale" });
+    assert.ok(view.progressText.includes("duration 5.2s"), view.progressText); // not 10 minutes and growing
+    assert.equal(view.stopHidden, true);
+    const other = runHeaderView({
+      state,
+      rate: null,
+      startedAt,
+      now: startedAt,
+      readOnly: false,
+      verdict: { ...verdict, run_id: "another" },
+    });
+    assert.equal(other.badge.text, "running"); // a verdict of another run changes nothing
+  });
+
   it("offers no stop on a read-only server, nor once a stop is requested", () => {
     const state = stateOf(running);
     assert.equal(runHeaderView({ state, rate: null, startedAt, now: startedAt, readOnly: true }).stopHidden, true);

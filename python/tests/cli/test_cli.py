@@ -222,7 +222,8 @@ def test_tail_prints_plain_lines_and_exits_with_the_run_exit_code(tmp_path: Path
     assert lines[0] == "[r1] run started by t 1, total steps 100"
     assert "[r1] step 40/100 (40%) loss 1.5 lr 1.00e-03 eta 6.0s" in lines
     assert any("restarted (oom): attempt 2 from step 0" in line for line in lines)
-    assert lines[-1].startswith("[r1] interrupted: step 0/100")
+    # the verdict's last step is `run.finished.step`, as on every surface
+    assert lines[-1].startswith("[r1] interrupted: step 10/100, 7.0s, best loss 1.5, checkpoint checkpoint-10,")
 
 
 def test_demo_train_refuses_an_output_dir_it_cannot_write() -> None:
@@ -324,8 +325,8 @@ def test_tail_of_a_directory_of_runs_shows_each_and_exits_with_the_highest_code(
     result = trainwire("tail", str(tmp_path))
     assert result.returncode == 2
     assert result.stdout.splitlines()[-2:] == [
-        "[ra] succeeded: step 0/100, reason sigterm, checkpoint checkpoint-10, 1 restart(s)",
-        "[rb] interrupted: step 0/100, reason sigterm, checkpoint checkpoint-10, 1 restart(s)",
+        "[ra] succeeded: step 10/100, 7.0s, best loss 1.5, checkpoint checkpoint-10, reason sigterm, 1 restart(s)",
+        "[rb] interrupted: step 10/100, 7.0s, best loss 1.5, checkpoint checkpoint-10, reason sigterm, 1 restart(s)",
     ]
 
 

@@ -84,7 +84,7 @@ def test_tail_shows_the_last_logged_step_and_says_stale(crashed: tuple[Path, str
     stale_row(out)  # silent long enough
     result = trainwire("tail", str(out))
     assert result.returncode == NOT_FINISHED_EXIT_CODE, result.stderr
-    assert result.stdout.splitlines()[-1].startswith(f"[{run_id}] stale: step {last}/{TOTAL_STEPS},")
+    assert result.stdout.splitlines()[-1].startswith(f"[{run_id}] stale (process gone): step {last}/{TOTAL_STEPS},")
 
 
 def test_diff_shows_the_last_logged_step_and_its_losses(crashed: tuple[Path, str, int]) -> None:

@@ -55,7 +55,7 @@ def test_plain_lines_say_trials_items_cycles_rollbacks_and_criteria() -> None:
     _, sweep = plain_tail("sweep-restart-in-trial")
     assert "[sweep] trial 2: restarted (oom): attempt 2 from step 1 (was at 2, batch size 32 -> 16)" in sweep
     assert "[sweep] trial 3 pruned in 1.0s, rejected" in sweep
-    assert sweep[-1] == "[sweep] succeeded: step 1/3, 1 restart(s), best trial 2 (loss 0.9) with lr=0.01"
+    assert sweep[-1] == "[sweep] succeeded: step 1/3, 9.0s, best loss 0.9 (trial 2), lr=0.01, 1 restart(s)"
     _, items = plain_tail("eval-items")
     assert "[eval-items] eval 5,000/5,000 items, ETA 0.0s" in items
     # the prediction left open is ended by the run's end (writer rule 11): its count comes before
@@ -63,7 +63,7 @@ def test_plain_lines_say_trials_items_cycles_rollbacks_and_criteria() -> None:
         "[eval-items] predict 1,200/5,000 items, ETA 9.5s",
         "[eval-items] phase predict interrupted in 3.0s",
         "[eval-items] run finished: interrupted in 15.5s",
-        "[eval-items] interrupted: no steps",
+        "[eval-items] interrupted: 15.5s",
     ]
     _, cycles = plain_tail("cycles")
     assert "[cycles] phase search started (cycle 3 of 5)" in cycles

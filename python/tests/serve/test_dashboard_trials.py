@@ -78,6 +78,7 @@ def test_trials_table_sorts_and_charts_the_objective(tmp_path: Path) -> None:
     assert chart["hidden"] is False and chart["canvas"]
     assert chart["series"] == ["loss", "best so far"]
     assert chart["points"] == [[1, 0.5, 0.5], [2, 0.3, 0.3], [3, 0.4, 0.3]]
+    assert chart["axis"] == "trial"  # its x axis counts (and its label says) trials, not steps
     # every trial's loss, overlaid and labelled by its number, in place of the run's own charts
     curves = reports["curves"]
     assert curves["hidden"] is False and curves["canvas"]

@@ -199,7 +199,7 @@ def test_runs_and_diff_show_a_searchs_trial_count_and_best_params(tmp_path: Path
     assert listing.returncode == 0, listing.stderr
     header, row = listing.stdout.splitlines()[1:3]
     assert "trials" in header.split()
-    assert "3, best 2: lr=0.01, depth=2" in row
+    assert "3, best 2: depth=2, lr=0.01" in row  # by name: one order on every surface
     compared = json.loads(trainwire("diff", first, second, "--in", str(tmp_path), "--json").stdout)
     assert compared["metrics"]["trials"] == [3, 2]
     assert compared["metrics"]["best trial"] == [2, 2]

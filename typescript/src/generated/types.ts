@@ -120,7 +120,7 @@ export interface Stage {
   count: number;
 }
 /**
- * What of a run never reached its files: the stream lines its writer could not write (a full disk, a file that could not be opened) and the kept steps that never reached `steps.jsonl`. Known only to the writer (a stream cannot say what it lacks); all zero, or absent, means complete.
+ * How much of what a run logged reached its records: lines of its stream and kept steps of its journal's step file that never arrived. Absent, null or all zero: complete. Shown as `stream incomplete: N of M lines lost` and `N of M steps`.
  */
 export interface Completeness {
   /**
@@ -128,19 +128,19 @@ export interface Completeness {
    */
   stream_lines: number;
   /**
-   * Of those, the lines that never reached the stream.
+   * Of those, lines that never reached the stream.
    */
   stream_lines_lost: number;
   /**
-   * Steps the run logged, streamed or kept (0 when not counted).
+   * Steps the run logged (streamed or kept).
    */
   steps_logged: number;
   /**
-   * Kept steps that never reached the run's `steps.jsonl`.
+   * Kept steps that never reached the journal's step file.
    */
   kept_steps_lost: number;
   /**
-   * The first loss, in one line: what was lost, where and why (`stream lines lost in out/progress.jsonl (No space left on device)`); null when nothing was lost.
+   * The first loss, one line: what, where, why; null when nothing was lost.
    */
   reason: string | null;
 }
@@ -910,6 +910,7 @@ export interface RunStarted {
         "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
         "control_file" | "sigint" | "sigterm" | "sigbreak" | "api",
       ];
+  process?: RunProcess;
 }
 /**
  * The software that wrote the stream.
@@ -1015,6 +1016,31 @@ export interface Objective {
    * Whether lower (`min`) or higher (`max`) values are better.
    */
   goal: "min" | "max";
+}
+/**
+ * The process that writes a run: host, boot id, pid namespace, pid and start time, which together name one process for ever.
+ */
+export interface RunProcess {
+  /**
+   * The host name the process runs on.
+   */
+  host: string;
+  /**
+   * The host's boot id (`/proc/sys/kernel/random/boot_id` on Linux), or null where there is none: a pid of another boot is another process.
+   */
+  boot_id: string | null;
+  /**
+   * The process's pid namespace (`readlink /proc/self/ns/pid`, e.g. `pid:[4026531836]`), or null where there is none: a pid of another namespace (container) is another process.
+   */
+  pid_namespace: string | null;
+  /**
+   * The process id.
+   */
+  pid: number;
+  /**
+   * When the process started, as its host counts it (field 22 of `/proc/<pid>/stat`, clock ticks since boot, as text), or null where unknown: a reused pid has another.
+   */
+  start_time: string | null;
 }
 /**
  * Written when nothing else was written for the heartbeat interval, so a reader can tell a slow run from a dead one.
@@ -1472,7 +1498,7 @@ export interface TrialStarted {
    */
   attempt: number;
   /**
-   * The trial's hyperparameters; a value that is not a number, string, boolean or null is written as its string form.
+   * The trial's hyperparameters; a value that is not a number, string, boolean or null is written as its string form. An integer-valued number is an integer (`2`, never `2.0`) for every reader.
    */
   params: {
     [k: string]: number | string | boolean | null | undefined;
@@ -1748,7 +1774,7 @@ export interface RunSummary {
     [k: string]: number | undefined;
   };
   /**
-   * The best value of each series of `last` and the step it was reached at: the lowest for names that end in `loss`, `error`, `perplexity`, `ppl`, `wer` or `cer`, the highest for other evaluation metrics; `learning_rate` and step metrics other than losses have no best.
+   * The best value of each series of `last` and the step it was reached at: the lowest for names that end in `loss`, `error`, `perplexity`, `ppl`, `wer` or `cer`, the highest for other evaluation metrics; `learning_rate` and step metrics other than losses have no best. In a search (a run with `trial.started` lines) a step or evaluation counts only once its trial ended `succeeded`.
    */
   best: {
     [k: string]: BestValue | undefined;
@@ -1817,9 +1843,121 @@ export interface RunSummary {
    * How many dated entries the run's `notes.md` holds (`trainwire note`).
    */
   notes?: number;
-  completeness?: Completeness;
+  /**
+   * `ts` of the run's last line, or null (version 2, optional): where a dead run's duration stops.
+   */
+  last_line_at?: string | null;
+  /**
+   * Where `checkpoint` comes from: `run.finished.checkpoint`, or else the last `checkpoint.saved` (version 2, optional).
+   */
+  checkpoint_from?: "run.finished" | "checkpoint.saved" | null;
+  /**
+   * `run.started.process`: what proves the run's process gone on its own host (version 2, optional).
+   */
+  process?: RunProcess | null;
+  /**
+   * What of the run's lines and kept steps was lost; null or absent: nothing known lost (version 2, optional).
+   */
+  completeness?: Completeness | null;
 }
 export interface BestValue {
   value: number;
   step: number | null;
+  /**
+   * The trial it was reached in, in a search (version 2, optional).
+   */
+  trial?: number;
+}
+/**
+ * The one account of how a run stands or ended, which every surface (`state`, `tail`, `runs`, `diff`, `plot`, the dashboard, the exports) renders and none derives on its own. Computed by the same rules in Python (`trainwire.lines.verdict`) and TypeScript (`verdictOf`) from a run's summary (`schemas/summary`), the time it is judged at and what the run's host can prove of its process.
+ */
+export interface RunVerdict {
+  /**
+   * The version of this document's format.
+   */
+  verdict_version: 1;
+  /**
+   * The run judged.
+   */
+  run_id: string;
+  /**
+   * `run.finished.status` once written; else `stale` when the run's host proved its process gone (`liveness` `gone`) or the run was silent past its limit at `judged_at` (reader rule 4); else `running`.
+   */
+  status:
+    "succeeded" | "failed" | "interrupted" | "reverted" | "awaiting_approval" | "running" | "stale";
+  /**
+   * Whether the run's process lives: `gone` once it finished, or when its own host proves the process of `run.started.process` is no more (same host and boot, same pid namespace, and the pid absent or started at another time); `alive` when that host proves it still runs; `unknown` anywhere else (another host, no proof in the stream, no clock).
+   */
+  liveness: "alive" | "gone" | "unknown";
+  /**
+   * The time the verdict was judged at; null for a surface without a clock (the pure state fold): its `running` means running as of the run's last line, staleness not judged.
+   */
+  judged_at: string | null;
+  /**
+   * `run.finished.exit_code` (else the status's code), or null while not finished.
+   */
+  exit_code: number | null;
+  /**
+   * `run.finished.reason`, or null.
+   */
+  reason: string | null;
+  /**
+   * The last step the run logged (kept steps included where the surface reads them), or null.
+   */
+  step: number | null;
+  /**
+   * `ts` of `run.started`, or null when unseen.
+   */
+  started_at: string | null;
+  /**
+   * `ts` of `run.finished`; for a run without one that is stale or gone, the `ts` of its last line; null while running.
+   */
+  ended_at: string | null;
+  /**
+   * What `ended_at` is: the run's `run.finished`, or its last line (a run that died without one).
+   */
+  ended_by: "run.finished" | "last_line" | null;
+  /**
+   * `run.finished.duration_s`; else from `started_at` to `ended_at` (a dead run's duration never grows) or, while running, to `judged_at`; null when neither is known.
+   */
+  duration_s: number | null;
+  /**
+   * The best value of each objective in its declared direction (`run.started.objective`, else the name rules), over the trials that ended `succeeded` only for a search, over every step otherwise.
+   */
+  best: {
+    [k: string]: VerdictBest | undefined;
+  };
+  /**
+   * The checkpoint to resume from, or null.
+   */
+  checkpoint: VerdictCheckpoint | null;
+  /**
+   * The best trial's params (`trial.started.params`) for a search, else null. An integer-valued param is an integer (`2`, never `2.0`) in every language and every tracker.
+   */
+  params: {
+    [k: string]: number | string | boolean | null | undefined;
+  } | null;
+  /**
+   * What of the run's lines and kept steps was lost; null when the surface knows of no loss.
+   */
+  completeness: Completeness | null;
+}
+export interface VerdictBest {
+  value: number;
+  step: number | null;
+  /**
+   * The trial it was reached in, for a search.
+   */
+  trial: number | null;
+  goal: "min" | "max";
+}
+export interface VerdictCheckpoint {
+  /**
+   * A path relative to the run's output directory, `/`-separated: never absolute, never climbing out with a `..` segment, no backslash, no colon, no empty segment.
+   */
+  path: string;
+  /**
+   * `run.finished.checkpoint`, or else the last `checkpoint.saved` (shown as `last saved`).
+   */
+  source: "run.finished" | "checkpoint.saved";
 }

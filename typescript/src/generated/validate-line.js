@@ -222,6 +222,9 @@ function checkRunStarted(d, p) {
         }
       } else return fail(p + "/stop_channels", "#/properties/stop_channels/type", "type", { type: "array" });
     }
+    if (d.process !== void 0) {
+      if (e = checkRunProcess(d.process, p + "/process")) return e;
+    }
   } else return fail(p, "#/type", "type", { type: "object" });
 }
 function checkRunHeartbeat(d, p) {
@@ -634,7 +637,7 @@ function checkTrialStarted(d, p) {
     if (d.params !== void 0) {
       if (d.params && typeof d.params == "object" && !Array.isArray(d.params)) {
         for (const key2 in d.params) {
-          if (!(typeof d.params[key2] == "number" && isFinite(d.params[key2]) || typeof d.params[key2] == "string" || typeof d.params[key2] == "boolean" || d.params[key2] === null)) return fail(p + "/params" + pointer(key2), "#/properties/params/additionalProperties/type", "type", { type: ["number", "string", "boolean", "null"] });
+          if (!(typeof d.params[key2] == "number" && !(d.params[key2] % 1) && !isNaN(d.params[key2]) && isFinite(d.params[key2]) || typeof d.params[key2] == "number" && isFinite(d.params[key2]) || typeof d.params[key2] == "string" || typeof d.params[key2] == "boolean" || d.params[key2] === null)) return fail(p + "/params" + pointer(key2), "#/properties/params/additionalProperties/type", "type", { type: ["integer", "number", "string", "boolean", "null"] });
         }
       } else return fail(p + "/params", "#/properties/params/type", "type", { type: "object" });
     }
@@ -909,6 +912,46 @@ function checkProvenance(d, p) {
           if (!(typeof d.accelerator.driver_version == "string" || d.accelerator.driver_version === null)) return fail(p + "/accelerator/driver_version", "#/properties/accelerator/properties/driver_version/type", "type", { type: ["string", "null"] });
         }
       } else return fail(p + "/accelerator", "#/properties/accelerator/type", "type", { type: "object" });
+    }
+  } else return fail(p, "#/type", "type", { type: "object" });
+}
+function checkRunProcess(d, p) {
+  if (d && typeof d == "object" && !Array.isArray(d)) {
+    if (d.host === void 0) return fail(p, "#/required", "required", { missingProperty: "host" });
+    if (d.boot_id === void 0) return fail(p, "#/required", "required", { missingProperty: "boot_id" });
+    if (d.pid_namespace === void 0) return fail(p, "#/required", "required", { missingProperty: "pid_namespace" });
+    if (d.pid === void 0) return fail(p, "#/required", "required", { missingProperty: "pid" });
+    if (d.start_time === void 0) return fail(p, "#/required", "required", { missingProperty: "start_time" });
+    if (d.host !== void 0) {
+      if (typeof d.host == "string") {
+        if (ucs2length(d.host) > 256) return fail(p + "/host", "#/properties/host/maxLength", "maxLength", { limit: 256 });
+        if (ucs2length(d.host) < 1) return fail(p + "/host", "#/properties/host/minLength", "minLength", { limit: 1 });
+      } else return fail(p + "/host", "#/properties/host/type", "type", { type: "string" });
+    }
+    if (d.boot_id !== void 0) {
+      if (!(typeof d.boot_id == "string" || d.boot_id === null)) return fail(p + "/boot_id", "#/properties/boot_id/type", "type", { type: ["string", "null"] });
+      if (typeof d.boot_id == "string") {
+        if (ucs2length(d.boot_id) > 64) return fail(p + "/boot_id", "#/properties/boot_id/maxLength", "maxLength", { limit: 64 });
+      }
+    }
+    if (d.pid_namespace !== void 0) {
+      if (!(typeof d.pid_namespace == "string" || d.pid_namespace === null)) return fail(p + "/pid_namespace", "#/properties/pid_namespace/type", "type", { type: ["string", "null"] });
+      if (typeof d.pid_namespace == "string") {
+        if (ucs2length(d.pid_namespace) > 64) return fail(p + "/pid_namespace", "#/properties/pid_namespace/maxLength", "maxLength", { limit: 64 });
+      }
+    }
+    if (d.pid !== void 0) {
+      if (!(typeof d.pid == "number" && !(d.pid % 1) && !isNaN(d.pid) && isFinite(d.pid))) return fail(p + "/pid", "#/properties/pid/type", "type", { type: "integer" });
+      if (typeof d.pid == "number" && isFinite(d.pid)) {
+        if (d.pid > 9007199254740991) return fail(p + "/pid", "#/properties/pid/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
+        if (d.pid < 1) return fail(p + "/pid", "#/properties/pid/minimum", "minimum", { comparison: ">=", limit: 1 });
+      }
+    }
+    if (d.start_time !== void 0) {
+      if (!(typeof d.start_time == "string" || d.start_time === null)) return fail(p + "/start_time", "#/properties/start_time/type", "type", { type: ["string", "null"] });
+      if (typeof d.start_time == "string") {
+        if (ucs2length(d.start_time) > 64) return fail(p + "/start_time", "#/properties/start_time/maxLength", "maxLength", { limit: 64 });
+      }
     }
   } else return fail(p, "#/type", "type", { type: "object" });
 }

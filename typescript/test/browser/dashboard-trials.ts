@@ -71,6 +71,8 @@ await drive(async (page) => {
       points: JSON.parse(root?.dataset["points"] ?? "null") as unknown,
       series: JSON.parse(root?.dataset["series"] ?? "null") as unknown,
       canvas: root?.querySelector("canvas") !== null,
+      // what the x axis counts, which its label says (uPlot draws the label on the canvas)
+      axis: root?.dataset["axis"],
     };
   });
   say("chart", chart);

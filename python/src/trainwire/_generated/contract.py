@@ -14,7 +14,7 @@ class NullRule(NamedTuple):
 
 
 #: the schema families, each bundled into schemas/bundled/<family>.schema.json
-SCHEMA_FAMILIES: Final = ('trainwire-v1', 'reader-state-v1', 'harness-v1', 'summary-v1')
+SCHEMA_FAMILIES: Final = ('trainwire-v1', 'reader-state-v1', 'harness-v1', 'summary-v1', 'verdict-v1')
 #: the envelope's fields, in the order a line carries them
 ENVELOPE_FIELDS: Final = ('schema_version', 'seq', 'ts', 'run_id', 'event', 'stage')
 #: the name of an event of the contract
@@ -106,7 +106,7 @@ NULL_RULES: Final[dict[str, NullRule]] = {
     'Provenance': NullRule(('dirty_diff', 'python', 'packages', 'platform', 'accelerator'), {}),
     'RunFinished': NullRule(('stage',), {}),
     'RunHeartbeat': NullRule(('stage',), {}),
-    'RunStarted': NullRule(('stage', 'config', 'provenance', 'world_size', 'heartbeat_interval_s', 'objective', 'name', 'tags', 'stop_channels'), {'provenance': 'Provenance'}),
+    'RunStarted': NullRule(('stage', 'config', 'provenance', 'world_size', 'heartbeat_interval_s', 'objective', 'name', 'tags', 'stop_channels', 'process'), {'provenance': 'Provenance'}),
     'StopRequested': NullRule(('stage',), {}),
     'TrainEpoch': NullRule(('stage', 'trial'), {}),
     'TrainRestarted': NullRule(('stage', 'trial'), {}),

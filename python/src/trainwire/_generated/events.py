@@ -131,6 +131,43 @@ class RelativePath(RootModel[str]):
     ]
 
 
+class RunProcess(BaseModel):
+    """
+    The process that writes a run: host, boot id, pid namespace, pid and start time, which together name one process for ever.
+    """
+
+    host: Annotated[
+        str,
+        Field(
+            description='The host name the process runs on.',
+            max_length=256,
+            min_length=1,
+        ),
+    ]
+    boot_id: Annotated[
+        str | None,
+        Field(
+            description="The host's boot id (`/proc/sys/kernel/random/boot_id` on Linux), or null where there is none: a pid of another boot is another process.",
+            max_length=64,
+        ),
+    ]
+    pid_namespace: Annotated[
+        str | None,
+        Field(
+            description="The process's pid namespace (`readlink /proc/self/ns/pid`, e.g. `pid:[4026531836]`), or null where there is none: a pid of another namespace (container) is another process.",
+            max_length=64,
+        ),
+    ]
+    pid: Annotated[int, Field(description='The process id.', ge=1, le=9007199254740991)]
+    start_time: Annotated[
+        str | None,
+        Field(
+            description='When the process started, as its host counts it (field 22 of `/proc/<pid>/stat`, clock ticks since boot, as text), or null where unknown: a reused pid has another.',
+            max_length=64,
+        ),
+    ]
+
+
 class ResumedFrom(BaseModel):
     """
     The checkpoint a resumed run starts from. Each field is null when the writer does not know it; `step` is the step the checkpoint holds, from which the new run's `train.step` counts on.
@@ -738,6 +775,12 @@ class RunStarted(Envelope):
             max_length=5,
         ),
     ] = None
+    process: Annotated[
+        RunProcess | None,
+        Field(
+            description="The process that writes the run, so that a reader on the same host can prove it died (its `liveness` then `gone` at once, reader rule 4): a reused pid or another container cannot pass for it, since the boot id, the pid namespace and the process's start time must match too. Added in 1.1 (optional)."
+        ),
+    ] = None
 
 
 class StopRequested(Envelope):
@@ -1105,9 +1148,9 @@ class TrialStarted(Envelope):
         ),
     ]
     params: Annotated[
-        dict[str, float | str | bool | None],
+        dict[str, int | float | str | bool | None],
         Field(
-            description="The trial's hyperparameters; a value that is not a number, string, boolean or null is written as its string form."
+            description="The trial's hyperparameters; a value that is not a number, string, boolean or null is written as its string form. An integer-valued number is an integer (`2`, never `2.0`) for every reader."
         ),
     ]
     baseline: Annotated[

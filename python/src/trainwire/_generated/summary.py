@@ -22,6 +22,13 @@ class BestValue(BaseModel):
     )
     value: float
     step: Annotated[int | None, Field(ge=0)]
+    trial: Annotated[
+        int | None,
+        Field(
+            description='The trial it was reached in, in a search (version 2, optional).',
+            ge=1,
+        ),
+    ] = None
 
 
 class Best(BaseModel):
@@ -82,6 +89,37 @@ PeakMemoryAdditionalProperty = TypeAliasType(
 )
 
 
+class Completeness(BaseModel):
+    """
+    How much of what a run logged reached its records: lines of its stream and kept steps of its journal's step file that never arrived. Absent, null or all zero: complete. Shown as `stream incomplete: N of M lines lost` and `N of M steps`.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    stream_lines: Annotated[
+        int, Field(description='Lines the writer tried to write to the stream.', ge=0)
+    ]
+    stream_lines_lost: Annotated[
+        int, Field(description='Of those, lines that never reached the stream.', ge=0)
+    ]
+    steps_logged: Annotated[
+        int, Field(description='Steps the run logged (streamed or kept).', ge=0)
+    ]
+    kept_steps_lost: Annotated[
+        int,
+        Field(
+            description="Kept steps that never reached the journal's step file.", ge=0
+        ),
+    ]
+    reason: Annotated[
+        str | None,
+        Field(
+            description='The first loss, one line: what, where, why; null when nothing was lost.'
+        ),
+    ]
+
+
 class Duration(RootModel[float]):
     root: Annotated[
         float,
@@ -117,6 +155,43 @@ class RunId(RootModel[str]):
     ]
 
 
+class RunProcess(BaseModel):
+    """
+    The process that writes a run: host, boot id, pid namespace, pid and start time, which together name one process for ever.
+    """
+
+    host: Annotated[
+        str,
+        Field(
+            description='The host name the process runs on.',
+            max_length=256,
+            min_length=1,
+        ),
+    ]
+    boot_id: Annotated[
+        str | None,
+        Field(
+            description="The host's boot id (`/proc/sys/kernel/random/boot_id` on Linux), or null where there is none: a pid of another boot is another process.",
+            max_length=64,
+        ),
+    ]
+    pid_namespace: Annotated[
+        str | None,
+        Field(
+            description="The process's pid namespace (`readlink /proc/self/ns/pid`, e.g. `pid:[4026531836]`), or null where there is none: a pid of another namespace (container) is another process.",
+            max_length=64,
+        ),
+    ]
+    pid: Annotated[int, Field(description='The process id.', ge=1, le=9007199254740991)]
+    start_time: Annotated[
+        str | None,
+        Field(
+            description='When the process started, as its host counts it (field 22 of `/proc/<pid>/stat`, clock ticks since boot, as text), or null where unknown: a reused pid has another.',
+            max_length=64,
+        ),
+    ]
+
+
 class Timestamp(RootModel[str]):
     root: Annotated[
         str,
@@ -124,58 +199,6 @@ class Timestamp(RootModel[str]):
             description='An RFC 3339 time in UTC with a `T` separator and a `Z` suffix, e.g. `2026-11-29T10:00:00.123456Z`.',
             pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$',
             title='Timestamp',
-        ),
-    ]
-
-
-class Completeness(BaseModel):
-    """
-    What of a run never reached its files: the stream lines its writer could not write (a full disk, a file that could not be opened) and the kept steps that never reached `steps.jsonl`. Known only to the writer (a stream cannot say what it lacks); all zero, or absent, means complete.
-    """
-
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    stream_lines: Annotated[
-        int,
-        Field(
-            description='Lines the writer tried to write to the stream.',
-            ge=0,
-            le=9007199254740991,
-            title='Count',
-        ),
-    ]
-    stream_lines_lost: Annotated[
-        int,
-        Field(
-            description='Of those, the lines that never reached the stream.',
-            ge=0,
-            le=9007199254740991,
-            title='Count',
-        ),
-    ]
-    steps_logged: Annotated[
-        int,
-        Field(
-            description='Steps the run logged, streamed or kept (0 when not counted).',
-            ge=0,
-            le=9007199254740991,
-            title='Count',
-        ),
-    ]
-    kept_steps_lost: Annotated[
-        int,
-        Field(
-            description="Kept steps that never reached the run's `steps.jsonl`.",
-            ge=0,
-            le=9007199254740991,
-            title='Count',
-        ),
-    ]
-    reason: Annotated[
-        str | None,
-        Field(
-            description='The first loss, in one line: what was lost, where and why (`stream lines lost in out/progress.jsonl (No space left on device)`); null when nothing was lost.'
         ),
     ]
 
@@ -312,7 +335,7 @@ class RunSummary(BaseModel):
     best: Annotated[
         dict[str, BestValue],
         Field(
-            description='The best value of each series of `last` and the step it was reached at: the lowest for names that end in `loss`, `error`, `perplexity`, `ppl`, `wer` or `cer`, the highest for other evaluation metrics; `learning_rate` and step metrics other than losses have no best.'
+            description='The best value of each series of `last` and the step it was reached at: the lowest for names that end in `loss`, `error`, `perplexity`, `ppl`, `wer` or `cer`, the highest for other evaluation metrics; `learning_rate` and step metrics other than losses have no best. In a search (a run with `trial.started` lines) a step or evaluation counts only once its trial ended `succeeded`.'
         ),
     ]
     earlier_runs: Annotated[
@@ -365,9 +388,27 @@ class RunSummary(BaseModel):
             ge=0,
         ),
     ] = None
+    last_line_at: Annotated[
+        Timestamp | None,
+        Field(
+            description="`ts` of the run's last line, or null (version 2, optional): where a dead run's duration stops."
+        ),
+    ] = None
+    checkpoint_from: Annotated[
+        Literal['run.finished', 'checkpoint.saved'] | None,
+        Field(
+            description='Where `checkpoint` comes from: `run.finished.checkpoint`, or else the last `checkpoint.saved` (version 2, optional).'
+        ),
+    ] = None
+    process: Annotated[
+        RunProcess | None,
+        Field(
+            description="`run.started.process`: what proves the run's process gone on its own host (version 2, optional)."
+        ),
+    ] = None
     completeness: Annotated[
         Completeness | None,
         Field(
-            description="What of the run never reached its files (optional: written by the writer's journal when its stream lost lines; `journal rebuild` keeps the one it finds). Absent means nothing is known lost."
+            description="What of the run's lines and kept steps was lost; null or absent: nothing known lost (version 2, optional)."
         ),
     ] = None

@@ -121,6 +121,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="S",
         help="with --now: seconds of silence after which a run is stale",
     )
+    state.add_argument(
+        "--verdict",
+        action="store_true",
+        help="print each run's verdict (schemas/verdict/v1) instead: judged at --now, else without a clock "
+        "(a run its host proves dead is stale either way)",
+    )
     state.set_defaults(command=_state)
 
     validate = commands.add_parser(
@@ -203,6 +209,8 @@ def _state(options: argparse.Namespace) -> int:
 
     if options.stale_after is not None and options.now is None:
         raise _UsageError("--stale-after needs --now")
+    if options.verdict:
+        return _state_verdicts(options)
     reader = StreamReader()
     stream = _run_stream(options.file)
     for chunk in _chunks(stream):
@@ -224,6 +232,24 @@ def _say_incomplete(stream: Path, run_ids: list[str]) -> None:
         lost = completeness_text(journal_completeness(stream.parent, run_id))
         if lost:
             sys.stderr.write(f"trainwire state: run {run_id}: {lost}\n")
+
+
+def _state_verdicts(options: argparse.Namespace) -> int:
+    """`state --verdict`: the verdict of each run of the stream, its kept steps included."""
+    from trainwire.contract.clock import to_timestamp_us
+    from trainwire.reader.kept_steps import KeptStepsMerge
+    from trainwire.reader.state import StreamReader
+    from trainwire.reader.verdicts import RunSummaries
+
+    stream = _run_stream(options.file)
+    reader, kept, summaries = StreamReader(), KeptStepsMerge(stream.parent), RunSummaries()
+    for chunk in _chunks(stream):
+        summaries.add(kept.merge(reader.feed(chunk).dicts))
+    summaries.add(kept.finish())
+    now = to_timestamp_us(options.now) if options.now is not None else None
+    verdicts = [summaries.verdict(run.run_id, now, options.stale_after) for run in reader.runs]
+    _emit(json.dumps(verdicts, ensure_ascii=False, indent=2) + "\n")
+    return 0
 
 
 def _validate(options: argparse.Namespace) -> int:

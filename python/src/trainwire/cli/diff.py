@@ -13,10 +13,14 @@ from typing import Any
 
 from trainwire.cli.journal_runs import JournalError, add_roots_argument, find_run, load_json, run_summary
 from trainwire.cli.table import print_table
+from trainwire.contract.clock import now_us
 from trainwire.contract.config_diff import differences, flatten
 from trainwire.contract.journal_reads import MAX_NOTES_BYTES, read_journal_text
 from trainwire.contract.layout import CONFIG_DIFF_FILE, CONFIG_FILE, ENVIRONMENT_FILE, NOTES_FILE, STREAM_FILE
 from trainwire.contract.notes import note_entries
+from trainwire.lines.exact_checks import integral_floats_to_int
+from trainwire.lines.verdict import status_text
+from trainwire.reader.verdicts import judge
 
 __all__ = ["compare", "register_diff"]
 
@@ -120,9 +124,12 @@ def _run_record(reference: str, roots: list[Path]) -> dict[str, Any]:
     provenance = load_json(journal / ENVIRONMENT_FILE) if journal is not None else None
     if not isinstance(provenance, Mapping):
         provenance = (started or _run_started(stream, summary["run_id"], journal)).get("provenance") or {}
+    verdict = judge(summary, now_us())  # status, step, duration, bests: the verdict's, as on every surface
     metrics = {f"last {name}": value for name, value in summary["last"].items()}
-    metrics.update({f"best {name}": best["value"] for name, best in summary["best"].items()})
-    metrics.update({"status": summary["status"], "step": summary["step"], "duration_s": summary["duration_s"]})
+    metrics.update({f"best {name}": best["value"] for name, best in verdict["best"].items()})
+    metrics.update({"status": status_text(verdict), "step": verdict["step"], "duration_s": verdict["duration_s"]})
+    if verdict["checkpoint"] is not None:
+        metrics["checkpoint"] = verdict["checkpoint"]["path"]
     for name in ("tokens", "objective"):
         if summary.get(name) is not None:
             metrics[name] = summary[name]
@@ -145,7 +152,8 @@ def _trial_metrics(trials: Mapping[str, Any] | None) -> dict[str, Any]:
     best = trials.get("best")
     if best is not None:
         found["best trial"] = best["trial"]
-        found.update({f"best trial {name}": value for name, value in (best.get("params") or {}).items()})
+        params = integral_floats_to_int(dict(best.get("params") or {}))  # integers stay integers
+        found.update({f"best trial {name}": value for name, value in sorted(params.items())})
     return found
 
 

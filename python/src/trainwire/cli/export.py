@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE
 from trainwire.cli.arguments import positive_seconds
 from trainwire.cli.errors import CommandError
 from trainwire.cli.table import safe
@@ -301,8 +302,11 @@ def _run(options: argparse.Namespace, stream: Path, cursor: Path, make_exporter:
     except ExportError as error:
         raise CommandError(str(error)) from None
     sys.stderr.write(f"exported {synced.events} event(s) from {stream}\n")
+    for run_id in synced.unfinished:
+        sys.stderr.write(f"{safe(run_id)}: ended without run.finished (stale): marked so in the tracker\n")
     if not synced.skipped_lines:
-        return 0
+        # a run that died ends the export as it ends `tail`: not finished
+        return NOT_FINISHED_EXIT_CODE if synced.unfinished else 0
     # every valid line is exported; the bad ones are said, and the exit says the copy is not whole
     first = synced.first_skipped
     where = f" (first: line {first.line}, {first.code}: {safe(first.message)})" if first else ""

@@ -21,6 +21,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from trainwire.contract.clock import now_us
+from trainwire.lines.verdict import status_text
+from trainwire.reader.catalog import run_rows
 from trainwire.reader.charts import CHART_SPEC, MARKER_STYLES, chart_list
 from trainwire.reader.kept_steps import every_line
 from trainwire.reader.run_opening import open_from_snapshots
@@ -49,7 +52,7 @@ class PlotUnavailable(Exception):
 
 @dataclass(frozen=True)
 class PlottedRun:
-    """One run to draw: its id, final status and history."""
+    """One run to draw: its id, its status as its verdict words it (`lines.verdict`) and its history."""
 
     run_id: str
     status: str
@@ -59,9 +62,10 @@ class PlottedRun:
 def load_runs(path: str | Path) -> list[PlottedRun]:
     """Every run of the stream file at `path`, with its series, in order of appearance: from
     the runs' journal snapshots and the stream past them, else from the whole stream."""
+    statuses = _verdict_statuses(Path(path))
     opened = open_from_snapshots(Path(path))
     if opened is not None:
-        return [PlottedRun(run.run_id, run.status, run.series) for run in opened.runs]
+        return [PlottedRun(run.run_id, statuses.get(run.run_id, run.status), run.series) for run in opened.runs]
     reader = StreamReader()
     store = SeriesStore()
     for line in every_line(Path(path), reader):
@@ -74,8 +78,17 @@ def load_runs(path: str | Path) -> list[PlottedRun]:
     for run in reader.runs:
         history = store.run(run.run_id)
         if history is not None:
-            plotted.append(PlottedRun(run.run_id, run.status, history))
+            plotted.append(PlottedRun(run.run_id, statuses.get(run.run_id, run.status), history))
     return plotted
+
+
+def _verdict_statuses(path: Path) -> dict[str, str]:
+    """Each run's status as its verdict words it, judged now (a dead run `stale`, never `running`)."""
+    try:
+        rows = run_rows(path, now_us())
+    except OSError:
+        return {}
+    return {row["run_id"]: status_text(row["verdict"]) for row in rows}
 
 
 def chart_specs(runs: Sequence[PlottedRun]) -> list[dict[str, Any]]:

@@ -24,8 +24,8 @@ from trainwire.cli.table import print_table, safe
 from trainwire.contract.clock import format_ts, parse_timestamp_us
 from trainwire.contract.humanize import format_duration
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
+from trainwire.lines.verdict import status_text
 from trainwire.reader.catalog import find_streams, run_rows
-from trainwire.reader.completeness import completeness_text
 
 __all__ = ["register"]
 
@@ -146,7 +146,7 @@ def _cells(row: Mapping[str, Any], depth: int) -> list[str]:
     return [
         ("  " * (depth - 1) + "└ " if depth else "") + row["run_id"],
         _name(row.get("name"), row.get("tags") or []),
-        ", ".join(filter(None, (row["status"], completeness_text(row.get("completeness"))))),
+        status_text(row["verdict"]),
         steps,
         "-" if row["duration_s"] is None else format_duration(row["duration_s"]),
         _format_number(row["last_loss"]),
@@ -179,7 +179,7 @@ def _trials(trials: Mapping[str, Any] | None) -> str:
     best = trials.get("best")
     if best is None:
         return str(trials["count"])
-    params = params_text(best.get("params"))
+    params = params_text(best.get("params"))  # the verdict's rule: by name, integers as integers
     return f"{trials['count']}, best {best['trial']}" + (f": {params}" if params else "")
 
 

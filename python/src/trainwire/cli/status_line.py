@@ -17,6 +17,7 @@ from typing import Any
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.humanize import format_duration, format_rate
 from trainwire.contract.printable import printable
+from trainwire.lines.verdict import params_text as verdict_params_text
 from trainwire.reader.state import RunState
 
 __all__ = [
@@ -115,8 +116,9 @@ def trial_text(trial: int, total_trials: int | None, best: dict[str, Any] | None
 
 
 def params_text(params: dict[str, Any] | None) -> str:
-    """A trial's first four params: `lr=0.01, batch=32`."""
-    return ", ".join(f"{name}={value}" for name, value in list((params or {}).items())[:4])
+    """A trial's first four params by name, integers as integers: `batch=32, lr=0.01`
+    (the verdict's rule, for running and ended trials alike)."""
+    return verdict_params_text(params)
 
 
 def _running_trial(run: RunState) -> int | None:

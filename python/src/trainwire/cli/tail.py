@@ -24,7 +24,6 @@ from trainwire.cli.status_line import (
     RunTrend,
     cycle_text,
     item_progress_text,
-    params_text,
     printable,
     render_status,
     status_fields,
@@ -33,11 +32,13 @@ from trainwire.cli.status_line import (
 from trainwire.contract.clock import now_us
 from trainwire.contract.humanize import format_duration
 from trainwire.contract.status import EXIT_CODES
-from trainwire.reader.completeness import completeness_text, journal_completeness
+from trainwire.lines.verdict import is_over, verdict_text
+from trainwire.reader.completeness import journal_completeness
 from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge, fold_latest_kept_steps
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
 from trainwire.reader.targets import stream_files, target_run
+from trainwire.reader.verdicts import RunSummaries
 
 __all__ = ["NOT_FINISHED_EXIT_CODE", "StreamTail", "TailView", "tail"]
 
@@ -138,6 +139,7 @@ class StreamTail:
         self.reader = StreamReader()
         self.kept = _kept_steps(path, view)
         self.trends: dict[str, RunTrend] = {}
+        self.summaries = RunSummaries()
         self._diagnostics_shown = 0
         self._dropped_shown = 0
 
@@ -152,6 +154,7 @@ class StreamTail:
         """Folds into the runs' states the steps their journals kept since their last stream
         steps (`lines`: the stream lines just folded, which come between)."""
         merged = [*self.kept.merge(lines), *self.kept.flush()]
+        self.summaries.add(merged)
         fold_latest_kept_steps({run.run_id: run for run in self.reader.runs}, merged)
 
     def start_over(self, reason: str) -> None:
@@ -159,6 +162,7 @@ class StreamTail:
         self.reader = StreamReader()
         self.kept = _kept_steps(self.path, self.view)
         self.trends = {}
+        self.summaries = RunSummaries()
         self._diagnostics_shown = 0
         self._dropped_shown = 0
         self.view.note(f"{self.path} was {reason}; reading it from the start")
@@ -178,16 +182,17 @@ class StreamTail:
     def run(self) -> RunState | None:
         return target_run(self.reader, self.run_id)
 
-    def status(self, now_us: int, timeout_s: float | None) -> str | None:
+    def verdict(self, now_us: int, timeout_s: float | None) -> dict[str, Any] | None:
+        """The verdict of the run shown (`lines.verdict`), or None before its first line."""
         run = self.run
-        return None if run is None else run.status_at(now_us, timeout_s)
+        return None if run is None else self.summaries.verdict(run.run_id, now_us, timeout_s)
 
     def is_over(self, now_us: int, timeout_s: float | None, waited_out: bool) -> bool:
-        """Finished, stale, or (after the timeout) still without its run."""
-        status = self.status(now_us, timeout_s)
-        if status is None:
+        """Finished, stale or proven gone (the verdict's rule), or (after the timeout) still without its run."""
+        verdict = self.verdict(now_us, timeout_s)
+        if verdict is None:
             return waited_out
-        return status != "running"
+        return is_over(verdict)
 
     def trend(self, run: RunState) -> RunTrend:
         return self.trends.get(run.run_id) or RunTrend()
@@ -239,8 +244,9 @@ class TailView:
         lines = []
         for stream in streams:
             run = stream.run
-            if run is not None:
-                fields = status_fields(run, stream.trend(run), run.status_at(now, timeout_s), now, unicode=self.unicode)
+            verdict = stream.verdict(now, timeout_s)
+            if run is not None and verdict is not None:
+                fields = status_fields(run, stream.trend(run), verdict["status"], now, unicode=self.unicode)
                 lines.append(render_status(fields, width, colour=self.colour))
         if not lines:
             return
@@ -266,10 +272,15 @@ class TailView:
                 self._line(f"no {which} in the stream{where} yet", self.out)
                 codes.append(NOT_FINISHED_EXIT_CODE)
                 continue
-            lost = completeness_text(journal_completeness(stream.path.parent, run.run_id))
-            said = f"{_summary(run)}, {lost}" if lost else _summary(run)
-            self._line(f"[{run.run_id}] {run.status_at(now, timeout_s)}: {said}", self.out)
-            codes.append(NOT_FINISHED_EXIT_CODE if run.exit_code is None else run.exit_code)
+            verdict = stream.verdict(now, timeout_s) or {}
+            if not verdict.get("completeness"):  # only the writer's journal knows what its stream lacks
+                verdict["completeness"] = journal_completeness(stream.path.parent, run.run_id)
+            details = _details(run)
+            self._line(
+                f"[{run.run_id}] {verdict_text(verdict, run.total_steps)}" + (f", {details}" if details else ""),
+                self.out,
+            )
+            codes.append(NOT_FINISHED_EXIT_CODE if verdict.get("exit_code") is None else verdict["exit_code"])
         return max(codes)
 
     def _line(self, text: str, stream: TextIO) -> None:
@@ -379,23 +390,16 @@ _DESCRIPTIONS: dict[str, Callable[[Any], str] | None] = {
 }
 
 
-def _summary(run: RunState) -> str:
+def _details(run: RunState) -> str:
+    """What the verdict does not say: the error, the stop's reason, item progress, restarts."""
     finished = run.finished
     parts = []
-    if run.step is not None:
-        parts.append(f"step {run.step}" + (f"/{run.total_steps}" if run.total_steps is not None else ""))
     if finished is not None:
         error = finished.get("error")
         if error:
             parts.append(f"{error.get('type')}: {error.get('message')}")
         if finished.get("reason"):
             parts.append(f"reason {finished['reason']}")
-        if finished.get("checkpoint"):
-            parts.append(f"checkpoint {finished['checkpoint']}")
-        elif run.last_checkpoint is not None:  # none named to resume from: the last one there is
-            parts.append(f"last checkpoint saved {run.last_checkpoint['path']} at step {run.last_checkpoint['step']}")
-    else:
-        parts.append(f"last line at {run.last_ts}")
     counted = run.phase_progress
     if counted is not None:
         parts.append(item_progress_text(counted["phase"], counted["done"], counted["total"], counted["unit"], None))
@@ -403,19 +407,11 @@ def _summary(run: RunState) -> str:
         parts.append(f"{len(run.restarts)} restart(s)")
     if run.rollbacks:
         parts.append(f"{len(run.rollbacks)} rollback(s)")
-    best = run.trials["best"]
-    if best is not None:
-        parts.append(f"best trial {best['trial']} ({best['metric']} {best['value']}){_params(best.get('params'))}")
     if run.stop_criterion:
         parts.append(f"stopped for: {run.stop_criterion}")
     if finished is not None and run.exit_code != EXIT_CODES.get(run.status):
         parts.append(f"the host's exit code {run.exit_code}")  # not the status's own code
-    return ", ".join(parts) or "no steps"
-
-
-def _params(params: dict[str, Any] | None) -> str:
-    shown = params_text(params)
-    return f" with {shown}" if shown else ""
+    return ", ".join(parts)
 
 
 def _metrics(metrics: dict[str, float | None]) -> str:

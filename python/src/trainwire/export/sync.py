@@ -26,8 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from trainwire.contract.clock import now_us
 from trainwire.contract.files import read_capped, write_json_atomically
 from trainwire.lines.diagnostics import Diagnostic
+from trainwire.lines.verdict import is_over
+from trainwire.reader.catalog import run_rows
 from trainwire.reader.kept_steps import KeptStepsMerge
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import StreamReader
@@ -64,6 +67,11 @@ class Exporter(Protocol):
         """What the exporter needs to go on next time (saved in the cursor as `sink`)."""
         ...
 
+    def end_unfinished(self, run_id: str, verdict: dict[str, Any]) -> None:
+        """The run `run_id` died without `run.finished` (its `verdict` says `stale`): end its
+        tracker run as one that did not finish, never leaving it running for ever."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -75,6 +83,8 @@ class Synced:
     events: int
     skipped_lines: int = 0
     first_skipped: Diagnostic | None = None
+    #: the runs that died without `run.finished` (their verdict `stale`), ended as such in the tracker
+    unfinished: tuple[str, ...] = ()
 
 
 def load_cursor(cursor_path: Path, stream_path: Path) -> dict[str, Any] | None:
@@ -127,13 +137,16 @@ def sync(
         yield_when_idle=True,
     )
     written = 0
+    dead: dict[str, dict[str, Any]] = {}
     for chunk in follower:
         over = False
         events: Iterable[dict[str, Any]]
         if chunk:
             events = (dict(line) for line in kept.merge(reader.feed(chunk).dicts))
         else:  # at the end of what there is: the steps kept after each run's last line
-            over = bool(reader.runs) and all(run.finished is not None for run in reader.runs)
+            # a run is over when finished, or dead by its verdict: the rule that ends `tail --follow`
+            dead = _dead_runs(stream_path, [run.run_id for run in reader.runs if run.finished is None])
+            over = bool(reader.runs) and all(run.finished is not None or run.run_id in dead for run in reader.runs)
             events = kept.finish() if over else kept.flush()
         handed = False
         for batch in _batches(cursor.accepted.not_yet(events), exporter.batch_events):
@@ -146,9 +159,25 @@ def sync(
             cursor.move(_reader_state(reader), kept.offsets())
         if not chunk and (not follow or over):
             break
+    for run_id, verdict in dead.items():
+        exporter.end_unfinished(run_id, verdict)
     # `seq_gap` is the one diagnostic whose line is applied (reader rules, section 2)
     skipped = [diagnostic for diagnostic in reader.diagnostics if diagnostic.code != "seq_gap"]
-    return Synced(written, len(skipped) + reader.diagnostics.dropped, skipped[0] if skipped else None)
+    first = skipped[0] if skipped else None
+    return Synced(written, len(skipped) + reader.diagnostics.dropped, first, tuple(dead))
+
+
+def _dead_runs(stream_path: Path, unfinished: list[str]) -> dict[str, dict[str, Any]]:
+    """The verdict of each of the `unfinished` runs that is over without `run.finished`
+    (`stale`: silent past its limit, or its process proven gone), as `trainwire runs` judges it."""
+    if not unfinished:
+        return {}
+    try:
+        rows = run_rows(stream_path, now_us())
+    except OSError:
+        return {}
+    verdicts = {row["run_id"]: row["verdict"] for row in rows}
+    return {run_id: verdicts[run_id] for run_id in unfinished if run_id in verdicts and is_over(verdicts[run_id])}
 
 
 @dataclass

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,15 @@ class TensorBoardExporter:
         for path in self._touched:  # accepted: on disk, so the cursor may say so
             self._files[path] = _synced_size(Path(path))
         self._touched = {path for directory, path in self._writer_files.items() if directory in self._writers}
+
+    def end_unfinished(self, run_id: str, verdict: dict[str, Any]) -> None:
+        """A run that died without `run.finished`: its status (`stale`) as the `status` text at
+        its last line, as a finished run's ends with its notes."""
+        wall_time = timestamp_s(verdict["ended_at"]) if verdict["ended_at"] else time.time()
+        writer = self._writer(run_id, None)
+        text = text_pb("status", f"{verdict['status']} (liveness {verdict['liveness']})")
+        writer.add_event(Event(wall_time=wall_time, step=0, summary=text))
+        writer.flush()
 
     def close(self) -> None:
         for writer in self._writers.values():

@@ -31,6 +31,7 @@ from typing import Any
 
 import wandb
 
+from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE
 from trainwire.contract.notes import read_notes
 from trainwire.export.dispatch import NotExported, handler_of
 from trainwire.export.journal import copy_journal
@@ -129,6 +130,16 @@ class WandbExporter:
     @property
     def _offline_dir(self) -> Path:
         return self.directory / "wandb"
+
+    def end_unfinished(self, run_id: str, verdict: dict[str, Any]) -> None:
+        """A run that died without `run.finished`: its W&B run (and its open trials') finished
+        with the code of a run that did not finish, so W&B never shows it as a success."""
+        run = self._run({"run_id": run_id, "event": "verdict"})
+        run.summary.update({"trainwire/status": verdict["status"], "trainwire/liveness": verdict["liveness"]})
+        for key in [key for key in self._trials if key[0] == run_id]:
+            self._trials.pop(key).finish(exit_code=NOT_FINISHED_EXIT_CODE)
+        run.finish(exit_code=NOT_FINISHED_EXIT_CODE)
+        del self._runs[run_id]
 
     def close(self) -> None:
         """Closes the offline runs of runs and trials still going: the next export's

@@ -141,6 +141,12 @@ class Series:
         return shrunk
 
 
+def _in_trial(label: str, event: Any) -> str:
+    """A marker's label with the trial it belongs to, in a search: `validation, trial 3`."""
+    trial = getattr(event, "trial", None)
+    return label if trial is None else f"{label}, trial {trial}"
+
+
 class RunSeries:
     """The history of one run: its step fields, step metrics (`metrics/<name>`), each trial's
     loss (`trial/<n>/loss`), eval metrics (`eval/<split>/<metric>`) and markers, each point and
@@ -266,10 +272,10 @@ class RunSeries:
 
     def _add_eval(self, event: Any) -> None:
         self._points(f"eval/{event.split}/", event.metrics, event.step, parse_timestamp_us(event.ts))
-        self._marker("eval", event.step, event.split, event.ts)
+        self._marker("eval", event.step, _in_trial(event.split, event), event.ts)
 
     def _add_checkpoint(self, event: Any) -> None:
-        self._marker("checkpoint", event.step, event.reason, event.ts)
+        self._marker("checkpoint", event.step, _in_trial(event.reason, event), event.ts)
 
     def _add_stop(self, event: Any) -> None:
         self._marker("stop", self.last_step, event.source, event.ts)

@@ -14,6 +14,8 @@ from typing import Any
 from trainwire.contract.files import write_json_atomically
 from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.contract.status import EXIT_CODES
+from trainwire.lines.summary_fields import peak_memory as _peak_memory
+from trainwire.lines.summary_fields import seeds as _seeds
 
 __all__ = ["SummaryBuilder", "is_lower_better", "write_summary"]
 
@@ -51,8 +53,7 @@ class SummaryBuilder:
         self._earlier: list[str] = list(earlier_runs)
         #: dated entries in the run's notes (`trainwire note`): not in the stream, set by the journal
         self.notes = 0
-        #: what of the run never reached its files (lines the stream lost): set by the writer's
-        #: journal, None when nothing was lost (the summary then has no `completeness`)
+        #: `completeness` (schemas/verdict): what the run lost, when its writer knows; not in the stream
         self.completeness: Mapping[str, Any] | None = None
         # for pieces of a stream (a head and a tail): the latest run may have started unseen
         self._any_line_switches = any_line_switches
@@ -74,6 +75,11 @@ class SummaryBuilder:
         self._heartbeat_interval_s: float | None = None
         self._checkpoint: str | None = None
         self._finished_checkpoint: str | None = None
+        self._process: Mapping[str, Any] | None = None
+        #: the trial whose lines these are (the last started and not ended), in a search
+        self._open_trial: int | None = None
+        #: each open trial's bests, counted in `_best` only once it ends `succeeded`
+        self._trial_bests: dict[int, dict[str, dict[str, Any]]] = {}
         self._provenance: Mapping[str, Any] = {}
         self._last: dict[str, float] = {}
         self._best: dict[str, dict[str, Any]] = {}
@@ -142,6 +148,7 @@ class SummaryBuilder:
             "attempts": self._attempts,
             "heartbeat_interval_s": self._heartbeat_interval_s,
             "checkpoint": self._finished_checkpoint or self._checkpoint,
+            "checkpoint_from": _checkpoint_from(self._finished_checkpoint, self._checkpoint),
             "git_sha": provenance.get("git_sha"),
             "git_dirty": provenance.get("git_dirty"),
             "seed": provenance.get("seed"),
@@ -156,9 +163,10 @@ class SummaryBuilder:
             "peak_memory": dict(sorted(self._peak_memory.items())),
             "seeds": _seeds(provenance),
             "notes": self.notes,
+            "last_line_at": self.last_ts,
+            "process": dict(self._process) if self._process is not None else None,
+            "completeness": dict(self.completeness) if self.completeness is not None else None,
         }
-        if self.completeness is not None:  # only where something was lost: a rebuild cannot know it
-            document["completeness"] = dict(self.completeness)
         return document
 
     def _objective_summary(self) -> dict[str, Any] | None:
@@ -166,7 +174,9 @@ class SummaryBuilder:
             return None
         name, lower = self._objective
         best = self._best.get(name)
-        return {"name": name, "goal": "min" if lower else "max", "best": dict(best) if best is not None else None}
+        # the objective's best is its value and step (`best` names the trial it was reached in)
+        shown = {"value": best["value"], "step": best["step"]} if best is not None else None
+        return {"name": name, "goal": "min" if lower else "max", "best": shown}
 
     def _trials_summary(self) -> dict[str, Any] | None:
         if not self._trial_params and self._best_trial is None:
@@ -186,19 +196,35 @@ class SummaryBuilder:
 
     # -- series ---------------------------------------------------------------------------
 
-    def _observe(self, name: str, value: Any, step: int | None, *, best: bool) -> None:
+    def _observe(self, name: str, value: Any, step: int | None, *, best: bool, trial: Any = None) -> None:
         number = _number(value)
         if number is None:
             return
         self._last[name] = number
         if not best:
             return
-        current = self._best.get(name)
-        lower = (
+        trial = trial if isinstance(trial, int) and not isinstance(trial, bool) else self._open_trial
+        # in a search a value counts once its trial ended `succeeded` (`_trial_ended`)
+        bests = self._best if trial is None else self._trial_bests.setdefault(trial, {})
+        current = bests.get(name)
+        if current is None or (number < current["value"] if self._lower(name) else number > current["value"]):
+            bests[name] = (
+                {"value": number, "step": step} if trial is None else {"value": number, "step": step, "trial": trial}
+            )
+
+    def _lower(self, name: str) -> bool:
+        """Whether lower values of series `name` are better: its declared goal, else the name rules."""
+        return (
             self._objective[1] if self._objective is not None and self._objective[0] == name else is_lower_better(name)
         )
-        if current is None or (number < current["value"] if lower else number > current["value"]):
-            self._best[name] = {"value": number, "step": step}
+
+    def _count_trial(self, trial: int) -> None:
+        """The bests of `trial`, which ended `succeeded`, into the run's."""
+        for name, found in self._trial_bests.pop(trial, {}).items():
+            current = self._best.get(name)
+            lower = self._lower(name)
+            if current is None or (found["value"] < current["value"] if lower else found["value"] > current["value"]):
+                self._best[name] = found
 
     def _has_best(self, name: str) -> bool:
         """Whether series `name` keeps a best: a lower-is-better name, or the declared objective."""
@@ -234,23 +260,16 @@ def _run_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
         summary._objective = (name, objective["goal"] == "min")
         # a declared goal for a step series other than the name rule's: the general path
         summary._plain_steps = name not in _STEP_SERIES or is_lower_better(name) == (objective["goal"] == "min")
+    process = line.get("process")
+    summary._process = process if isinstance(process, Mapping) else None
     resumed = line.get("resumed_from")
     run_id = resumed.get("run_id") if isinstance(resumed, Mapping) else None
     summary._resumed_from = run_id if isinstance(run_id, str) else None
 
 
-def _seeds(provenance: Mapping[str, Any]) -> dict[str, int]:
-    """`provenance.seed` as `seed`, and every integer of `provenance.seeds`, by name."""
-    seeds: dict[str, int] = {}
-    seed = provenance.get("seed")
-    if isinstance(seed, int) and not isinstance(seed, bool):
-        seeds["seed"] = seed
-    more = provenance.get("seeds")
-    if isinstance(more, Mapping):
-        seeds.update(
-            (str(name), value) for name, value in more.items() if isinstance(value, int) and not isinstance(value, bool)
-        )
-    return dict(sorted(seeds.items()))
+def _checkpoint_from(finished: str | None, saved: str | None) -> str | None:
+    """Where the summary's checkpoint comes from (`checkpoint_from`)."""
+    return "run.finished" if finished else "checkpoint.saved" if saved else None
 
 
 def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
@@ -271,7 +290,7 @@ def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     memory = line.get("memory")
     if memory:
         _peak_memory(summary._peak_memory, memory)
-    if not summary._plain_steps:
+    if not summary._plain_steps or summary._open_trial is not None:
         for name in _STEP_SERIES:
             summary._observe(name, line.get(name), step, best=summary._has_best(name))
         _step_metrics(summary, line.get("metrics"), step)
@@ -301,20 +320,6 @@ def _step_metrics(summary: SummaryBuilder, metrics: Any, step: int | None) -> No
             summary._observe(name, value, step, best=summary._has_best(name))
 
 
-def _peak_memory(peaks: dict[str, int], memory: Any) -> None:
-    """The highest `peak_bytes` (else `allocated_bytes`) of each device of `train.step.memory`."""
-    if not isinstance(memory, Mapping):
-        return
-    for device, figures in memory.items():
-        if not isinstance(figures, Mapping):
-            continue
-        peak = figures.get("peak_bytes")
-        if not isinstance(peak, int) or isinstance(peak, bool):
-            peak = figures.get("allocated_bytes")
-        if isinstance(peak, int) and not isinstance(peak, bool) and peak > peaks.get(str(device), -1):
-            peaks[str(device)] = peak
-
-
 _FLOAT_OR_NONE = frozenset((float, type(None)))
 _INT_OR_NONE = frozenset((int, type(None)))
 _STR_OR_NONE = frozenset((str, type(None)))
@@ -330,7 +335,9 @@ def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, An
         "train.step"
     }:
         return False
-    if not summary._plain_steps or any(line.get("metrics") or line.get("memory") for line in lines):
+    if summary._open_trial is not None or not summary._plain_steps:
+        return False  # a trial's values wait for its end (`_observe`)
+    if any(line.get("metrics") or line.get("memory") for line in lines):
         return False
     steps = [line.get("step") for line in lines]
     stamps = [line.get("ts") for line in lines]
@@ -395,7 +402,9 @@ def _eval_completed(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     metrics = line.get("metrics")
     if isinstance(metrics, Mapping):
         for name, value in metrics.items():
-            summary._observe(f"{split}/{name}", value, step if isinstance(step, int) else None, best=True)
+            summary._observe(
+                f"{split}/{name}", value, step if isinstance(step, int) else None, best=True, trial=line.get("trial")
+            )
 
 
 def _checkpoint_saved(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
@@ -409,9 +418,19 @@ def _trial_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     if isinstance(trial, int):
         params = line.get("params")
         summary._trial_params[trial] = dict(params) if isinstance(params, Mapping) else None
+        summary._open_trial = trial
+        summary._trial_bests.pop(trial, None)  # a new attempt of the trial starts over
 
 
 def _trial_ended(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    trial = line.get("trial")
+    if isinstance(trial, int):
+        if line.get("status") == "succeeded":
+            summary._count_trial(trial)
+        else:  # failed or pruned: its values are no best of the search
+            summary._trial_bests.pop(trial, None)
+        if summary._open_trial == trial:
+            summary._open_trial = None
     best = line.get("best")
     if (
         isinstance(best, Mapping)
@@ -429,6 +448,7 @@ def _run_finished(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
         summary._exit_code = line.get("exit_code") if isinstance(line.get("exit_code"), int) else EXIT_CODES.get(status)
     summary._reason = line.get("reason") if isinstance(line.get("reason"), str) else None
     summary._finished_at = line.get("ts")
+    summary._open_trial = None  # the run's own final metrics count as they are
     duration = line.get("duration_s")
     summary._duration_s = _number(duration)
     summary._step_to(line.get("step"))

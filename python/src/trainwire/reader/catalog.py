@@ -16,16 +16,17 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import open_regular
 from trainwire.contract.journal_lookup import latest_journal
 from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
-from trainwire.contract.liveness import status_at
+from trainwire.contract.process_proof import GONE
 from trainwire.contract.run_walk import walk_run_directories
 from trainwire.lines.summary import SummaryBuilder, is_lower_better
+from trainwire.lines.verdict import verdict_of
 from trainwire.reader.journal_files import flat_config, read_config, read_row_notes
 from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge
+from trainwire.reader.verdicts import judge
 
 __all__ = ["SUMMARY_VERSIONS", "WINDOW_BYTES", "find_streams", "live_summary", "load_summary", "run_row", "run_rows"]
 
@@ -63,7 +64,7 @@ def run_row(
     if summary is not None and summary["status"] != "running" and _written_after(summary_path, stream):
         # a finished run whose summary is newer than every line: nothing to read
         config = read_config(summary_path.parent, within=within)
-        return _row(summary, summary["status"], stream, now_us, config, within)
+        return _row(summary, judge(summary, now_us, stale_after_s), stream, config, within)
     started: dict[str, dict[str, Any]] = {}
     tail = _window_summary(stream, (False,), within, started)
     latest = tail.summary()
@@ -80,14 +81,9 @@ def run_row(
         return None
     if latest is not None and summary["status"] == "running":
         summary = _brought_to(summary, latest)
-    return _row(
-        summary,
-        status_at(summary["status"], last_ts, summary["heartbeat_interval_s"], now_us, stale_after_s),
-        stream,
-        now_us,
-        config,
-        within,
-    )
+    if summary["status"] == "running" and last_ts is not None:
+        summary = {**summary, "last_line_at": last_ts}
+    return _row(summary, judge(summary, now_us, stale_after_s), stream, config, within)
 
 
 def live_summary(stream: Path, summary: dict[str, Any], *, within: Path | None = None) -> dict[str, Any]:
@@ -107,7 +103,8 @@ def live_summary(stream: Path, summary: dict[str, Any], *, within: Path | None =
 
 def _brought_to(summary: Mapping[str, Any], latest: Mapping[str, Any]) -> dict[str, Any]:
     """The journal's summary (written at start, every 30 s and at the end) with the status,
-    step, last values and better bests of `latest`, the summary of the run's tail."""
+    step, last values, better bests, last line, checkpoint and trials of `latest`, the
+    summary of the run's tail."""
     objective = summary.get("objective") or {}
     best = dict(summary["best"])
     for name, found in latest["best"].items():
@@ -121,6 +118,9 @@ def _brought_to(summary: Mapping[str, Any], latest: Mapping[str, Any]) -> dict[s
         "step": latest["step"],
         "last": {**summary["last"], **latest["last"]},
         "best": best,
+        "last_line_at": latest.get("last_line_at") or summary.get("last_line_at"),
+        # what the tail saw last wins: the checkpoint saved and the trials ended since the journal's last write
+        **{key: latest[key] for key in ("checkpoint", "checkpoint_from", "trials") if latest.get(key) is not None},
     }
 
 
@@ -137,8 +137,9 @@ def run_rows(
         summary = load_summary(journal / SUMMARY_FILE, within=within)
         if summary is None or (latest is not None and summary["run_id"] == latest["run_id"]):
             continue
-        status = "stale" if summary["status"] == "running" else summary["status"]
-        rows.append(_row(summary, status, stream, now_us, read_config(journal, within=within), within))
+        # a run a later one of its stream followed while it was `running` wrote its last line
+        verdict = verdict_of(summary, now_us=now_us, stale_after_s=stale_after_s, liveness=GONE)
+        rows.append(_row(summary, verdict, stream, read_config(journal, within=within), within))
     rows.sort(key=lambda row: len(row["earlier_runs"]))
     return [*rows, latest] if latest is not None else rows
 
@@ -151,23 +152,23 @@ def _latest_summary_path(directory: Path, within: Path | None) -> Path:
 
 def _row(
     summary: Mapping[str, Any],
-    status: str,
+    verdict: Mapping[str, Any],
     stream: Path,
-    now_us: int,
     config: Mapping[str, Any] | None,
     within: Path | None,
 ) -> dict[str, Any]:
+    """The row of a run: its verdict (`lines.verdict`) and what the table shows of it."""
     name, tags = summary.get("name"), summary.get("tags")
     return {
         "run_id": summary["run_id"],
         "name": name if isinstance(name, str) else None,
         "tags": [tag for tag in tags if isinstance(tag, str)] if isinstance(tags, list) else [],
-        "status": status,
-        "step": summary["step"],
+        "status": verdict["status"],
+        "step": verdict["step"],
         "total_steps": summary["total_steps"],
-        "duration_s": _duration(summary, now_us),
+        "duration_s": verdict["duration_s"],
         "last_loss": summary["last"].get("loss"),
-        "best_loss": (summary["best"].get("loss") or {}).get("value"),
+        "best_loss": (verdict["best"].get("loss") or {}).get("value"),
         "git_sha": summary["git_sha"],
         "started_at": summary["started_at"],
         "config": flat_config(config or {}),
@@ -179,6 +180,7 @@ def _row(
         "notes_count": summary.get("notes") or 0,
         "trials": summary.get("trials"),  # {count, best: {trial, metric, value, params}} of a search
         "completeness": summary.get("completeness"),  # what never reached the files, when known
+        "verdict": dict(verdict),
     }
 
 
@@ -225,11 +227,3 @@ def _window(stream: Path, head: bool, within: Path | None) -> bytes:
         file.seek(size - WINDOW_BYTES)
         data = file.read(WINDOW_BYTES)
     return data[data.find(b"\n") + 1 :]  # the first line is cut: drop it
-
-
-def _duration(summary: Mapping[str, Any], now_us: int) -> float | None:
-    if summary["duration_s"] is not None:
-        return float(summary["duration_s"])
-    if summary["status"] == "running" and summary["started_at"]:
-        return max(0.0, (now_us - parse_timestamp_us(summary["started_at"])) / 1e6)
-    return None

@@ -8,6 +8,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from trainwire.contract.process_proof import this_process
 from trainwire.writer.arguments import Arguments, is_run_id
 from trainwire.writer.fields import UNSET
 from trainwire.writer.paths import checkpoint_field
@@ -92,6 +93,7 @@ def started_payload(
         payload["tags"] = tags
     if stop_channels:  # left out when nothing listens yet: a control made later may
         payload["stop_channels"] = stop_channels
+    payload["process"] = this_process()  # so that a reader on this host can prove it died
     return payload
 
 

@@ -1,0 +1,49 @@
+"""The verdict of each run of a stream as a reader judges it: the run's summary (one
+`SummaryBuilder` per run, fed the lines it reads with the steps its journal kept), the clock,
+and the proof this host can give of the run's process (`contract.process_proof`).
+
+`tail`, the exports and `state` judge with this; `runs`, `diff` and `plot` judge the
+summaries they read with `judge` alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from trainwire.contract.process_proof import UNKNOWN, liveness_of
+from trainwire.lines.summary import SummaryBuilder
+from trainwire.lines.verdict import verdict_of
+
+__all__ = ["RunSummaries", "judge"]
+
+
+def judge(summary: Mapping[str, Any], now_us: int | None, stale_after_s: float | None = None) -> dict[str, Any]:
+    """The verdict of `summary`'s run at `now_us` (None: no clock), its process's liveness
+    proven here when this host can (a finished run's needs no proof)."""
+    proven = liveness_of(summary.get("process")) if summary["status"] == "running" else UNKNOWN
+    return verdict_of(summary, now_us=now_us, stale_after_s=stale_after_s, liveness=proven)
+
+
+class RunSummaries:
+    """A summary of every run of a stream, by run id, from its lines in order."""
+
+    def __init__(self) -> None:
+        self._builders: dict[str, SummaryBuilder] = {}
+
+    def add(self, lines: Iterable[Mapping[str, Any]]) -> None:
+        for line in lines:
+            run_id = line.get("run_id")
+            if isinstance(run_id, str):
+                builder = self._builders.get(run_id)
+                if builder is None:
+                    builder = self._builders[run_id] = SummaryBuilder(any_line_switches=True)
+                builder.add(line)
+
+    def summary(self, run_id: str) -> dict[str, Any] | None:
+        builder = self._builders.get(run_id)
+        return builder.summary() if builder is not None else None
+
+    def verdict(self, run_id: str, now_us: int | None, stale_after_s: float | None = None) -> dict[str, Any] | None:
+        summary = self.summary(run_id)
+        return None if summary is None else judge(summary, now_us, stale_after_s)
