@@ -22,6 +22,7 @@ FAMILIES = {
     "reader-state-v1": "reader-state/v1/state.schema.json",
     "harness-v1": "harness/v1/message.schema.json",
     "summary-v1": "summary/v1/summary.schema.json",
+    "series-v1": "series/v1/snapshot.schema.json",
 }
 
 

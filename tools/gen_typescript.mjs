@@ -257,11 +257,14 @@ function validatorModules(bundles) {
   const harness = { validateHarnessMessage: bundles["harness-v1"].$id };
   const messages = bundles["harness-v1"].anyOf.map(({ $ref }) => $ref.replace(/^#\/\$defs\//, ""));
   for (const name of [...messages, "Scenario"]) harness[`validate${name}`] = def("harness-v1", name);
+  // The shape of a journal snapshot's store, which the page takes as an opening's `series`.
+  const series = { validateSeriesStoreSnapshot: def("series-v1", "SeriesStoreSnapshot") };
   // One module per bundle, so that a browser bundle carries only the line validators.
   return [
     { file: "validate-line", bundle: "trainwire-v1", exports: line, events },
     { file: "validate-reader-state", bundle: "reader-state-v1", exports: state, events: [] },
     { file: "validate-harness", bundle: "harness-v1", exports: harness, events: [] },
+    { file: "validate-series", bundle: "series-v1", exports: series, events: [] },
   ];
 }
 
