@@ -58,8 +58,37 @@ function ucs2length(text) {
 function pointer(key) {
   return "/" + key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
-function fail(instancePath, schemaPath, keyword, params) {
+function isNumber(x) {
+  return typeof x == "number" && isFinite(x);
+}
+function isInteger(x) {
+  return typeof x == "number" && !(x % 1) && !isNaN(x) && isFinite(x);
+}
+function isObject(x) {
+  return x && typeof x == "object" && !Array.isArray(x);
+}
+var PARAM = {
+  type: "type",
+  required: "missingProperty",
+  const: "allowedValue",
+  enum: "allowedValues",
+  pattern: "pattern",
+  format: "format",
+  maxLength: "limit",
+  minLength: "limit",
+  maxItems: "limit"
+};
+var COMPARISONS = { maximum: "<=", minimum: ">=", exclusiveMaximum: "<", exclusiveMinimum: ">" };
+function fail(instancePath, schemaPath, value) {
+  const keyword = schemaPath.slice(schemaPath.lastIndexOf("/") + 1);
+  const params = keyword in COMPARISONS ? { comparison: COMPARISONS[keyword], limit: value } : { [PARAM[keyword]]: value };
   return { instancePath, schemaPath, keyword, params, message: message(keyword, params) };
+}
+function failRequired(instancePath, name) {
+  return fail(instancePath, "#/required", name);
+}
+function failProperty(instancePath, name, keyword, value) {
+  return fail(instancePath + "/" + name, "#/properties/" + name + "/" + keyword, value);
 }
 function message(keyword, params) {
   switch (keyword) {
@@ -101,949 +130,1101 @@ var pattern5 = lastMatch(new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{
 var pattern6 = lastMatch(new RegExp("^[0-9a-f]{64}$", "u"));
 function checkEnvelope(d, p) {
   let e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.schema_version === void 0) return fail(p, "#/required", "required", { missingProperty: "schema_version" });
-    if (d.seq === void 0) return fail(p, "#/required", "required", { missingProperty: "seq" });
-    if (d.ts === void 0) return fail(p, "#/required", "required", { missingProperty: "ts" });
-    if (d.run_id === void 0) return fail(p, "#/required", "required", { missingProperty: "run_id" });
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.schema_version !== void 0) {
-      if (!(typeof d.schema_version == "number" && !(d.schema_version % 1) && !isNaN(d.schema_version) && isFinite(d.schema_version))) return fail(p + "/schema_version", "#/properties/schema_version/type", "type", { type: "integer" });
-      if (d.schema_version !== 1) return fail(p + "/schema_version", "#/properties/schema_version/const", "const", { allowedValue: 1 });
+  if (isObject(d)) {
+    if (d.schema_version === void 0) return failRequired(p, "schema_version");
+    if (d.seq === void 0) return failRequired(p, "seq");
+    if (d.ts === void 0) return failRequired(p, "ts");
+    if (d.run_id === void 0) return failRequired(p, "run_id");
+    if (d.event === void 0) return failRequired(p, "event");
+    const value0 = d.schema_version;
+    if (value0 !== void 0) {
+      if (!isInteger(value0)) return fail(p + "/schema_version", "#/properties/schema_version/type", "integer");
+      if (value0 !== 1) return failProperty(p, "schema_version", "const", 1);
     }
-    if (d.seq !== void 0) {
-      if (e = checkOrdinal(d.seq, p + "/seq")) return e;
+    const value1 = d.seq;
+    if (value1 !== void 0) {
+      if (e = checkOrdinal(value1, p + "/seq")) return e;
     }
-    if (d.ts !== void 0) {
-      if (e = checkTimestamp(d.ts, p + "/ts")) return e;
+    const value2 = d.ts;
+    if (value2 !== void 0) {
+      if (e = checkTimestamp(value2, p + "/ts")) return e;
     }
-    if (d.run_id !== void 0) {
-      if (e = checkRunId(d.run_id, p + "/run_id")) return e;
+    const value3 = d.run_id;
+    if (value3 !== void 0) {
+      if (e = checkRunId(value3, p + "/run_id")) return e;
     }
-    if (d.event !== void 0) {
-      if (typeof d.event == "string") {
-        if (!pattern0(d.event)) return fail(p + "/event", "#/properties/event/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$" });
-      } else return fail(p + "/event", "#/properties/event/type", "type", { type: "string" });
+    const value4 = d.event;
+    if (value4 !== void 0) {
+      if (typeof value4 == "string") {
+        if (!pattern0(value4)) return failProperty(p, "event", "pattern", "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$");
+      } else return fail(p + "/event", "#/properties/event/type", "string");
     }
-    if (d.stage !== void 0) {
-      if (e = checkStage(d.stage, p + "/stage")) return e;
+    const value5 = d.stage;
+    if (value5 !== void 0) {
+      if (e = checkStage(value5, p + "/stage")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkRunStarted(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.producer === void 0) return fail(p, "#/required", "required", { missingProperty: "producer" });
-    if (d.total_steps === void 0) return fail(p, "#/required", "required", { missingProperty: "total_steps" });
-    if (d.event !== void 0) {
-      if (d.event !== "run.started") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "run.started" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.producer === void 0) return failRequired(p, "producer");
+    if (d.total_steps === void 0) return failRequired(p, "total_steps");
+    const value6 = d.event;
+    if (value6 !== void 0) {
+      if (value6 !== "run.started") return failProperty(p, "event", "const", "run.started");
     }
-    if (d.producer !== void 0) {
-      if (e = checkProducer(d.producer, p + "/producer")) return e;
+    const value7 = d.producer;
+    if (value7 !== void 0) {
+      if (e = checkProducer(value7, p + "/producer")) return e;
     }
-    if (d.total_steps !== void 0) {
-      if (!(typeof d.total_steps == "number" && !(d.total_steps % 1) && !isNaN(d.total_steps) && isFinite(d.total_steps) || d.total_steps === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_steps == "number" && isFinite(d.total_steps)) {
-        if (d.total_steps > 9007199254740991) return fail(p + "/total_steps", "#/properties/total_steps/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_steps < 0) return fail(p + "/total_steps", "#/properties/total_steps/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value8 = d.total_steps;
+    if (value8 !== void 0) {
+      if (!(isInteger(value8) || value8 === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", ["integer", "null"]);
+      if (isNumber(value8)) {
+        if (value8 > 9007199254740991) return failProperty(p, "total_steps", "maximum", 9007199254740991);
+        if (value8 < 0) return failProperty(p, "total_steps", "minimum", 0);
       }
     }
-    if (d.total_epochs !== void 0) {
-      if (!(typeof d.total_epochs == "number" && isFinite(d.total_epochs) || d.total_epochs === null)) return fail(p + "/total_epochs", "#/properties/total_epochs/type", "type", { type: ["number", "null"] });
-      if (typeof d.total_epochs == "number" && isFinite(d.total_epochs)) {
-        if (d.total_epochs < 0) return fail(p + "/total_epochs", "#/properties/total_epochs/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value9 = d.total_epochs;
+    if (value9 !== void 0) {
+      if (!(isNumber(value9) || value9 === null)) return fail(p + "/total_epochs", "#/properties/total_epochs/type", ["number", "null"]);
+      if (isNumber(value9)) {
+        if (value9 < 0) return failProperty(p, "total_epochs", "minimum", 0);
       }
     }
-    if (d.config !== void 0) {
-      if (!(d.config && typeof d.config == "object" && !Array.isArray(d.config))) return fail(p + "/config", "#/properties/config/type", "type", { type: "object" });
+    const value10 = d.config;
+    if (value10 !== void 0) {
+      if (!isObject(value10)) return fail(p + "/config", "#/properties/config/type", "object");
     }
-    if (d.provenance !== void 0) {
-      if (e = checkProvenance(d.provenance, p + "/provenance")) return e;
+    const value11 = d.provenance;
+    if (value11 !== void 0) {
+      if (e = checkProvenance(value11, p + "/provenance")) return e;
     }
-    if (d.world_size !== void 0) {
-      if (e = checkOrdinal(d.world_size, p + "/world_size")) return e;
+    const value12 = d.world_size;
+    if (value12 !== void 0) {
+      if (e = checkOrdinal(value12, p + "/world_size")) return e;
     }
-    if (d.resumed_from !== void 0) {
-      if ((e = branch0(d.resumed_from, p + "/resumed_from")) && branch1(d.resumed_from, p + "/resumed_from")) return e;
+    const value13 = d.resumed_from;
+    if (value13 !== void 0) {
+      if ((e = branch0(value13, p + "/resumed_from")) && branch1(value13, p + "/resumed_from")) return e;
     }
-    if (d.heartbeat_interval_s !== void 0) {
-      if (typeof d.heartbeat_interval_s == "number" && isFinite(d.heartbeat_interval_s)) {
-        if (d.heartbeat_interval_s <= 0) return fail(p + "/heartbeat_interval_s", "#/properties/heartbeat_interval_s/exclusiveMinimum", "exclusiveMinimum", { comparison: ">", limit: 0 });
-      } else return fail(p + "/heartbeat_interval_s", "#/properties/heartbeat_interval_s/type", "type", { type: "number" });
+    const value17 = d.heartbeat_interval_s;
+    if (value17 !== void 0) {
+      if (isNumber(value17)) {
+        if (value17 <= 0) return failProperty(p, "heartbeat_interval_s", "exclusiveMinimum", 0);
+      } else return fail(p + "/heartbeat_interval_s", "#/properties/heartbeat_interval_s/type", "number");
     }
-    if (d.total_trials !== void 0) {
-      if (!(typeof d.total_trials == "number" && !(d.total_trials % 1) && !isNaN(d.total_trials) && isFinite(d.total_trials) || d.total_trials === null)) return fail(p + "/total_trials", "#/properties/total_trials/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_trials == "number" && isFinite(d.total_trials)) {
-        if (d.total_trials > 9007199254740991) return fail(p + "/total_trials", "#/properties/total_trials/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_trials < 0) return fail(p + "/total_trials", "#/properties/total_trials/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value18 = d.total_trials;
+    if (value18 !== void 0) {
+      if (!(isInteger(value18) || value18 === null)) return fail(p + "/total_trials", "#/properties/total_trials/type", ["integer", "null"]);
+      if (isNumber(value18)) {
+        if (value18 > 9007199254740991) return failProperty(p, "total_trials", "maximum", 9007199254740991);
+        if (value18 < 0) return failProperty(p, "total_trials", "minimum", 0);
       }
     }
-    if (d.objective !== void 0) {
-      if (d.objective && typeof d.objective == "object" && !Array.isArray(d.objective)) {
-        if (d.objective.name === void 0) return fail(p + "/objective", "#/properties/objective/required", "required", { missingProperty: "name" });
-        if (d.objective.goal === void 0) return fail(p + "/objective", "#/properties/objective/required", "required", { missingProperty: "goal" });
-        if (d.objective.name !== void 0) {
-          if (typeof d.objective.name == "string") {
-            if (ucs2length(d.objective.name) > 256) return fail(p + "/objective/name", "#/properties/objective/properties/name/maxLength", "maxLength", { limit: 256 });
-            if (ucs2length(d.objective.name) < 1) return fail(p + "/objective/name", "#/properties/objective/properties/name/minLength", "minLength", { limit: 1 });
-          } else return fail(p + "/objective/name", "#/properties/objective/properties/name/type", "type", { type: "string" });
+    const value19 = d.objective;
+    if (value19 !== void 0) {
+      if (isObject(value19)) {
+        if (value19.name === void 0) return failProperty(p, "objective", "required", "name");
+        if (value19.goal === void 0) return failProperty(p, "objective", "required", "goal");
+        const value20 = value19.name;
+        if (value20 !== void 0) {
+          if (typeof value20 == "string") {
+            if (ucs2length(value20) > 256) return fail(p + "/objective/name", "#/properties/objective/properties/name/maxLength", 256);
+            if (ucs2length(value20) < 1) return fail(p + "/objective/name", "#/properties/objective/properties/name/minLength", 1);
+          } else return fail(p + "/objective/name", "#/properties/objective/properties/name/type", "string");
         }
-        if (d.objective.goal !== void 0) {
-          if (!(d.objective.goal === "min" || d.objective.goal === "max")) return fail(p + "/objective/goal", "#/properties/objective/properties/goal/enum", "enum", { allowedValues: ["min", "max"] });
+        const value21 = value19.goal;
+        if (value21 !== void 0) {
+          if (!(value21 === "min" || value21 === "max")) return fail(p + "/objective/goal", "#/properties/objective/properties/goal/enum", ["min", "max"]);
         }
-      } else return fail(p + "/objective", "#/properties/objective/type", "type", { type: "object" });
+      } else return fail(p + "/objective", "#/properties/objective/type", "object");
     }
-    if (d.name !== void 0) {
-      if (typeof d.name == "string") {
-        if (ucs2length(d.name) > 256) return fail(p + "/name", "#/properties/name/maxLength", "maxLength", { limit: 256 });
-        if (ucs2length(d.name) < 1) return fail(p + "/name", "#/properties/name/minLength", "minLength", { limit: 1 });
-        if (!pattern3(d.name)) return fail(p + "/name", "#/properties/name/pattern", "pattern", { pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$" });
-      } else return fail(p + "/name", "#/properties/name/type", "type", { type: "string" });
+    const value22 = d.name;
+    if (value22 !== void 0) {
+      if (typeof value22 == "string") {
+        if (ucs2length(value22) > 256) return failProperty(p, "name", "maxLength", 256);
+        if (ucs2length(value22) < 1) return failProperty(p, "name", "minLength", 1);
+        if (!pattern3(value22)) return failProperty(p, "name", "pattern", "^[^\\x00-\\x1f\\x7f-\\x9f]+$");
+      } else return fail(p + "/name", "#/properties/name/type", "string");
     }
-    if (d.tags !== void 0) {
-      if (Array.isArray(d.tags)) {
-        if (d.tags.length > 32) return fail(p + "/tags", "#/properties/tags/maxItems", "maxItems", { limit: 32 });
-        for (let item0 = 0; item0 < d.tags.length; item0++) {
-          if (typeof d.tags[item0] == "string") {
-            if (ucs2length(d.tags[item0]) > 64) return fail(p + "/tags/" + item0, "#/properties/tags/items/maxLength", "maxLength", { limit: 64 });
-            if (ucs2length(d.tags[item0]) < 1) return fail(p + "/tags/" + item0, "#/properties/tags/items/minLength", "minLength", { limit: 1 });
-            if (!pattern3(d.tags[item0])) return fail(p + "/tags/" + item0, "#/properties/tags/items/pattern", "pattern", { pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$" });
-          } else return fail(p + "/tags/" + item0, "#/properties/tags/items/type", "type", { type: "string" });
+    const value23 = d.tags;
+    if (value23 !== void 0) {
+      if (Array.isArray(value23)) {
+        if (value23.length > 32) return failProperty(p, "tags", "maxItems", 32);
+        for (let item24 = 0; item24 < value23.length; item24++) {
+          if (typeof value23[item24] == "string") {
+            if (ucs2length(value23[item24]) > 64) return fail(p + "/tags/" + item24, "#/properties/tags/items/maxLength", 64);
+            if (ucs2length(value23[item24]) < 1) return fail(p + "/tags/" + item24, "#/properties/tags/items/minLength", 1);
+            if (!pattern3(value23[item24])) return fail(p + "/tags/" + item24, "#/properties/tags/items/pattern", "^[^\\x00-\\x1f\\x7f-\\x9f]+$");
+          } else return fail(p + "/tags/" + item24, "#/properties/tags/items/type", "string");
         }
-      } else return fail(p + "/tags", "#/properties/tags/type", "type", { type: "array" });
+      } else return fail(p + "/tags", "#/properties/tags/type", "array");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkRunHeartbeat(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.event !== void 0) {
-      if (d.event !== "run.heartbeat") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "run.heartbeat" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    const value25 = d.event;
+    if (value25 !== void 0) {
+      if (value25 !== "run.heartbeat") return failProperty(p, "event", "const", "run.heartbeat");
     }
-    if (d.phase !== void 0) {
-      if (!(typeof d.phase == "string" || d.phase === null)) return fail(p + "/phase", "#/properties/phase/type", "type", { type: ["string", "null"] });
-      if (typeof d.phase == "string") {
-        if (!pattern4(d.phase)) return fail(p + "/phase", "#/properties/phase/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
+    const value26 = d.phase;
+    if (value26 !== void 0) {
+      if (!(typeof value26 == "string" || value26 === null)) return fail(p + "/phase", "#/properties/phase/type", ["string", "null"]);
+      if (typeof value26 == "string") {
+        if (!pattern4(value26)) return failProperty(p, "phase", "pattern", "^[a-z][a-z0-9_]{0,63}$");
       }
     }
-    if (d.step !== void 0) {
-      if (!(typeof d.step == "number" && !(d.step % 1) && !isNaN(d.step) && isFinite(d.step) || d.step === null)) return fail(p + "/step", "#/properties/step/type", "type", { type: ["integer", "null"] });
-      if (typeof d.step == "number" && isFinite(d.step)) {
-        if (d.step > 9007199254740991) return fail(p + "/step", "#/properties/step/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.step < 0) return fail(p + "/step", "#/properties/step/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value27 = d.step;
+    if (value27 !== void 0) {
+      if (!(isInteger(value27) || value27 === null)) return fail(p + "/step", "#/properties/step/type", ["integer", "null"]);
+      if (isNumber(value27)) {
+        if (value27 > 9007199254740991) return failProperty(p, "step", "maximum", 9007199254740991);
+        if (value27 < 0) return failProperty(p, "step", "minimum", 0);
       }
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkPhaseStarted(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.phase === void 0) return fail(p, "#/required", "required", { missingProperty: "phase" });
-    if (d.event !== void 0) {
-      if (d.event !== "phase.started") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "phase.started" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.phase === void 0) return failRequired(p, "phase");
+    const value28 = d.event;
+    if (value28 !== void 0) {
+      if (value28 !== "phase.started") return failProperty(p, "event", "const", "phase.started");
     }
-    if (d.phase !== void 0) {
-      if (e = checkPhaseName(d.phase, p + "/phase")) return e;
+    const value29 = d.phase;
+    if (value29 !== void 0) {
+      if (e = checkPhaseName(value29, p + "/phase")) return e;
     }
-    if (d.cycle !== void 0) {
-      if (e = checkOrdinal(d.cycle, p + "/cycle")) return e;
+    const value30 = d.cycle;
+    if (value30 !== void 0) {
+      if (e = checkOrdinal(value30, p + "/cycle")) return e;
     }
-    if (d.total_cycles !== void 0) {
-      if (!(typeof d.total_cycles == "number" && !(d.total_cycles % 1) && !isNaN(d.total_cycles) && isFinite(d.total_cycles) || d.total_cycles === null)) return fail(p + "/total_cycles", "#/properties/total_cycles/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_cycles == "number" && isFinite(d.total_cycles)) {
-        if (d.total_cycles > 9007199254740991) return fail(p + "/total_cycles", "#/properties/total_cycles/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_cycles < 1) return fail(p + "/total_cycles", "#/properties/total_cycles/minimum", "minimum", { comparison: ">=", limit: 1 });
+    const value31 = d.total_cycles;
+    if (value31 !== void 0) {
+      if (!(isInteger(value31) || value31 === null)) return fail(p + "/total_cycles", "#/properties/total_cycles/type", ["integer", "null"]);
+      if (isNumber(value31)) {
+        if (value31 > 9007199254740991) return failProperty(p, "total_cycles", "maximum", 9007199254740991);
+        if (value31 < 1) return failProperty(p, "total_cycles", "minimum", 1);
       }
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value32 = d.trial;
+    if (value32 !== void 0) {
+      if (e = checkOrdinal(value32, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkPhaseEnded(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.phase === void 0) return fail(p, "#/required", "required", { missingProperty: "phase" });
-    if (d.status === void 0) return fail(p, "#/required", "required", { missingProperty: "status" });
-    if (d.duration_s === void 0) return fail(p, "#/required", "required", { missingProperty: "duration_s" });
-    if (d.event !== void 0) {
-      if (d.event !== "phase.ended") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "phase.ended" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.phase === void 0) return failRequired(p, "phase");
+    if (d.status === void 0) return failRequired(p, "status");
+    if (d.duration_s === void 0) return failRequired(p, "duration_s");
+    const value33 = d.event;
+    if (value33 !== void 0) {
+      if (value33 !== "phase.ended") return failProperty(p, "event", "const", "phase.ended");
     }
-    if (d.phase !== void 0) {
-      if (e = checkPhaseName(d.phase, p + "/phase")) return e;
+    const value34 = d.phase;
+    if (value34 !== void 0) {
+      if (e = checkPhaseName(value34, p + "/phase")) return e;
     }
-    if (d.status !== void 0) {
-      if (!(d.status === "ok" || d.status === "failed" || d.status === "skipped" || d.status === "interrupted")) return fail(p + "/status", "#/properties/status/enum", "enum", { allowedValues: ["ok", "failed", "skipped", "interrupted"] });
+    const value35 = d.status;
+    if (value35 !== void 0) {
+      if (!(value35 === "ok" || value35 === "failed" || value35 === "skipped" || value35 === "interrupted")) return failProperty(p, "status", "enum", ["ok", "failed", "skipped", "interrupted"]);
     }
-    if (d.duration_s !== void 0) {
-      if (e = checkDuration(d.duration_s, p + "/duration_s")) return e;
+    const value36 = d.duration_s;
+    if (value36 !== void 0) {
+      if (e = checkDuration(value36, p + "/duration_s")) return e;
     }
-    if (d.cycle !== void 0) {
-      if (e = checkOrdinal(d.cycle, p + "/cycle")) return e;
+    const value37 = d.cycle;
+    if (value37 !== void 0) {
+      if (e = checkOrdinal(value37, p + "/cycle")) return e;
     }
-    if (d.total_cycles !== void 0) {
-      if (!(typeof d.total_cycles == "number" && !(d.total_cycles % 1) && !isNaN(d.total_cycles) && isFinite(d.total_cycles) || d.total_cycles === null)) return fail(p + "/total_cycles", "#/properties/total_cycles/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_cycles == "number" && isFinite(d.total_cycles)) {
-        if (d.total_cycles > 9007199254740991) return fail(p + "/total_cycles", "#/properties/total_cycles/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_cycles < 1) return fail(p + "/total_cycles", "#/properties/total_cycles/minimum", "minimum", { comparison: ">=", limit: 1 });
+    const value38 = d.total_cycles;
+    if (value38 !== void 0) {
+      if (!(isInteger(value38) || value38 === null)) return fail(p + "/total_cycles", "#/properties/total_cycles/type", ["integer", "null"]);
+      if (isNumber(value38)) {
+        if (value38 > 9007199254740991) return failProperty(p, "total_cycles", "maximum", 9007199254740991);
+        if (value38 < 1) return failProperty(p, "total_cycles", "minimum", 1);
       }
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value39 = d.trial;
+    if (value39 !== void 0) {
+      if (e = checkOrdinal(value39, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkPhaseProgress(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.phase === void 0) return fail(p, "#/required", "required", { missingProperty: "phase" });
-    if (d.done === void 0) return fail(p, "#/required", "required", { missingProperty: "done" });
-    if (d.total === void 0) return fail(p, "#/required", "required", { missingProperty: "total" });
-    if (d.eta_s === void 0) return fail(p, "#/required", "required", { missingProperty: "eta_s" });
-    if (d.event !== void 0) {
-      if (d.event !== "phase.progress") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "phase.progress" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.phase === void 0) return failRequired(p, "phase");
+    if (d.done === void 0) return failRequired(p, "done");
+    if (d.total === void 0) return failRequired(p, "total");
+    if (d.eta_s === void 0) return failRequired(p, "eta_s");
+    const value40 = d.event;
+    if (value40 !== void 0) {
+      if (value40 !== "phase.progress") return failProperty(p, "event", "const", "phase.progress");
     }
-    if (d.phase !== void 0) {
-      if (e = checkPhaseName(d.phase, p + "/phase")) return e;
+    const value41 = d.phase;
+    if (value41 !== void 0) {
+      if (e = checkPhaseName(value41, p + "/phase")) return e;
     }
-    if (d.done !== void 0) {
-      if (e = checkCount(d.done, p + "/done")) return e;
+    const value42 = d.done;
+    if (value42 !== void 0) {
+      if (e = checkCount(value42, p + "/done")) return e;
     }
-    if (d.total !== void 0) {
-      if (!(typeof d.total == "number" && !(d.total % 1) && !isNaN(d.total) && isFinite(d.total) || d.total === null)) return fail(p + "/total", "#/properties/total/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total == "number" && isFinite(d.total)) {
-        if (d.total > 9007199254740991) return fail(p + "/total", "#/properties/total/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total < 0) return fail(p + "/total", "#/properties/total/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value43 = d.total;
+    if (value43 !== void 0) {
+      if (!(isInteger(value43) || value43 === null)) return fail(p + "/total", "#/properties/total/type", ["integer", "null"]);
+      if (isNumber(value43)) {
+        if (value43 > 9007199254740991) return failProperty(p, "total", "maximum", 9007199254740991);
+        if (value43 < 0) return failProperty(p, "total", "minimum", 0);
       }
     }
-    if (d.unit !== void 0) {
-      if (typeof d.unit == "string") {
-        if (ucs2length(d.unit) > 64) return fail(p + "/unit", "#/properties/unit/maxLength", "maxLength", { limit: 64 });
-        if (ucs2length(d.unit) < 1) return fail(p + "/unit", "#/properties/unit/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/unit", "#/properties/unit/type", "type", { type: "string" });
+    const value44 = d.unit;
+    if (value44 !== void 0) {
+      if (typeof value44 == "string") {
+        if (ucs2length(value44) > 64) return failProperty(p, "unit", "maxLength", 64);
+        if (ucs2length(value44) < 1) return failProperty(p, "unit", "minLength", 1);
+      } else return fail(p + "/unit", "#/properties/unit/type", "string");
     }
-    if (d.eta_s !== void 0) {
-      if (!(typeof d.eta_s == "number" && isFinite(d.eta_s) || d.eta_s === null)) return fail(p + "/eta_s", "#/properties/eta_s/type", "type", { type: ["number", "null"] });
-      if (typeof d.eta_s == "number" && isFinite(d.eta_s)) {
-        if (d.eta_s < 0) return fail(p + "/eta_s", "#/properties/eta_s/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value45 = d.eta_s;
+    if (value45 !== void 0) {
+      if (!(isNumber(value45) || value45 === null)) return fail(p + "/eta_s", "#/properties/eta_s/type", ["number", "null"]);
+      if (isNumber(value45)) {
+        if (value45 < 0) return failProperty(p, "eta_s", "minimum", 0);
       }
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value46 = d.trial;
+    if (value46 !== void 0) {
+      if (e = checkOrdinal(value46, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrainStep(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.total_steps === void 0) return fail(p, "#/required", "required", { missingProperty: "total_steps" });
-    if (d.epoch === void 0) return fail(p, "#/required", "required", { missingProperty: "epoch" });
-    if (d.loss === void 0) return fail(p, "#/required", "required", { missingProperty: "loss" });
-    if (d.learning_rate === void 0) return fail(p, "#/required", "required", { missingProperty: "learning_rate" });
-    if (d.elapsed_s === void 0) return fail(p, "#/required", "required", { missingProperty: "elapsed_s" });
-    if (d.eta_s === void 0) return fail(p, "#/required", "required", { missingProperty: "eta_s" });
-    if (d.progress === void 0) return fail(p, "#/required", "required", { missingProperty: "progress" });
-    if (d.event !== void 0) {
-      if (d.event !== "train.step") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "train.step" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.total_steps === void 0) return failRequired(p, "total_steps");
+    if (d.epoch === void 0) return failRequired(p, "epoch");
+    if (d.loss === void 0) return failRequired(p, "loss");
+    if (d.learning_rate === void 0) return failRequired(p, "learning_rate");
+    if (d.elapsed_s === void 0) return failRequired(p, "elapsed_s");
+    if (d.eta_s === void 0) return failRequired(p, "eta_s");
+    if (d.progress === void 0) return failRequired(p, "progress");
+    const value47 = d.event;
+    if (value47 !== void 0) {
+      if (value47 !== "train.step") return failProperty(p, "event", "const", "train.step");
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value48 = d.step;
+    if (value48 !== void 0) {
+      if (e = checkCount(value48, p + "/step")) return e;
     }
-    if (d.total_steps !== void 0) {
-      if (!(typeof d.total_steps == "number" && !(d.total_steps % 1) && !isNaN(d.total_steps) && isFinite(d.total_steps) || d.total_steps === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_steps == "number" && isFinite(d.total_steps)) {
-        if (d.total_steps > 9007199254740991) return fail(p + "/total_steps", "#/properties/total_steps/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_steps < 0) return fail(p + "/total_steps", "#/properties/total_steps/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value49 = d.total_steps;
+    if (value49 !== void 0) {
+      if (!(isInteger(value49) || value49 === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", ["integer", "null"]);
+      if (isNumber(value49)) {
+        if (value49 > 9007199254740991) return failProperty(p, "total_steps", "maximum", 9007199254740991);
+        if (value49 < 0) return failProperty(p, "total_steps", "minimum", 0);
       }
     }
-    if (d.epoch !== void 0) {
-      if (!(typeof d.epoch == "number" && isFinite(d.epoch) || d.epoch === null)) return fail(p + "/epoch", "#/properties/epoch/type", "type", { type: ["number", "null"] });
-      if (typeof d.epoch == "number" && isFinite(d.epoch)) {
-        if (d.epoch < 0) return fail(p + "/epoch", "#/properties/epoch/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value50 = d.epoch;
+    if (value50 !== void 0) {
+      if (!(isNumber(value50) || value50 === null)) return fail(p + "/epoch", "#/properties/epoch/type", ["number", "null"]);
+      if (isNumber(value50)) {
+        if (value50 < 0) return failProperty(p, "epoch", "minimum", 0);
       }
     }
-    if (d.loss !== void 0) {
-      if (!(typeof d.loss == "number" && isFinite(d.loss) || d.loss === null)) return fail(p + "/loss", "#/properties/loss/type", "type", { type: ["number", "null"] });
+    const value51 = d.loss;
+    if (value51 !== void 0) {
+      if (!(isNumber(value51) || value51 === null)) return fail(p + "/loss", "#/properties/loss/type", ["number", "null"]);
     }
-    if (d.learning_rate !== void 0) {
-      if (!(typeof d.learning_rate == "number" && isFinite(d.learning_rate) || d.learning_rate === null)) return fail(p + "/learning_rate", "#/properties/learning_rate/type", "type", { type: ["number", "null"] });
+    const value52 = d.learning_rate;
+    if (value52 !== void 0) {
+      if (!(isNumber(value52) || value52 === null)) return fail(p + "/learning_rate", "#/properties/learning_rate/type", ["number", "null"]);
     }
-    if (d.grad_norm !== void 0) {
-      if (!(typeof d.grad_norm == "number" && isFinite(d.grad_norm) || d.grad_norm === null)) return fail(p + "/grad_norm", "#/properties/grad_norm/type", "type", { type: ["number", "null"] });
+    const value53 = d.grad_norm;
+    if (value53 !== void 0) {
+      if (!(isNumber(value53) || value53 === null)) return fail(p + "/grad_norm", "#/properties/grad_norm/type", ["number", "null"]);
     }
-    if (d.elapsed_s !== void 0) {
-      if (e = checkDuration(d.elapsed_s, p + "/elapsed_s")) return e;
+    const value54 = d.elapsed_s;
+    if (value54 !== void 0) {
+      if (e = checkDuration(value54, p + "/elapsed_s")) return e;
     }
-    if (d.eta_s !== void 0) {
-      if (!(typeof d.eta_s == "number" && isFinite(d.eta_s) || d.eta_s === null)) return fail(p + "/eta_s", "#/properties/eta_s/type", "type", { type: ["number", "null"] });
-      if (typeof d.eta_s == "number" && isFinite(d.eta_s)) {
-        if (d.eta_s < 0) return fail(p + "/eta_s", "#/properties/eta_s/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value55 = d.eta_s;
+    if (value55 !== void 0) {
+      if (!(isNumber(value55) || value55 === null)) return fail(p + "/eta_s", "#/properties/eta_s/type", ["number", "null"]);
+      if (isNumber(value55)) {
+        if (value55 < 0) return failProperty(p, "eta_s", "minimum", 0);
       }
     }
-    if (d.progress !== void 0) {
-      if (!(typeof d.progress == "number" && isFinite(d.progress) || d.progress === null)) return fail(p + "/progress", "#/properties/progress/type", "type", { type: ["number", "null"] });
-      if (typeof d.progress == "number" && isFinite(d.progress)) {
-        if (d.progress > 1) return fail(p + "/progress", "#/properties/progress/maximum", "maximum", { comparison: "<=", limit: 1 });
-        if (d.progress < 0) return fail(p + "/progress", "#/properties/progress/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value56 = d.progress;
+    if (value56 !== void 0) {
+      if (!(isNumber(value56) || value56 === null)) return fail(p + "/progress", "#/properties/progress/type", ["number", "null"]);
+      if (isNumber(value56)) {
+        if (value56 > 1) return failProperty(p, "progress", "maximum", 1);
+        if (value56 < 0) return failProperty(p, "progress", "minimum", 0);
       }
     }
-    if (d.samples_per_s !== void 0) {
-      if (!(typeof d.samples_per_s == "number" && isFinite(d.samples_per_s) || d.samples_per_s === null)) return fail(p + "/samples_per_s", "#/properties/samples_per_s/type", "type", { type: ["number", "null"] });
-      if (typeof d.samples_per_s == "number" && isFinite(d.samples_per_s)) {
-        if (d.samples_per_s < 0) return fail(p + "/samples_per_s", "#/properties/samples_per_s/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value57 = d.samples_per_s;
+    if (value57 !== void 0) {
+      if (!(isNumber(value57) || value57 === null)) return fail(p + "/samples_per_s", "#/properties/samples_per_s/type", ["number", "null"]);
+      if (isNumber(value57)) {
+        if (value57 < 0) return failProperty(p, "samples_per_s", "minimum", 0);
       }
     }
-    if (d.tokens_per_s !== void 0) {
-      if (!(typeof d.tokens_per_s == "number" && isFinite(d.tokens_per_s) || d.tokens_per_s === null)) return fail(p + "/tokens_per_s", "#/properties/tokens_per_s/type", "type", { type: ["number", "null"] });
-      if (typeof d.tokens_per_s == "number" && isFinite(d.tokens_per_s)) {
-        if (d.tokens_per_s < 0) return fail(p + "/tokens_per_s", "#/properties/tokens_per_s/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value58 = d.tokens_per_s;
+    if (value58 !== void 0) {
+      if (!(isNumber(value58) || value58 === null)) return fail(p + "/tokens_per_s", "#/properties/tokens_per_s/type", ["number", "null"]);
+      if (isNumber(value58)) {
+        if (value58 < 0) return failProperty(p, "tokens_per_s", "minimum", 0);
       }
     }
-    if (d.tokens_seen !== void 0) {
-      if (!(typeof d.tokens_seen == "number" && !(d.tokens_seen % 1) && !isNaN(d.tokens_seen) && isFinite(d.tokens_seen) || d.tokens_seen === null)) return fail(p + "/tokens_seen", "#/properties/tokens_seen/type", "type", { type: ["integer", "null"] });
-      if (typeof d.tokens_seen == "number" && isFinite(d.tokens_seen)) {
-        if (d.tokens_seen > 9007199254740991) return fail(p + "/tokens_seen", "#/properties/tokens_seen/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.tokens_seen < 0) return fail(p + "/tokens_seen", "#/properties/tokens_seen/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value59 = d.tokens_seen;
+    if (value59 !== void 0) {
+      if (!(isInteger(value59) || value59 === null)) return fail(p + "/tokens_seen", "#/properties/tokens_seen/type", ["integer", "null"]);
+      if (isNumber(value59)) {
+        if (value59 > 9007199254740991) return failProperty(p, "tokens_seen", "maximum", 9007199254740991);
+        if (value59 < 0) return failProperty(p, "tokens_seen", "minimum", 0);
       }
     }
-    if (d.metrics !== void 0) {
-      if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    const value60 = d.metrics;
+    if (value60 !== void 0) {
+      if (e = checkMetrics(value60, p + "/metrics")) return e;
     }
-    if (d.memory !== void 0) {
-      if (e = checkMemory(d.memory, p + "/memory")) return e;
+    const value61 = d.memory;
+    if (value61 !== void 0) {
+      if (e = checkMemory(value61, p + "/memory")) return e;
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value62 = d.trial;
+    if (value62 !== void 0) {
+      if (e = checkOrdinal(value62, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrainEpoch(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.epoch === void 0) return fail(p, "#/required", "required", { missingProperty: "epoch" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.metrics === void 0) return fail(p, "#/required", "required", { missingProperty: "metrics" });
-    if (d.event !== void 0) {
-      if (d.event !== "train.epoch") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "train.epoch" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.epoch === void 0) return failRequired(p, "epoch");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.metrics === void 0) return failRequired(p, "metrics");
+    const value63 = d.event;
+    if (value63 !== void 0) {
+      if (value63 !== "train.epoch") return failProperty(p, "event", "const", "train.epoch");
     }
-    if (d.epoch !== void 0) {
-      if (e = checkOrdinal(d.epoch, p + "/epoch")) return e;
+    const value64 = d.epoch;
+    if (value64 !== void 0) {
+      if (e = checkOrdinal(value64, p + "/epoch")) return e;
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value65 = d.step;
+    if (value65 !== void 0) {
+      if (e = checkCount(value65, p + "/step")) return e;
     }
-    if (d.metrics !== void 0) {
-      if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    const value66 = d.metrics;
+    if (value66 !== void 0) {
+      if (e = checkMetrics(value66, p + "/metrics")) return e;
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value67 = d.trial;
+    if (value67 !== void 0) {
+      if (e = checkOrdinal(value67, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrainRestarted(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
-    if (d.attempt === void 0) return fail(p, "#/required", "required", { missingProperty: "attempt" });
-    if (d.previous_step === void 0) return fail(p, "#/required", "required", { missingProperty: "previous_step" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.event !== void 0) {
-      if (d.event !== "train.restarted") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "train.restarted" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.reason === void 0) return failRequired(p, "reason");
+    if (d.attempt === void 0) return failRequired(p, "attempt");
+    if (d.previous_step === void 0) return failRequired(p, "previous_step");
+    if (d.step === void 0) return failRequired(p, "step");
+    const value68 = d.event;
+    if (value68 !== void 0) {
+      if (value68 !== "train.restarted") return failProperty(p, "event", "const", "train.restarted");
     }
-    if (d.reason !== void 0) {
-      if (!(d.reason === "oom" || d.reason === "other")) return fail(p + "/reason", "#/properties/reason/enum", "enum", { allowedValues: ["oom", "other"] });
+    const value69 = d.reason;
+    if (value69 !== void 0) {
+      if (!(value69 === "oom" || value69 === "other")) return failProperty(p, "reason", "enum", ["oom", "other"]);
     }
-    if (d.attempt !== void 0) {
-      if (!(typeof d.attempt == "number" && !(d.attempt % 1) && !isNaN(d.attempt) && isFinite(d.attempt))) return fail(p + "/attempt", "#/properties/attempt/type", "type", { type: "integer" });
-      if (typeof d.attempt == "number" && isFinite(d.attempt)) {
-        if (d.attempt > 9007199254740991) return fail(p + "/attempt", "#/properties/attempt/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.attempt < 2) return fail(p + "/attempt", "#/properties/attempt/minimum", "minimum", { comparison: ">=", limit: 2 });
+    const value70 = d.attempt;
+    if (value70 !== void 0) {
+      if (!isInteger(value70)) return fail(p + "/attempt", "#/properties/attempt/type", "integer");
+      if (isNumber(value70)) {
+        if (value70 > 9007199254740991) return failProperty(p, "attempt", "maximum", 9007199254740991);
+        if (value70 < 2) return failProperty(p, "attempt", "minimum", 2);
       }
     }
-    if (d.previous_step !== void 0) {
-      if (e = checkCount(d.previous_step, p + "/previous_step")) return e;
+    const value71 = d.previous_step;
+    if (value71 !== void 0) {
+      if (e = checkCount(value71, p + "/previous_step")) return e;
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value72 = d.step;
+    if (value72 !== void 0) {
+      if (e = checkCount(value72, p + "/step")) return e;
     }
-    if (d.batch_size_from !== void 0) {
-      if (!(typeof d.batch_size_from == "number" && !(d.batch_size_from % 1) && !isNaN(d.batch_size_from) && isFinite(d.batch_size_from) || d.batch_size_from === null)) return fail(p + "/batch_size_from", "#/properties/batch_size_from/type", "type", { type: ["integer", "null"] });
-      if (typeof d.batch_size_from == "number" && isFinite(d.batch_size_from)) {
-        if (d.batch_size_from > 9007199254740991) return fail(p + "/batch_size_from", "#/properties/batch_size_from/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.batch_size_from < 1) return fail(p + "/batch_size_from", "#/properties/batch_size_from/minimum", "minimum", { comparison: ">=", limit: 1 });
+    const value73 = d.batch_size_from;
+    if (value73 !== void 0) {
+      if (!(isInteger(value73) || value73 === null)) return fail(p + "/batch_size_from", "#/properties/batch_size_from/type", ["integer", "null"]);
+      if (isNumber(value73)) {
+        if (value73 > 9007199254740991) return failProperty(p, "batch_size_from", "maximum", 9007199254740991);
+        if (value73 < 1) return failProperty(p, "batch_size_from", "minimum", 1);
       }
     }
-    if (d.batch_size_to !== void 0) {
-      if (!(typeof d.batch_size_to == "number" && !(d.batch_size_to % 1) && !isNaN(d.batch_size_to) && isFinite(d.batch_size_to) || d.batch_size_to === null)) return fail(p + "/batch_size_to", "#/properties/batch_size_to/type", "type", { type: ["integer", "null"] });
-      if (typeof d.batch_size_to == "number" && isFinite(d.batch_size_to)) {
-        if (d.batch_size_to > 9007199254740991) return fail(p + "/batch_size_to", "#/properties/batch_size_to/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.batch_size_to < 1) return fail(p + "/batch_size_to", "#/properties/batch_size_to/minimum", "minimum", { comparison: ">=", limit: 1 });
+    const value74 = d.batch_size_to;
+    if (value74 !== void 0) {
+      if (!(isInteger(value74) || value74 === null)) return fail(p + "/batch_size_to", "#/properties/batch_size_to/type", ["integer", "null"]);
+      if (isNumber(value74)) {
+        if (value74 > 9007199254740991) return failProperty(p, "batch_size_to", "maximum", 9007199254740991);
+        if (value74 < 1) return failProperty(p, "batch_size_to", "minimum", 1);
       }
     }
-    if (d.total_steps !== void 0) {
-      if (!(typeof d.total_steps == "number" && !(d.total_steps % 1) && !isNaN(d.total_steps) && isFinite(d.total_steps) || d.total_steps === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_steps == "number" && isFinite(d.total_steps)) {
-        if (d.total_steps > 9007199254740991) return fail(p + "/total_steps", "#/properties/total_steps/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_steps < 0) return fail(p + "/total_steps", "#/properties/total_steps/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value75 = d.total_steps;
+    if (value75 !== void 0) {
+      if (!(isInteger(value75) || value75 === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", ["integer", "null"]);
+      if (isNumber(value75)) {
+        if (value75 > 9007199254740991) return failProperty(p, "total_steps", "maximum", 9007199254740991);
+        if (value75 < 0) return failProperty(p, "total_steps", "minimum", 0);
       }
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value76 = d.trial;
+    if (value76 !== void 0) {
+      if (e = checkOrdinal(value76, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrainRolledBack(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.previous_step === void 0) return fail(p, "#/required", "required", { missingProperty: "previous_step" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.checkpoint === void 0) return fail(p, "#/required", "required", { missingProperty: "checkpoint" });
-    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
-    if (d.event !== void 0) {
-      if (d.event !== "train.rolled_back") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "train.rolled_back" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.previous_step === void 0) return failRequired(p, "previous_step");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.checkpoint === void 0) return failRequired(p, "checkpoint");
+    if (d.reason === void 0) return failRequired(p, "reason");
+    const value77 = d.event;
+    if (value77 !== void 0) {
+      if (value77 !== "train.rolled_back") return failProperty(p, "event", "const", "train.rolled_back");
     }
-    if (d.previous_step !== void 0) {
-      if (e = checkCount(d.previous_step, p + "/previous_step")) return e;
+    const value78 = d.previous_step;
+    if (value78 !== void 0) {
+      if (e = checkCount(value78, p + "/previous_step")) return e;
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value79 = d.step;
+    if (value79 !== void 0) {
+      if (e = checkCount(value79, p + "/step")) return e;
     }
-    if (d.checkpoint !== void 0) {
-      if (!(typeof d.checkpoint == "string" || d.checkpoint === null)) return fail(p + "/checkpoint", "#/properties/checkpoint/type", "type", { type: ["string", "null"] });
-      if (typeof d.checkpoint == "string") {
-        if (ucs2length(d.checkpoint) > 4096) return fail(p + "/checkpoint", "#/properties/checkpoint/maxLength", "maxLength", { limit: 4096 });
-        if (ucs2length(d.checkpoint) < 1) return fail(p + "/checkpoint", "#/properties/checkpoint/minLength", "minLength", { limit: 1 });
-        if (!pattern2(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
+    const value80 = d.checkpoint;
+    if (value80 !== void 0) {
+      if (!(typeof value80 == "string" || value80 === null)) return fail(p + "/checkpoint", "#/properties/checkpoint/type", ["string", "null"]);
+      if (typeof value80 == "string") {
+        if (ucs2length(value80) > 4096) return failProperty(p, "checkpoint", "maxLength", 4096);
+        if (ucs2length(value80) < 1) return failProperty(p, "checkpoint", "minLength", 1);
+        if (!pattern2(value80)) return failProperty(p, "checkpoint", "pattern", "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$");
       }
     }
-    if (d.reason !== void 0) {
-      if (!(typeof d.reason == "string" || d.reason === null)) return fail(p + "/reason", "#/properties/reason/type", "type", { type: ["string", "null"] });
-      if (typeof d.reason == "string") {
-        if (ucs2length(d.reason) > 200) return fail(p + "/reason", "#/properties/reason/maxLength", "maxLength", { limit: 200 });
+    const value81 = d.reason;
+    if (value81 !== void 0) {
+      if (!(typeof value81 == "string" || value81 === null)) return fail(p + "/reason", "#/properties/reason/type", ["string", "null"]);
+      if (typeof value81 == "string") {
+        if (ucs2length(value81) > 200) return failProperty(p, "reason", "maxLength", 200);
       }
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value82 = d.trial;
+    if (value82 !== void 0) {
+      if (e = checkOrdinal(value82, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkEvalCompleted(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.epoch === void 0) return fail(p, "#/required", "required", { missingProperty: "epoch" });
-    if (d.split === void 0) return fail(p, "#/required", "required", { missingProperty: "split" });
-    if (d.metrics === void 0) return fail(p, "#/required", "required", { missingProperty: "metrics" });
-    if (d.event !== void 0) {
-      if (d.event !== "eval.completed") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "eval.completed" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.epoch === void 0) return failRequired(p, "epoch");
+    if (d.split === void 0) return failRequired(p, "split");
+    if (d.metrics === void 0) return failRequired(p, "metrics");
+    const value83 = d.event;
+    if (value83 !== void 0) {
+      if (value83 !== "eval.completed") return failProperty(p, "event", "const", "eval.completed");
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value84 = d.step;
+    if (value84 !== void 0) {
+      if (e = checkCount(value84, p + "/step")) return e;
     }
-    if (d.epoch !== void 0) {
-      if (!(typeof d.epoch == "number" && isFinite(d.epoch) || d.epoch === null)) return fail(p + "/epoch", "#/properties/epoch/type", "type", { type: ["number", "null"] });
-      if (typeof d.epoch == "number" && isFinite(d.epoch)) {
-        if (d.epoch < 0) return fail(p + "/epoch", "#/properties/epoch/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value85 = d.epoch;
+    if (value85 !== void 0) {
+      if (!(isNumber(value85) || value85 === null)) return fail(p + "/epoch", "#/properties/epoch/type", ["number", "null"]);
+      if (isNumber(value85)) {
+        if (value85 < 0) return failProperty(p, "epoch", "minimum", 0);
       }
     }
-    if (d.split !== void 0) {
-      if (typeof d.split == "string") {
-        if (ucs2length(d.split) > 128) return fail(p + "/split", "#/properties/split/maxLength", "maxLength", { limit: 128 });
-        if (ucs2length(d.split) < 1) return fail(p + "/split", "#/properties/split/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/split", "#/properties/split/type", "type", { type: "string" });
+    const value86 = d.split;
+    if (value86 !== void 0) {
+      if (typeof value86 == "string") {
+        if (ucs2length(value86) > 128) return failProperty(p, "split", "maxLength", 128);
+        if (ucs2length(value86) < 1) return failProperty(p, "split", "minLength", 1);
+      } else return fail(p + "/split", "#/properties/split/type", "string");
     }
-    if (d.metrics !== void 0) {
-      if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    const value87 = d.metrics;
+    if (value87 !== void 0) {
+      if (e = checkMetrics(value87, p + "/metrics")) return e;
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value88 = d.trial;
+    if (value88 !== void 0) {
+      if (e = checkOrdinal(value88, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkCheckpointSaved(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.path === void 0) return fail(p, "#/required", "required", { missingProperty: "path" });
-    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
-    if (d.event !== void 0) {
-      if (d.event !== "checkpoint.saved") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "checkpoint.saved" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.path === void 0) return failRequired(p, "path");
+    if (d.reason === void 0) return failRequired(p, "reason");
+    const value89 = d.event;
+    if (value89 !== void 0) {
+      if (value89 !== "checkpoint.saved") return failProperty(p, "event", "const", "checkpoint.saved");
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value90 = d.step;
+    if (value90 !== void 0) {
+      if (e = checkCount(value90, p + "/step")) return e;
     }
-    if (d.path !== void 0) {
-      if (e = checkRelativePath(d.path, p + "/path")) return e;
+    const value91 = d.path;
+    if (value91 !== void 0) {
+      if (e = checkRelativePath(value91, p + "/path")) return e;
     }
-    if (d.reason !== void 0) {
-      if (!(d.reason === "periodic" || d.reason === "stop" || d.reason === "best" || d.reason === "final")) return fail(p + "/reason", "#/properties/reason/enum", "enum", { allowedValues: ["periodic", "stop", "best", "final"] });
+    const value92 = d.reason;
+    if (value92 !== void 0) {
+      if (!(value92 === "periodic" || value92 === "stop" || value92 === "best" || value92 === "final")) return failProperty(p, "reason", "enum", ["periodic", "stop", "best", "final"]);
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value93 = d.trial;
+    if (value93 !== void 0) {
+      if (e = checkOrdinal(value93, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrialStarted(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.trial === void 0) return fail(p, "#/required", "required", { missingProperty: "trial" });
-    if (d.attempt === void 0) return fail(p, "#/required", "required", { missingProperty: "attempt" });
-    if (d.params === void 0) return fail(p, "#/required", "required", { missingProperty: "params" });
-    if (d.event !== void 0) {
-      if (d.event !== "trial.started") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "trial.started" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.trial === void 0) return failRequired(p, "trial");
+    if (d.attempt === void 0) return failRequired(p, "attempt");
+    if (d.params === void 0) return failRequired(p, "params");
+    const value94 = d.event;
+    if (value94 !== void 0) {
+      if (value94 !== "trial.started") return failProperty(p, "event", "const", "trial.started");
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value95 = d.trial;
+    if (value95 !== void 0) {
+      if (e = checkOrdinal(value95, p + "/trial")) return e;
     }
-    if (d.attempt !== void 0) {
-      if (e = checkOrdinal(d.attempt, p + "/attempt")) return e;
+    const value96 = d.attempt;
+    if (value96 !== void 0) {
+      if (e = checkOrdinal(value96, p + "/attempt")) return e;
     }
-    if (d.params !== void 0) {
-      if (d.params && typeof d.params == "object" && !Array.isArray(d.params)) {
-        for (const key1 in d.params) {
-          if (!(typeof d.params[key1] == "number" && isFinite(d.params[key1]) || typeof d.params[key1] == "string" || typeof d.params[key1] == "boolean" || d.params[key1] === null)) return fail(p + "/params" + pointer(key1), "#/properties/params/additionalProperties/type", "type", { type: ["number", "string", "boolean", "null"] });
+    const value97 = d.params;
+    if (value97 !== void 0) {
+      if (isObject(value97)) {
+        for (const key98 in value97) {
+          if (!(isNumber(value97[key98]) || typeof value97[key98] == "string" || typeof value97[key98] == "boolean" || value97[key98] === null)) return fail(p + "/params" + pointer(key98), "#/properties/params/additionalProperties/type", ["number", "string", "boolean", "null"]);
         }
-      } else return fail(p + "/params", "#/properties/params/type", "type", { type: "object" });
+      } else return fail(p + "/params", "#/properties/params/type", "object");
     }
-    if (d.baseline !== void 0) {
-      if (!(typeof d.baseline == "boolean")) return fail(p + "/baseline", "#/properties/baseline/type", "type", { type: "boolean" });
+    const value99 = d.baseline;
+    if (value99 !== void 0) {
+      if (!(typeof value99 == "boolean")) return fail(p + "/baseline", "#/properties/baseline/type", "boolean");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrialEnded(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.trial === void 0) return fail(p, "#/required", "required", { missingProperty: "trial" });
-    if (d.attempt === void 0) return fail(p, "#/required", "required", { missingProperty: "attempt" });
-    if (d.status === void 0) return fail(p, "#/required", "required", { missingProperty: "status" });
-    if (d.duration_s === void 0) return fail(p, "#/required", "required", { missingProperty: "duration_s" });
-    if (d.metrics === void 0) return fail(p, "#/required", "required", { missingProperty: "metrics" });
-    if (d.error === void 0) return fail(p, "#/required", "required", { missingProperty: "error" });
-    if (d.event !== void 0) {
-      if (d.event !== "trial.ended") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "trial.ended" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.trial === void 0) return failRequired(p, "trial");
+    if (d.attempt === void 0) return failRequired(p, "attempt");
+    if (d.status === void 0) return failRequired(p, "status");
+    if (d.duration_s === void 0) return failRequired(p, "duration_s");
+    if (d.metrics === void 0) return failRequired(p, "metrics");
+    if (d.error === void 0) return failRequired(p, "error");
+    const value100 = d.event;
+    if (value100 !== void 0) {
+      if (value100 !== "trial.ended") return failProperty(p, "event", "const", "trial.ended");
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value101 = d.trial;
+    if (value101 !== void 0) {
+      if (e = checkOrdinal(value101, p + "/trial")) return e;
     }
-    if (d.attempt !== void 0) {
-      if (e = checkOrdinal(d.attempt, p + "/attempt")) return e;
+    const value102 = d.attempt;
+    if (value102 !== void 0) {
+      if (e = checkOrdinal(value102, p + "/attempt")) return e;
     }
-    if (d.status !== void 0) {
-      if (!(d.status === "succeeded" || d.status === "failed" || d.status === "pruned")) return fail(p + "/status", "#/properties/status/enum", "enum", { allowedValues: ["succeeded", "failed", "pruned"] });
+    const value103 = d.status;
+    if (value103 !== void 0) {
+      if (!(value103 === "succeeded" || value103 === "failed" || value103 === "pruned")) return failProperty(p, "status", "enum", ["succeeded", "failed", "pruned"]);
     }
-    if (d.duration_s !== void 0) {
-      if (e = checkDuration(d.duration_s, p + "/duration_s")) return e;
+    const value104 = d.duration_s;
+    if (value104 !== void 0) {
+      if (e = checkDuration(value104, p + "/duration_s")) return e;
     }
-    if (d.metrics !== void 0) {
-      if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    const value105 = d.metrics;
+    if (value105 !== void 0) {
+      if (e = checkMetrics(value105, p + "/metrics")) return e;
     }
-    if (d.error !== void 0) {
-      if ((e = checkErrorInfo(d.error, p + "/error")) && branch2(d.error, p + "/error")) return e;
+    const value106 = d.error;
+    if (value106 !== void 0) {
+      if ((e = checkErrorInfo(value106, p + "/error")) && branch2(value106, p + "/error")) return e;
     }
-    if (d.best !== void 0) {
-      if (d.best && typeof d.best == "object" && !Array.isArray(d.best)) {
-        if (d.best.trial === void 0) return fail(p + "/best", "#/properties/best/required", "required", { missingProperty: "trial" });
-        if (d.best.metric === void 0) return fail(p + "/best", "#/properties/best/required", "required", { missingProperty: "metric" });
-        if (d.best.value === void 0) return fail(p + "/best", "#/properties/best/required", "required", { missingProperty: "value" });
-        if (d.best.trial !== void 0) {
-          if (e = checkOrdinal(d.best.trial, p + "/best/trial")) return e;
+    const value107 = d.best;
+    if (value107 !== void 0) {
+      if (isObject(value107)) {
+        if (value107.trial === void 0) return failProperty(p, "best", "required", "trial");
+        if (value107.metric === void 0) return failProperty(p, "best", "required", "metric");
+        if (value107.value === void 0) return failProperty(p, "best", "required", "value");
+        const value108 = value107.trial;
+        if (value108 !== void 0) {
+          if (e = checkOrdinal(value108, p + "/best/trial")) return e;
         }
-        if (d.best.metric !== void 0) {
-          if (typeof d.best.metric == "string") {
-            if (ucs2length(d.best.metric) < 1) return fail(p + "/best/metric", "#/properties/best/properties/metric/minLength", "minLength", { limit: 1 });
-          } else return fail(p + "/best/metric", "#/properties/best/properties/metric/type", "type", { type: "string" });
+        const value109 = value107.metric;
+        if (value109 !== void 0) {
+          if (typeof value109 == "string") {
+            if (ucs2length(value109) < 1) return fail(p + "/best/metric", "#/properties/best/properties/metric/minLength", 1);
+          } else return fail(p + "/best/metric", "#/properties/best/properties/metric/type", "string");
         }
-        if (d.best.value !== void 0) {
-          if (!(typeof d.best.value == "number" && isFinite(d.best.value) || d.best.value === null)) return fail(p + "/best/value", "#/properties/best/properties/value/type", "type", { type: ["number", "null"] });
+        const value110 = value107.value;
+        if (value110 !== void 0) {
+          if (!(isNumber(value110) || value110 === null)) return fail(p + "/best/value", "#/properties/best/properties/value/type", ["number", "null"]);
         }
-      } else return fail(p + "/best", "#/properties/best/type", "type", { type: "object" });
+      } else return fail(p + "/best", "#/properties/best/type", "object");
     }
-    if (d.accepted !== void 0) {
-      if (!(typeof d.accepted == "boolean")) return fail(p + "/accepted", "#/properties/accepted/type", "type", { type: "boolean" });
+    const value111 = d.accepted;
+    if (value111 !== void 0) {
+      if (!(typeof value111 == "boolean")) return fail(p + "/accepted", "#/properties/accepted/type", "boolean");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkStopRequested(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.source === void 0) return fail(p, "#/required", "required", { missingProperty: "source" });
-    if (d.signal === void 0) return fail(p, "#/required", "required", { missingProperty: "signal" });
-    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
-    if (d.requested_by === void 0) return fail(p, "#/required", "required", { missingProperty: "requested_by" });
-    if (d.event !== void 0) {
-      if (d.event !== "stop.requested") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "stop.requested" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.source === void 0) return failRequired(p, "source");
+    if (d.signal === void 0) return failRequired(p, "signal");
+    if (d.reason === void 0) return failRequired(p, "reason");
+    if (d.requested_by === void 0) return failRequired(p, "requested_by");
+    const value112 = d.event;
+    if (value112 !== void 0) {
+      if (value112 !== "stop.requested") return failProperty(p, "event", "const", "stop.requested");
     }
-    if (d.source !== void 0) {
-      if (!(d.source === "control_file" || d.source === "signal" || d.source === "api")) return fail(p + "/source", "#/properties/source/enum", "enum", { allowedValues: ["control_file", "signal", "api"] });
+    const value113 = d.source;
+    if (value113 !== void 0) {
+      if (!(value113 === "control_file" || value113 === "signal" || value113 === "api")) return failProperty(p, "source", "enum", ["control_file", "signal", "api"]);
     }
-    if (d.signal !== void 0) {
-      if (!(d.signal === "SIGINT" || d.signal === "SIGTERM" || d.signal === "SIGBREAK" || d.signal === null)) return fail(p + "/signal", "#/properties/signal/enum", "enum", { allowedValues: ["SIGINT", "SIGTERM", "SIGBREAK", null] });
+    const value114 = d.signal;
+    if (value114 !== void 0) {
+      if (!(value114 === "SIGINT" || value114 === "SIGTERM" || value114 === "SIGBREAK" || value114 === null)) return failProperty(p, "signal", "enum", ["SIGINT", "SIGTERM", "SIGBREAK", null]);
     }
-    if (d.reason !== void 0) {
-      if (!(typeof d.reason == "string" || d.reason === null)) return fail(p + "/reason", "#/properties/reason/type", "type", { type: ["string", "null"] });
-      if (typeof d.reason == "string") {
-        if (ucs2length(d.reason) > 200) return fail(p + "/reason", "#/properties/reason/maxLength", "maxLength", { limit: 200 });
+    const value115 = d.reason;
+    if (value115 !== void 0) {
+      if (!(typeof value115 == "string" || value115 === null)) return fail(p + "/reason", "#/properties/reason/type", ["string", "null"]);
+      if (typeof value115 == "string") {
+        if (ucs2length(value115) > 200) return failProperty(p, "reason", "maxLength", 200);
       }
     }
-    if (d.requested_by !== void 0) {
-      if (!(typeof d.requested_by == "string" || d.requested_by === null)) return fail(p + "/requested_by", "#/properties/requested_by/type", "type", { type: ["string", "null"] });
-      if (typeof d.requested_by == "string") {
-        if (ucs2length(d.requested_by) > 200) return fail(p + "/requested_by", "#/properties/requested_by/maxLength", "maxLength", { limit: 200 });
+    const value116 = d.requested_by;
+    if (value116 !== void 0) {
+      if (!(typeof value116 == "string" || value116 === null)) return fail(p + "/requested_by", "#/properties/requested_by/type", ["string", "null"]);
+      if (typeof value116 == "string") {
+        if (ucs2length(value116) > 200) return failProperty(p, "requested_by", "maxLength", 200);
       }
     }
-    if (d.criterion !== void 0) {
-      if (!(typeof d.criterion == "string" || d.criterion === null)) return fail(p + "/criterion", "#/properties/criterion/type", "type", { type: ["string", "null"] });
-      if (typeof d.criterion == "string") {
-        if (ucs2length(d.criterion) > 200) return fail(p + "/criterion", "#/properties/criterion/maxLength", "maxLength", { limit: 200 });
+    const value117 = d.criterion;
+    if (value117 !== void 0) {
+      if (!(typeof value117 == "string" || value117 === null)) return fail(p + "/criterion", "#/properties/criterion/type", ["string", "null"]);
+      if (typeof value117 == "string") {
+        if (ucs2length(value117) > 200) return failProperty(p, "criterion", "maxLength", 200);
       }
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkRunFinished(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.status === void 0) return fail(p, "#/required", "required", { missingProperty: "status" });
-    if (d.exit_code === void 0) return fail(p, "#/required", "required", { missingProperty: "exit_code" });
-    if (d.error === void 0) return fail(p, "#/required", "required", { missingProperty: "error" });
-    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.checkpoint === void 0) return fail(p, "#/required", "required", { missingProperty: "checkpoint" });
-    if (d.duration_s === void 0) return fail(p, "#/required", "required", { missingProperty: "duration_s" });
-    if (d.metrics === void 0) return fail(p, "#/required", "required", { missingProperty: "metrics" });
-    if (d.artifacts === void 0) return fail(p, "#/required", "required", { missingProperty: "artifacts" });
-    if (d.event !== void 0) {
-      if (d.event !== "run.finished") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "run.finished" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.status === void 0) return failRequired(p, "status");
+    if (d.exit_code === void 0) return failRequired(p, "exit_code");
+    if (d.error === void 0) return failRequired(p, "error");
+    if (d.reason === void 0) return failRequired(p, "reason");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.checkpoint === void 0) return failRequired(p, "checkpoint");
+    if (d.duration_s === void 0) return failRequired(p, "duration_s");
+    if (d.metrics === void 0) return failRequired(p, "metrics");
+    if (d.artifacts === void 0) return failRequired(p, "artifacts");
+    const value118 = d.event;
+    if (value118 !== void 0) {
+      if (value118 !== "run.finished") return failProperty(p, "event", "const", "run.finished");
     }
-    if (d.status !== void 0) {
-      if (!(d.status === "succeeded" || d.status === "failed" || d.status === "interrupted" || d.status === "reverted" || d.status === "awaiting_approval")) return fail(p + "/status", "#/properties/status/enum", "enum", { allowedValues: ["succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] });
+    const value119 = d.status;
+    if (value119 !== void 0) {
+      if (!(value119 === "succeeded" || value119 === "failed" || value119 === "interrupted" || value119 === "reverted" || value119 === "awaiting_approval")) return failProperty(p, "status", "enum", ["succeeded", "failed", "interrupted", "reverted", "awaiting_approval"]);
     }
-    if (d.exit_code !== void 0) {
-      if (!(typeof d.exit_code == "number" && !(d.exit_code % 1) && !isNaN(d.exit_code) && isFinite(d.exit_code) || d.exit_code === null)) return fail(p + "/exit_code", "#/properties/exit_code/type", "type", { type: ["integer", "null"] });
-      if (typeof d.exit_code == "number" && isFinite(d.exit_code)) {
-        if (d.exit_code > 9007199254740991) return fail(p + "/exit_code", "#/properties/exit_code/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.exit_code < -9007199254740991) return fail(p + "/exit_code", "#/properties/exit_code/minimum", "minimum", { comparison: ">=", limit: -9007199254740991 });
+    const value120 = d.exit_code;
+    if (value120 !== void 0) {
+      if (!(isInteger(value120) || value120 === null)) return fail(p + "/exit_code", "#/properties/exit_code/type", ["integer", "null"]);
+      if (isNumber(value120)) {
+        if (value120 > 9007199254740991) return failProperty(p, "exit_code", "maximum", 9007199254740991);
+        if (value120 < -9007199254740991) return failProperty(p, "exit_code", "minimum", -9007199254740991);
       }
     }
-    if (d.error !== void 0) {
-      if ((e = checkErrorInfo(d.error, p + "/error")) && branch3(d.error, p + "/error")) return e;
+    const value121 = d.error;
+    if (value121 !== void 0) {
+      if ((e = checkErrorInfo(value121, p + "/error")) && branch3(value121, p + "/error")) return e;
     }
-    if (d.reason !== void 0) {
-      if (!(d.reason === "control_file" || d.reason === "sigint" || d.reason === "sigterm" || d.reason === "sigbreak" || d.reason === "api" || d.reason === null)) return fail(p + "/reason", "#/properties/reason/enum", "enum", { allowedValues: ["control_file", "sigint", "sigterm", "sigbreak", "api", null] });
+    const value122 = d.reason;
+    if (value122 !== void 0) {
+      if (!(value122 === "control_file" || value122 === "sigint" || value122 === "sigterm" || value122 === "sigbreak" || value122 === "api" || value122 === null)) return failProperty(p, "reason", "enum", ["control_file", "sigint", "sigterm", "sigbreak", "api", null]);
     }
-    if (d.step !== void 0) {
-      if (!(typeof d.step == "number" && !(d.step % 1) && !isNaN(d.step) && isFinite(d.step) || d.step === null)) return fail(p + "/step", "#/properties/step/type", "type", { type: ["integer", "null"] });
-      if (typeof d.step == "number" && isFinite(d.step)) {
-        if (d.step > 9007199254740991) return fail(p + "/step", "#/properties/step/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.step < 0) return fail(p + "/step", "#/properties/step/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value123 = d.step;
+    if (value123 !== void 0) {
+      if (!(isInteger(value123) || value123 === null)) return fail(p + "/step", "#/properties/step/type", ["integer", "null"]);
+      if (isNumber(value123)) {
+        if (value123 > 9007199254740991) return failProperty(p, "step", "maximum", 9007199254740991);
+        if (value123 < 0) return failProperty(p, "step", "minimum", 0);
       }
     }
-    if (d.checkpoint !== void 0) {
-      if (!(typeof d.checkpoint == "string" || d.checkpoint === null)) return fail(p + "/checkpoint", "#/properties/checkpoint/type", "type", { type: ["string", "null"] });
-      if (typeof d.checkpoint == "string") {
-        if (ucs2length(d.checkpoint) > 4096) return fail(p + "/checkpoint", "#/properties/checkpoint/maxLength", "maxLength", { limit: 4096 });
-        if (ucs2length(d.checkpoint) < 1) return fail(p + "/checkpoint", "#/properties/checkpoint/minLength", "minLength", { limit: 1 });
-        if (!pattern2(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
+    const value124 = d.checkpoint;
+    if (value124 !== void 0) {
+      if (!(typeof value124 == "string" || value124 === null)) return fail(p + "/checkpoint", "#/properties/checkpoint/type", ["string", "null"]);
+      if (typeof value124 == "string") {
+        if (ucs2length(value124) > 4096) return failProperty(p, "checkpoint", "maxLength", 4096);
+        if (ucs2length(value124) < 1) return failProperty(p, "checkpoint", "minLength", 1);
+        if (!pattern2(value124)) return failProperty(p, "checkpoint", "pattern", "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$");
       }
     }
-    if (d.duration_s !== void 0) {
-      if (e = checkDuration(d.duration_s, p + "/duration_s")) return e;
+    const value125 = d.duration_s;
+    if (value125 !== void 0) {
+      if (e = checkDuration(value125, p + "/duration_s")) return e;
     }
-    if (d.metrics !== void 0) {
-      if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    const value126 = d.metrics;
+    if (value126 !== void 0) {
+      if (e = checkMetrics(value126, p + "/metrics")) return e;
     }
-    if (d.artifacts !== void 0) {
-      if (d.artifacts && typeof d.artifacts == "object" && !Array.isArray(d.artifacts)) {
-        for (const key2 in d.artifacts) {
-          if (e = checkRelativePath(d.artifacts[key2], p + "/artifacts" + pointer(key2))) return e;
+    const value127 = d.artifacts;
+    if (value127 !== void 0) {
+      if (isObject(value127)) {
+        for (const key128 in value127) {
+          if (e = checkRelativePath(value127[key128], p + "/artifacts" + pointer(key128))) return e;
         }
-      } else return fail(p + "/artifacts", "#/properties/artifacts/type", "type", { type: "object" });
+      } else return fail(p + "/artifacts", "#/properties/artifacts/type", "object");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkOrdinal(d, p) {
-  if (!(typeof d == "number" && !(d % 1) && !isNaN(d) && isFinite(d))) return fail(p, "#/type", "type", { type: "integer" });
-  if (typeof d == "number" && isFinite(d)) {
-    if (d > 9007199254740991) return fail(p, "#/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-    if (d < 1) return fail(p, "#/minimum", "minimum", { comparison: ">=", limit: 1 });
+  if (!isInteger(d)) return fail(p, "#/type", "integer");
+  if (isNumber(d)) {
+    if (d > 9007199254740991) return fail(p, "#/maximum", 9007199254740991);
+    if (d < 1) return fail(p, "#/minimum", 1);
   }
 }
 function checkTimestamp(d, p) {
   if (typeof d == "string") {
-    if (!pattern5(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" });
-    if (!formats["date-time"](d)) return fail(p, "#/format", "format", { format: "date-time" });
-  } else return fail(p, "#/type", "type", { type: "string" });
+    if (!pattern5(d)) return fail(p, "#/pattern", "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$");
+    if (!formats["date-time"](d)) return fail(p, "#/format", "date-time");
+  } else return fail(p, "#/type", "string");
 }
 function checkRunId(d, p) {
   if (typeof d == "string") {
-    if (!pattern1(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" });
-  } else return fail(p, "#/type", "type", { type: "string" });
+    if (!pattern1(d)) return fail(p, "#/pattern", "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
+  } else return fail(p, "#/type", "string");
 }
 function checkStage(d, p) {
   let e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.name === void 0) return fail(p, "#/required", "required", { missingProperty: "name" });
-    if (d.index === void 0) return fail(p, "#/required", "required", { missingProperty: "index" });
-    if (d.count === void 0) return fail(p, "#/required", "required", { missingProperty: "count" });
-    if (d.name !== void 0) {
-      if (typeof d.name == "string") {
-        if (ucs2length(d.name) > 128) return fail(p + "/name", "#/properties/name/maxLength", "maxLength", { limit: 128 });
-        if (ucs2length(d.name) < 1) return fail(p + "/name", "#/properties/name/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/name", "#/properties/name/type", "type", { type: "string" });
+  if (isObject(d)) {
+    if (d.name === void 0) return failRequired(p, "name");
+    if (d.index === void 0) return failRequired(p, "index");
+    if (d.count === void 0) return failRequired(p, "count");
+    const value129 = d.name;
+    if (value129 !== void 0) {
+      if (typeof value129 == "string") {
+        if (ucs2length(value129) > 128) return failProperty(p, "name", "maxLength", 128);
+        if (ucs2length(value129) < 1) return failProperty(p, "name", "minLength", 1);
+      } else return fail(p + "/name", "#/properties/name/type", "string");
     }
-    if (d.index !== void 0) {
-      if (e = checkOrdinal(d.index, p + "/index")) return e;
+    const value130 = d.index;
+    if (value130 !== void 0) {
+      if (e = checkOrdinal(value130, p + "/index")) return e;
     }
-    if (d.count !== void 0) {
-      if (e = checkOrdinal(d.count, p + "/count")) return e;
+    const value131 = d.count;
+    if (value131 !== void 0) {
+      if (e = checkOrdinal(value131, p + "/count")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkProducer(d, p) {
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.name === void 0) return fail(p, "#/required", "required", { missingProperty: "name" });
-    if (d.version === void 0) return fail(p, "#/required", "required", { missingProperty: "version" });
-    if (d.name !== void 0) {
-      if (typeof d.name == "string") {
-        if (ucs2length(d.name) > 128) return fail(p + "/name", "#/properties/name/maxLength", "maxLength", { limit: 128 });
-        if (ucs2length(d.name) < 1) return fail(p + "/name", "#/properties/name/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/name", "#/properties/name/type", "type", { type: "string" });
+  if (isObject(d)) {
+    if (d.name === void 0) return failRequired(p, "name");
+    if (d.version === void 0) return failRequired(p, "version");
+    const value132 = d.name;
+    if (value132 !== void 0) {
+      if (typeof value132 == "string") {
+        if (ucs2length(value132) > 128) return failProperty(p, "name", "maxLength", 128);
+        if (ucs2length(value132) < 1) return failProperty(p, "name", "minLength", 1);
+      } else return fail(p + "/name", "#/properties/name/type", "string");
     }
-    if (d.version !== void 0) {
-      if (typeof d.version == "string") {
-        if (ucs2length(d.version) > 64) return fail(p + "/version", "#/properties/version/maxLength", "maxLength", { limit: 64 });
-      } else return fail(p + "/version", "#/properties/version/type", "type", { type: "string" });
+    const value133 = d.version;
+    if (value133 !== void 0) {
+      if (typeof value133 == "string") {
+        if (ucs2length(value133) > 64) return failProperty(p, "version", "maxLength", 64);
+      } else return fail(p + "/version", "#/properties/version/type", "string");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkProvenance(d, p) {
   let e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.git_sha !== void 0) {
-      if (!(typeof d.git_sha == "string" || d.git_sha === null)) return fail(p + "/git_sha", "#/properties/git_sha/type", "type", { type: ["string", "null"] });
+  if (isObject(d)) {
+    const value134 = d.git_sha;
+    if (value134 !== void 0) {
+      if (!(typeof value134 == "string" || value134 === null)) return fail(p + "/git_sha", "#/properties/git_sha/type", ["string", "null"]);
     }
-    if (d.git_dirty !== void 0) {
-      if (!(typeof d.git_dirty == "boolean" || d.git_dirty === null)) return fail(p + "/git_dirty", "#/properties/git_dirty/type", "type", { type: ["boolean", "null"] });
+    const value135 = d.git_dirty;
+    if (value135 !== void 0) {
+      if (!(typeof value135 == "boolean" || value135 === null)) return fail(p + "/git_dirty", "#/properties/git_dirty/type", ["boolean", "null"]);
     }
-    if (d.dirty_diff !== void 0) {
-      if (e = checkDirtyDiff(d.dirty_diff, p + "/dirty_diff")) return e;
+    const value136 = d.dirty_diff;
+    if (value136 !== void 0) {
+      if (e = checkDirtyDiff(value136, p + "/dirty_diff")) return e;
     }
-    if (d.seed !== void 0) {
-      if (!(typeof d.seed == "number" && !(d.seed % 1) && !isNaN(d.seed) && isFinite(d.seed) || d.seed === null)) return fail(p + "/seed", "#/properties/seed/type", "type", { type: ["integer", "null"] });
-      if (typeof d.seed == "number" && isFinite(d.seed)) {
-        if (d.seed > 9007199254740991) return fail(p + "/seed", "#/properties/seed/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.seed < -9007199254740991) return fail(p + "/seed", "#/properties/seed/minimum", "minimum", { comparison: ">=", limit: -9007199254740991 });
+    const value137 = d.seed;
+    if (value137 !== void 0) {
+      if (!(isInteger(value137) || value137 === null)) return fail(p + "/seed", "#/properties/seed/type", ["integer", "null"]);
+      if (isNumber(value137)) {
+        if (value137 > 9007199254740991) return failProperty(p, "seed", "maximum", 9007199254740991);
+        if (value137 < -9007199254740991) return failProperty(p, "seed", "minimum", -9007199254740991);
       }
     }
-    if (d.python !== void 0) {
-      if (!(typeof d.python == "string")) return fail(p + "/python", "#/properties/python/type", "type", { type: "string" });
+    const value138 = d.python;
+    if (value138 !== void 0) {
+      if (!(typeof value138 == "string")) return fail(p + "/python", "#/properties/python/type", "string");
     }
-    if (d.packages !== void 0) {
-      if (d.packages && typeof d.packages == "object" && !Array.isArray(d.packages)) {
-        for (const key3 in d.packages) {
-          if (!(typeof d.packages[key3] == "string")) return fail(p + "/packages" + pointer(key3), "#/properties/packages/additionalProperties/type", "type", { type: "string" });
+    const value139 = d.packages;
+    if (value139 !== void 0) {
+      if (isObject(value139)) {
+        for (const key140 in value139) {
+          if (!(typeof value139[key140] == "string")) return fail(p + "/packages" + pointer(key140), "#/properties/packages/additionalProperties/type", "string");
         }
-      } else return fail(p + "/packages", "#/properties/packages/type", "type", { type: "object" });
+      } else return fail(p + "/packages", "#/properties/packages/type", "object");
     }
-    if (d.platform !== void 0) {
-      if (!(typeof d.platform == "string")) return fail(p + "/platform", "#/properties/platform/type", "type", { type: "string" });
+    const value141 = d.platform;
+    if (value141 !== void 0) {
+      if (!(typeof value141 == "string")) return fail(p + "/platform", "#/properties/platform/type", "string");
     }
-    if (d.accelerator !== void 0) {
-      if (d.accelerator && typeof d.accelerator == "object" && !Array.isArray(d.accelerator)) {
-        if (d.accelerator.kind === void 0) return fail(p + "/accelerator", "#/properties/accelerator/required", "required", { missingProperty: "kind" });
-        if (d.accelerator.count === void 0) return fail(p + "/accelerator", "#/properties/accelerator/required", "required", { missingProperty: "count" });
-        if (d.accelerator.kind !== void 0) {
-          if (!(typeof d.accelerator.kind == "string")) return fail(p + "/accelerator/kind", "#/properties/accelerator/properties/kind/type", "type", { type: "string" });
+    const value142 = d.accelerator;
+    if (value142 !== void 0) {
+      if (isObject(value142)) {
+        if (value142.kind === void 0) return failProperty(p, "accelerator", "required", "kind");
+        if (value142.count === void 0) return failProperty(p, "accelerator", "required", "count");
+        const value143 = value142.kind;
+        if (value143 !== void 0) {
+          if (!(typeof value143 == "string")) return fail(p + "/accelerator/kind", "#/properties/accelerator/properties/kind/type", "string");
         }
-        if (d.accelerator.count !== void 0) {
-          if (e = checkCount(d.accelerator.count, p + "/accelerator/count")) return e;
+        const value144 = value142.count;
+        if (value144 !== void 0) {
+          if (e = checkCount(value144, p + "/accelerator/count")) return e;
         }
-        if (d.accelerator.name !== void 0) {
-          if (!(typeof d.accelerator.name == "string" || d.accelerator.name === null)) return fail(p + "/accelerator/name", "#/properties/accelerator/properties/name/type", "type", { type: ["string", "null"] });
+        const value145 = value142.name;
+        if (value145 !== void 0) {
+          if (!(typeof value145 == "string" || value145 === null)) return fail(p + "/accelerator/name", "#/properties/accelerator/properties/name/type", ["string", "null"]);
         }
-        if (d.accelerator.cuda_version !== void 0) {
-          if (!(typeof d.accelerator.cuda_version == "string" || d.accelerator.cuda_version === null)) return fail(p + "/accelerator/cuda_version", "#/properties/accelerator/properties/cuda_version/type", "type", { type: ["string", "null"] });
+        const value146 = value142.cuda_version;
+        if (value146 !== void 0) {
+          if (!(typeof value146 == "string" || value146 === null)) return fail(p + "/accelerator/cuda_version", "#/properties/accelerator/properties/cuda_version/type", ["string", "null"]);
         }
-        if (d.accelerator.cudnn_version !== void 0) {
-          if (!(typeof d.accelerator.cudnn_version == "string" || d.accelerator.cudnn_version === null)) return fail(p + "/accelerator/cudnn_version", "#/properties/accelerator/properties/cudnn_version/type", "type", { type: ["string", "null"] });
+        const value147 = value142.cudnn_version;
+        if (value147 !== void 0) {
+          if (!(typeof value147 == "string" || value147 === null)) return fail(p + "/accelerator/cudnn_version", "#/properties/accelerator/properties/cudnn_version/type", ["string", "null"]);
         }
-        if (d.accelerator.driver_version !== void 0) {
-          if (!(typeof d.accelerator.driver_version == "string" || d.accelerator.driver_version === null)) return fail(p + "/accelerator/driver_version", "#/properties/accelerator/properties/driver_version/type", "type", { type: ["string", "null"] });
+        const value148 = value142.driver_version;
+        if (value148 !== void 0) {
+          if (!(typeof value148 == "string" || value148 === null)) return fail(p + "/accelerator/driver_version", "#/properties/accelerator/properties/driver_version/type", ["string", "null"]);
         }
-      } else return fail(p + "/accelerator", "#/properties/accelerator/type", "type", { type: "object" });
+      } else return fail(p + "/accelerator", "#/properties/accelerator/type", "object");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkPhaseName(d, p) {
   if (typeof d == "string") {
-    if (!pattern4(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
-  } else return fail(p, "#/type", "type", { type: "string" });
+    if (!pattern4(d)) return fail(p, "#/pattern", "^[a-z][a-z0-9_]{0,63}$");
+  } else return fail(p, "#/type", "string");
 }
 function checkDuration(d, p) {
-  if (typeof d == "number" && isFinite(d)) {
-    if (d < 0) return fail(p, "#/minimum", "minimum", { comparison: ">=", limit: 0 });
-  } else return fail(p, "#/type", "type", { type: "number" });
+  if (isNumber(d)) {
+    if (d < 0) return fail(p, "#/minimum", 0);
+  } else return fail(p, "#/type", "number");
 }
 function checkCount(d, p) {
-  if (!(typeof d == "number" && !(d % 1) && !isNaN(d) && isFinite(d))) return fail(p, "#/type", "type", { type: "integer" });
-  if (typeof d == "number" && isFinite(d)) {
-    if (d > 9007199254740991) return fail(p, "#/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-    if (d < 0) return fail(p, "#/minimum", "minimum", { comparison: ">=", limit: 0 });
+  if (!isInteger(d)) return fail(p, "#/type", "integer");
+  if (isNumber(d)) {
+    if (d > 9007199254740991) return fail(p, "#/maximum", 9007199254740991);
+    if (d < 0) return fail(p, "#/minimum", 0);
   }
 }
 function checkMetrics(d, p) {
   let e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    for (const key4 in d) {
-      if (e = branch4(key4, p)) return e.propertyName = key4, e;
+  if (isObject(d)) {
+    for (const key149 in d) {
+      if (e = branch4(key149, p)) return e.propertyName = key149, e;
     }
-    for (const key5 in d) {
-      if (!(typeof d[key5] == "number" && isFinite(d[key5]) || d[key5] === null)) return fail(p + pointer(key5), "#/additionalProperties/type", "type", { type: ["number", "null"] });
+    for (const key150 in d) {
+      if (!(isNumber(d[key150]) || d[key150] === null)) return fail(p + pointer(key150), "#/additionalProperties/type", ["number", "null"]);
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkMemory(d, p) {
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    for (const key6 in d) {
-      if (d[key6] && typeof d[key6] == "object" && !Array.isArray(d[key6])) {
-        if (d[key6].allocated_bytes === void 0) return fail(p + pointer(key6), "#/additionalProperties/required", "required", { missingProperty: "allocated_bytes" });
-        if (d[key6].reserved_bytes === void 0) return fail(p + pointer(key6), "#/additionalProperties/required", "required", { missingProperty: "reserved_bytes" });
-        if (d[key6].peak_bytes === void 0) return fail(p + pointer(key6), "#/additionalProperties/required", "required", { missingProperty: "peak_bytes" });
-        if (d[key6].allocated_bytes !== void 0) {
-          if (!(typeof d[key6].allocated_bytes == "number" && !(d[key6].allocated_bytes % 1) && !isNaN(d[key6].allocated_bytes) && isFinite(d[key6].allocated_bytes) || d[key6].allocated_bytes === null)) return fail(p + pointer(key6) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key6].allocated_bytes == "number" && isFinite(d[key6].allocated_bytes)) {
-            if (d[key6].allocated_bytes > 9007199254740991) return fail(p + pointer(key6) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key6].allocated_bytes < 0) return fail(p + pointer(key6) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+  if (isObject(d)) {
+    for (const key151 in d) {
+      if (isObject(d[key151])) {
+        if (d[key151].allocated_bytes === void 0) return fail(p + pointer(key151), "#/additionalProperties/required", "allocated_bytes");
+        if (d[key151].reserved_bytes === void 0) return fail(p + pointer(key151), "#/additionalProperties/required", "reserved_bytes");
+        if (d[key151].peak_bytes === void 0) return fail(p + pointer(key151), "#/additionalProperties/required", "peak_bytes");
+        const value152 = d[key151].allocated_bytes;
+        if (value152 !== void 0) {
+          if (!(isInteger(value152) || value152 === null)) return fail(p + pointer(key151) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/type", ["integer", "null"]);
+          if (isNumber(value152)) {
+            if (value152 > 9007199254740991) return fail(p + pointer(key151) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/maximum", 9007199254740991);
+            if (value152 < 0) return fail(p + pointer(key151) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/minimum", 0);
           }
         }
-        if (d[key6].reserved_bytes !== void 0) {
-          if (!(typeof d[key6].reserved_bytes == "number" && !(d[key6].reserved_bytes % 1) && !isNaN(d[key6].reserved_bytes) && isFinite(d[key6].reserved_bytes) || d[key6].reserved_bytes === null)) return fail(p + pointer(key6) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key6].reserved_bytes == "number" && isFinite(d[key6].reserved_bytes)) {
-            if (d[key6].reserved_bytes > 9007199254740991) return fail(p + pointer(key6) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key6].reserved_bytes < 0) return fail(p + pointer(key6) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+        const value153 = d[key151].reserved_bytes;
+        if (value153 !== void 0) {
+          if (!(isInteger(value153) || value153 === null)) return fail(p + pointer(key151) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/type", ["integer", "null"]);
+          if (isNumber(value153)) {
+            if (value153 > 9007199254740991) return fail(p + pointer(key151) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/maximum", 9007199254740991);
+            if (value153 < 0) return fail(p + pointer(key151) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/minimum", 0);
           }
         }
-        if (d[key6].peak_bytes !== void 0) {
-          if (!(typeof d[key6].peak_bytes == "number" && !(d[key6].peak_bytes % 1) && !isNaN(d[key6].peak_bytes) && isFinite(d[key6].peak_bytes) || d[key6].peak_bytes === null)) return fail(p + pointer(key6) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key6].peak_bytes == "number" && isFinite(d[key6].peak_bytes)) {
-            if (d[key6].peak_bytes > 9007199254740991) return fail(p + pointer(key6) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key6].peak_bytes < 0) return fail(p + pointer(key6) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+        const value154 = d[key151].peak_bytes;
+        if (value154 !== void 0) {
+          if (!(isInteger(value154) || value154 === null)) return fail(p + pointer(key151) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/type", ["integer", "null"]);
+          if (isNumber(value154)) {
+            if (value154 > 9007199254740991) return fail(p + pointer(key151) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/maximum", 9007199254740991);
+            if (value154 < 0) return fail(p + pointer(key151) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/minimum", 0);
           }
         }
-      } else return fail(p + pointer(key6), "#/additionalProperties/type", "type", { type: "object" });
+      } else return fail(p + pointer(key151), "#/additionalProperties/type", "object");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkRelativePath(d, p) {
   if (typeof d == "string") {
-    if (ucs2length(d) > 4096) return fail(p, "#/maxLength", "maxLength", { limit: 4096 });
-    if (ucs2length(d) < 1) return fail(p, "#/minLength", "minLength", { limit: 1 });
-    if (!pattern2(d)) return fail(p, "#/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
-  } else return fail(p, "#/type", "type", { type: "string" });
+    if (ucs2length(d) > 4096) return fail(p, "#/maxLength", 4096);
+    if (ucs2length(d) < 1) return fail(p, "#/minLength", 1);
+    if (!pattern2(d)) return fail(p, "#/pattern", "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$");
+  } else return fail(p, "#/type", "string");
 }
 function checkErrorInfo(d, p) {
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.type === void 0) return fail(p, "#/required", "required", { missingProperty: "type" });
-    if (d.message === void 0) return fail(p, "#/required", "required", { missingProperty: "message" });
-    if (d.type !== void 0) {
-      if (typeof d.type == "string") {
-        if (ucs2length(d.type) > 200) return fail(p + "/type", "#/properties/type/maxLength", "maxLength", { limit: 200 });
-        if (ucs2length(d.type) < 1) return fail(p + "/type", "#/properties/type/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/type", "#/properties/type/type", "type", { type: "string" });
+  if (isObject(d)) {
+    if (d.type === void 0) return failRequired(p, "type");
+    if (d.message === void 0) return failRequired(p, "message");
+    const value155 = d.type;
+    if (value155 !== void 0) {
+      if (typeof value155 == "string") {
+        if (ucs2length(value155) > 200) return failProperty(p, "type", "maxLength", 200);
+        if (ucs2length(value155) < 1) return failProperty(p, "type", "minLength", 1);
+      } else return fail(p + "/type", "#/properties/type/type", "string");
     }
-    if (d.message !== void 0) {
-      if (typeof d.message == "string") {
-        if (ucs2length(d.message) > 200) return fail(p + "/message", "#/properties/message/maxLength", "maxLength", { limit: 200 });
-      } else return fail(p + "/message", "#/properties/message/type", "type", { type: "string" });
+    const value156 = d.message;
+    if (value156 !== void 0) {
+      if (typeof value156 == "string") {
+        if (ucs2length(value156) > 200) return failProperty(p, "message", "maxLength", 200);
+      } else return fail(p + "/message", "#/properties/message/type", "string");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkDirtyDiff(d, p) {
   let e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.path === void 0) return fail(p, "#/required", "required", { missingProperty: "path" });
-    if (d.sha256 === void 0) return fail(p, "#/required", "required", { missingProperty: "sha256" });
-    if (d.path !== void 0) {
-      if (e = checkRelativePath(d.path, p + "/path")) return e;
+  if (isObject(d)) {
+    if (d.path === void 0) return failRequired(p, "path");
+    if (d.sha256 === void 0) return failRequired(p, "sha256");
+    const value157 = d.path;
+    if (value157 !== void 0) {
+      if (e = checkRelativePath(value157, p + "/path")) return e;
     }
-    if (d.sha256 !== void 0) {
-      if (typeof d.sha256 == "string") {
-        if (!pattern6(d.sha256)) return fail(p + "/sha256", "#/properties/sha256/pattern", "pattern", { pattern: "^[0-9a-f]{64}$" });
-      } else return fail(p + "/sha256", "#/properties/sha256/type", "type", { type: "string" });
+    const value158 = d.sha256;
+    if (value158 !== void 0) {
+      if (typeof value158 == "string") {
+        if (!pattern6(value158)) return failProperty(p, "sha256", "pattern", "^[0-9a-f]{64}$");
+      } else return fail(p + "/sha256", "#/properties/sha256/type", "string");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function branch0(d, p) {
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.run_id === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "required", { missingProperty: "run_id" });
-    if (d.checkpoint === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "required", { missingProperty: "checkpoint" });
-    if (d.step === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "required", { missingProperty: "step" });
-    if (d.run_id !== void 0) {
-      if (!(typeof d.run_id == "string" || d.run_id === null)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/type", "type", { type: ["string", "null"] });
-      if (typeof d.run_id == "string") {
-        if (!pattern1(d.run_id)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/pattern", "pattern", { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" });
+  if (isObject(d)) {
+    if (d.run_id === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "run_id");
+    if (d.checkpoint === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "checkpoint");
+    if (d.step === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "step");
+    const value14 = d.run_id;
+    if (value14 !== void 0) {
+      if (!(typeof value14 == "string" || value14 === null)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/type", ["string", "null"]);
+      if (typeof value14 == "string") {
+        if (!pattern1(value14)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/pattern", "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
       }
     }
-    if (d.checkpoint !== void 0) {
-      if (!(typeof d.checkpoint == "string" || d.checkpoint === null)) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/type", "type", { type: ["string", "null"] });
-      if (typeof d.checkpoint == "string") {
-        if (ucs2length(d.checkpoint) > 4096) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/maxLength", "maxLength", { limit: 4096 });
-        if (ucs2length(d.checkpoint) < 1) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/minLength", "minLength", { limit: 1 });
-        if (!pattern2(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
+    const value15 = d.checkpoint;
+    if (value15 !== void 0) {
+      if (!(typeof value15 == "string" || value15 === null)) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/type", ["string", "null"]);
+      if (typeof value15 == "string") {
+        if (ucs2length(value15) > 4096) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/maxLength", 4096);
+        if (ucs2length(value15) < 1) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/minLength", 1);
+        if (!pattern2(value15)) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/pattern", "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$");
       }
     }
-    if (d.step !== void 0) {
-      if (!(typeof d.step == "number" && !(d.step % 1) && !isNaN(d.step) && isFinite(d.step) || d.step === null)) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/type", "type", { type: ["integer", "null"] });
-      if (typeof d.step == "number" && isFinite(d.step)) {
-        if (d.step > 9007199254740991) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.step < 0) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value16 = d.step;
+    if (value16 !== void 0) {
+      if (!(isInteger(value16) || value16 === null)) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/type", ["integer", "null"]);
+      if (isNumber(value16)) {
+        if (value16 > 9007199254740991) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/maximum", 9007199254740991);
+        if (value16 < 0) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/minimum", 0);
       }
     }
-  } else return fail(p, "#/properties/resumed_from/anyOf/0/type", "type", { type: "object" });
+  } else return fail(p, "#/properties/resumed_from/anyOf/0/type", "object");
 }
 function branch1(d, p) {
-  if (!(d === null)) return fail(p, "#/properties/resumed_from/anyOf/1/type", "type", { type: "null" });
+  if (!(d === null)) return fail(p, "#/properties/resumed_from/anyOf/1/type", "null");
 }
 function branch2(d, p) {
-  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "type", { type: "null" });
+  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "null");
 }
 function branch3(d, p) {
-  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "type", { type: "null" });
+  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "null");
 }
 function branch4(d, p) {
   if (typeof d == "string") {
-    if (ucs2length(d) > 256) return fail(p, "#/propertyNames/maxLength", "maxLength", { limit: 256 });
-    if (ucs2length(d) < 1) return fail(p, "#/propertyNames/minLength", "minLength", { limit: 1 });
+    if (ucs2length(d) > 256) return fail(p, "#/propertyNames/maxLength", 256);
+    if (ucs2length(d) < 1) return fail(p, "#/propertyNames/minLength", 1);
   }
 }
 var validateEnvelope = /* @__PURE__ */ validator(checkEnvelope);
