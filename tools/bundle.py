@@ -64,7 +64,8 @@ def bundle(root_rel: str, name: str) -> dict:
             return node
         out = {}
         for key, value in node.items():
-            if top and (key in ("$schema", "$id", "$comment") or key.startswith(event_schemas.ANNOTATION)):
+            # annotations (`x-trainwire-*`) are for our generators, wherever they stand; no validator reads them
+            if (top and key in ("$schema", "$id", "$comment")) or key.startswith(event_schemas.ANNOTATION):
                 continue
             if key == "$ref":
                 target, fragment = urldefrag(urljoin(base, value))
