@@ -82,6 +82,8 @@ const PARAM = {
   maxLength: "limit",
   minLength: "limit",
   maxItems: "limit",
+  minItems: "limit",
+  items: "limit",
 };
 const COMPARISONS = { maximum: "<=", minimum: ">=", exclusiveMaximum: "<", exclusiveMinimum: ">" };
 
@@ -124,7 +126,10 @@ function message(keyword, params) {
     case "minLength":
       return "must NOT have fewer than " + params.limit + " characters";
     case "maxItems":
+    case "items":
       return "must NOT have more than " + params.limit + " items";
+    case "minItems":
+      return "must NOT have fewer than " + params.limit + " items";
     default:
       return "must be " + params.comparison + " " + params.limit;
   }
@@ -263,8 +268,16 @@ export function lineValidatorsSource({ bundle, exported, rules, formatsSource })
     maxLength: ({ value, x, p, schemaPath }) => [`if (ucs2length(${x}) > ${literal(value)}) ${failWith(p, schemaPath, value)}`],
     minLength: ({ value, x, p, schemaPath }) => [`if (ucs2length(${x}) < ${literal(value)}) ${failWith(p, schemaPath, value)}`],
     maxItems: ({ value, x, p, schemaPath }) => [`if (${x}.length > ${literal(value)}) ${failWith(p, schemaPath, value)}`],
+    minItems: ({ value, x, p, schemaPath }) => [`if (${x}.length < ${literal(value)}) ${failWith(p, schemaPath, value)}`],
+    // a tuple: each item present against its own schema (ajv's order), at its index
+    prefixItems: ({ value, x, p, schemaPath }) =>
+      value.flatMap((sub, index) => [`if (${x}.length > ${index}) {`, ...indent(statements(sub, `${x}[${index}]`, `${p} + "/${index}"`, `${schemaPath}/${index}`)), "}"]),
     // every item against one schema (2020-12 `items`), each error at the item's index
-    items: ({ value, x, p, schemaPath }) => {
+    items: ({ schema, value, x, p, schemaPath }) => {
+      // `items: false` after `prefixItems`: no item past the tuple's
+      if (value === false && Array.isArray(schema.prefixItems)) {
+        return [`if (${x}.length > ${schema.prefixItems.length}) ${failWith(p, schemaPath, schema.prefixItems.length)}`];
+      }
       if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error(`${schemaPath}: only a single items schema is supported`);
       const index = `item${loops++}`;
       return [`for (let ${index} = 0; ${index} < ${x}.length; ${index}++) {`, ...indent(statements(value, `${x}[${index}]`, `${p} + "/" + ${index}`, schemaPath)), "}"];

@@ -76,7 +76,9 @@ var PARAM = {
   format: "format",
   maxLength: "limit",
   minLength: "limit",
-  maxItems: "limit"
+  maxItems: "limit",
+  minItems: "limit",
+  items: "limit"
 };
 var COMPARISONS = { maximum: "<=", minimum: ">=", exclusiveMaximum: "<", exclusiveMinimum: ">" };
 function fail(instancePath, schemaPath, value) {
@@ -108,7 +110,10 @@ function message(keyword, params) {
     case "minLength":
       return "must NOT have fewer than " + params.limit + " characters";
     case "maxItems":
+    case "items":
       return "must NOT have more than " + params.limit + " items";
+    case "minItems":
+      return "must NOT have fewer than " + params.limit + " items";
     default:
       return "must be " + params.comparison + " " + params.limit;
   }

@@ -2,8 +2,8 @@
 gone on from: under its cap, of the shape `schemas/series/` states, and agreeing with itself.
 
 The shape is checked by a validator generated from the schema (`tools/gen_series_check.py`),
-the one the page's `checkOpening` checks an opening's series with (ajv's code of the same
-bundle), run over the bytes before anything else reads them. What a schema cannot state is
+from the schema the page's `checkOpening` checks an opening's series by (its validator generated
+from the same bundle), run over the bytes before anything else reads them. What a schema cannot state is
 checked here: the run ids agree, `state` is the run's state by the reader state's run schema
 (strictly), and each of `events` is the run's, a line the decoder accepts. A snapshot failing
 any of it is not opened from: the stream is read.
