@@ -23,6 +23,7 @@ FAMILIES = {
     "harness-v1": "harness/v1/message.schema.json",
     "summary-v1": "summary/v1/summary.schema.json",
     "verdict-v1": "verdict/v1/verdict.schema.json",
+    "series-v1": "series/v1/snapshot.schema.json",
 }
 
 
@@ -64,7 +65,8 @@ def bundle(root_rel: str, name: str) -> dict:
             return node
         out = {}
         for key, value in node.items():
-            if top and (key in ("$schema", "$id", "$comment") or key.startswith(event_schemas.ANNOTATION)):
+            # annotations (`x-trainwire-*`) are for our generators, wherever they stand; no validator reads them
+            if (top and key in ("$schema", "$id", "$comment")) or key.startswith(event_schemas.ANNOTATION):
                 continue
             if key == "$ref":
                 target, fragment = urldefrag(urljoin(base, value))

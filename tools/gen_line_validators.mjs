@@ -12,23 +12,23 @@
 
 const DEF_REF = /^#\/\$defs\/([A-Za-z0-9_]+)$/;
 
-/** ajv's type tests, with strictNumbers (a number must be finite). */
+/** ajv's type tests, with strictNumbers (a number must be finite); the longer ones are RUNTIME's. */
 const TYPE_TESTS = {
   null: (x) => `${x} === null`,
   boolean: (x) => `typeof ${x} == "boolean"`,
   string: (x) => `typeof ${x} == "string"`,
-  number: (x) => `typeof ${x} == "number" && isFinite(${x})`,
-  integer: (x) => `typeof ${x} == "number" && !(${x} % 1) && !isNaN(${x}) && isFinite(${x})`,
-  object: (x) => `${x} && typeof ${x} == "object" && !Array.isArray(${x})`,
+  number: (x) => `isNumber(${x})`,
+  integer: (x) => `isInteger(${x})`,
+  object: (x) => `isObject(${x})`,
   array: (x) => `Array.isArray(${x})`,
 };
 
-/** The failing condition and the error params of ajv's number limits. */
+/** The failing condition of ajv's number limits (RUNTIME's COMPARISONS hold their error params). */
 const LIMITS = {
-  maximum: ["<=", (x, limit) => `${x} > ${limit}`],
-  minimum: [">=", (x, limit) => `${x} < ${limit}`],
-  exclusiveMaximum: ["<", (x, limit) => `${x} >= ${limit}`],
-  exclusiveMinimum: [">", (x, limit) => `${x} <= ${limit}`],
+  maximum: (x, limit) => `${x} > ${limit}`,
+  minimum: (x, limit) => `${x} < ${limit}`,
+  exclusiveMaximum: (x, limit) => `${x} >= ${limit}`,
+  exclusiveMinimum: (x, limit) => `${x} <= ${limit}`,
 };
 
 const RUNTIME = String.raw`
@@ -59,9 +59,53 @@ function pointer(key) {
   return "/" + key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
-/** ajv's error object, with ajv's English message. */
-function fail(instancePath, schemaPath, keyword, params) {
+function isNumber(x) {
+  return typeof x == "number" && isFinite(x);
+}
+
+function isInteger(x) {
+  return typeof x == "number" && !(x % 1) && !isNaN(x) && isFinite(x);
+}
+
+function isObject(x) {
+  return x && typeof x == "object" && !Array.isArray(x);
+}
+
+// The error params of each keyword, from the keyword's value in the schema.
+const PARAM = {
+  type: "type",
+  required: "missingProperty",
+  const: "allowedValue",
+  enum: "allowedValues",
+  pattern: "pattern",
+  format: "format",
+  maxLength: "limit",
+  minLength: "limit",
+  maxItems: "limit",
+  minItems: "limit",
+  items: "limit",
+};
+const COMPARISONS = { maximum: "<=", minimum: ">=", exclusiveMaximum: "<", exclusiveMinimum: ">" };
+
+/**
+ * ajv's error object, with ajv's English message. The keyword is the schema path's last
+ * segment and its params follow from the keyword's value: each check names only the two.
+ */
+function fail(instancePath, schemaPath, value) {
+  const keyword = schemaPath.slice(schemaPath.lastIndexOf("/") + 1);
+  const params =
+    keyword in COMPARISONS ? { comparison: COMPARISONS[keyword], limit: value } : { [PARAM[keyword]]: value };
   return { instancePath, schemaPath, keyword, params, message: message(keyword, params) };
+}
+
+/** fail() of a definition's own required property. */
+function failRequired(instancePath, name) {
+  return fail(instancePath, "#/required", name);
+}
+
+/** fail() of a keyword of a definition's own property: its name is written once. */
+function failProperty(instancePath, name, keyword, value) {
+  return fail(instancePath + "/" + name, "#/properties/" + name + "/" + keyword, value);
 }
 
 function message(keyword, params) {
@@ -82,7 +126,10 @@ function message(keyword, params) {
     case "minLength":
       return "must NOT have fewer than " + params.limit + " characters";
     case "maxItems":
+    case "items":
       return "must NOT have more than " + params.limit + " items";
+    case "minItems":
+      return "must NOT have fewer than " + params.limit + " items";
     default:
       return "must be " + params.comparison + " " + params.limit;
   }
@@ -100,6 +147,8 @@ function validator(check) {
 `;
 
 const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/** The instance path of a definition's own property (`p + "/name"`), its name needing no escape. */
+const OWN_PROPERTY = /^p \+ "\/([^"\\~/]+)"$/;
 const member = (x, name) => (identifier.test(name) ? `${x}.${name}` : `${x}[${JSON.stringify(name)}]`);
 const escapePointer = (segment) => segment.replace(/~/g, "~0").replace(/\//g, "~1");
 const literal = (value) => JSON.stringify(value);
@@ -171,7 +220,7 @@ export function lineValidatorsSource({ bundle, exported, rules, formatsSource })
     const typeGroup = types.length === 1 ? groups.find((group) => group.type === types[0]) : undefined;
     // ajv tests a single type with keywords of its own in that type's group, after the untyped keywords.
     const deferred = typeGroup !== undefined && used(typeGroup);
-    const typeError = `return fail(${p}, ${literal(`${schemaPath}/type`)}, "type", { type: ${literal(schema.type)} });`;
+    const typeError = `return fail(${p}, ${literal(`${schemaPath}/type`)}, ${literal(schema.type)});`;
     const out = [];
     if (types.length > 0 && !deferred) out.push(`if (!(${types.map((type) => `(${TYPE_TESTS[type](x)})`).join(" || ")})) ${typeError}`);
     for (const group of groups) {
@@ -186,16 +235,23 @@ export function lineValidatorsSource({ bundle, exported, rules, formatsSource })
     return out;
   }
 
-  const failWith = (p, schemaPath, keyword, params) => `return fail(${p}, ${literal(schemaPath)}, ${literal(keyword)}, ${params});`;
+  // the schema path ends with the keyword: \`fail\` finds it there, and its params from \`value\`
+  const failWith = (p, schemaPath, value) => {
+    if (p === "p" && schemaPath === "#/required") return `return failRequired(p, ${literal(value)});`;
+    const property = OWN_PROPERTY.exec(p);
+    const keyword = property && schemaPath.startsWith(`#/properties/${property[1]}/`) && schemaPath.slice(`#/properties/${property[1]}/`.length);
+    if (keyword && !keyword.includes("/")) return `return failProperty(p, ${literal(property[1])}, ${literal(keyword)}, ${literal(value)});`;
+    return `return fail(${p}, ${literal(schemaPath)}, ${literal(value)});`;
+  };
   const primitive = (value, schemaPath) => {
     if (value !== null && typeof value === "object") throw new Error(`${schemaPath}: only primitive values are supported`);
     return literal(value);
   };
 
   const KEYWORDS = {
-    const: ({ value, x, p, schemaPath }) => [`if (${x} !== ${primitive(value, schemaPath)}) ${failWith(p, schemaPath, "const", `{ allowedValue: ${literal(value)} }`)}`],
+    const: ({ value, x, p, schemaPath }) => [`if (${x} !== ${primitive(value, schemaPath)}) ${failWith(p, schemaPath, value)}`],
     enum: ({ value, x, p, schemaPath }) => [
-      `if (!(${value.map((item) => `${x} === ${primitive(item, schemaPath)}`).join(" || ")})) ${failWith(p, schemaPath, "enum", `{ allowedValues: ${literal(value)} }`)}`,
+      `if (!(${value.map((item) => `${x} === ${primitive(item, schemaPath)}`).join(" || ")})) ${failWith(p, schemaPath, value)}`,
     ],
     allOf: ({ value, x, p, schemaPath }) => value.flatMap((sub, index) => statements(sub, x, p, `${schemaPath}/${index}`)),
     // The first branch's first error, when no branch holds (ajv's errors[0] then).
@@ -204,32 +260,46 @@ export function lineValidatorsSource({ bundle, exported, rules, formatsSource })
       return [`if ((e = ${first})${rest.map((call) => ` && ${call}`).join("")}) return e;`];
     },
     ...Object.fromEntries(
-      Object.entries(LIMITS).map(([keyword, [comparison, failing]]) => [
+      Object.entries(LIMITS).map(([keyword, failing]) => [
         keyword,
-        ({ value, group, x, p, schemaPath }) => (group !== "number" ? [] : [`if (${failing(x, literal(value))}) ${failWith(p, schemaPath, keyword, `{ comparison: "${comparison}", limit: ${literal(value)} }`)}`]),
+        ({ value, group, x, p, schemaPath }) => (group !== "number" ? [] : [`if (${failing(x, literal(value))}) ${failWith(p, schemaPath, value)}`]),
       ]),
     ),
-    maxLength: ({ value, x, p, schemaPath }) => [`if (ucs2length(${x}) > ${literal(value)}) ${failWith(p, schemaPath, "maxLength", `{ limit: ${literal(value)} }`)}`],
-    minLength: ({ value, x, p, schemaPath }) => [`if (ucs2length(${x}) < ${literal(value)}) ${failWith(p, schemaPath, "minLength", `{ limit: ${literal(value)} }`)}`],
-    maxItems: ({ value, x, p, schemaPath }) => [`if (${x}.length > ${literal(value)}) ${failWith(p, schemaPath, "maxItems", `{ limit: ${literal(value)} }`)}`],
+    maxLength: ({ value, x, p, schemaPath }) => [`if (ucs2length(${x}) > ${literal(value)}) ${failWith(p, schemaPath, value)}`],
+    minLength: ({ value, x, p, schemaPath }) => [`if (ucs2length(${x}) < ${literal(value)}) ${failWith(p, schemaPath, value)}`],
+    maxItems: ({ value, x, p, schemaPath }) => [`if (${x}.length > ${literal(value)}) ${failWith(p, schemaPath, value)}`],
+    minItems: ({ value, x, p, schemaPath }) => [`if (${x}.length < ${literal(value)}) ${failWith(p, schemaPath, value)}`],
+    // a tuple: each item present against its own schema (ajv's order), at its index
+    prefixItems: ({ value, x, p, schemaPath }) =>
+      value.flatMap((sub, index) => [`if (${x}.length > ${index}) {`, ...indent(statements(sub, `${x}[${index}]`, `${p} + "/${index}"`, `${schemaPath}/${index}`)), "}"]),
     // every item against one schema (2020-12 `items`), each error at the item's index
-    items: ({ value, x, p, schemaPath }) => {
+    items: ({ schema, value, x, p, schemaPath }) => {
+      // `items: false` after `prefixItems`: no item past the tuple's
+      if (value === false && Array.isArray(schema.prefixItems)) {
+        return [`if (${x}.length > ${schema.prefixItems.length}) ${failWith(p, schemaPath, schema.prefixItems.length)}`];
+      }
       if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error(`${schemaPath}: only a single items schema is supported`);
       const index = `item${loops++}`;
       return [`for (let ${index} = 0; ${index} < ${x}.length; ${index}++) {`, ...indent(statements(value, `${x}[${index}]`, `${p} + "/" + ${index}`, schemaPath)), "}"];
     },
-    pattern: ({ value, x, p, schemaPath }) => [`if (!${patternName(value)}(${x})) ${failWith(p, schemaPath, "pattern", `{ pattern: ${literal(value)} }`)}`],
+    pattern: ({ value, x, p, schemaPath }) => [`if (!${patternName(value)}(${x})) ${failWith(p, schemaPath, value)}`],
     format: ({ value, group, x, p, schemaPath }) => {
       if (group !== "string") return [];
       if (value !== "date-time") throw new Error(`${schemaPath}: format ${value} is not supported`);
-      return [`if (!formats[${literal(value)}](${x})) ${failWith(p, schemaPath, "format", `{ format: ${literal(value)} }`)}`];
+      return [`if (!formats[${literal(value)}](${x})) ${failWith(p, schemaPath, value)}`];
     },
-    required: ({ value, x, p, schemaPath }) => value.map((name) => `if (${member(x, name)} === void 0) ${failWith(p, schemaPath, "required", `{ missingProperty: ${literal(name)} }`)}`),
+    required: ({ value, x, p, schemaPath }) => value.map((name) => `if (${member(x, name)} === void 0) ${failWith(p, schemaPath, name)}`),
     properties: ({ value, x, p, schemaPath }) =>
       Object.entries(value).flatMap(([name, sub]) => {
         if (Object.keys(sub).length === 0) return []; // always valid (ajv skips it too)
-        const data = member(x, name);
-        return [`if (${data} !== void 0) {`, ...indent(statements(sub, data, `${p} + ${literal(`/${escapePointer(name)}`)}`, `${schemaPath}/${escapePointer(name)}`)), "}"];
+        // the value in a local: a minifier shortens its name, not the property's
+        const data = `value${loops++}`;
+        return [
+          `const ${data} = ${member(x, name)};`,
+          `if (${data} !== void 0) {`,
+          ...indent(statements(sub, data, `${p} + ${literal(`/${escapePointer(name)}`)}`, `${schemaPath}/${escapePointer(name)}`)),
+          "}",
+        ];
       }),
     additionalProperties: ({ value, x, p, schemaPath }) => {
       const key = `key${loops++}`;

@@ -257,12 +257,16 @@ function validatorModules(bundles) {
   const harness = { validateHarnessMessage: bundles["harness-v1"].$id };
   const messages = bundles["harness-v1"].anyOf.map(({ $ref }) => $ref.replace(/^#\/\$defs\//, ""));
   for (const name of [...messages, "Scenario"]) harness[`validate${name}`] = def("harness-v1", name);
+  // The shape of a journal snapshot's store, which the page takes as an opening's `series`.
+  const series = { validateSeriesStoreSnapshot: def("series-v1", "SeriesStoreSnapshot") };
   // One module per bundle, so that a browser bundle carries only the line validators.
   return [
-    { file: "validate-line", bundle: "trainwire-v1", exports: line, events },
+    { file: "validate-line", bundle: "trainwire-v1", exports: line, events, lean: true },
     { file: "validate-reader-state", bundle: "reader-state-v1", exports: state, events: [] },
     { file: "validate-harness", bundle: "harness-v1", exports: harness, events: [] },
     { file: "validate-verdict", bundle: "verdict-v1", exports: { validateRunVerdict: bundles["verdict-v1"].$id }, events: [] },
+    // the page carries it too: lean, like the line validators
+    { file: "validate-series", bundle: "series-v1", exports: series, events: [], lean: true },
   ];
 }
 
@@ -288,14 +292,14 @@ function withoutAnnotations(schema) {
 }
 
 /**
- * The exported validators: ajv's standalone code, except for the line validators, which a
- * browser bundle carries: those come from tools/gen_line_validators.mjs, in ajv's order of
- * checks and with ajv's first error.
+ * The exported validators: ajv's standalone code, except for the lean modules (the line and
+ * series validators), which a browser bundle carries: those come from
+ * tools/gen_line_validators.mjs, in ajv's order of checks and with ajv's first error.
  */
-function validatorsSource(bundles, { bundle, exports, events }) {
+function validatorsSource(bundles, { bundle, exports, lean }) {
   const ajv = createAjv();
   const schema = withoutAnnotations(bundles[bundle]);
-  if (events.length === 0) {
+  if (!lean) {
     ajv.addSchema(schema);
     return standaloneCode(ajv, exports);
   }

@@ -18,6 +18,8 @@ import gen_docs
 import gen_events
 import gen_known_event_dicts
 import gen_python
+import gen_scenario_plays
+import gen_series_check
 import gen_source_regions
 from _common import ROOT
 
@@ -42,6 +44,8 @@ def generate(out_root: Path) -> None:
     gen_contract.generate(out_root, bundles)
     gen_charts.generate(out_root)
     gen_known_event_dicts.generate(out_root, bundles)
+    gen_series_check.generate(out_root, bundles)
+    gen_scenario_plays.generate(out_root, bundles)
     subprocess.run(["node", str(ROOT / "tools" / "gen_typescript.mjs"), str(out_root)], check=True, cwd=ROOT)
     gen_docs.generate(out_root, bundles)
     gen_doc_tables.generate(out_root, bundles)

@@ -3,6 +3,7 @@
 import {
   DEFAULT_MAX_MARKERS,
   DEFAULT_MAX_POINTS,
+  namedSeries,
   RunSeries,
   type RunSeriesSnapshot,
   type SeriesMarker,
@@ -79,7 +80,7 @@ export function joinedSnapshot(
     }
     joined.restarts.push(...part.restarts.map(([attempt, step]): [number, number] => [attempt + offset, step]));
     joined.markers.push(...part.markers.map((marker) => ({ ...marker, attempt: marker.attempt + offset })));
-    for (const [name, saved] of Object.entries(part.series)) {
+    for (const [name, saved] of namedSeries(part)) {
       const into = series.get(name) ?? { ...saved, bucket_size: 1, count: 0, buckets: [] };
       into.bucket_size = Math.max(into.bucket_size, saved.bucket_size);
       into.count += saved.count;
@@ -102,14 +103,14 @@ export function joinedHistory(chain: readonly RunSeries[], origins: ReadonlyMap<
 }
 
 function firstStep(snapshot: RunSeriesSnapshot): number | undefined {
-  const firsts = Object.values(snapshot.series).map((series) => series.buckets[0]?.[2][1] ?? Number.POSITIVE_INFINITY);
+  const firsts = namedSeries(snapshot).map(([, series]) => series.buckets[0]?.[2][1] ?? Number.POSITIVE_INFINITY);
   const first = Math.min(...firsts);
   return Number.isFinite(first) ? first : undefined;
 }
 
 /** The time of the first point a run's series hold: where its resume is marked on a wall-clock axis. */
 function firstTimeUs(snapshot: RunSeriesSnapshot): number | undefined {
-  const firsts = Object.values(snapshot.series).map((series) => series.buckets[0]?.[2][3] ?? Number.POSITIVE_INFINITY);
+  const firsts = namedSeries(snapshot).map(([, series]) => series.buckets[0]?.[2][3] ?? Number.POSITIVE_INFINITY);
   const first = Math.min(...firsts);
   return Number.isFinite(first) ? first : undefined;
 }

@@ -2,16 +2,12 @@
 // series and panel events at an offset of the stream, from the run's journal, so the worker
 // reads only the stream past it. The answer is checked before it is trusted: anything else (no
 // opening, an unknown version, a broken or hostile answer) and the stream is read from byte 0.
+
+import { validateSeriesStoreSnapshot } from "../src/generated/validate-series.js";
 import { type Line, type ReaderState, StreamReader } from "../src/index.js";
-import {
-  DEFAULT_MAX_MARKERS,
-  DEFAULT_MAX_POINTS,
-  type MarkerKind,
-  SeriesStore,
-  type SeriesStoreSnapshot,
-} from "../src/series.js";
+import { DEFAULT_MAX_MARKERS, DEFAULT_MAX_POINTS, SeriesStore, type SeriesStoreSnapshot } from "../src/series.js";
 import { validateEvent, validateReaderState } from "../src/validators.js";
-import { isNumber, isRecord } from "./checks.js";
+import { isRecord } from "./checks.js";
 import { VIEW_EVENTS } from "./feed-messages.js";
 
 /** The version of the opening this page knows. */
@@ -55,13 +51,21 @@ export function readerFrom(opening: Opening): StreamReader | undefined {
   }
 }
 
-/** The answer as an Opening when it is one this page can trust, else undefined. */
+/**
+ * The answer as an Opening when it is one this page can trust, else undefined. Each part's shape
+ * is its schema's (the series a snapshot's store, `schemas/series/`, by the validator generated
+ * from it, as the server checks its snapshots); what a schema cannot state is checked here.
+ */
 export function checkOpening(answer: unknown): Opening | undefined {
   if (!isRecord(answer) || answer["opening_version"] !== OPENING_VERSION) return undefined;
   const { offset, state, series, events } = answer;
   if (!isCount(offset) || !validateReaderState(state) || state.consumed_bytes !== offset) return undefined;
   // the page's own bounds: the charts are then the ones reading from byte 0 would give
-  if (!isSeriesStore(series) || series.max_points !== DEFAULT_MAX_POINTS || series.max_markers !== DEFAULT_MAX_MARKERS)
+  if (
+    !validateSeriesStoreSnapshot(series) ||
+    series.max_points !== DEFAULT_MAX_POINTS ||
+    series.max_markers !== DEFAULT_MAX_MARKERS
+  )
     return undefined;
   const runs = new Set(state.runs.map((run) => run.run_id));
   if (!Array.isArray(events) || !events.every((event) => isPanelEvent(event) && runs.has(event.run_id)))
@@ -76,80 +80,6 @@ function isPanelEvent(value: unknown): value is Line {
   return validateEvent[name as keyof typeof validateEvent](value);
 }
 
-// What SeriesStore.fromJSON reads, checked down to each point: a store built from anything
-// else could throw or draw nonsense later, far from the answer that caused it.
-const MARKER_KINDS: Record<MarkerKind, true> = {
-  restart: true,
-  rollback: true,
-  eval: true,
-  checkpoint: true,
-  stop: true,
-  finished: true,
-};
-
-function isSeriesStore(value: unknown): value is SeriesStoreSnapshot {
-  return (
-    isRecord(value) && isCount(value["max_points"]) && isCount(value["max_markers"]) && everyOf(value["runs"], isRun)
-  );
-}
-
-function isRun(value: unknown): boolean {
-  return (
-    isRecord(value) &&
-    typeof value["run_id"] === "string" &&
-    isCount(value["attempt"]) &&
-    isStep(value["last_step"]) &&
-    everyOf(value["restarts"], (restart) => isTuple(restart, 2) && restart.every(isNumber)) &&
-    isRecord(value["series"]) &&
-    Object.values(value["series"]).every(isSeries) &&
-    everyOf(value["markers"], isMarker) &&
-    isCount(value["dropped_markers"])
-  );
-}
-
-function isSeries(value: unknown): boolean {
-  return (
-    isRecord(value) &&
-    isCount(value["bucket_size"]) &&
-    (value["bucket_size"] as number) >= 1 &&
-    isCount(value["count"]) &&
-    everyOf(value["buckets"], isBucket)
-  );
-}
-
-/** [attempt, count, first, min, max, last], each point [index, step, value, time]. */
-function isBucket(value: unknown): boolean {
-  return (
-    isTuple(value, 6) &&
-    isCount(value[0]) &&
-    isCount(value[1]) &&
-    value.slice(2).every((point) => isTuple(point, 4) && point.every(isNumber))
-  );
-}
-
-function isMarker(value: unknown): boolean {
-  return (
-    isRecord(value) &&
-    Object.hasOwn(MARKER_KINDS, value["kind"] as string) &&
-    isStep(value["step"]) &&
-    isCount(value["attempt"]) &&
-    (value["label"] === null || typeof value["label"] === "string") &&
-    isNumber(value["time_us"])
-  );
-}
-
-function isTuple(value: unknown, length: number): value is unknown[] {
-  return Array.isArray(value) && value.length === length;
-}
-
-function everyOf(value: unknown, check: (item: unknown) => boolean): boolean {
-  return Array.isArray(value) && value.every(check);
-}
-
 function isCount(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 0;
-}
-
-function isStep(value: unknown): boolean {
-  return value === null || isNumber(value);
 }

@@ -5,7 +5,14 @@
 // loss of a step that carries `trial` also as `trial/<n>/loss` (one series per trial, beside the
 // run's `loss`, which keeps every step as the run state's `loss` does).
 import { toTimestampUs } from "./clock.js";
-import type { Line, UnknownEvent } from "./types.js";
+import type {
+  Line,
+  RunSeriesSnapshot,
+  SeriesMarker,
+  SeriesSnapshot,
+  SeriesStoreSnapshot,
+  UnknownEvent,
+} from "./types.js";
 import { assertNever, isKnownEvent } from "./vocabulary.js";
 
 /** The default number of points one series keeps at most. */
@@ -45,41 +52,15 @@ export type SeriesBucket = [
   last: SeriesPoint,
 ];
 
-export interface SeriesSnapshot {
-  /** Points per full bucket: 1 until the series first outgrew its limit, then doubling. */
-  bucket_size: number;
-  /** Points added in total. */
-  count: number;
-  buckets: SeriesBucket[];
-}
+// A store's snapshot (`toJSON()`, a journal's `store`, an opening's `series`) is the shape
+// schemas/series/ states: the types are generated from it.
+export type { RunSeriesSnapshot, SeriesMarker, SeriesSnapshot, SeriesStoreSnapshot };
 
-export type MarkerKind = "restart" | "rollback" | "eval" | "checkpoint" | "stop" | "finished";
+export type MarkerKind = SeriesMarker["kind"];
 
-/** Something that happened at a step; `label` is the restart, rollback or checkpoint reason, eval split, stop source or final status. */
-export interface SeriesMarker {
-  kind: MarkerKind;
-  step: number | null;
-  attempt: number;
-  label: string | null;
-  /** When the event's line was written, in microseconds since the epoch. */
-  time_us: number;
-}
-
-export interface RunSeriesSnapshot {
-  run_id: string;
-  attempt: number;
-  last_step: number | null;
-  /** [attempt, step it resumed from] of each restart: where a chart breaks its lines. */
-  restarts: [attempt: number, step: number][];
-  series: Record<string, SeriesSnapshot>;
-  markers: SeriesMarker[];
-  dropped_markers: number;
-}
-
-export interface SeriesStoreSnapshot {
-  max_points: number;
-  max_markers: number;
-  runs: RunSeriesSnapshot[];
+/** A run snapshot's series with their names (the generated map type lets a key be missing, never a value). */
+export function namedSeries(snapshot: RunSeriesSnapshot): [name: string, series: SeriesSnapshot][] {
+  return Object.entries(snapshot.series) as [string, SeriesSnapshot][];
 }
 
 /** uPlot's data for one series: x = steps (ascending), y = values, `null` where a restart breaks the line. */
@@ -198,7 +179,7 @@ export class RunSeries {
       this.#lastStep = snapshot.last_step;
       this.#restarts = structuredClone(snapshot.restarts);
       // a canonical snapshot sorts its keys: the order of first value is found again
-      const saved = Object.entries(snapshot.series).map(([name, series]) => ({
+      const saved = namedSeries(snapshot).map(([name, series]) => ({
         name,
         series,
         key: firstAppearance(name, series),

@@ -26,13 +26,13 @@ SCENARIO_SCHEMA = ROOT / "schemas" / "harness" / "v1" / "scenario.schema.json"
 SCENARIO = validator_for("harness-v1", "Scenario")
 
 #: module -> its per-event table (tables that hold a fact of the event, not code, are
-#: annotations of its schema, generated: `x-trainwire-view-event`, `x-trainwire-step-role`, `x-trainwire-scalars`)
+#: annotations of its schema, generated: `x-trainwire-view-event`, `x-trainwire-step-role`, `x-trainwire-scalars`;
+#: the scenario player's is the scenario schema's `x-trainwire-play`, generated too)
 TABLES = {
     "trainwire.lines.state_fold": "_EFFECTS",
     "trainwire.lines.summary": "_HANDLERS",
     "trainwire.lines.series": "_ADD",
     "trainwire.cli.tail": "_DESCRIPTIONS",
-    "trainwire.conformance.scenario": "EVENT_ACTIONS",
 }
 #: module -> its table keyed by an annotation: the table holds the events whose schema states
 #: the annotation true, and no other (every other event has no effect there)

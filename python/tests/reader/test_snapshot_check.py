@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 from support.hostile_snapshots import HOSTILE, run_with_every_marker
+from support.paths import ROOT
 
 from trainwire.contract.layout import SERIES_FILE, STREAM_FILE
+from trainwire.lines.run_journal import SNAPSHOT_VERSION
+from trainwire.lines.view_events import MAX_VIEW_EVENTS
 from trainwire.reader.run_opening import read_snapshot
 from trainwire.reader.snapshot_check import MAX_SNAPSHOT_BYTES
 
@@ -37,4 +40,19 @@ def test_a_snapshot_over_its_cap_or_nested_past_the_parser_is_not_opened_from(tm
     os.truncate(path, MAX_SNAPSHOT_BYTES + 1)
     assert read_snapshot(tmp_path / STREAM_FILE, journal) is None
     path.write_text("[" * 100_000 + "]" * 100_000)
+    assert read_snapshot(tmp_path / STREAM_FILE, journal) is None
+
+
+def test_the_snapshot_schema_states_the_journals_version_and_event_bound() -> None:
+    # the journal writes these; the schema both checkers are generated from states them again
+    schema = json.loads((ROOT / "schemas" / "bundled" / "series-v1.schema.json").read_text())["properties"]
+    assert schema["snapshot_version"]["const"] == SNAPSHOT_VERSION
+    assert schema["events"]["maxItems"] == MAX_VIEW_EVENTS
+
+
+def test_a_snapshot_whose_step_file_offset_is_no_count_is_not_opened_from(tmp_path: Path) -> None:
+    journal = run_with_every_marker(tmp_path)
+    snapshot = json.loads((journal / SERIES_FILE).read_text())
+    snapshot["steps_offset"] = "12"
+    (journal / SERIES_FILE).write_text(json.dumps(snapshot))
     assert read_snapshot(tmp_path / STREAM_FILE, journal) is None

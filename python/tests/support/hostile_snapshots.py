@@ -10,7 +10,7 @@ from typing import Any
 from trainwire import Run
 from trainwire.contract.layout import journal_dirs
 
-__all__ = ["HOSTILE", "run_with_every_marker"]
+__all__ = ["HOSTILE", "SPELLED_OTHERWISE", "run_with_every_marker"]
 
 
 def run_with_every_marker(directory: Path) -> Path:
@@ -52,4 +52,25 @@ HOSTILE: dict[str, Callable[[dict[str, Any]], object]] = {
     ),
     "an event of another run": lambda snapshot: snapshot["events"][-1].update(run_id="other"),
     "an event no view keeps": lambda snapshot: snapshot["events"].append({**snapshot["events"][0], "event": "x"}),
+}
+
+
+def _integers_as_floats(snapshot: dict[str, Any]) -> None:
+    """Every count of the store spelled as JSON may spell an integer: `2.0` (what a JavaScript
+    reader cannot tell from `2`, and the schema takes as 2)."""
+    store = snapshot["store"]
+    store["max_points"] = float(store["max_points"])
+    run = store["runs"][0]
+    run["attempt"] = float(run["attempt"])
+    run["dropped_markers"] = float(run["dropped_markers"])
+    run["markers"][0]["attempt"] = float(run["markers"][0]["attempt"])
+    _loss(snapshot).update(bucket_size=float(_loss(snapshot)["bucket_size"]), count=float(_loss(snapshot)["count"]))
+    bucket = _loss(snapshot)["buckets"][0]
+    bucket[0], bucket[1] = float(bucket[0]), float(bucket[1])
+
+
+#: snapshots as valid as the one written, spelled otherwise: both checkers must open from them
+SPELLED_OTHERWISE: dict[str, Callable[[dict[str, Any]], object]] = {
+    "counts spelled as floats": _integers_as_floats,
+    "an extra field kept": lambda snapshot: snapshot["store"]["runs"][0].update(x_note="kept"),
 }

@@ -2,7 +2,7 @@
 // Regenerate with `make generate`.
 
 /** The schema families, each bundled into schemas/bundled/<family>.schema.json. */
-export const SCHEMA_FAMILIES = ["trainwire-v1", "reader-state-v1", "harness-v1", "summary-v1", "verdict-v1"] as const;
+export const SCHEMA_FAMILIES = ["trainwire-v1", "reader-state-v1", "harness-v1", "summary-v1", "verdict-v1", "series-v1"] as const;
 /** The envelope's fields, in the order a line carries them. */
 export const ENVELOPE_FIELDS = ["schema_version", "seq", "ts", "run_id", "event", "stage"] as const;
 /** Event name -> the title of its schema (its type), in the order of the `Line` union. */

@@ -813,6 +813,143 @@ export interface StopRequest {
   cmd: "stop";
 }
 /**
+ * The journal's snapshot of one run (`runs/<run_id>/series.json`): its series, state and panel events at an offset of the stream, so a reader goes on from there instead of from byte 0. Read from a file anyone may have written: a reader checks it against this schema, then the facts a schema cannot state (the run ids agree, the state is the run's, each event a line the decoder accepts), and reads the stream instead when any fails.
+ */
+export interface JournalSnapshot {
+  /**
+   * The version of this document's format; a reader opens from no other.
+   */
+  snapshot_version: 2;
+  /**
+   * The run the snapshot is of.
+   */
+  run_id: string;
+  /**
+   * Bytes of the stream the snapshot covers: the stream is read on from here.
+   */
+  stream_offset: number;
+  /**
+   * Bytes of the run's step file (`steps.jsonl`) the snapshot covers; a snapshot written before the step file had none (read as 0).
+   */
+  steps_offset?: number;
+  store: SeriesStoreSnapshot;
+  /**
+   * The run's state at `stream_offset`, checked against the reader state's run schema (`schemas/reader-state`).
+   */
+  state: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * The run's panel events before `stream_offset`, in stream order, each checked as a line of the stream.
+   *
+   * @maxItems 1000
+   */
+  events: {
+    [k: string]: unknown | undefined;
+  }[];
+}
+/**
+ * Every run's series and markers, as `SeriesStore.to_dict()` (Python) and `SeriesStore.toJSON()` (TypeScript) give them: a snapshot's `store` and an opening's `series`.
+ */
+export interface SeriesStoreSnapshot {
+  /**
+   * The most points a series keeps; beyond it, buckets of points keep first, min, max and last.
+   */
+  max_points: number;
+  /**
+   * The most `eval` and `checkpoint` markers a run keeps (the others are counted).
+   */
+  max_markers: number;
+  /**
+   * Each run's series, in the order the runs started.
+   */
+  runs: RunSeriesSnapshot[];
+}
+/**
+ * One run's series and markers.
+ */
+export interface RunSeriesSnapshot {
+  /**
+   * The run.
+   */
+  run_id: string;
+  /**
+   * The run's attempt: one more at each restart.
+   */
+  attempt: number;
+  /**
+   * The last step seen, or null before the first.
+   */
+  last_step: number | null;
+  /**
+   * [attempt, step it resumed from] of each restart: where a chart breaks its lines.
+   */
+  restarts: [number, number][];
+  /**
+   * Each series by its name.
+   */
+  series: {
+    [k: string]: SeriesSnapshot | undefined;
+  };
+  /**
+   * The run's markers, oldest first.
+   */
+  markers: SeriesMarker[];
+  /**
+   * The `eval` and `checkpoint` markers dropped past `max_markers`.
+   */
+  dropped_markers: number;
+}
+/**
+ * One step-indexed series, downsampled by merging pairs of buckets whenever it outgrows its limit.
+ */
+export interface SeriesSnapshot {
+  /**
+   * Points per full bucket: 1 until the series first outgrew its limit, then doubling.
+   */
+  bucket_size: number;
+  /**
+   * Points added in total.
+   */
+  count: number;
+  /**
+   * The buckets, oldest first.
+   */
+  buckets: [
+    number,
+    number,
+    [number, number, number, number],
+    [number, number, number, number],
+    [number, number, number, number],
+    [number, number, number, number],
+  ][];
+}
+/**
+ * Something that happened at a step; `label` is the restart, rollback or checkpoint reason, eval split, stop source or final status.
+ */
+export interface SeriesMarker {
+  /**
+   * What happened.
+   */
+  kind: "restart" | "rollback" | "eval" | "checkpoint" | "stop" | "finished";
+  /**
+   * The step it happened at, or null when none.
+   */
+  step: number | null;
+  /**
+   * The run's attempt it happened in.
+   */
+  attempt: number;
+  /**
+   * Its label, or null.
+   */
+  label: string | null;
+  /**
+   * When the event's line was written, in microseconds since the epoch.
+   */
+  time_us: number;
+}
+/**
  * The first line of a run: who writes, how long it will be, and where it came from.
  */
 export interface RunStarted {

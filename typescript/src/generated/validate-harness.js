@@ -3088,7 +3088,7 @@ function validate59(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate59.evaluated = { "props": { "seq": true, "state": true }, "dynamicProps": false, "dynamicItems": false };
-var schema35 = { "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp" }, "step_interval_s": { "type": "number", "minimum": 0, "default": 1 }, "actions": { "type": "array", "items": { "type": "object", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "phase_count", "step", "epoch", "eval", "checkpoint", "oom_restart", "rollback", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"] } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok" } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval" } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic" } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "anyOf": [{ "required": ["source"] }, { "required": ["criterion"] }] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0 } } } }, { "if": { "properties": { "do": { "const": "phase_count" } } }, "then": { "properties": { "n": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "rollback" } } }, "then": { "required": ["previous_step", "step"] } }] } } } };
+var schema35 = { "type": "object", "required": ["start_time", "actions"], "properties": { "start_time": { "$ref": "#/$defs/Timestamp" }, "step_interval_s": { "type": "number", "minimum": 0, "default": 1 }, "actions": { "type": "array", "items": { "type": "object", "required": ["do"], "properties": { "do": { "enum": ["start", "advance", "phase_start", "phase_end", "phase_count", "step", "epoch", "eval", "checkpoint", "oom_restart", "rollback", "trial_start", "trial_end", "request_stop", "heartbeat", "fail", "finish", "raw", "extra"] } }, "allOf": [{ "if": { "properties": { "do": { "const": "start" } } }, "then": { "required": ["run_id"] } }, { "if": { "properties": { "do": { "const": "advance" } } }, "then": { "required": ["seconds"] } }, { "if": { "properties": { "do": { "const": "phase_start" } } }, "then": { "required": ["phase"] } }, { "if": { "properties": { "do": { "const": "phase_end" } } }, "then": { "required": ["phase"], "properties": { "status": { "default": "ok" } } } }, { "if": { "properties": { "do": { "const": "step" } } }, "then": { "required": ["step"] } }, { "if": { "properties": { "do": { "const": "epoch" } } }, "then": { "required": ["epoch", "step"] } }, { "if": { "properties": { "do": { "const": "eval" } } }, "then": { "required": ["step"], "properties": { "split": { "default": "eval" } } } }, { "if": { "properties": { "do": { "const": "checkpoint" } } }, "then": { "required": ["step", "path"], "properties": { "reason": { "default": "periodic" } } } }, { "if": { "properties": { "do": { "const": "trial_start" } } }, "then": { "required": ["trial"], "properties": { "attempt": { "default": 1 }, "baseline": { "default": false } } } }, { "if": { "properties": { "do": { "const": "trial_end" } } }, "then": { "required": ["trial", "status"], "properties": { "attempt": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "request_stop" } } }, "then": { "anyOf": [{ "required": ["source"] }, { "required": ["criterion"] }] } }, { "if": { "properties": { "do": { "const": "fail" } } }, "then": { "required": ["error_type", "message"] } }, { "if": { "properties": { "do": { "const": "finish" } } }, "then": { "required": ["status"] } }, { "if": { "properties": { "do": { "const": "raw" } } }, "then": { "required": ["line"] } }, { "if": { "properties": { "do": { "const": "extra" } } }, "then": { "required": ["event"] } }, { "if": { "properties": { "do": { "const": "oom_restart" } } }, "then": { "properties": { "step": { "default": 0 } } } }, { "if": { "properties": { "do": { "const": "phase_count" } } }, "then": { "properties": { "n": { "default": 1 } } } }, { "if": { "properties": { "do": { "const": "rollback" } } }, "then": { "required": ["previous_step", "step"] } }, { "if": { "properties": { "do": { "const": "heartbeat" } } }, "then": {} }] } } } };
 var formats0 = require_trainwire_formats()["date-time"];
 var pattern4 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$", "u");
 function validate117(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
@@ -3671,6 +3671,7 @@ function validate116(data, { instancePath = "", parentData, parentDataProperty, 
                                       if (valid19) {
                                         var props3 = {};
                                         props3.attempt = true;
+                                        props3.baseline = true;
                                         props3.do = true;
                                       }
                                     }
@@ -4248,6 +4249,8 @@ function validate116(data, { instancePath = "", parentData, parentDataProperty, 
                                                           props0 = props0 || {};
                                                           props0.do = true;
                                                         }
+                                                        const _errs101 = errors;
+                                                        var valid2 = _errs101 === errors;
                                                       }
                                                     }
                                                   }
@@ -5872,6 +5875,7 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
                                       if (valid19) {
                                         var props3 = {};
                                         props3.attempt = true;
+                                        props3.baseline = true;
                                         props3.do = true;
                                       }
                                     }
@@ -6449,6 +6453,8 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
                                                           props0 = props0 || {};
                                                           props0.do = true;
                                                         }
+                                                        const _errs101 = errors;
+                                                        var valid2 = _errs101 === errors;
                                                       }
                                                     }
                                                   }

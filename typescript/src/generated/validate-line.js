@@ -58,8 +58,39 @@ function ucs2length(text) {
 function pointer(key) {
   return "/" + key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
-function fail(instancePath, schemaPath, keyword, params) {
+function isNumber(x) {
+  return typeof x == "number" && isFinite(x);
+}
+function isInteger(x) {
+  return typeof x == "number" && !(x % 1) && !isNaN(x) && isFinite(x);
+}
+function isObject(x) {
+  return x && typeof x == "object" && !Array.isArray(x);
+}
+var PARAM = {
+  type: "type",
+  required: "missingProperty",
+  const: "allowedValue",
+  enum: "allowedValues",
+  pattern: "pattern",
+  format: "format",
+  maxLength: "limit",
+  minLength: "limit",
+  maxItems: "limit",
+  minItems: "limit",
+  items: "limit"
+};
+var COMPARISONS = { maximum: "<=", minimum: ">=", exclusiveMaximum: "<", exclusiveMinimum: ">" };
+function fail(instancePath, schemaPath, value) {
+  const keyword = schemaPath.slice(schemaPath.lastIndexOf("/") + 1);
+  const params = keyword in COMPARISONS ? { comparison: COMPARISONS[keyword], limit: value } : { [PARAM[keyword]]: value };
   return { instancePath, schemaPath, keyword, params, message: message(keyword, params) };
+}
+function failRequired(instancePath, name) {
+  return fail(instancePath, "#/required", name);
+}
+function failProperty(instancePath, name, keyword, value) {
+  return fail(instancePath + "/" + name, "#/properties/" + name + "/" + keyword, value);
 }
 function message(keyword, params) {
   switch (keyword) {
@@ -79,7 +110,10 @@ function message(keyword, params) {
     case "minLength":
       return "must NOT have fewer than " + params.limit + " characters";
     case "maxItems":
+    case "items":
       return "must NOT have more than " + params.limit + " items";
+    case "minItems":
+      return "must NOT have fewer than " + params.limit + " items";
     default:
       return "must be " + params.comparison + " " + params.limit;
   }
@@ -101,1000 +135,1159 @@ var pattern5 = lastMatch(new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{
 var pattern6 = lastMatch(new RegExp("^[0-9a-f]{64}$", "u"));
 function checkEnvelope(d, p) {
   let e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.schema_version === void 0) return fail(p, "#/required", "required", { missingProperty: "schema_version" });
-    if (d.seq === void 0) return fail(p, "#/required", "required", { missingProperty: "seq" });
-    if (d.ts === void 0) return fail(p, "#/required", "required", { missingProperty: "ts" });
-    if (d.run_id === void 0) return fail(p, "#/required", "required", { missingProperty: "run_id" });
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.schema_version !== void 0) {
-      if (!(typeof d.schema_version == "number" && !(d.schema_version % 1) && !isNaN(d.schema_version) && isFinite(d.schema_version))) return fail(p + "/schema_version", "#/properties/schema_version/type", "type", { type: "integer" });
-      if (d.schema_version !== 1) return fail(p + "/schema_version", "#/properties/schema_version/const", "const", { allowedValue: 1 });
+  if (isObject(d)) {
+    if (d.schema_version === void 0) return failRequired(p, "schema_version");
+    if (d.seq === void 0) return failRequired(p, "seq");
+    if (d.ts === void 0) return failRequired(p, "ts");
+    if (d.run_id === void 0) return failRequired(p, "run_id");
+    if (d.event === void 0) return failRequired(p, "event");
+    const value0 = d.schema_version;
+    if (value0 !== void 0) {
+      if (!isInteger(value0)) return fail(p + "/schema_version", "#/properties/schema_version/type", "integer");
+      if (value0 !== 1) return failProperty(p, "schema_version", "const", 1);
     }
-    if (d.seq !== void 0) {
-      if (e = checkOrdinal(d.seq, p + "/seq")) return e;
+    const value1 = d.seq;
+    if (value1 !== void 0) {
+      if (e = checkOrdinal(value1, p + "/seq")) return e;
     }
-    if (d.ts !== void 0) {
-      if (e = checkTimestamp(d.ts, p + "/ts")) return e;
+    const value2 = d.ts;
+    if (value2 !== void 0) {
+      if (e = checkTimestamp(value2, p + "/ts")) return e;
     }
-    if (d.run_id !== void 0) {
-      if (e = checkRunId(d.run_id, p + "/run_id")) return e;
+    const value3 = d.run_id;
+    if (value3 !== void 0) {
+      if (e = checkRunId(value3, p + "/run_id")) return e;
     }
-    if (d.event !== void 0) {
-      if (typeof d.event == "string") {
-        if (!pattern0(d.event)) return fail(p + "/event", "#/properties/event/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$" });
-      } else return fail(p + "/event", "#/properties/event/type", "type", { type: "string" });
+    const value4 = d.event;
+    if (value4 !== void 0) {
+      if (typeof value4 == "string") {
+        if (!pattern0(value4)) return failProperty(p, "event", "pattern", "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$");
+      } else return fail(p + "/event", "#/properties/event/type", "string");
     }
-    if (d.stage !== void 0) {
-      if (e = checkStage(d.stage, p + "/stage")) return e;
+    const value5 = d.stage;
+    if (value5 !== void 0) {
+      if (e = checkStage(value5, p + "/stage")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkRunStarted(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.producer === void 0) return fail(p, "#/required", "required", { missingProperty: "producer" });
-    if (d.total_steps === void 0) return fail(p, "#/required", "required", { missingProperty: "total_steps" });
-    if (d.event !== void 0) {
-      if (d.event !== "run.started") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "run.started" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.producer === void 0) return failRequired(p, "producer");
+    if (d.total_steps === void 0) return failRequired(p, "total_steps");
+    const value6 = d.event;
+    if (value6 !== void 0) {
+      if (value6 !== "run.started") return failProperty(p, "event", "const", "run.started");
     }
-    if (d.producer !== void 0) {
-      if (e = checkProducer(d.producer, p + "/producer")) return e;
+    const value7 = d.producer;
+    if (value7 !== void 0) {
+      if (e = checkProducer(value7, p + "/producer")) return e;
     }
-    if (d.total_steps !== void 0) {
-      if (!(typeof d.total_steps == "number" && !(d.total_steps % 1) && !isNaN(d.total_steps) && isFinite(d.total_steps) || d.total_steps === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_steps == "number" && isFinite(d.total_steps)) {
-        if (d.total_steps > 9007199254740991) return fail(p + "/total_steps", "#/properties/total_steps/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_steps < 0) return fail(p + "/total_steps", "#/properties/total_steps/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value8 = d.total_steps;
+    if (value8 !== void 0) {
+      if (!(isInteger(value8) || value8 === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", ["integer", "null"]);
+      if (isNumber(value8)) {
+        if (value8 > 9007199254740991) return failProperty(p, "total_steps", "maximum", 9007199254740991);
+        if (value8 < 0) return failProperty(p, "total_steps", "minimum", 0);
       }
     }
-    if (d.total_epochs !== void 0) {
-      if (!(typeof d.total_epochs == "number" && isFinite(d.total_epochs) || d.total_epochs === null)) return fail(p + "/total_epochs", "#/properties/total_epochs/type", "type", { type: ["number", "null"] });
-      if (typeof d.total_epochs == "number" && isFinite(d.total_epochs)) {
-        if (d.total_epochs < 0) return fail(p + "/total_epochs", "#/properties/total_epochs/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value9 = d.total_epochs;
+    if (value9 !== void 0) {
+      if (!(isNumber(value9) || value9 === null)) return fail(p + "/total_epochs", "#/properties/total_epochs/type", ["number", "null"]);
+      if (isNumber(value9)) {
+        if (value9 < 0) return failProperty(p, "total_epochs", "minimum", 0);
       }
     }
-    if (d.config !== void 0) {
-      if (!(d.config && typeof d.config == "object" && !Array.isArray(d.config))) return fail(p + "/config", "#/properties/config/type", "type", { type: "object" });
+    const value10 = d.config;
+    if (value10 !== void 0) {
+      if (!isObject(value10)) return fail(p + "/config", "#/properties/config/type", "object");
     }
-    if (d.provenance !== void 0) {
-      if (e = checkProvenance(d.provenance, p + "/provenance")) return e;
+    const value11 = d.provenance;
+    if (value11 !== void 0) {
+      if (e = checkProvenance(value11, p + "/provenance")) return e;
     }
-    if (d.world_size !== void 0) {
-      if (e = checkOrdinal(d.world_size, p + "/world_size")) return e;
+    const value12 = d.world_size;
+    if (value12 !== void 0) {
+      if (e = checkOrdinal(value12, p + "/world_size")) return e;
     }
-    if (d.resumed_from !== void 0) {
-      if ((e = branch0(d.resumed_from, p + "/resumed_from")) && branch1(d.resumed_from, p + "/resumed_from")) return e;
+    const value13 = d.resumed_from;
+    if (value13 !== void 0) {
+      if ((e = branch0(value13, p + "/resumed_from")) && branch1(value13, p + "/resumed_from")) return e;
     }
-    if (d.heartbeat_interval_s !== void 0) {
-      if (typeof d.heartbeat_interval_s == "number" && isFinite(d.heartbeat_interval_s)) {
-        if (d.heartbeat_interval_s <= 0) return fail(p + "/heartbeat_interval_s", "#/properties/heartbeat_interval_s/exclusiveMinimum", "exclusiveMinimum", { comparison: ">", limit: 0 });
-      } else return fail(p + "/heartbeat_interval_s", "#/properties/heartbeat_interval_s/type", "type", { type: "number" });
+    const value17 = d.heartbeat_interval_s;
+    if (value17 !== void 0) {
+      if (isNumber(value17)) {
+        if (value17 <= 0) return failProperty(p, "heartbeat_interval_s", "exclusiveMinimum", 0);
+      } else return fail(p + "/heartbeat_interval_s", "#/properties/heartbeat_interval_s/type", "number");
     }
-    if (d.total_trials !== void 0) {
-      if (!(typeof d.total_trials == "number" && !(d.total_trials % 1) && !isNaN(d.total_trials) && isFinite(d.total_trials) || d.total_trials === null)) return fail(p + "/total_trials", "#/properties/total_trials/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_trials == "number" && isFinite(d.total_trials)) {
-        if (d.total_trials > 9007199254740991) return fail(p + "/total_trials", "#/properties/total_trials/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_trials < 0) return fail(p + "/total_trials", "#/properties/total_trials/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value18 = d.total_trials;
+    if (value18 !== void 0) {
+      if (!(isInteger(value18) || value18 === null)) return fail(p + "/total_trials", "#/properties/total_trials/type", ["integer", "null"]);
+      if (isNumber(value18)) {
+        if (value18 > 9007199254740991) return failProperty(p, "total_trials", "maximum", 9007199254740991);
+        if (value18 < 0) return failProperty(p, "total_trials", "minimum", 0);
       }
     }
-    if (d.objective !== void 0) {
-      if (d.objective && typeof d.objective == "object" && !Array.isArray(d.objective)) {
-        if (d.objective.name === void 0) return fail(p + "/objective", "#/properties/objective/required", "required", { missingProperty: "name" });
-        if (d.objective.goal === void 0) return fail(p + "/objective", "#/properties/objective/required", "required", { missingProperty: "goal" });
-        if (d.objective.name !== void 0) {
-          if (typeof d.objective.name == "string") {
-            if (ucs2length(d.objective.name) > 256) return fail(p + "/objective/name", "#/properties/objective/properties/name/maxLength", "maxLength", { limit: 256 });
-            if (ucs2length(d.objective.name) < 1) return fail(p + "/objective/name", "#/properties/objective/properties/name/minLength", "minLength", { limit: 1 });
-          } else return fail(p + "/objective/name", "#/properties/objective/properties/name/type", "type", { type: "string" });
+    const value19 = d.objective;
+    if (value19 !== void 0) {
+      if (isObject(value19)) {
+        if (value19.name === void 0) return failProperty(p, "objective", "required", "name");
+        if (value19.goal === void 0) return failProperty(p, "objective", "required", "goal");
+        const value20 = value19.name;
+        if (value20 !== void 0) {
+          if (typeof value20 == "string") {
+            if (ucs2length(value20) > 256) return fail(p + "/objective/name", "#/properties/objective/properties/name/maxLength", 256);
+            if (ucs2length(value20) < 1) return fail(p + "/objective/name", "#/properties/objective/properties/name/minLength", 1);
+          } else return fail(p + "/objective/name", "#/properties/objective/properties/name/type", "string");
         }
-        if (d.objective.goal !== void 0) {
-          if (!(d.objective.goal === "min" || d.objective.goal === "max")) return fail(p + "/objective/goal", "#/properties/objective/properties/goal/enum", "enum", { allowedValues: ["min", "max"] });
+        const value21 = value19.goal;
+        if (value21 !== void 0) {
+          if (!(value21 === "min" || value21 === "max")) return fail(p + "/objective/goal", "#/properties/objective/properties/goal/enum", ["min", "max"]);
         }
-      } else return fail(p + "/objective", "#/properties/objective/type", "type", { type: "object" });
+      } else return fail(p + "/objective", "#/properties/objective/type", "object");
     }
-    if (d.name !== void 0) {
-      if (typeof d.name == "string") {
-        if (ucs2length(d.name) > 256) return fail(p + "/name", "#/properties/name/maxLength", "maxLength", { limit: 256 });
-        if (ucs2length(d.name) < 1) return fail(p + "/name", "#/properties/name/minLength", "minLength", { limit: 1 });
-        if (!pattern3(d.name)) return fail(p + "/name", "#/properties/name/pattern", "pattern", { pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$" });
-      } else return fail(p + "/name", "#/properties/name/type", "type", { type: "string" });
+    const value22 = d.name;
+    if (value22 !== void 0) {
+      if (typeof value22 == "string") {
+        if (ucs2length(value22) > 256) return failProperty(p, "name", "maxLength", 256);
+        if (ucs2length(value22) < 1) return failProperty(p, "name", "minLength", 1);
+        if (!pattern3(value22)) return failProperty(p, "name", "pattern", "^[^\\x00-\\x1f\\x7f-\\x9f]+$");
+      } else return fail(p + "/name", "#/properties/name/type", "string");
     }
-    if (d.tags !== void 0) {
-      if (Array.isArray(d.tags)) {
-        if (d.tags.length > 32) return fail(p + "/tags", "#/properties/tags/maxItems", "maxItems", { limit: 32 });
-        for (let item0 = 0; item0 < d.tags.length; item0++) {
-          if (typeof d.tags[item0] == "string") {
-            if (ucs2length(d.tags[item0]) > 64) return fail(p + "/tags/" + item0, "#/properties/tags/items/maxLength", "maxLength", { limit: 64 });
-            if (ucs2length(d.tags[item0]) < 1) return fail(p + "/tags/" + item0, "#/properties/tags/items/minLength", "minLength", { limit: 1 });
-            if (!pattern3(d.tags[item0])) return fail(p + "/tags/" + item0, "#/properties/tags/items/pattern", "pattern", { pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$" });
-          } else return fail(p + "/tags/" + item0, "#/properties/tags/items/type", "type", { type: "string" });
+    const value23 = d.tags;
+    if (value23 !== void 0) {
+      if (Array.isArray(value23)) {
+        if (value23.length > 32) return failProperty(p, "tags", "maxItems", 32);
+        for (let item24 = 0; item24 < value23.length; item24++) {
+          if (typeof value23[item24] == "string") {
+            if (ucs2length(value23[item24]) > 64) return fail(p + "/tags/" + item24, "#/properties/tags/items/maxLength", 64);
+            if (ucs2length(value23[item24]) < 1) return fail(p + "/tags/" + item24, "#/properties/tags/items/minLength", 1);
+            if (!pattern3(value23[item24])) return fail(p + "/tags/" + item24, "#/properties/tags/items/pattern", "^[^\\x00-\\x1f\\x7f-\\x9f]+$");
+          } else return fail(p + "/tags/" + item24, "#/properties/tags/items/type", "string");
         }
-      } else return fail(p + "/tags", "#/properties/tags/type", "type", { type: "array" });
+      } else return fail(p + "/tags", "#/properties/tags/type", "array");
     }
-    if (d.stop_channels !== void 0) {
-      if (Array.isArray(d.stop_channels)) {
-        if (d.stop_channels.length > 5) return fail(p + "/stop_channels", "#/properties/stop_channels/maxItems", "maxItems", { limit: 5 });
-        for (let item1 = 0; item1 < d.stop_channels.length; item1++) {
-          if (!(d.stop_channels[item1] === "control_file" || d.stop_channels[item1] === "sigint" || d.stop_channels[item1] === "sigterm" || d.stop_channels[item1] === "sigbreak" || d.stop_channels[item1] === "api")) return fail(p + "/stop_channels/" + item1, "#/properties/stop_channels/items/enum", "enum", { allowedValues: ["control_file", "sigint", "sigterm", "sigbreak", "api"] });
+    const value25 = d.stop_channels;
+    if (value25 !== void 0) {
+      if (Array.isArray(value25)) {
+        if (value25.length > 5) return failProperty(p, "stop_channels", "maxItems", 5);
+        for (let item26 = 0; item26 < value25.length; item26++) {
+          if (!(value25[item26] === "control_file" || value25[item26] === "sigint" || value25[item26] === "sigterm" || value25[item26] === "sigbreak" || value25[item26] === "api")) return fail(p + "/stop_channels/" + item26, "#/properties/stop_channels/items/enum", ["control_file", "sigint", "sigterm", "sigbreak", "api"]);
         }
-      } else return fail(p + "/stop_channels", "#/properties/stop_channels/type", "type", { type: "array" });
+      } else return fail(p + "/stop_channels", "#/properties/stop_channels/type", "array");
     }
-    if (d.process !== void 0) {
-      if (e = checkRunProcess(d.process, p + "/process")) return e;
+    const value27 = d.process;
+    if (value27 !== void 0) {
+      if (e = checkRunProcess(value27, p + "/process")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkRunHeartbeat(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.event !== void 0) {
-      if (d.event !== "run.heartbeat") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "run.heartbeat" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    const value28 = d.event;
+    if (value28 !== void 0) {
+      if (value28 !== "run.heartbeat") return failProperty(p, "event", "const", "run.heartbeat");
     }
-    if (d.phase !== void 0) {
-      if (!(typeof d.phase == "string" || d.phase === null)) return fail(p + "/phase", "#/properties/phase/type", "type", { type: ["string", "null"] });
-      if (typeof d.phase == "string") {
-        if (!pattern4(d.phase)) return fail(p + "/phase", "#/properties/phase/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
+    const value29 = d.phase;
+    if (value29 !== void 0) {
+      if (!(typeof value29 == "string" || value29 === null)) return fail(p + "/phase", "#/properties/phase/type", ["string", "null"]);
+      if (typeof value29 == "string") {
+        if (!pattern4(value29)) return failProperty(p, "phase", "pattern", "^[a-z][a-z0-9_]{0,63}$");
       }
     }
-    if (d.step !== void 0) {
-      if (!(typeof d.step == "number" && !(d.step % 1) && !isNaN(d.step) && isFinite(d.step) || d.step === null)) return fail(p + "/step", "#/properties/step/type", "type", { type: ["integer", "null"] });
-      if (typeof d.step == "number" && isFinite(d.step)) {
-        if (d.step > 9007199254740991) return fail(p + "/step", "#/properties/step/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.step < 0) return fail(p + "/step", "#/properties/step/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value30 = d.step;
+    if (value30 !== void 0) {
+      if (!(isInteger(value30) || value30 === null)) return fail(p + "/step", "#/properties/step/type", ["integer", "null"]);
+      if (isNumber(value30)) {
+        if (value30 > 9007199254740991) return failProperty(p, "step", "maximum", 9007199254740991);
+        if (value30 < 0) return failProperty(p, "step", "minimum", 0);
       }
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkPhaseStarted(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.phase === void 0) return fail(p, "#/required", "required", { missingProperty: "phase" });
-    if (d.event !== void 0) {
-      if (d.event !== "phase.started") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "phase.started" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.phase === void 0) return failRequired(p, "phase");
+    const value31 = d.event;
+    if (value31 !== void 0) {
+      if (value31 !== "phase.started") return failProperty(p, "event", "const", "phase.started");
     }
-    if (d.phase !== void 0) {
-      if (e = checkPhaseName(d.phase, p + "/phase")) return e;
+    const value32 = d.phase;
+    if (value32 !== void 0) {
+      if (e = checkPhaseName(value32, p + "/phase")) return e;
     }
-    if (d.cycle !== void 0) {
-      if (e = checkOrdinal(d.cycle, p + "/cycle")) return e;
+    const value33 = d.cycle;
+    if (value33 !== void 0) {
+      if (e = checkOrdinal(value33, p + "/cycle")) return e;
     }
-    if (d.total_cycles !== void 0) {
-      if (!(typeof d.total_cycles == "number" && !(d.total_cycles % 1) && !isNaN(d.total_cycles) && isFinite(d.total_cycles) || d.total_cycles === null)) return fail(p + "/total_cycles", "#/properties/total_cycles/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_cycles == "number" && isFinite(d.total_cycles)) {
-        if (d.total_cycles > 9007199254740991) return fail(p + "/total_cycles", "#/properties/total_cycles/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_cycles < 1) return fail(p + "/total_cycles", "#/properties/total_cycles/minimum", "minimum", { comparison: ">=", limit: 1 });
+    const value34 = d.total_cycles;
+    if (value34 !== void 0) {
+      if (!(isInteger(value34) || value34 === null)) return fail(p + "/total_cycles", "#/properties/total_cycles/type", ["integer", "null"]);
+      if (isNumber(value34)) {
+        if (value34 > 9007199254740991) return failProperty(p, "total_cycles", "maximum", 9007199254740991);
+        if (value34 < 1) return failProperty(p, "total_cycles", "minimum", 1);
       }
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value35 = d.trial;
+    if (value35 !== void 0) {
+      if (e = checkOrdinal(value35, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkPhaseEnded(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.phase === void 0) return fail(p, "#/required", "required", { missingProperty: "phase" });
-    if (d.status === void 0) return fail(p, "#/required", "required", { missingProperty: "status" });
-    if (d.duration_s === void 0) return fail(p, "#/required", "required", { missingProperty: "duration_s" });
-    if (d.event !== void 0) {
-      if (d.event !== "phase.ended") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "phase.ended" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.phase === void 0) return failRequired(p, "phase");
+    if (d.status === void 0) return failRequired(p, "status");
+    if (d.duration_s === void 0) return failRequired(p, "duration_s");
+    const value36 = d.event;
+    if (value36 !== void 0) {
+      if (value36 !== "phase.ended") return failProperty(p, "event", "const", "phase.ended");
     }
-    if (d.phase !== void 0) {
-      if (e = checkPhaseName(d.phase, p + "/phase")) return e;
+    const value37 = d.phase;
+    if (value37 !== void 0) {
+      if (e = checkPhaseName(value37, p + "/phase")) return e;
     }
-    if (d.status !== void 0) {
-      if (!(d.status === "ok" || d.status === "failed" || d.status === "skipped" || d.status === "interrupted")) return fail(p + "/status", "#/properties/status/enum", "enum", { allowedValues: ["ok", "failed", "skipped", "interrupted"] });
+    const value38 = d.status;
+    if (value38 !== void 0) {
+      if (!(value38 === "ok" || value38 === "failed" || value38 === "skipped" || value38 === "interrupted")) return failProperty(p, "status", "enum", ["ok", "failed", "skipped", "interrupted"]);
     }
-    if (d.duration_s !== void 0) {
-      if (e = checkDuration(d.duration_s, p + "/duration_s")) return e;
+    const value39 = d.duration_s;
+    if (value39 !== void 0) {
+      if (e = checkDuration(value39, p + "/duration_s")) return e;
     }
-    if (d.cycle !== void 0) {
-      if (e = checkOrdinal(d.cycle, p + "/cycle")) return e;
+    const value40 = d.cycle;
+    if (value40 !== void 0) {
+      if (e = checkOrdinal(value40, p + "/cycle")) return e;
     }
-    if (d.total_cycles !== void 0) {
-      if (!(typeof d.total_cycles == "number" && !(d.total_cycles % 1) && !isNaN(d.total_cycles) && isFinite(d.total_cycles) || d.total_cycles === null)) return fail(p + "/total_cycles", "#/properties/total_cycles/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_cycles == "number" && isFinite(d.total_cycles)) {
-        if (d.total_cycles > 9007199254740991) return fail(p + "/total_cycles", "#/properties/total_cycles/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_cycles < 1) return fail(p + "/total_cycles", "#/properties/total_cycles/minimum", "minimum", { comparison: ">=", limit: 1 });
+    const value41 = d.total_cycles;
+    if (value41 !== void 0) {
+      if (!(isInteger(value41) || value41 === null)) return fail(p + "/total_cycles", "#/properties/total_cycles/type", ["integer", "null"]);
+      if (isNumber(value41)) {
+        if (value41 > 9007199254740991) return failProperty(p, "total_cycles", "maximum", 9007199254740991);
+        if (value41 < 1) return failProperty(p, "total_cycles", "minimum", 1);
       }
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value42 = d.trial;
+    if (value42 !== void 0) {
+      if (e = checkOrdinal(value42, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkPhaseProgress(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.phase === void 0) return fail(p, "#/required", "required", { missingProperty: "phase" });
-    if (d.done === void 0) return fail(p, "#/required", "required", { missingProperty: "done" });
-    if (d.total === void 0) return fail(p, "#/required", "required", { missingProperty: "total" });
-    if (d.eta_s === void 0) return fail(p, "#/required", "required", { missingProperty: "eta_s" });
-    if (d.event !== void 0) {
-      if (d.event !== "phase.progress") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "phase.progress" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.phase === void 0) return failRequired(p, "phase");
+    if (d.done === void 0) return failRequired(p, "done");
+    if (d.total === void 0) return failRequired(p, "total");
+    if (d.eta_s === void 0) return failRequired(p, "eta_s");
+    const value43 = d.event;
+    if (value43 !== void 0) {
+      if (value43 !== "phase.progress") return failProperty(p, "event", "const", "phase.progress");
     }
-    if (d.phase !== void 0) {
-      if (e = checkPhaseName(d.phase, p + "/phase")) return e;
+    const value44 = d.phase;
+    if (value44 !== void 0) {
+      if (e = checkPhaseName(value44, p + "/phase")) return e;
     }
-    if (d.done !== void 0) {
-      if (e = checkCount(d.done, p + "/done")) return e;
+    const value45 = d.done;
+    if (value45 !== void 0) {
+      if (e = checkCount(value45, p + "/done")) return e;
     }
-    if (d.total !== void 0) {
-      if (!(typeof d.total == "number" && !(d.total % 1) && !isNaN(d.total) && isFinite(d.total) || d.total === null)) return fail(p + "/total", "#/properties/total/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total == "number" && isFinite(d.total)) {
-        if (d.total > 9007199254740991) return fail(p + "/total", "#/properties/total/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total < 0) return fail(p + "/total", "#/properties/total/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value46 = d.total;
+    if (value46 !== void 0) {
+      if (!(isInteger(value46) || value46 === null)) return fail(p + "/total", "#/properties/total/type", ["integer", "null"]);
+      if (isNumber(value46)) {
+        if (value46 > 9007199254740991) return failProperty(p, "total", "maximum", 9007199254740991);
+        if (value46 < 0) return failProperty(p, "total", "minimum", 0);
       }
     }
-    if (d.unit !== void 0) {
-      if (typeof d.unit == "string") {
-        if (ucs2length(d.unit) > 64) return fail(p + "/unit", "#/properties/unit/maxLength", "maxLength", { limit: 64 });
-        if (ucs2length(d.unit) < 1) return fail(p + "/unit", "#/properties/unit/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/unit", "#/properties/unit/type", "type", { type: "string" });
+    const value47 = d.unit;
+    if (value47 !== void 0) {
+      if (typeof value47 == "string") {
+        if (ucs2length(value47) > 64) return failProperty(p, "unit", "maxLength", 64);
+        if (ucs2length(value47) < 1) return failProperty(p, "unit", "minLength", 1);
+      } else return fail(p + "/unit", "#/properties/unit/type", "string");
     }
-    if (d.eta_s !== void 0) {
-      if (!(typeof d.eta_s == "number" && isFinite(d.eta_s) || d.eta_s === null)) return fail(p + "/eta_s", "#/properties/eta_s/type", "type", { type: ["number", "null"] });
-      if (typeof d.eta_s == "number" && isFinite(d.eta_s)) {
-        if (d.eta_s < 0) return fail(p + "/eta_s", "#/properties/eta_s/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value48 = d.eta_s;
+    if (value48 !== void 0) {
+      if (!(isNumber(value48) || value48 === null)) return fail(p + "/eta_s", "#/properties/eta_s/type", ["number", "null"]);
+      if (isNumber(value48)) {
+        if (value48 < 0) return failProperty(p, "eta_s", "minimum", 0);
       }
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value49 = d.trial;
+    if (value49 !== void 0) {
+      if (e = checkOrdinal(value49, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrainStep(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.total_steps === void 0) return fail(p, "#/required", "required", { missingProperty: "total_steps" });
-    if (d.epoch === void 0) return fail(p, "#/required", "required", { missingProperty: "epoch" });
-    if (d.loss === void 0) return fail(p, "#/required", "required", { missingProperty: "loss" });
-    if (d.learning_rate === void 0) return fail(p, "#/required", "required", { missingProperty: "learning_rate" });
-    if (d.elapsed_s === void 0) return fail(p, "#/required", "required", { missingProperty: "elapsed_s" });
-    if (d.eta_s === void 0) return fail(p, "#/required", "required", { missingProperty: "eta_s" });
-    if (d.progress === void 0) return fail(p, "#/required", "required", { missingProperty: "progress" });
-    if (d.event !== void 0) {
-      if (d.event !== "train.step") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "train.step" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.total_steps === void 0) return failRequired(p, "total_steps");
+    if (d.epoch === void 0) return failRequired(p, "epoch");
+    if (d.loss === void 0) return failRequired(p, "loss");
+    if (d.learning_rate === void 0) return failRequired(p, "learning_rate");
+    if (d.elapsed_s === void 0) return failRequired(p, "elapsed_s");
+    if (d.eta_s === void 0) return failRequired(p, "eta_s");
+    if (d.progress === void 0) return failRequired(p, "progress");
+    const value50 = d.event;
+    if (value50 !== void 0) {
+      if (value50 !== "train.step") return failProperty(p, "event", "const", "train.step");
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value51 = d.step;
+    if (value51 !== void 0) {
+      if (e = checkCount(value51, p + "/step")) return e;
     }
-    if (d.total_steps !== void 0) {
-      if (!(typeof d.total_steps == "number" && !(d.total_steps % 1) && !isNaN(d.total_steps) && isFinite(d.total_steps) || d.total_steps === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_steps == "number" && isFinite(d.total_steps)) {
-        if (d.total_steps > 9007199254740991) return fail(p + "/total_steps", "#/properties/total_steps/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_steps < 0) return fail(p + "/total_steps", "#/properties/total_steps/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value52 = d.total_steps;
+    if (value52 !== void 0) {
+      if (!(isInteger(value52) || value52 === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", ["integer", "null"]);
+      if (isNumber(value52)) {
+        if (value52 > 9007199254740991) return failProperty(p, "total_steps", "maximum", 9007199254740991);
+        if (value52 < 0) return failProperty(p, "total_steps", "minimum", 0);
       }
     }
-    if (d.epoch !== void 0) {
-      if (!(typeof d.epoch == "number" && isFinite(d.epoch) || d.epoch === null)) return fail(p + "/epoch", "#/properties/epoch/type", "type", { type: ["number", "null"] });
-      if (typeof d.epoch == "number" && isFinite(d.epoch)) {
-        if (d.epoch < 0) return fail(p + "/epoch", "#/properties/epoch/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value53 = d.epoch;
+    if (value53 !== void 0) {
+      if (!(isNumber(value53) || value53 === null)) return fail(p + "/epoch", "#/properties/epoch/type", ["number", "null"]);
+      if (isNumber(value53)) {
+        if (value53 < 0) return failProperty(p, "epoch", "minimum", 0);
       }
     }
-    if (d.loss !== void 0) {
-      if (!(typeof d.loss == "number" && isFinite(d.loss) || d.loss === null)) return fail(p + "/loss", "#/properties/loss/type", "type", { type: ["number", "null"] });
+    const value54 = d.loss;
+    if (value54 !== void 0) {
+      if (!(isNumber(value54) || value54 === null)) return fail(p + "/loss", "#/properties/loss/type", ["number", "null"]);
     }
-    if (d.learning_rate !== void 0) {
-      if (!(typeof d.learning_rate == "number" && isFinite(d.learning_rate) || d.learning_rate === null)) return fail(p + "/learning_rate", "#/properties/learning_rate/type", "type", { type: ["number", "null"] });
+    const value55 = d.learning_rate;
+    if (value55 !== void 0) {
+      if (!(isNumber(value55) || value55 === null)) return fail(p + "/learning_rate", "#/properties/learning_rate/type", ["number", "null"]);
     }
-    if (d.grad_norm !== void 0) {
-      if (!(typeof d.grad_norm == "number" && isFinite(d.grad_norm) || d.grad_norm === null)) return fail(p + "/grad_norm", "#/properties/grad_norm/type", "type", { type: ["number", "null"] });
+    const value56 = d.grad_norm;
+    if (value56 !== void 0) {
+      if (!(isNumber(value56) || value56 === null)) return fail(p + "/grad_norm", "#/properties/grad_norm/type", ["number", "null"]);
     }
-    if (d.elapsed_s !== void 0) {
-      if (e = checkDuration(d.elapsed_s, p + "/elapsed_s")) return e;
+    const value57 = d.elapsed_s;
+    if (value57 !== void 0) {
+      if (e = checkDuration(value57, p + "/elapsed_s")) return e;
     }
-    if (d.eta_s !== void 0) {
-      if (!(typeof d.eta_s == "number" && isFinite(d.eta_s) || d.eta_s === null)) return fail(p + "/eta_s", "#/properties/eta_s/type", "type", { type: ["number", "null"] });
-      if (typeof d.eta_s == "number" && isFinite(d.eta_s)) {
-        if (d.eta_s < 0) return fail(p + "/eta_s", "#/properties/eta_s/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value58 = d.eta_s;
+    if (value58 !== void 0) {
+      if (!(isNumber(value58) || value58 === null)) return fail(p + "/eta_s", "#/properties/eta_s/type", ["number", "null"]);
+      if (isNumber(value58)) {
+        if (value58 < 0) return failProperty(p, "eta_s", "minimum", 0);
       }
     }
-    if (d.progress !== void 0) {
-      if (!(typeof d.progress == "number" && isFinite(d.progress) || d.progress === null)) return fail(p + "/progress", "#/properties/progress/type", "type", { type: ["number", "null"] });
-      if (typeof d.progress == "number" && isFinite(d.progress)) {
-        if (d.progress > 1) return fail(p + "/progress", "#/properties/progress/maximum", "maximum", { comparison: "<=", limit: 1 });
-        if (d.progress < 0) return fail(p + "/progress", "#/properties/progress/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value59 = d.progress;
+    if (value59 !== void 0) {
+      if (!(isNumber(value59) || value59 === null)) return fail(p + "/progress", "#/properties/progress/type", ["number", "null"]);
+      if (isNumber(value59)) {
+        if (value59 > 1) return failProperty(p, "progress", "maximum", 1);
+        if (value59 < 0) return failProperty(p, "progress", "minimum", 0);
       }
     }
-    if (d.samples_per_s !== void 0) {
-      if (!(typeof d.samples_per_s == "number" && isFinite(d.samples_per_s) || d.samples_per_s === null)) return fail(p + "/samples_per_s", "#/properties/samples_per_s/type", "type", { type: ["number", "null"] });
-      if (typeof d.samples_per_s == "number" && isFinite(d.samples_per_s)) {
-        if (d.samples_per_s < 0) return fail(p + "/samples_per_s", "#/properties/samples_per_s/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value60 = d.samples_per_s;
+    if (value60 !== void 0) {
+      if (!(isNumber(value60) || value60 === null)) return fail(p + "/samples_per_s", "#/properties/samples_per_s/type", ["number", "null"]);
+      if (isNumber(value60)) {
+        if (value60 < 0) return failProperty(p, "samples_per_s", "minimum", 0);
       }
     }
-    if (d.tokens_per_s !== void 0) {
-      if (!(typeof d.tokens_per_s == "number" && isFinite(d.tokens_per_s) || d.tokens_per_s === null)) return fail(p + "/tokens_per_s", "#/properties/tokens_per_s/type", "type", { type: ["number", "null"] });
-      if (typeof d.tokens_per_s == "number" && isFinite(d.tokens_per_s)) {
-        if (d.tokens_per_s < 0) return fail(p + "/tokens_per_s", "#/properties/tokens_per_s/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value61 = d.tokens_per_s;
+    if (value61 !== void 0) {
+      if (!(isNumber(value61) || value61 === null)) return fail(p + "/tokens_per_s", "#/properties/tokens_per_s/type", ["number", "null"]);
+      if (isNumber(value61)) {
+        if (value61 < 0) return failProperty(p, "tokens_per_s", "minimum", 0);
       }
     }
-    if (d.tokens_seen !== void 0) {
-      if (!(typeof d.tokens_seen == "number" && !(d.tokens_seen % 1) && !isNaN(d.tokens_seen) && isFinite(d.tokens_seen) || d.tokens_seen === null)) return fail(p + "/tokens_seen", "#/properties/tokens_seen/type", "type", { type: ["integer", "null"] });
-      if (typeof d.tokens_seen == "number" && isFinite(d.tokens_seen)) {
-        if (d.tokens_seen > 9007199254740991) return fail(p + "/tokens_seen", "#/properties/tokens_seen/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.tokens_seen < 0) return fail(p + "/tokens_seen", "#/properties/tokens_seen/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value62 = d.tokens_seen;
+    if (value62 !== void 0) {
+      if (!(isInteger(value62) || value62 === null)) return fail(p + "/tokens_seen", "#/properties/tokens_seen/type", ["integer", "null"]);
+      if (isNumber(value62)) {
+        if (value62 > 9007199254740991) return failProperty(p, "tokens_seen", "maximum", 9007199254740991);
+        if (value62 < 0) return failProperty(p, "tokens_seen", "minimum", 0);
       }
     }
-    if (d.metrics !== void 0) {
-      if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    const value63 = d.metrics;
+    if (value63 !== void 0) {
+      if (e = checkMetrics(value63, p + "/metrics")) return e;
     }
-    if (d.memory !== void 0) {
-      if (e = checkMemory(d.memory, p + "/memory")) return e;
+    const value64 = d.memory;
+    if (value64 !== void 0) {
+      if (e = checkMemory(value64, p + "/memory")) return e;
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value65 = d.trial;
+    if (value65 !== void 0) {
+      if (e = checkOrdinal(value65, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrainEpoch(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.epoch === void 0) return fail(p, "#/required", "required", { missingProperty: "epoch" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.metrics === void 0) return fail(p, "#/required", "required", { missingProperty: "metrics" });
-    if (d.event !== void 0) {
-      if (d.event !== "train.epoch") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "train.epoch" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.epoch === void 0) return failRequired(p, "epoch");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.metrics === void 0) return failRequired(p, "metrics");
+    const value66 = d.event;
+    if (value66 !== void 0) {
+      if (value66 !== "train.epoch") return failProperty(p, "event", "const", "train.epoch");
     }
-    if (d.epoch !== void 0) {
-      if (e = checkOrdinal(d.epoch, p + "/epoch")) return e;
+    const value67 = d.epoch;
+    if (value67 !== void 0) {
+      if (e = checkOrdinal(value67, p + "/epoch")) return e;
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value68 = d.step;
+    if (value68 !== void 0) {
+      if (e = checkCount(value68, p + "/step")) return e;
     }
-    if (d.metrics !== void 0) {
-      if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    const value69 = d.metrics;
+    if (value69 !== void 0) {
+      if (e = checkMetrics(value69, p + "/metrics")) return e;
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value70 = d.trial;
+    if (value70 !== void 0) {
+      if (e = checkOrdinal(value70, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrainRestarted(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
-    if (d.attempt === void 0) return fail(p, "#/required", "required", { missingProperty: "attempt" });
-    if (d.previous_step === void 0) return fail(p, "#/required", "required", { missingProperty: "previous_step" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.event !== void 0) {
-      if (d.event !== "train.restarted") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "train.restarted" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.reason === void 0) return failRequired(p, "reason");
+    if (d.attempt === void 0) return failRequired(p, "attempt");
+    if (d.previous_step === void 0) return failRequired(p, "previous_step");
+    if (d.step === void 0) return failRequired(p, "step");
+    const value71 = d.event;
+    if (value71 !== void 0) {
+      if (value71 !== "train.restarted") return failProperty(p, "event", "const", "train.restarted");
     }
-    if (d.reason !== void 0) {
-      if (!(d.reason === "oom" || d.reason === "other")) return fail(p + "/reason", "#/properties/reason/enum", "enum", { allowedValues: ["oom", "other"] });
+    const value72 = d.reason;
+    if (value72 !== void 0) {
+      if (!(value72 === "oom" || value72 === "other")) return failProperty(p, "reason", "enum", ["oom", "other"]);
     }
-    if (d.attempt !== void 0) {
-      if (!(typeof d.attempt == "number" && !(d.attempt % 1) && !isNaN(d.attempt) && isFinite(d.attempt))) return fail(p + "/attempt", "#/properties/attempt/type", "type", { type: "integer" });
-      if (typeof d.attempt == "number" && isFinite(d.attempt)) {
-        if (d.attempt > 9007199254740991) return fail(p + "/attempt", "#/properties/attempt/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.attempt < 2) return fail(p + "/attempt", "#/properties/attempt/minimum", "minimum", { comparison: ">=", limit: 2 });
+    const value73 = d.attempt;
+    if (value73 !== void 0) {
+      if (!isInteger(value73)) return fail(p + "/attempt", "#/properties/attempt/type", "integer");
+      if (isNumber(value73)) {
+        if (value73 > 9007199254740991) return failProperty(p, "attempt", "maximum", 9007199254740991);
+        if (value73 < 2) return failProperty(p, "attempt", "minimum", 2);
       }
     }
-    if (d.previous_step !== void 0) {
-      if (e = checkCount(d.previous_step, p + "/previous_step")) return e;
+    const value74 = d.previous_step;
+    if (value74 !== void 0) {
+      if (e = checkCount(value74, p + "/previous_step")) return e;
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value75 = d.step;
+    if (value75 !== void 0) {
+      if (e = checkCount(value75, p + "/step")) return e;
     }
-    if (d.batch_size_from !== void 0) {
-      if (!(typeof d.batch_size_from == "number" && !(d.batch_size_from % 1) && !isNaN(d.batch_size_from) && isFinite(d.batch_size_from) || d.batch_size_from === null)) return fail(p + "/batch_size_from", "#/properties/batch_size_from/type", "type", { type: ["integer", "null"] });
-      if (typeof d.batch_size_from == "number" && isFinite(d.batch_size_from)) {
-        if (d.batch_size_from > 9007199254740991) return fail(p + "/batch_size_from", "#/properties/batch_size_from/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.batch_size_from < 1) return fail(p + "/batch_size_from", "#/properties/batch_size_from/minimum", "minimum", { comparison: ">=", limit: 1 });
+    const value76 = d.batch_size_from;
+    if (value76 !== void 0) {
+      if (!(isInteger(value76) || value76 === null)) return fail(p + "/batch_size_from", "#/properties/batch_size_from/type", ["integer", "null"]);
+      if (isNumber(value76)) {
+        if (value76 > 9007199254740991) return failProperty(p, "batch_size_from", "maximum", 9007199254740991);
+        if (value76 < 1) return failProperty(p, "batch_size_from", "minimum", 1);
       }
     }
-    if (d.batch_size_to !== void 0) {
-      if (!(typeof d.batch_size_to == "number" && !(d.batch_size_to % 1) && !isNaN(d.batch_size_to) && isFinite(d.batch_size_to) || d.batch_size_to === null)) return fail(p + "/batch_size_to", "#/properties/batch_size_to/type", "type", { type: ["integer", "null"] });
-      if (typeof d.batch_size_to == "number" && isFinite(d.batch_size_to)) {
-        if (d.batch_size_to > 9007199254740991) return fail(p + "/batch_size_to", "#/properties/batch_size_to/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.batch_size_to < 1) return fail(p + "/batch_size_to", "#/properties/batch_size_to/minimum", "minimum", { comparison: ">=", limit: 1 });
+    const value77 = d.batch_size_to;
+    if (value77 !== void 0) {
+      if (!(isInteger(value77) || value77 === null)) return fail(p + "/batch_size_to", "#/properties/batch_size_to/type", ["integer", "null"]);
+      if (isNumber(value77)) {
+        if (value77 > 9007199254740991) return failProperty(p, "batch_size_to", "maximum", 9007199254740991);
+        if (value77 < 1) return failProperty(p, "batch_size_to", "minimum", 1);
       }
     }
-    if (d.total_steps !== void 0) {
-      if (!(typeof d.total_steps == "number" && !(d.total_steps % 1) && !isNaN(d.total_steps) && isFinite(d.total_steps) || d.total_steps === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", "type", { type: ["integer", "null"] });
-      if (typeof d.total_steps == "number" && isFinite(d.total_steps)) {
-        if (d.total_steps > 9007199254740991) return fail(p + "/total_steps", "#/properties/total_steps/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.total_steps < 0) return fail(p + "/total_steps", "#/properties/total_steps/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value78 = d.total_steps;
+    if (value78 !== void 0) {
+      if (!(isInteger(value78) || value78 === null)) return fail(p + "/total_steps", "#/properties/total_steps/type", ["integer", "null"]);
+      if (isNumber(value78)) {
+        if (value78 > 9007199254740991) return failProperty(p, "total_steps", "maximum", 9007199254740991);
+        if (value78 < 0) return failProperty(p, "total_steps", "minimum", 0);
       }
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value79 = d.trial;
+    if (value79 !== void 0) {
+      if (e = checkOrdinal(value79, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrainRolledBack(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.previous_step === void 0) return fail(p, "#/required", "required", { missingProperty: "previous_step" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.checkpoint === void 0) return fail(p, "#/required", "required", { missingProperty: "checkpoint" });
-    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
-    if (d.event !== void 0) {
-      if (d.event !== "train.rolled_back") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "train.rolled_back" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.previous_step === void 0) return failRequired(p, "previous_step");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.checkpoint === void 0) return failRequired(p, "checkpoint");
+    if (d.reason === void 0) return failRequired(p, "reason");
+    const value80 = d.event;
+    if (value80 !== void 0) {
+      if (value80 !== "train.rolled_back") return failProperty(p, "event", "const", "train.rolled_back");
     }
-    if (d.previous_step !== void 0) {
-      if (e = checkCount(d.previous_step, p + "/previous_step")) return e;
+    const value81 = d.previous_step;
+    if (value81 !== void 0) {
+      if (e = checkCount(value81, p + "/previous_step")) return e;
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value82 = d.step;
+    if (value82 !== void 0) {
+      if (e = checkCount(value82, p + "/step")) return e;
     }
-    if (d.checkpoint !== void 0) {
-      if (!(typeof d.checkpoint == "string" || d.checkpoint === null)) return fail(p + "/checkpoint", "#/properties/checkpoint/type", "type", { type: ["string", "null"] });
-      if (typeof d.checkpoint == "string") {
-        if (ucs2length(d.checkpoint) > 4096) return fail(p + "/checkpoint", "#/properties/checkpoint/maxLength", "maxLength", { limit: 4096 });
-        if (ucs2length(d.checkpoint) < 1) return fail(p + "/checkpoint", "#/properties/checkpoint/minLength", "minLength", { limit: 1 });
-        if (!pattern2(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
+    const value83 = d.checkpoint;
+    if (value83 !== void 0) {
+      if (!(typeof value83 == "string" || value83 === null)) return fail(p + "/checkpoint", "#/properties/checkpoint/type", ["string", "null"]);
+      if (typeof value83 == "string") {
+        if (ucs2length(value83) > 4096) return failProperty(p, "checkpoint", "maxLength", 4096);
+        if (ucs2length(value83) < 1) return failProperty(p, "checkpoint", "minLength", 1);
+        if (!pattern2(value83)) return failProperty(p, "checkpoint", "pattern", "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$");
       }
     }
-    if (d.reason !== void 0) {
-      if (!(typeof d.reason == "string" || d.reason === null)) return fail(p + "/reason", "#/properties/reason/type", "type", { type: ["string", "null"] });
-      if (typeof d.reason == "string") {
-        if (ucs2length(d.reason) > 200) return fail(p + "/reason", "#/properties/reason/maxLength", "maxLength", { limit: 200 });
+    const value84 = d.reason;
+    if (value84 !== void 0) {
+      if (!(typeof value84 == "string" || value84 === null)) return fail(p + "/reason", "#/properties/reason/type", ["string", "null"]);
+      if (typeof value84 == "string") {
+        if (ucs2length(value84) > 200) return failProperty(p, "reason", "maxLength", 200);
       }
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value85 = d.trial;
+    if (value85 !== void 0) {
+      if (e = checkOrdinal(value85, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkEvalCompleted(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.epoch === void 0) return fail(p, "#/required", "required", { missingProperty: "epoch" });
-    if (d.split === void 0) return fail(p, "#/required", "required", { missingProperty: "split" });
-    if (d.metrics === void 0) return fail(p, "#/required", "required", { missingProperty: "metrics" });
-    if (d.event !== void 0) {
-      if (d.event !== "eval.completed") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "eval.completed" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.epoch === void 0) return failRequired(p, "epoch");
+    if (d.split === void 0) return failRequired(p, "split");
+    if (d.metrics === void 0) return failRequired(p, "metrics");
+    const value86 = d.event;
+    if (value86 !== void 0) {
+      if (value86 !== "eval.completed") return failProperty(p, "event", "const", "eval.completed");
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value87 = d.step;
+    if (value87 !== void 0) {
+      if (e = checkCount(value87, p + "/step")) return e;
     }
-    if (d.epoch !== void 0) {
-      if (!(typeof d.epoch == "number" && isFinite(d.epoch) || d.epoch === null)) return fail(p + "/epoch", "#/properties/epoch/type", "type", { type: ["number", "null"] });
-      if (typeof d.epoch == "number" && isFinite(d.epoch)) {
-        if (d.epoch < 0) return fail(p + "/epoch", "#/properties/epoch/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value88 = d.epoch;
+    if (value88 !== void 0) {
+      if (!(isNumber(value88) || value88 === null)) return fail(p + "/epoch", "#/properties/epoch/type", ["number", "null"]);
+      if (isNumber(value88)) {
+        if (value88 < 0) return failProperty(p, "epoch", "minimum", 0);
       }
     }
-    if (d.split !== void 0) {
-      if (typeof d.split == "string") {
-        if (ucs2length(d.split) > 128) return fail(p + "/split", "#/properties/split/maxLength", "maxLength", { limit: 128 });
-        if (ucs2length(d.split) < 1) return fail(p + "/split", "#/properties/split/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/split", "#/properties/split/type", "type", { type: "string" });
+    const value89 = d.split;
+    if (value89 !== void 0) {
+      if (typeof value89 == "string") {
+        if (ucs2length(value89) > 128) return failProperty(p, "split", "maxLength", 128);
+        if (ucs2length(value89) < 1) return failProperty(p, "split", "minLength", 1);
+      } else return fail(p + "/split", "#/properties/split/type", "string");
     }
-    if (d.metrics !== void 0) {
-      if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    const value90 = d.metrics;
+    if (value90 !== void 0) {
+      if (e = checkMetrics(value90, p + "/metrics")) return e;
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value91 = d.trial;
+    if (value91 !== void 0) {
+      if (e = checkOrdinal(value91, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkCheckpointSaved(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.path === void 0) return fail(p, "#/required", "required", { missingProperty: "path" });
-    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
-    if (d.event !== void 0) {
-      if (d.event !== "checkpoint.saved") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "checkpoint.saved" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.path === void 0) return failRequired(p, "path");
+    if (d.reason === void 0) return failRequired(p, "reason");
+    const value92 = d.event;
+    if (value92 !== void 0) {
+      if (value92 !== "checkpoint.saved") return failProperty(p, "event", "const", "checkpoint.saved");
     }
-    if (d.step !== void 0) {
-      if (e = checkCount(d.step, p + "/step")) return e;
+    const value93 = d.step;
+    if (value93 !== void 0) {
+      if (e = checkCount(value93, p + "/step")) return e;
     }
-    if (d.path !== void 0) {
-      if (e = checkRelativePath(d.path, p + "/path")) return e;
+    const value94 = d.path;
+    if (value94 !== void 0) {
+      if (e = checkRelativePath(value94, p + "/path")) return e;
     }
-    if (d.reason !== void 0) {
-      if (!(d.reason === "periodic" || d.reason === "stop" || d.reason === "best" || d.reason === "final")) return fail(p + "/reason", "#/properties/reason/enum", "enum", { allowedValues: ["periodic", "stop", "best", "final"] });
+    const value95 = d.reason;
+    if (value95 !== void 0) {
+      if (!(value95 === "periodic" || value95 === "stop" || value95 === "best" || value95 === "final")) return failProperty(p, "reason", "enum", ["periodic", "stop", "best", "final"]);
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value96 = d.trial;
+    if (value96 !== void 0) {
+      if (e = checkOrdinal(value96, p + "/trial")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrialStarted(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.trial === void 0) return fail(p, "#/required", "required", { missingProperty: "trial" });
-    if (d.attempt === void 0) return fail(p, "#/required", "required", { missingProperty: "attempt" });
-    if (d.params === void 0) return fail(p, "#/required", "required", { missingProperty: "params" });
-    if (d.event !== void 0) {
-      if (d.event !== "trial.started") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "trial.started" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.trial === void 0) return failRequired(p, "trial");
+    if (d.attempt === void 0) return failRequired(p, "attempt");
+    if (d.params === void 0) return failRequired(p, "params");
+    const value97 = d.event;
+    if (value97 !== void 0) {
+      if (value97 !== "trial.started") return failProperty(p, "event", "const", "trial.started");
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value98 = d.trial;
+    if (value98 !== void 0) {
+      if (e = checkOrdinal(value98, p + "/trial")) return e;
     }
-    if (d.attempt !== void 0) {
-      if (e = checkOrdinal(d.attempt, p + "/attempt")) return e;
+    const value99 = d.attempt;
+    if (value99 !== void 0) {
+      if (e = checkOrdinal(value99, p + "/attempt")) return e;
     }
-    if (d.params !== void 0) {
-      if (d.params && typeof d.params == "object" && !Array.isArray(d.params)) {
-        for (const key2 in d.params) {
-          if (!(typeof d.params[key2] == "number" && !(d.params[key2] % 1) && !isNaN(d.params[key2]) && isFinite(d.params[key2]) || typeof d.params[key2] == "number" && isFinite(d.params[key2]) || typeof d.params[key2] == "string" || typeof d.params[key2] == "boolean" || d.params[key2] === null)) return fail(p + "/params" + pointer(key2), "#/properties/params/additionalProperties/type", "type", { type: ["integer", "number", "string", "boolean", "null"] });
+    const value100 = d.params;
+    if (value100 !== void 0) {
+      if (isObject(value100)) {
+        for (const key101 in value100) {
+          if (!(isInteger(value100[key101]) || isNumber(value100[key101]) || typeof value100[key101] == "string" || typeof value100[key101] == "boolean" || value100[key101] === null)) return fail(p + "/params" + pointer(key101), "#/properties/params/additionalProperties/type", ["integer", "number", "string", "boolean", "null"]);
         }
-      } else return fail(p + "/params", "#/properties/params/type", "type", { type: "object" });
+      } else return fail(p + "/params", "#/properties/params/type", "object");
     }
-    if (d.baseline !== void 0) {
-      if (!(typeof d.baseline == "boolean")) return fail(p + "/baseline", "#/properties/baseline/type", "type", { type: "boolean" });
+    const value102 = d.baseline;
+    if (value102 !== void 0) {
+      if (!(typeof value102 == "boolean")) return fail(p + "/baseline", "#/properties/baseline/type", "boolean");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkTrialEnded(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.trial === void 0) return fail(p, "#/required", "required", { missingProperty: "trial" });
-    if (d.attempt === void 0) return fail(p, "#/required", "required", { missingProperty: "attempt" });
-    if (d.status === void 0) return fail(p, "#/required", "required", { missingProperty: "status" });
-    if (d.duration_s === void 0) return fail(p, "#/required", "required", { missingProperty: "duration_s" });
-    if (d.metrics === void 0) return fail(p, "#/required", "required", { missingProperty: "metrics" });
-    if (d.error === void 0) return fail(p, "#/required", "required", { missingProperty: "error" });
-    if (d.event !== void 0) {
-      if (d.event !== "trial.ended") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "trial.ended" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.trial === void 0) return failRequired(p, "trial");
+    if (d.attempt === void 0) return failRequired(p, "attempt");
+    if (d.status === void 0) return failRequired(p, "status");
+    if (d.duration_s === void 0) return failRequired(p, "duration_s");
+    if (d.metrics === void 0) return failRequired(p, "metrics");
+    if (d.error === void 0) return failRequired(p, "error");
+    const value103 = d.event;
+    if (value103 !== void 0) {
+      if (value103 !== "trial.ended") return failProperty(p, "event", "const", "trial.ended");
     }
-    if (d.trial !== void 0) {
-      if (e = checkOrdinal(d.trial, p + "/trial")) return e;
+    const value104 = d.trial;
+    if (value104 !== void 0) {
+      if (e = checkOrdinal(value104, p + "/trial")) return e;
     }
-    if (d.attempt !== void 0) {
-      if (e = checkOrdinal(d.attempt, p + "/attempt")) return e;
+    const value105 = d.attempt;
+    if (value105 !== void 0) {
+      if (e = checkOrdinal(value105, p + "/attempt")) return e;
     }
-    if (d.status !== void 0) {
-      if (!(d.status === "succeeded" || d.status === "failed" || d.status === "pruned")) return fail(p + "/status", "#/properties/status/enum", "enum", { allowedValues: ["succeeded", "failed", "pruned"] });
+    const value106 = d.status;
+    if (value106 !== void 0) {
+      if (!(value106 === "succeeded" || value106 === "failed" || value106 === "pruned")) return failProperty(p, "status", "enum", ["succeeded", "failed", "pruned"]);
     }
-    if (d.duration_s !== void 0) {
-      if (e = checkDuration(d.duration_s, p + "/duration_s")) return e;
+    const value107 = d.duration_s;
+    if (value107 !== void 0) {
+      if (e = checkDuration(value107, p + "/duration_s")) return e;
     }
-    if (d.metrics !== void 0) {
-      if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    const value108 = d.metrics;
+    if (value108 !== void 0) {
+      if (e = checkMetrics(value108, p + "/metrics")) return e;
     }
-    if (d.error !== void 0) {
-      if ((e = checkErrorInfo(d.error, p + "/error")) && branch2(d.error, p + "/error")) return e;
+    const value109 = d.error;
+    if (value109 !== void 0) {
+      if ((e = checkErrorInfo(value109, p + "/error")) && branch2(value109, p + "/error")) return e;
     }
-    if (d.best !== void 0) {
-      if (d.best && typeof d.best == "object" && !Array.isArray(d.best)) {
-        if (d.best.trial === void 0) return fail(p + "/best", "#/properties/best/required", "required", { missingProperty: "trial" });
-        if (d.best.metric === void 0) return fail(p + "/best", "#/properties/best/required", "required", { missingProperty: "metric" });
-        if (d.best.value === void 0) return fail(p + "/best", "#/properties/best/required", "required", { missingProperty: "value" });
-        if (d.best.trial !== void 0) {
-          if (e = checkOrdinal(d.best.trial, p + "/best/trial")) return e;
+    const value110 = d.best;
+    if (value110 !== void 0) {
+      if (isObject(value110)) {
+        if (value110.trial === void 0) return failProperty(p, "best", "required", "trial");
+        if (value110.metric === void 0) return failProperty(p, "best", "required", "metric");
+        if (value110.value === void 0) return failProperty(p, "best", "required", "value");
+        const value111 = value110.trial;
+        if (value111 !== void 0) {
+          if (e = checkOrdinal(value111, p + "/best/trial")) return e;
         }
-        if (d.best.metric !== void 0) {
-          if (typeof d.best.metric == "string") {
-            if (ucs2length(d.best.metric) < 1) return fail(p + "/best/metric", "#/properties/best/properties/metric/minLength", "minLength", { limit: 1 });
-          } else return fail(p + "/best/metric", "#/properties/best/properties/metric/type", "type", { type: "string" });
+        const value112 = value110.metric;
+        if (value112 !== void 0) {
+          if (typeof value112 == "string") {
+            if (ucs2length(value112) < 1) return fail(p + "/best/metric", "#/properties/best/properties/metric/minLength", 1);
+          } else return fail(p + "/best/metric", "#/properties/best/properties/metric/type", "string");
         }
-        if (d.best.value !== void 0) {
-          if (!(typeof d.best.value == "number" && isFinite(d.best.value) || d.best.value === null)) return fail(p + "/best/value", "#/properties/best/properties/value/type", "type", { type: ["number", "null"] });
+        const value113 = value110.value;
+        if (value113 !== void 0) {
+          if (!(isNumber(value113) || value113 === null)) return fail(p + "/best/value", "#/properties/best/properties/value/type", ["number", "null"]);
         }
-      } else return fail(p + "/best", "#/properties/best/type", "type", { type: "object" });
+      } else return fail(p + "/best", "#/properties/best/type", "object");
     }
-    if (d.accepted !== void 0) {
-      if (!(typeof d.accepted == "boolean")) return fail(p + "/accepted", "#/properties/accepted/type", "type", { type: "boolean" });
+    const value114 = d.accepted;
+    if (value114 !== void 0) {
+      if (!(typeof value114 == "boolean")) return fail(p + "/accepted", "#/properties/accepted/type", "boolean");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkStopRequested(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.source === void 0) return fail(p, "#/required", "required", { missingProperty: "source" });
-    if (d.signal === void 0) return fail(p, "#/required", "required", { missingProperty: "signal" });
-    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
-    if (d.requested_by === void 0) return fail(p, "#/required", "required", { missingProperty: "requested_by" });
-    if (d.event !== void 0) {
-      if (d.event !== "stop.requested") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "stop.requested" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.source === void 0) return failRequired(p, "source");
+    if (d.signal === void 0) return failRequired(p, "signal");
+    if (d.reason === void 0) return failRequired(p, "reason");
+    if (d.requested_by === void 0) return failRequired(p, "requested_by");
+    const value115 = d.event;
+    if (value115 !== void 0) {
+      if (value115 !== "stop.requested") return failProperty(p, "event", "const", "stop.requested");
     }
-    if (d.source !== void 0) {
-      if (!(d.source === "control_file" || d.source === "signal" || d.source === "api")) return fail(p + "/source", "#/properties/source/enum", "enum", { allowedValues: ["control_file", "signal", "api"] });
+    const value116 = d.source;
+    if (value116 !== void 0) {
+      if (!(value116 === "control_file" || value116 === "signal" || value116 === "api")) return failProperty(p, "source", "enum", ["control_file", "signal", "api"]);
     }
-    if (d.signal !== void 0) {
-      if (!(d.signal === "SIGINT" || d.signal === "SIGTERM" || d.signal === "SIGBREAK" || d.signal === null)) return fail(p + "/signal", "#/properties/signal/enum", "enum", { allowedValues: ["SIGINT", "SIGTERM", "SIGBREAK", null] });
+    const value117 = d.signal;
+    if (value117 !== void 0) {
+      if (!(value117 === "SIGINT" || value117 === "SIGTERM" || value117 === "SIGBREAK" || value117 === null)) return failProperty(p, "signal", "enum", ["SIGINT", "SIGTERM", "SIGBREAK", null]);
     }
-    if (d.reason !== void 0) {
-      if (!(typeof d.reason == "string" || d.reason === null)) return fail(p + "/reason", "#/properties/reason/type", "type", { type: ["string", "null"] });
-      if (typeof d.reason == "string") {
-        if (ucs2length(d.reason) > 200) return fail(p + "/reason", "#/properties/reason/maxLength", "maxLength", { limit: 200 });
+    const value118 = d.reason;
+    if (value118 !== void 0) {
+      if (!(typeof value118 == "string" || value118 === null)) return fail(p + "/reason", "#/properties/reason/type", ["string", "null"]);
+      if (typeof value118 == "string") {
+        if (ucs2length(value118) > 200) return failProperty(p, "reason", "maxLength", 200);
       }
     }
-    if (d.requested_by !== void 0) {
-      if (!(typeof d.requested_by == "string" || d.requested_by === null)) return fail(p + "/requested_by", "#/properties/requested_by/type", "type", { type: ["string", "null"] });
-      if (typeof d.requested_by == "string") {
-        if (ucs2length(d.requested_by) > 200) return fail(p + "/requested_by", "#/properties/requested_by/maxLength", "maxLength", { limit: 200 });
+    const value119 = d.requested_by;
+    if (value119 !== void 0) {
+      if (!(typeof value119 == "string" || value119 === null)) return fail(p + "/requested_by", "#/properties/requested_by/type", ["string", "null"]);
+      if (typeof value119 == "string") {
+        if (ucs2length(value119) > 200) return failProperty(p, "requested_by", "maxLength", 200);
       }
     }
-    if (d.criterion !== void 0) {
-      if (!(typeof d.criterion == "string" || d.criterion === null)) return fail(p + "/criterion", "#/properties/criterion/type", "type", { type: ["string", "null"] });
-      if (typeof d.criterion == "string") {
-        if (ucs2length(d.criterion) > 200) return fail(p + "/criterion", "#/properties/criterion/maxLength", "maxLength", { limit: 200 });
+    const value120 = d.criterion;
+    if (value120 !== void 0) {
+      if (!(typeof value120 == "string" || value120 === null)) return fail(p + "/criterion", "#/properties/criterion/type", ["string", "null"]);
+      if (typeof value120 == "string") {
+        if (ucs2length(value120) > 200) return failProperty(p, "criterion", "maxLength", 200);
       }
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkRunFinished(d, p) {
   let e;
   if (e = checkEnvelope(d, p)) return e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.event === void 0) return fail(p, "#/required", "required", { missingProperty: "event" });
-    if (d.status === void 0) return fail(p, "#/required", "required", { missingProperty: "status" });
-    if (d.exit_code === void 0) return fail(p, "#/required", "required", { missingProperty: "exit_code" });
-    if (d.error === void 0) return fail(p, "#/required", "required", { missingProperty: "error" });
-    if (d.reason === void 0) return fail(p, "#/required", "required", { missingProperty: "reason" });
-    if (d.step === void 0) return fail(p, "#/required", "required", { missingProperty: "step" });
-    if (d.checkpoint === void 0) return fail(p, "#/required", "required", { missingProperty: "checkpoint" });
-    if (d.duration_s === void 0) return fail(p, "#/required", "required", { missingProperty: "duration_s" });
-    if (d.metrics === void 0) return fail(p, "#/required", "required", { missingProperty: "metrics" });
-    if (d.artifacts === void 0) return fail(p, "#/required", "required", { missingProperty: "artifacts" });
-    if (d.event !== void 0) {
-      if (d.event !== "run.finished") return fail(p + "/event", "#/properties/event/const", "const", { allowedValue: "run.finished" });
+  if (isObject(d)) {
+    if (d.event === void 0) return failRequired(p, "event");
+    if (d.status === void 0) return failRequired(p, "status");
+    if (d.exit_code === void 0) return failRequired(p, "exit_code");
+    if (d.error === void 0) return failRequired(p, "error");
+    if (d.reason === void 0) return failRequired(p, "reason");
+    if (d.step === void 0) return failRequired(p, "step");
+    if (d.checkpoint === void 0) return failRequired(p, "checkpoint");
+    if (d.duration_s === void 0) return failRequired(p, "duration_s");
+    if (d.metrics === void 0) return failRequired(p, "metrics");
+    if (d.artifacts === void 0) return failRequired(p, "artifacts");
+    const value121 = d.event;
+    if (value121 !== void 0) {
+      if (value121 !== "run.finished") return failProperty(p, "event", "const", "run.finished");
     }
-    if (d.status !== void 0) {
-      if (!(d.status === "succeeded" || d.status === "failed" || d.status === "interrupted" || d.status === "reverted" || d.status === "awaiting_approval")) return fail(p + "/status", "#/properties/status/enum", "enum", { allowedValues: ["succeeded", "failed", "interrupted", "reverted", "awaiting_approval"] });
+    const value122 = d.status;
+    if (value122 !== void 0) {
+      if (!(value122 === "succeeded" || value122 === "failed" || value122 === "interrupted" || value122 === "reverted" || value122 === "awaiting_approval")) return failProperty(p, "status", "enum", ["succeeded", "failed", "interrupted", "reverted", "awaiting_approval"]);
     }
-    if (d.exit_code !== void 0) {
-      if (!(typeof d.exit_code == "number" && !(d.exit_code % 1) && !isNaN(d.exit_code) && isFinite(d.exit_code) || d.exit_code === null)) return fail(p + "/exit_code", "#/properties/exit_code/type", "type", { type: ["integer", "null"] });
-      if (typeof d.exit_code == "number" && isFinite(d.exit_code)) {
-        if (d.exit_code > 9007199254740991) return fail(p + "/exit_code", "#/properties/exit_code/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.exit_code < -9007199254740991) return fail(p + "/exit_code", "#/properties/exit_code/minimum", "minimum", { comparison: ">=", limit: -9007199254740991 });
+    const value123 = d.exit_code;
+    if (value123 !== void 0) {
+      if (!(isInteger(value123) || value123 === null)) return fail(p + "/exit_code", "#/properties/exit_code/type", ["integer", "null"]);
+      if (isNumber(value123)) {
+        if (value123 > 9007199254740991) return failProperty(p, "exit_code", "maximum", 9007199254740991);
+        if (value123 < -9007199254740991) return failProperty(p, "exit_code", "minimum", -9007199254740991);
       }
     }
-    if (d.error !== void 0) {
-      if ((e = checkErrorInfo(d.error, p + "/error")) && branch3(d.error, p + "/error")) return e;
+    const value124 = d.error;
+    if (value124 !== void 0) {
+      if ((e = checkErrorInfo(value124, p + "/error")) && branch3(value124, p + "/error")) return e;
     }
-    if (d.reason !== void 0) {
-      if (!(d.reason === "control_file" || d.reason === "sigint" || d.reason === "sigterm" || d.reason === "sigbreak" || d.reason === "api" || d.reason === null)) return fail(p + "/reason", "#/properties/reason/enum", "enum", { allowedValues: ["control_file", "sigint", "sigterm", "sigbreak", "api", null] });
+    const value125 = d.reason;
+    if (value125 !== void 0) {
+      if (!(value125 === "control_file" || value125 === "sigint" || value125 === "sigterm" || value125 === "sigbreak" || value125 === "api" || value125 === null)) return failProperty(p, "reason", "enum", ["control_file", "sigint", "sigterm", "sigbreak", "api", null]);
     }
-    if (d.step !== void 0) {
-      if (!(typeof d.step == "number" && !(d.step % 1) && !isNaN(d.step) && isFinite(d.step) || d.step === null)) return fail(p + "/step", "#/properties/step/type", "type", { type: ["integer", "null"] });
-      if (typeof d.step == "number" && isFinite(d.step)) {
-        if (d.step > 9007199254740991) return fail(p + "/step", "#/properties/step/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.step < 0) return fail(p + "/step", "#/properties/step/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value126 = d.step;
+    if (value126 !== void 0) {
+      if (!(isInteger(value126) || value126 === null)) return fail(p + "/step", "#/properties/step/type", ["integer", "null"]);
+      if (isNumber(value126)) {
+        if (value126 > 9007199254740991) return failProperty(p, "step", "maximum", 9007199254740991);
+        if (value126 < 0) return failProperty(p, "step", "minimum", 0);
       }
     }
-    if (d.checkpoint !== void 0) {
-      if (!(typeof d.checkpoint == "string" || d.checkpoint === null)) return fail(p + "/checkpoint", "#/properties/checkpoint/type", "type", { type: ["string", "null"] });
-      if (typeof d.checkpoint == "string") {
-        if (ucs2length(d.checkpoint) > 4096) return fail(p + "/checkpoint", "#/properties/checkpoint/maxLength", "maxLength", { limit: 4096 });
-        if (ucs2length(d.checkpoint) < 1) return fail(p + "/checkpoint", "#/properties/checkpoint/minLength", "minLength", { limit: 1 });
-        if (!pattern2(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
+    const value127 = d.checkpoint;
+    if (value127 !== void 0) {
+      if (!(typeof value127 == "string" || value127 === null)) return fail(p + "/checkpoint", "#/properties/checkpoint/type", ["string", "null"]);
+      if (typeof value127 == "string") {
+        if (ucs2length(value127) > 4096) return failProperty(p, "checkpoint", "maxLength", 4096);
+        if (ucs2length(value127) < 1) return failProperty(p, "checkpoint", "minLength", 1);
+        if (!pattern2(value127)) return failProperty(p, "checkpoint", "pattern", "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$");
       }
     }
-    if (d.duration_s !== void 0) {
-      if (e = checkDuration(d.duration_s, p + "/duration_s")) return e;
+    const value128 = d.duration_s;
+    if (value128 !== void 0) {
+      if (e = checkDuration(value128, p + "/duration_s")) return e;
     }
-    if (d.metrics !== void 0) {
-      if (e = checkMetrics(d.metrics, p + "/metrics")) return e;
+    const value129 = d.metrics;
+    if (value129 !== void 0) {
+      if (e = checkMetrics(value129, p + "/metrics")) return e;
     }
-    if (d.artifacts !== void 0) {
-      if (d.artifacts && typeof d.artifacts == "object" && !Array.isArray(d.artifacts)) {
-        for (const key3 in d.artifacts) {
-          if (e = checkRelativePath(d.artifacts[key3], p + "/artifacts" + pointer(key3))) return e;
+    const value130 = d.artifacts;
+    if (value130 !== void 0) {
+      if (isObject(value130)) {
+        for (const key131 in value130) {
+          if (e = checkRelativePath(value130[key131], p + "/artifacts" + pointer(key131))) return e;
         }
-      } else return fail(p + "/artifacts", "#/properties/artifacts/type", "type", { type: "object" });
+      } else return fail(p + "/artifacts", "#/properties/artifacts/type", "object");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkOrdinal(d, p) {
-  if (!(typeof d == "number" && !(d % 1) && !isNaN(d) && isFinite(d))) return fail(p, "#/type", "type", { type: "integer" });
-  if (typeof d == "number" && isFinite(d)) {
-    if (d > 9007199254740991) return fail(p, "#/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-    if (d < 1) return fail(p, "#/minimum", "minimum", { comparison: ">=", limit: 1 });
+  if (!isInteger(d)) return fail(p, "#/type", "integer");
+  if (isNumber(d)) {
+    if (d > 9007199254740991) return fail(p, "#/maximum", 9007199254740991);
+    if (d < 1) return fail(p, "#/minimum", 1);
   }
 }
 function checkTimestamp(d, p) {
   if (typeof d == "string") {
-    if (!pattern5(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$" });
-    if (!formats["date-time"](d)) return fail(p, "#/format", "format", { format: "date-time" });
-  } else return fail(p, "#/type", "type", { type: "string" });
+    if (!pattern5(d)) return fail(p, "#/pattern", "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$");
+    if (!formats["date-time"](d)) return fail(p, "#/format", "date-time");
+  } else return fail(p, "#/type", "string");
 }
 function checkRunId(d, p) {
   if (typeof d == "string") {
-    if (!pattern1(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" });
-  } else return fail(p, "#/type", "type", { type: "string" });
+    if (!pattern1(d)) return fail(p, "#/pattern", "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
+  } else return fail(p, "#/type", "string");
 }
 function checkStage(d, p) {
   let e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.name === void 0) return fail(p, "#/required", "required", { missingProperty: "name" });
-    if (d.index === void 0) return fail(p, "#/required", "required", { missingProperty: "index" });
-    if (d.count === void 0) return fail(p, "#/required", "required", { missingProperty: "count" });
-    if (d.name !== void 0) {
-      if (typeof d.name == "string") {
-        if (ucs2length(d.name) > 128) return fail(p + "/name", "#/properties/name/maxLength", "maxLength", { limit: 128 });
-        if (ucs2length(d.name) < 1) return fail(p + "/name", "#/properties/name/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/name", "#/properties/name/type", "type", { type: "string" });
+  if (isObject(d)) {
+    if (d.name === void 0) return failRequired(p, "name");
+    if (d.index === void 0) return failRequired(p, "index");
+    if (d.count === void 0) return failRequired(p, "count");
+    const value132 = d.name;
+    if (value132 !== void 0) {
+      if (typeof value132 == "string") {
+        if (ucs2length(value132) > 128) return failProperty(p, "name", "maxLength", 128);
+        if (ucs2length(value132) < 1) return failProperty(p, "name", "minLength", 1);
+      } else return fail(p + "/name", "#/properties/name/type", "string");
     }
-    if (d.index !== void 0) {
-      if (e = checkOrdinal(d.index, p + "/index")) return e;
+    const value133 = d.index;
+    if (value133 !== void 0) {
+      if (e = checkOrdinal(value133, p + "/index")) return e;
     }
-    if (d.count !== void 0) {
-      if (e = checkOrdinal(d.count, p + "/count")) return e;
+    const value134 = d.count;
+    if (value134 !== void 0) {
+      if (e = checkOrdinal(value134, p + "/count")) return e;
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkProducer(d, p) {
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.name === void 0) return fail(p, "#/required", "required", { missingProperty: "name" });
-    if (d.version === void 0) return fail(p, "#/required", "required", { missingProperty: "version" });
-    if (d.name !== void 0) {
-      if (typeof d.name == "string") {
-        if (ucs2length(d.name) > 128) return fail(p + "/name", "#/properties/name/maxLength", "maxLength", { limit: 128 });
-        if (ucs2length(d.name) < 1) return fail(p + "/name", "#/properties/name/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/name", "#/properties/name/type", "type", { type: "string" });
+  if (isObject(d)) {
+    if (d.name === void 0) return failRequired(p, "name");
+    if (d.version === void 0) return failRequired(p, "version");
+    const value135 = d.name;
+    if (value135 !== void 0) {
+      if (typeof value135 == "string") {
+        if (ucs2length(value135) > 128) return failProperty(p, "name", "maxLength", 128);
+        if (ucs2length(value135) < 1) return failProperty(p, "name", "minLength", 1);
+      } else return fail(p + "/name", "#/properties/name/type", "string");
     }
-    if (d.version !== void 0) {
-      if (typeof d.version == "string") {
-        if (ucs2length(d.version) > 64) return fail(p + "/version", "#/properties/version/maxLength", "maxLength", { limit: 64 });
-      } else return fail(p + "/version", "#/properties/version/type", "type", { type: "string" });
+    const value136 = d.version;
+    if (value136 !== void 0) {
+      if (typeof value136 == "string") {
+        if (ucs2length(value136) > 64) return failProperty(p, "version", "maxLength", 64);
+      } else return fail(p + "/version", "#/properties/version/type", "string");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkProvenance(d, p) {
   let e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.git_sha !== void 0) {
-      if (!(typeof d.git_sha == "string" || d.git_sha === null)) return fail(p + "/git_sha", "#/properties/git_sha/type", "type", { type: ["string", "null"] });
+  if (isObject(d)) {
+    const value137 = d.git_sha;
+    if (value137 !== void 0) {
+      if (!(typeof value137 == "string" || value137 === null)) return fail(p + "/git_sha", "#/properties/git_sha/type", ["string", "null"]);
     }
-    if (d.git_dirty !== void 0) {
-      if (!(typeof d.git_dirty == "boolean" || d.git_dirty === null)) return fail(p + "/git_dirty", "#/properties/git_dirty/type", "type", { type: ["boolean", "null"] });
+    const value138 = d.git_dirty;
+    if (value138 !== void 0) {
+      if (!(typeof value138 == "boolean" || value138 === null)) return fail(p + "/git_dirty", "#/properties/git_dirty/type", ["boolean", "null"]);
     }
-    if (d.dirty_diff !== void 0) {
-      if (e = checkDirtyDiff(d.dirty_diff, p + "/dirty_diff")) return e;
+    const value139 = d.dirty_diff;
+    if (value139 !== void 0) {
+      if (e = checkDirtyDiff(value139, p + "/dirty_diff")) return e;
     }
-    if (d.seed !== void 0) {
-      if (!(typeof d.seed == "number" && !(d.seed % 1) && !isNaN(d.seed) && isFinite(d.seed) || d.seed === null)) return fail(p + "/seed", "#/properties/seed/type", "type", { type: ["integer", "null"] });
-      if (typeof d.seed == "number" && isFinite(d.seed)) {
-        if (d.seed > 9007199254740991) return fail(p + "/seed", "#/properties/seed/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.seed < -9007199254740991) return fail(p + "/seed", "#/properties/seed/minimum", "minimum", { comparison: ">=", limit: -9007199254740991 });
+    const value140 = d.seed;
+    if (value140 !== void 0) {
+      if (!(isInteger(value140) || value140 === null)) return fail(p + "/seed", "#/properties/seed/type", ["integer", "null"]);
+      if (isNumber(value140)) {
+        if (value140 > 9007199254740991) return failProperty(p, "seed", "maximum", 9007199254740991);
+        if (value140 < -9007199254740991) return failProperty(p, "seed", "minimum", -9007199254740991);
       }
     }
-    if (d.python !== void 0) {
-      if (!(typeof d.python == "string")) return fail(p + "/python", "#/properties/python/type", "type", { type: "string" });
+    const value141 = d.python;
+    if (value141 !== void 0) {
+      if (!(typeof value141 == "string")) return fail(p + "/python", "#/properties/python/type", "string");
     }
-    if (d.packages !== void 0) {
-      if (d.packages && typeof d.packages == "object" && !Array.isArray(d.packages)) {
-        for (const key4 in d.packages) {
-          if (!(typeof d.packages[key4] == "string")) return fail(p + "/packages" + pointer(key4), "#/properties/packages/additionalProperties/type", "type", { type: "string" });
+    const value142 = d.packages;
+    if (value142 !== void 0) {
+      if (isObject(value142)) {
+        for (const key143 in value142) {
+          if (!(typeof value142[key143] == "string")) return fail(p + "/packages" + pointer(key143), "#/properties/packages/additionalProperties/type", "string");
         }
-      } else return fail(p + "/packages", "#/properties/packages/type", "type", { type: "object" });
+      } else return fail(p + "/packages", "#/properties/packages/type", "object");
     }
-    if (d.platform !== void 0) {
-      if (!(typeof d.platform == "string")) return fail(p + "/platform", "#/properties/platform/type", "type", { type: "string" });
+    const value144 = d.platform;
+    if (value144 !== void 0) {
+      if (!(typeof value144 == "string")) return fail(p + "/platform", "#/properties/platform/type", "string");
     }
-    if (d.accelerator !== void 0) {
-      if (d.accelerator && typeof d.accelerator == "object" && !Array.isArray(d.accelerator)) {
-        if (d.accelerator.kind === void 0) return fail(p + "/accelerator", "#/properties/accelerator/required", "required", { missingProperty: "kind" });
-        if (d.accelerator.count === void 0) return fail(p + "/accelerator", "#/properties/accelerator/required", "required", { missingProperty: "count" });
-        if (d.accelerator.kind !== void 0) {
-          if (!(typeof d.accelerator.kind == "string")) return fail(p + "/accelerator/kind", "#/properties/accelerator/properties/kind/type", "type", { type: "string" });
+    const value145 = d.accelerator;
+    if (value145 !== void 0) {
+      if (isObject(value145)) {
+        if (value145.kind === void 0) return failProperty(p, "accelerator", "required", "kind");
+        if (value145.count === void 0) return failProperty(p, "accelerator", "required", "count");
+        const value146 = value145.kind;
+        if (value146 !== void 0) {
+          if (!(typeof value146 == "string")) return fail(p + "/accelerator/kind", "#/properties/accelerator/properties/kind/type", "string");
         }
-        if (d.accelerator.count !== void 0) {
-          if (e = checkCount(d.accelerator.count, p + "/accelerator/count")) return e;
+        const value147 = value145.count;
+        if (value147 !== void 0) {
+          if (e = checkCount(value147, p + "/accelerator/count")) return e;
         }
-        if (d.accelerator.name !== void 0) {
-          if (!(typeof d.accelerator.name == "string" || d.accelerator.name === null)) return fail(p + "/accelerator/name", "#/properties/accelerator/properties/name/type", "type", { type: ["string", "null"] });
+        const value148 = value145.name;
+        if (value148 !== void 0) {
+          if (!(typeof value148 == "string" || value148 === null)) return fail(p + "/accelerator/name", "#/properties/accelerator/properties/name/type", ["string", "null"]);
         }
-        if (d.accelerator.cuda_version !== void 0) {
-          if (!(typeof d.accelerator.cuda_version == "string" || d.accelerator.cuda_version === null)) return fail(p + "/accelerator/cuda_version", "#/properties/accelerator/properties/cuda_version/type", "type", { type: ["string", "null"] });
+        const value149 = value145.cuda_version;
+        if (value149 !== void 0) {
+          if (!(typeof value149 == "string" || value149 === null)) return fail(p + "/accelerator/cuda_version", "#/properties/accelerator/properties/cuda_version/type", ["string", "null"]);
         }
-        if (d.accelerator.cudnn_version !== void 0) {
-          if (!(typeof d.accelerator.cudnn_version == "string" || d.accelerator.cudnn_version === null)) return fail(p + "/accelerator/cudnn_version", "#/properties/accelerator/properties/cudnn_version/type", "type", { type: ["string", "null"] });
+        const value150 = value145.cudnn_version;
+        if (value150 !== void 0) {
+          if (!(typeof value150 == "string" || value150 === null)) return fail(p + "/accelerator/cudnn_version", "#/properties/accelerator/properties/cudnn_version/type", ["string", "null"]);
         }
-        if (d.accelerator.driver_version !== void 0) {
-          if (!(typeof d.accelerator.driver_version == "string" || d.accelerator.driver_version === null)) return fail(p + "/accelerator/driver_version", "#/properties/accelerator/properties/driver_version/type", "type", { type: ["string", "null"] });
+        const value151 = value145.driver_version;
+        if (value151 !== void 0) {
+          if (!(typeof value151 == "string" || value151 === null)) return fail(p + "/accelerator/driver_version", "#/properties/accelerator/properties/driver_version/type", ["string", "null"]);
         }
-      } else return fail(p + "/accelerator", "#/properties/accelerator/type", "type", { type: "object" });
+      } else return fail(p + "/accelerator", "#/properties/accelerator/type", "object");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkRunProcess(d, p) {
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.host === void 0) return fail(p, "#/required", "required", { missingProperty: "host" });
-    if (d.boot_id === void 0) return fail(p, "#/required", "required", { missingProperty: "boot_id" });
-    if (d.pid_namespace === void 0) return fail(p, "#/required", "required", { missingProperty: "pid_namespace" });
-    if (d.pid === void 0) return fail(p, "#/required", "required", { missingProperty: "pid" });
-    if (d.start_time === void 0) return fail(p, "#/required", "required", { missingProperty: "start_time" });
-    if (d.host !== void 0) {
-      if (typeof d.host == "string") {
-        if (ucs2length(d.host) > 256) return fail(p + "/host", "#/properties/host/maxLength", "maxLength", { limit: 256 });
-        if (ucs2length(d.host) < 1) return fail(p + "/host", "#/properties/host/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/host", "#/properties/host/type", "type", { type: "string" });
+  if (isObject(d)) {
+    if (d.host === void 0) return failRequired(p, "host");
+    if (d.boot_id === void 0) return failRequired(p, "boot_id");
+    if (d.pid_namespace === void 0) return failRequired(p, "pid_namespace");
+    if (d.pid === void 0) return failRequired(p, "pid");
+    if (d.start_time === void 0) return failRequired(p, "start_time");
+    const value152 = d.host;
+    if (value152 !== void 0) {
+      if (typeof value152 == "string") {
+        if (ucs2length(value152) > 256) return failProperty(p, "host", "maxLength", 256);
+        if (ucs2length(value152) < 1) return failProperty(p, "host", "minLength", 1);
+      } else return fail(p + "/host", "#/properties/host/type", "string");
     }
-    if (d.boot_id !== void 0) {
-      if (!(typeof d.boot_id == "string" || d.boot_id === null)) return fail(p + "/boot_id", "#/properties/boot_id/type", "type", { type: ["string", "null"] });
-      if (typeof d.boot_id == "string") {
-        if (ucs2length(d.boot_id) > 64) return fail(p + "/boot_id", "#/properties/boot_id/maxLength", "maxLength", { limit: 64 });
+    const value153 = d.boot_id;
+    if (value153 !== void 0) {
+      if (!(typeof value153 == "string" || value153 === null)) return fail(p + "/boot_id", "#/properties/boot_id/type", ["string", "null"]);
+      if (typeof value153 == "string") {
+        if (ucs2length(value153) > 64) return failProperty(p, "boot_id", "maxLength", 64);
       }
     }
-    if (d.pid_namespace !== void 0) {
-      if (!(typeof d.pid_namespace == "string" || d.pid_namespace === null)) return fail(p + "/pid_namespace", "#/properties/pid_namespace/type", "type", { type: ["string", "null"] });
-      if (typeof d.pid_namespace == "string") {
-        if (ucs2length(d.pid_namespace) > 64) return fail(p + "/pid_namespace", "#/properties/pid_namespace/maxLength", "maxLength", { limit: 64 });
+    const value154 = d.pid_namespace;
+    if (value154 !== void 0) {
+      if (!(typeof value154 == "string" || value154 === null)) return fail(p + "/pid_namespace", "#/properties/pid_namespace/type", ["string", "null"]);
+      if (typeof value154 == "string") {
+        if (ucs2length(value154) > 64) return failProperty(p, "pid_namespace", "maxLength", 64);
       }
     }
-    if (d.pid !== void 0) {
-      if (!(typeof d.pid == "number" && !(d.pid % 1) && !isNaN(d.pid) && isFinite(d.pid))) return fail(p + "/pid", "#/properties/pid/type", "type", { type: "integer" });
-      if (typeof d.pid == "number" && isFinite(d.pid)) {
-        if (d.pid > 9007199254740991) return fail(p + "/pid", "#/properties/pid/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.pid < 1) return fail(p + "/pid", "#/properties/pid/minimum", "minimum", { comparison: ">=", limit: 1 });
+    const value155 = d.pid;
+    if (value155 !== void 0) {
+      if (!isInteger(value155)) return fail(p + "/pid", "#/properties/pid/type", "integer");
+      if (isNumber(value155)) {
+        if (value155 > 9007199254740991) return failProperty(p, "pid", "maximum", 9007199254740991);
+        if (value155 < 1) return failProperty(p, "pid", "minimum", 1);
       }
     }
-    if (d.start_time !== void 0) {
-      if (!(typeof d.start_time == "string" || d.start_time === null)) return fail(p + "/start_time", "#/properties/start_time/type", "type", { type: ["string", "null"] });
-      if (typeof d.start_time == "string") {
-        if (ucs2length(d.start_time) > 64) return fail(p + "/start_time", "#/properties/start_time/maxLength", "maxLength", { limit: 64 });
+    const value156 = d.start_time;
+    if (value156 !== void 0) {
+      if (!(typeof value156 == "string" || value156 === null)) return fail(p + "/start_time", "#/properties/start_time/type", ["string", "null"]);
+      if (typeof value156 == "string") {
+        if (ucs2length(value156) > 64) return failProperty(p, "start_time", "maxLength", 64);
       }
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkPhaseName(d, p) {
   if (typeof d == "string") {
-    if (!pattern4(d)) return fail(p, "#/pattern", "pattern", { pattern: "^[a-z][a-z0-9_]{0,63}$" });
-  } else return fail(p, "#/type", "type", { type: "string" });
+    if (!pattern4(d)) return fail(p, "#/pattern", "^[a-z][a-z0-9_]{0,63}$");
+  } else return fail(p, "#/type", "string");
 }
 function checkDuration(d, p) {
-  if (typeof d == "number" && isFinite(d)) {
-    if (d < 0) return fail(p, "#/minimum", "minimum", { comparison: ">=", limit: 0 });
-  } else return fail(p, "#/type", "type", { type: "number" });
+  if (isNumber(d)) {
+    if (d < 0) return fail(p, "#/minimum", 0);
+  } else return fail(p, "#/type", "number");
 }
 function checkCount(d, p) {
-  if (!(typeof d == "number" && !(d % 1) && !isNaN(d) && isFinite(d))) return fail(p, "#/type", "type", { type: "integer" });
-  if (typeof d == "number" && isFinite(d)) {
-    if (d > 9007199254740991) return fail(p, "#/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-    if (d < 0) return fail(p, "#/minimum", "minimum", { comparison: ">=", limit: 0 });
+  if (!isInteger(d)) return fail(p, "#/type", "integer");
+  if (isNumber(d)) {
+    if (d > 9007199254740991) return fail(p, "#/maximum", 9007199254740991);
+    if (d < 0) return fail(p, "#/minimum", 0);
   }
 }
 function checkMetrics(d, p) {
   let e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    for (const key5 in d) {
-      if (e = branch4(key5, p)) return e.propertyName = key5, e;
+  if (isObject(d)) {
+    for (const key157 in d) {
+      if (e = branch4(key157, p)) return e.propertyName = key157, e;
     }
-    for (const key6 in d) {
-      if (!(typeof d[key6] == "number" && isFinite(d[key6]) || d[key6] === null)) return fail(p + pointer(key6), "#/additionalProperties/type", "type", { type: ["number", "null"] });
+    for (const key158 in d) {
+      if (!(isNumber(d[key158]) || d[key158] === null)) return fail(p + pointer(key158), "#/additionalProperties/type", ["number", "null"]);
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkMemory(d, p) {
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    for (const key7 in d) {
-      if (d[key7] && typeof d[key7] == "object" && !Array.isArray(d[key7])) {
-        if (d[key7].allocated_bytes === void 0) return fail(p + pointer(key7), "#/additionalProperties/required", "required", { missingProperty: "allocated_bytes" });
-        if (d[key7].reserved_bytes === void 0) return fail(p + pointer(key7), "#/additionalProperties/required", "required", { missingProperty: "reserved_bytes" });
-        if (d[key7].peak_bytes === void 0) return fail(p + pointer(key7), "#/additionalProperties/required", "required", { missingProperty: "peak_bytes" });
-        if (d[key7].allocated_bytes !== void 0) {
-          if (!(typeof d[key7].allocated_bytes == "number" && !(d[key7].allocated_bytes % 1) && !isNaN(d[key7].allocated_bytes) && isFinite(d[key7].allocated_bytes) || d[key7].allocated_bytes === null)) return fail(p + pointer(key7) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key7].allocated_bytes == "number" && isFinite(d[key7].allocated_bytes)) {
-            if (d[key7].allocated_bytes > 9007199254740991) return fail(p + pointer(key7) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key7].allocated_bytes < 0) return fail(p + pointer(key7) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+  if (isObject(d)) {
+    for (const key159 in d) {
+      if (isObject(d[key159])) {
+        if (d[key159].allocated_bytes === void 0) return fail(p + pointer(key159), "#/additionalProperties/required", "allocated_bytes");
+        if (d[key159].reserved_bytes === void 0) return fail(p + pointer(key159), "#/additionalProperties/required", "reserved_bytes");
+        if (d[key159].peak_bytes === void 0) return fail(p + pointer(key159), "#/additionalProperties/required", "peak_bytes");
+        const value160 = d[key159].allocated_bytes;
+        if (value160 !== void 0) {
+          if (!(isInteger(value160) || value160 === null)) return fail(p + pointer(key159) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/type", ["integer", "null"]);
+          if (isNumber(value160)) {
+            if (value160 > 9007199254740991) return fail(p + pointer(key159) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/maximum", 9007199254740991);
+            if (value160 < 0) return fail(p + pointer(key159) + "/allocated_bytes", "#/additionalProperties/properties/allocated_bytes/minimum", 0);
           }
         }
-        if (d[key7].reserved_bytes !== void 0) {
-          if (!(typeof d[key7].reserved_bytes == "number" && !(d[key7].reserved_bytes % 1) && !isNaN(d[key7].reserved_bytes) && isFinite(d[key7].reserved_bytes) || d[key7].reserved_bytes === null)) return fail(p + pointer(key7) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key7].reserved_bytes == "number" && isFinite(d[key7].reserved_bytes)) {
-            if (d[key7].reserved_bytes > 9007199254740991) return fail(p + pointer(key7) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key7].reserved_bytes < 0) return fail(p + pointer(key7) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+        const value161 = d[key159].reserved_bytes;
+        if (value161 !== void 0) {
+          if (!(isInteger(value161) || value161 === null)) return fail(p + pointer(key159) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/type", ["integer", "null"]);
+          if (isNumber(value161)) {
+            if (value161 > 9007199254740991) return fail(p + pointer(key159) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/maximum", 9007199254740991);
+            if (value161 < 0) return fail(p + pointer(key159) + "/reserved_bytes", "#/additionalProperties/properties/reserved_bytes/minimum", 0);
           }
         }
-        if (d[key7].peak_bytes !== void 0) {
-          if (!(typeof d[key7].peak_bytes == "number" && !(d[key7].peak_bytes % 1) && !isNaN(d[key7].peak_bytes) && isFinite(d[key7].peak_bytes) || d[key7].peak_bytes === null)) return fail(p + pointer(key7) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/type", "type", { type: ["integer", "null"] });
-          if (typeof d[key7].peak_bytes == "number" && isFinite(d[key7].peak_bytes)) {
-            if (d[key7].peak_bytes > 9007199254740991) return fail(p + pointer(key7) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-            if (d[key7].peak_bytes < 0) return fail(p + pointer(key7) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/minimum", "minimum", { comparison: ">=", limit: 0 });
+        const value162 = d[key159].peak_bytes;
+        if (value162 !== void 0) {
+          if (!(isInteger(value162) || value162 === null)) return fail(p + pointer(key159) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/type", ["integer", "null"]);
+          if (isNumber(value162)) {
+            if (value162 > 9007199254740991) return fail(p + pointer(key159) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/maximum", 9007199254740991);
+            if (value162 < 0) return fail(p + pointer(key159) + "/peak_bytes", "#/additionalProperties/properties/peak_bytes/minimum", 0);
           }
         }
-      } else return fail(p + pointer(key7), "#/additionalProperties/type", "type", { type: "object" });
+      } else return fail(p + pointer(key159), "#/additionalProperties/type", "object");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkRelativePath(d, p) {
   if (typeof d == "string") {
-    if (ucs2length(d) > 4096) return fail(p, "#/maxLength", "maxLength", { limit: 4096 });
-    if (ucs2length(d) < 1) return fail(p, "#/minLength", "minLength", { limit: 1 });
-    if (!pattern2(d)) return fail(p, "#/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
-  } else return fail(p, "#/type", "type", { type: "string" });
+    if (ucs2length(d) > 4096) return fail(p, "#/maxLength", 4096);
+    if (ucs2length(d) < 1) return fail(p, "#/minLength", 1);
+    if (!pattern2(d)) return fail(p, "#/pattern", "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$");
+  } else return fail(p, "#/type", "string");
 }
 function checkErrorInfo(d, p) {
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.type === void 0) return fail(p, "#/required", "required", { missingProperty: "type" });
-    if (d.message === void 0) return fail(p, "#/required", "required", { missingProperty: "message" });
-    if (d.type !== void 0) {
-      if (typeof d.type == "string") {
-        if (ucs2length(d.type) > 200) return fail(p + "/type", "#/properties/type/maxLength", "maxLength", { limit: 200 });
-        if (ucs2length(d.type) < 1) return fail(p + "/type", "#/properties/type/minLength", "minLength", { limit: 1 });
-      } else return fail(p + "/type", "#/properties/type/type", "type", { type: "string" });
+  if (isObject(d)) {
+    if (d.type === void 0) return failRequired(p, "type");
+    if (d.message === void 0) return failRequired(p, "message");
+    const value163 = d.type;
+    if (value163 !== void 0) {
+      if (typeof value163 == "string") {
+        if (ucs2length(value163) > 200) return failProperty(p, "type", "maxLength", 200);
+        if (ucs2length(value163) < 1) return failProperty(p, "type", "minLength", 1);
+      } else return fail(p + "/type", "#/properties/type/type", "string");
     }
-    if (d.message !== void 0) {
-      if (typeof d.message == "string") {
-        if (ucs2length(d.message) > 200) return fail(p + "/message", "#/properties/message/maxLength", "maxLength", { limit: 200 });
-      } else return fail(p + "/message", "#/properties/message/type", "type", { type: "string" });
+    const value164 = d.message;
+    if (value164 !== void 0) {
+      if (typeof value164 == "string") {
+        if (ucs2length(value164) > 200) return failProperty(p, "message", "maxLength", 200);
+      } else return fail(p + "/message", "#/properties/message/type", "string");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function checkDirtyDiff(d, p) {
   let e;
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.path === void 0) return fail(p, "#/required", "required", { missingProperty: "path" });
-    if (d.sha256 === void 0) return fail(p, "#/required", "required", { missingProperty: "sha256" });
-    if (d.path !== void 0) {
-      if (e = checkRelativePath(d.path, p + "/path")) return e;
+  if (isObject(d)) {
+    if (d.path === void 0) return failRequired(p, "path");
+    if (d.sha256 === void 0) return failRequired(p, "sha256");
+    const value165 = d.path;
+    if (value165 !== void 0) {
+      if (e = checkRelativePath(value165, p + "/path")) return e;
     }
-    if (d.sha256 !== void 0) {
-      if (typeof d.sha256 == "string") {
-        if (!pattern6(d.sha256)) return fail(p + "/sha256", "#/properties/sha256/pattern", "pattern", { pattern: "^[0-9a-f]{64}$" });
-      } else return fail(p + "/sha256", "#/properties/sha256/type", "type", { type: "string" });
+    const value166 = d.sha256;
+    if (value166 !== void 0) {
+      if (typeof value166 == "string") {
+        if (!pattern6(value166)) return failProperty(p, "sha256", "pattern", "^[0-9a-f]{64}$");
+      } else return fail(p + "/sha256", "#/properties/sha256/type", "string");
     }
-  } else return fail(p, "#/type", "type", { type: "object" });
+  } else return fail(p, "#/type", "object");
 }
 function branch0(d, p) {
-  if (d && typeof d == "object" && !Array.isArray(d)) {
-    if (d.run_id === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "required", { missingProperty: "run_id" });
-    if (d.checkpoint === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "required", { missingProperty: "checkpoint" });
-    if (d.step === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "required", { missingProperty: "step" });
-    if (d.run_id !== void 0) {
-      if (!(typeof d.run_id == "string" || d.run_id === null)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/type", "type", { type: ["string", "null"] });
-      if (typeof d.run_id == "string") {
-        if (!pattern1(d.run_id)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/pattern", "pattern", { pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$" });
+  if (isObject(d)) {
+    if (d.run_id === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "run_id");
+    if (d.checkpoint === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "checkpoint");
+    if (d.step === void 0) return fail(p, "#/properties/resumed_from/anyOf/0/required", "step");
+    const value14 = d.run_id;
+    if (value14 !== void 0) {
+      if (!(typeof value14 == "string" || value14 === null)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/type", ["string", "null"]);
+      if (typeof value14 == "string") {
+        if (!pattern1(value14)) return fail(p + "/run_id", "#/properties/resumed_from/anyOf/0/properties/run_id/pattern", "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
       }
     }
-    if (d.checkpoint !== void 0) {
-      if (!(typeof d.checkpoint == "string" || d.checkpoint === null)) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/type", "type", { type: ["string", "null"] });
-      if (typeof d.checkpoint == "string") {
-        if (ucs2length(d.checkpoint) > 4096) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/maxLength", "maxLength", { limit: 4096 });
-        if (ucs2length(d.checkpoint) < 1) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/minLength", "minLength", { limit: 1 });
-        if (!pattern2(d.checkpoint)) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/pattern", "pattern", { pattern: "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$" });
+    const value15 = d.checkpoint;
+    if (value15 !== void 0) {
+      if (!(typeof value15 == "string" || value15 === null)) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/type", ["string", "null"]);
+      if (typeof value15 == "string") {
+        if (ucs2length(value15) > 4096) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/maxLength", 4096);
+        if (ucs2length(value15) < 1) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/minLength", 1);
+        if (!pattern2(value15)) return fail(p + "/checkpoint", "#/properties/resumed_from/anyOf/0/properties/checkpoint/pattern", "^(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+)(?:/(?:[^/\\\\:.][^/\\\\:]*|\\.(?:[^/\\\\:.][^/\\\\:]*)?|\\.\\.[^/\\\\:]+))*$");
       }
     }
-    if (d.step !== void 0) {
-      if (!(typeof d.step == "number" && !(d.step % 1) && !isNaN(d.step) && isFinite(d.step) || d.step === null)) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/type", "type", { type: ["integer", "null"] });
-      if (typeof d.step == "number" && isFinite(d.step)) {
-        if (d.step > 9007199254740991) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/maximum", "maximum", { comparison: "<=", limit: 9007199254740991 });
-        if (d.step < 0) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/minimum", "minimum", { comparison: ">=", limit: 0 });
+    const value16 = d.step;
+    if (value16 !== void 0) {
+      if (!(isInteger(value16) || value16 === null)) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/type", ["integer", "null"]);
+      if (isNumber(value16)) {
+        if (value16 > 9007199254740991) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/maximum", 9007199254740991);
+        if (value16 < 0) return fail(p + "/step", "#/properties/resumed_from/anyOf/0/properties/step/minimum", 0);
       }
     }
-  } else return fail(p, "#/properties/resumed_from/anyOf/0/type", "type", { type: "object" });
+  } else return fail(p, "#/properties/resumed_from/anyOf/0/type", "object");
 }
 function branch1(d, p) {
-  if (!(d === null)) return fail(p, "#/properties/resumed_from/anyOf/1/type", "type", { type: "null" });
+  if (!(d === null)) return fail(p, "#/properties/resumed_from/anyOf/1/type", "null");
 }
 function branch2(d, p) {
-  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "type", { type: "null" });
+  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "null");
 }
 function branch3(d, p) {
-  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "type", { type: "null" });
+  if (!(d === null)) return fail(p, "#/properties/error/anyOf/1/type", "null");
 }
 function branch4(d, p) {
   if (typeof d == "string") {
-    if (ucs2length(d) > 256) return fail(p, "#/propertyNames/maxLength", "maxLength", { limit: 256 });
-    if (ucs2length(d) < 1) return fail(p, "#/propertyNames/minLength", "minLength", { limit: 1 });
+    if (ucs2length(d) > 256) return fail(p, "#/propertyNames/maxLength", 256);
+    if (ucs2length(d) < 1) return fail(p, "#/propertyNames/minLength", 1);
   }
 }
 var validateEnvelope = /* @__PURE__ */ validator(checkEnvelope);

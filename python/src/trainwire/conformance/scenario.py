@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from trainwire._generated.scenario_plays import EVENT_ACTIONS, PLAYS
 from trainwire.contract.clock import FakeClock
 from trainwire.writer.run import Run
 from trainwire.writer.sinks import MemorySink
 
-__all__ = ["play"]
+__all__ = ["EVENT_ACTIONS", "play"]
 
 # Fields whose values are numbers: there the strings "NaN", "Infinity" and "-Infinity"
 # stand for non-finite values. Elsewhere (names, paths, params) a string stays a string.
@@ -22,27 +23,6 @@ _NON_FINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float
 # Run(...) arguments a `start` action may give, and start(...) ones.
 _RUN_ARGS = ("producer", "heartbeat_interval_s", "stage")
 _START_ARGS = ("total_steps", "total_epochs", "total_trials", "config", "world_size", "resumed_from")
-# phase_start(...) arguments an action may give
-_PHASE_ARGS = ("total", "unit", "cycle", "total_cycles", "trial")
-#: every event -> the scenario action that writes it, so that a scenario can make any event of
-#: the contract (a test requires every event here, each action in the player and the schema)
-EVENT_ACTIONS: dict[str, str] = {
-    "run.started": "start",
-    "run.heartbeat": "heartbeat",
-    "phase.progress": "phase_count",
-    "train.rolled_back": "rollback",
-    "phase.started": "phase_start",
-    "phase.ended": "phase_end",
-    "train.step": "step",
-    "train.epoch": "epoch",
-    "train.restarted": "oom_restart",
-    "eval.completed": "eval",
-    "checkpoint.saved": "checkpoint",
-    "trial.started": "trial_start",
-    "trial.ended": "trial_end",
-    "stop.requested": "request_stop",
-    "run.finished": "finish",
-}
 
 
 def play(scenario: Mapping[str, Any], *, run_id_prefix: str = "run") -> bytes:
@@ -73,52 +53,8 @@ class _Player:
         self.actions: dict[str, Callable[[dict[str, Any]], None]] = {
             "start": self.start,
             "advance": lambda a: self.clock.advance(a["seconds"]),
-            "phase_start": lambda a: self.current.phase_started(a["phase"], **_given(a, *_PHASE_ARGS)),
-            "phase_end": lambda a: self.current.phase_ended(a["phase"], a.get("status", "ok"), trial=a.get("trial")),
-            "phase_count": lambda a: self.current.advance(a.get("n", 1)),
-            "step": self.step,
-            "epoch": lambda a: self.current.epoch(a["epoch"], a["step"], a.get("metrics"), trial=a.get("trial")),
-            "eval": lambda a: self.current.eval(
-                a["step"], a.get("metrics"), epoch=a.get("epoch"), split=a.get("split", "eval"), trial=a.get("trial")
-            ),
-            "checkpoint": lambda a: self.current.checkpoint(
-                a["step"], a["path"], a.get("reason", "periodic"), trial=a.get("trial")
-            ),
-            "oom_restart": lambda a: self.current.restarted(
-                "oom",
-                step=a.get("step", 0),
-                trial=a.get("trial"),
-                **_given(a, "batch_size_from", "batch_size_to", "total_steps"),
-            ),
-            "rollback": lambda a: self.current.rolled_back(
-                a["previous_step"],
-                a["step"],
-                checkpoint=a.get("checkpoint"),
-                reason=a.get("reason"),
-                trial=a.get("trial"),
-            ),
-            "trial_start": lambda a: self.current.trial_started(
-                a["trial"], a.get("params"), a.get("attempt", 1), baseline=a.get("baseline", False)
-            ),
-            "trial_end": lambda a: self.current.trial_ended(
-                a["trial"],
-                a["status"],
-                attempt=a.get("attempt", 1),
-                metrics=a.get("metrics"),
-                error=a.get("error"),
-                **_given(a, "best", "accepted"),
-            ),
             "request_stop": self.request_stop,
-            "heartbeat": lambda a: self.current.heartbeat(),
             "fail": lambda a: self.current.finish("failed", error=(a["error_type"], a["message"])),
-            "finish": lambda a: self.current.finish(
-                a["status"],
-                reason=a.get("reason"),
-                metrics=a.get("metrics"),
-                artifacts=a.get("artifacts"),
-                checkpoint=a.get("checkpoint"),
-                **_given(a, "exit_code"),
-            ),
             "raw": lambda a: self.sink.write_raw(a["line"].encode("utf-8")),
             "extra": lambda a: self.current.emit(a["event"], **a.get("fields", {})),
         }
@@ -131,9 +67,26 @@ class _Player:
 
     def do(self, action: Mapping[str, Any]) -> None:
         handler = self.actions.get(action["do"])
+        if handler is None and action["do"] in PLAYS:
+            handler = self.call
         if handler is None:
             raise ValueError(f"unknown scenario action {action['do']!r}")
         handler(_with_non_finite(action))
+
+    def call(self, action: dict[str, Any]) -> None:
+        """The action's `Run` method, its arguments as the scenario schema's annotation places them."""
+        play = PLAYS[action["do"]]
+
+        def value(argument: str | dict[str, Any]) -> Any:
+            if isinstance(argument, dict):
+                return argument["const"]
+            if argument in play["required"]:
+                return action[argument]  # missing: a KeyError, reported as a malformed action
+            return action.get(argument, play["defaults"].get(argument))
+
+        method = getattr(self.current, play["call"])
+        keywords = {name: value(name) for name in play["keywords"]}
+        method(*map(value, play["args"]), **keywords, **_given(action, *play["given"]))
 
     def start(self, action: dict[str, Any]) -> None:
         self.runs += 1
@@ -158,26 +111,6 @@ class _Player:
             signal=action.get("signal"),
             reason=action.get("reason"),
             requested_by=action.get("requested_by"),
-        )
-
-    def step(self, action: dict[str, Any]) -> None:
-        optional = _given(
-            action,
-            "total_steps",
-            "grad_norm",
-            "samples_per_s",
-            "tokens_per_s",
-            "tokens_seen",
-            "metrics",
-            "memory",
-            "trial",
-        )
-        self.current.step(
-            action["step"],
-            epoch=action.get("epoch"),
-            loss=action.get("loss"),
-            learning_rate=action.get("learning_rate"),
-            **optional,
         )
 
 

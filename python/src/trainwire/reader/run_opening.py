@@ -145,8 +145,7 @@ class _OpenRun:
             store = SeriesStore.from_dict(snapshot["store"])
             self.series = store.runs[snapshot["run_id"]]
             self.offset: int = snapshot["stream_offset"]
-            steps_offset = snapshot.get("steps_offset")
-            self.steps_offset = steps_offset if type(steps_offset) is int and steps_offset >= 0 else 0
+            self.steps_offset: int = snapshot.get("steps_offset", 0)  # a count, by the snapshot's schema
             self.saved_state: dict[str, Any] = snapshot["state"]
             self.events = ViewEvents(snapshot["events"])
         else:
