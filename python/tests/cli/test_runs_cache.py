@@ -16,6 +16,7 @@ import pytest
 from support.paths import ROOT
 
 from trainwire.reader import catalog
+from trainwire.reader.cache_seal import seal
 from trainwire.reader.run_cache import cache_file
 from trainwire.reader.run_listing import list_runs
 
@@ -88,13 +89,16 @@ def test_the_cli_lists_the_same_rows_with_the_cache_and_without(killed: Path) ->
     assert cache_file(killed) is not None and cache_file(killed).is_file()
 
 
-def _forge(root: Path, change: Any) -> None:
+def _forge(root: Path, change: Any, seal: bytes = b"") -> None:
+    """The cache's entry changed by `change`, written back with `seal` as its first line (none: unsealed)."""
     path = cache_file(root)
     assert path is not None
-    data = json.loads(path.read_text())
+    sealed, _, body = path.read_bytes().partition(b"\n")
+    assert sealed.startswith(b"trainwire-seal ")  # this user's trainwire seals what it writes
+    data = json.loads(body)
     (entry,) = data["runs"].values()
     change(entry)
-    path.write_text(json.dumps(data))
+    path.write_bytes(seal + json.dumps(data).encode())
 
 
 def _summary(entry: dict[str, Any], **fields: Any) -> None:
@@ -151,3 +155,18 @@ def test_a_cache_file_that_is_not_one_is_ignored(killed: Path, tmp_path: Path, k
         assert _listed(killed) == first
     finally:
         signal.alarm(0)
+
+
+def test_a_cache_sealed_by_anyone_else_is_held_to_every_check(killed: Path) -> None:
+    """A seal spares the checks only under this user's own key: not a forged seal, not a key
+    file that others could have written."""
+    first = _listed(killed)
+    path = cache_file(killed)
+    assert path is not None
+    _forge(killed, lambda entry: _summary(entry, status=123), seal=b"trainwire-seal " + b"0" * 64 + b"\n")
+    assert _listed(killed) == first  # the forged seal does not hold: the entry is checked and refused
+    _forge(killed, lambda entry: _summary(entry, status=123))
+    unsealed = path.read_bytes()
+    path.write_bytes(seal(path.parent, unsealed))  # a seal that holds under the key...
+    (path.parent / "key").chmod(0o644)  # ...in a key file others may have written: not this user's
+    assert _listed(killed) == first

@@ -26,9 +26,10 @@ from typing import Any
 from pydantic_core import from_json
 
 from trainwire.contract.clock import parse_timestamp_us
-from trainwire.contract.files import read_capped, write_text_atomically
+from trainwire.contract.files import read_capped
 from trainwire.contract.journal_reads import checked_summary
 from trainwire.contract.limits import clip
+from trainwire.reader.cache_seal import seal, sealed_by_us
 from trainwire.reader.catalog import RunRead
 from trainwire.reader.journal_files import flat_config
 from trainwire.reader.run_signature import Signature
@@ -63,7 +64,7 @@ class RunsCache:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self._stored: dict[str, Any] = _load(path) if path is not None else {}
+        self._stored, self._sealed = _load(path) if path is not None else ({}, False)
         self._kept: dict[str, dict[str, Any]] = {}
         self._changed = False
 
@@ -73,7 +74,7 @@ class RunsCache:
         entry = self._stored.get(key)
         if not isinstance(entry, dict) or _signature(entry.get("signature")) != signature:
             return None
-        reads = _reads(entry.get("reads"), stream)
+        reads = _reads(entry.get("reads"), stream, self._sealed)
         if reads is not None:
             self._kept[key] = entry
         return reads
@@ -88,26 +89,40 @@ class RunsCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            text = json.dumps({"cache_version": CACHE_VERSION, "runs": self._kept}, separators=(",", ":"))
-            write_text_atomically(self.path, text)
+            body = json.dumps({"cache_version": CACHE_VERSION, "runs": self._kept}, separators=(",", ":"))
+            _write_atomically(self.path, seal(self.path.parent, body.encode()))
         except (OSError, ValueError) as error:  # a cache that cannot be written is not one
             logger.debug("trainwire: the runs cache %s was not written (%s)", self.path, error)
         self._stored, self._changed = dict(self._kept), False
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _write_atomically(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
-        data = from_json(read_capped(path, MAX_CACHE_BYTES))
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _load(path: Path) -> tuple[dict[str, Any], bool]:
+    """The stored entries, and whether this user's trainwire sealed them (`cache_seal`)."""
+    try:
+        body, sealed = sealed_by_us(path.parent, read_capped(path, MAX_CACHE_BYTES))
+        data = from_json(body)
     except (OSError, ValueError):
-        return {}
+        return {}, False
     if (
         not isinstance(data, dict)
         or data.get("cache_version") != CACHE_VERSION
         or not isinstance(data.get("runs"), dict)
     ):
-        return {}
+        return {}, False
     runs: dict[str, Any] = data["runs"]
-    return runs
+    return runs, sealed
 
 
 def _signature(stored: Any) -> Signature | None:
@@ -130,24 +145,27 @@ def _stored_read(read: RunRead) -> dict[str, Any]:
     }
 
 
-def _reads(stored: Any, stream: Path) -> list[RunRead] | None:
+def _reads(stored: Any, stream: Path, sealed: bool) -> list[RunRead] | None:
     if not isinstance(stored, list) or not stored:
         return None
     reads = []
     for item in stored:
-        read = _read(item, stream) if isinstance(item, dict) else None
+        read = _read(item, stream, sealed) if isinstance(item, dict) else None
         if read is None:
             return None
         reads.append(read)
     return reads
 
 
-def _read(item: Mapping[str, Any], stream: Path) -> RunRead | None:
-    """A stored read held to the checks of the files it came from, or None."""
+def _read(item: Mapping[str, Any], stream: Path, sealed: bool) -> RunRead | None:
+    """A stored read held to the checks of the files it came from (those a sealed cache passed
+    when it was written), or None."""
     text, status, last_ts, config, notes = (
         item.get(name) for name in ("summary", "status", "last_ts", "config", "notes")
     )
-    summary = checked_summary(text) if isinstance(text, str) else None
+    if not isinstance(text, str):
+        return None
+    summary = json.loads(text) if sealed else checked_summary(text)
     if summary is None or status not in (None, summary["status"], "stale"):
         return None
     if not (config is None or isinstance(config, dict)) or not (notes is None or isinstance(notes, str)):

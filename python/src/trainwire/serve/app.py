@@ -105,7 +105,8 @@ def create_app(
 
     async def runs(request: Request) -> Response:
         listing = run_list.listing()  # no file system work: what the runs list's thread read so far
-        return JSONResponse(listing.page(runs_query(request.query_params)), headers=_NO_STORE)
+        body = listing.page_json(runs_query(request.query_params))
+        return Response(body, media_type="application/json", headers=_NO_STORE)
 
     async def stream(request: Request) -> Response:
         found = index.stream(request.path_params["key"])

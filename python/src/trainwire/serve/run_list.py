@@ -18,6 +18,7 @@ cost one.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -85,7 +86,7 @@ class Listing:
         self.scanning = scanning
         #: each row's cells, lower case, a line each: what the filter looks in
         self._texts = [text for _row, text in rows]
-        self._answers: dict[Query, dict[str, Any]] = {}
+        self._answers: dict[Query, tuple[dict[str, Any], bytes]] = {}
         self._lock = threading.Lock()
         self._config_keys: list[str] | None = None
 
@@ -96,10 +97,18 @@ class Listing:
 
     def page(self, query: Query) -> dict[str, Any]:
         """The answer of `/api/runs` for `query`."""
+        return self._answer(query)[0]
+
+    def page_json(self, query: Query) -> bytes:
+        """The same answer as JSON, made once per query of the listing however many ask."""
+        return self._answer(query)[1]
+
+    def _answer(self, query: Query) -> tuple[dict[str, Any], bytes]:
         with self._lock:
             answer = self._answers.get(query)
         if answer is None:
-            answer = self._page(query)
+            page = self._page(query)
+            answer = (page, json.dumps(page, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
             with self._lock:
                 if len(self._answers) >= _QUERIES_KEPT:
                     self._answers.pop(next(iter(self._answers)))
