@@ -74,8 +74,8 @@ class _Directory:
 
     signature: Signature
     reads: list[RunRead]
-    #: the rows of the reads that do not change with time, with their cells' text, made once
-    rows: list[tuple[dict[str, Any], str] | None] = field(default_factory=list)
+    #: each read's row with its cells' text, and when it was made (None: it does not change with time)
+    rows: list[tuple[dict[str, Any], str, float | None] | None] = field(default_factory=list)
 
 
 class Listing:
@@ -255,12 +255,12 @@ class RunList:
         for key, directory in sorted(self._directories.items()):
             for position, read in enumerate(directory.reads):
                 held = directory.rows[position]
-                if held is None:
+                # a row that moves with time is made again once a second, not at each listing of a pass
+                if held is None or (held[2] is not None and now - held[2] >= _RELIST_S):
                     row = _page_row(key, read.row(now_us))
-                    held = (row, row_filter_text(row))
-                    if read.timeless:
-                        directory.rows[position] = held
-                rows.append(held)
+                    held = (row, row_filter_text(row), None if read.timeless else now)
+                    directory.rows[position] = held
+                rows.append((held[0], held[1]))
         self._listing = Listing(rows, scanning=self._scanning)  # one assignment: a request sees either
         self._listed_at, self._changed = now, False
 
