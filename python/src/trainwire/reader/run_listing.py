@@ -10,7 +10,7 @@ from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.run_walk import walk_run_directories
 from trainwire.reader.catalog import RunRead, read_runs
 from trainwire.reader.run_cache import RunsCache, cache_file
-from trainwire.reader.run_signature import run_signature
+from trainwire.reader.run_signature import Signature, run_signature
 
 __all__ = ["CachedReads", "list_runs"]
 
@@ -22,9 +22,11 @@ class CachedReads:
         self.root = root
         self.cache = RunsCache(cache_file(root))
 
-    def read(self, stream: Path, *, within: Path | None = None) -> list[RunRead]:
-        """The runs of `stream` (`read_runs`); OSError as `read_runs` raises it."""
-        signature = run_signature(stream)  # before the reads: a change while reading shows next time
+    def read(self, stream: Path, *, within: Path | None = None, signature: Signature | None = None) -> list[RunRead]:
+        """The runs of `stream` (`read_runs`), `signature` its `run_signature` when the caller
+        took it; OSError as `read_runs` raises it."""
+        if signature is None:
+            signature = run_signature(stream)  # before the reads: a change while reading shows next time
         reads = self.cache.get(stream, signature)
         if reads is None:
             reads = read_runs(stream, within=within)

@@ -236,7 +236,7 @@ class RunList:
 
     def _read(self, key: str, stream: Path, root: Path, signature: Signature) -> None:
         try:
-            reads = self._reads[root].read(stream, within=root)
+            reads = self._reads[root].read(stream, within=root, signature=signature)
         except OSError:
             reads = []  # removed, or replaced by something that may not be read, since the walk
         except Exception:  # a hostile file must cost its own rows only
@@ -255,8 +255,9 @@ class RunList:
         for key, directory in sorted(self._directories.items()):
             for position, read in enumerate(directory.reads):
                 held = directory.rows[position]
-                # a row that moves with time is made again once a second, not at each listing of a pass
-                if held is None or (held[2] is not None and now - held[2] >= _RELIST_S):
+                # a row that moves with time is made again at most once a second, and not while the
+                # first pass publishes what it read so far (that would make every row again and again)
+                if held is None or (not self._scanning and held[2] is not None and now - held[2] >= _RELIST_S):
                     row = _page_row(key, read.row(now_us))
                     held = (row, row_filter_text(row), None if read.timeless else now)
                     directory.rows[position] = held
