@@ -1,7 +1,9 @@
 """The dashboard's runs list over many runs (`many_runs`: 10,000 at full scale, half finished,
 half killed mid-way): how long a fresh server takes to answer its first page, and the p99 of
 50 clients polling a page each second. Each against `/api/config` on the same server, in the
-same rounds: a request that does no work for the list."""
+same rounds: a request that does no work for the list. The first page is held to a second
+(it never waits for the runs to be read); the pollers' p99 to twice the baseline's, since on
+a shared 2-core machine the baseline's own p99 moves by hundreds of milliseconds."""
 
 from __future__ import annotations
 
@@ -135,7 +137,7 @@ FIGURES = [
     Figure(
         "serve: /api/runs, 50 clients polling each second at 10,000 runs (p99)",
         "ms",
-        Target("<= 200 ms", "value_at_most", 200.0),
+        Target("<= 2x polling /api/config", "ratio_at_most", 2.0),
         _polled,
     ),
 ]
