@@ -262,7 +262,9 @@ class RunList:
                     held = (row, row_filter_text(row), None if read.timeless else now)
                     directory.rows[position] = held
                 rows.append((held[0], held[1]))
-        self._listing = Listing(rows, scanning=self._scanning)  # one assignment: a request sees either
+        listing = Listing(rows, scanning=self._scanning)
+        listing.page_json(Query())  # the page every tab opens on, made here rather than by its first request
+        self._listing = listing  # one assignment: a request sees the old listing or the new one
         self._listed_at, self._changed = now, False
 
     def _save_cache(self) -> None:
