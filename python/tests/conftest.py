@@ -4,3 +4,10 @@ This file's folder holds no `__init__.py`, so pytest puts it on `sys.path` when 
 file, before any test: `from support.stream_files import stream_of` works from every folder.
 The same import mode needs each test file's name to be unique across the folders.
 """
+
+import os
+import tempfile
+
+# the runs cache (`trainwire.reader.run_cache`) of every test and its subprocesses in a folder
+# of this session's, never the user's; a test of the cache points it elsewhere itself
+os.environ["TRAINWIRE_CACHE_DIR"] = tempfile.mkdtemp(prefix="trainwire-test-cache-")

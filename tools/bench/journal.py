@@ -1,63 +1,44 @@
 """`trainwire runs` over many run directories against walking the same directories.
 
 Both sides are whole `python` processes, alternated: the figure is how much reading the
-summaries and stream tails adds to finding the runs.
+summaries (and the runs cache) adds to finding the runs. The runs are of two weights
+(`many_runs`): half finished, half killed mid-way with ~240 KB in their step file. The
+first listing, which fills the runs cache, is timed apart and reported in the notes.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from context import PYTHON, Context, run_child
+from many_runs import RUNS_BY_SCALE, runs_tree
 from records import Figure, Measurement, Target, median, round_ratios
 
 __all__ = ["FIGURES"]
 
-RUNS_BY_SCALE = {"tiny": 200, "small": 2_000, "full": 10_000}
 ROUNDS = 5
 _WALK = "import os, sys; print(sum('progress.jsonl' in files for _, _, files in os.walk(sys.argv[1])))"
 
 
-def _make_runs(root: Path, count: int) -> None:
-    """`count` finished runs written by the real emitter once, then copied with new ids."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python" / "src"))
-    from trainwire import Run
-    from trainwire.contract.layout import SUMMARY_FILE, run_journal_dir
-
-    template = root / "template"
-    with Run(template, run_id="template-run", step_interval_s=0, heartbeat_interval_s=None) as run:
-        run.start(total_steps=40, config={"lr": 3e-4, "batch_size": 8}, provenance=False)
-        for step in range(1, 41):
-            run.step(step, loss=2.0 / step, learning_rate=3e-4)
-    stream = (template / "progress.jsonl").read_text()
-    summary = (run_journal_dir(template, "template-run") / SUMMARY_FILE).read_text()
-    for index in range(count):
-        directory = root / "runs" / f"{index // 100:03d}" / f"run-{index:05d}"
-        directory.mkdir(parents=True)
-        run_id = f"run-{index:05d}"
-        (directory / "progress.jsonl").write_text(stream.replace("template-run", run_id))
-        journal = run_journal_dir(directory, run_id)
-        journal.mkdir(parents=True)
-        (journal / SUMMARY_FILE).write_text(summary.replace("template-run", run_id))
+def _listing(runs_dir: str) -> float:
+    started = time.perf_counter()
+    done = run_child([PYTHON, "-m", "trainwire", "runs", runs_dir, "--json"], timeout=1200)
+    seconds = time.perf_counter() - started
+    rows = json.loads(done.stdout)
+    walked = run_child([PYTHON, "-c", _WALK, runs_dir], timeout=600)
+    if len(rows) != int(walked.stdout):
+        raise RuntimeError(f"trainwire runs listed {len(rows)} of {walked.stdout.strip()} runs")
+    return seconds
 
 
 def _runs_listing(ctx: Context) -> Measurement:
-    count = RUNS_BY_SCALE.get(ctx.scale.name, 10_000)
-    root = ctx.scratch_dir("runs")
-    _make_runs(root, count)
-    runs_dir = str(root / "runs")
+    runs_dir = str(runs_tree(ctx))
+    first = _listing(runs_dir)  # reads every run (and folds the killed ones' tails): fills the cache
     listed: list[float] = []
     walked: list[float] = []
     for _ in range(ROUNDS):
-        started = time.perf_counter()
-        done = run_child([PYTHON, "-m", "trainwire", "runs", runs_dir, "--json"], timeout=600)
-        listed.append(time.perf_counter() - started)
-        if len(json.loads(done.stdout)) != count:
-            raise RuntimeError(f"trainwire runs listed {len(json.loads(done.stdout))} of {count} runs")
+        listed.append(_listing(runs_dir))
         started = time.perf_counter()
         run_child([PYTHON, "-c", _WALK, runs_dir], timeout=600)
         walked.append(time.perf_counter() - started)
@@ -65,7 +46,8 @@ def _runs_listing(ctx: Context) -> Measurement:
         median(listed),
         median(walked),
         rounds=round_ratios(listed, walked),
-        notes=f"{count} runs; baseline: os.walk in a fresh python",
+        notes=f"{RUNS_BY_SCALE.get(ctx.scale.name, 10_000)} runs, half finished, half killed mid-way; the first listing (cache empty) "
+        f"{first:.1f} s; baseline: os.walk in a fresh python",
     )
 
 
@@ -73,7 +55,7 @@ FIGURES = [
     Figure(
         "trainwire runs over many runs",
         "s",
-        Target("<= 10x walking the directories", "ratio_at_most", 10.0),
+        Target("<= 5x walking the directories", "ratio_at_most", 5.0),
         _runs_listing,
     ),
 ]

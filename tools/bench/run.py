@@ -28,6 +28,7 @@ import emitter_start
 import journal
 import python_reader
 import run_opening
+import runs_list
 import search
 import serve_load
 import trainer
@@ -52,6 +53,7 @@ FIGURES: list[Figure] = [
     *run_opening.FIGURES,
     *serve_load.FIGURES,
     *journal.FIGURES,
+    *runs_list.FIGURES,
 ]
 
 

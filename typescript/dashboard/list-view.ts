@@ -1,14 +1,15 @@
-// What the runs list shows: the server note in the header, the empty-list line, and each row's
-// cells (their texts, the status badge's class, the progress bar's width), which rows the
-// filter keeps and in which order. Every text a row carries goes through `printable`: a
-// folder, sha or config value cannot reorder the page's text or hide characters. Pure (no DOM,
-// no fetch): main.ts and runs-table.ts put the result on the page; test/list-view.test.ts checks
-// it in node.
+// What the runs list shows: the server note in the header, the empty-list line, each row's
+// cells (their texts, the status badge's class, the progress bar's width), the query that asks
+// the server for a page (which rows the filter keeps, in which order: the server decides, on
+// these same cell texts, `trainwire/serve/row_text.py`) and the pager's line. Every text a row
+// carries goes through `printable`: a folder, sha or config value cannot reorder the page's
+// text or hide characters. Pure (no DOM, no fetch): main.ts and runs-table.ts put the result on
+// the page; test/list-view.test.ts checks it in node.
 import { toTimestampUs } from "../src/clock.js";
 import { formatDuration } from "../src/humanize.js";
 import { printable } from "../src/printable.js";
 import { configText, text } from "./dom.js";
-import { type RunRow, STATUS_WORD } from "./run-rows.js";
+import { type RunRow, type RunsPage, STATUS_WORD } from "./run-rows.js";
 import type { ServerConfig } from "./server-config.js";
 
 export const NO_TOKEN_NOTE = "the server refused this page: open the URL `trainwire serve` printed (with ?token=)";
@@ -30,7 +31,7 @@ function runsNote(answer: RunsAnswer, config: ServerConfig): string {
   if (!answer.reached) return "server unreachable; retrying";
   if (answer.status === 403) return NO_TOKEN_NOTE;
   const ok = answer.status >= 200 && answer.status < 300;
-  if (ok && !answer.list) return "the server's runs list is not a list; retrying";
+  if (ok && !answer.list) return "the server's runs list is not a page of runs; retrying";
   return `trainwire ${config.version}${config.read_only ? " · read-only" : ""}`;
 }
 
@@ -59,10 +60,12 @@ export interface RunsOrder {
 /** The newest run first, until a column's head is clicked. */
 export const FIRST_ORDER: RunsOrder = { column: "started_at", ascending: false };
 
-/** A row as the list shows it: the text of each column's cell, in the columns' order. */
+/** A row as the list shows it: the text of each column's cell, in the columns' order, and
+ * whether it continues the directory of the row above (an earlier or later run of it). */
 export interface ShownRow {
   row: RunRow;
   cells: string[];
+  sameFolder: boolean;
 }
 
 /** How far the run is (0 to 1), or null without a step and a total. */
@@ -101,8 +104,8 @@ export const RUN_COLUMNS: readonly RunsColumn[] = [
   { id: "best_loss", title: "best loss", shown: (row) => text(row.best_loss), sorted: (row) => row.best_loss },
   {
     id: "started_at",
-    title: "started",
-    shown: (row) => (row.started_at ? new Date(row.started_at).toLocaleString() : "–"),
+    title: "started (UTC)",
+    shown: (row) => startedText(row.started_at),
     sorted: (row) => instantOf(row.started_at),
   },
   {
@@ -119,6 +122,15 @@ export const RUN_COLUMNS: readonly RunsColumn[] = [
   },
   { id: "notes", title: "notes", shown: (row) => printable(row.notes ?? ""), sorted: (row) => row.notes },
 ];
+
+/** A start in UTC to the second (`2026-12-07 13:05:12`): the same text for every reader, so the
+ * server's filter matches it. */
+function startedText(time: string | null): string {
+  const instant = instantOf(time);
+  if (instant === null) return "–";
+  const date = new Date(Math.floor(instant / 1_000_000) * 1000);
+  return Number.isFinite(date.getTime()) ? date.toISOString().slice(0, 19).replace("T", " ") : "–";
+}
 
 /** A time by its instant (`10:00:05Z` is before `10:00:05.5Z`, unlike their texts); not a time: unsorted. */
 function instantOf(time: string | null): number | null {
@@ -154,24 +166,62 @@ export function progressWidth(row: RunRow): string {
   return `${Math.round((progressOf(row) ?? 0) * 100)}%`;
 }
 
-/**
- * The rows the list shows: those with a cell that contains `filter` (any case; every row when it
- * is blank), sorted by `order` (rows without a value last).
- */
-export function shownRows(
-  rows: readonly RunRow[],
-  columns: readonly RunsColumn[],
-  filter: string,
-  order: RunsOrder,
-): ShownRow[] {
-  const words = filter.trim().toLowerCase();
-  const shown = rows
-    .map((row) => ({ row, cells: columns.map((column) => column.shown(row)) }))
-    .filter(({ cells }) => !words || cells.some((cell) => cell.toLowerCase().includes(words)));
-  const sortBy = columns.find((column) => column.id === order.column) ?? columns[0];
-  if (sortBy !== undefined)
-    shown.sort((a, b) => compareValues(sortBy.sorted(a.row), sortBy.sorted(b.row), order.ascending));
-  return shown;
+/** The rows of a page as the list shows them, in the server's order. */
+export function shownRows(rows: readonly RunRow[], columns: readonly RunsColumn[]): ShownRow[] {
+  return rows.map((row, index) => ({
+    row,
+    cells: columns.map((column) => column.shown(row)),
+    sameFolder: index > 0 && rows[index - 1]?.key === row.key,
+  }));
+}
+
+/** The most rows a page of the list asks for. */
+export const PAGE_ROWS = 200;
+
+/** What the list asks the server for: the filter, the order, the config columns shown, where the page starts. */
+export interface RunsQuery {
+  filter: string;
+  order: RunsOrder;
+  config: readonly string[];
+  offset: number;
+}
+
+/** The URL of `/api/runs` for `query` (relative to the page). */
+export function runsUrl(query: RunsQuery): string {
+  const params = new URLSearchParams({
+    offset: String(Math.max(0, Math.floor(query.offset))),
+    limit: String(PAGE_ROWS),
+    sort: query.order.column,
+    order: query.order.ascending ? "asc" : "desc",
+  });
+  if (query.filter.trim()) params.set("filter", query.filter);
+  for (const name of query.config) params.append("config", name);
+  return `api/runs?${params.toString()}`;
+}
+
+/** The pager: which runs the page shows of how many, and whether there is a page before and after. */
+export interface PagerView {
+  text: string;
+  previousDisabled: boolean;
+  nextDisabled: boolean;
+}
+
+export function pagerView(page: RunsPage | undefined): PagerView {
+  if (page === undefined) return { text: "", previousDisabled: true, nextDisabled: true };
+  const { offset, total, rows } = page;
+  const range = rows.length ? `${offset + 1}–${offset + rows.length} of ${total}` : `none of ${total}`;
+  return {
+    text: `runs ${range}${page.scanning ? " · still reading the runs" : ""}`,
+    previousDisabled: offset <= 0,
+    nextDisabled: offset + rows.length >= total,
+  };
+}
+
+/** Where the page before (-1) or after (+1) `page` starts. */
+export function pageOffset(page: RunsPage | undefined, direction: -1 | 1): number {
+  if (page === undefined) return 0;
+  const last = Math.max(0, Math.floor((page.total - 1) / PAGE_ROWS) * PAGE_ROWS);
+  return Math.max(0, Math.min(page.offset + direction * PAGE_ROWS, last));
 }
 
 /** The order after a click on `column`'s head: the sorted column turns round; another starts A to Z for text, largest first otherwise. */
@@ -179,16 +229,4 @@ export function orderAfterClick(order: RunsOrder, column: RunsColumn, rows: read
   if (column.id === order.column) return { column: column.id, ascending: !order.ascending };
   const first = rows[0];
   return { column: column.id, ascending: first !== undefined && typeof column.sorted(first) === "string" };
-}
-
-/** Every config key of the rows, sorted: what the config-columns picker offers. */
-export function configNames(rows: readonly RunRow[]): string[] {
-  return [...new Set(rows.flatMap((row) => [...row.config.keys()]))].sort();
-}
-
-function compareValues(x: SortValue, y: SortValue, ascending: boolean): number {
-  if (x === y) return 0;
-  if (x === null) return 1;
-  if (y === null) return -1;
-  return (x < y ? -1 : 1) * (ascending ? 1 : -1);
 }

@@ -6,7 +6,7 @@ import { configRefusedNote, listView, type RunsAnswer } from "./list-view.js";
 import { byId, ID, required } from "./page-ids.js";
 import { compareHash, parseRoute, runHash } from "./route.js";
 import { openRun, type ShownRun } from "./run-page.js";
-import { checkedRows } from "./run-rows.js";
+import { checkedPage } from "./run-rows.js";
 import { RunsTable } from "./runs-table.js";
 import { checkedConfig, type ServerConfig, UNKNOWN_CONFIG } from "./server-config.js";
 import { requestStop } from "./stop.js";
@@ -25,14 +25,22 @@ let shownRun: ShownRun | undefined;
 
 // -- runs list --------------------------------------------------------------------------------
 
+/** Each ask of the runs list is numbered: an answer to an older one than the last shown is dropped. */
+let runsAsked = 0;
+let runsShown = 0;
+
 async function refreshRuns(): Promise<void> {
+  if (table === undefined) return;
+  const asked = ++runsAsked;
   let answer: RunsAnswer;
   try {
-    const response = await serverFetch("api/runs", { cache: "no-store" });
+    const response = await serverFetch(table.url(), { cache: "no-store" });
     // every row is checked before it is shown: a field of the wrong type is blanked, not thrown on
-    const rows = response.ok ? checkedRows(await response.json().catch(() => undefined)) : undefined;
-    if (rows !== undefined) table?.update(rows);
-    answer = { reached: true, status: response.status, list: rows !== undefined };
+    const page = response.ok ? checkedPage(await response.json().catch(() => undefined)) : undefined;
+    if (asked < runsShown) return; // a later ask was answered first: its page stays
+    runsShown = asked;
+    if (page !== undefined) table.update(page);
+    answer = { reached: true, status: response.status, list: page !== undefined };
   } catch {
     answer = { reached: false };
   }
@@ -75,15 +83,23 @@ function route(): void {
 
 async function start(): Promise<void> {
   const runsTable = new RunsTable(
-    required(ID.runs, HTMLTableElement),
-    byId(ID.configColumns),
-    required(ID.filter, HTMLInputElement),
+    {
+      table: required(ID.runs, HTMLTableElement),
+      picker: byId(ID.configColumns),
+      filter: required(ID.filter, HTMLInputElement),
+      pager: {
+        text: byId(ID.runsPage),
+        previous: required(ID.runsPrevious, HTMLButtonElement),
+        next: required(ID.runsNext, HTMLButtonElement),
+      },
+    },
     (key) => {
       location.hash = runHash(key);
     },
     () => {
       required(ID.compareSelected, HTMLButtonElement).disabled = runsTable.selected.size < 1;
     },
+    () => void refreshRuns(),
   );
   table = runsTable;
   byId(ID.compareSelected).addEventListener("click", () => {

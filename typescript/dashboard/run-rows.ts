@@ -33,15 +33,47 @@ export interface RunRow {
 /** A status is also a CSS class of its badge: only a plain word is one. */
 export const STATUS_WORD = /^[a-z_]{1,32}$/;
 
-/** The rows of `answer` (the parsed `/api/runs`), checked; undefined when it is not a list at all. */
+/** A page of the runs list as the server answers `/api/runs` (docs/dashboard.md), checked. */
+export interface RunsPage {
+  rows: RunRow[];
+  /** How many runs the filter keeps, this page's rows among them. */
+  total: number;
+  /** Where this page starts among them. */
+  offset: number;
+  /** True while the server has not yet read every run it found: more may come. */
+  scanning: boolean;
+  /** Every config key of the runs: what the config-columns picker offers. */
+  configKeys: string[];
+}
+
+/** The page of `answer` (the parsed `/api/runs`), checked; undefined when it is not a page at all. */
+export function checkedPage(answer: unknown): RunsPage | undefined {
+  if (!isRecord(answer)) return undefined;
+  const rows = checkedRows(answer["rows"]);
+  if (rows === undefined) return undefined;
+  const total = answer["total"];
+  const offset = answer["offset"];
+  const keys = answer["config_keys"];
+  return {
+    rows,
+    total: Number.isSafeInteger(total) && (total as number) >= rows.length ? (total as number) : rows.length,
+    offset: Number.isSafeInteger(offset) && (offset as number) >= 0 ? (offset as number) : 0,
+    scanning: answer["scanning"] === true,
+    configKeys: Array.isArray(keys) ? keys.filter((key): key is string => typeof key === "string") : [],
+  };
+}
+
+/** The rows of a page's `rows`, checked; undefined when it is not a list at all. */
 export function checkedRows(answer: unknown): RunRow[] | undefined {
   if (!Array.isArray(answer)) return undefined;
   const seen = new Set<string>();
   const rows: RunRow[] = [];
   for (const found of answer) {
     const row = checkedRow(found);
-    if (row === undefined || seen.has(row.key)) continue; // a key twice would open, pick and sort as one
-    seen.add(row.key);
+    // a directory lists each of its runs under its key: the same run twice would pick and sort as one
+    const identity = row === undefined ? "" : `${row.key}\n${row.run_id}`;
+    if (row === undefined || seen.has(identity)) continue;
+    seen.add(identity);
     rows.push(row);
   }
   return rows;

@@ -1,23 +1,29 @@
-// The runs list: one row per run directory, the columns the user picked from the runs' config
-// keys, a filter over exactly the text the rows show, and sorting by any column.
+// The runs list: one row per run, a directory's runs together under it, the columns the user
+// picked from the runs' config keys, a filter over exactly the text the rows show, sorting by
+// any column and a page at a time: the server filters, sorts and pages (`runsUrl`), this table
+// asks again whenever the filter, the order, the columns or the page change.
 import { element } from "./dom.js";
 import {
   configColumn,
-  configNames,
   FIRST_ORDER,
   orderAfterClick,
+  pageOffset,
+  pagerView,
   progressWidth,
   RUN_COLUMNS,
   type RunsColumn,
   type RunsOrder,
+  runsUrl,
   shownRows,
   statusBadgeClass,
 } from "./list-view.js";
-import { checkedNames, type RunRow } from "./run-rows.js";
+import { checkedNames, type RunRow, type RunsPage } from "./run-rows.js";
 
 export type { RunRow };
 
 const CHOSEN_KEY = "trainwire-config-columns";
+/** How long typing rests before the filter is asked of the server. */
+const FILTER_REST_MS = 150;
 
 /** A cell showing `shown`: with a badge (status) or a small bar (progress) where the column has one. */
 function cell(column: RunsColumn, row: RunRow, shown: string): HTMLTableCellElement {
@@ -38,39 +44,71 @@ function cell(column: RunsColumn, row: RunRow, shown: string): HTMLTableCellElem
   return element("td", shown);
 }
 
+/** The elements of the runs list. */
+export interface RunsTableElements {
+  table: HTMLTableElement;
+  picker: HTMLElement;
+  filter: HTMLInputElement;
+  pager: { text: HTMLElement; previous: HTMLButtonElement; next: HTMLButtonElement };
+}
+
 export class RunsTable {
   readonly selected = new Set<string>();
-  #rows: RunRow[] = [];
+  #page: RunsPage | undefined;
   #order: RunsOrder = FIRST_ORDER;
+  #offset = 0;
   #chosen: string[] = checkedNames(localStorage.getItem(CHOSEN_KEY));
+  #typing: ReturnType<typeof setTimeout> | undefined;
+  private readonly table: HTMLTableElement;
+  private readonly picker: HTMLElement;
+  private readonly filter: HTMLInputElement;
 
   constructor(
-    private readonly table: HTMLTableElement,
-    private readonly picker: HTMLElement,
-    private readonly filter: HTMLInputElement,
+    private readonly elements: RunsTableElements,
     private readonly onOpen: (key: string) => void,
     private readonly onSelect: () => void,
+    /** Called when the page shown must be asked for again (filter, order, columns or page changed). */
+    private readonly onQuery: () => void,
   ) {
-    filter.addEventListener("input", () => this.render());
+    this.table = elements.table;
+    this.picker = elements.picker;
+    this.filter = elements.filter;
+    this.filter.addEventListener("input", () => {
+      clearTimeout(this.#typing);
+      this.#typing = setTimeout(() => this.#ask(0), FILTER_REST_MS);
+    });
+    elements.pager.previous.addEventListener("click", () => this.#ask(pageOffset(this.#page, -1)));
+    elements.pager.next.addEventListener("click", () => this.#ask(pageOffset(this.#page, 1)));
   }
 
-  update(rows: RunRow[]): void {
-    this.#rows = rows;
+  /** The URL of the page this table shows now. */
+  url(): string {
+    return runsUrl({ filter: this.filter.value, order: this.#order, config: this.#chosen, offset: this.#offset });
+  }
+
+  update(page: RunsPage): void {
+    this.#page = page;
     this.#renderPicker();
     this.render();
   }
 
   get rows(): readonly RunRow[] {
-    return this.#rows;
+    return this.#page?.rows ?? [];
+  }
+
+  #ask(offset: number): void {
+    this.#offset = offset;
+    this.onQuery();
   }
 
   render(): void {
     const columns = [...RUN_COLUMNS, ...this.#chosen.map(configColumn)];
     this.table.querySelector("thead")?.replaceWith(this.#head(columns));
     const body = element("tbody");
-    for (const { row, cells } of shownRows(this.#rows, columns, this.filter.value, this.#order)) {
+    for (const { row, cells, sameFolder } of shownRows(this.rows, columns)) {
       const tr = element("tr");
       tr.dataset["key"] = row.key;
+      tr.classList.toggle("same-folder", sameFolder);
       tr.append(this.#pick(row.key));
       columns.forEach((column, index) => {
         const content = cells[index] ?? "";
@@ -83,6 +121,10 @@ export class RunsTable {
       body.append(tr);
     }
     this.table.querySelector("tbody")?.replaceWith(body);
+    const pager = pagerView(this.#page);
+    this.elements.pager.text.textContent = pager.text;
+    this.elements.pager.previous.disabled = pager.previousDisabled;
+    this.elements.pager.next.disabled = pager.nextDisabled;
   }
 
   #head(columns: RunsColumn[]): HTMLTableSectionElement {
@@ -95,8 +137,9 @@ export class RunsTable {
       th.classList.toggle("sorted", column.id === this.#order.column);
       th.classList.toggle("ascending", column.id === this.#order.column && this.#order.ascending);
       th.addEventListener("click", () => {
-        this.#order = orderAfterClick(this.#order, column, this.#rows);
+        this.#order = orderAfterClick(this.#order, column, this.rows);
         this.render();
+        this.#ask(0);
       });
       tr.append(th);
     }
@@ -121,7 +164,7 @@ export class RunsTable {
 
   /** A checkbox per config key any run has; the ticked ones are columns (kept for the browser). */
   #renderPicker(): void {
-    const names = configNames(this.#rows);
+    const names = this.#page?.configKeys ?? [];
     const existing = [...this.picker.querySelectorAll<HTMLInputElement>("input")].map((input) => input.value);
     if (existing.join("\n") === names.join("\n")) return;
     this.picker.replaceChildren(
@@ -135,6 +178,7 @@ export class RunsTable {
           this.#chosen = box.checked ? [...this.#chosen, name] : this.#chosen.filter((chosen) => chosen !== name);
           localStorage.setItem(CHOSEN_KEY, JSON.stringify(this.#chosen));
           this.render();
+          this.#ask(this.#offset);
         });
         label.append(box, ` ${name}`);
         return label;

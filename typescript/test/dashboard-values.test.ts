@@ -39,7 +39,7 @@ describe("the runs list's rows", () => {
     );
   });
 
-  it("blank every field of the wrong type and drop a row without a key, or a key seen before", () => {
+  it("blank every field of the wrong type and drop a row without a key, or a run seen before", () => {
     const hostile = {
       key: "hostile",
       run_id: ["r"],
@@ -55,7 +55,8 @@ describe("the runs list's rows", () => {
       name: 12,
       tags: ["fp16", 3, null],
     };
-    const rows = checkedRows([null, 3, "row", [], { key: 5 }, { key: "" }, hostile, { ...GOOD, key: "hostile" }]);
+    const again = { ...GOOD, key: "hostile", run_id: "" }; // the same key and run id as the hostile row
+    const rows = checkedRows([null, 3, "row", [], { key: 5 }, { key: "" }, hostile, again]);
     assert.deepEqual(rows, [
       {
         key: "hostile",
@@ -77,6 +78,11 @@ describe("the runs list's rows", () => {
     ]);
     assert.equal(checkedRows({ rows: [GOOD] }), undefined);
     assert.equal(checkedRows(null), undefined);
+    // an earlier run of the same directory is a row of its own
+    assert.deepEqual(
+      checkedRows([GOOD, { ...GOOD, run_id: "earlier" }])?.map((row) => row.run_id),
+      [GOOD.run_id, "earlier"],
+    );
   });
 
   it("hold config keys named like Object's own properties as data only", () => {

@@ -1,22 +1,26 @@
-// The runs list's notes, its rows' cells, filter and order, and the server config as the page
-// takes it: no DOM, no server.
+// The runs list's notes, its rows' cells, the query of a page and its pager, and the server
+// config as the page takes it: no DOM, no server (the server's filter and order are tested in
+// python/tests/serve/test_runs_pages.py).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   configColumn,
-  configNames,
   configRefusedNote,
   FIRST_ORDER,
   listView,
   NO_TOKEN_NOTE,
   orderAfterClick,
+  PAGE_ROWS,
+  pageOffset,
+  pagerView,
   progressWidth,
   RUN_COLUMNS,
   type RunsColumn,
+  runsUrl,
   shownRows,
   statusBadgeClass,
 } from "../dashboard/list-view.js";
-import { checkedRow, type RunRow } from "../dashboard/run-rows.js";
+import { checkedPage, checkedRow, type RunRow } from "../dashboard/run-rows.js";
 import { checkedConfig, UNKNOWN_CONFIG } from "../dashboard/server-config.js";
 
 const writable = { version: "0.1.0", read_only: false };
@@ -37,7 +41,7 @@ describe("the runs list's notes", () => {
     assert.equal(listView({ reached: true, status: 403, list: false }, writable, 0).serverNote, NO_TOKEN_NOTE);
     assert.equal(
       listView({ reached: true, status: 200, list: false }, writable, 0).serverNote,
-      "the server's runs list is not a list; retrying",
+      "the server's runs list is not a page of runs; retrying",
     );
     assert.equal(listView({ reached: false }, writable, 0).serverNote, "server unreachable; retrying");
     assert.equal(configRefusedNote(403), NO_TOKEN_NOTE);
@@ -68,7 +72,7 @@ function row(fields: Record<string, unknown>): RunRow {
 
 /** What each fixed column shows for `fields`, by column id. */
 function cells(fields: Record<string, unknown>): Record<string, string> {
-  const [shown] = shownRows([row(fields)], RUN_COLUMNS, "", FIRST_ORDER);
+  const [shown] = shownRows([row(fields)], RUN_COLUMNS);
   assert.ok(shown);
   return Object.fromEntries(RUN_COLUMNS.map((column, index) => [column.id, shown.cells[index] ?? ""]));
 }
@@ -77,16 +81,6 @@ function column(id: string): RunsColumn {
   const found = RUN_COLUMNS.find((column) => column.id === id);
   assert.ok(found, id);
   return found;
-}
-
-/** The keys of the rows shown under `filter` and `order`. */
-function keys(
-  rows: RunRow[],
-  filter = "",
-  order = FIRST_ORDER,
-  columns: readonly RunsColumn[] = RUN_COLUMNS,
-): string[] {
-  return shownRows(rows, columns, filter, order).map((shown) => shown.row.key);
 }
 
 describe("a row of the runs list", () => {
@@ -127,12 +121,7 @@ describe("a row of the runs list", () => {
     assert.equal(shown.status, "running\\u2066");
     assert.equal(shown.git_sha, "\\u202eabc");
     assert.equal(shown.notes, "1\\x07");
-    const [configured] = shownRows(
-      [row({ config: { model: "\u202emodel" } })],
-      [configColumn("model")],
-      "",
-      FIRST_ORDER,
-    );
+    const [configured] = shownRows([row({ config: { model: "\u202emodel" } })], [configColumn("model")]);
     assert.deepEqual(configured?.cells, ["\\u202emodel"]);
   });
 
@@ -204,7 +193,9 @@ describe("a row of the runs list", () => {
     assert.equal(shown["duration_s"], "1:02:05");
     assert.equal(shown["git_sha"], "0123456789");
     assert.equal(shown["notes"], "resumed after preemption");
-    assert.notEqual(cells({ started_at: "2026-12-04T10:00:00Z" }).started_at, "–");
+    // in UTC to the second, whatever the browser's zone: the text the server's filter matches
+    assert.equal(cells({ started_at: "2026-12-04T10:00:00.75Z" }).started_at, "2026-12-04 10:00:00");
+    assert.equal(cells({ started_at: "2026-12-04T12:00:00+02:00" }).started_at, "2026-12-04 10:00:00");
   });
 
   it("shows progress as step/total with its bar, capped at the total", () => {
@@ -231,44 +222,12 @@ describe("a row of the runs list", () => {
   });
 });
 
-describe("the runs list's filter", () => {
-  const rows = [
-    row({ key: "alpha", name: "Alpha Run", notes: "resumed after preemption" }),
-    row({ key: "beta", tags: ["baseline", "fp16"], config: { "model.name": "wide-net" } }),
-    row({ key: "gamma", status: "stale", git_sha: "0123456789abcdef" }),
-  ];
-
-  it("keeps the rows with a shown cell containing it, in any case; blank keeps all", () => {
-    assert.deepEqual(keys(rows, "fp16"), ["beta"]);
-    assert.deepEqual(keys(rows, "  alpha run "), ["alpha"]);
-    assert.deepEqual(keys(rows, "PREEMPTION"), ["alpha"]);
-    assert.deepEqual(keys(rows, "stale"), ["gamma"]);
-    assert.deepEqual(keys(rows, "   ").sort(), ["alpha", "beta", "gamma"]);
-  });
-
-  it("matches only what is shown: not the hidden part of a git sha, nor a config column not picked", () => {
-    assert.deepEqual(keys(rows, "abcdef"), []);
-    assert.deepEqual(keys(rows, "wide-net"), []);
-    assert.deepEqual(keys(rows, "wide-net", FIRST_ORDER, [...RUN_COLUMNS, configColumn("model.name")]), ["beta"]);
-  });
-});
-
 describe("the runs list's order", () => {
   const rows = [
     row({ key: "old", started_at: "2026-12-01T10:00:00Z", best_loss: 0.5 }),
     row({ key: "none" }),
     row({ key: "new", started_at: "2026-12-03T10:00:00Z", best_loss: 0.1 }),
   ];
-
-  it("starts with the newest run, the rows without a start last", () => {
-    assert.deepEqual(keys(rows), ["new", "old", "none"]);
-  });
-
-  it("keeps rows without a value last both ways", () => {
-    const ascending = { column: "best_loss", ascending: true };
-    assert.deepEqual(keys(rows, "", ascending), ["new", "old", "none"]);
-    assert.deepEqual(keys(rows, "", { ...ascending, ascending: false }), ["old", "new", "none"]);
-  });
 
   it("turns round on the sorted column; another starts A to Z for text, largest first otherwise", () => {
     assert.deepEqual(orderAfterClick(FIRST_ORDER, column("started_at"), rows), {
@@ -282,32 +241,10 @@ describe("the runs list's order", () => {
     });
     assert.deepEqual(orderAfterClick(FIRST_ORDER, column("key"), []), { column: "key", ascending: false });
   });
-
-  it("orders starts by their instant, not their text", () => {
-    const sameSecond = [
-      row({ key: "whole", started_at: "2026-12-01T10:00:05Z" }),
-      row({ key: "later", started_at: "2026-12-01T10:00:05.5Z" }),
-      row({ key: "latest", started_at: "2026-12-01T10:00:05.75Z" }),
-    ];
-    assert.deepEqual(keys(sameSecond), ["latest", "later", "whole"]);
-  });
-
-  it("falls back to the folder when its column is gone", () => {
-    assert.deepEqual(keys(rows, "", { column: "config:gone", ascending: true }), ["new", "none", "old"]);
-  });
 });
 
 describe("the runs list's config columns", () => {
-  it("are offered for every key of any run, sorted, once each", () => {
-    const rows = [
-      row({ config: { lr: 0.1, "model.width": 64 } }),
-      row({ key: "b", config: { constructor: 1, lr: 0.3 } }),
-    ];
-    assert.deepEqual(configNames(rows), ["constructor", "lr", "model.width"]);
-    assert.deepEqual(configNames([row({ config: 7 })]), []);
-  });
-
-  it("show a value as the run was given it, – without one, and sort numbers as numbers", () => {
+  it("show a value as the run was given it, – without one", () => {
     const rows = [
       row({ key: "a", config: { v: "wide-net" } }),
       row({ key: "b", config: { v: [1, 2] } }),
@@ -320,8 +257,89 @@ describe("the runs list's config columns", () => {
       rows.map((found) => picked.shown(found)),
       ["wide-net", "[1,2]", "10", "9", "–"],
     );
-    const numbers = rows.slice(2);
-    assert.deepEqual(keys(numbers, "", { column: "config:v", ascending: true }, [picked]), ["d", "c", "e"]);
     assert.equal(configColumn("toString").shown(row({ config: {} })), "–");
+  });
+});
+
+describe("a page of the runs list", () => {
+  const page = (fields: Record<string, unknown>) => checkedPage({ rows: [], total: 0, offset: 0, ...fields });
+
+  it("is asked of the server with its filter, order, config columns and start", () => {
+    const url = runsUrl({
+      filter: "fp16 & more",
+      order: { column: "config:model.name", ascending: true },
+      config: ["model.name", "lr"],
+      offset: 400,
+    });
+    const params = new URLSearchParams(url.slice(url.indexOf("?") + 1));
+    assert.ok(url.startsWith("api/runs?"));
+    assert.equal(params.get("filter"), "fp16 & more");
+    assert.equal(params.get("sort"), "config:model.name");
+    assert.equal(params.get("order"), "asc");
+    assert.deepEqual(params.getAll("config"), ["model.name", "lr"]);
+    assert.equal(params.get("offset"), "400");
+    assert.equal(params.get("limit"), String(PAGE_ROWS));
+    const blank = new URLSearchParams(runsUrl({ filter: "  ", order: FIRST_ORDER, config: [], offset: -3 }).slice(9));
+    assert.equal(blank.get("filter"), null);
+    assert.equal(blank.get("order"), "desc");
+    assert.equal(blank.get("offset"), "0");
+  });
+
+  it("is checked: a page must be an object with a list of rows; other fields of the wrong type get a default", () => {
+    for (const answer of [undefined, null, [], "x", {}, { rows: {} }]) assert.equal(checkedPage(answer), undefined);
+    const checked = checkedPage({
+      rows: [{ key: "a" }],
+      total: "9",
+      offset: -1,
+      scanning: "yes",
+      config_keys: [1, "lr"],
+    });
+    assert.deepEqual(checked && { ...checked, rows: checked.rows.map((found) => found.key) }, {
+      rows: ["a"],
+      total: 1,
+      offset: 0,
+      scanning: false,
+      configKeys: ["lr"],
+    });
+    assert.equal(page({ scanning: true })?.scanning, true);
+  });
+
+  it("keeps each run of a directory once, and shows a directory's runs under its first", () => {
+    const checked = checkedPage({
+      rows: [
+        { key: "out", run_id: "first" },
+        { key: "out", run_id: "second" },
+        { key: "out", run_id: "second" },
+        { key: "other", run_id: "x" },
+      ],
+    });
+    assert.ok(checked);
+    assert.deepEqual(
+      shownRows(checked.rows, RUN_COLUMNS).map((shown) => [shown.row.run_id, shown.sameFolder]),
+      [
+        ["first", false],
+        ["second", true],
+        ["x", false],
+      ],
+    );
+  });
+
+  it("says which runs it shows of how many, and whether the server is still reading them", () => {
+    const rows = [{ key: "a" }, { key: "b" }];
+    assert.deepEqual(pagerView(page({ rows, total: 202, offset: 200 })), {
+      text: "runs 201–202 of 202",
+      previousDisabled: false,
+      nextDisabled: true,
+    });
+    const first = page({ rows, total: 450, offset: 0, scanning: true });
+    assert.deepEqual(pagerView(first), {
+      text: "runs 1–2 of 450 · still reading the runs",
+      previousDisabled: true,
+      nextDisabled: false,
+    });
+    assert.equal(pagerView(page({ total: 0 })).text, "runs none of 0");
+    assert.equal(pageOffset(first, 1), PAGE_ROWS);
+    assert.equal(pageOffset(first, -1), 0);
+    assert.equal(pageOffset(page({ rows, total: 450, offset: 400 }), 1), 400); // the last page stays
   });
 });

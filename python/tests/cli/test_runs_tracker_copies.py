@@ -51,6 +51,5 @@ def test_runs_lists_the_run_once(exported: tuple[Path, str]) -> None:
 def test_serve_indexes_the_run_once(exported: tuple[Path, str]) -> None:
     home, _ = exported
     with serve(str(home)) as server:
-        status, _, body = server.request("/api/runs")
-    assert status == 200
-    assert [row["key"] for row in json.loads(body)] == ["run"]
+        rows = server.rows()
+    assert [row["key"] for row in rows] == ["run"]

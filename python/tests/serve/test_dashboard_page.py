@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from support.export_streams import readme_run
 from support.paths import BROWSER_SCRIPTS
 from support.serve_process import serve
 
@@ -128,3 +129,23 @@ def test_a_single_run_directory_opens(tmp_path: Path) -> None:
     with serve(str(tmp_path / "out")) as server:
         reports = _browser("single", f"{server.base}/?token={server.token}", _screenshots(tmp_path))
     assert reports == [{"check": "single run directory", "folder": "out", "step": 20}]
+
+
+def test_every_run_of_a_directory_is_listed_under_it(tmp_path: Path) -> None:
+    """The README's script run twice into `out/`: the server lists both runs, the page shows both."""
+    first, second = readme_run(tmp_path / "out"), readme_run(tmp_path / "out")
+    with serve(str(tmp_path / "out")) as server:
+        rows = server.rows()
+        assert [(row["key"], row["run_id"], row["status"]) for row in rows] == [
+            ("out", first, "succeeded"),
+            ("out", second, "succeeded"),
+        ]
+        reports = _browser("twice", f"{server.base}/?token={server.token}", _screenshots(tmp_path))
+    assert reports == [
+        {
+            "check": "every run of a directory",
+            "folders": ["out", "out"],
+            "runs": [first, second],
+            "continued": [False, True],
+        }
+    ]

@@ -22,14 +22,11 @@ from trainwire.reader.state import StreamReader
 def test_lists_runs_and_serves_their_streams_by_range(tmp_path: Path) -> None:
     first = make_run(tmp_path / "a")
     with serve(str(tmp_path)) as server:
-        status, _, body = server.request("/api/runs")
-        assert status == 200 and [(row["key"], row["run_id"], row["status"]) for row in json.loads(body)] == [
-            ("a", first, "succeeded")
-        ]
+        assert [(row["key"], row["run_id"], row["status"]) for row in server.rows()] == [("a", first, "succeeded")]
         second = make_run(tmp_path / "team" / "b", finish=False)  # found again while serving
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            keys = {row["key"]: row for row in json.loads(server.request("/api/runs")[2])}
+            keys = {row["key"]: row for row in server.rows()}
             if "team/b" in keys:
                 break
         assert keys["team/b"]["run_id"] == second and keys["team/b"]["status"] == "running"

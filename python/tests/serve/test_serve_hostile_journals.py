@@ -43,9 +43,7 @@ def _peak_memory(server: Server) -> int:
 
 
 def _rows(server: Server) -> dict[str, dict[str, Any]]:
-    status, _, body = server.request("/api/runs")
-    assert status == 200, body
-    return {row["key"]: row for row in json.loads(body)}
+    return {row["key"]: row for row in server.rows()}
 
 
 def _cap_lines(server: Server) -> list[str]:

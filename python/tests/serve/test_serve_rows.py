@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from trainwire import Run
 def test_a_single_run_directory_is_keyed_by_its_name(tmp_path: Path) -> None:
     run_id = make_run(tmp_path / "out")
     with serve(str(tmp_path / "out")) as server:
-        rows = json.loads(server.request("/api/runs")[2])
+        rows = server.rows()
         assert [(row["key"], row["run_id"]) for row in rows] == [("out", run_id)]
         status, _, body = server.request("/runs/out/progress.jsonl")
         assert status == 200 and body == (tmp_path / "out" / "progress.jsonl").read_bytes()
@@ -37,7 +36,7 @@ def test_rows_carry_the_flat_config_and_the_notes(tmp_path: Path) -> None:
         deadline = time.monotonic() + 30
         rows: dict[str, dict[str, object]] = {}
         while len(rows) < 4 and time.monotonic() < deadline:
-            rows = {row["key"]: row for row in json.loads(server.request("/api/runs")[2])}
+            rows = {row["key"]: row for row in server.rows()}
     assert rows["journal"]["config"] == {"lr": 0.1} and rows["journal"]["notes"] == "lower lr, same seed"
     assert rows["plain"]["config"] == {"optimizer.name": "adamw", "optimizer.betas": "[0.9, 0.99]"}
     assert rows["plain"]["notes"] is None and rows["untouched"]["notes"] is None

@@ -43,7 +43,7 @@ def test_a_link_named_like_a_stream_that_leads_outside_is_neither_listed_nor_ser
     (served / "inner").mkdir()
     (served / "inner" / "progress.jsonl").symlink_to(served / "good" / "progress.jsonl")  # inside: allowed
     with serve(str(served)) as server:
-        keys = [row["key"] for row in json.loads(server.request("/api/runs")[2])]
+        keys = [row["key"] for row in server.rows()]
         assert keys == ["good", "inner"]
         for key in ("x", "y"):
             status, _, body = server.request(f"/runs/{key}/progress.jsonl")
@@ -61,7 +61,7 @@ def test_a_linked_directory_leading_outside_is_not_followed(tmp_path: Path, outs
     make_run(served / "good")
     (served / "elsewhere").symlink_to(outside, target_is_directory=True)
     with serve(str(served)) as server:
-        assert [row["key"] for row in json.loads(server.request("/api/runs")[2])] == ["good"]
+        assert [row["key"] for row in server.rows()] == ["good"]
         for path in ("/runs/elsewhere/run/progress.jsonl", "/runs/elsewhere/progress.jsonl"):
             assert server.request(path)[0] == 404
     assert (
@@ -80,8 +80,8 @@ def test_a_fifo_named_like_a_stream_or_a_summary_never_freezes_the_server(tmp_pa
     summary.unlink()
     os.rename(summary.with_name("summary.json.fifo"), summary)  # the journal, a FIFO now
     with serve(str(served)) as server:
-        status, _, body = server.request("/api/runs")  # a blocked open would time the request out
-        assert status == 200 and [(row["key"], row["run_id"]) for row in json.loads(body)] == [("good", good)]
+        rows = server.rows()  # a blocked open would hold the runs list's thread: never done
+        assert [(row["key"], row["run_id"]) for row in rows] == [("good", good)]
         assert server.request("/runs/pipe/progress.jsonl")[0] == 404
         assert server.request("/runs/good/progress.jsonl")[0] == 200
     assert "trainwire serve: skipped pipe/progress.jsonl: a FIFO" in server.output.splitlines()
@@ -95,7 +95,7 @@ def test_a_journal_leading_outside_is_not_read(tmp_path: Path, outside: Path) ->
     (other,) = (outside / "run" / "runs").iterdir()
     summary.symlink_to(other / "summary.json")  # another run's record
     with serve(str(served)) as server:
-        rows = json.loads(server.request("/api/runs")[2])
+        rows = server.rows()
         assert [(row["key"], row["run_id"]) for row in rows] == [("good", own)]  # read from the stream itself
         assert server.request("/api/runs/good/opening")[0] == 404  # nor opened from it
 
@@ -144,7 +144,7 @@ def test_clients_asking_for_unknown_keys_do_not_stop_the_others(tmp_path: Path) 
             client.start()
         for _ in range(20):
             assert server.request("/runs/a/progress.jsonl")[2] == stream
-            assert [row["key"] for row in json.loads(server.request("/api/runs")[2])] == ["a"]
+            assert [row["key"] for row in server.rows()] == ["a"]
         for client in clients:
             client.join(timeout=120)
         assert failures == [] and not any(client.is_alive() for client in clients)

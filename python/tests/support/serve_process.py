@@ -7,6 +7,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -54,6 +55,22 @@ class Server:
                 return response.status, dict(response.headers), response.read()
         except urllib.error.HTTPError as error:
             return error.code, dict(error.headers), error.read()
+
+    def rows(self, query: str = "", *, timeout_s: float = 30.0) -> list[dict[str, Any]]:
+        """The rows of `/api/runs?query` once the server has read every run it found (the
+        answer no longer says `scanning`)."""
+        return self.runs_page(query, timeout_s=timeout_s)["rows"]
+
+    def runs_page(self, query: str = "", *, timeout_s: float = 30.0) -> dict[str, Any]:
+        """The whole answer of `/api/runs?query` once the server has read every run it found."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status, _, body = self.request("/api/runs" + (f"?{query}" if query else ""))
+            assert status == 200, body
+            page: dict[str, Any] = json.loads(body)
+            if not page["scanning"] or time.monotonic() > deadline:
+                return page
+            time.sleep(0.05)  # polling for a condition: the first pass over the runs
 
 
 @contextmanager

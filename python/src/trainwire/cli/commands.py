@@ -225,7 +225,8 @@ def _say_incomplete(stream: Path, run_ids: list[str]) -> None:
     """One line on stderr per run whose journal says its stream lost lines (a run that lost
     every line has a journal only): the state, folded from the stream alone, cannot know it."""
     from trainwire.contract.layout import journal_dirs
-    from trainwire.reader.completeness import completeness_text, journal_completeness
+    from trainwire.lines.verdict import completeness_text
+    from trainwire.reader.completeness import journal_completeness
 
     journaled = [journal.name for journal in journal_dirs(stream.parent) if journal.name not in run_ids]
     for run_id in [*run_ids, *journaled]:

@@ -96,6 +96,7 @@ def _serve(options: argparse.Namespace) -> int:
         from trainwire.serve.app import create_app, static_dir
         from trainwire.serve.connections import bounded_protocol, connection_cap, quiet_server_logs
         from trainwire.serve.index import RunIndex
+        from trainwire.serve.run_list import RunList
         from trainwire.serve.security import allowed_hosts, is_loopback
     except ImportError as error:
         sys.stderr.write(f"trainwire serve: needs the serve extra: pip install 'trainwire[serve]' ({error})\n")
@@ -122,7 +123,10 @@ def _serve(options: argparse.Namespace) -> int:
     token = secrets.token_urlsafe(24)
     hosts = allowed_hosts(options.host, port, options.allow_host)
     index = RunIndex(options.dirs).start()
-    app = create_app(index, token=token, hosts=hosts, read_only=options.read_only, deadline_s=options.deadline)
+    run_list = RunList(index).start()
+    app = create_app(
+        index, run_list, token=token, hosts=hosts, read_only=options.read_only, deadline_s=options.deadline
+    )
     shown = f"[{options.host}]" if ":" in options.host else options.host
     if not is_loopback(options.host):
         names = ", ".join(sorted(hosts))
@@ -148,6 +152,7 @@ def _serve(options: argparse.Namespace) -> int:
     try:
         server.run(sockets=listeners)
     finally:
+        run_list.stop()
         index.stop()
     return 0
 

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_DIFF_BYTES",
     "MAX_NOTES_BYTES",
     "MAX_SUMMARY_BYTES",
+    "checked_summary",
     "read_journal_json",
     "read_journal_text",
     "read_summary",
@@ -60,8 +61,19 @@ def read_summary(path: Path, *, within: Path | None = None) -> dict[str, Any] | 
     when it is absent, over `MAX_SUMMARY_BYTES`, not JSON, or not a valid summary."""
     try:
         data = read_capped(path, MAX_SUMMARY_BYTES, within=within)
+    except OSError:
+        return None
+    return checked_summary(data)
+
+
+def checked_summary(data: bytes | str) -> dict[str, Any] | None:
+    """The summary `data` holds when the schema accepts it, strictly, as `read_summary` checks
+    a file's; None otherwise (a runs cache's copy is held to the same check)."""
+    if len(data) > MAX_SUMMARY_BYTES:
+        return None
+    try:
         _summary_model().model_validate_json(data, strict=True)
-    except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
+    except ValueError:  # pydantic's ValidationError is a ValueError
         return None
     summary: dict[str, Any] = json.loads(data)  # valid: an object nested a few levels, parsed as before
     return summary

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trainwire.contract.files import open_regular
-from trainwire.contract.journal_lookup import latest_journal
 from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
 from trainwire.contract.process_proof import GONE
@@ -28,7 +28,17 @@ from trainwire.reader.journal_files import flat_config, read_config, read_row_no
 from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge
 from trainwire.reader.verdicts import judge
 
-__all__ = ["SUMMARY_VERSIONS", "WINDOW_BYTES", "find_streams", "live_summary", "load_summary", "run_row", "run_rows"]
+__all__ = [
+    "SUMMARY_VERSIONS",
+    "WINDOW_BYTES",
+    "RunRead",
+    "find_streams",
+    "live_summary",
+    "load_summary",
+    "read_runs",
+    "run_row",
+    "run_rows",
+]
 
 #: how much of a stream's start and end a row reads
 WINDOW_BYTES = 64 * 1024
@@ -59,12 +69,87 @@ def run_row(
     `config.json` or, without a journal, from the run's `run.started` when the stream's
     first or last 64 KiB hold it; `notes` the run's notes (`read_row_notes`), `notes_count`
     how many dated notes the summary counts."""
-    summary_path = _latest_summary_path(stream.parent, within)
-    summary = load_summary(summary_path, within=within)
+    journals = _journal_summaries(stream.parent, within)
+    latest = _read_latest(stream, _latest_summary(stream.parent, journals, within), within)
+    return latest.row(now_us, stale_after_s) if latest is not None else None
+
+
+@dataclass(frozen=True)
+class RunRead:
+    """What the files say about one run: its row but for what depends on the time it is
+    shown at (a running run's status turns stale, its duration grows), so a reader that
+    keeps it (the server's runs list) turns it into a row at any moment without a read."""
+
+    summary: Mapping[str, Any]
+    #: the status fixed when read: a finished run's, or `stale` for a run a later one of its
+    #: stream followed while it was `running` (its process is gone); None for a live one
+    status: str | None
+    #: a live run's last line (`ts`): where its duration stops if it died
+    last_ts: str | None
+    stream: Path
+    config: Mapping[str, Any] | None
+    notes: str | None
+
+    @property
+    def timeless(self) -> bool:
+        """Whether the row is the same whatever the time it is shown at."""
+        return self.status is not None
+
+    def row(self, now_us: int, stale_after_s: float | None = None) -> dict[str, Any]:
+        """The row at `now_us`: the run's verdict (`lines.verdict`) and what the table shows of it."""
+        summary = self.summary
+        if summary["status"] == "running" and self.last_ts is not None:
+            summary = {**summary, "last_line_at": self.last_ts}
+        if self.status == "stale" and summary["status"] == "running":
+            verdict = verdict_of(summary, now_us=now_us, stale_after_s=stale_after_s, liveness=GONE)
+        else:
+            verdict = judge(summary, now_us, stale_after_s)
+        return _row(summary, verdict, self.stream, self.config, self.notes)
+
+
+def read_runs(stream: Path, *, within: Path | None = None) -> list[RunRead]:
+    """Every run of `stream`'s directory (as `run_rows` lists them), each summary read once."""
+    journals = _journal_summaries(stream.parent, within)
+    latest = _read_latest(stream, _latest_summary(stream.parent, journals, within), within)
+    reads = []
+    for journal, summary in journals.items():
+        if summary is None or (latest is not None and summary["run_id"] == latest.summary["run_id"]):
+            continue
+        status = "stale" if summary["status"] == "running" else summary["status"]
+        config, notes = read_config(journal, within=within), _notes(stream, summary, within)
+        reads.append(RunRead(summary, status, None, stream, config, notes))
+    reads.sort(key=lambda read: len(read.summary.get("earlier_runs") or []))
+    return [*reads, latest] if latest is not None else reads
+
+
+def _journal_summaries(directory: Path, within: Path | None) -> dict[Path, dict[str, Any] | None]:
+    """Each journal directory of `directory` (sorted by run id) and its valid summary or None."""
+    return {journal: load_summary(journal / SUMMARY_FILE, within=within) for journal in journal_dirs(directory)}
+
+
+def _latest_summary(
+    directory: Path, journals: Mapping[Path, dict[str, Any] | None], within: Path | None
+) -> tuple[Path, dict[str, Any] | None]:
+    """The summary of the directory's latest run (`latest_journal`'s pick), or a 0.1
+    journal's beside the stream, with its path."""
+    if not journals:
+        path = directory / SUMMARY_FILE
+        return path, load_summary(path, within=within)
+
+    def chain(journal: Path) -> tuple[int, str]:
+        summary = journals[journal]
+        return (len(summary["earlier_runs"]) if summary is not None else -1, journal.name)
+
+    journal = max(journals, key=chain)
+    return journal / SUMMARY_FILE, journals[journal]
+
+
+def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within: Path | None) -> RunRead | None:
+    summary_path, summary = found
     if summary is not None and summary["status"] != "running" and _written_after(summary_path, stream):
         # a finished run whose summary is newer than every line: nothing to read
         config = read_config(summary_path.parent, within=within)
-        return _row(summary, judge(summary, now_us, stale_after_s), stream, config, within)
+        return RunRead(summary, summary["status"], None, stream, config, _notes(stream, summary, within))
     started: dict[str, dict[str, Any]] = {}
     tail = _window_summary(stream, (False,), within, started)
     latest = tail.summary()
@@ -81,9 +166,11 @@ def run_row(
         return None
     if latest is not None and summary["status"] == "running":
         summary = _brought_to(summary, latest)
-    if summary["status"] == "running" and last_ts is not None:
-        summary = {**summary, "last_line_at": last_ts}
-    return _row(summary, judge(summary, now_us, stale_after_s), stream, config, within)
+    return RunRead(summary, None, last_ts, stream, config, _notes(stream, summary, within))
+
+
+def _notes(stream: Path, summary: Mapping[str, Any], within: Path | None) -> str | None:
+    return read_row_notes(stream.parent, summary["run_id"], within=within)
 
 
 def live_summary(stream: Path, summary: dict[str, Any], *, within: Path | None = None) -> dict[str, Any]:
@@ -131,23 +218,7 @@ def run_rows(
     `run_row`'s (its tail read when it may be live), an earlier run's is its summary (a run
     a later one followed while it was still `running` never finished: `stale`). A stream
     without journals (another writer, or runs without one) gives `run_row`'s one row."""
-    latest = run_row(stream, now_us, stale_after_s, within=within)
-    rows = []
-    for journal in journal_dirs(stream.parent):
-        summary = load_summary(journal / SUMMARY_FILE, within=within)
-        if summary is None or (latest is not None and summary["run_id"] == latest["run_id"]):
-            continue
-        # a run a later one of its stream followed while it was `running` wrote its last line
-        verdict = verdict_of(summary, now_us=now_us, stale_after_s=stale_after_s, liveness=GONE)
-        rows.append(_row(summary, verdict, stream, read_config(journal, within=within), within))
-    rows.sort(key=lambda row: len(row["earlier_runs"]))
-    return [*rows, latest] if latest is not None else rows
-
-
-def _latest_summary_path(directory: Path, within: Path | None) -> Path:
-    """The summary of the directory's latest run: its journal's, or a 0.1 journal's beside the stream."""
-    journal = latest_journal(directory, within=within)
-    return journal / SUMMARY_FILE if journal is not None else directory / SUMMARY_FILE
+    return [read.row(now_us, stale_after_s) for read in read_runs(stream, within=within)]
 
 
 def _row(
@@ -155,7 +226,7 @@ def _row(
     verdict: Mapping[str, Any],
     stream: Path,
     config: Mapping[str, Any] | None,
-    within: Path | None,
+    notes: str | None,
 ) -> dict[str, Any]:
     """The row of a run: its verdict (`lines.verdict`) and what the table shows of it."""
     name, tags = summary.get("name"), summary.get("tags")
@@ -172,7 +243,7 @@ def _row(
         "git_sha": summary["git_sha"],
         "started_at": summary["started_at"],
         "config": flat_config(config or {}),
-        "notes": read_row_notes(stream.parent, summary["run_id"], within=within),
+        "notes": notes,
         "path": str(stream),
         "directory": str(stream.parent),
         "resumed_from": summary.get("resumed_from"),

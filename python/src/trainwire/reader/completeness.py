@@ -1,6 +1,6 @@
 """What of a run never reached its files (summary.json's `completeness`, written by the
-writer's journal: a stream cannot say what it lacks), as one short text the command line
-shows beside the run's status."""
+writer's journal: a stream cannot say what it lacks), read from a run's journal for the views
+that fold the stream alone (`state`, `tail`); `lines.verdict.completeness_text` says it."""
 
 from __future__ import annotations
 
@@ -11,21 +11,7 @@ from typing import Any
 from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import SUMMARY_FILE, run_journal_dir
 
-__all__ = ["completeness_text", "journal_completeness"]
-
-
-def completeness_text(completeness: Mapping[str, Any] | None) -> str | None:
-    """`stream incomplete: 6 of 6 lines lost` (and the kept steps lost), None when complete."""
-    if not completeness:
-        return None
-    parts = []
-    lost, lines = completeness.get("stream_lines_lost") or 0, completeness.get("stream_lines") or 0
-    if lost:
-        parts.append(f"stream incomplete: {lost:,} of {lines:,} lines lost")
-    kept_lost = completeness.get("kept_steps_lost") or 0
-    if kept_lost:
-        parts.append(f"{kept_lost:,} kept steps lost")
-    return ", ".join(parts) or None
+__all__ = ["journal_completeness"]
 
 
 def journal_completeness(output_dir: Path, run_id: str, *, within: Path | None = None) -> Mapping[str, Any] | None:

@@ -8,7 +8,6 @@ so a slow disk, a huge tree or a hostile file can delay one answer, not the serv
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -41,6 +40,8 @@ from trainwire.reader.run_opening import OpenedStream, OpeningCancelled, open_fr
 from trainwire.reader.state import StreamReader
 from trainwire.serve.index import IndexedStream, RunIndex
 from trainwire.serve.openings import OpeningRefused, Openings
+from trainwire.serve.run_list import RunList
+from trainwire.serve.runs_query import runs_query
 from trainwire.serve.security import Guard
 from trainwire.stop import STOP_FILE, request_stop
 
@@ -52,10 +53,6 @@ _NO_STORE = {"cache-control": "no-store"}
 #: a stop body is `{"reason": ..., "requested_by": ...}`: a few hundred bytes
 BODY_LIMIT_BYTES = 4096
 _BODY_DEPTH_LIMIT = 4
-#: the runs list is shared by every client asking within this long
-_ROWS_MAX_AGE_S = 1.0
-#: a catalog row's absolute paths: the page names a run by its key, never by where it lies
-_PATH_FIELDS = frozenset({"path", "directory"})
 #: worker threads for file work: a stuck disk holds these, not the event loop
 _FILE_WORKERS = 8
 
@@ -82,17 +79,17 @@ class _Problem(Exception):
 
 def create_app(
     index: RunIndex,
+    run_list: RunList,
     *,
     token: str,
     hosts: frozenset[str],
     deadline_s: float,
     read_only: bool = False,
 ) -> Guard:
-    """The ASGI application behind `trainwire serve`. `index` must have been started.
+    """The ASGI application behind `trainwire serve`. `index` and `run_list` must have been started.
     `deadline_s`: how long an answer may wait for the file system, and an opening may work,
     before it is a 503."""
     files = _FileWork(deadline_s)
-    rows = _SharedRows(index, files)
     openings = Openings(_opening, files.until_deadline)
 
     async def page(request: Request) -> Response:
@@ -107,7 +104,9 @@ def create_app(
         )
 
     async def runs(request: Request) -> Response:
-        return JSONResponse(await rows.get(), headers=_NO_STORE)
+        listing = run_list.listing()  # no file system work: what the runs list's thread read so far
+        body = listing.page_json(runs_query(request.query_params))
+        return Response(body, media_type="application/json", headers=_NO_STORE)
 
     async def stream(request: Request) -> Response:
         found = index.stream(request.path_params["key"])
@@ -192,58 +191,6 @@ class _FileWork:
             if stop is not None:
                 stop.set()
             raise
-
-
-class _SharedRows:
-    """The runs list, made in a worker thread and shared by the clients asking within
-    `_ROWS_MAX_AGE_S`, so fifty open tabs cost one read of the runs. An older list is answered
-    at once while a fresh one is made in the background: no client waits for the reading."""
-
-    def __init__(self, index: RunIndex, files: _FileWork) -> None:
-        self._index = index
-        self._files = files
-        self._lock: anyio.Lock | None = None
-        self._rows: list[dict[str, Any]] | None = None
-        self._made_at = float("-inf")
-        self._refreshing: asyncio.Task[None] | None = None
-
-    async def get(self) -> list[dict[str, Any]]:
-        if self._lock is None:
-            self._lock = anyio.Lock()
-        if self._rows is None:  # the first list: every client waits for it
-            async with self._lock:
-                if self._rows is None:
-                    await self._refresh()
-        elif time.monotonic() - self._made_at >= _ROWS_MAX_AGE_S and self._refreshing is None:
-            self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
-        assert self._rows is not None
-        return self._rows
-
-    async def _refresh(self) -> None:
-        try:
-            self._rows = await self._files.run(_rows, self._index.streams())
-            self._made_at = time.monotonic()
-        except _Problem:
-            if self._rows is None:
-                raise
-        finally:
-            self._refreshing = None
-
-
-def _rows(streams: dict[str, IndexedStream]) -> list[dict[str, Any]]:
-    now_us = parse_timestamp_us(format_ts(time.time()))
-    rows = []
-    for key, found in sorted(streams.items()):
-        try:
-            row = run_row(found.path, now_us, within=found.root)
-        except OSError:
-            continue  # removed, or replaced by something that may not be read, since the walk
-        except Exception:  # a hostile file must cost its own row only
-            logger.exception("trainwire serve: cannot read the run %s", key)
-            continue
-        if row is not None:
-            rows.append({"key": key, **{name: value for name, value in row.items() if name not in _PATH_FIELDS}})
-    return rows
 
 
 #: the form of the opening's answer; a change to its shape is a new version
