@@ -17,6 +17,7 @@ from trainwire.writer.fields import UNSET, ErrorLike, Unset, clean_metrics, erro
 from trainwire.writer.paths import PathLike, relative_path
 from trainwire.writer.phase_events import PhaseEvents
 from trainwire.writer.run_core import RunCore
+from trainwire.writer.run_facts import RunFacts
 from trainwire.writer.run_lifetime import RunLifetime
 from trainwire.writer.run_stop import RunStop, SaveCheckpoint
 from trainwire.writer.scopes import PhasePlan, TrialOutcome
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 
-class Run:
+class Run(RunFacts):
     """One run's writer: stamps the envelope and writes each event to every sink at once.
 
     Only global rank 0 writes; on any other rank every method is a no-op. Nothing here
@@ -140,72 +141,6 @@ class Run:
         self._lifetime = RunLifetime(core, self._phases, self._trials)
         self._stop = RunStop(self, core.output_dir, enabled=stop and core.active, clock=core.clock, on_stop=on_stop)
         core.stop_channels = self._stop.channels
-
-    @property
-    def run_id(self) -> str:
-        """The run's id (`run_id` given, or a new one)."""
-        return self._core.run_id
-
-    @property
-    def output_dir(self) -> str | None:
-        """The absolute output directory, or None without one."""
-        return self._core.output_dir
-
-    @property
-    def name(self) -> str | None:
-        """The run's name (`run.started.name`), or None."""
-        return self._core.name
-
-    @property
-    def tags(self) -> list[str]:
-        """The run's tags (`run.started.tags`)."""
-        return list(self._core.tags or ())
-
-    @property
-    def status(self) -> str | None:
-        """The `run.finished` status, or None until the run finished."""
-        return self._core.status
-
-    @property
-    def exit_code(self) -> int | None:
-        """The process exit code: the host's own given to `finish()`, else the final status's
-        (see `EXIT_CODES`); None until finished."""
-        return self._core.exit_code
-
-    @property
-    def reports_to_kubeflow(self) -> bool:
-        """True when the run posts its progress to a Kubeflow TrainJob's status."""
-        return self._core.kubeflow is not None
-
-    @property
-    def stop_reason(self) -> str | None:
-        """The `run.finished` reason of the latest `stop.requested` (`stop_reason`), or None."""
-        return self._lifetime.stop_reason
-
-    @property
-    def last_step(self) -> int | None:
-        """The last step reported (written or not, in any trial), or None before the first."""
-        return self._core.last_step
-
-    @property
-    def current_trial(self) -> int | None:
-        """The trial of the calling thread's innermost `trial_scope` (or `trial()`), else None."""
-        return self._core.scopes.trial
-
-    @property
-    def started(self) -> bool:
-        """Whether `run.started` was written (always False on a rank that does not write)."""
-        return self._core.started
-
-    @property
-    def closed(self) -> bool:
-        """Whether the sinks are closed (`close()`, `finish()`)."""
-        return self._core.closed
-
-    @property
-    def active(self) -> bool:
-        """Whether this process writes (global rank 0)."""
-        return self._core.active
 
     def relative_path(self, path: PathLike) -> str | None:
         """`path` relative to the output directory with `/` separators, or None when it is
