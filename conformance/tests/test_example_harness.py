@@ -48,6 +48,7 @@ FAILED_NEEDING_1_1 = {
     "sweep-restart-in-trial",
     "trial-epochs-and-evaluations",
     "open-at-finish",
+    "run-process-and-integer-params",
 }
 
 

@@ -77,4 +77,4 @@ def test_without_a_stop_checkpoint_tail_shows_the_last_one_saved(tmp_path: Path)
     shown = subprocess.run(
         [sys.executable, "-m", "trainwire", "tail", str(tmp_path)], capture_output=True, text=True, timeout=60
     )
-    assert "last checkpoint saved checkpoint-1 at step 1" in shown.stdout, shown.stdout
+    assert "checkpoint checkpoint-1 (last saved)" in shown.stdout, shown.stdout

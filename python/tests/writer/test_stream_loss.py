@@ -168,7 +168,7 @@ def test_a_stream_written_again_after_a_loss_ends_as_the_training_did_and_every_
     assert json.loads(state.stdout)["runs"][0]["status"] == "succeeded"
     assert state.stderr == f"trainwire state: run lossy: {shown}\n"
     tail = trainwire("tail", str(tmp_path))
-    assert tail.returncode == 0 and f"[lossy] succeeded: step 40/40, {shown}" in tail.stdout, tail.stdout
+    assert tail.returncode == 0 and f"[lossy] succeeded, {shown}: step 40/40" in tail.stdout, tail.stdout
 
 
 def test_a_strict_run_raises_when_its_stream_cannot_be_opened_or_written(tmp_path: Path) -> None:

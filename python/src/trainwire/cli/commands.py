@@ -243,7 +243,7 @@ def _state_verdicts(options: argparse.Namespace) -> int:
     from trainwire.reader.verdicts import RunSummaries
 
     stream = _run_stream(options.file)
-    reader, kept, summaries = StreamReader(), KeptStepsMerge(stream.parent), RunSummaries()
+    reader, kept, summaries = StreamReader(), KeptStepsMerge(stream.parent), RunSummaries(stream.parent)
     for chunk in _chunks(stream):
         summaries.add(kept.merge(reader.feed(chunk).dicts))
     summaries.add(kept.finish())

@@ -33,7 +33,6 @@ from trainwire.contract.clock import now_us
 from trainwire.contract.humanize import format_duration
 from trainwire.contract.status import EXIT_CODES
 from trainwire.lines.verdict import is_over, verdict_text
-from trainwire.reader.completeness import journal_completeness
 from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge, fold_latest_kept_steps
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
@@ -139,7 +138,7 @@ class StreamTail:
         self.reader = StreamReader()
         self.kept = _kept_steps(path, view)
         self.trends: dict[str, RunTrend] = {}
-        self.summaries = RunSummaries()
+        self.summaries = RunSummaries(path.parent)
         self._diagnostics_shown = 0
         self._dropped_shown = 0
 
@@ -162,7 +161,7 @@ class StreamTail:
         self.reader = StreamReader()
         self.kept = _kept_steps(self.path, self.view)
         self.trends = {}
-        self.summaries = RunSummaries()
+        self.summaries = RunSummaries(self.path.parent)
         self._diagnostics_shown = 0
         self._dropped_shown = 0
         self.view.note(f"{self.path} was {reason}; reading it from the start")
@@ -273,8 +272,6 @@ class TailView:
                 codes.append(NOT_FINISHED_EXIT_CODE)
                 continue
             verdict = stream.verdict(now, timeout_s) or {}
-            if not verdict.get("completeness"):  # only the writer's journal knows what its stream lacks
-                verdict["completeness"] = journal_completeness(stream.path.parent, run.run_id)
             details = _details(run)
             self._line(
                 f"[{run.run_id}] {verdict_text(verdict, run.total_steps)}" + (f", {details}" if details else ""),

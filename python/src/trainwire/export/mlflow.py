@@ -253,14 +253,18 @@ class MlflowExporter:
         batch.clear()
 
     def end_unfinished(self, run_id: str, verdict: dict[str, Any]) -> None:
-        """A run that died without `run.finished`: `KILLED` in MLflow at its last line (and its
-        open trials too), never `RUNNING` for ever."""
+        """A run whose stream holds no `run.finished`: ended as its verdict says (the writer's
+        journal knows the end of a stream that lost its last lines), else `KILLED` at its last
+        line (and its open trials too), never `RUNNING` for ever."""
         end_ms = int(timestamp_s(verdict["ended_at"]) * 1000) if verdict["ended_at"] else None
         tags = {"trainwire.status": verdict["status"], "trainwire.liveness": verdict["liveness"]}
         for key, found in self.runs.items():
             if key == run_id or key.startswith(f"{run_id}#trial-"):
                 self.client.log_batch(found, tags=[RunTag(name, value) for name, value in tags.items()])
-                self.client.set_terminated(found, status=MLFLOW_STATUS["interrupted"], end_time=end_ms)
+                status = (
+                    MLFLOW_STATUS.get(verdict["status"], MLFLOW_STATUS["interrupted"]) if key == run_id else "KILLED"
+                )
+                self.client.set_terminated(found, status=status, end_time=end_ms)
 
     def _finish(self, run_id: str, event: Mapping[str, Any]) -> None:
         trainwire_id = event["run_id"]

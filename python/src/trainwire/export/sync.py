@@ -164,7 +164,9 @@ def sync(
     # `seq_gap` is the one diagnostic whose line is applied (reader rules, section 2)
     skipped = [diagnostic for diagnostic in reader.diagnostics if diagnostic.code != "seq_gap"]
     first = skipped[0] if skipped else None
-    return Synced(written, len(skipped) + reader.diagnostics.dropped, first, tuple(dead))
+    # a run whose verdict has an exit code finished, though its stream lost the line that says so
+    unfinished = tuple(run_id for run_id, verdict in dead.items() if verdict.get("exit_code") is None)
+    return Synced(written, len(skipped) + reader.diagnostics.dropped, first, unfinished)
 
 
 def _dead_runs(stream_path: Path, unfinished: list[str]) -> dict[str, dict[str, Any]]:

@@ -138,7 +138,8 @@ class WandbExporter:
         run.summary.update({"trainwire/status": verdict["status"], "trainwire/liveness": verdict["liveness"]})
         for key in [key for key in self._trials if key[0] == run_id]:
             self._trials.pop(key).finish(exit_code=NOT_FINISHED_EXIT_CODE)
-        run.finish(exit_code=NOT_FINISHED_EXIT_CODE)
+        code = verdict.get("exit_code")  # known when the writer's journal saw the end the stream lost
+        run.finish(exit_code=NOT_FINISHED_EXIT_CODE if code is None else code)
         del self._runs[run_id]
 
     def close(self) -> None:

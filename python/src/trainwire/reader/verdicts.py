@@ -9,8 +9,11 @@ summaries they read with `judge` alone.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+from trainwire.contract.journal_reads import read_summary
+from trainwire.contract.layout import SUMMARY_FILE, run_journal_dir
 from trainwire.contract.process_proof import UNKNOWN, liveness_of
 from trainwire.lines.summary import SummaryBuilder
 from trainwire.lines.verdict import verdict_of
@@ -26,10 +29,13 @@ def judge(summary: Mapping[str, Any], now_us: int | None, stale_after_s: float |
 
 
 class RunSummaries:
-    """A summary of every run of a stream, by run id, from its lines in order."""
+    """A summary of every run of a stream, by run id, from its lines in order. Given the
+    stream's `directory`, a run's journal adds what only its writer knew: what the stream
+    lost (`completeness`), and the ending of a run whose stream lost its `run.finished`."""
 
-    def __init__(self) -> None:
+    def __init__(self, directory: Path | None = None) -> None:
         self._builders: dict[str, SummaryBuilder] = {}
+        self._directory = directory
 
     def add(self, lines: Iterable[Mapping[str, Any]]) -> None:
         for line in lines:
@@ -42,7 +48,16 @@ class RunSummaries:
 
     def summary(self, run_id: str) -> dict[str, Any] | None:
         builder = self._builders.get(run_id)
-        return builder.summary() if builder is not None else None
+        summary = builder.summary() if builder is not None else None
+        if summary is None or self._directory is None:
+            return summary
+        journal = read_summary(run_journal_dir(self._directory, run_id) / SUMMARY_FILE)
+        lost = journal.get("completeness") if journal is not None else None
+        if journal is None or not lost:
+            return summary
+        if summary["status"] == "running" and journal["status"] != "running" and lost.get("stream_lines_lost"):
+            return journal  # the stream lost the run's end: its writer's own record says it
+        return {**summary, "completeness": lost}
 
     def verdict(self, run_id: str, now_us: int | None, stale_after_s: float | None = None) -> dict[str, Any] | None:
         summary = self.summary(run_id)
