@@ -5,7 +5,7 @@ import { formatDuration, formatRate } from "../src/humanize.js";
 import type { RunState } from "../src/index.js";
 import { printable } from "../src/printable.js";
 import type { RunVerdict } from "../src/types.js";
-import { statusText } from "../src/verdict.js";
+import { checkpointText, isOver, statusText } from "../src/verdict.js";
 import { text } from "./dom.js";
 import { runProgressParts } from "./run-progress.js";
 
@@ -20,8 +20,8 @@ export interface RunViewInput {
   now: number;
   /** The server refuses stops: the page offers none. */
   readOnly: boolean;
-  /** The run's verdict as the server judged it (its list row's): the page has no kept steps and
-   * cannot prove a process dead, so a run the server calls over is shown so. */
+  /** The run's verdict as the server judged it (its list row's): the page has no kept steps, no
+   * journal and cannot prove a process dead, so a run the server calls over is shown so. */
   verdict?: RunVerdict | null;
 }
 
@@ -44,7 +44,7 @@ export function runHeaderView(input: RunViewInput): RunHeaderView {
       badge: { text: printable(statusText(verdict)).replace("_", " "), className: `badge ${verdict.status}` },
       barWidth: `${Math.round(Math.min(progressFraction(state), 1) * 1000) / 10}%`,
       progressText: printable(progressParts(input).join(" · ")),
-      step: String(state.step ?? ""),
+      step: String(verdict.step ?? state.step ?? ""),
       stopHidden: true, // the run is over
     };
   }
@@ -58,10 +58,11 @@ export function runHeaderView(input: RunViewInput): RunHeaderView {
 }
 
 /** The server's verdict when it says the run the page shows is over while the page's own fold
- * cannot know it yet (no clock has passed, or its process is proven gone): else null. */
+ * cannot know it (no clock has passed, its process is proven gone, or the stream lost the
+ * ending the writer's journal kept): else null. */
 function serverVerdict({ state, verdict }: RunViewInput): RunVerdict | null {
   if (!verdict || verdict.run_id !== state.run_id || state.finished !== null) return null;
-  return verdict.status === "stale" ? verdict : null;
+  return isOver(verdict) ? verdict : null;
 }
 
 /** The badge and progress of a run not shown yet: nothing of the previous run is left. */
@@ -79,33 +80,35 @@ function progressFraction(state: Readonly<RunState>): number {
 
 function progressParts(input: RunViewInput): string[] {
   const { state, rate, startedAt, now } = input;
-  const parts = [`step ${text(state.step)}${state.total_steps ? ` / ${state.total_steps}` : ""}`];
+  const verdict = serverVerdict({ state, rate: null, startedAt, now, readOnly: true, verdict: input.verdict ?? null });
+  const step = verdict?.step ?? state.step;
+  const parts = [`step ${text(step)}${state.total_steps ? ` / ${state.total_steps}` : ""}`];
   if (rate !== null) parts.push(formatRate(rate));
   if (state.status === "running" && state.eta_s !== null) parts.push(`ETA ${duration(state.eta_s)}`);
   if (state.loss !== null) parts.push(`loss ${text(state.loss)}`);
   if (state.attempt > 1) parts.push(`attempt ${state.attempt}`);
   parts.push(...runProgressParts(state));
-  const verdict = serverVerdict({ state, rate: null, startedAt, now, readOnly: true, verdict: input.verdict ?? null });
   parts.push(`duration ${duration(verdict !== null ? verdict.duration_s : runDuration(state, startedAt, now))}`);
   if (state.finished)
     parts.push(`${state.finished.status}${state.finished.reason ? ` (${state.finished.reason})` : ""}`);
-  const checkpoint = resumeCheckpointText(state);
+  const checkpoint = verdict !== null ? checkpointText(verdict.checkpoint) : resumeCheckpointText(state);
   if (checkpoint !== null) parts.push(checkpoint);
-  if (state.status === "stale" && state.last_ts !== null)
+  if ((verdict?.status ?? state.status) === "stale" && state.last_ts !== null)
     parts.push(`silent since ${new Date(state.last_ts).toLocaleString()}: shown as ended at its last line`);
   return parts;
 }
 
 /**
- * The checkpoint to resume a finished run from: the one its `run.finished` names, else the
- * last one saved, labelled so (a stop that saved none); null when there is none.
+ * The checkpoint to resume a finished run from, worded as the verdict words it: the one its
+ * `run.finished` names, else the last one saved, labelled so (a stop that saved none); null
+ * when there is none.
  */
 export function resumeCheckpointText(state: Readonly<RunState>): string | null {
   if (state.finished === null) return null;
   const named = (state.finished as { checkpoint?: string | null }).checkpoint;
-  if (named) return `checkpoint ${named}`;
+  if (named) return checkpointText({ path: named, source: "run.finished" });
   const last = state.last_checkpoint;
-  return last === null ? null : `last checkpoint saved ${last.path} at step ${last.step}`;
+  return last === null ? null : checkpointText({ path: last.path, source: "checkpoint.saved" });
 }
 
 /** A finished run's own duration; a running one's until now; a stale one's until its last line. */

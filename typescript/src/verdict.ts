@@ -180,6 +180,13 @@ export function statusText(verdict: RunVerdict): string {
   return incomplete ? `${status}, ${incomplete}` : status;
 }
 
+/** The checkpoint to resume from as every surface words it: `checkpoint ckpt/final`, or
+ * `checkpoint ckpt/30 (last saved)` when no `run.finished` named it; null for none. */
+export function checkpointText(checkpoint: RunVerdict["checkpoint"]): string | null {
+  if (checkpoint === null) return null;
+  return `checkpoint ${printable(checkpoint.path)}${checkpoint.source === "run.finished" ? "" : " (last saved)"}`;
+}
+
 /** The verdict in one line, as `trainwire tail` prints it. */
 export function verdictText(verdict: RunVerdict, totalSteps: number | null = null): string {
   const parts: string[] = [];
@@ -189,11 +196,8 @@ export function verdictText(verdict: RunVerdict, totalSteps: number | null = nul
     if (best === undefined) continue;
     parts.push(`best ${printable(name)} ${formatG(best.value)}${best.trial !== null ? ` (trial ${best.trial})` : ""}`);
   }
-  if (verdict.checkpoint !== null) {
-    parts.push(
-      `checkpoint ${printable(verdict.checkpoint.path)}${verdict.checkpoint.source === "run.finished" ? "" : " (last saved)"}`,
-    );
-  }
+  const checkpoint = checkpointText(verdict.checkpoint);
+  if (checkpoint !== null) parts.push(checkpoint);
   const params = paramsText(verdict.params);
   if (params) parts.push(params);
   return `${statusText(verdict)}: ${parts.join(", ") || "no steps"}`;

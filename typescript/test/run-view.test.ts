@@ -78,6 +78,50 @@ describe("the run header", () => {
       verdict: { ...verdict, run_id: "another" },
     });
     assert.equal(other.badge.text, "running"); // a verdict of another run changes nothing
+    const saved = runHeaderView({
+      state,
+      rate: null,
+      startedAt,
+      now: startedAt,
+      readOnly: false,
+      verdict: { ...verdict, checkpoint: { path: "ckpt-4", source: "checkpoint.saved" } },
+    });
+    assert.ok(saved.progressText.includes(" · checkpoint ckpt-4 (last saved)"), saved.progressText);
+  });
+
+  it("shows the ending the server's journal kept when the stream lost it: status, step, loss", () => {
+    const state = stateOf(running, "2026-12-07T23:00:00.000000Z"); // the page's fold: stale at step 5
+    const verdict = {
+      verdict_version: 1 as const,
+      run_id: state.run_id,
+      status: "succeeded" as const,
+      liveness: "gone" as const,
+      judged_at: "2026-12-07T23:00:00.000000Z",
+      exit_code: 0,
+      reason: null,
+      step: 8,
+      started_at: started["ts"] as string,
+      ended_at: started["ts"] as string,
+      ended_by: "run.finished" as const,
+      duration_s: 0.4,
+      best: {},
+      checkpoint: { path: "ckpt/final", source: "run.finished" as const },
+      params: null,
+      completeness: {
+        stream_lines: 43,
+        stream_lines_lost: 31,
+        steps_logged: 8,
+        kept_steps_lost: 0,
+        reason: "disk full",
+      },
+    };
+    const view = runHeaderView({ state, rate: null, startedAt, now: startedAt, readOnly: false, verdict });
+    assert.deepEqual(view.badge, {
+      text: "succeeded, stream incomplete: 31 of 43 lines lost",
+      className: "badge succeeded",
+    });
+    assert.equal(view.step, "8");
+    assert.equal(view.progressText, "step 8 / 10 · loss 2.250 · duration 0.4s · checkpoint ckpt/final");
   });
 
   it("offers no stop on a read-only server, nor once a stop is requested", () => {
@@ -117,10 +161,10 @@ describe("the run header", () => {
       saved,
       known("run.finished", 5, { status: "interrupted", reason: "sigterm", exit_code: 2, checkpoint: null }),
     ]);
-    assert.equal(resumeCheckpointText(stoppedWithout), "last checkpoint saved ckpt-4 at step 4");
+    assert.equal(resumeCheckpointText(stoppedWithout), "checkpoint ckpt-4 (last saved)"); // as the verdict says it
     assert.match(
       runHeaderView({ state: stoppedWithout, rate: null, startedAt, now: 0, readOnly: false }).progressText,
-      / · interrupted \(sigterm\) · last checkpoint saved ckpt-4 at step 4$/,
+      / · interrupted \(sigterm\) · checkpoint ckpt-4 \(last saved\)$/,
     );
     const stoppedWith = stateOf([
       ...running,

@@ -13,13 +13,13 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mlflow.tracking import MlflowClient
-from support.endings import ENDINGS, Ending, produce, reap
+from support.endings import ENDINGS, Ending
 from support.paths import ROOT
 from support.wandb_records import of_type, records, summary
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -50,23 +50,6 @@ KNOWN: dict[str, dict[str, Any]] = {
 }
 #: MLflow's status of each verdict status: a run that died is never RUNNING
 MLFLOW_STATUS = {"succeeded": "FINISHED", "failed": "FAILED", "interrupted": "KILLED", "stale": "KILLED"}
-
-
-@pytest.fixture(scope="session")
-def endings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ending]]:
-    found, processes = produce(tmp_path_factory.mktemp("endings"))
-    try:
-        yield found
-    finally:
-        reap(processes)
-
-
-@pytest.fixture(scope="session")
-def listed(endings: dict[str, Ending]) -> tuple[list[dict[str, Any]], str]:
-    """`trainwire runs --json` and `trainwire runs` of every ending at once."""
-    root = next(iter(endings.values())).out.parent
-    rows = json.loads(trainwire("runs", "--json", str(root)).stdout)
-    return rows, trainwire("runs", str(root)).stdout
 
 
 @pytest.fixture(scope="session")

@@ -182,14 +182,22 @@ def verdict_text(verdict: Mapping[str, Any], total_steps: int | None = None) -> 
     for name, best in verdict["best"].items():
         trial = f" (trial {best['trial']})" if best["trial"] is not None else ""
         parts.append(f"best {printable(name)} {best['value']:.6g}{trial}")
-    checkpoint = verdict["checkpoint"]
+    checkpoint = checkpoint_text(verdict["checkpoint"])
     if checkpoint is not None:
-        label = "" if checkpoint["source"] == "run.finished" else " (last saved)"
-        parts.append(f"checkpoint {printable(checkpoint['path'])}{label}")
+        parts.append(checkpoint)
     params = params_text(verdict["params"])
     if params:
         parts.append(params)
     return f"{status_text(verdict)}: " + (", ".join(parts) or "no steps")
+
+
+def checkpoint_text(checkpoint: Mapping[str, Any] | None) -> str | None:
+    """The checkpoint to resume from as every surface words it: `checkpoint ckpt/final`, or
+    `checkpoint ckpt/30 (last saved)` when no `run.finished` named it; None for none."""
+    if checkpoint is None:
+        return None
+    label = "" if checkpoint["source"] == "run.finished" else " (last saved)"
+    return f"checkpoint {printable(checkpoint['path'])}{label}"
 
 
 def status_text(verdict: Mapping[str, Any]) -> str:
