@@ -7,7 +7,8 @@
 5. the package keeps its layers: no import runs up a layer, no circle (import-linter's
    contracts in python/pyproject.toml);
 6. the code keeps the house style: `ruff format` and `ruff check` (ruff.toml), Biome for the
-   TypeScript (typescript/biome.json); `make format` applies both.
+   TypeScript (typescript/biome.json); `make format` applies both;
+7. the GitHub Actions workflows (.github/workflows/) pass actionlint.
 """
 
 from __future__ import annotations
@@ -109,6 +110,25 @@ def style_breaks() -> list[str]:
     return problems
 
 
+def workflow_breaks(root: Path = ROOT) -> list[str]:
+    """What actionlint reports in the GitHub Actions workflows, one line per finding."""
+    workflows = sorted((root / ".github" / "workflows").glob("*.y*ml"))
+    if not workflows:
+        return []
+    actionlint = Path(sys.executable).parent / ("actionlint.exe" if os.name == "nt" else "actionlint")
+    if not actionlint.is_file():
+        return [
+            "workflows: actionlint is not installed: install the dev extra "
+            "(pip install -c python/constraints.txt -e 'python[dev]')"
+        ]
+    command = [str(actionlint), "-no-color", "-oneline", *(str(path.relative_to(root)) for path in workflows)]
+    result = subprocess.run(command, cwd=root, capture_output=True, text=True)
+    if result.returncode == 0:
+        return []
+    found = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+    return [f"workflows: {line}" for line in found] or [f"workflows: actionlint exited {result.returncode}"]
+
+
 def main() -> int:
     failures = (
         invalid_schemas()
@@ -117,12 +137,13 @@ def main() -> int:
         + type_errors()
         + layer_breaks()
         + style_breaks()
+        + workflow_breaks()
     )
     for line in failures:
         print(f"check: {line}", file=sys.stderr)
     if not failures:
         print(
-            "check: schemas valid, generated files in sync, v1 compatible with the last release, types check, layers kept, style kept"
+            "check: schemas valid, generated files in sync, v1 compatible with the last release, types check, layers kept, style kept, workflows lint clean"
         )
     return 1 if failures else 0
 
