@@ -7,7 +7,8 @@
 5. the package keeps its layers: no import runs up a layer, no circle (import-linter's
    contracts in python/pyproject.toml);
 6. the code keeps the house style: `ruff format` and `ruff check` (ruff.toml), Biome for the
-   TypeScript (typescript/biome.json); `make format` applies both.
+   TypeScript (typescript/biome.json); `make format` applies both;
+7. the GitHub Actions workflows (.github/workflows/) pass the workflow schema (check-jsonschema).
 """
 
 from __future__ import annotations
@@ -109,6 +110,29 @@ def style_breaks() -> list[str]:
     return problems
 
 
+def workflow_breaks(root: Path = ROOT) -> list[str]:
+    """What the GitHub Actions workflow schema (check-jsonschema's copy of SchemaStore's,
+    shipped in its package: nothing is fetched) finds wrong in `.github/workflows/`, one line
+    per finding."""
+    workflows = sorted((root / ".github" / "workflows").glob("*.y*ml"))
+    if not workflows:
+        return []
+    checker = Path(sys.executable).parent / ("check-jsonschema.exe" if os.name == "nt" else "check-jsonschema")
+    if not checker.is_file():
+        return [
+            "workflows: check-jsonschema is not installed: install the dev extra "
+            "(pip install -c python/constraints.txt -e 'python[dev]')"
+        ]
+    command = [str(checker), "--builtin-schema", "vendor.github-workflows", "-o", "TEXT"]
+    result = subprocess.run(
+        [*command, *(str(path.relative_to(root)) for path in workflows)], cwd=root, capture_output=True, text=True
+    )
+    if result.returncode == 0:
+        return []
+    found = [line.strip() for line in (result.stdout + result.stderr).splitlines() if "::" in line]
+    return [f"workflows: {line}" for line in found] or [f"workflows: check-jsonschema exited {result.returncode}"]
+
+
 def main() -> int:
     failures = (
         invalid_schemas()
@@ -117,12 +141,13 @@ def main() -> int:
         + type_errors()
         + layer_breaks()
         + style_breaks()
+        + workflow_breaks()
     )
     for line in failures:
         print(f"check: {line}", file=sys.stderr)
     if not failures:
         print(
-            "check: schemas valid, generated files in sync, v1 compatible with the last release, types check, layers kept, style kept"
+            "check: schemas valid, generated files in sync, v1 compatible with the last release, types check, layers kept, style kept, workflows lint clean"
         )
     return 1 if failures else 0
 

@@ -14,20 +14,46 @@ NUMBERS = st.one_of(
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
 
 
+RUN_IDS = st.from_regex(r"\A[a-z][a-z0-9-]{0,12}\Z")
+#: how a stop reaches a run (`stop.requested.source`, its `signal`) and the `run.finished.reason` it ends with
+STOP_SOURCES = st.sampled_from(
+    [
+        ("api", None, "api"),
+        ("control_file", None, "control_file"),
+        ("signal", "SIGTERM", "sigterm"),
+        ("signal", "SIGINT", "sigint"),
+        ("signal", "SIGBREAK", "sigbreak"),
+    ]
+)
+
+
 @st.composite
 def scenarios(draw: st.DrawFn) -> dict[str, Any]:
-    """A random but well-formed trainer: one run, steps that go forward, a proper ending."""
+    """A random but well-formed trainer: one run, steps that go forward, a proper ending;
+    about half the time a second run appended to the same stream resumes the first
+    (`run.started.resumed_from`), as a restarted trainer does."""
+    actions, resume_point = _run(draw, draw(RUN_IDS))
+    if draw(st.booleans()):
+        second, _ = _run(draw, draw(RUN_IDS.filter(lambda run_id: run_id != actions[0]["run_id"])), resume_point)
+        actions += second
+    return {"start_time": "2026-11-29T10:00:00Z", "step_interval_s": draw(st.sampled_from([0, 1])), "actions": actions}
+
+
+def _run(
+    draw: st.DrawFn, run_id: str, resumed_from: dict[str, Any] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One run's actions, and where a run resuming it starts: its id, last checkpoint and step."""
     total = draw(st.one_of(st.none(), st.integers(1, 40)))
-    start: dict[str, Any] = {
-        "do": "start",
-        "run_id": draw(st.from_regex(r"\A[a-z][a-z0-9-]{0,12}\Z")),
-        "total_steps": total,
-    }
+    start: dict[str, Any] = {"do": "start", "run_id": run_id, "total_steps": total}
+    if resumed_from is not None:
+        start["resumed_from"] = resumed_from
     if draw(st.booleans()):
         start["heartbeat_interval_s"] = draw(st.sampled_from([0.5, 5, 30]))
     if draw(st.booleans()):
         start["total_trials"] = draw(st.integers(1, 20))
     actions, step, trial = [start], 0, 0
+    resume_point: dict[str, Any] = {"run_id": run_id, "checkpoint": None, "step": None}
+    stop_reason: str | None = None  # the `run.finished.reason` of the last stop asked for
     for _ in range(draw(st.integers(0, 30))):
         kind = draw(
             st.sampled_from(
@@ -73,6 +99,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             )
         elif kind == "checkpoint":
             actions.append({"do": "checkpoint", "step": step, "path": f"checkpoints/checkpoint-{step}"})
+            resume_point.update(checkpoint=f"checkpoints/checkpoint-{step}", step=step)
         elif kind == "oom_restart":
             actions.append({"do": "oom_restart", "step": 0, "batch_size_from": 16, "batch_size_to": 8})
             step = 0
@@ -93,8 +120,10 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             step = back
         elif kind == "stop_for":
             actions.append({"do": "request_stop", "criterion": draw(TEXT.filter(bool))})
-        elif kind == "request_stop":
-            actions.append({"do": "request_stop", "source": "api", "reason": draw(st.one_of(st.none(), TEXT))})
+        elif kind == "request_stop":  # `trainwire stop` (control file), a signal, the API
+            source, signal, stop_reason = draw(STOP_SOURCES)
+            stop = {"do": "request_stop", "source": source, "reason": draw(st.one_of(st.none(), TEXT))}
+            actions.append({**stop, **({"signal": signal} if signal else {})})
         elif kind == "heartbeat":
             actions.append({"do": "heartbeat"})
         elif kind == "extra":
@@ -116,10 +145,9 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         )
     else:
         own_code = {"exit_code": draw(st.integers(0, 255))} if draw(st.booleans()) else {}
-        actions.append(
-            {"do": "finish", "status": ending, **({"reason": "api"} if ending == "interrupted" else {}), **own_code}
-        )
-    return {"start_time": "2026-11-29T10:00:00Z", "step_interval_s": draw(st.sampled_from([0, 1])), "actions": actions}
+        reason = {"reason": stop_reason or draw(STOP_SOURCES)[2]} if ending == "interrupted" else {}
+        actions.append({"do": "finish", "status": ending, **reason, **own_code})
+    return actions, resume_point
 
 
 def _trial_with_steps(draw: st.DrawFn, trial: int) -> list[dict[str, Any]]:

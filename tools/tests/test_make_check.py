@@ -96,3 +96,16 @@ def test_a_stale_list_of_events_is_named(generated_copy: Path) -> None:
     finally:
         for rel, text in originals.items():
             (generated_copy / rel).write_text(text, encoding="utf-8")
+
+
+def test_a_broken_workflow_is_named_by_the_workflow_check(tmp_path: Path) -> None:
+    assert check.workflow_breaks() == []
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "broken.yml").write_text(  # a job with no `runs-on`
+        "on: push\njobs:\n  test:\n    steps:\n      - run: echo hi\n",
+        encoding="utf-8",
+    )
+    problems = check.workflow_breaks(tmp_path)
+    assert problems and all(line.startswith("workflows: ") for line in problems)
+    assert any("broken.yml" in line and "$.jobs.test" in line for line in problems), problems
