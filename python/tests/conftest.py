@@ -17,12 +17,24 @@ import pytest
 os.environ["TRAINWIRE_CACHE_DIR"] = tempfile.mkdtemp(prefix="trainwire-test-cache-")
 
 
+#: the handlers the session began with: a library that installs its own (Ray's `init` takes
+#: SIGTERM, in a fixture that outlives its test) must not change what a later test's `Run` sees
+_SIGNALS = [
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGBREAK") if hasattr(signal, name)
+]
+_SESSION_HANDLERS = {number: signal.getsignal(number) for number in _SIGNALS}
+
+
 @pytest.fixture(autouse=True)
 def _signal_handlers_restored() -> Iterator[None]:
-    """Each test starts with the handlers the session had and leaves them so: a library that
-    installs its own (Ray's `init` takes SIGTERM) must not change what a later test's `Run` sees."""
-    held = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    """Each test starts and ends with the session's own handlers of the signals a run listens
+    to (SIGUSR1 stands in for Windows' SIGBREAK in the tests)."""
+    _restore_handlers()
     yield
-    for number, handler in held.items():
-        if signal.getsignal(number) is not handler and handler is not None:
+    _restore_handlers()
+
+
+def _restore_handlers() -> None:
+    for number, handler in _SESSION_HANDLERS.items():
+        if handler is not None and signal.getsignal(number) is not handler:
             signal.signal(number, handler)

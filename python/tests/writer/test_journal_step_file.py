@@ -39,8 +39,9 @@ steps = out / "runs" / run.run_id / "steps.jsonl"
 for step in range(1, 40_001):
     run.step(step, loss=1.0 / step)
     if step == 2_000:
-        steps.unlink(missing_ok=True)
-        os.mkfifo(steps) if kind == "fifo" else os.symlink(outside, steps)
+        swap = steps.with_name("steps.swap")  # made aside, then renamed over: the journal's
+        os.mkfifo(swap) if kind == "fifo" else os.symlink(outside, swap)  # thread may write meanwhile
+        os.replace(swap, steps)
 run.finish("succeeded")
 print(run.status)
 """
