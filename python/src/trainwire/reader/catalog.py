@@ -1,7 +1,7 @@
 """The runs found under directories, one row each, from summaries and stream tails.
 
 Never reads a whole stream: a finished run whose `summary.json` is newer than its stream
-costs one small file; a running one, the last 64 KiB of its stream and of its journal's
+costs one small file; a running one, the last 16 KiB of its stream and of its journal's
 step file (the steps the throttle kept out of the stream) as well. Reads regular
 files only (a FIFO named `progress.jsonl` would block a reader forever) and, given `within`,
 only files whose resolved path lies inside that directory. A summary is used only when its
@@ -20,16 +20,17 @@ from typing import Any
 from trainwire.contract.files import open_regular
 from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
-from trainwire.contract.process_proof import GONE
+from trainwire.contract.process_proof import GONE, liveness_of
 from trainwire.contract.run_walk import walk_run_directories
 from trainwire.lines.summary import SummaryBuilder, is_lower_better
 from trainwire.lines.verdict import verdict_of
 from trainwire.reader.journal_files import flat_config, read_config, read_row_notes
-from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge
+from trainwire.reader.kept_steps import KeptStepsMerge
 from trainwire.reader.verdicts import judge
 
 __all__ = [
     "SUMMARY_VERSIONS",
+    "TAIL_BYTES",
     "WINDOW_BYTES",
     "RunRead",
     "find_streams",
@@ -42,6 +43,10 @@ __all__ = [
 
 #: how much of a stream's start and end a row reads
 WINDOW_BYTES = 64 * 1024
+#: how much of a running run's stream and step file a row reads for where the run is: the
+#: last ~60 steps. The summary (written every 30 s) holds the bests before them; each record
+#: costs a row ~20 us, and a row read at this size costs about what a summary does
+TAIL_BYTES = 16 * 1024
 #: the summary versions this reader reads (a field version 1 lacks reads as null)
 SUMMARY_VERSIONS = (1, 2)
 
@@ -67,7 +72,7 @@ def run_row(
 
     The row's `config` is the run's config flattened (`flat_config`), from the journal's
     `config.json` or, without a journal, from the run's `run.started` when the stream's
-    first or last 64 KiB hold it; `notes` the run's notes (`read_row_notes`), `notes_count`
+    first 64 KiB or last 16 KiB hold it; `notes` the run's notes (`read_row_notes`), `notes_count`
     how many dated notes the summary counts."""
     journals = _journal_summaries(stream.parent, within)
     latest = _read_latest(stream, _latest_summary(stream.parent, journals, within), within)
@@ -82,7 +87,8 @@ class RunRead:
 
     summary: Mapping[str, Any]
     #: the status fixed when read: a finished run's, or `stale` for a run a later one of its
-    #: stream followed while it was `running` (its process is gone); None for a live one
+    #: stream followed while it was `running`, or whose process its host proved gone; None
+    #: for one that may be alive
     status: str | None
     #: a live run's last line (`ts`): where its duration stops if it died
     last_ts: str | None
@@ -166,7 +172,16 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
         return None
     if latest is not None and summary["status"] == "running":
         summary = _brought_to(summary, latest)
-    return RunRead(summary, None, last_ts, stream, config, _notes(stream, summary, within))
+    return RunRead(summary, _fixed_status(summary), last_ts, stream, config, _notes(stream, summary, within))
+
+
+def _fixed_status(summary: Mapping[str, Any]) -> str | None:
+    """The status a row of `summary` keeps whenever it is shown: a finished run's, `stale`
+    for a running one whose process its host proves gone (a pid and start time name one
+    process for ever: it never comes back); None while it may be alive."""
+    if summary["status"] != "running":
+        return str(summary["status"])
+    return "stale" if liveness_of(summary.get("process")) == GONE else None
 
 
 def _notes(stream: Path, summary: Mapping[str, Any], within: Path | None) -> str | None:
@@ -273,14 +288,15 @@ def _window_summary(
     stream: Path, heads: tuple[bool, ...], within: Path | None, started: dict[str, dict[str, Any]]
 ) -> SummaryBuilder:
     """A summary of the lines in the first (True) and last (False) windows of `stream`, the
-    last with the steps the run's journal kept (its step file's last 64 KiB); `started` gets the config of each `run.started` among them, by run id."""
+    last (`TAIL_BYTES`) with the steps the run's journal kept (its step file's last
+    `TAIL_BYTES`); `started` gets the config of each `run.started` among them, by run id."""
     from trainwire.reader.state import StreamReader
 
     builder = SummaryBuilder(any_line_switches=True)
     for head in heads:
         lines = StreamReader().feed(_window(stream, head, within)).dicts
         if not head:  # the end of the stream: with the steps kept in and after it
-            kept = KeptStepsMerge(stream.parent, tail_bytes=VIEW_TAIL_BYTES, within=within)
+            kept = KeptStepsMerge(stream.parent, tail_bytes=TAIL_BYTES, within=within)
             lines = [*kept.merge(lines), *kept.flush()]
         for line in lines:
             builder.add(line)
@@ -292,9 +308,10 @@ def _window_summary(
 def _window(stream: Path, head: bool, within: Path | None) -> bytes:
     with open_regular(stream, within=within) as file:
         size = os.fstat(file.fileno()).st_size
-        if head or size <= WINDOW_BYTES:
-            data = file.read(WINDOW_BYTES)
+        window = WINDOW_BYTES if head else TAIL_BYTES
+        if head or size <= window:
+            data = file.read(window)
             return data[: data.rfind(b"\n") + 1]
-        file.seek(size - WINDOW_BYTES)
-        data = file.read(WINDOW_BYTES)
+        file.seek(size - window)
+        data = file.read(window)
     return data[data.find(b"\n") + 1 :]  # the first line is cut: drop it
