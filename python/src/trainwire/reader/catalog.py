@@ -93,7 +93,8 @@ class RunRead:
     #: a live run's last line (`ts`): where its duration stops if it died
     last_ts: str | None
     stream: Path
-    config: Mapping[str, Any] | None
+    #: the run's config flattened (`flat_config`): what its row carries
+    config: Mapping[str, Any]
     notes: str | None
 
     @property
@@ -122,7 +123,7 @@ def read_runs(stream: Path, *, within: Path | None = None) -> list[RunRead]:
         if summary is None or (latest is not None and summary["run_id"] == latest.summary["run_id"]):
             continue
         status = "stale" if summary["status"] == "running" else summary["status"]
-        config, notes = read_config(journal, within=within), _notes(stream, summary, within)
+        config, notes = flat_config(read_config(journal, within=within) or {}), _notes(stream, summary, within)
         reads.append(RunRead(summary, status, None, stream, config, notes))
     reads.sort(key=lambda read: len(read.summary.get("earlier_runs") or []))
     return [*reads, latest] if latest is not None else reads
@@ -155,7 +156,9 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
     if summary is not None and summary["status"] != "running" and _written_after(summary_path, stream):
         # a finished run whose summary is newer than every line: nothing to read
         config = read_config(summary_path.parent, within=within)
-        return RunRead(summary, summary["status"], None, stream, config, _notes(stream, summary, within))
+        return RunRead(
+            summary, summary["status"], None, stream, flat_config(config or {}), _notes(stream, summary, within)
+        )
     started: dict[str, dict[str, Any]] = {}
     tail = _window_summary(stream, (False,), within, started)
     latest = tail.summary()
@@ -172,7 +175,8 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
         return None
     if latest is not None and summary["status"] == "running":
         summary = _brought_to(summary, latest)
-    return RunRead(summary, _fixed_status(summary), last_ts, stream, config, _notes(stream, summary, within))
+    notes = _notes(stream, summary, within)
+    return RunRead(summary, _fixed_status(summary), last_ts, stream, flat_config(config or {}), notes)
 
 
 def _fixed_status(summary: Mapping[str, Any]) -> str | None:
@@ -240,7 +244,7 @@ def _row(
     summary: Mapping[str, Any],
     verdict: Mapping[str, Any],
     stream: Path,
-    config: Mapping[str, Any] | None,
+    config: Mapping[str, Any],
     notes: str | None,
 ) -> dict[str, Any]:
     """The row of a run: its verdict (`lines.verdict`) and what the table shows of it."""
@@ -257,7 +261,7 @@ def _row(
         "best_loss": (verdict["best"].get("loss") or {}).get("value"),
         "git_sha": summary["git_sha"],
         "started_at": summary["started_at"],
-        "config": flat_config(config or {}),
+        "config": dict(config),
         "notes": notes,
         "path": str(stream),
         "directory": str(stream.parent),

@@ -144,7 +144,7 @@ def _stored_read(read: RunRead) -> dict[str, Any]:
         "summary": read.summary,
         "status": read.status,
         "last_ts": read.last_ts,
-        "config": None if read.config is None else flat_config(read.config),
+        "config": read.config,
         "notes": read.notes,
     }
 
@@ -173,11 +173,12 @@ def _read(item: Mapping[str, Any], stream: Path, sealed: bool) -> RunRead | None
         summary = checked_summary(json.dumps(summary, ensure_ascii=False, separators=(",", ":")))
     if summary is None or status not in (None, summary["status"], "stale"):
         return None
-    if not (config is None or isinstance(config, dict)) or not (notes is None or isinstance(notes, str)):
+    if not isinstance(config, dict) or not (notes is None or isinstance(notes, str)):
         return None
     if last_ts is not None:
         try:
             parse_timestamp_us(last_ts)
         except (TypeError, ValueError):
             return None
-    return RunRead(summary, status, last_ts, stream, config, clip(notes))
+    # a sealed cache's config was flattened when it was written; any other is flattened here, bounded
+    return RunRead(summary, status, last_ts, stream, config if sealed else flat_config(config), clip(notes))
