@@ -11,6 +11,7 @@ one is read as a run without a journal.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -33,10 +34,12 @@ __all__ = [
     "TAIL_BYTES",
     "WINDOW_BYTES",
     "RunRead",
+    "finite",
     "find_streams",
     "live_summary",
     "load_summary",
     "read_runs",
+    "row_config",
     "run_row",
     "run_rows",
 ]
@@ -123,7 +126,7 @@ def read_runs(stream: Path, *, within: Path | None = None) -> list[RunRead]:
         if summary is None or (latest is not None and summary["run_id"] == latest.summary["run_id"]):
             continue
         status = "stale" if summary["status"] == "running" else summary["status"]
-        config, notes = flat_config(read_config(journal, within=within) or {}), _notes(stream, summary, within)
+        config, notes = row_config(read_config(journal, within=within)), _notes(stream, summary, within)
         reads.append(RunRead(summary, status, None, stream, config, notes))
     reads.sort(key=lambda read: len(read.summary.get("earlier_runs") or []))
     return [*reads, latest] if latest is not None else reads
@@ -156,9 +159,7 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
     if summary is not None and summary["status"] != "running" and _written_after(summary_path, stream):
         # a finished run whose summary is newer than every line: nothing to read
         config = read_config(summary_path.parent, within=within)
-        return RunRead(
-            summary, summary["status"], None, stream, flat_config(config or {}), _notes(stream, summary, within)
-        )
+        return RunRead(summary, summary["status"], None, stream, row_config(config), _notes(stream, summary, within))
     started: dict[str, dict[str, Any]] = {}
     tail = _window_summary(stream, (False,), within, started)
     latest = tail.summary()
@@ -176,7 +177,7 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
     if latest is not None and summary["status"] == "running":
         summary = _brought_to(summary, latest)
     notes = _notes(stream, summary, within)
-    return RunRead(summary, _fixed_status(summary), last_ts, stream, flat_config(config or {}), notes)
+    return RunRead(summary, _fixed_status(summary), last_ts, stream, row_config(config), notes)
 
 
 def _fixed_status(summary: Mapping[str, Any]) -> str | None:
@@ -284,8 +285,28 @@ def _written_after(summary: Path, stream: Path) -> bool:
 def load_summary(path: Path, *, within: Path | None = None) -> dict[str, Any] | None:
     """The journal summary at `path`, or None when it is missing, not a regular file (or
     outside `within`), over its cap, or not a summary this version reads: one its schema
-    (`schemas/summary`, versions `SUMMARY_VERSIONS`) accepts (`read_summary`)."""
-    return read_summary(path, within=within)
+    (`schemas/summary`, versions `SUMMARY_VERSIONS`) accepts (`read_summary`). A non-finite
+    number in it (`NaN`, `Infinity`: not JSON, though the parser takes them) reads as null,
+    as writer rule 7 writes one in the stream."""
+    summary = read_summary(path, within=within)
+    return None if summary is None else finite(summary)
+
+
+def row_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The config a row carries: flattened (`flat_config`), a non-finite number as null."""
+    return {name: finite(value) for name, value in flat_config(config or {}).items()}
+
+
+def finite(value: Any) -> Any:
+    """`value` with every non-finite number in it as None (writer rule 7): one `NaN` in a row
+    makes a whole `/api/runs` answer something the page's `JSON.parse` refuses."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [finite(item) for item in value]
+    return value
 
 
 def _window_summary(

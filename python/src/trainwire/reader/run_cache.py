@@ -31,8 +31,7 @@ from trainwire.contract.files import read_capped
 from trainwire.contract.journal_reads import checked_summary
 from trainwire.contract.limits import clip
 from trainwire.reader.cache_seal import seal, sealed_by_us
-from trainwire.reader.catalog import RunRead
-from trainwire.reader.journal_files import flat_config
+from trainwire.reader.catalog import RunRead, finite, row_config
 from trainwire.reader.run_signature import Signature
 
 __all__ = ["CACHE_VERSION", "MAX_CACHE_BYTES", "RunsCache", "cache_file"]
@@ -169,8 +168,9 @@ def _read(item: Mapping[str, Any], stream: Path, sealed: bool) -> RunRead | None
     )
     if not isinstance(summary, dict):
         return None
-    if not sealed:  # the text the files' own check reads
+    if not sealed:  # the text the files' own check reads, then what `catalog.load_summary` makes of it
         summary = checked_summary(json.dumps(summary, ensure_ascii=False, separators=(",", ":")))
+        summary = None if summary is None else finite(summary)
     if summary is None or status not in (None, summary["status"], "stale"):
         return None
     if not isinstance(config, dict) or not (notes is None or isinstance(notes, str)):
@@ -180,5 +180,5 @@ def _read(item: Mapping[str, Any], stream: Path, sealed: bool) -> RunRead | None
             parse_timestamp_us(last_ts)
         except (TypeError, ValueError):
             return None
-    # a sealed cache's config was flattened when it was written; any other is flattened here, bounded
-    return RunRead(summary, status, last_ts, stream, config if sealed else flat_config(config), clip(notes))
+    # a sealed cache's config was made a row's when it was written; any other is made one here, bounded
+    return RunRead(summary, status, last_ts, stream, config if sealed else row_config(config), clip(notes))
