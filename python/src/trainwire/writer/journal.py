@@ -78,8 +78,8 @@ class Journal:
     and returns the diff's reference for the provenance. As a sink it costs the training
     thread a few attribute reads a line: the summary, the series, the run's state and view
     events are folded from the files the run wrote (`JournalFolder`), on a thread of their
-    own, whenever `summary.json` and `series.json` are saved: when the run starts, every
-    `SAVE_INTERVAL_S` and when it finishes. The steps the throttle left out (`keep_step`)
+    own, whenever `summary.json` and `series.json` are saved: when the run starts, when a
+    trial ends, every `SAVE_INTERVAL_S` and when it finishes. The steps the throttle left out (`keep_step`)
     go to the step file in batches from that thread too. A failure is logged and never
     reaches training.
     """
@@ -160,7 +160,8 @@ class Journal:
         if kind == "run.started" or kind == "run.finished":
             self._folder.run_ends.append(dict(event))
             self._save(now=True)
-        elif time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
+        elif kind == "trial.ended" or time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
+            # a search's best changes when a trial ends: a run killed later still tells it
             self._save(now=False)
 
     def keep_step(self, line: Mapping[str, Any], reported_at: float) -> None:
