@@ -7,7 +7,7 @@ line read (a run killed mid-way: the steps it logged after its last stream line)
 consumer of "every step" (the exports, `tail`, `runs`, `diff`, `plot`, the dashboard's
 opening) reads them here.
 
-Each step file is read as hostile (`lines.kept_step_file`, the rule the writer's journal
+Each step file is read as hostile (`journal.step_file`, the rule the writer's journal
 puts them back by too); a record naming a line the run never wrote is left out at the end:
 a journal missing or from another run costs nothing but its steps.
 """
@@ -16,15 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from trainwire.contract.files import read_file
 from trainwire.contract.layout import STEPS_FILE, run_journal_dir
-from trainwire.lines.kept_step_file import KeptSteps, Report
+from trainwire.journal.step_file import KeptSteps, Report
 from trainwire.lines.state_fold import RunState, fold_kept_step
 
 __all__ = [
     "VIEW_TAIL_BYTES",
     "KeptStepsMerge",
+    "LineReader",
     "every_line",
     "fold_latest_kept_steps",
     "with_kept_steps",
@@ -36,7 +38,15 @@ VIEW_TAIL_BYTES = 64 * 1024
 _STEP_SETTING = frozenset({"train.step", "train.restarted", "train.rolled_back"})
 
 if TYPE_CHECKING:
-    from trainwire.reader.state import StreamReader
+    from trainwire.lines.decoder import Events
+
+
+class LineReader(Protocol):
+    """What picks a stream's valid lines by the readers' rules (`reader.state.StreamReader`)."""
+
+    def feed(self, chunk: bytes) -> Events: ...
+
+    def finish(self) -> None: ...
 
 
 class KeptStepsMerge:
@@ -123,11 +133,9 @@ def with_kept_steps(
     yield from merge.finish()
 
 
-def every_line(stream: Path, reader: StreamReader, *, report: Report | None = None) -> Iterator[dict[str, Any]]:
+def every_line(stream: Path, reader: LineReader, *, report: Report | None = None) -> Iterator[dict[str, Any]]:
     """The valid lines of the whole stream file `stream` (as `reader`, fresh, folds them) with
     every run's kept steps in place: every step the runs logged."""
-    from trainwire.reader.sources import read_file  # the reader's file sources: only here
-
     merge = KeptStepsMerge(stream.parent, report=report)
     for chunk in read_file(stream):
         yield from merge.merge(reader.feed(chunk).dicts)  # the validated lines, no models built
