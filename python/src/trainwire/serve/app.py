@@ -35,8 +35,8 @@ from trainwire.contract.files import open_regular
 from trainwire.contract.layout import STREAM_FILE
 from trainwire.contract.limits import clip
 from trainwire.contract.status import EXIT_CODES
+from trainwire.journal.opening import OpenedStream, OpeningCancelled, open_from_snapshots
 from trainwire.reader.catalog import run_row
-from trainwire.reader.run_opening import OpenedStream, OpeningCancelled, open_from_snapshots
 from trainwire.reader.state import StreamReader
 from trainwire.serve.index import IndexedStream, RunIndex
 from trainwire.serve.openings import OpeningRefused, Openings
