@@ -42,6 +42,9 @@ def test_the_stream_is_answered_whole_by_range_and_by_head(tmp_path: Path) -> No
         status, _, body = server.request(path, headers={"Range": "bytes=10-", "If-Range": '"another file"'})
         assert (status, body) == (200, stream)
 
+        status, headers, body = server.request(path, headers={"Range": "bytes=0-1,5-6"})  # several: all of it
+        assert (status, body, headers["content-length"]) == (200, stream, str(size))
+
         status, headers, _ = server.request(path, headers={"Range": f"bytes={size}-"})
         assert (status, headers["content-range"]) == (416, f"bytes */{size}")
         status, _, _ = server.request(path, headers={"Range": "lines=1-2"})
