@@ -25,10 +25,11 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
+from trainwire.lines.step_batches import segments, times_us
 
 __all__ = [
     "DEFAULT_MAX_MARKERS",
@@ -113,6 +114,28 @@ class Series:
         while len(self._buckets) > self.max_buckets and self._compact():  # _compact makes a new list
             pass
 
+    def extend(self, attempt: int, points: Iterable[tuple[int, Any, int]]) -> None:
+        """`add` of each (step, value, time) in turn, a value that is None or not finite left
+        out (as `RunSeries` leaves it out): the body of `add` inline, for a batch of steps."""
+        for step, value, time_us in points:
+            if value is None or value - value != 0.0:
+                continue
+            point: Point = [self.count, step, value, time_us]
+            self.count += 1
+            buckets = self._buckets
+            last = buckets[-1] if buckets else None
+            if last is not None and last[0] == attempt and last[1] < self._bucket_size:
+                last[1] += 1
+                if value < last[3][2]:
+                    last[3] = point
+                if value > last[4][2]:
+                    last[4] = point
+                last[5] = point
+            else:
+                buckets.append([attempt, 1, point, point, point, point])
+                while len(self._buckets) > self.max_buckets and self._compact():
+                    pass
+
     def points(self) -> list[tuple[int, int, float, int]]:
         """The kept points in arrival order, as (attempt, step, value, time in microseconds)."""
         out: list[tuple[int, int, float, int]] = []
@@ -139,6 +162,17 @@ class Series:
         shrunk = len(merged) < len(self._buckets)
         self._buckets = merged
         return shrunk
+
+
+def _not_plain_step(line: Mapping[str, Any]) -> bool:
+    """Not a step `RunSeries._plain_steps` takes: another event, metrics, a trial, an odd step or time."""
+    return (
+        line.get("event") != "train.step"
+        or "metrics" in line
+        or "trial" in line
+        or type(line.get("step")) is not int
+        or type(line.get("ts")) is not str
+    )
 
 
 def _in_trial(label: str, event: Any) -> str:
@@ -236,6 +270,34 @@ class RunSeries:
         add = _ADD.get(kind)  # type: ignore[arg-type]
         if add is not None:
             add(self, _LineView(line))
+
+    def add_lines(self, lines: Sequence[Mapping[str, Any]]) -> None:
+        """`add_line` of each line in turn; the plain steps between two other lines (no
+        metrics, no trial: what a training loop writes) a series at a time."""
+        for plain, part in segments(lines, _not_plain_step):
+            if plain:
+                self._plain_steps(part)
+            else:
+                for line in part:
+                    self.add_line(line)
+
+    def _plain_steps(self, lines: Sequence[Mapping[str, Any]]) -> None:
+        steps = [line["step"] for line in lines]
+        times = times_us([line["ts"] for line in lines])
+        columns: list[tuple[int, int, str, list[Any]]] = []
+        for order, name in enumerate(STEP_SERIES):
+            values = [line.get(name) for line in lines]
+            first = next(
+                (index for index, value in enumerate(values) if value is not None and value - value == 0.0), None
+            )
+            if first is not None:
+                columns.append((first, order, name, values))
+        for _first, _order, name, values in sorted(columns):  # new series in the order a line at a time makes them
+            series = self.series.get(name)
+            if series is None:
+                series = self.series[name] = Series(self.max_points)
+            series.extend(self.attempt, zip(steps, values, times, strict=True))
+        self.last_step = steps[-1]
 
     def _add_step(self, event: Any) -> None:
         self._step_fields(event.step, event.ts, functools.partial(getattr, event), event.metrics)
