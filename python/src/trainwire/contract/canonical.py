@@ -16,6 +16,7 @@ from typing import Any
 __all__ = ["dumps", "format_number"]
 
 _MAX_SAFE_INTEGER = 2**53
+_NUMBERS = frozenset((int, float))
 # Python's own escaping with ensure_ascii=False is JSON.stringify's, except for lone
 # surrogates, which JSON.stringify writes as lower-case `\udxxx` escapes.
 _encode_string = json.encoder.encode_basestring
@@ -34,6 +35,8 @@ def _write(obj: Any, out: list[str]) -> None:
     kind = type(obj)
     if kind is float or kind is int:  # most of a series store: its points
         out.append(format_number(obj))
+    elif kind is list and set(map(type, obj)) <= _NUMBERS:  # a series point
+        out.append(f"[{','.join(map(format_number, obj))}]")
     elif kind is list:
         out.append("[")
         for index, item in enumerate(obj):
