@@ -160,7 +160,7 @@ class Journal:
             lines = held[1]
             lines.append((line, event))
             if len(lines) > MAX_HELD_LINES:
-                self._folder.held = None  # the fold reads the stream until the next save
+                self._folder.stop_holding()  # the fold reads the stream until the next save
         kind = event["event"]
         if kind == "train.step":
             self._folder.steps_logged += 1

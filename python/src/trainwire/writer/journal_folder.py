@@ -126,6 +126,7 @@ class JournalFolder:
         self.held: Held | None = (start, [])
         self._held_seen: list[tuple[bytes, dict[str, Any]]] | None = None  # the held lines this thread takes from
         self._held_at = 0  # where the next of them begins in the stream
+        self._let_go: Held | None = None  # held lines no longer used, freed here, not on the training thread
         self._saved_summary: dict[str, Any] | None = None  # the summary last written
         self._saved_covers: tuple[int, int] | None = None  # the stream's and step file's bytes of the last snapshot
 
@@ -148,6 +149,10 @@ class JournalFolder:
     def request_save(self, stream_size: int) -> None:
         """A save of everything up to byte `stream_size` of the stream, on this thread."""
         self._send(("save", stream_size))
+
+    def stop_holding(self) -> None:
+        """Holds no more lines until `hold_from`; those held are let go on this thread."""
+        self._let_go, self.held = self.held, None
 
     def hold_from(self, stream_size: int) -> None:
         """Holds the lines written from byte `stream_size` on again, when holding stopped."""
@@ -336,6 +341,7 @@ class JournalFolder:
         reader decodes them (a NaN written as null is None), without the reader's checks. The
         stream is opened as any file of the directory: a regular file, not through a link."""
         replay = self._replay
+        self._let_go = None
         if self._offset < stream_size and self.stream_loss is None:
             self._fold_held(stream_size)
         if self._offset >= stream_size:  # nothing new (a stream that lost every line is never opened)
