@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
-from trainwire.lines.step_batches import segments, times_us
+from trainwire.lines.step_batches import not_a_plain_step, segments, times_us
 
 __all__ = [
     "DEFAULT_MAX_MARKERS",
@@ -115,26 +115,31 @@ class Series:
             pass
 
     def extend(self, attempt: int, points: Iterable[tuple[int, Any, int]]) -> None:
-        """`add` of each (step, value, time) in turn, a value that is None or not finite left
-        out (as `RunSeries` leaves it out): the body of `add` inline, for a batch of steps."""
-        for step, value, time_us in points:
-            if value is None or value - value != 0.0:
-                continue
-            point: Point = [self.count, step, value, time_us]
-            self.count += 1
+        """`add` of each (step, value, time), None and non-finite values left out; the points
+        filling the open bucket at once (first minimum and maximum, as `add` keeps them)."""
+        kept = [point for point in points if point[1] is not None and point[1] - point[1] == 0.0]
+        at, end = 0, len(kept)
+        while at < end:
             buckets = self._buckets
             last = buckets[-1] if buckets else None
-            if last is not None and last[0] == attempt and last[1] < self._bucket_size:
-                last[1] += 1
-                if value < last[3][2]:
-                    last[3] = point
-                if value > last[4][2]:
-                    last[4] = point
-                last[5] = point
-            else:
-                buckets.append([attempt, 1, point, point, point, point])
-                while len(self._buckets) > self.max_buckets and self._compact():
-                    pass
+            if last is None or last[0] != attempt or last[1] >= self._bucket_size or len(buckets) > self.max_buckets:
+                step, value, time_us = kept[at]
+                self.add(attempt, step, value, time_us)  # a new bucket, or a compaction after each point
+                at += 1
+                continue
+            room = min(self._bucket_size - last[1], end - at)
+            values = [value for _, value, _ in kept[at : at + room]]
+            low, high = min(values), max(values)
+            if low < last[3][2]:
+                index = values.index(low)
+                last[3] = [self.count + index, *kept[at + index]]
+            if high > last[4][2]:
+                index = values.index(high)
+                last[4] = [self.count + index, *kept[at + index]]
+            last[5] = [self.count + room - 1, *kept[at + room - 1]]
+            last[1] += room
+            self.count += room
+            at += room
 
     def points(self) -> list[tuple[int, int, float, int]]:
         """The kept points in arrival order, as (attempt, step, value, time in microseconds)."""
@@ -162,17 +167,6 @@ class Series:
         shrunk = len(merged) < len(self._buckets)
         self._buckets = merged
         return shrunk
-
-
-def _not_plain_step(line: Mapping[str, Any]) -> bool:
-    """Not a step `RunSeries._plain_steps` takes: another event, metrics, a trial, an odd step or time."""
-    return (
-        line.get("event") != "train.step"
-        or "metrics" in line
-        or "trial" in line
-        or type(line.get("step")) is not int
-        or type(line.get("ts")) is not str
-    )
 
 
 def _in_trial(label: str, event: Any) -> str:
@@ -274,7 +268,7 @@ class RunSeries:
     def add_lines(self, lines: Sequence[Mapping[str, Any]]) -> None:
         """`add_line` of each line in turn; the plain steps between two other lines (no
         metrics, no trial: what a training loop writes) a series at a time."""
-        for plain, part in segments(lines, _not_plain_step):
+        for plain, part in segments(lines, not_a_plain_step):
             if plain:
                 self._plain_steps(part)
             else:

@@ -8,7 +8,7 @@ from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
 
-__all__ = ["segments", "times_us"]
+__all__ = ["not_a_plain_step", "segments", "times_us"]
 
 Line = Mapping[str, Any]
 
@@ -29,6 +29,17 @@ def segments(lines: Sequence[Line], is_other: Callable[[Line], bool]) -> Iterato
         if index < len(lines):
             yield False, lines[index : index + 1]
         start = index + 1
+
+
+def not_a_plain_step(line: Line) -> bool:
+    """Not a step the series take at once: another event, metrics, a trial, an odd step or time."""
+    return (
+        line.get("event") != "train.step"
+        or "metrics" in line
+        or "trial" in line
+        or type(line.get("step")) is not int
+        or type(line.get("ts")) is not str
+    )
 
 
 def times_us(stamps: list[str]) -> list[int]:
