@@ -32,7 +32,7 @@ from trainwire.contract.notes import NOTES_TEMPLATE
 from trainwire.lines.kept_steps import kept_step
 from trainwire.lines.run_journal import RunJournalFold
 from trainwire.writer.config_reference import write_config_diff
-from trainwire.writer.journal_folder import MAX_HELD_LINES, JournalFolder, NotWritten
+from trainwire.writer.journal_folder import JournalFolder, NotWritten
 from trainwire.writer.provenance import run_git
 from trainwire.writer.redaction import redact_text
 
@@ -76,10 +76,9 @@ class Journal:
     `begin()` is called by the run before `run.started`: it writes the config (and its diff
     against `config_reference`), the notes file, the environment record and the dirty diff,
     and returns the diff's reference for the provenance. As a sink it costs the training
-    thread a list append a line: the summary, the series, the run's state and view events
-    are folded from the lines it wrote (each as a reader decodes it; from the stream when
-    they are not its bytes) and the step file (`JournalFolder`), on a thread of their own,
-    whenever `summary.json` and `series.json` are saved: when the run starts, every
+    thread a few attribute reads a line: the summary, the series, the run's state and view
+    events are folded from the files the run wrote (`JournalFolder`), on a thread of their
+    own, whenever `summary.json` and `series.json` are saved: when the run starts, every
     `SAVE_INTERVAL_S` and when it finishes. The steps the throttle left out (`keep_step`)
     go to the step file in batches from that thread too. A failure is logged and never
     reaches training.
@@ -155,12 +154,6 @@ class Journal:
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
         self._last_seq = event["seq"]
-        held = self._folder.held
-        if held is not None:  # the fold takes the line as written: no line dict is changed once written
-            lines = held[1]
-            lines.append((line, event))
-            if len(lines) > MAX_HELD_LINES:
-                self._folder.stop_holding()  # the fold reads the stream until the next save
         kind = event["event"]
         if kind == "train.step":
             self._folder.steps_logged += 1
@@ -193,7 +186,6 @@ class Journal:
         self._folder.stream_loss = self.stream_completeness()
         try:
             size = os.stat(self._stream).st_size
-            self._folder.hold_from(size)
             if now:
                 self._folder.save_now(size)
             else:

@@ -1,19 +1,15 @@
 """The journal's fold, off the training thread: a run's summary and series snapshot folded from
-what the run wrote (its stream lines from where the run began, the step file's records put
-back), on a thread of its own, when a save is due; and the steps the throttle left out
-appended to the step file (`writer.step_file`) within `bound_s` of being kept.
+the files it wrote (the stream from where the run began, the step file's records put back),
+on a thread of its own, when a save is due; and the steps the throttle left out appended to
+the step file (`writer.step_file`) within `bound_s` of being kept.
 
-The training thread only hands over: each line it wrote with its dict (a list append, kept
-until the next save), each kept step (a deque append; the thread is woken by the first of a
-batch) and a save with the stream's size at that moment (the end of the line just written).
-The fold takes the lines up to that size from what was handed over, as a reader decodes them
-(`reader_view`), when their bytes are exactly the stream's there (nothing lost, nobody else
-wrote); otherwise, and past `MAX_HELD_LINES` lines between two saves, it reads them from the
-stream. Either way a step the throttle leaves out later is never folded before a line it came
-after. At the run's start and end the training thread waits for this thread and saves itself,
-so the documents are whole when `finish()` returns; it never waits for a thread that has not
-moved on for `WAIT_S` (a file system that hangs): it goes on without it, and the steps it
-could not hand over are counted as lost.
+The training thread only hands over: each kept step (a deque append; the thread is woken by
+the first of a batch) and a save with the stream's size at that moment (the end of the line
+just written). The fold reads the stream up to that size, so a step the throttle leaves out
+later is never folded before a line it came after. At the run's start and end the training
+thread waits for this thread and saves itself, so the documents are whole when `finish()`
+returns; it never waits for a thread that has not moved on for `WAIT_S` (a file system that
+hangs): it goes on without it, and the steps it could not hand over are counted as lost.
 """
 
 from __future__ import annotations
@@ -34,10 +30,9 @@ from trainwire.contract.notes import count_notes
 from trainwire.lines.journal_replay import JournalReplay
 from trainwire.lines.run_journal import RunJournalFold, write_snapshot
 from trainwire.lines.summary import write_summary
-from trainwire.writer.sinks import reader_view
 from trainwire.writer.step_file import MAX_UNWRITTEN_RECORDS, StepFileWriter
 
-__all__ = ["MAX_HELD_LINES", "MAX_WAITING_RECORDS", "WAIT_S", "JournalFolder", "NotWritten"]
+__all__ = ["MAX_WAITING_RECORDS", "WAIT_S", "JournalFolder", "NotWritten"]
 
 logger = logging.getLogger("trainwire.writer.journal")
 
@@ -45,18 +40,12 @@ logger = logging.getLogger("trainwire.writer.journal")
 WAIT_S = 1.0
 #: kept steps waiting for the thread before the training thread waits (then drops, counted)
 MAX_WAITING_RECORDS = MAX_UNWRITTEN_RECORDS
-#: written lines kept for the fold between two saves (about 1 KiB each); past it, the fold
-#: reads them from the stream until the next save
-MAX_HELD_LINES = 32_768
 #: seconds between two tries of a step file that failed
 RETRY_S = 1.0
 #: kept steps appended in one write
 _WRITE_BATCH = 512
 #: the stream is read in pieces of this size
 _CHUNK_BYTES = 1 << 20
-
-#: (the stream's size when the training thread began holding, the lines (bytes, dict) written since)
-Held = tuple[int, list[tuple[bytes, dict[str, Any]]]]
 
 _STOP = object()
 _KEPT = object()  # kept steps wait: append them within the bound
@@ -121,12 +110,6 @@ class JournalFolder:
         self.run_ends: list[dict[str, Any]] = []
         #: the steps the run logged: its stream's `train.step` lines and the steps kept (the journal counts)
         self.steps_logged = 0
-        #: the lines written since the stream was `start` bytes long, appended by the training
-        #: thread (None past `MAX_HELD_LINES`: the fold reads the stream until `hold_from`)
-        self.held: Held | None = (start, [])
-        self._held_seen: list[tuple[bytes, dict[str, Any]]] | None = None  # the held lines this thread takes from
-        self._held_at = 0  # where the next of them begins in the stream
-        self._let_go: Held | None = None  # held lines no longer used, freed here, not on the training thread
         self._saved_summary: dict[str, Any] | None = None  # the summary last written
         self._saved_covers: tuple[int, int] | None = None  # the stream's and step file's bytes of the last snapshot
 
@@ -149,15 +132,6 @@ class JournalFolder:
     def request_save(self, stream_size: int) -> None:
         """A save of everything up to byte `stream_size` of the stream, on this thread."""
         self._send(("save", stream_size))
-
-    def stop_holding(self) -> None:
-        """Holds no more lines until `hold_from`; those held are let go on this thread."""
-        self._let_go, self.held = self.held, None
-
-    def hold_from(self, stream_size: int) -> None:
-        """Holds the lines written from byte `stream_size` on again, when holding stopped."""
-        if self.held is None:
-            self.held = (stream_size, [])
 
     def settle(self) -> bool:
         """Waits until every kept step handed over is in the step file (or failed) and every
@@ -341,9 +315,6 @@ class JournalFolder:
         reader decodes them (a NaN written as null is None), without the reader's checks. The
         stream is opened as any file of the directory: a regular file, not through a link."""
         replay = self._replay
-        self._let_go = None
-        if self._offset < stream_size and self.stream_loss is None:
-            self._fold_held(stream_size)
         if self._offset >= stream_size:  # nothing new (a stream that lost every line is never opened)
             replay.put_back_last()
             return
@@ -360,33 +331,6 @@ class JournalFolder:
                 self._offset += len(whole)
                 replay.add(self._own_lines(whole))
         replay.put_back_last()
-
-    def _fold_held(self, stream_size: int) -> None:
-        """Folds the held lines up to `stream_size` when they begin at the bytes folded so far
-        and end exactly there: then they are the stream's bytes (a line the stream lost, or
-        another writer's, makes the sizes differ: the stream is read instead)."""
-        held = self.held
-        if held is None:
-            return
-        start, lines = held
-        if lines is not self._held_seen:
-            self._held_seen, self._held_at = lines, start
-        if self._held_at != self._offset:
-            return
-        need, size, count = stream_size - self._offset, 0, 0
-        for line, _ in lines:
-            if size >= need:
-                break
-            size += len(line)
-            count += 1
-        if size != need:
-            if self.held is held:  # not the stream's bytes: read it, and hold again from the next save
-                self.held = None
-            return
-        taken = lines[:count]
-        del lines[:count]  # the training thread only appends: the list's head is this thread's
-        self._held_at = self._offset = stream_size
-        self._replay.add([reader_view(line, event) for line, event in taken])
 
     def _own_lines(self, whole: bytes) -> list[dict[str, Any]]:
         """The run's lines among `whole` lines (a fragment a failed write left is skipped)."""

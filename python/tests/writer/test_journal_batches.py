@@ -1,7 +1,7 @@
-"""The journal folds the lines its run wrote from what the writer handed over (each as a reader
-decodes it), never reading the stream back while the stream holds exactly those bytes; the
-live summary and snapshot are still what `trainwire journal rebuild` makes of the files, for a
-run of every kind of line, and when the stream is not the run's bytes alone."""
+"""The journal's fold is cheaper, never different: its batches (the plain steps between two
+other lines folded at once) give what `trainwire journal rebuild` (one line at a time) makes
+of the same files, for a run of every kind of line; and a save that covers nothing new does
+not write the snapshot again (a run's end used to write it twice)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from support.cli_process import trainwire
 
 from trainwire import Run
 from trainwire.contract.clock import FakeClock
-from trainwire.contract.layout import SERIES_FILE, STEPS_FILE, STREAM_FILE, SUMMARY_FILE, run_journal_dir
+from trainwire.contract.layout import SERIES_FILE, STEPS_FILE, SUMMARY_FILE, run_journal_dir
 from trainwire.writer import journal, journal_folder
 
 
@@ -67,64 +67,33 @@ def _rebuilt(output: Path, journal_dir: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("interval_s", [0.0, 3600.0])
-def test_the_journal_folds_what_the_writer_holds_without_reading_the_stream_back(
+def test_the_journals_batches_give_what_a_rebuild_gives_for_every_kind_of_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interval_s: float
 ) -> None:
     monkeypatch.setattr(journal, "SAVE_INTERVAL_S", interval_s)  # 0: a save due at every line
-    opened: list[Path] = []
-    original = journal_folder.open_regular
-
-    def watched(path: Path, *args: Any, **kwargs: Any) -> Any:
-        opened.append(Path(path))
-        return original(path, *args, **kwargs)
-
-    monkeypatch.setattr(journal_folder, "open_regular", watched)
     run_id = _run(tmp_path)
     directory = run_journal_dir(tmp_path, run_id)
     live = _documents(directory)
     assert (directory / STEPS_FILE).read_bytes().count(b"\n") > 100  # the throttle kept steps out of the stream
-
-    assert tmp_path / STREAM_FILE not in opened  # folded from the lines handed over
     assert _rebuilt(tmp_path, directory) == live
 
 
-def test_a_line_another_writer_put_in_the_stream_sends_the_fold_back_to_the_stream(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(journal, "SAVE_INTERVAL_S", 0.0)
+def test_the_run_end_writes_the_snapshot_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[int] = []
+    original = journal_folder.write_snapshot
+
+    def counted(directory: Path, snapshot: dict[str, Any]) -> Path:
+        written.append(snapshot["stream_offset"])
+        return original(directory, snapshot)
+
+    monkeypatch.setattr(journal_folder, "write_snapshot", counted)
     clock = FakeClock("2026-12-07T10:00:00Z")
     run = Run(tmp_path, clock=clock, step_interval_s=0, heartbeat_thread=False)
-    run.start(total_steps=40, provenance=False)
-    for step in range(1, 41):
+    run.start(total_steps=100, provenance=False)
+    for step in range(1, 101):
         clock.advance(0.1)
         run.step(step, loss=1.0 / step)
-        if step == 20:  # a second process appending to the same stream: its line is not the run's
-            with open(tmp_path / STREAM_FILE, "ab") as stream:
-                stream.write(
-                    b'{"schema_version":1,"seq":1,"ts":"2026-12-07T10:00:02.000000Z","run_id":"other",'
-                    b'"event":"run.heartbeat"}\n'
-                )
     run.finish("succeeded")
+    assert len(written) == 2 and written[0] < written[1]  # the start's, then the end's alone
     directory = run_journal_dir(tmp_path, run.run_id)
-    live = _documents(directory)
-    assert b'"step":40' in live[SERIES_FILE]
-    assert _rebuilt(tmp_path, directory) == live
-
-
-def test_past_the_held_lines_bound_the_fold_reads_the_stream_and_holds_again_after_a_save(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(journal, "MAX_HELD_LINES", 25)
-    clock = FakeClock("2026-12-07T10:00:00Z")
-    run = Run(tmp_path, clock=clock, step_interval_s=0, heartbeat_thread=False)
-    run.start(total_steps=200, provenance=False)
-    for step in range(1, 201):
-        clock.advance(0.1)
-        run.step(step, loss=1.0 / step, metrics={"accuracy": step / 200})
-        if step == 100:
-            monkeypatch.setattr(journal, "SAVE_INTERVAL_S", 0.0)  # saves from here on: held again
-    run.finish("succeeded")
-    directory = run_journal_dir(tmp_path, run.run_id)
-    live = _documents(directory)
-    assert b'"step":200' in live[SERIES_FILE]
-    assert _rebuilt(tmp_path, directory) == live
+    assert _rebuilt(tmp_path, directory) == _documents(directory)
