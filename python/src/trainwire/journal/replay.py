@@ -36,15 +36,18 @@ class JournalReplay:
         file looked at again once a call); the lines between two kept steps go to the fold in
         one batch."""
         self._kept.look_again()
+        due = self._kept.next_after()  # the lines up to this one's need no look at the step file
         batch: list[dict[str, Any]] = []
         for line in lines:
             seq = line.get("seq")
             if type(seq) is int:
-                kept = self._kept.before(seq)
-                if kept:
-                    self._fold(batch)
-                    batch = []
-                    self.fold.add_lines(kept)
+                if due is not None and due < seq:
+                    kept = self._kept.before(seq)
+                    if kept:
+                        self._fold(batch)
+                        batch = []
+                        self.fold.add_lines(kept)
+                    due = self._kept.next_after()
                 self.last_seq = seq
             batch.append(line)
         self._fold(batch)

@@ -86,6 +86,12 @@ class KeptSteps:
         call, so a chunk of lines costs a stat, not one a line)."""
         self._looked = False
 
+    def next_after(self) -> int | None:
+        """The `after` of the next kept step, None while the file has none (yet)."""
+        if not self._ready and not self._read():
+            return None
+        return self._ready[0][0]
+
     def before(self, seq: int) -> list[dict[str, Any]]:
         """The kept steps that came before the run's line `seq` (their `after` is lower)."""
         return self._take(lambda after: after < seq)

@@ -14,6 +14,7 @@ from typing import Any
 from trainwire.contract.files import write_json_atomically
 from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.contract.status import EXIT_CODES
+from trainwire.lines.step_batches import segments
 from trainwire.lines.summary_fields import peak_memory as _peak_memory
 from trainwire.lines.summary_fields import seeds as _seeds
 
@@ -124,12 +125,13 @@ class SummaryBuilder:
             handler(self, line)
 
     def add_lines(self, lines: Sequence[Mapping[str, Any]]) -> None:
-        """Folds consecutive lines, as `add` would one by one. A batch of plain `train.step`
-        lines of the latest run (ints and finite floats, no metrics: what a training loop
-        writes) is folded at once; any other batch goes line by line."""
-        if not _fold_steps_at_once(self, lines):
-            for line in lines:
-                self.add(line)
+        """Folds consecutive lines, as `add` would one by one. Plain `train.step` lines of the
+        latest run (ints and finite floats, no metrics: what a training loop writes) between
+        two other lines are folded at once; the others go line by line."""
+        for plain, part in segments(lines, _not_a_step):
+            if not (plain and _fold_steps_at_once(self, part)):
+                for line in part:
+                    self.add(line)
 
     def summary(self) -> dict[str, Any] | None:
         """The summary document of the latest run, or None before any line."""
@@ -359,6 +361,10 @@ def _step_metrics(summary: SummaryBuilder, metrics: Any, step: int | None) -> No
 _FLOAT_OR_NONE = frozenset((float, type(None)))
 _INT_OR_NONE = frozenset((int, type(None)))
 _STR_OR_NONE = frozenset((str, type(None)))
+
+
+def _not_a_step(line: Mapping[str, Any]) -> bool:
+    return line.get("event") != "train.step"
 
 
 def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, Any]]) -> bool:
