@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -111,6 +112,90 @@ SLOW_LOSS = (
     "_mse = _f.mse_loss\n"
     "_f.mse_loss = lambda *a, **k: (_t.sleep({delay}), _mse(*a, **k))[1]\n"
 )
+
+
+#: slows each training step of a transformers `Trainer` (TRL's trainers are ones)
+SLOW_TRAINER_STEP = (
+    "import time as _t, transformers as _tr\n"
+    "_step = _tr.Trainer.training_step\n"
+    "_tr.Trainer.training_step = lambda *a, **k: (_t.sleep(0.5), _step(*a, **k))[1]\n"
+)
+#: slows each batch of a Keras `fit` (on the torch backend)
+SLOW_KERAS_STEP = (
+    "import os as _os, time as _t\n_os.environ.setdefault('KERAS_BACKEND', 'torch')\nimport keras as _k\n"
+    "_step = _k.Model.train_step\n_k.Model.train_step = lambda *a, **k: (_t.sleep(0.3), _step(*a, **k))[1]\n"
+)
+#: slows each `Accelerator.log` (the accelerate snippet's only work per step)
+SLOW_ACCELERATE_LOG = (
+    "import time as _t, accelerate as _a\n"
+    "_log = _a.Accelerator.log\n_a.Accelerator.log = lambda *a, **k: (_t.sleep(0.5), _log(*a, **k))[1]\n"
+)
+#: slows each intermediate value an Optuna objective reports
+SLOW_OPTUNA_REPORT = (
+    "import time as _t, optuna as _o\n"
+    "_report = _o.trial.Trial.report\n_o.trial.Trial.report = lambda *a, **k: (_t.sleep(0.3), _report(*a, **k))[1]\n"
+)
+#: slows each `logging.info` (the `--progress json` snippet logs once a step)
+SLOW_LOGGING = (
+    "import logging as _l, time as _t\n_info = _l.info\n_l.info = lambda *a, **k: (_t.sleep(0.3), _info(*a, **k))[1]\n"
+)
+#: slows each `tune.report` inside Tune's workers: the trainable handed to `tune.Tuner` is
+#: wrapped in one (pickled to the workers with it) that slows the module function there
+SLOW_TUNE_REPORT = """import ray.tune as _tune
+class _SlowTuner(_tune.Tuner):
+    def __init__(self, trainable, *args, **options):
+        def slowed(config, _trainable=trainable):
+            import time, ray.tune as tune
+            report = tune.report
+            tune.report = lambda *a, **k: (time.sleep(0.5), report(*a, **k))[1]
+            return _trainable(config)
+        super().__init__(slowed, *args, **options)
+_tune.Tuner = _SlowTuner
+"""
+#: slows each loss of a Ray Train worker (`torch.nn.functional.mse_loss`), likewise
+SLOW_RAY_TRAIN_LOSS = """import ray.train.torch as _train
+class _SlowTrainer(_train.TorchTrainer):
+    def __init__(self, loop, *args, **options):
+        def slowed(config, _loop=loop):
+            import time, torch.nn.functional as f
+            mse = f.mse_loss
+            f.mse_loss = lambda *a, **k: (time.sleep(0.5), mse(*a, **k))[1]
+            return _loop(config)
+        super().__init__(slowed, *args, **options)
+_train.TorchTrainer = _SlowTrainer
+"""
+
+
+def stopped_on_stdout(
+    command: list[str], stop: Callable[[subprocess.Popen[str]], object], *, step: int = 1, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`stopped_at_step` for a process whose stream is its standard output (`--progress json`)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    hang = threading.Timer(TIMEOUT_S, process.kill)  # a hang ends the reading below: the test fails
+    hang.start()
+    try:
+        assert process.stdout is not None
+        read = []
+        for text in process.stdout:
+            read.append(text)
+            line = json.loads(text)
+            if line["event"] == "train.step" and line["step"] >= step:
+                break
+        assert read and json.loads(read[-1])["event"] == "train.step", (read, process.communicate()[1][-4000:])
+        stop(process)
+        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
+    finally:
+        hang.cancel()
+        process.kill()
+        process.wait()
+    return subprocess.CompletedProcess(command, process.returncode, "".join(read) + stdout, stderr)
+
+
+def assert_no_stop_checkpoint(stream_path: Path) -> None:
+    """The framework saved no checkpoint: `run.finished` says so (null) and none is saved for the stop."""
+    stream = stream_of(stream_path)
+    assert stream[-1]["checkpoint"] is None, stream[-1]
+    assert not [line for line in stream if line["event"] == "checkpoint.saved" and line["reason"] == "stop"]
 
 
 def snippet_script(directory: Path, document: str, heading: str, *, preamble: str = "", index: int = 0) -> Path:

@@ -229,7 +229,7 @@ class Run(RunFacts):
         interrupted run takes the stop's reason, a failed one the error; a block that ended
         after `stop_for()` is interrupted. Goes through `finish()`, so an override sees it."""
         status, details = self._lifetime.ending_for_block(error)
-        if status == "interrupted" and not self._core.finished:
+        if status == "interrupted" and self._core.active and not self._core.finished:  # on_stop: rank 0 only
             checkpoint = self._stop.save_checkpoint(self._core.last_step)
             if checkpoint is not None:
                 self.checkpoint(self._core.last_step or 0, checkpoint, reason="stop")
