@@ -24,25 +24,28 @@ from support.stopping import (
     SLOW_OPTUNA_REPORT,
     SLOW_TRAINER_STEP,
     TIMEOUT_S,
+    Cell,
+    assert_cells_stopped,
     assert_checkpoint_named,
     assert_no_stop_checkpoint,
     assert_stopped,
     cli_stop,
+    python_block,
     send,
     snippet_script,
     stopped_at_step,
+    stopped_cells,
     stopped_on_stdout,
 )
 from support.stream_files import free_port, stream_of
 
 pytestmark = pytest.mark.slow
 
-#: a snippet's cells: how it is stopped, which is also the `run.finished.reason` that follows
-IDS = {"control_file": "trainwire-stop", "sigterm": "sigterm", "sigint": "ctrl-c"}
 
-
-def cells(*stops: str):  # noqa: ANN201  (a pytest mark)
-    return pytest.mark.parametrize("stop", stops, ids=[IDS[stop] for stop in stops])
+def cells_of(document: str, heading: str, stream: str, *stops: str) -> list[Cell]:
+    """One cell per way to stop, each running the snippet under `heading` as printed."""
+    snippet = python_block(ROOT / document, heading)
+    return [Cell(stop, snippet, stream, stop) for stop in stops]
 
 
 def stopper(stop: str, output_dir: Path) -> Callable[[subprocess.Popen[str]], object]:
@@ -52,51 +55,46 @@ def stopper(stop: str, output_dir: Path) -> Callable[[subprocess.Popen[str]], ob
     return send(signal.Signals[stop.upper()])
 
 
-def stop_snippet(tmp_path: Path, document: str, heading: str, preamble: str, stream: Path, stop: str):
-    script = snippet_script(tmp_path, document, heading, preamble=preamble)
-    return stopped_at_step([sys.executable, str(script)], stream, stopper(stop, stream.parent), step=1, cwd=tmp_path)
+def test_the_trl_snippet_ends_a_stop_with_its_exit_code_and_checkpoint(tmp_path: Path) -> None:
+    cells = cells_of("docs/integrations.md", "## TRL", "progress.jsonl", "control_file", "sigterm")
+    ended, exits = stopped_cells(tmp_path, cells, preamble=SLOW_TRAINER_STEP)
+    assert_cells_stopped(tmp_path, cells, ended, exits)  # it exited 0 after a stop before it exited with the run's code
+    for cell in cells:
+        stream = cell.stream_in(tmp_path)
+        assert (stream.parent / assert_checkpoint_named(stream) / "model.safetensors").is_file()
 
 
-@cells("control_file", "sigterm")
-def test_the_trl_snippet_ends_a_stop_with_its_exit_code_and_checkpoint(tmp_path: Path, stop: str) -> None:
-    stream = tmp_path / "progress.jsonl"
-    ended = stop_snippet(tmp_path, "docs/integrations.md", "## TRL", SLOW_TRAINER_STEP, stream, stop)
-    assert_stopped(ended, stream, stop)  # the snippet exited 0 after a stop before it ended with the run's code
-    assert (tmp_path / assert_checkpoint_named(stream) / "model.safetensors").is_file()
+def test_the_keras_snippet_ends_a_stop_with_its_exit_code_and_checkpoint(tmp_path: Path) -> None:
+    cells = cells_of("docs/integrations.md", "## Keras 3", "progress.jsonl", "control_file", "sigint")
+    ended, exits = stopped_cells(tmp_path, cells, preamble=SLOW_KERAS_STEP)
+    assert_cells_stopped(tmp_path, cells, ended, exits)
+    for cell in cells:
+        assert assert_checkpoint_named(cell.stream_in(tmp_path)).startswith("checkpoints/stop-step=")
 
 
-@cells("control_file", "sigint")
-def test_the_keras_snippet_ends_a_stop_with_its_exit_code_and_checkpoint(tmp_path: Path, stop: str) -> None:
-    stream = tmp_path / "progress.jsonl"
-    ended = stop_snippet(tmp_path, "docs/integrations.md", "## Keras 3", SLOW_KERAS_STEP, stream, stop)
-    assert_stopped(ended, stream, stop)
-    assert assert_checkpoint_named(stream).startswith("checkpoints/stop-step=")
+def test_the_accelerate_snippet_ends_a_stop_with_its_exit_code_and_checkpoint(tmp_path: Path) -> None:
+    cells = cells_of("docs/integrations.md", "## Accelerate's trackers", "progress.jsonl", "control_file", "sigterm")
+    ended, exits = stopped_cells(tmp_path, cells, preamble=SLOW_ACCELERATE_LOG)
+    assert_cells_stopped(tmp_path, cells, ended, exits)  # it exited 0, and saved nothing, before
+    for cell in cells:
+        stream = cell.stream_in(tmp_path)
+        assert list((stream.parent / assert_checkpoint_named(stream)).glob("random_states_*.pkl"))  # save_state's
+        assert not [line for line in stream_of(stream) if line["event"] == "eval.completed"]  # none after the stop
 
 
-@cells("control_file", "sigterm")
-def test_the_accelerate_snippet_ends_a_stop_with_its_exit_code_and_checkpoint(tmp_path: Path, stop: str) -> None:
-    stream = tmp_path / "progress.jsonl"
-    ended = stop_snippet(
-        tmp_path, "docs/integrations.md", "## Accelerate's trackers", SLOW_ACCELERATE_LOG, stream, stop
-    )
-    assert_stopped(ended, stream, stop)  # it exited 0, and saved nothing, before
-    named = assert_checkpoint_named(stream)
-    assert list((tmp_path / named).glob("random_states_*.pkl"))  # accelerator.save_state's
-    assert not [line for line in stream_of(stream) if line["event"] == "eval.completed"]  # nothing after the stop
-
-
-@cells("control_file", "sigterm", "sigint")
-def test_the_optuna_snippet_ends_a_stop_with_its_exit_code_and_no_checkpoint(tmp_path: Path, stop: str) -> None:
-    stream = tmp_path / "out-optuna" / "progress.jsonl"
+def test_the_optuna_snippet_ends_a_stop_with_its_exit_code_and_no_checkpoint(tmp_path: Path) -> None:
     heading = "## Hyperparameter search: Optuna and Ray Tune"
-    ended = stop_snippet(tmp_path, "docs/integrations.md", heading, SLOW_OPTUNA_REPORT, stream, stop)
-    assert_stopped(ended, stream, stop)
-    assert_no_stop_checkpoint(stream)  # a study keeps its trials in its storage, not in a checkpoint
-    ended_trials = [line["status"] for line in stream_of(stream) if line["event"] == "trial.ended"]
-    assert ended_trials and len(ended_trials) < 4  # the running trial ended, no other started
+    stream = "out-optuna/progress.jsonl"
+    cells = cells_of("docs/integrations.md", heading, stream, "control_file", "sigterm", "sigint")
+    ended, exits = stopped_cells(tmp_path, cells, preamble=SLOW_OPTUNA_REPORT)
+    assert_cells_stopped(tmp_path, cells, ended, exits)
+    for cell in cells:
+        assert_no_stop_checkpoint(cell.stream_in(tmp_path))  # a study keeps its trials in its storage
+        ended_trials = [line for line in stream_of(cell.stream_in(tmp_path)) if line["event"] == "trial.ended"]
+        assert 1 <= len(ended_trials) < 4  # the running trial ended, no other started
 
 
-@cells("sigterm", "sigint")
+@pytest.mark.parametrize("stop", ["sigterm", "sigint"], ids=["sigterm", "ctrl-c"])
 def test_the_progress_json_snippet_ends_a_signal_stop_with_its_exit_code(tmp_path: Path, stop: str) -> None:
     script = snippet_script(
         tmp_path, "docs/python.md", "## A command-line tool's `--progress json`", preamble=SLOW_LOGGING

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -94,12 +95,17 @@ def stopped_at_step(
 def assert_stopped(ended: subprocess.CompletedProcess[str], stream_path: Path, reason: str) -> dict[str, Any]:
     """The process ended as its stream says, `interrupted` for `reason`, with no traceback;
     returns `run.finished`."""
+    return assert_exited_stopped(ended.returncode, ended.stderr, stream_path, reason)
+
+
+def assert_exited_stopped(exit_code: int, stderr: str, stream_path: Path, reason: str) -> dict[str, Any]:
+    """`assert_stopped` of a snippet that exited with `exit_code`, having written `stderr`."""
     stream = stream_of(stream_path)
     finished = stream[-1]
     assert finished["event"] == "run.finished", stream[-3:]
     assert (finished["status"], finished["reason"]) == ("interrupted", reason), finished
-    assert ended.returncode == finished["exit_code"] == 2, ended.stderr[-4000:]
-    assert "Traceback" not in ended.stderr and "KeyboardInterrupt" not in ended.stderr, ended.stderr[-4000:]
+    assert exit_code == finished["exit_code"] == 2, stderr[-4000:]
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-4000:]
     assert [line["event"] for line in stream].count("stop.requested") == 1
     assert not (stream_path.parent / ".trainwire-stop").exists()
     return finished
@@ -151,6 +157,13 @@ class _SlowTuner(_tune.Tuner):
             return _trainable(config)
         super().__init__(slowed, *args, **options)
 _tune.Tuner = _SlowTuner
+"""
+#: one Ray cluster for every cell of a process: a snippet's `ray.init` starts it the first
+#: time and joins it after; its `ray.shutdown` waits for the process's end (Ray's own exit hook)
+ONE_RAY_CLUSTER = """import ray as _ray
+_init = _ray.init
+_ray.init = lambda *a, **k: None if _ray.is_initialized() else _init(*a, **k)
+_ray.shutdown = lambda *a, **k: None
 """
 #: slows each loss of a Ray Train worker (`torch.nn.functional.mse_loss`), likewise
 SLOW_RAY_TRAIN_LOSS = """import ray.train.torch as _train
@@ -215,3 +228,87 @@ def assert_checkpoint_named(stream_path: Path) -> str:
     assert named is not None and saved == [named], (named, saved)
     assert (stream_path.parent / named).exists()
     return named
+
+
+#: runs documented snippets one after the other in one process, each in a cell directory of
+#: its own (its working directory), so that a snippet's imports are paid once for all its
+#: cells; each `sys.exit` code is kept in `exits.json` and the process exits with the last
+CELLS_RUNNER = """
+import json as _json, os as _os, sys as _sys
+_top, _exits = _os.getcwd(), {}
+for _script, _cell in zip(_sys.argv[1::2], _sys.argv[2::2]):
+    _os.makedirs(_cell, exist_ok=True)
+    _os.chdir(_cell)
+    with open(_os.path.join(_top, _script), encoding="utf-8") as _file:
+        _code = compile(_file.read(), _script, "exec")
+    try:
+        exec(_code, {"__name__": "__main__"})
+        _exits[_cell] = 0
+    except SystemExit as _exit:
+        _exits[_cell] = _exit.code if isinstance(_exit.code, int) else int(_exit.code is not None)
+    _os.chdir(_top)
+    with open("exits.json", "w", encoding="utf-8") as _file:
+        _json.dump(_exits, _file)
+_sys.exit(_exits[_cell])
+"""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a snippet in a shared process: its cell directory, its stream there, and
+    how it is stopped (`control_file`: `trainwire stop`; `sigterm`, `sigint`: the signal)."""
+
+    name: str
+    snippet: str
+    stream: str
+    stop: str
+    reason: str | None = None  # `run.finished.reason`, when it is not `stop`
+
+    def stream_in(self, directory: Path) -> Path:
+        return directory / self.name / self.stream
+
+
+def stopped_cells(
+    directory: Path, cells: list[Cell], *, preamble: str = "", step: int = 1
+) -> tuple[subprocess.CompletedProcess[str], dict[str, int]]:
+    """Runs `cells` in one process (`preamble` once, then each snippet in its cell), stops
+    each once its stream has a `train.step` at `step` or later; returns how the process
+    ended and each cell's exit code."""
+    runner = directory / "cells.py"
+    runner.write_text(preamble + CELLS_RUNNER, encoding="utf-8")
+    arguments = []
+    for number, cell in enumerate(cells):
+        script = directory / f"snippet-{number}.py"
+        script.write_text(cell.snippet, encoding="utf-8")
+        arguments += [script.name, cell.name]
+    command = [sys.executable, str(runner), *arguments]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=directory)
+    hang = threading.Timer(TIMEOUT_S * len(cells), process.kill)  # a hang ends the waits below: the test fails
+    hang.start()
+    try:
+        for cell in cells:
+            stream = cell.stream_in(directory)
+            while not any(line["event"] == "train.step" and line["step"] >= step for line in stream_of(stream)):
+                assert process.poll() is None, (cell, process.communicate()[1][-4000:])
+                time.sleep(0.05)
+            if cell.stop == "control_file":
+                cli_stop(stream.parent)
+            else:
+                process.send_signal(signal.Signals[cell.stop.upper()])
+        stdout, stderr = process.communicate()
+    finally:
+        hang.cancel()
+        process.kill()
+        process.wait()
+    exits = json.loads((directory / "exits.json").read_text(encoding="utf-8"))
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr), exits
+
+
+def assert_cells_stopped(
+    directory: Path, cells: list[Cell], ended: subprocess.CompletedProcess[str], exits: dict[str, int]
+) -> None:
+    """Each cell ended as its stream says, `interrupted` for the way it was stopped, with no
+    traceback; the process exited with the last cell's code."""
+    assert ended.returncode == exits[cells[-1].name], ended.stderr[-4000:]
+    for cell in cells:
+        assert_exited_stopped(exits[cell.name], ended.stderr, cell.stream_in(directory), cell.reason or cell.stop)
