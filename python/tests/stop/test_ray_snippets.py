@@ -1,7 +1,8 @@
-"""The Ray Tune and Ray Train snippets of docs/integrations.md, as printed, in one process
-on one Ray cluster (Ray's imports and start paid once), stopped by `trainwire stop`, Ctrl-C and SIGTERM: no traceback,
-the exit code is the run's, and `run.finished` names the checkpoint (Ray Train's, saved by
-`on_stop`) or says there is none (a Tune experiment's trials checkpoint nothing here)."""
+"""The Ray Tune and Ray Train snippets of docs/integrations.md, as printed, in one process on
+one Ray cluster (Ray's imports and start paid once), stopped by `trainwire stop` and Ctrl-C:
+no traceback, the exit code is the run's, and `run.finished` names the checkpoint (Ray
+Train's, saved by `on_stop`) or says there is none (a Tune experiment's trials checkpoint
+nothing here). SIGTERM on a Ray Train driver: integrations/ray/test_ray_train.py."""
 
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ def test_the_ray_snippets_end_a_stop_with_their_exit_code_and_checkpoint(tmp_pat
     cells = [
         Cell("tune-stop", tune, "out-tune/progress.jsonl", "control_file"),
         Cell("tune-ctrl-c", tune, "out-tune/progress.jsonl", "sigint"),
-        # the driver hands SIGTERM on to the workers as the control file
-        Cell("train-sigterm", train, "out-train/progress.jsonl", "sigterm", reason="control_file"),
+        # the driver hands Ctrl+C on to the workers as the control file (SIGTERM: test_ray_train)
+        Cell("train-ctrl-c", train, "out-train/progress.jsonl", "sigint", reason="control_file"),
     ]
     ended, exits = stopped_cells(tmp_path, cells, preamble=ONE_RAY_CLUSTER + SLOW_TUNE_REPORT + SLOW_RAY_TRAIN_LOSS)
     assert_cells_stopped(tmp_path, cells, ended, exits)
@@ -47,7 +48,7 @@ def test_the_ray_snippets_end_a_stop_with_their_exit_code_and_checkpoint(tmp_pat
         assert sorted(line["trial"] for line in lines if line["event"] == "trial.ended") == sorted(started)
 
     stream = cells[2].stream_in(tmp_path)
-    named = assert_checkpoint_named(stream)  # none was named before the snippet saved one with on_stop
+    named = assert_checkpoint_named(stream)  # Ctrl+C was Ray Train's abort (no run.finished); none was named
     assert sorted(path.name for path in stream.parent.glob("checkpoint-*")) == [named]  # rank 0's only
     stops = [line for line in stream_of(stream) if line["event"] == "stop.requested"]
-    assert stops[0]["reason"] == "SIGTERM on the Ray Train driver"
+    assert stops[0]["reason"] == "SIGINT on the Ray Train driver"
