@@ -292,7 +292,8 @@ def stopped_cells(
                 assert process.poll() is None, (cell, process.communicate()[1][-4000:])
                 time.sleep(0.05)
             if cell.stop == "control_file":
-                cli_stop(stream.parent)
+                asked = cli_stop(stream.parent)
+                assert asked.returncode == 0, (cell, asked.stdout, asked.stderr)  # acknowledged by the run
             else:
                 process.send_signal(signal.Signals[cell.stop.upper()])
         stdout, stderr = process.communicate()
