@@ -1,9 +1,10 @@
-"""The integrations' documented snippets (TRL, Keras, Accelerate, Optuna, a CLI tool's
-`--progress json`, `torchrun`), run as real processes as printed, slowed only by a preamble,
-and stopped by a real signal or a real control file (`trainwire stop`): no traceback of
-theirs, the process's exit code is `run.finished.exit_code` (or the docs say why not), and
-the checkpoint to resume from is named, or `run.finished` says there is none.
-(Ray Tune and Ray Train: test_ray_snippets; Lightning and transformers: test_doc_snippets.)"""
+"""The integrations' documented snippets (TRL, Lightning's logger, Keras, Accelerate,
+Optuna, a CLI tool's `--progress json`, `torchrun`), run as real processes as printed,
+slowed only by a preamble, and stopped by a real signal or a real control file (`trainwire
+stop`): no traceback of theirs, the process's exit code is `run.finished.exit_code` (or the
+docs say why not), and the checkpoint to resume from is named, or `run.finished` says there
+is none. (Ray Tune and Ray Train: test_ray_snippets; the Lightning callback and transformers:
+test_doc_snippets.)"""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from support.stopping import (
     SLOW_ACCELERATE_LOG,
     SLOW_KERAS_STEP,
     SLOW_LOGGING,
+    SLOW_LOSS,
     SLOW_OPTUNA_REPORT,
     SLOW_TRAINER_STEP,
     TIMEOUT_S,
@@ -62,6 +64,16 @@ def test_the_trl_snippet_ends_a_stop_with_its_exit_code_and_checkpoint(tmp_path:
     for cell in cells:
         stream = cell.stream_in(tmp_path)
         assert (stream.parent / assert_checkpoint_named(stream) / "model.safetensors").is_file()
+
+
+def test_the_lightning_logger_snippet_ends_a_stop_with_its_exit_code_and_checkpoint(tmp_path: Path) -> None:
+    heading = "### Lightning's logger door"
+    cells = cells_of("docs/integrations.md", heading, "progress.jsonl", "control_file", "sigterm", "sigint")
+    ended, exits = stopped_cells(tmp_path, cells, preamble=SLOW_LOSS.format(delay=0.3))
+    # it exited 0 (`trainwire stop`, SIGTERM: Lightning's own exit) or 1 (Ctrl-C), with no checkpoint for a signal
+    assert_cells_stopped(tmp_path, cells, ended, exits)
+    for cell in cells:
+        assert assert_checkpoint_named(cell.stream_in(tmp_path)).startswith("checkpoints/stop-step=")
 
 
 def test_the_keras_snippet_ends_a_stop_with_its_exit_code_and_checkpoint(tmp_path: Path) -> None:
