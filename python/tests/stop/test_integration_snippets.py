@@ -24,6 +24,7 @@ from support.stopping import (
     SLOW_LOGGING,
     SLOW_LOSS,
     SLOW_OPTUNA_REPORT,
+    SLOW_RUN_STEP,
     SLOW_TRAINER_STEP,
     TIMEOUT_S,
     Cell,
@@ -55,6 +56,15 @@ def stopper(stop: str, output_dir: Path) -> Callable[[subprocess.Popen[str]], ob
     if stop == "control_file":
         return lambda _: cli_stop(output_dir)
     return send(signal.Signals[stop.upper()])
+
+
+def test_the_plain_loop_of_the_stop_page_ends_a_stop_with_its_exit_code(tmp_path: Path) -> None:
+    heading = "## A plain `with Run(...)` listens by itself"
+    cells = cells_of("docs/stop.md", heading, "out/progress.jsonl", "control_file", "sigterm", "sigint")
+    ended, exits = stopped_cells(tmp_path, cells, preamble=SLOW_RUN_STEP)
+    assert_cells_stopped(tmp_path, cells, ended, exits)
+    for cell in cells:
+        assert_no_stop_checkpoint(cell.stream_in(tmp_path))  # no `on_stop` in this one: null, as documented
 
 
 def test_the_trl_snippet_ends_a_stop_with_its_exit_code_and_checkpoint(tmp_path: Path) -> None:

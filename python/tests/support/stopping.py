@@ -120,6 +120,11 @@ SLOW_LOSS = (
 )
 
 
+#: slows each `Run.step` (a plain loop's only work)
+SLOW_RUN_STEP = (
+    "import time as _t\nfrom trainwire import Run as _Run\n"
+    "_step = _Run.step\n_Run.step = lambda *a, **k: (_t.sleep(0.05), _step(*a, **k))[1]\n"
+)
 #: slows each training step of a transformers `Trainer` (TRL's trainers are ones)
 SLOW_TRAINER_STEP = (
     "import time as _t, transformers as _tr\n"
