@@ -41,6 +41,11 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+#: the trial of the values a piece of a stream holds before its first trial event: maybe one
+#: that began before the piece, so they wait for the `trial.ended` that tells whose they were
+_UNSEEN_TRIAL = -1
+
+
 class SummaryBuilder:
     """Folds the lines of one stream into the summary of its latest run.
 
@@ -77,7 +82,7 @@ class SummaryBuilder:
         self._finished_checkpoint: str | None = None
         self._process: Mapping[str, Any] | None = None
         #: the trial whose lines these are (the last started and not ended), in a search
-        self._open_trial: int | None = None
+        self._open_trial: int | None = _UNSEEN_TRIAL if self._any_line_switches else None
         #: each open trial's bests, counted in `_best` only once it ends `succeeded`
         self._trial_bests: dict[int, dict[str, dict[str, Any]]] = {}
         self._provenance: Mapping[str, Any] = {}
@@ -154,7 +159,7 @@ class SummaryBuilder:
             "seed": provenance.get("seed"),
             "dirty_diff": dict(dirty_diff) if isinstance(dirty_diff, Mapping) else None,
             "last": dict(sorted(self._last.items())),
-            "best": {name: dict(best) for name, best in sorted(self._best.items())},
+            "best": {name: dict(best) for name, best in sorted(self._bests().items())},
             "earlier_runs": list(self._earlier),
             "objective": self._objective_summary(),
             "resumed_from": self._resumed_from,
@@ -220,11 +225,41 @@ class SummaryBuilder:
 
     def _count_trial(self, trial: int) -> None:
         """The bests of `trial`, which ended `succeeded`, into the run's."""
-        for name, found in self._trial_bests.pop(trial, {}).items():
-            current = self._best.get(name)
+        self._merge_bests(self._best, self._trial_bests.pop(trial, {}))
+
+    def _merge_bests(self, into: dict[str, dict[str, Any]], found: Mapping[str, Mapping[str, Any]]) -> None:
+        for name, best in found.items():
+            current = into.get(name)
             lower = self._lower(name)
-            if current is None or (found["value"] < current["value"] if lower else found["value"] > current["value"]):
-                self._best[name] = found
+            if current is None or (best["value"] < current["value"] if lower else best["value"] > current["value"]):
+                into[name] = dict(best)
+
+    def _bests(self) -> dict[str, dict[str, Any]]:
+        """The run's bests; with the values of a piece of a stream that met no trial event yet
+        (a run without trials, as far as the piece tells)."""
+        if self._open_trial != _UNSEEN_TRIAL or _UNSEEN_TRIAL not in self._trial_bests:
+            return self._best
+        bests = dict(self._best)
+        unseen = {
+            name: {"value": best["value"], "step": best["step"]}
+            for name, best in self._trial_bests[_UNSEEN_TRIAL].items()
+        }
+        self._merge_bests(bests, unseen)
+        return bests
+
+    def _settle_unseen_trial(self, trial: int | None) -> None:
+        """At the first trial event of a piece of a stream: the values before it were `trial`'s
+        (a `trial.ended`: they count if it succeeded), else outside any trial (they count)."""
+        if self._open_trial != _UNSEEN_TRIAL:
+            return
+        unseen = self._trial_bests.pop(_UNSEEN_TRIAL, {})
+        if trial is None:
+            self._merge_bests(
+                self._best, {name: {"value": b["value"], "step": b["step"]} for name, b in unseen.items()}
+            )
+        else:
+            self._trial_bests[trial] = {name: {**best, "trial": trial} for name, best in unseen.items()}
+        self._open_trial = trial
 
     def _has_best(self, name: str) -> bool:
         """Whether series `name` keeps a best: a lower-is-better name, or the declared objective."""
@@ -240,6 +275,7 @@ _STEP_SERIES_BEST = tuple((name, is_lower_better(name)) for name in _STEP_SERIES
 
 
 def _run_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    summary._settle_unseen_trial(None)  # the run's beginning: no trial is open
     summary._started_at = line.get("ts")
     total = line.get("total_steps")
     summary._total_steps = total if isinstance(total, int) else None
@@ -416,6 +452,7 @@ def _checkpoint_saved(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
 def _trial_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     trial = line.get("trial")
     if isinstance(trial, int):
+        summary._settle_unseen_trial(None)
         params = line.get("params")
         summary._trial_params[trial] = dict(params) if isinstance(params, Mapping) else None
         summary._open_trial = trial
@@ -425,6 +462,7 @@ def _trial_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
 def _trial_ended(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     trial = line.get("trial")
     if isinstance(trial, int):
+        summary._settle_unseen_trial(trial)
         if line.get("status") == "succeeded":
             summary._count_trial(trial)
         else:  # failed or pruned: its values are no best of the search

@@ -27,11 +27,11 @@ from pydantic_core import from_json
 
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import read_capped
-from trainwire.contract.journal_reads import checked_summary
 from trainwire.contract.limits import clip
+from trainwire.journal.files import checked_summary
+from trainwire.journal.row_files import flat_config
 from trainwire.reader.cache_seal import seal, sealed_by_us
 from trainwire.reader.catalog import RunRead
-from trainwire.reader.journal_files import flat_config
 from trainwire.reader.run_signature import Signature
 
 __all__ = ["CACHE_VERSION", "MAX_CACHE_BYTES", "RunsCache", "cache_file"]

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from trainwire.contract.files import read_file
+
 __all__ = ["FileFollower", "follow_file", "read_file", "read_process"]
 
 logger = logging.getLogger("trainwire.reader.sources")
@@ -125,13 +127,6 @@ class FileFollower:
             return True
         self.stop.wait(self.poll_interval_s)
         return False
-
-
-def read_file(path: str | os.PathLike[str], chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
-    """The bytes of a whole file as it is now, in large chunks (for a stream read once)."""
-    with open(path, "rb") as handle:
-        while chunk := handle.read(chunk_bytes):
-            yield chunk
 
 
 def follow_file(

@@ -26,9 +26,9 @@ from pydantic_core import from_json
 
 from trainwire.contract.files import open_regular
 from trainwire.contract.layout import NOTES_FILE, STEPS_FILE
-from trainwire.contract.notes import count_notes
-from trainwire.lines.journal_replay import JournalReplay
-from trainwire.lines.run_journal import RunJournalFold, write_snapshot
+from trainwire.journal.fold import RunJournalFold, write_snapshot
+from trainwire.journal.notes import count_notes
+from trainwire.journal.replay import JournalReplay
 from trainwire.lines.summary import write_summary
 from trainwire.writer.step_file import MAX_UNWRITTEN_RECORDS, StepFileWriter
 

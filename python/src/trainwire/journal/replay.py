@@ -1,8 +1,8 @@
 """A run's journal documents fed from its own files: the stream's lines as a reader decodes
-them, each record of the step file put back by the readers' rule (`lines.kept_step_file`).
+them, each record of the step file put back by the readers' rule (`journal.step_file`).
 The writer's journal feeds it, on a thread of its own, the lines its run wrote since the last
 save; `trainwire journal rebuild` folds the same documents through the readers' merge
-(`reader.kept_steps`): same rule, same documents, byte for byte."""
+(`journal.kept_steps`): same rule, same documents, byte for byte."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from trainwire.lines.kept_step_file import KeptSteps
-from trainwire.lines.run_journal import RunJournalFold
+from trainwire.journal.fold import RunJournalFold
+from trainwire.journal.step_file import KeptSteps
 
 __all__ = ["JournalReplay"]
 
