@@ -280,7 +280,7 @@ class _Lifetime(_TrialEvents, _PhaseEvents):
             status, details = "interrupted", {"reason": self._stop_reason}
         else:
             status, details = ending_for(error, self._stop_reason)
-        if status == "interrupted" and not self._finished:
+        if status == "interrupted" and self._active and not self._finished:  # on_stop: rank 0 only
             checkpoint = self._stop.save_checkpoint(self._last_step)
             if checkpoint is not None:
                 self.checkpoint(self._last_step or 0, checkpoint, reason="stop")
