@@ -148,7 +148,7 @@ def _run_with_kept_steps(ctx: Context) -> Path:
 
 def _every_line(path: Path) -> int:
     """Every step of the run: the stream's lines with its step file's records put back."""
-    from trainwire.reader.kept_steps import every_line
+    from trainwire.journal.kept_steps import every_line
     from trainwire.reader.state import StreamReader
 
     return sum(1 for _ in every_line(path, StreamReader()))

@@ -199,6 +199,12 @@ export function runsUrl(query: RunsQuery): string {
   return `api/runs?${params.toString()}`;
 }
 
+/** The rows of the runs at `key` (a stream's directory), whatever page of the list shows them:
+ * what a run's page takes the server's verdict from. */
+export function keyRunsUrl(key: string): string {
+  return `api/runs?${new URLSearchParams({ key, limit: String(PAGE_ROWS) }).toString()}`;
+}
+
 /** The pager: which runs the page shows of how many, and whether there is a page before and after. */
 export interface PagerView {
   text: string;

@@ -2,11 +2,11 @@
 // Everything it shows comes from the package's own reader, fold and series store. This module
 // only wires the parts together: the views decide what to show (run-view.ts, list-view.ts).
 import { openCompare } from "./compare.js";
-import { configRefusedNote, listView, type RunsAnswer } from "./list-view.js";
+import { configRefusedNote, keyRunsUrl, listView, type RunsAnswer } from "./list-view.js";
 import { byId, ID, required } from "./page-ids.js";
 import { compareHash, parseRoute, runHash } from "./route.js";
 import { openRun, type ShownRun } from "./run-page.js";
-import { checkedPage } from "./run-rows.js";
+import { checkedPage, type RunRow } from "./run-rows.js";
 import { RunsTable } from "./runs-table.js";
 import { checkedConfig, type ServerConfig, UNKNOWN_CONFIG } from "./server-config.js";
 import { requestStop } from "./stop.js";
@@ -14,6 +14,8 @@ import { fetchWithToken, takeToken } from "./token.js";
 
 const LIST_POLL_MS = 2000;
 const STREAM_POLL_MS = 1000;
+/** How long a run's page waits for the server's verdict of it before it opens without. */
+const SHOWN_ROWS_WAIT_MS = 2000;
 
 const token = takeToken();
 const serverFetch = fetchWithToken(token);
@@ -22,6 +24,8 @@ let config: ServerConfig = UNKNOWN_CONFIG;
 let table: RunsTable | undefined;
 let view: AbortController | undefined;
 let shownRun: ShownRun | undefined;
+/** The server's rows of the run shown (its key's), whatever page of the list shows them. */
+let shownRows: { key: string; rows: readonly RunRow[] } | undefined;
 
 // -- runs list --------------------------------------------------------------------------------
 
@@ -31,6 +35,7 @@ let runsShown = 0;
 
 async function refreshRuns(): Promise<void> {
   if (table === undefined) return;
+  void refreshShownRows();
   const asked = ++runsAsked;
   let answer: RunsAnswer;
   try {
@@ -47,6 +52,24 @@ async function refreshRuns(): Promise<void> {
   const shown = listView(answer, config, table?.rows.length ?? 0);
   byId(ID.serverNote).textContent = shown.serverNote;
   byId(ID.runsEmpty).hidden = shown.emptyHidden;
+}
+
+/** Asks for the shown run's rows (its verdict); an answer for a run no longer shown is dropped. */
+async function refreshShownRows(): Promise<void> {
+  const shown = parseRoute(location.hash);
+  if (shown.view !== "run") return;
+  try {
+    const response = await serverFetch(keyRunsUrl(shown.key), {
+      cache: "no-store",
+      signal: AbortSignal.timeout(SHOWN_ROWS_WAIT_MS),
+    });
+    const page = response.ok ? checkedPage(await response.json().catch(() => undefined)) : undefined;
+    const now = parseRoute(location.hash);
+    if (page !== undefined && now.view === "run" && now.key === shown.key)
+      shownRows = { key: shown.key, rows: page.rows.filter((row) => row.key === shown.key) };
+  } catch {
+    // the server out of reach: the page keeps the rows it had
+  }
 }
 
 async function stopShownRun(key: string): Promise<void> {
@@ -68,17 +91,26 @@ function route(): void {
   shownRun = undefined;
   if (shown.view === "run") {
     required(ID.stop, HTMLButtonElement).onclick = () => void stopShownRun(shown.key);
-    shownRun = openRun(shown.key, view.signal, {
-      token,
-      pollMs: STREAM_POLL_MS,
-      readOnly: () => config.read_only,
-      serverVerdict: () => table?.rows.find((row) => row.key === shown.key)?.verdict ?? null,
-    });
+    void openShownRun(shown.key, view.signal);
   } else if (shown.view === "compare") {
     openCompare(shown.keys, token, STREAM_POLL_MS, view.signal, () =>
       Number(required(ID.smoothing, HTMLInputElement).value),
     );
   }
+}
+
+/** Opens the run at `key` once the server's verdict of it is in (or did not come in time), so
+ * the page never shows a story of its own first and the server's a moment later. */
+async function openShownRun(key: string, signal: AbortSignal): Promise<void> {
+  await refreshShownRows();
+  if (signal.aborted) return;
+  shownRun = openRun(key, signal, {
+    token,
+    pollMs: STREAM_POLL_MS,
+    readOnly: () => config.read_only,
+    serverVerdict: (runId) =>
+      (shownRows?.key === key ? shownRows.rows : []).find((row) => row.verdict?.run_id === runId)?.verdict ?? null,
+  });
 }
 
 async function start(): Promise<void> {

@@ -90,8 +90,8 @@ export interface RunPageContext {
   pollMs: number;
   /** Whether the server refuses stops (it is known only once the server's config is in). */
   readOnly(): boolean;
-  /** The run's verdict as the server's list last gave it, or null. */
-  serverVerdict?(): RunVerdict | null;
+  /** The verdict of the run `runId` as the server last gave it, or null. */
+  serverVerdict?(runId: string): RunVerdict | null;
 }
 
 /** Follows the run at `key` through a decoding worker until `signal` aborts. */
@@ -221,7 +221,7 @@ function renderRunState(runView: RunView, state: Readonly<RunState> | undefined,
       startedAt: runView.startedAt,
       now: Date.now(),
       readOnly: context.readOnly(),
-      verdict: context.serverVerdict?.() ?? null,
+      verdict: state.run_id === null ? null : (context.serverVerdict?.(state.run_id) ?? null),
     }),
   );
   if (runView.status !== state.status) {

@@ -9,7 +9,7 @@ from pathlib import Path
 from support.cli_process import trainwire
 
 from trainwire import Run
-from trainwire.contract.notes import NOTES_TEMPLATE, read_notes
+from trainwire.journal.notes import NOTES_TEMPLATE, read_notes
 
 
 def test_the_notes_column_shows_the_notes_added_not_the_template(tmp_path: Path) -> None:

@@ -99,3 +99,13 @@ def test_every_test_named_is_a_test_file_or_defined(name: str) -> None:
         path.stem == name or re.search(rf"^def {name}\(", path.read_text(encoding="utf-8"), flags=re.M)
         for path in TEST_FILES
     ), f"docs/contributing.md names {name}, which no test file defines"
+
+
+def test_each_subpackage_has_its_tests_folder_and_the_guide_names_it() -> None:
+    """The tests mirror the code: a folder of `python/tests/` for each subpackage, each named."""
+    mirror = GUIDE.split("## The tests mirror the code", 1)[1].split("\n\n", 2)[1]
+    subpackages = sorted(
+        path.parent.name for path in SOURCES.glob("*/__init__.py") if not path.parent.name.startswith("_")
+    )
+    assert [name for name in subpackages if not (TESTS_DIR / name).is_dir()] == []
+    assert [name for name in subpackages if f"`{name}/`" not in mirror] == []

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from trainwire import Run
 from trainwire.contract.layout import run_journal_dir
-from trainwire.contract.notes import read_notes
 from trainwire.export.journal import journal_file, journal_files
+from trainwire.journal.notes import read_notes
 
 
 def finished_run(output_dir: Path) -> str:

@@ -56,7 +56,10 @@ def _public_callables(name: str, member: Any) -> list[tuple[str, Any]]:
     if not inspect.isclass(member):
         return []
     found = []
-    for attribute, value in vars(member).items():
+    # a member's own attributes and those of its private bases in trainwire (`Run`'s methods)
+    own = [cls for cls in member.__mro__ if cls is member or cls.__name__.startswith("_")]
+    attributes = {name: value for cls in reversed(own) for name, value in vars(cls).items()}
+    for attribute, value in attributes.items():
         if attribute.startswith("_") and attribute != "__init__":
             continue
         function = value.fget if isinstance(value, property) else getattr(value, "__func__", value)

@@ -1,4 +1,4 @@
-"""The server's snapshot check (`reader.snapshot_check`) and the page's `checkOpening`
+"""The server's snapshot check (`journal.snapshot_check`) and the page's `checkOpening`
 (`dashboard/opening.ts`) refuse the same hostile parts: a snapshot the server would not open
 from gives an opening the page would not take either, had the server sent it."""
 
@@ -13,7 +13,7 @@ from support.hostile_snapshots import HOSTILE, SPELLED_OTHERWISE, run_with_every
 from support.typescript_side import typescript_lines
 
 from trainwire.contract.layout import SERIES_FILE, STREAM_FILE
-from trainwire.reader.run_opening import open_from_snapshots
+from trainwire.journal.opening import open_from_snapshots
 from trainwire.serve.app import opening_answer
 
 

@@ -182,3 +182,12 @@ def test_a_first_list_of_thousands_of_runs_is_answered_at_once(tmp_path: Path) -
         assert statuses == [200] * 8
         page = server.runs_page("limit=50", timeout_s=120)
     assert page["scanning"] is False and page["total"] == 2000 and len(page["rows"]) == 50
+
+
+def test_a_key_asks_for_the_runs_of_one_directory_whatever_the_filter_and_page() -> None:
+    listing = Listing.of([_row("a", "r1"), _row("b", "r2"), _row("a", "r3"), _row("ab", "r4")])
+    page = listing.page(runs_query(QueryParams("key=a&filter=r3")))
+    assert [row["run_id"] for row in page["rows"]] == ["r3"]
+    assert sorted(row["run_id"] for row in listing.page(runs_query(QueryParams("key=a")))["rows"]) == ["r1", "r3"]
+    assert listing.page(runs_query(QueryParams("key=" + "a" * 5000)))["rows"] == []  # too long to be a key
+    assert len(listing.page(runs_query(QueryParams("key=")))["rows"]) == 4  # no key: every run

@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from support.paths import ROOT
+from support.stopping import cli_stop
 from support.stream_files import free_port, stream_of
 
 from trainwire.reader.invariants import check_stream
-from trainwire.stop import request_stop
 
 EXAMPLE = ROOT / "examples" / "plain_loop.py"
 TIMEOUT_S = 180  # a hang fails the test instead of blocking the suite
 
 
 def stop_when_training(process: subprocess.Popen[str], output_dir: Path) -> tuple[str, str]:
-    """Waits for step 3 on the stream, asks for a stop, returns the process's output."""
+    """Waits for step 3 on the stream, asks for a stop with `trainwire stop`, returns the process's output."""
     stream_path = output_dir / "progress.jsonl"
     try:
         deadline = time.monotonic() + TIMEOUT_S
@@ -28,7 +28,8 @@ def stop_when_training(process: subprocess.Popen[str], output_dir: Path) -> tupl
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline, "training did not start"
             time.sleep(0.05)
-        request_stop(output_dir, reason="enough")
+        asked = cli_stop(output_dir, "--reason", "enough")  # `trainwire stop`, as a user types it
+        assert asked.returncode == 0, asked.stdout + asked.stderr
         return process.communicate(timeout=TIMEOUT_S)
     finally:
         process.kill()
@@ -43,7 +44,7 @@ def assert_interrupted_with_one_checkpoint(output_dir: Path, step: int) -> list[
     assert stops == [("control_file", "enough")]
     saved = [(line["step"], line["path"], line["reason"]) for line in stream if line["event"] == "checkpoint.saved"]
     assert saved == [(step, f"checkpoint-{step}.pt", "stop")]
-    assert (output_dir / f"checkpoint-{step}.pt").is_file()
+    assert sorted(path.name for path in output_dir.glob("checkpoint-*")) == [f"checkpoint-{step}.pt"]  # rank 0's only
     phases = [(line["phase"], line["status"]) for line in stream if line["event"] == "phase.ended"]
     assert phases == [("train", "interrupted")]
     finished = stream[-1]

@@ -9,10 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 from support.stream_files import of, stream_of
 
-from trainwire import Run, request_stop
+from trainwire import Run, RunInterrupted, request_stop
 
 
 def train(output_dir: Path, model: torch.nn.Module, first: int, last: int, **resume: object) -> Run:
@@ -78,3 +79,18 @@ def test_without_a_stop_checkpoint_tail_shows_the_last_one_saved(tmp_path: Path)
         [sys.executable, "-m", "trainwire", "tail", str(tmp_path)], capture_output=True, text=True, timeout=60
     )
     assert "checkpoint checkpoint-1 (last saved)" in shown.stdout, shown.stdout
+
+
+def test_a_run_on_another_rank_saves_no_stop_checkpoint(tmp_path: Path) -> None:
+    """`on_stop` is rank 0's, as every write of a run: under torchrun and Ray Train each other
+    rank saved a `checkpoint-None.pt` of its own."""
+    saved: list[int | None] = []
+
+    def save(step: int | None) -> Path:
+        saved.append(step)
+        return tmp_path / f"checkpoint-{step}.pt"
+
+    run = Run(tmp_path, rank=1, on_stop=save)
+    with pytest.raises(RunInterrupted), run:  # the caller's own, as in examples/plain_loop.py
+        raise RunInterrupted("control_file")
+    assert (run.active, saved) == (False, [])

@@ -15,7 +15,7 @@ from support.step_files import kept_records
 from trainwire import Run
 from trainwire.contract.clock import FakeClock
 from trainwire.contract.layout import SERIES_FILE, STEPS_FILE, SUMMARY_FILE, run_journal_dir
-from trainwire.lines.run_journal import RunJournalFold
+from trainwire.journal.fold import RunJournalFold
 from trainwire.writer import journal
 from trainwire.writer.sinks import FileSink
 

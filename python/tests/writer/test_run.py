@@ -370,7 +370,7 @@ def test_a_stream_whose_file_was_closed_underneath_is_dropped_and_the_run_ends_a
     memory = MemorySink()
     run = Run(tmp_path, run_id="closed-fd", sinks=[memory], heartbeat_interval_s=None)
     run.start(total_steps=None, provenance=False)
-    file_sink = run._core.dispatcher.sinks[0]  # the sink the run opened on its file
+    file_sink = run._dispatcher.sinks[0]  # the sink the run opened on its file
     assert isinstance(file_sink, FileSink)
     os.close(file_sink.fileno())
     caplog.set_level(logging.WARNING, logger="trainwire")

@@ -17,8 +17,8 @@ from support.cli_process import trainwire
 from support.paths import ROOT, SCRIPTS
 from support.stream_files import of
 
-from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.models import EVENT_ADAPTER
+from trainwire.journal.files import read_summary
 from trainwire.writer.run import Run
 from trainwire.writer.sinks import MemorySink, StdoutSink
 from trainwire.writer.stream_loss import StreamLost

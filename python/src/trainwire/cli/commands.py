@@ -225,8 +225,8 @@ def _say_incomplete(stream: Path, run_ids: list[str]) -> None:
     """One line on stderr per run whose journal says its stream lost lines (a run that lost
     every line has a journal only): the state, folded from the stream alone, cannot know it."""
     from trainwire.contract.layout import journal_dirs
+    from trainwire.journal.completeness import journal_completeness
     from trainwire.lines.verdict import completeness_text
-    from trainwire.reader.completeness import journal_completeness
 
     journaled = [journal.name for journal in journal_dirs(stream.parent) if journal.name not in run_ids]
     for run_id in [*run_ids, *journaled]:
@@ -238,7 +238,7 @@ def _say_incomplete(stream: Path, run_ids: list[str]) -> None:
 def _state_verdicts(options: argparse.Namespace) -> int:
     """`state --verdict`: the verdict of each run of the stream, its kept steps included."""
     from trainwire.contract.clock import to_timestamp_us
-    from trainwire.reader.kept_steps import KeptStepsMerge
+    from trainwire.journal.kept_steps import KeptStepsMerge
     from trainwire.reader.state import StreamReader
     from trainwire.reader.verdicts import RunSummaries
 

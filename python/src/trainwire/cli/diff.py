@@ -15,9 +15,9 @@ from trainwire.cli.journal_runs import JournalError, add_roots_argument, find_ru
 from trainwire.cli.table import print_table
 from trainwire.contract.clock import now_us
 from trainwire.contract.config_diff import differences, flatten
-from trainwire.contract.journal_reads import MAX_NOTES_BYTES, read_journal_text
 from trainwire.contract.layout import CONFIG_DIFF_FILE, CONFIG_FILE, ENVIRONMENT_FILE, NOTES_FILE, STREAM_FILE
-from trainwire.contract.notes import note_entries
+from trainwire.journal.files import MAX_NOTES_BYTES, read_journal_text
+from trainwire.journal.notes import note_entries
 from trainwire.lines.exact_checks import integral_floats_to_int
 from trainwire.lines.verdict import status_text
 from trainwire.reader.verdicts import judge
@@ -167,7 +167,7 @@ def _read_text(path: Path) -> str:
 def _run_started(stream: Path, run_id: str, journal: Path | None) -> Mapping[str, Any]:
     """The `run.started` line of `run_id`: from its journal's snapshot when the stream can be
     read on from it, else read from the stream until found."""
-    from trainwire.reader.run_opening import read_snapshot  # the reader's models: only when a file is missing
+    from trainwire.journal.opening import read_snapshot  # the reader's models: only when a file is missing
     from trainwire.reader.sources import read_file
     from trainwire.reader.state import StreamReader
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.journal_lookup import find_journal
-from trainwire.contract.journal_reads import MAX_CONFIG_BYTES, read_journal_json
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, stream_path
+from trainwire.journal.files import MAX_CONFIG_BYTES, read_journal_json
+from trainwire.journal.lookup import find_journal
 from trainwire.reader.catalog import live_summary, load_summary
 
 __all__ = ["JournalError", "add_roots_argument", "find_run", "load_json", "run_summary"]

@@ -13,7 +13,7 @@ from trainwire.cli.journal_runs import JournalError, add_roots_argument, find_ru
 from trainwire.contract.clock import format_ts
 from trainwire.contract.files import write_json_atomically
 from trainwire.contract.layout import NOTES_FILE, SUMMARY_FILE
-from trainwire.contract.notes import NOTES_TEMPLATE, count_notes, note_entry
+from trainwire.journal.notes import NOTES_TEMPLATE, count_notes, note_entry
 from trainwire.reader.catalog import load_summary
 
 __all__ = ["add_note", "register_note"]

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.clock import now_us
+from trainwire.journal.kept_steps import every_line
+from trainwire.journal.opening import open_from_snapshots
 from trainwire.lines.verdict import status_text
 from trainwire.reader.catalog import run_rows
 from trainwire.reader.charts import CHART_SPEC, MARKER_STYLES, chart_list
-from trainwire.reader.kept_steps import every_line
-from trainwire.reader.run_opening import open_from_snapshots
 from trainwire.reader.series import RunSeries, SeriesStore
 from trainwire.reader.state import StreamReader
 from trainwire.reader.targets import stream_files

@@ -201,9 +201,10 @@ def _rebuild(options: argparse.Namespace) -> int:
     if not stream.is_file():
         sys.stderr.write(f"trainwire journal rebuild: {options.dir}: no {STREAM_FILE} here\n")
         return 1
-    from trainwire.reader.journal_rebuild import rebuild_journals  # the reader's models: only here
+    from trainwire.journal.rebuild import rebuild_journals  # the reader's models: only here
+    from trainwire.reader.state import StreamReader
 
-    rebuilt = rebuild_journals(options.dir)
+    rebuilt = rebuild_journals(options.dir, StreamReader())
     if not rebuilt:
         sys.stderr.write(f"trainwire journal rebuild: {stream}: no valid line\n")
         return 1

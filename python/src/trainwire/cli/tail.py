@@ -32,8 +32,8 @@ from trainwire.cli.status_line import (
 from trainwire.contract.clock import now_us
 from trainwire.contract.humanize import format_duration
 from trainwire.contract.status import EXIT_CODES
+from trainwire.journal.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge, fold_latest_kept_steps
 from trainwire.lines.verdict import is_over, verdict_text
-from trainwire.reader.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge, fold_latest_kept_steps
 from trainwire.reader.sources import FileFollower, read_file
 from trainwire.reader.state import RunState, StreamReader
 from trainwire.reader.targets import stream_files, target_run

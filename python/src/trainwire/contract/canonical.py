@@ -16,6 +16,7 @@ from typing import Any
 __all__ = ["dumps", "format_number"]
 
 _MAX_SAFE_INTEGER = 2**53
+_NUMBERS = frozenset((int, float))
 # Python's own escaping with ensure_ascii=False is JSON.stringify's, except for lone
 # surrogates, which JSON.stringify writes as lower-case `\udxxx` escapes.
 _encode_string = json.encoder.encode_basestring
@@ -31,7 +32,19 @@ def dumps(obj: Any) -> str:
 
 
 def _write(obj: Any, out: list[str]) -> None:
-    if obj is None:
+    kind = type(obj)
+    if kind is float or kind is int:  # most of a series store: its points
+        out.append(format_number(obj))
+    elif kind is list and set(map(type, obj)) <= _NUMBERS:  # a series point
+        out.append(f"[{','.join(map(format_number, obj))}]")
+    elif kind is list:
+        out.append("[")
+        for index, item in enumerate(obj):
+            if index:
+                out.append(",")
+            _write(item, out)
+        out.append("]")
+    elif obj is None:
         out.append("null")
     elif obj is True:
         out.append("true")
@@ -79,6 +92,10 @@ def _string(text: str) -> str:
 
 def format_number(value: int | float) -> str:
     """Write a number as ECMAScript's `Number.prototype.toString` does (non-finite: `null`, as JSON.stringify)."""
+    if type(value) is float and value - value == 0.0 and value:
+        text = repr(value)  # the shortest round-trip digits, as ECMAScript's
+        if "e" not in text:  # 1e-4 <= |value| < 1e16: written without an exponent in both languages
+            return text[:-2] if text.endswith(".0") else text
     if isinstance(value, int):
         if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
             return str(value)

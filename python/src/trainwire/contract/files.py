@@ -11,6 +11,7 @@ import os
 import stat
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "inside",
     "open_regular",
     "read_capped",
+    "read_file",
     "read_regular_text",
     "write_json_atomically",
     "write_text_atomically",
@@ -107,6 +109,14 @@ def _report_too_large(path: Path, size: int, cap: int) -> None:
             del _REPORTED[next(iter(_REPORTED))]
         _REPORTED[key] = None
     logger.warning("trainwire: %s holds %d bytes, over the %d bytes it may hold: read as absent", path, size, cap)
+
+
+def read_file(path: str | os.PathLike[str], chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
+    """The bytes of a whole file as it is now, in large chunks (for a stream read once);
+    `NotARegularFile` when it is not a regular file (a FIFO would block, a device never end)."""
+    with open_regular(Path(path)) as handle:
+        while chunk := handle.read(chunk_bytes):
+            yield chunk
 
 
 def read_regular_text(path: Path, *, within: Path | None = None) -> str:

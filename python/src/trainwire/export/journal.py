@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainwire.contract.journal_reads import MAX_SUMMARY_BYTES, read_journal_json
 from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE, run_journal_dir
 from trainwire.export.journal_copies import DEFAULT_COPY_CAP, CopyRefused, copy_checked, file_cap, report
+from trainwire.journal.files import MAX_SUMMARY_BYTES, read_journal_json
 
 __all__ = ["copy_journal", "copy_or_report", "journal_file", "journal_files"]
 

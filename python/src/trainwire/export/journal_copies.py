@@ -3,7 +3,7 @@
 A tracker uploads what it is given, so an export hands it copies it made itself, never the
 files it found: each a regular file reached without a link (checked on the opened file), under
 its cap (the stream and the step file under the export's `copy_cap`, `DEFAULT_COPY_CAP`; the
-others under the caps of `contract.journal_reads`), not sparse (a file of gigabytes holding
+others under the caps of `journal.files`), not sparse (a file of gigabytes holding
 kilobytes), and the summary only when its schema accepts it. A file refused is one line on
 stderr and left out; the export goes on.
 """
@@ -17,13 +17,6 @@ from pathlib import Path
 from typing import IO
 
 from trainwire.contract.files import NotARegularFile, open_regular
-from trainwire.contract.journal_reads import (
-    MAX_CONFIG_BYTES,
-    MAX_DIFF_BYTES,
-    MAX_NOTES_BYTES,
-    MAX_SUMMARY_BYTES,
-    read_summary,
-)
 from trainwire.contract.layout import (
     CONFIG_DIFF_FILE,
     CONFIG_FILE,
@@ -34,7 +27,14 @@ from trainwire.contract.layout import (
     STEPS_FILE,
     SUMMARY_FILE,
 )
-from trainwire.reader.snapshot_check import MAX_SNAPSHOT_BYTES
+from trainwire.journal.files import (
+    MAX_CONFIG_BYTES,
+    MAX_DIFF_BYTES,
+    MAX_NOTES_BYTES,
+    MAX_SUMMARY_BYTES,
+    read_summary,
+)
+from trainwire.journal.snapshot_check import MAX_SNAPSHOT_BYTES
 
 __all__ = ["DEFAULT_COPY_CAP", "CopyRefused", "copy_checked", "file_cap", "report"]
 

@@ -32,12 +32,12 @@ from mlflow.utils.validation import (
     MAX_TAG_VAL_LENGTH,
 )
 
-from trainwire.contract.notes import read_notes
 from trainwire.export.dispatch import NotExported, handler_of
 from trainwire.export.journal import copy_journal, copy_or_report
 from trainwire.export.journal_copies import DEFAULT_COPY_CAP
 from trainwire.export.naming import started_naming
 from trainwire.export.scalars import flatten, scalar_step, scalars_of, text_value, timestamp_s, trial_scalars
+from trainwire.journal.notes import read_notes
 
 __all__ = ["EVENT_HANDLERS", "MLFLOW_STATUS", "RUN_ID_TAG", "MlflowExporter", "default_artifact_location", "mlflow_key"]
 

@@ -3,7 +3,7 @@ in an export that resumes past it, from the run's journal summary.
 
 Either way they pass `run.started`'s own rules (the schema's length and printable pattern,
 at most 32 tags) before a tracker sees them: the summary is a file anyone may have written,
-read capped and checked against its schema (`contract.journal_reads.read_summary`), and a name
+read capped and checked against its schema (`journal.files.read_summary`), and a name
 or tag the contract would refuse is left out (a tag alone, not the others). Each tracker then
 maps what is left into its own rules (`mlflow.mlflow_key`, `wandb.wandb_tags`).
 """
@@ -17,10 +17,10 @@ from typing import Any, NamedTuple
 
 from pydantic_core import SchemaValidator, ValidationError
 
-from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.known_event_dicts import event_field_schema
 from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.export.journal import journal_file
+from trainwire.journal.files import read_summary
 
 __all__ = ["RunNaming", "journal_naming", "started_naming"]
 

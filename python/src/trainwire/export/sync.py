@@ -1,7 +1,7 @@
 """Keep a tracker in step with a stream: once, or live, and never twice for the same line.
 
 Every step the trainer logged goes: the stream's lines with each run's kept steps (its
-journal's `steps.jsonl`) put back in place (`trainwire.reader.kept_steps`).
+journal's `steps.jsonl`) put back in place (`trainwire.journal.kept_steps`).
 
 Exactly once across interruption (Ctrl-C, `kill -9`, at any moment): the events go to the
 exporter in batches of at most its `batch_events`, and the cursor file is saved atomically
@@ -28,10 +28,10 @@ from typing import Any, Protocol
 
 from trainwire.contract.clock import now_us
 from trainwire.contract.files import read_capped, write_json_atomically
+from trainwire.journal.kept_steps import KeptStepsMerge
 from trainwire.lines.diagnostics import Diagnostic
 from trainwire.lines.verdict import is_over
 from trainwire.reader.catalog import run_rows
-from trainwire.reader.kept_steps import KeptStepsMerge
 from trainwire.reader.sources import FileFollower
 from trainwire.reader.state import StreamReader
 

@@ -27,10 +27,10 @@ from tensorboard.plugins.text.summary import text_pb
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from trainwire.contract.files import inside
-from trainwire.contract.notes import read_notes
 from trainwire.export.dispatch import NO_COUNTERPART, NotExported, handler_of
 from trainwire.export.naming import RunNaming, started_naming
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
+from trainwire.journal.notes import read_notes
 
 __all__ = ["EVENT_HANDLERS", "SESSION_STATUS", "TensorBoardExporter", "run_directory", "trial_directory"]
 

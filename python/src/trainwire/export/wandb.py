@@ -32,12 +32,12 @@ from typing import Any
 import wandb
 
 from trainwire._generated.contract import NOT_FINISHED_EXIT_CODE
-from trainwire.contract.notes import read_notes
 from trainwire.export.dispatch import NotExported, handler_of
 from trainwire.export.journal import copy_journal
 from trainwire.export.journal_copies import DEFAULT_COPY_CAP
 from trainwire.export.naming import RunNaming, journal_naming, started_naming
 from trainwire.export.scalars import safe_name, scalar_step, scalars_of, timestamp_s, trial_scalars
+from trainwire.journal.notes import read_notes
 
 __all__ = ["EVENT_HANDLERS", "JOURNAL_FILES_DIR", "STEP_METRIC", "WandbExporter", "wandb_exit_code", "wandb_tags"]
 

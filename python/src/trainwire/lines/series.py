@@ -25,10 +25,11 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
+from trainwire.lines.step_batches import not_a_plain_step, segments, times_us
 
 __all__ = [
     "DEFAULT_MAX_MARKERS",
@@ -112,6 +113,33 @@ class Series:
             buckets.append([attempt, 1, point, point, point, point])
         while len(self._buckets) > self.max_buckets and self._compact():  # _compact makes a new list
             pass
+
+    def extend(self, attempt: int, points: Iterable[tuple[int, Any, int]]) -> None:
+        """`add` of each (step, value, time), None and non-finite values left out; the points
+        filling the open bucket at once (first minimum and maximum, as `add` keeps them)."""
+        kept = [point for point in points if point[1] is not None and point[1] - point[1] == 0.0]
+        at, end = 0, len(kept)
+        while at < end:
+            buckets = self._buckets
+            last = buckets[-1] if buckets else None
+            if last is None or last[0] != attempt or last[1] >= self._bucket_size or len(buckets) > self.max_buckets:
+                step, value, time_us = kept[at]
+                self.add(attempt, step, value, time_us)  # a new bucket, or a compaction after each point
+                at += 1
+                continue
+            room = min(self._bucket_size - last[1], end - at)
+            values = [value for _, value, _ in kept[at : at + room]]
+            low, high = min(values), max(values)
+            if low < last[3][2]:
+                index = values.index(low)
+                last[3] = [self.count + index, *kept[at + index]]
+            if high > last[4][2]:
+                index = values.index(high)
+                last[4] = [self.count + index, *kept[at + index]]
+            last[5] = [self.count + room - 1, *kept[at + room - 1]]
+            last[1] += room
+            self.count += room
+            at += room
 
     def points(self) -> list[tuple[int, int, float, int]]:
         """The kept points in arrival order, as (attempt, step, value, time in microseconds)."""
@@ -236,6 +264,34 @@ class RunSeries:
         add = _ADD.get(kind)  # type: ignore[arg-type]
         if add is not None:
             add(self, _LineView(line))
+
+    def add_lines(self, lines: Sequence[Mapping[str, Any]]) -> None:
+        """`add_line` of each line in turn; the plain steps between two other lines (no
+        metrics, no trial: what a training loop writes) a series at a time."""
+        for plain, part in segments(lines, not_a_plain_step):
+            if plain:
+                self._plain_steps(part)
+            else:
+                for line in part:
+                    self.add_line(line)
+
+    def _plain_steps(self, lines: Sequence[Mapping[str, Any]]) -> None:
+        steps = [line["step"] for line in lines]
+        times = times_us([line["ts"] for line in lines])
+        columns: list[tuple[int, int, str, list[Any]]] = []
+        for order, name in enumerate(STEP_SERIES):
+            values = [line.get(name) for line in lines]
+            first = next(
+                (index for index, value in enumerate(values) if value is not None and value - value == 0.0), None
+            )
+            if first is not None:
+                columns.append((first, order, name, values))
+        for _first, _order, name, values in sorted(columns):  # new series in the order a line at a time makes them
+            series = self.series.get(name)
+            if series is None:
+                series = self.series[name] = Series(self.max_points)
+            series.extend(self.attempt, zip(steps, values, times, strict=True))
+        self.last_step = steps[-1]
 
     def _add_step(self, event: Any) -> None:
         self._step_fields(event.step, event.ts, functools.partial(getattr, event), event.metrics)

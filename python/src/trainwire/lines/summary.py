@@ -14,6 +14,7 @@ from typing import Any
 from trainwire.contract.files import write_json_atomically
 from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.contract.status import EXIT_CODES
+from trainwire.lines.step_batches import segments
 from trainwire.lines.summary_fields import peak_memory as _peak_memory
 from trainwire.lines.summary_fields import seeds as _seeds
 
@@ -39,6 +40,11 @@ def _number(value: Any) -> float | None:
         return None
     number = float(value)
     return number if math.isfinite(number) else None
+
+
+#: the trial of the values a piece of a stream holds before its first trial event: maybe one
+#: that began before the piece, so they wait for the `trial.ended` that tells whose they were
+_UNSEEN_TRIAL = -1
 
 
 class SummaryBuilder:
@@ -77,7 +83,7 @@ class SummaryBuilder:
         self._finished_checkpoint: str | None = None
         self._process: Mapping[str, Any] | None = None
         #: the trial whose lines these are (the last started and not ended), in a search
-        self._open_trial: int | None = None
+        self._open_trial: int | None = _UNSEEN_TRIAL if self._any_line_switches else None
         #: each open trial's bests, counted in `_best` only once it ends `succeeded`
         self._trial_bests: dict[int, dict[str, dict[str, Any]]] = {}
         self._provenance: Mapping[str, Any] = {}
@@ -119,12 +125,13 @@ class SummaryBuilder:
             handler(self, line)
 
     def add_lines(self, lines: Sequence[Mapping[str, Any]]) -> None:
-        """Folds consecutive lines, as `add` would one by one. A batch of plain `train.step`
-        lines of the latest run (ints and finite floats, no metrics: what a training loop
-        writes) is folded at once; any other batch goes line by line."""
-        if not _fold_steps_at_once(self, lines):
-            for line in lines:
-                self.add(line)
+        """Folds consecutive lines, as `add` would one by one. Plain `train.step` lines of the
+        latest run (ints and finite floats, no metrics: what a training loop writes) between
+        two other lines are folded at once; the others go line by line."""
+        for plain, part in segments(lines, _not_a_step):
+            if not (plain and _fold_steps_at_once(self, part)):
+                for line in part:
+                    self.add(line)
 
     def summary(self) -> dict[str, Any] | None:
         """The summary document of the latest run, or None before any line."""
@@ -154,7 +161,7 @@ class SummaryBuilder:
             "seed": provenance.get("seed"),
             "dirty_diff": dict(dirty_diff) if isinstance(dirty_diff, Mapping) else None,
             "last": dict(sorted(self._last.items())),
-            "best": {name: dict(best) for name, best in sorted(self._best.items())},
+            "best": {name: dict(best) for name, best in sorted(self._bests().items())},
             "earlier_runs": list(self._earlier),
             "objective": self._objective_summary(),
             "resumed_from": self._resumed_from,
@@ -220,11 +227,41 @@ class SummaryBuilder:
 
     def _count_trial(self, trial: int) -> None:
         """The bests of `trial`, which ended `succeeded`, into the run's."""
-        for name, found in self._trial_bests.pop(trial, {}).items():
-            current = self._best.get(name)
+        self._merge_bests(self._best, self._trial_bests.pop(trial, {}))
+
+    def _merge_bests(self, into: dict[str, dict[str, Any]], found: Mapping[str, Mapping[str, Any]]) -> None:
+        for name, best in found.items():
+            current = into.get(name)
             lower = self._lower(name)
-            if current is None or (found["value"] < current["value"] if lower else found["value"] > current["value"]):
-                self._best[name] = found
+            if current is None or (best["value"] < current["value"] if lower else best["value"] > current["value"]):
+                into[name] = dict(best)
+
+    def _bests(self) -> dict[str, dict[str, Any]]:
+        """The run's bests; with the values of a piece of a stream that met no trial event yet
+        (a run without trials, as far as the piece tells)."""
+        if self._open_trial != _UNSEEN_TRIAL or _UNSEEN_TRIAL not in self._trial_bests:
+            return self._best
+        bests = dict(self._best)
+        unseen = {
+            name: {"value": best["value"], "step": best["step"]}
+            for name, best in self._trial_bests[_UNSEEN_TRIAL].items()
+        }
+        self._merge_bests(bests, unseen)
+        return bests
+
+    def _settle_unseen_trial(self, trial: int | None) -> None:
+        """At the first trial event of a piece of a stream: the values before it were `trial`'s
+        (a `trial.ended`: they count if it succeeded), else outside any trial (they count)."""
+        if self._open_trial != _UNSEEN_TRIAL:
+            return
+        unseen = self._trial_bests.pop(_UNSEEN_TRIAL, {})
+        if trial is None:
+            self._merge_bests(
+                self._best, {name: {"value": b["value"], "step": b["step"]} for name, b in unseen.items()}
+            )
+        else:
+            self._trial_bests[trial] = {name: {**best, "trial": trial} for name, best in unseen.items()}
+        self._open_trial = trial
 
     def _has_best(self, name: str) -> bool:
         """Whether series `name` keeps a best: a lower-is-better name, or the declared objective."""
@@ -240,6 +277,7 @@ _STEP_SERIES_BEST = tuple((name, is_lower_better(name)) for name in _STEP_SERIES
 
 
 def _run_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
+    summary._settle_unseen_trial(None)  # the run's beginning: no trial is open
     summary._started_at = line.get("ts")
     total = line.get("total_steps")
     summary._total_steps = total if isinstance(total, int) else None
@@ -323,6 +361,10 @@ def _step_metrics(summary: SummaryBuilder, metrics: Any, step: int | None) -> No
 _FLOAT_OR_NONE = frozenset((float, type(None)))
 _INT_OR_NONE = frozenset((int, type(None)))
 _STR_OR_NONE = frozenset((str, type(None)))
+
+
+def _not_a_step(line: Mapping[str, Any]) -> bool:
+    return line.get("event") != "train.step"
 
 
 def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, Any]]) -> bool:
@@ -416,6 +458,7 @@ def _checkpoint_saved(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
 def _trial_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     trial = line.get("trial")
     if isinstance(trial, int):
+        summary._settle_unseen_trial(None)
         params = line.get("params")
         summary._trial_params[trial] = dict(params) if isinstance(params, Mapping) else None
         summary._open_trial = trial
@@ -425,6 +468,7 @@ def _trial_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
 def _trial_ended(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     trial = line.get("trial")
     if isinstance(trial, int):
+        summary._settle_unseen_trial(trial)
         if line.get("status") == "succeeded":
             summary._count_trial(trial)
         else:  # failed or pruned: its values are no best of the search

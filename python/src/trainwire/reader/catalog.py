@@ -5,7 +5,7 @@ costs one small file; a running one, the last 16 KiB of its stream and of its jo
 step file (the steps the throttle kept out of the stream) as well. Reads regular
 files only (a FIFO named `progress.jsonl` would block a reader forever) and, given `within`,
 only files whose resolved path lies inside that directory. A summary is used only when its
-schema accepts it and it is within its cap (`contract.journal_reads.read_summary`): a hostile
+schema accepts it and it is within its cap (`journal.files.read_summary`): a hostile
 one is read as a run without a journal.
 """
 
@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.files import open_regular
-from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
 from trainwire.contract.process_proof import GONE, liveness_of
 from trainwire.contract.run_walk import walk_run_directories
+from trainwire.journal.files import read_summary
+from trainwire.journal.kept_steps import KeptStepsMerge
+from trainwire.journal.row_files import flat_config, read_config, read_row_notes
 from trainwire.lines.summary import SummaryBuilder, is_lower_better
 from trainwire.lines.verdict import verdict_of
-from trainwire.reader.journal_files import flat_config, read_config, read_row_notes
-from trainwire.reader.kept_steps import KeptStepsMerge
 from trainwire.reader.verdicts import judge
 
 __all__ = [

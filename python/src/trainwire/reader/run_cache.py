@@ -28,8 +28,8 @@ from pydantic_core import from_json
 
 from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import read_capped
-from trainwire.contract.journal_reads import checked_summary
 from trainwire.contract.limits import clip
+from trainwire.journal.files import checked_summary
 from trainwire.reader.cache_seal import seal, sealed_by_us
 from trainwire.reader.catalog import RunRead, finite, row_config
 from trainwire.reader.run_signature import Signature

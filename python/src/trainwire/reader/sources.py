@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from trainwire.contract.files import open_regular
+from trainwire.contract.files import open_regular, read_file
 
 __all__ = ["FileFollower", "follow_file", "read_file", "read_process"]
 
@@ -134,14 +134,6 @@ class FileFollower:
             return True
         self.stop.wait(self.poll_interval_s)
         return False
-
-
-def read_file(path: str | os.PathLike[str], chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
-    """The bytes of a whole file as it is now, in large chunks (for a stream read once);
-    `NotARegularFile` when it is not a regular file."""
-    with open_regular(Path(path)) as handle:
-        while chunk := handle.read(chunk_bytes):
-            yield chunk
 
 
 def follow_file(

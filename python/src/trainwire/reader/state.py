@@ -6,11 +6,9 @@ diagnostic texts).
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from trainwire.contract import canonical
-from trainwire.contract.clock import to_timestamp_us
 from trainwire.lines.decoder import (
     DEFAULT_MAX_DIAGNOSTICS,
     DEFAULT_MAX_LINE_BYTES,
@@ -18,6 +16,7 @@ from trainwire.lines.decoder import (
     DiagnosticLog,
     Events,
 )
+from trainwire.lines.reader_state import Now, reader_state
 from trainwire.lines.run_table import run_table_html
 from trainwire.lines.state_fold import RunState, RunStateFold
 
@@ -29,8 +28,6 @@ __all__ = [
     "reader_state",
     "run_table_html",
 ]
-
-Now = str | datetime | None
 
 
 class StreamReader:
@@ -126,29 +123,3 @@ def read_state(
     reader.feed(data)
     reader.finish()
     return reader.to_dict(now, stale_after_s)
-
-
-def reader_state(
-    fold: RunStateFold,
-    *,
-    lines: int,
-    consumed_bytes: int,
-    partial_tail_bytes: int,
-    now: Now = None,
-    stale_after_s: float | None = None,
-) -> dict[str, Any]:
-    """The reader state (schemas/reader-state/v1) of `fold`'s runs after `consumed_bytes`
-    (`StreamReader.to_dict`, and a stream opened from its snapshots)."""
-    now_us = None if now is None else to_timestamp_us(now)
-    diagnostics = fold.diagnostics
-    dropped = diagnostics.dropped if isinstance(diagnostics, DiagnosticLog) else 0
-    return {
-        "runs": [run.to_dict(now_us, stale_after_s) for run in fold.runs.values()],
-        "lines": lines,
-        "consumed_bytes": consumed_bytes,
-        "partial_tail_bytes": partial_tail_bytes,
-        "unknown_events": fold.unknown_events,
-        "diagnostics": [diagnostic.to_dict() for diagnostic in diagnostics],
-        # only when some were dropped: a state within the limit is unchanged by the bound
-        **({"diagnostics_dropped": dropped} if dropped else {}),
-    }

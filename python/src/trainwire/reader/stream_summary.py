@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from trainwire.journal.kept_steps import every_line
 from trainwire.lines.summary import SummaryBuilder
-from trainwire.reader.kept_steps import every_line
 from trainwire.reader.state import StreamReader
 
 __all__ = ["summarise_stream"]

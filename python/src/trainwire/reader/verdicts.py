@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import SUMMARY_FILE, run_journal_dir
 from trainwire.contract.process_proof import UNKNOWN, liveness_of
+from trainwire.journal.files import read_summary
 from trainwire.lines.summary import SummaryBuilder
 from trainwire.lines.verdict import verdict_of
 

@@ -66,6 +66,8 @@ class Query:
     config: tuple[str, ...] = ()
     offset: int = 0
     limit: int = DEFAULT_PAGE_ROWS
+    #: only the runs of this key (one stream's directory: a run's page asks for its verdict)
+    key: str = ""
 
 
 @dataclass
@@ -129,6 +131,8 @@ class Listing:
         }
 
     def _matches(self, index: int, query: Query) -> bool:
+        if query.key and self.rows[index]["key"] != query.key:
+            return False
         words = query.filter.strip().lower()
         if not words:
             return True

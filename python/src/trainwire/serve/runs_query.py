@@ -7,7 +7,9 @@ not one is its default: a request never fails for its query.
 - `filter`: the rows with a cell holding this text, any case (the page's filter box);
 - `sort`, `order`: the column (`started_at`, any column id of the page, `config:<key>`) and
   `asc` or `desc` (`started_at`, `desc`: the newest first);
-- `config` (repeated): the config columns the page shows, which the filter matches too.
+- `config` (repeated): the config columns the page shows, which the filter matches too;
+- `key`: only the runs of that key (a stream's directory: the rows a run's page takes its
+  verdict from, whatever page of the list shows them).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from collections.abc import Mapping
 from trainwire.serve.row_text import COLUMN_IDS
 from trainwire.serve.run_list import DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS, Query
 
-__all__ = ["MAX_CONFIG_COLUMNS", "MAX_FILTER_CHARS", "runs_query"]
+__all__ = ["MAX_CONFIG_COLUMNS", "MAX_FILTER_CHARS", "MAX_KEY_CHARS", "runs_query"]
 
 MAX_FILTER_CHARS = 200
 MAX_CONFIG_COLUMNS = 50
+#: a key longer than this names no run (keys are paths under the served roots)
+MAX_KEY_CHARS = 4096
 _MAX_OFFSET = 10**9
 _CONFIG = "config:"
 
@@ -40,7 +44,13 @@ def runs_query(params: Mapping[str, str]) -> Query:
         config=config[:MAX_CONFIG_COLUMNS],
         offset=_number(params.get("offset"), 0, _MAX_OFFSET),
         limit=_number(params.get("limit"), DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS, least=1),
+        key=_key(params.get("key", "")),
     )
+
+
+def _key(text: str) -> str:
+    """A key to match rows by; one too long to be a key matches none."""
+    return text if len(text) <= MAX_KEY_CHARS else "\0"
 
 
 def _number(text: str | None, default: int, most: int, least: int = 0) -> int:

@@ -10,9 +10,9 @@ from typing import Any
 
 from trainwire.contract.config_diff import differences, flatten
 from trainwire.contract.files import write_json_atomically
-from trainwire.contract.journal_lookup import find_journal
-from trainwire.contract.journal_reads import MAX_CONFIG_BYTES, read_journal_json
 from trainwire.contract.layout import CONFIG_DIFF_FILE, CONFIG_FILE
+from trainwire.journal.files import MAX_CONFIG_BYTES, read_journal_json
+from trainwire.journal.lookup import find_journal
 
 __all__ = ["config_diff", "write_config_diff"]
 

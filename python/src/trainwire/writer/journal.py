@@ -2,7 +2,7 @@
 resolved config, its diff against a reference run, the dirty diff, the environment record,
 a notes file, the summary, the steps the throttle left out and a snapshot of the series.
 The stream stays the source of truth: `trainwire journal rebuild` runs the same fold
-(`lines.run_journal`) over it and the step file."""
+(`journal.fold`) over it and the step file."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ from typing import Any
 
 from trainwire.contract.clock import format_ts
 from trainwire.contract.files import write_json_atomically, write_text_atomically
-from trainwire.contract.journal_migration import migrate_journal
-from trainwire.contract.journal_reads import MAX_SUMMARY_BYTES, read_journal_json
 from trainwire.contract.layout import (
     CONFIG_FILE,
     DIFF_FILE,
@@ -28,9 +26,11 @@ from trainwire.contract.layout import (
     journal_dirs,
     run_journal_dir,
 )
-from trainwire.contract.notes import NOTES_TEMPLATE
-from trainwire.lines.kept_steps import kept_step
-from trainwire.lines.run_journal import RunJournalFold
+from trainwire.journal.files import MAX_SUMMARY_BYTES, read_journal_json
+from trainwire.journal.fold import RunJournalFold
+from trainwire.journal.migration import migrate_journal
+from trainwire.journal.notes import NOTES_TEMPLATE
+from trainwire.journal.step_records import kept_step
 from trainwire.writer.config_reference import write_config_diff
 from trainwire.writer.journal_folder import JournalFolder, NotWritten
 from trainwire.writer.provenance import run_git
@@ -78,8 +78,8 @@ class Journal:
     and returns the diff's reference for the provenance. As a sink it costs the training
     thread a few attribute reads a line: the summary, the series, the run's state and view
     events are folded from the files the run wrote (`JournalFolder`), on a thread of their
-    own, whenever `summary.json` and `series.json` are saved: when the run starts, every
-    `SAVE_INTERVAL_S` and when it finishes. The steps the throttle left out (`keep_step`)
+    own, whenever `summary.json` and `series.json` are saved: when the run starts, when a
+    trial ends, every `SAVE_INTERVAL_S` and when it finishes. The steps the throttle left out (`keep_step`)
     go to the step file in batches from that thread too. A failure is logged and never
     reaches training.
     """
@@ -160,7 +160,8 @@ class Journal:
         if kind == "run.started" or kind == "run.finished":
             self._folder.run_ends.append(dict(event))
             self._save(now=True)
-        elif time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
+        elif kind == "trial.ended" or time.monotonic() - self._saved_at >= SAVE_INTERVAL_S:
+            # a search's best changes when a trial ends: a run killed later still tells it
             self._save(now=False)
 
     def keep_step(self, line: Mapping[str, Any], reported_at: float) -> None:

@@ -26,9 +26,9 @@ from pydantic_core import from_json
 
 from trainwire.contract.files import open_regular
 from trainwire.contract.layout import NOTES_FILE, STEPS_FILE
-from trainwire.contract.notes import count_notes
-from trainwire.lines.journal_replay import JournalReplay
-from trainwire.lines.run_journal import RunJournalFold, write_snapshot
+from trainwire.journal.fold import RunJournalFold, write_snapshot
+from trainwire.journal.notes import count_notes
+from trainwire.journal.replay import JournalReplay
 from trainwire.lines.summary import write_summary
 from trainwire.writer.step_file import MAX_UNWRITTEN_RECORDS, StepFileWriter
 
@@ -110,6 +110,8 @@ class JournalFolder:
         self.run_ends: list[dict[str, Any]] = []
         #: the steps the run logged: its stream's `train.step` lines and the steps kept (the journal counts)
         self.steps_logged = 0
+        self._saved_summary: dict[str, Any] | None = None  # the summary last written
+        self._saved_covers: tuple[int, int] | None = None  # the stream's and step file's bytes of the last snapshot
 
     # -- called by the training thread ------------------------------------------------------
 
@@ -287,8 +289,13 @@ class JournalFolder:
         if summary is None:
             return
         self._journal_dir.mkdir(parents=True, exist_ok=True)
-        write_summary(self._journal_dir, summary)
-        write_snapshot(self._journal_dir, fold.snapshot(self._offset, self._replay.kept_offset))
+        if summary != self._saved_summary:
+            write_summary(self._journal_dir, summary)
+            self._saved_summary = summary
+        covered = (self._offset, self._replay.kept_offset)
+        if covered != self._saved_covers:  # the snapshot changes only with what it covers
+            write_snapshot(self._journal_dir, fold.snapshot(*covered))
+            self._saved_covers = covered
 
     def _with_lost_ends(self, summary: dict[str, Any] | None) -> dict[str, Any] | None:
         """The summary once the run's start and end the stream lost are put back (the summary

@@ -11,23 +11,20 @@ from trainwire.contract.status import status_for_exception
 from trainwire.writer.arguments import PHASE_STATUSES
 from trainwire.writer.fields import UNSET, Unset
 from trainwire.writer.phase_progress import PhaseCount
-from trainwire.writer.run_core import RunCore
+from trainwire.writer.run_core import _RunCore
 from trainwire.writer.scopes import PhasePlan
 from trainwire.writer.spans import OpenPhase
 from trainwire.writer.values import integer
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack  # in typing from Python 3.11
+    from typing_extensions import Self, Unpack  # in typing from Python 3.11
 
-__all__ = ["PhaseEvents"]
+__all__: list[str] = []  # a base of `Run` only
 
 
-class PhaseEvents:
-    """Phases, each open on the thread that started it, with its items counted by `advance()`;
-    each method is `Run`'s of the same name, documented there."""
-
-    def __init__(self, core: RunCore) -> None:
-        self._core = core
+class _PhaseEvents(_RunCore):
+    """Phases, each open on the thread that started it (its count in the thread's scopes,
+    its time in the open spans), with its items counted by `advance()`."""
 
     def phase_started(
         self,
@@ -39,37 +36,45 @@ class PhaseEvents:
         total_cycles: int | None | Unset = UNSET,
         trial: int | None = None,
     ) -> None:
-        core = self._core
-        if not core.active:
+        """Writes `phase.started`; the phase is open until `phase_ended(name)`.
+
+        `total` and `unit` are the plan `advance()` counts against on this thread; `cycle`
+        (from 1) and `total_cycles` place a repeated phase ("cycle 2 of 5") and are written
+        on its `phase.ended` too. `trial` defaults to the thread's trial scope.
+        """
+        if not self._active:
             return
-        trial = core.trial_for("phase.started", trial)
-        with core.lock:
-            if not core.args.phase_name("phase.started", name):
+        trial = self._trial_for("phase.started", trial)
+        with self._lock:
+            if not self._args.phase_name("phase.started", name):
                 return
-            plan = core.args.optional_int("phase.started", "total", total)
+            plan = self._args.optional_int("phase.started", "total", total)
             if unit is not None and not (isinstance(unit, str) and 1 <= len(unit) <= 64):
-                core.complain("phase.progress.unit", f"unit {unit!r} is not a name of 1 to 64 characters; left out")
+                self._complain("phase.progress.unit", f"unit {unit!r} is not a name of 1 to 64 characters; left out")
                 unit = None
-            cycle_fields = core.args.cycle_fields(cycle, total_cycles)
-            core.spans.open_phase(name, trial, cycle_fields)
-            core.scopes.phases.append(
-                PhaseCount(name, core.monotonic(), total=plan, unit=unit, trial=trial, cycle=cycle_fields)
+            cycle_fields = self._args.cycle_fields(cycle, total_cycles)
+            self._spans.open_phase(name, trial, cycle_fields)
+            self._scopes.phases.append(
+                PhaseCount(name, self._monotonic(), total=plan, unit=unit, trial=trial, cycle=cycle_fields)
             )
-            core.emit("phase.started", core.stamped({"phase": name, **cycle_fields}, trial))
+            self._emit("phase.started", self._stamped({"phase": name, **cycle_fields}, trial))
 
     def phase_ended(self, name: str, status: str = "ok", *, trial: int | None = None) -> None:
-        core = self._core
-        if not core.active:
+        """Writes `phase.ended` with the time since the phase started (and its cycle).
+
+        `status` is `ok`, `failed`, `skipped` or `interrupted`.
+        """
+        if not self._active:
             return
-        opened = core.scopes.close_phase(name) if isinstance(name, str) else None
+        opened = self._scopes.close_phase(name) if isinstance(name, str) else None
         if trial is None and opened is not None:
             trial = opened.trial
-        trial = core.trial_for("phase.ended", trial)
-        with core.lock:
-            if not core.args.phase_name("phase.ended", name):
+        trial = self._trial_for("phase.ended", trial)
+        with self._lock:
+            if not self._args.phase_name("phase.ended", name):
                 return
-            duration = core.spans.close_phase(name)
-            if not core.args.one_of(
+            duration = self._spans.close_phase(name)
+            if not self._args.one_of(
                 "phase.ended.status", "phase status", status, PHASE_STATUSES, "phase.ended not written"
             ):
                 return
@@ -78,51 +83,57 @@ class PhaseEvents:
     def _write_phase_ended(
         self, name: str, status: str, duration: float, cycle_fields: dict[str, Any], trial: int | None
     ) -> None:
-        core = self._core
-        core.emit(
+        self._emit(
             "phase.ended",
-            core.stamped({"phase": name, "status": status, "duration_s": duration, **cycle_fields}, trial),
+            self._stamped({"phase": name, "status": status, "duration_s": duration, **cycle_fields}, trial),
         )
 
-    def end_open_phase(self, opened: OpenPhase, status: str) -> None:
+    def _end_open_phase(self, opened: OpenPhase, status: str) -> None:
         """Ends a phase the run's end found open, on whichever thread opened it (lock held)."""
-        core = self._core
-        core.scopes.close_phase(opened.name)  # its count, when this thread opened it
-        self._write_phase_ended(opened.name, status, core.spans.close_phase(opened.name), opened.cycle, opened.trial)
+        self._scopes.close_phase(opened.name)  # its count, when this thread opened it
+        self._write_phase_ended(opened.name, status, self._spans.close_phase(opened.name), opened.cycle, opened.trial)
 
     @contextlib.contextmanager
-    def phase(self, name: str, **plan: Unpack[PhasePlan]) -> Iterator[None]:
-        """A phase around a block (`Run.phase` yields the run itself)."""
+    def phase(self, name: str, **plan: Unpack[PhasePlan]) -> Iterator[Self]:
+        """A phase around a block: ends `ok`, `failed` when the block raises, `interrupted`
+        when it raises `RunInterrupted` or `KeyboardInterrupt`. The exception goes on.
+        The keyword arguments (`total`, `unit`, `cycle`, `total_cycles`, `trial`) are
+        `phase_started`'s; `advance()` counts inside the block. A stop requested raises
+        `RunInterrupted` before the phase starts and after it ends (a phase boundary)."""
+        self._stop.poll(force=True)
         self.phase_started(name, **plan)
         trial = plan.get("trial")
         try:
-            yield
+            yield self
         except BaseException as error:
             status = status_for_exception(error)
             self.phase_ended(name, "interrupted" if status == "interrupted" else "failed", trial=trial)
             raise
         self.phase_ended(name, "ok", trial=trial)
+        self._stop.poll(force=True)
 
     def advance(self, n: int = 1) -> None:
-        core = self._core
-        if not core.active:
+        """Counts `n` items done in this thread's innermost open phase; writes
+        `phase.progress` unless throttled like steps (the first count and the one that
+        reaches the plan are always written). A count past the plan is accepted."""
+        if not self._active:
             return
         count = integer(n)
         if not isinstance(count, int):
-            core.complain("phase.progress.done", f"advance({n!r}): not an integer >= 0; not counted")
+            self._complain("phase.progress.done", f"advance({n!r}): not an integer >= 0; not counted")
             return
-        phases = core.scopes.phases
+        phases = self._scopes.phases
         if not phases:
-            core.complain("phase.progress.phase", "advance() outside an open phase of this thread; not counted")
+            self._complain("phase.progress.phase", "advance() outside an open phase of this thread; not counted")
             return
-        with core.lock:
-            if (core.finished or not core.started) and not core.ready("phase.progress"):
+        with self._lock:
+            if (self._finished or not self._started) and not self._ready("phase.progress"):
                 return
-            opened, now = phases[-1], core.monotonic()
-            payload, due = opened.advance(count, now, core.steps.interval_s)
-            line = core.lines.new_line("phase.progress")
+            opened, now = phases[-1], self._monotonic()
+            payload, due = opened.advance(count, now, self._step_interval_s)
+            line = self._lines.new_line("phase.progress")
             line.update(payload)
             if due:
-                core.lines.write_fresh(line, opened)
+                self._lines.write_fresh(line, opened)
             else:
-                core.lines.hold(line, now, opened)
+                self._lines.hold(line, now, opened)

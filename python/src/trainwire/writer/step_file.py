@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.files import O_NOFOLLOW, NotARegularFile
-from trainwire.lines.kept_steps import encode_kept_steps, step_file_header
+from trainwire.journal.step_records import encode_kept_steps, step_file_header
 
 __all__ = ["MAX_UNWRITTEN_RECORDS", "StepFileWriter"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from trainwire.contract.journal_reads import MAX_SUMMARY_BYTES, read_journal_json
 from trainwire.contract.layout import CONFIG_FILE, DIFF_FILE, NOTES_FILE, SUMMARY_FILE, run_journal_dir
+from trainwire.journal.files import MAX_SUMMARY_BYTES, read_journal_json
 
 __all__ = ["migrate_journal"]
 

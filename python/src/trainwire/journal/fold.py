@@ -42,9 +42,7 @@ class RunJournalFold:
     def add_lines(self, lines: Sequence[Mapping[str, Any]]) -> None:
         """Folds consecutive lines of the run (kept steps as `kept_step_line` makes them)."""
         self.summary.add_lines(lines)
-        add = self._series.add_line
-        for line in lines:
-            add(line)
+        self._series.add_lines(lines)
 
     def add_stream_lines(self, lines: Sequence[dict[str, Any]]) -> None:
         """Folds consecutive lines of the run as the stream holds them (a reader's validated

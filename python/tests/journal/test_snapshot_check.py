@@ -13,10 +13,10 @@ from support.hostile_snapshots import HOSTILE, run_with_every_marker
 from support.paths import ROOT
 
 from trainwire.contract.layout import SERIES_FILE, STREAM_FILE
-from trainwire.lines.run_journal import SNAPSHOT_VERSION
+from trainwire.journal.fold import SNAPSHOT_VERSION
+from trainwire.journal.opening import read_snapshot
+from trainwire.journal.snapshot_check import MAX_SNAPSHOT_BYTES
 from trainwire.lines.view_events import MAX_VIEW_EVENTS
-from trainwire.reader.run_opening import read_snapshot
-from trainwire.reader.snapshot_check import MAX_SNAPSHOT_BYTES
 
 
 @pytest.mark.parametrize("change", list(HOSTILE), ids=list(HOSTILE))

@@ -1,7 +1,7 @@
 """One run's step file (`steps.jsonl`) read back as `train.step` lines, each due before the
 first line of the run past the one its `after` names: the one rule by which every kept step
-goes back into its stream, for the readers (`reader.kept_steps`) and the writer's own journal
-(`lines.journal_replay`).
+goes back into its stream, for the readers (`journal.kept_steps`) and the writer's own journal
+(`journal.replay`).
 
 The file is read as hostile: a regular file only (inside `within` when given), in bounded
 chunks, a torn last line left for later, a record that is not a `train.step` one diagnostic
@@ -24,7 +24,7 @@ from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import open_regular
 from trainwire.contract.known_event_dicts import KNOWN_EVENT_DICTS
 from trainwire.contract.line_bytes import DEFAULT_MAX_LINE_BYTES
-from trainwire.lines.kept_steps import header_run, kept_step_line
+from trainwire.journal.step_records import header_run, kept_step_line
 
 __all__ = ["KeptSteps", "ReadCancelled", "Report"]
 
@@ -85,6 +85,12 @@ class KeptSteps:
         """Lets the next dry read look whether the file changed (once: a merge asks this per
         call, so a chunk of lines costs a stat, not one a line)."""
         self._looked = False
+
+    def next_after(self) -> int | None:
+        """The `after` of the next kept step, None while the file has none (yet)."""
+        if not self._ready and not self._read():
+            return None
+        return self._ready[0][0]
 
     def before(self, seq: int) -> list[dict[str, Any]]:
         """The kept steps that came before the run's line `seq` (their `after` is lower)."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import CONFIG_FILE, JOURNALS_DIR, STREAM_FILE, SUMMARY_FILE, journal_dirs
+from trainwire.journal.files import read_summary
 
 __all__ = ["find_journal", "journal_chain_length", "latest_journal"]
 

@@ -2,7 +2,7 @@
 out, one compact JSON object a line, each saying after which line of the run's stream it
 came (`after`: that line's `seq`), so a fold can put it back in its place; the first line
 names the run (`{"run_id": ...}`; a file written before it has none). It is read back
-through `lines.kept_step_file`."""
+through `journal.step_file`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """A run's journal documents fed from its own files: the stream's lines as a reader decodes
-them, each record of the step file put back by the readers' rule (`lines.kept_step_file`).
+them, each record of the step file put back by the readers' rule (`journal.step_file`).
 The writer's journal feeds it, on a thread of its own, the lines its run wrote since the last
 save; `trainwire journal rebuild` folds the same documents through the readers' merge
-(`reader.kept_steps`): same rule, same documents, byte for byte."""
+(`journal.kept_steps`): same rule, same documents, byte for byte."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from trainwire.lines.kept_step_file import KeptSteps
-from trainwire.lines.run_journal import RunJournalFold
+from trainwire.journal.fold import RunJournalFold
+from trainwire.journal.step_file import KeptSteps
 
 __all__ = ["JournalReplay"]
 
@@ -36,15 +36,18 @@ class JournalReplay:
         file looked at again once a call); the lines between two kept steps go to the fold in
         one batch."""
         self._kept.look_again()
+        due = self._kept.next_after()  # the lines up to this one's need no look at the step file
         batch: list[dict[str, Any]] = []
         for line in lines:
             seq = line.get("seq")
             if type(seq) is int:
-                kept = self._kept.before(seq)
-                if kept:
-                    self._fold(batch)
-                    batch = []
-                    self.fold.add_lines(kept)
+                if due is not None and due < seq:
+                    kept = self._kept.before(seq)
+                    if kept:
+                        self._fold(batch)
+                        batch = []
+                        self.fold.add_lines(kept)
+                    due = self._kept.next_after()
                 self.last_seq = seq
             batch.append(line)
         self._fold(batch)

@@ -1,7 +1,7 @@
 """`trainwire journal rebuild`: every run's summary and series snapshot from the stream and
-the run's step file, by the fold the writer runs live (`lines.run_journal`), so the files
+the run's step file, by the fold the writer runs live (`journal.fold`), so the files
 come out byte for byte as the writer wrote them. The reader's rules pick the stream's
-lines; each kept step goes back after the line its `after` names (`reader.kept_steps`, as
+lines; each kept step goes back after the line its `after` names (`journal.kept_steps`, as
 every reader of steps puts them back). What only the writer knew (the summary's
 `completeness`) is kept from the summary it replaces."""
 
@@ -11,16 +11,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.journal_migration import migrate_journal
-from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import NOTES_FILE, STEPS_FILE, STREAM_FILE, SUMMARY_FILE, run_journal_dir
-from trainwire.contract.notes import count_notes
-from trainwire.lines.kept_steps import complete_size
-from trainwire.lines.run_journal import RunJournalFold, write_snapshot
+from trainwire.journal.completeness import journal_completeness
+from trainwire.journal.files import read_summary
+from trainwire.journal.fold import RunJournalFold, write_snapshot
+from trainwire.journal.kept_steps import LineReader, every_line
+from trainwire.journal.migration import migrate_journal
+from trainwire.journal.notes import count_notes
+from trainwire.journal.step_records import complete_size
 from trainwire.lines.summary import write_summary
-from trainwire.reader.completeness import journal_completeness
-from trainwire.reader.kept_steps import every_line
-from trainwire.reader.state import StreamReader
 
 __all__ = ["RebuiltRun", "rebuild_journals"]
 
@@ -41,15 +40,16 @@ class _Run:
             self.fold.add_stream_lines([line])
 
 
-def rebuild_journals(output_dir: str | os.PathLike[str]) -> list[RebuiltRun]:
+def rebuild_journals(output_dir: str | os.PathLike[str], reader: LineReader) -> list[RebuiltRun]:
     """Rewrites the summary and the series snapshot of every run of `output_dir`'s stream (a
     0.1 journal is migrated first, a torn last line of a step file cut off): `(run_id,
-    summary)` of each run, in stream order."""
+    summary)` of each run, in stream order. `reader` (fresh: `reader.state.StreamReader()`)
+    picks the stream's lines by the readers' rules."""
     directory = Path(output_dir)
     migrate_journal(directory)
     stream = directory / STREAM_FILE
     runs: dict[str, _Run] = {}
-    for line in every_line(stream, StreamReader()):
+    for line in every_line(stream, reader):
         run_id = line["run_id"]
         run = runs.get(run_id)
         if run is None:

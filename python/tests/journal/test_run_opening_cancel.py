@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trainwire.reader.run_opening import OpeningCancelled, open_from_snapshots
+from trainwire.journal.opening import OpeningCancelled, open_from_snapshots
 from trainwire.writer.run import Run
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from trainwire import Run
 from trainwire.contract.clock import FakeClock
 from trainwire.contract.layout import STEPS_FILE, STREAM_FILE, run_journal_dir
-from trainwire.reader.kept_steps import KeptStepsMerge, every_line
+from trainwire.journal.kept_steps import KeptStepsMerge, every_line
 from trainwire.reader.state import StreamReader
 
 STEPS = 3_000

@@ -12,9 +12,9 @@ import pytest
 
 from trainwire import Run
 from trainwire.contract.files import FileTooLarge, read_capped
-from trainwire.contract.journal_lookup import journal_chain_length, latest_journal
-from trainwire.contract.journal_reads import MAX_SUMMARY_BYTES, read_journal_json, read_summary
 from trainwire.contract.layout import SUMMARY_FILE, journal_dirs
+from trainwire.journal.files import MAX_SUMMARY_BYTES, read_journal_json, read_summary
+from trainwire.journal.lookup import journal_chain_length, latest_journal
 
 
 def _summary_path(directory: Path) -> Path:

@@ -1,7 +1,7 @@
 """The journal files a runs list shows beside a run's row: its config and its notes.
 
 Each is read only when it is a regular file inside the served directory under its cap
-(`contract.journal_reads`: over it, the file counts as absent), and cut short, so a row stays
+(`journal.files`: over it, the file counts as absent), and cut short, so a row stays
 small however large the config or notes are.
 """
 
@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.journal_reads import MAX_CONFIG_BYTES, read_journal_json
 from trainwire.contract.layout import CONFIG_FILE
 from trainwire.contract.limits import clip
-from trainwire.contract.notes import note_entries, read_notes
+from trainwire.journal.files import MAX_CONFIG_BYTES, read_journal_json
+from trainwire.journal.notes import note_entries, read_notes
 
 __all__ = ["MAX_CONFIG_KEYS", "flat_config", "read_config", "read_row_notes"]
 
@@ -34,7 +34,7 @@ def read_config(directory: Path, *, within: Path | None = None) -> dict[str, Any
 
 
 def read_row_notes(directory: Path, run_id: str, *, within: Path | None = None) -> str | None:
-    """The run's notes (`contract.notes.read_notes`) as one line for its row, cut to a
+    """The run's notes (`journal.notes.read_notes`) as one line for its row, cut to a
     message's length: the free text, then each note `trainwire note` added (without its
     date heading), joined by ` · `."""
     notes = read_notes(directory, run_id, within=within)

@@ -17,8 +17,8 @@ from trainwire.cli.plot import load_runs
 from trainwire.contract.canonical import dumps
 from trainwire.contract.clock import FakeClock
 from trainwire.contract.layout import SERIES_FILE, STREAM_FILE, run_journal_dir
+from trainwire.journal.opening import open_from_snapshots, read_snapshot
 from trainwire.lines.view_events import VIEW_EVENTS
-from trainwire.reader.run_opening import open_from_snapshots, read_snapshot
 from trainwire.reader.series import SeriesStore
 from trainwire.reader.sources import read_file
 from trainwire.reader.state import StreamReader

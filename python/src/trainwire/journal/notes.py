@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from trainwire.contract.journal_reads import MAX_NOTES_BYTES, read_journal_text
 from trainwire.contract.layout import NOTES_FILE, run_journal_dir
+from trainwire.journal.files import MAX_NOTES_BYTES, read_journal_text
 
 __all__ = ["NOTES_TEMPLATE", "count_notes", "note_entries", "note_entry", "read_notes"]
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.journal_reads import read_summary
 from trainwire.contract.layout import SUMMARY_FILE, run_journal_dir
+from trainwire.journal.files import read_summary
 
 __all__ = ["journal_completeness"]
 

@@ -15,8 +15,8 @@ from support.step_files import kept_records
 from trainwire import Run
 from trainwire.contract.clock import FakeClock
 from trainwire.contract.layout import STEPS_FILE, STREAM_FILE, run_journal_dir
-from trainwire.lines import kept_step_file
-from trainwire.reader.kept_steps import KeptStepsMerge, every_line
+from trainwire.journal import step_file as kept_step_file
+from trainwire.journal.kept_steps import KeptStepsMerge, every_line
 from trainwire.reader.state import StreamReader
 
 

@@ -4,7 +4,7 @@ line on the `trainwire.files` logger), parsed with a nesting limit, and the summ
 against its schema, so a reader never hands out a value of the wrong type.
 
 The caps are what the writer can produce, with room to spare; a snapshot's is set by
-`reader.snapshot_check`, beside what it checks.
+`journal.snapshot_check`, beside what it checks.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from trainwire.contract.journal_reads import MAX_NOTES_BYTES
 from trainwire.contract.layout import NOTES_FILE, run_journal_dir
-from trainwire.contract.notes import NOTES_TEMPLATE, count_notes, read_notes
+from trainwire.journal.files import MAX_NOTES_BYTES
+from trainwire.journal.notes import NOTES_TEMPLATE, count_notes, read_notes
 
 
 def test_the_untouched_template_is_no_note_and_the_directorys_notes_come_next(tmp_path: Path) -> None:

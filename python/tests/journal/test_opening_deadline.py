@@ -13,7 +13,7 @@ import pytest
 from trainwire import Run
 from trainwire.contract.clock import FakeClock
 from trainwire.contract.layout import STEPS_FILE, STREAM_FILE, run_journal_dir
-from trainwire.reader.run_opening import OpeningCancelled, open_from_snapshots
+from trainwire.journal.opening import OpeningCancelled, open_from_snapshots
 
 #: CPU seconds the opening may work before its deadline, and after it at most
 BEFORE_S = 0.2

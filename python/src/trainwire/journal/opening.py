@@ -16,7 +16,7 @@ order by one `RunStateFold` resumed from the snapshots' states; the lines it app
 into their run's series and view events. Offsets out of their runs' order, an earlier run's
 line after a later run's, or a run begun without a journal before the last journaled run, and
 the whole stream is folded instead. The steps the throttle kept in each run's step file past
-its snapshot's `steps_offset` are put back in place (`trainwire.reader.kept_steps`): into the
+its snapshot's `steps_offset` are put back in place (`trainwire.journal.kept_steps`): into the
 series, and into the state when they come after the run's last stream step (a run killed
 mid-way shows the last step it logged). Line numbers (the state's `lines`, its diagnostics) count the
 lines of the tails read, tail after tail.
@@ -32,17 +32,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from trainwire.contract.files import open_regular
-from trainwire.contract.journal_lookup import latest_journal
 from trainwire.contract.layout import SERIES_FILE, SUMMARY_FILE, run_journal_dir
+from trainwire.journal.files import read_summary
+from trainwire.journal.kept_steps import KeptStepsMerge, fold_latest_kept_steps
+from trainwire.journal.lookup import latest_journal
+from trainwire.journal.snapshot_check import read_trusted_snapshot
+from trainwire.journal.step_file import ReadCancelled
 from trainwire.lines.decoder import Decoder, DiagnosticLog, ValidatedRecord
-from trainwire.lines.kept_step_file import ReadCancelled
+from trainwire.lines.reader_state import reader_state
 from trainwire.lines.series import RunSeries, SeriesStore
 from trainwire.lines.state_fold import RunState, RunStateFold
 from trainwire.lines.view_events import ViewEvents
-from trainwire.reader.catalog import load_summary
-from trainwire.reader.kept_steps import KeptStepsMerge, fold_latest_kept_steps
-from trainwire.reader.snapshot_check import read_trusted_snapshot
-from trainwire.reader.state import reader_state
 
 __all__ = ["OpenedRun", "OpenedStream", "OpeningCancelled", "open_from_snapshots", "read_snapshot"]
 
@@ -84,7 +84,7 @@ def read_snapshot(stream: Path, journal: Path, *, within: Path | None = None) ->
     """The journal's snapshot when the stream can be read on from its offset, else None
     (with `within`: only a regular file inside that directory is read, as `open_regular`).
     A snapshot over its cap, or any part of it not of the shape its readers take, is None
-    (`reader.snapshot_check`)."""
+    (`journal.snapshot_check`)."""
     snapshot = read_trusted_snapshot(journal / SERIES_FILE, journal.name, within=within)
     try:
         if snapshot is None or snapshot["stream_offset"] > os.stat(stream).st_size:
@@ -103,14 +103,14 @@ def open_from_snapshots(
     read loop, between chunks of the stream and of each step file: once it is true the fold
     stops with `OpeningCancelled` (a server's deadline stops the work, not only the wait)."""
     latest = latest_journal(stream.parent, within=within)
-    summary = load_summary(latest / SUMMARY_FILE, within=within) if latest is not None else None
+    summary = read_summary(latest / SUMMARY_FILE, within=within) if latest is not None else None
     if summary is None:
         return None
     runs: dict[str, _OpenRun] = {}
     for run_id in [*summary.get("earlier_runs", []), summary["run_id"]]:
         journal = run_journal_dir(stream.parent, run_id)
         snapshot = read_snapshot(stream, journal, within=within)
-        run_summary = load_summary(journal / SUMMARY_FILE, within=within)
+        run_summary = read_summary(journal / SUMMARY_FILE, within=within)
         if snapshot is None or run_summary is None:
             return None
         runs[run_id] = _OpenRun(snapshot, run_summary["status"])
