@@ -19,6 +19,17 @@ export interface FollowFileOptions {
   chunkBytes?: number | undefined;
 }
 
+/**
+ * The path is not a regular file (a FIFO, a device, a socket or a directory): opened, a FIFO
+ * would wait for a writer for ever and a device would never end. Python's `NotARegularFile`.
+ */
+export class NotARegularFile extends Error {
+  constructor(readonly path: string) {
+    super(`${path}: not a regular file`);
+    this.name = "NotARegularFile";
+  }
+}
+
 const DEFAULT_POLL_MS = 250;
 const DEFAULT_CHUNK_BYTES = 1 << 20;
 
@@ -26,7 +37,9 @@ const DEFAULT_CHUNK_BYTES = 1 << 20;
  * Yields the bytes of `path` as they are appended, until `signal` aborts.
  *
  * Survives the file not existing yet, truncation and replacement (rotation). Reading
- * resumes at `offset` without touching the bytes before it.
+ * resumes at `offset` without touching the bytes before it. The file is opened without
+ * blocking and only when it is a regular file, at the start and once replaced: anything
+ * else throws `NotARegularFile`, as the server's checked opening refuses it.
  */
 export async function* followFile(
   path: string,
@@ -79,12 +92,19 @@ export async function* followFile(
 }
 
 async function openIfExists(path: string): Promise<FileHandle | undefined> {
+  let file: FileHandle;
   try {
-    return await open(path, constants.O_RDONLY);
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, for ever
+    file = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
     if (isMissing(error)) return undefined;
     throw error;
   }
+  if (!(await file.stat()).isFile()) {
+    await file.close();
+    throw new NotARegularFile(path);
+  }
+  return file;
 }
 
 async function statIfExists(path: string): Promise<Awaited<ReturnType<typeof stat>> | undefined> {

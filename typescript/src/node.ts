@@ -1,5 +1,5 @@
 // trainwire/node: sources and the stop helper that need Node's APIs.
-export { type FollowFileOptions, followFile } from "./follow-file.js";
+export { type FollowFileOptions, followFile, NotARegularFile } from "./follow-file.js";
 export { fromReadable } from "./readable.js";
 export {
   type RequestStopAndWaitOptions,

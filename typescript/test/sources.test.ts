@@ -1,6 +1,6 @@
 // trainwire/node: followFile on real files, fromReadable on a real child process, requestStop.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { appendFile, readdir, readFile, rename, stat, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, it } from "node:test";
@@ -87,6 +87,34 @@ describe("followFile", () => {
       chunks.push(chunk);
     assert.equal(chunks.length, 0);
     await remove();
+  });
+});
+
+describe("followFile on what is not a regular file", () => {
+  it("refuses a FIFO in the stream's place in one error instead of blocking in open", async () => {
+    const { dir, remove } = await tempDir();
+    const fifo = path.join(dir, "progress.jsonl");
+    execFileSync("mkfifo", [fifo]); // no writer ever opens it: a plain open for reading waits for one for ever
+    // in a child: a blocked open holds a thread of Node's pool, and its process, for ever
+    const script = `
+      import { followFile } from "trainwire/node";
+      try {
+        for await (const chunk of followFile(${JSON.stringify(fifo)}, { pollIntervalMs: 5 })) void chunk;
+      } catch (error) {
+        process.stdout.write(error.name + ": " + error.message);
+      }`;
+    try {
+      const done = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+        cwd: process.cwd(),
+        encoding: "utf8",
+        timeout: 60_000, // the guard: a follower blocked on the FIFO fails the test instead of hanging it
+        killSignal: "SIGKILL",
+      });
+      assert.equal(done.signal, null, "followFile blocked on the FIFO");
+      assert.equal(done.stdout, `NotARegularFile: ${fifo}: not a regular file`);
+    } finally {
+      await remove();
+    }
   });
 });
 

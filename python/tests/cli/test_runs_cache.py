@@ -105,7 +105,7 @@ def _forge(root: Path, change: Any, seal: bytes = b"") -> None:
 
 def _summary(entry: dict[str, Any], **fields: Any) -> None:
     (read,) = entry["reads"]
-    read["summary"] = json.dumps({**json.loads(read["summary"]), **fields})
+    read["summary"] = {**read["summary"], **fields}
 
 
 @pytest.mark.parametrize(
@@ -172,3 +172,14 @@ def test_a_cache_sealed_by_anyone_else_is_held_to_every_check(killed: Path) -> N
     path.write_bytes(seal(path.parent, unsealed))  # a seal that holds under the key...
     (path.parent / "key").chmod(0o644)  # ...in a key file others may have written: not this user's
     assert _listed(killed) == first
+
+
+def test_a_run_whose_process_is_gone_is_read_stale_once(killed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its host proved the run's process gone: no later listing asks again (a pid and start
+    time name one process for ever), and its row no longer moves with the clock."""
+    (first,) = [read for _stream, reads in list_runs([killed], _raise) for read in reads]
+    assert first.status == "stale" and first.timeless
+    asked: list[object] = []
+    monkeypatch.setattr(catalog, "liveness_of", lambda process: asked.append(process) or "alive")
+    (again,) = [read for _stream, reads in list_runs([killed], _raise) for read in reads]
+    assert again.row(0)["status"] == "stale" and again.row(0) == first.row(0) and not asked

@@ -244,6 +244,8 @@ def _stream(options: argparse.Namespace) -> Path:
     """The stream RUN names, checked before anything is made: a wrong path must not leave a
     tracking store, a log directory or a cursor behind. With --follow a run to come is waited for."""
     stream = stream_path(options.run)
+    if stream.exists() and not stream.is_file():  # a FIFO or a device: opened, it would block or never end
+        raise CommandError(f"{stream}: not a regular file")
     if not options.follow and not stream.is_file():
         raise CommandError(f"{options.run}: no such stream file or run directory (no {stream})")
     return stream

@@ -112,8 +112,9 @@ def _report_too_large(path: Path, size: int, cap: int) -> None:
 
 
 def read_file(path: str | os.PathLike[str], chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
-    """The bytes of a whole file as it is now, in large chunks (for a stream read once)."""
-    with open(path, "rb") as handle:
+    """The bytes of a whole file as it is now, in large chunks (for a stream read once);
+    `NotARegularFile` when it is not a regular file (a FIFO would block, a device never end)."""
+    with open_regular(Path(path)) as handle:
         while chunk := handle.read(chunk_bytes):
             yield chunk
 

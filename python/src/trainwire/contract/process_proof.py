@@ -8,6 +8,7 @@ boot, or a system without /proc) nothing is proven and the liveness is `unknown`
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 from collections.abc import Mapping
@@ -55,6 +56,7 @@ def _read(path: Path) -> str | None:
         return None
 
 
+@functools.cache  # a process outlives no boot: read once, not once a run listed
 def _boot_id() -> str | None:
     return _read(_PROC / "sys" / "kernel" / "random" / "boot_id")
 

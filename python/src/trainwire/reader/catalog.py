@@ -1,7 +1,7 @@
 """The runs found under directories, one row each, from summaries and stream tails.
 
 Never reads a whole stream: a finished run whose `summary.json` is newer than its stream
-costs one small file; a running one, the last 64 KiB of its stream and of its journal's
+costs one small file; a running one, the last 16 KiB of its stream and of its journal's
 step file (the steps the throttle kept out of the stream) as well. Reads regular
 files only (a FIFO named `progress.jsonl` would block a reader forever) and, given `within`,
 only files whose resolved path lies inside that directory. A summary is used only when its
@@ -11,6 +11,7 @@ one is read as a run without a journal.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -19,10 +20,10 @@ from typing import Any
 
 from trainwire.contract.files import open_regular
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
-from trainwire.contract.process_proof import GONE
+from trainwire.contract.process_proof import GONE, liveness_of
 from trainwire.contract.run_walk import walk_run_directories
 from trainwire.journal.files import read_summary
-from trainwire.journal.kept_steps import VIEW_TAIL_BYTES, KeptStepsMerge
+from trainwire.journal.kept_steps import KeptStepsMerge
 from trainwire.journal.row_files import flat_config, read_config, read_row_notes
 from trainwire.lines.summary import SummaryBuilder, is_lower_better
 from trainwire.lines.verdict import verdict_of
@@ -30,18 +31,25 @@ from trainwire.reader.verdicts import judge
 
 __all__ = [
     "SUMMARY_VERSIONS",
+    "TAIL_BYTES",
     "WINDOW_BYTES",
     "RunRead",
+    "finite",
     "find_streams",
     "live_summary",
     "load_summary",
     "read_runs",
+    "row_config",
     "run_row",
     "run_rows",
 ]
 
 #: how much of a stream's start and end a row reads
 WINDOW_BYTES = 64 * 1024
+#: how much of a running run's stream and step file a row reads for where the run is: the
+#: last ~60 steps. The summary (written every 30 s) holds the bests before them; each record
+#: costs a row ~20 us, and a row read at this size costs about what a summary does
+TAIL_BYTES = 16 * 1024
 #: the summary versions this reader reads (a field version 1 lacks reads as null)
 SUMMARY_VERSIONS = (1, 2)
 
@@ -67,7 +75,7 @@ def run_row(
 
     The row's `config` is the run's config flattened (`flat_config`), from the journal's
     `config.json` or, without a journal, from the run's `run.started` when the stream's
-    first or last 64 KiB hold it; `notes` the run's notes (`read_row_notes`), `notes_count`
+    first 64 KiB or last 16 KiB hold it; `notes` the run's notes (`read_row_notes`), `notes_count`
     how many dated notes the summary counts."""
     journals = _journal_summaries(stream.parent, within)
     latest = _read_latest(stream, _latest_summary(stream.parent, journals, within), within)
@@ -82,12 +90,14 @@ class RunRead:
 
     summary: Mapping[str, Any]
     #: the status fixed when read: a finished run's, or `stale` for a run a later one of its
-    #: stream followed while it was `running` (its process is gone); None for a live one
+    #: stream followed while it was `running`, or whose process its host proved gone; None
+    #: for one that may be alive
     status: str | None
     #: a live run's last line (`ts`): where its duration stops if it died
     last_ts: str | None
     stream: Path
-    config: Mapping[str, Any] | None
+    #: the run's config flattened (`flat_config`): what its row carries
+    config: Mapping[str, Any]
     notes: str | None
 
     @property
@@ -116,7 +126,7 @@ def read_runs(stream: Path, *, within: Path | None = None) -> list[RunRead]:
         if summary is None or (latest is not None and summary["run_id"] == latest.summary["run_id"]):
             continue
         status = "stale" if summary["status"] == "running" else summary["status"]
-        config, notes = read_config(journal, within=within), _notes(stream, summary, within)
+        config, notes = row_config(read_config(journal, within=within)), _notes(stream, summary, within)
         reads.append(RunRead(summary, status, None, stream, config, notes))
     reads.sort(key=lambda read: len(read.summary.get("earlier_runs") or []))
     return [*reads, latest] if latest is not None else reads
@@ -149,7 +159,7 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
     if summary is not None and summary["status"] != "running" and _written_after(summary_path, stream):
         # a finished run whose summary is newer than every line: nothing to read
         config = read_config(summary_path.parent, within=within)
-        return RunRead(summary, summary["status"], None, stream, config, _notes(stream, summary, within))
+        return RunRead(summary, summary["status"], None, stream, row_config(config), _notes(stream, summary, within))
     started: dict[str, dict[str, Any]] = {}
     tail = _window_summary(stream, (False,), within, started)
     latest = tail.summary()
@@ -166,7 +176,17 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
         return None
     if latest is not None and summary["status"] == "running":
         summary = _brought_to(summary, latest)
-    return RunRead(summary, None, last_ts, stream, config, _notes(stream, summary, within))
+    notes = _notes(stream, summary, within)
+    return RunRead(summary, _fixed_status(summary), last_ts, stream, row_config(config), notes)
+
+
+def _fixed_status(summary: Mapping[str, Any]) -> str | None:
+    """The status a row of `summary` keeps whenever it is shown: a finished run's, `stale`
+    for a running one whose process its host proves gone (a pid and start time name one
+    process for ever: it never comes back); None while it may be alive."""
+    if summary["status"] != "running":
+        return str(summary["status"])
+    return "stale" if liveness_of(summary.get("process")) == GONE else None
 
 
 def _notes(stream: Path, summary: Mapping[str, Any], within: Path | None) -> str | None:
@@ -225,7 +245,7 @@ def _row(
     summary: Mapping[str, Any],
     verdict: Mapping[str, Any],
     stream: Path,
-    config: Mapping[str, Any] | None,
+    config: Mapping[str, Any],
     notes: str | None,
 ) -> dict[str, Any]:
     """The row of a run: its verdict (`lines.verdict`) and what the table shows of it."""
@@ -242,7 +262,7 @@ def _row(
         "best_loss": (verdict["best"].get("loss") or {}).get("value"),
         "git_sha": summary["git_sha"],
         "started_at": summary["started_at"],
-        "config": flat_config(config or {}),
+        "config": dict(config),
         "notes": notes,
         "path": str(stream),
         "directory": str(stream.parent),
@@ -265,22 +285,43 @@ def _written_after(summary: Path, stream: Path) -> bool:
 def load_summary(path: Path, *, within: Path | None = None) -> dict[str, Any] | None:
     """The journal summary at `path`, or None when it is missing, not a regular file (or
     outside `within`), over its cap, or not a summary this version reads: one its schema
-    (`schemas/summary`, versions `SUMMARY_VERSIONS`) accepts (`read_summary`)."""
-    return read_summary(path, within=within)
+    (`schemas/summary`, versions `SUMMARY_VERSIONS`) accepts (`read_summary`). A non-finite
+    number in it (`NaN`, `Infinity`: not JSON, though the parser takes them) reads as null,
+    as writer rule 7 writes one in the stream."""
+    summary = read_summary(path, within=within)
+    return None if summary is None else finite(summary)
+
+
+def row_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The config a row carries: flattened (`flat_config`), a non-finite number as null."""
+    return {name: finite(value) for name, value in flat_config(config or {}).items()}
+
+
+def finite(value: Any) -> Any:
+    """`value` with every non-finite number in it as None (writer rule 7): one `NaN` in a row
+    makes a whole `/api/runs` answer something the page's `JSON.parse` refuses."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [finite(item) for item in value]
+    return value
 
 
 def _window_summary(
     stream: Path, heads: tuple[bool, ...], within: Path | None, started: dict[str, dict[str, Any]]
 ) -> SummaryBuilder:
     """A summary of the lines in the first (True) and last (False) windows of `stream`, the
-    last with the steps the run's journal kept (its step file's last 64 KiB); `started` gets the config of each `run.started` among them, by run id."""
+    last (`TAIL_BYTES`) with the steps the run's journal kept (its step file's last
+    `TAIL_BYTES`); `started` gets the config of each `run.started` among them, by run id."""
     from trainwire.reader.state import StreamReader
 
     builder = SummaryBuilder(any_line_switches=True)
     for head in heads:
         lines = StreamReader().feed(_window(stream, head, within)).dicts
         if not head:  # the end of the stream: with the steps kept in and after it
-            kept = KeptStepsMerge(stream.parent, tail_bytes=VIEW_TAIL_BYTES, within=within)
+            kept = KeptStepsMerge(stream.parent, tail_bytes=TAIL_BYTES, within=within)
             lines = [*kept.merge(lines), *kept.flush()]
         for line in lines:
             builder.add(line)
@@ -292,9 +333,10 @@ def _window_summary(
 def _window(stream: Path, head: bool, within: Path | None) -> bytes:
     with open_regular(stream, within=within) as file:
         size = os.fstat(file.fileno()).st_size
-        if head or size <= WINDOW_BYTES:
-            data = file.read(WINDOW_BYTES)
+        window = WINDOW_BYTES if head else TAIL_BYTES
+        if head or size <= window:
+            data = file.read(window)
             return data[: data.rfind(b"\n") + 1]
-        file.seek(size - WINDOW_BYTES)
-        data = file.read(WINDOW_BYTES)
+        file.seek(size - window)
+        data = file.read(window)
     return data[data.find(b"\n") + 1 :]  # the first line is cut: drop it

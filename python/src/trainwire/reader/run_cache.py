@@ -15,6 +15,7 @@ left unwritten: listing never fails for it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import logging
@@ -29,9 +30,8 @@ from trainwire.contract.clock import parse_timestamp_us
 from trainwire.contract.files import read_capped
 from trainwire.contract.limits import clip
 from trainwire.journal.files import checked_summary
-from trainwire.journal.row_files import flat_config
 from trainwire.reader.cache_seal import seal, sealed_by_us
-from trainwire.reader.catalog import RunRead
+from trainwire.reader.catalog import RunRead, finite, row_config
 from trainwire.reader.run_signature import Signature
 
 __all__ = ["CACHE_VERSION", "MAX_CACHE_BYTES", "RunsCache", "cache_file"]
@@ -39,7 +39,7 @@ __all__ = ["CACHE_VERSION", "MAX_CACHE_BYTES", "RunsCache", "cache_file"]
 logger = logging.getLogger("trainwire.files")
 
 #: the form of the cache file; another version is not read
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 #: a run's entry is a few KiB (its summary, flat config and notes); room for a hundred thousand
 MAX_CACHE_BYTES = 512 << 20
 
@@ -72,7 +72,8 @@ class RunsCache:
         """The reads of `stream` stored with `signature`, checked; None on a miss."""
         key = str(stream)
         entry = self._stored.get(key)
-        if not isinstance(entry, dict) or _signature(entry.get("signature")) != signature:
+        # a signature is lists, as JSON reads them back: any other shape is unequal, never converted
+        if not isinstance(entry, dict) or entry.get("signature") != signature:
             return None
         reads = _reads(entry.get("reads"), stream, self._sealed)
         if reads is not None:
@@ -112,7 +113,7 @@ def _load(path: Path) -> tuple[dict[str, Any], bool]:
     """The stored entries, and whether this user's trainwire sealed them (`cache_seal`)."""
     try:
         body, sealed = sealed_by_us(path.parent, read_capped(path, MAX_CACHE_BYTES))
-        data = from_json(body)
+        data = _parsed(body)
     except (OSError, ValueError):
         return {}, False
     if (
@@ -125,22 +126,24 @@ def _load(path: Path) -> tuple[dict[str, Any], bool]:
     return runs, sealed
 
 
-def _signature(stored: Any) -> Signature | None:
-    """A stored signature as `run_signature` makes it, or None when it has another shape."""
-    if not isinstance(stored, list):
-        return None
+def _parsed(body: bytes) -> Any:
+    """The cache's JSON: ten thousand runs are a few hundred thousand objects, none in a cycle,
+    so the collector is kept out while they are made (its passes would cost half the parse)."""
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        return tuple((name, None if stat is None else tuple(stat)) for name, stat in stored)
-    except (TypeError, ValueError):
-        return None
+        return from_json(body)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _stored_read(read: RunRead) -> dict[str, Any]:
     return {
-        "summary": json.dumps(read.summary, separators=(",", ":")),
+        "summary": read.summary,
         "status": read.status,
         "last_ts": read.last_ts,
-        "config": None if read.config is None else flat_config(read.config),
+        "config": read.config,
         "notes": read.notes,
     }
 
@@ -160,19 +163,22 @@ def _reads(stored: Any, stream: Path, sealed: bool) -> list[RunRead] | None:
 def _read(item: Mapping[str, Any], stream: Path, sealed: bool) -> RunRead | None:
     """A stored read held to the checks of the files it came from (those a sealed cache passed
     when it was written), or None."""
-    text, status, last_ts, config, notes = (
+    summary, status, last_ts, config, notes = (
         item.get(name) for name in ("summary", "status", "last_ts", "config", "notes")
     )
-    if not isinstance(text, str):
+    if not isinstance(summary, dict):
         return None
-    summary = json.loads(text) if sealed else checked_summary(text)
+    if not sealed:  # the text the files' own check reads, then what `catalog.load_summary` makes of it
+        summary = checked_summary(json.dumps(summary, ensure_ascii=False, separators=(",", ":")))
+        summary = None if summary is None else finite(summary)
     if summary is None or status not in (None, summary["status"], "stale"):
         return None
-    if not (config is None or isinstance(config, dict)) or not (notes is None or isinstance(notes, str)):
+    if not isinstance(config, dict) or not (notes is None or isinstance(notes, str)):
         return None
     if last_ts is not None:
         try:
             parse_timestamp_us(last_ts)
         except (TypeError, ValueError):
             return None
-    return RunRead(summary, status, last_ts, stream, config, clip(notes))
+    # a sealed cache's config was made a row's when it was written; any other is made one here, bounded
+    return RunRead(summary, status, last_ts, stream, config if sealed else row_config(config), clip(notes))

@@ -1,18 +1,28 @@
 """Every run under directories, read through the runs cache (`run_cache`): a directory whose
-files did not change since the last listing costs its `stat` calls, not its reads."""
+files did not change since the last listing costs its `stat` calls, not its reads.
+
+The directories are walked as `contract.run_walk` walks them (subdirectories sorted, links
+to directories not followed, trackers' copies of streams left out), one `scandir` each: a
+stream's `runs/` is listed once, for the walk and for its signature (`run_signature`) alike.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from trainwire.contract.layout import STREAM_FILE
-from trainwire.contract.run_walk import walk_run_directories
+from trainwire.contract.layout import JOURNALS_DIR, STREAM_FILE
+from trainwire.contract.run_walk import is_tracker_copy
 from trainwire.reader.catalog import RunRead, read_runs
 from trainwire.reader.run_cache import RunsCache, cache_file
-from trainwire.reader.run_signature import Signature, run_signature
+from trainwire.reader.run_signature import Signature, journal_names, run_signature
 
-__all__ = ["CachedReads", "list_runs"]
+__all__ = ["CachedReads", "FoundStream", "list_runs", "streams_under"]
+
+#: a directory's entries: (subdirectories to walk, links to directories, everything else)
+_Entries = tuple[list[str], list[str], list[str]]
 
 
 class CachedReads:
@@ -46,11 +56,89 @@ def list_runs(roots: list[Path], on_error: Callable[[Path, OSError], None]) -> I
                 on_error(root, error)
             continue
         reads = CachedReads(root)
-        for directory, _subdirectories, files in walk_run_directories(root):
-            if STREAM_FILE in files:
-                stream = Path(directory) / STREAM_FILE
-                try:
-                    yield stream, reads.read(stream)
-                except OSError as error:
-                    on_error(stream, error)
+        for found in streams_under(root):
+            try:
+                yield found.stream, reads.read(found.stream, signature=found.signature())
+            except OSError as error:
+                on_error(found.stream, error)
         reads.cache.save()
+
+
+@dataclass(frozen=True)
+class FoundStream:
+    """A stream the walk found, with what the walk listed of its run directory."""
+
+    stream: Path
+    #: the names of its journal directories
+    journals: list[str]
+    #: every name listed in the run directory, its `runs/` and each journal directory (as
+    #: `runs/<run_id>/summary.json`): a file the signature takes that is not here is absent;
+    #: None when the journals were not listed (a link in `runs/`'s place: each file is stat'ed)
+    present: frozenset[str] | None
+
+    def signature(self) -> Signature:
+        return run_signature(self.stream, self.journals, self.present)
+
+
+def streams_under(root: Path) -> Iterator[FoundStream]:
+    """Every `progress.jsonl` below `root`, in the order `walk_run_directories` finds them,
+    each with what the walk listed of its run directory: one `scandir` a directory, whether
+    the walk or the signature needs it first."""
+    pending = [os.fspath(root)]
+    listed: dict[str, _Entries] = {}  # directories listed for a signature, not again by the walk
+    while pending:
+        directory = pending.pop()
+        entries = listed.pop(directory, None) or _entries(directory)
+        if entries is None:
+            continue
+        walked, linked, files = entries
+        walked = sorted(name for name in walked if not is_tracker_copy(directory, name))
+        if STREAM_FILE in files:
+            yield _found(directory, entries, listed)
+        pending.extend(os.path.join(directory, name) for name in reversed(walked))
+
+
+def _found(directory: str, entries: _Entries, listed: dict[str, _Entries]) -> FoundStream:
+    """The stream of `directory` with its journals, each directory listed kept for the walk."""
+    stream = Path(directory, STREAM_FILE)
+    present = {name for names in entries for name in names}
+    walked, linked, _files = entries
+    journals_dir = os.path.join(directory, JOURNALS_DIR)
+    if JOURNALS_DIR in linked:  # read through the link, as the catalog reads it; never walked into
+        return FoundStream(stream, journal_names(journals_dir), None)
+    found = _entries(journals_dir) if JOURNALS_DIR in walked else None
+    if found is None:
+        return FoundStream(stream, [], frozenset(present))
+    listed[journals_dir] = found
+    journals = list(found[0])
+    for journal in journals:
+        path = os.path.join(journals_dir, journal)
+        inside = _entries(path)
+        if inside is None:  # a journal that cannot be listed may still be read: stat each file
+            return FoundStream(stream, journals, None)
+        listed[path] = inside
+        present.update(f"{JOURNALS_DIR}/{journal}/{name}" for names in inside for name in names)
+    return FoundStream(stream, journals, frozenset(present))
+
+
+def _entries(directory: str) -> _Entries | None:
+    """As `os.walk` sorts a directory's entries (a link to a directory is one, not walked into)."""
+    walked: list[str] = []
+    linked: list[str] = []
+    files: list[str] = []
+    try:
+        with os.scandir(directory) as scan:
+            for entry in scan:
+                try:
+                    is_directory = entry.is_dir()
+                except OSError:
+                    is_directory = False
+                if not is_directory:
+                    files.append(entry.name)
+                elif entry.is_symlink():
+                    linked.append(entry.name)
+                else:
+                    walked.append(entry.name)
+    except OSError:
+        return None
+    return walked, linked, files

@@ -1,4 +1,10 @@
-"""Where stream bytes come from: a file that grows (followed live) or a process's stdout."""
+"""Where stream bytes come from: a file that grows (followed live) or a process's stdout.
+
+A file is opened as the server opens one (`contract.files.open_regular`): without blocking,
+and only when it is a regular file. A FIFO in a stream's place would hold a plain `open`
+until some writer opened it, for ever if none does, and a device would never end; either
+is a `NotARegularFile` (`PATH: not a regular file`), the one line the commands print.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from trainwire.contract.files import read_file
+from trainwire.contract.files import open_regular, read_file
 
 __all__ = ["FileFollower", "follow_file", "read_file", "read_process"]
 
@@ -28,7 +34,8 @@ class FileFollower:
     reader then. Reading starts at `offset` with a seek, so a re-attach costs only the
     new bytes. A file that is truncated and grown past the old size between two polls
     cannot be told from one that grew. Stops once `stop` is set (after reading what is there) or when the
-    consumer stops iterating.
+    consumer stops iterating. A path that is not a regular file, at the start or once it was
+    replaced, raises `NotARegularFile`.
     """
 
     def __init__(
@@ -94,7 +101,7 @@ class FileFollower:
 
     def _open(self) -> tuple[IO[bytes] | None, tuple[int, int] | None]:
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 - closed by __iter__
+            handle = open_regular(self.path)  # closed by __iter__
         except FileNotFoundError:
             return None, None
         status = os.fstat(handle.fileno())
