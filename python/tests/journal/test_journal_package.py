@@ -44,3 +44,11 @@ def test_the_documented_door_hands_on_the_journals_own_names() -> None:
     assert door.KeptStepsMerge is kept_steps.KeptStepsMerge
     assert door.every_line is kept_steps.every_line
     assert sorted(door.__all__) == sorted(name for name in kept_steps.__all__ if name != "LineReader")
+
+
+def test_the_opening_door_hands_on_the_journals_own_names() -> None:
+    from trainwire.journal import opening
+    from trainwire.reader import run_opening as door
+
+    assert door.open_from_snapshots is opening.open_from_snapshots
+    assert sorted(door.__all__) == sorted(opening.__all__)
