@@ -1,4 +1,4 @@
-"""A running search whose stream's last 64 KiB (what `runs` reads of a live run) begins inside
+"""A running search whose stream's tail (what `runs` reads of a live run) begins inside
 a trial that later failed: the failed trial's values are no best of the search on any
 surface (`runs --json`, `runs`'s verdict, and the dashboard list), whatever part of the trial the window holds."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from support.cli_process import trainwire
 
-from trainwire.reader.catalog import WINDOW_BYTES
+from trainwire.reader.catalog import TAIL_BYTES, WINDOW_BYTES
 
 #: the succeeded trial's best loss, and the failed one's (lower, so it would win if counted)
 SUCCEEDED_LOSS = 0.5
@@ -52,7 +52,15 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 def _killed_search(out: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", SEARCH, str(out), str(WINDOW_BYTES), str(SUCCEEDED_LOSS), str(FAILED_LOSS)],
+        [
+            sys.executable,
+            "-c",
+            SEARCH,
+            str(out),
+            str(max(TAIL_BYTES, WINDOW_BYTES)),
+            str(SUCCEEDED_LOSS),
+            str(FAILED_LOSS),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
