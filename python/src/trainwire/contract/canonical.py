@@ -38,12 +38,7 @@ def _write(obj: Any, out: list[str]) -> None:
     elif kind is list and set(map(type, obj)) <= _NUMBERS:  # a series point
         out.append(f"[{','.join(map(format_number, obj))}]")
     elif kind is list:
-        out.append("[")
-        for index, item in enumerate(obj):
-            if index:
-                out.append(",")
-            _write(item, out)
-        out.append("]")
+        _write_array(obj, out)
     elif obj is None:
         out.append("null")
     elif obj is True:
@@ -64,14 +59,18 @@ def _write(obj: Any, out: list[str]) -> None:
             _write(obj[key], out)
         out.append("}")
     elif isinstance(obj, (list, tuple)):
-        out.append("[")
-        for index, item in enumerate(obj):
-            if index:
-                out.append(",")
-            _write(item, out)
-        out.append("]")
+        _write_array(obj, out)
     else:
         raise TypeError(f"{type(obj).__name__} is not a JSON value")
+
+
+def _write_array(items: Any, out: list[str]) -> None:
+    out.append("[")
+    for index, item in enumerate(items):
+        if index:
+            out.append(",")
+        _write(item, out)
+    out.append("]")
 
 
 def _utf16_key(key: Any) -> bytes:
