@@ -194,8 +194,8 @@ def _notes(stream: Path, summary: Mapping[str, Any], within: Path | None) -> str
 
 
 def live_summary(stream: Path, summary: dict[str, Any], *, within: Path | None = None) -> dict[str, Any]:
-    """A `running` run's journal summary brought to where the run is: its stream's last 64
-    KiB and the steps its journal kept after them (a run killed mid-way included). Any
+    """A `running` run's journal summary brought to where the run is: its stream's last
+    `TAIL_BYTES` and the steps its journal kept after them (a run killed mid-way included). Any
     other summary as it is."""
     if summary["status"] != "running":
         return summary
@@ -209,7 +209,7 @@ def live_summary(stream: Path, summary: dict[str, Any], *, within: Path | None =
 
 
 def _brought_to(summary: Mapping[str, Any], latest: Mapping[str, Any]) -> dict[str, Any]:
-    """The journal's summary (written at start, every 30 s and at the end) with the status,
+    """The journal's summary (written at start, at each trial's end, every 30 s and at the end) with the status,
     step, last values, better bests, last line, checkpoint and trials of `latest`, the
     summary of the run's tail."""
     objective = summary.get("objective") or {}
