@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -15,21 +14,15 @@ from trainwire.contract.files import write_json_atomically
 from trainwire.contract.layout import SUMMARY_FILE
 from trainwire.contract.status import EXIT_CODES
 from trainwire.lines.step_batches import segments
+from trainwire.lines.summary_bests import Bests, is_lower_better
 from trainwire.lines.summary_fields import peak_memory as _peak_memory
 from trainwire.lines.summary_fields import seeds as _seeds
 
 __all__ = ["SummaryBuilder", "is_lower_better", "write_summary"]
 
 SUMMARY_VERSION = 2
-_LOWER_IS_BETTER = ("loss", "error", "perplexity", "ppl", "wer", "cer")
 #: step fields kept as series; `learning_rate` is tracked but has no best
 _STEP_SERIES = ("loss", "learning_rate", "grad_norm")
-
-
-@lru_cache(maxsize=4096)  # a run has a handful of series names, asked about on every step
-def is_lower_better(name: str) -> bool:
-    """Whether the best value of the series `name` is its lowest (losses, error rates)."""
-    return name.lower().rstrip("_").endswith(_LOWER_IS_BETTER)
 
 
 def _number(value: Any) -> float | None:
@@ -40,11 +33,6 @@ def _number(value: Any) -> float | None:
         return None
     number = float(value)
     return number if math.isfinite(number) else None
-
-
-#: the trial of the values a piece of a stream holds before its first trial event: maybe one
-#: that began before the piece, so they wait for the `trial.ended` that tells whose they were
-_UNSEEN_TRIAL = -1
 
 
 class SummaryBuilder:
@@ -82,14 +70,10 @@ class SummaryBuilder:
         self._checkpoint: str | None = None
         self._finished_checkpoint: str | None = None
         self._process: Mapping[str, Any] | None = None
-        #: the trial whose lines these are (the last started and not ended), in a search
-        self._open_trial: int | None = _UNSEEN_TRIAL if self._any_line_switches else None
-        #: each open trial's bests, counted in `_best` only once it ends `succeeded`
-        self._trial_bests: dict[int, dict[str, dict[str, Any]]] = {}
+        # a piece of a stream (`any_line_switches`) may begin inside a trial
+        self._bests = Bests(starts_in_trial=self._any_line_switches)
         self._provenance: Mapping[str, Any] = {}
         self._last: dict[str, float] = {}
-        self._best: dict[str, dict[str, Any]] = {}
-        self._objective: tuple[str, bool] | None = None  # (name, lower is better)
         self._name: str | None = None
         self._tags: list[str] = []
         self._resumed_from: str | None = None
@@ -161,7 +145,7 @@ class SummaryBuilder:
             "seed": provenance.get("seed"),
             "dirty_diff": dict(dirty_diff) if isinstance(dirty_diff, Mapping) else None,
             "last": dict(sorted(self._last.items())),
-            "best": {name: dict(best) for name, best in sorted(self._bests().items())},
+            "best": {name: dict(best) for name, best in sorted(self._bests.counted().items())},
             "earlier_runs": list(self._earlier),
             "objective": self._objective_summary(),
             "resumed_from": self._resumed_from,
@@ -177,10 +161,10 @@ class SummaryBuilder:
         return document
 
     def _objective_summary(self) -> dict[str, Any] | None:
-        if self._objective is None:
+        if self._bests.objective is None:
             return None
-        name, lower = self._objective
-        best = self._best.get(name)
+        name, lower = self._bests.objective
+        best = self._bests.best.get(name)
         # the objective's best is its value and step (`best` names the trial it was reached in)
         shown = {"value": best["value"], "step": best["step"]} if best is not None else None
         return {"name": name, "goal": "min" if lower else "max", "best": shown}
@@ -208,64 +192,8 @@ class SummaryBuilder:
         if number is None:
             return
         self._last[name] = number
-        if not best:
-            return
-        trial = trial if isinstance(trial, int) and not isinstance(trial, bool) else self._open_trial
-        # in a search a value counts once its trial ended `succeeded` (`_trial_ended`)
-        bests = self._best if trial is None else self._trial_bests.setdefault(trial, {})
-        current = bests.get(name)
-        if current is None or (number < current["value"] if self._lower(name) else number > current["value"]):
-            bests[name] = (
-                {"value": number, "step": step} if trial is None else {"value": number, "step": step, "trial": trial}
-            )
-
-    def _lower(self, name: str) -> bool:
-        """Whether lower values of series `name` are better: its declared goal, else the name rules."""
-        return (
-            self._objective[1] if self._objective is not None and self._objective[0] == name else is_lower_better(name)
-        )
-
-    def _count_trial(self, trial: int) -> None:
-        """The bests of `trial`, which ended `succeeded`, into the run's."""
-        self._merge_bests(self._best, self._trial_bests.pop(trial, {}))
-
-    def _merge_bests(self, into: dict[str, dict[str, Any]], found: Mapping[str, Mapping[str, Any]]) -> None:
-        for name, best in found.items():
-            current = into.get(name)
-            lower = self._lower(name)
-            if current is None or (best["value"] < current["value"] if lower else best["value"] > current["value"]):
-                into[name] = dict(best)
-
-    def _bests(self) -> dict[str, dict[str, Any]]:
-        """The run's bests; with the values of a piece of a stream that met no trial event yet
-        (a run without trials, as far as the piece tells)."""
-        if self._open_trial != _UNSEEN_TRIAL or _UNSEEN_TRIAL not in self._trial_bests:
-            return self._best
-        bests = dict(self._best)
-        unseen = {
-            name: {"value": best["value"], "step": best["step"]}
-            for name, best in self._trial_bests[_UNSEEN_TRIAL].items()
-        }
-        self._merge_bests(bests, unseen)
-        return bests
-
-    def _settle_unseen_trial(self, trial: int | None) -> None:
-        """At the first trial event of a piece of a stream: the values before it were `trial`'s
-        (a `trial.ended`: they count if it succeeded), else outside any trial (they count)."""
-        if self._open_trial != _UNSEEN_TRIAL:
-            return
-        unseen = self._trial_bests.pop(_UNSEEN_TRIAL, {})
-        if trial is None:
-            self._merge_bests(
-                self._best, {name: {"value": b["value"], "step": b["step"]} for name, b in unseen.items()}
-            )
-        else:
-            self._trial_bests[trial] = {name: {**best, "trial": trial} for name, best in unseen.items()}
-        self._open_trial = trial
-
-    def _has_best(self, name: str) -> bool:
-        """Whether series `name` keeps a best: a lower-is-better name, or the declared objective."""
-        return is_lower_better(name) or (self._objective is not None and self._objective[0] == name)
+        if best:
+            self._bests.observe(name, number, step, trial)
 
     def _step_to(self, step: Any) -> None:
         if isinstance(step, int) and not isinstance(step, bool):
@@ -277,7 +205,7 @@ _STEP_SERIES_BEST = tuple((name, is_lower_better(name)) for name in _STEP_SERIES
 
 
 def _run_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
-    summary._settle_unseen_trial(None)  # the run's beginning: no trial is open
+    summary._bests.run_started()
     summary._started_at = line.get("ts")
     total = line.get("total_steps")
     summary._total_steps = total if isinstance(total, int) else None
@@ -295,7 +223,7 @@ def _run_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
         and objective.get("goal") in ("min", "max")
     ):
         name = objective["name"]
-        summary._objective = (name, objective["goal"] == "min")
+        summary._bests.objective = (name, objective["goal"] == "min")
         # a declared goal for a step series other than the name rule's: the general path
         summary._plain_steps = name not in _STEP_SERIES or is_lower_better(name) == (objective["goal"] == "min")
     process = line.get("process")
@@ -328,12 +256,12 @@ def _train_step(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     memory = line.get("memory")
     if memory:
         _peak_memory(summary._peak_memory, memory)
-    if not summary._plain_steps or summary._open_trial is not None:
+    if not summary._plain_steps or summary._bests.open_trial is not None:
         for name in _STEP_SERIES:
-            summary._observe(name, line.get(name), step, best=summary._has_best(name))
+            summary._observe(name, line.get(name), step, best=summary._bests.has_best(name))
         _step_metrics(summary, line.get("metrics"), step)
         return
-    last, bests = summary._last, summary._best
+    last, bests = summary._last, summary._bests.best
     for name, best in _STEP_SERIES_BEST:
         value = line.get(name)
         if value is None:
@@ -355,7 +283,7 @@ def _step_metrics(summary: SummaryBuilder, metrics: Any, step: int | None) -> No
     if metrics and isinstance(metrics, Mapping):
         for name, value in metrics.items():
             name = str(name)
-            summary._observe(name, value, step, best=summary._has_best(name))
+            summary._observe(name, value, step, best=summary._bests.has_best(name))
 
 
 _FLOAT_OR_NONE = frozenset((float, type(None)))
@@ -377,7 +305,7 @@ def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, An
         "train.step"
     }:
         return False
-    if summary._open_trial is not None or not summary._plain_steps:
+    if summary._bests.open_trial is not None or not summary._plain_steps:
         return False  # a trial's values wait for its end (`_observe`)
     if any(line.get("metrics") or line.get("memory") for line in lines):
         return False
@@ -419,9 +347,9 @@ def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, An
         summary._last[name] = numbers[-1]
         if best:
             lowest = min(numbers)
-            current = summary._best.get(name)
+            current = summary._bests.best.get(name)
             if current is None:
-                summary._best[name] = {"value": lowest, "step": steps[values.index(lowest)]}
+                summary._bests.best[name] = {"value": lowest, "step": steps[values.index(lowest)]}
             elif lowest < current["value"]:
                 current["value"], current["step"] = lowest, steps[values.index(lowest)]
     return True
@@ -458,23 +386,15 @@ def _checkpoint_saved(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
 def _trial_started(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     trial = line.get("trial")
     if isinstance(trial, int):
-        summary._settle_unseen_trial(None)
         params = line.get("params")
         summary._trial_params[trial] = dict(params) if isinstance(params, Mapping) else None
-        summary._open_trial = trial
-        summary._trial_bests.pop(trial, None)  # a new attempt of the trial starts over
+        summary._bests.trial_started(trial)
 
 
 def _trial_ended(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     trial = line.get("trial")
     if isinstance(trial, int):
-        summary._settle_unseen_trial(trial)
-        if line.get("status") == "succeeded":
-            summary._count_trial(trial)
-        else:  # failed or pruned: its values are no best of the search
-            summary._trial_bests.pop(trial, None)
-        if summary._open_trial == trial:
-            summary._open_trial = None
+        summary._bests.trial_ended(trial, succeeded=line.get("status") == "succeeded")
     best = line.get("best")
     if (
         isinstance(best, Mapping)
@@ -492,7 +412,7 @@ def _run_finished(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
         summary._exit_code = line.get("exit_code") if isinstance(line.get("exit_code"), int) else EXIT_CODES.get(status)
     summary._reason = line.get("reason") if isinstance(line.get("reason"), str) else None
     summary._finished_at = line.get("ts")
-    summary._open_trial = None  # the run's own final metrics count as they are
+    summary._bests.run_finished()
     duration = line.get("duration_s")
     summary._duration_s = _number(duration)
     summary._step_to(line.get("step"))
@@ -501,7 +421,7 @@ def _run_finished(summary: SummaryBuilder, line: Mapping[str, Any]) -> None:
     metrics = line.get("metrics")
     if isinstance(metrics, Mapping):
         for name, value in metrics.items():
-            summary._observe(str(name), value, summary._step, best=summary._has_best(str(name)))
+            summary._observe(str(name), value, summary._step, best=summary._bests.has_best(str(name)))
 
 
 #: every event -> how it changes the summary; None: the summary does not show it (a test
