@@ -9,8 +9,6 @@ resumes.
 from __future__ import annotations
 
 import argparse
-import gc
-import json
 import sys
 import time
 from collections.abc import Mapping
@@ -23,10 +21,11 @@ from trainwire.cli.note import register_note
 from trainwire.cli.status_line import params_text
 from trainwire.cli.table import print_table, safe
 from trainwire.contract.clock import format_ts, parse_timestamp_us
+from trainwire.contract.collector import collector_paused
+from trainwire.contract.finite_json import finite_json
 from trainwire.contract.humanize import format_duration
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE
 from trainwire.lines.verdict import status_text
-from trainwire.reader.catalog import finite
 from trainwire.reader.run_listing import list_runs
 
 __all__ = ["register"]
@@ -94,41 +93,32 @@ def _runs(options: argparse.Namespace) -> int:
     for directory in options.dirs:
         if not directory.exists():  # a typo listed nothing with exit 0, like a directory without runs
             raise CommandError(f"{directory}: no such directory")
-    # tens of thousands of small objects, none in a cycle, live until the command ends: the
-    # collector's passes over them would cost a fifth of a listing of ten thousand runs
-    gc.disable()
     now_us = parse_timestamp_us(format_ts(time.time()))
     groups: list[list[dict[str, Any]]] = []
 
     def unreadable(stream: Path, error: OSError) -> None:
         sys.stderr.write(f"trainwire runs: {stream}: {error.strerror or error}\n")
 
-    for _stream, reads in list_runs(options.dirs, unreadable):
-        rows = [read.row(now_us, options.stale_after) for read in reads]
-        rows = [row for row in rows if not options.status or row["status"] in options.status]
-        if rows:
-            groups.append(rows)
+    # tens of thousands of small objects, none in a cycle, live until the rows are printed
+    with collector_paused():
+        for _stream, reads in list_runs(options.dirs, unreadable):
+            rows = [read.row(now_us, options.stale_after) for read in reads]
+            rows = [row for row in rows if not options.status or row["status"] in options.status]
+            if rows:
+                groups.append(rows)
     key = _sort_key(options.sort)
     reverse = options.sort in ("started", "step", "duration")
     # directories by their newest run; within one, the runs as chains
     groups.sort(key=lambda rows: max(map(key, rows)), reverse=reverse)
     if options.json:
         # one row a line, through the C encoder (`indent` would take the slow one): 10,000 rows in a blink
-        lines = [_json(row) for rows in groups for row in rows]
+        lines = [finite_json(row, compact=False) for rows in groups for row in rows]
         sys.stdout.write("[\n" + ",\n".join(lines) + "\n]\n" if lines else "[]\n")
         return 0
     for index, rows in enumerate(groups):
         sys.stdout.write(("\n" if index else "") + f"{safe(rows[0]['directory'])}\n")
         print_table([_cells(row, depth) for row, depth in _chains(rows)], _COLUMNS)
     return 0
-
-
-def _json(row: Mapping[str, Any]) -> str:
-    """A row as JSON any parser reads: a non-finite number as null (writer rule 7)."""
-    try:
-        return json.dumps(row, ensure_ascii=False, allow_nan=False)
-    except ValueError:
-        return json.dumps(finite(row), ensure_ascii=False)
 
 
 def _chains(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int]]:

@@ -7,12 +7,12 @@ through `journal.step_file`."""
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from trainwire._generated.contract import ENVELOPE_FIELDS
+from trainwire.contract.finite_json import finite
 
 __all__ = ["complete_size", "encode_kept_steps", "header_run", "kept_step", "kept_step_line", "step_file_header"]
 
@@ -51,21 +51,11 @@ def encode_kept_steps(records: list[dict[str, Any]]) -> bytes:
     try:
         text = "".join([_ENCODE(record) + "\n" for record in records])
     except ValueError:  # a non-finite value somewhere: the rare way
-        text = "".join([_ENCODE(_finite(record)) + "\n" for record in records])
+        text = "".join([_ENCODE(finite(record)) + "\n" for record in records])
     return text.encode("utf-8", "replace")
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
 
 
 def complete_size(path: str | os.PathLike[str]) -> int:

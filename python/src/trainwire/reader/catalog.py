@@ -11,7 +11,6 @@ one is read as a run without a journal.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.files import open_regular
+from trainwire.contract.finite_json import finite
 from trainwire.contract.layout import STREAM_FILE, SUMMARY_FILE, journal_dirs
 from trainwire.contract.process_proof import GONE, liveness_of
 from trainwire.contract.run_walk import walk_run_directories
@@ -34,7 +34,6 @@ __all__ = [
     "TAIL_BYTES",
     "WINDOW_BYTES",
     "RunRead",
-    "finite",
     "find_streams",
     "live_summary",
     "load_summary",
@@ -295,18 +294,6 @@ def load_summary(path: Path, *, within: Path | None = None) -> dict[str, Any] | 
 def row_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
     """The config a row carries: flattened (`flat_config`), a non-finite number as null."""
     return {name: finite(value) for name, value in flat_config(config or {}).items()}
-
-
-def finite(value: Any) -> Any:
-    """`value` with every non-finite number in it as None (writer rule 7): one `NaN` in a row
-    makes a whole `/api/runs` answer something the page's `JSON.parse` refuses."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [finite(item) for item in value]
-    return value
 
 
 def _window_summary(

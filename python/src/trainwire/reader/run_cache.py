@@ -15,7 +15,6 @@ left unwritten: listing never fails for it.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import logging
@@ -27,11 +26,13 @@ from typing import Any
 from pydantic_core import from_json
 
 from trainwire.contract.clock import parse_timestamp_us
+from trainwire.contract.collector import collector_paused
 from trainwire.contract.files import read_capped
+from trainwire.contract.finite_json import finite
 from trainwire.contract.limits import clip
 from trainwire.journal.files import checked_summary
 from trainwire.reader.cache_seal import seal, sealed_by_us
-from trainwire.reader.catalog import RunRead, finite, row_config
+from trainwire.reader.catalog import RunRead, row_config
 from trainwire.reader.run_signature import Signature
 
 __all__ = ["CACHE_VERSION", "MAX_CACHE_BYTES", "RunsCache", "cache_file"]
@@ -129,13 +130,8 @@ def _load(path: Path) -> tuple[dict[str, Any], bool]:
 def _parsed(body: bytes) -> Any:
     """The cache's JSON: ten thousand runs are a few hundred thousand objects, none in a cycle,
     so the collector is kept out while they are made (its passes would cost half the parse)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return from_json(body)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _stored_read(read: RunRead) -> dict[str, Any]:

@@ -18,7 +18,6 @@ cost one.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -28,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.clock import format_ts, parse_timestamp_us
-from trainwire.reader.catalog import RunRead, finite
+from trainwire.contract.finite_json import finite_json
+from trainwire.reader.catalog import RunRead
 from trainwire.reader.run_listing import CachedReads
 from trainwire.reader.run_signature import Signature, run_signature
 from trainwire.serve.index import RunIndex
@@ -110,7 +110,9 @@ class Listing:
             answer = self._answers.get(query)
         if answer is None:
             page = self._page(query)
-            answer = (page, _encoded(page))
+            # as JSON the browser's `JSON.parse` reads (the rows are read so: this holds
+            # whatever else a row comes to carry)
+            answer = (page, finite_json(page).encode("utf-8"))
             with self._lock:
                 if len(self._answers) >= _QUERIES_KEPT:
                     self._answers.pop(next(iter(self._answers)))
@@ -162,16 +164,6 @@ class Listing:
             keys = {name for row in self.rows for name in row.get("config") or {}}
             self._config_keys = sorted(keys)[:_MAX_CONFIG_KEYS]
         return self._config_keys
-
-
-def _encoded(page: Mapping[str, Any]) -> bytes:
-    """The page as JSON the browser's `JSON.parse` reads: a non-finite number as null (the
-    rows are read so, `catalog.finite`; this holds whatever else a row comes to carry)."""
-    try:
-        text = json.dumps(page, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except ValueError:
-        text = json.dumps(finite(page), ensure_ascii=False, separators=(",", ":"))
-    return text.encode("utf-8")
 
 
 def row_filter_text(row: Mapping[str, Any]) -> str:
