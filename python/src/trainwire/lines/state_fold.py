@@ -196,35 +196,41 @@ class RunStateFold:
         """Fold the decoder's batches of consecutive lines in order; return the events applied."""
         applied: list[dict[str, Any]] = []
         run = _NO_RUN  # the run of the line before
+        run_id = ""  # its id
         next_seq = 0  # the seq of that run's next line, which passes every check (0: none does)
-        step: dict[str, Any] | None = None  # the run's latest train.step, not yet written into it
+        # the run's latest train.step, not yet written into it, with the steps since the last
+        # write: a step's counters and record are written once for a row of steps
+        step: dict[str, Any] | None = None
+        steps = 0
         for first, events in batches:
             dropped: list[int] = []
             for index, event in enumerate(events):
                 seq = event["seq"]
-                if seq != next_seq or event["run_id"] != run.run_id:
+                if seq != next_seq or event["run_id"] != run_id:
                     if step is not None:
-                        _train_step(run, step)
-                        step = None
+                        _steps_folded(run, step, steps)
+                        step, steps = None, 0
                     found = self._run_for(first + index, event)
                     if found is None:
                         dropped.append(index)
-                        run, next_seq = _NO_RUN, 0
+                        run, run_id, next_seq = _NO_RUN, "", 0
                         continue
-                    run = found
-                run.events += 1
-                run.last_seq = seq
-                run.last_ts = event["ts"]
+                    run, run_id = found, found.run_id
                 next_seq = seq + 1
                 if event["event"] == "train.step" and "stage" not in event:
                     if step is not None and step.get("trial") != event.get("trial"):
-                        _train_step(run, step)  # another trial's last step is its record's
+                        _steps_folded(run, step, steps)  # another trial's last step is its record's
+                        steps = 0
                     # a later step of the same trial, without a stage, overwrites every field: only the last is written
                     step = event
+                    steps += 1
                     continue
                 if step is not None:
-                    _train_step(run, step)
-                    step = None
+                    _steps_folded(run, step, steps)
+                    step, steps = None, 0
+                run.events += 1
+                run.last_seq = seq
+                run.last_ts = event["ts"]
                 self._effect(run, event)
                 if run.finished is not None:
                     next_seq = 0  # a later line of the run is dropped: `_run_for` says so
@@ -234,7 +240,7 @@ class RunStateFold:
             else:
                 applied += events
         if step is not None:
-            _train_step(run, step)
+            _steps_folded(run, step, steps)
         return applied
 
     def _run_for(self, line: int, event: dict[str, Any]) -> RunState | None:
@@ -287,6 +293,14 @@ def _run_started(run: RunState, event: Event) -> None:
     run.trials["total"] = event.get("total_trials")
     if "heartbeat_interval_s" in event:
         run.heartbeat_interval_s = event["heartbeat_interval_s"]
+
+
+def _steps_folded(run: RunState, step: Event, count: int) -> None:
+    """A row of `count` plain steps of one trial folded: the counters, and the last step's record."""
+    run.events += count
+    run.last_seq = step["seq"]
+    run.last_ts = step["ts"]
+    _train_step(run, step)
 
 
 def _train_step(run: RunState, event: Event) -> None:
