@@ -25,11 +25,12 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
-from trainwire.lines.step_batches import not_a_plain_step, segments, times_us
+from trainwire.lines.series_buckets import Series
+from trainwire.lines.step_batches import not_a_plain_step, segments, stamp_reader
 
 __all__ = [
     "DEFAULT_MAX_MARKERS",
@@ -49,12 +50,6 @@ DEFAULT_MAX_MARKERS = 1000
 #: fields are the axes' business, not metrics)
 STEP_SERIES = ("loss", "learning_rate", "grad_norm", "samples_per_s", "tokens_per_s", "tokens_seen")
 
-# A point: [arrival index, step, value, time]: the index orders the points of a bucket, the
-# time (microseconds since the epoch, the line's `ts`) places it on a wall-clock axis.
-Point = list[Any]
-# A bucket of consecutive points of one attempt: [attempt, count, first, min, max, last].
-Bucket = list[Any]
-
 #: a sweep keeps the loss curves of its first this many trials (the run's `loss` keeps every step)
 MAX_TRIAL_CURVES = 256
 # many trial curves share one chart: each keeps a sixteenth of a series' points
@@ -67,106 +62,6 @@ def _max_points_of(name: str, max_points: int) -> int:
 
 # Restarts, stops and the end are few by nature; evals and checkpoints may be many.
 _BOUNDED_MARKERS = frozenset({"eval", "checkpoint"})
-
-
-def _copied(buckets: list[Bucket]) -> list[Bucket]:
-    """The buckets copied down to their points (a point is never changed in place, so one
-    shared by first, min, max or last may become several); `copy.deepcopy` took 50 times as
-    long, a tenth of a second for one series store of a long run."""
-    return [[attempt, count, [*first], [*low], [*high], [*last]] for attempt, count, first, low, high, last in buckets]
-
-
-def _merge_into(into: Bucket, other: Bucket) -> None:
-    into[1] += other[1]
-    # strict comparisons: on a tie the earlier point stays, in every language alike
-    if other[3][2] < into[3][2]:
-        into[3] = other[3]
-    if other[4][2] > into[4][2]:
-        into[4] = other[4]
-    into[5] = other[5]
-
-
-class Series:
-    """One step-indexed series, downsampled by merging pairs of buckets when it outgrows its limit."""
-
-    def __init__(self, max_points: int, snapshot: dict[str, Any] | None = None) -> None:
-        # a bucket shows at most 4 points (first, min, max, last)
-        self.max_buckets = max(1, max_points // 4)
-        self._bucket_size: int = snapshot["bucket_size"] if snapshot else 1
-        self.count: int = snapshot["count"] if snapshot else 0
-        self._buckets: list[Bucket] = _copied(snapshot["buckets"]) if snapshot else []
-
-    def add(self, attempt: int, step: int, value: float, time_us: int) -> None:
-        point: Point = [self.count, step, value, time_us]
-        self.count += 1
-        buckets = self._buckets
-        last = buckets[-1] if buckets else None
-        if last is not None and last[0] == attempt and last[1] < self._bucket_size:
-            # `_merge_into` of a one-point bucket, inline: the per-step path of every writer's journal
-            last[1] += 1
-            if value < last[3][2]:
-                last[3] = point
-            if value > last[4][2]:
-                last[4] = point
-            last[5] = point
-        else:
-            buckets.append([attempt, 1, point, point, point, point])
-        while len(self._buckets) > self.max_buckets and self._compact():  # _compact makes a new list
-            pass
-
-    def extend(self, attempt: int, points: Iterable[tuple[int, Any, int]]) -> None:
-        """`add` of each (step, value, time), None and non-finite values left out; the points
-        filling the open bucket at once (first minimum and maximum, as `add` keeps them)."""
-        kept = [point for point in points if point[1] is not None and point[1] - point[1] == 0.0]
-        at, end = 0, len(kept)
-        while at < end:
-            buckets = self._buckets
-            last = buckets[-1] if buckets else None
-            if last is None or last[0] != attempt or last[1] >= self._bucket_size or len(buckets) > self.max_buckets:
-                step, value, time_us = kept[at]
-                self.add(attempt, step, value, time_us)  # a new bucket, or a compaction after each point
-                at += 1
-                continue
-            room = min(self._bucket_size - last[1], end - at)
-            values = [value for _, value, _ in kept[at : at + room]]
-            low, high = min(values), max(values)
-            if low < last[3][2]:
-                index = values.index(low)
-                last[3] = [self.count + index, *kept[at + index]]
-            if high > last[4][2]:
-                index = values.index(high)
-                last[4] = [self.count + index, *kept[at + index]]
-            last[5] = [self.count + room - 1, *kept[at + room - 1]]
-            last[1] += room
-            self.count += room
-            at += room
-
-    def points(self) -> list[tuple[int, int, float, int]]:
-        """The kept points in arrival order, as (attempt, step, value, time in microseconds)."""
-        out: list[tuple[int, int, float, int]] = []
-        for attempt, _count, *kept in self._buckets:
-            previous = -1
-            for index, step, value, time_us in sorted(kept, key=lambda point: point[0]):
-                if index != previous:  # one point can be first, min, max and last at once
-                    out.append((attempt, step, value, time_us))
-                previous = index
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"bucket_size": self._bucket_size, "count": self.count, "buckets": _copied(self._buckets)}
-
-    def _compact(self) -> bool:
-        """Double the bucket size and merge neighbours of one attempt that fit; False if none did."""
-        self._bucket_size *= 2
-        merged: list[Bucket] = []
-        for bucket in self._buckets:
-            if merged and merged[-1][0] == bucket[0] and merged[-1][1] + bucket[1] <= self._bucket_size:
-                _merge_into(merged[-1], bucket)
-            else:
-                merged.append(bucket)
-        shrunk = len(merged) < len(self._buckets)
-        self._buckets = merged
-        return shrunk
 
 
 def _in_trial(label: str, event: Any) -> str:
@@ -277,20 +172,24 @@ class RunSeries:
 
     def _plain_steps(self, lines: Sequence[Mapping[str, Any]]) -> None:
         steps = [line["step"] for line in lines]
-        times = times_us([line["ts"] for line in lines])
+        stamps = [line["ts"] for line in lines]
+        fields = set().union(*lines)  # a field no line has makes no column
         columns: list[tuple[int, int, str, list[Any]]] = []
         for order, name in enumerate(STEP_SERIES):
+            if name not in fields:
+                continue
             values = [line.get(name) for line in lines]
             first = next(
                 (index for index, value in enumerate(values) if value is not None and value - value == 0.0), None
             )
             if first is not None:
                 columns.append((first, order, name, values))
+        time_us = stamp_reader()
         for _first, _order, name, values in sorted(columns):  # new series in the order a line at a time makes them
             series = self.series.get(name)
             if series is None:
                 series = self.series[name] = Series(self.max_points)
-            series.extend(self.attempt, zip(steps, values, times, strict=True))
+            series.extend(self.attempt, steps, values, stamps, time_us)
         self.last_step = steps[-1]
 
     def _add_step(self, event: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from trainwire.contract.clock import parse_timestamp_us
 
-__all__ = ["not_a_plain_step", "segments", "times_us"]
+__all__ = ["not_a_plain_step", "segments", "stamp_reader"]
 
 Line = Mapping[str, Any]
 
@@ -42,18 +42,18 @@ def not_a_plain_step(line: Line) -> bool:
     )
 
 
-def times_us(stamps: list[str]) -> list[int]:
-    """`parse_timestamp_us` of each; the writers' form (`...T12:34:56.123456Z`) parsed once a
-    minute, its seconds and microseconds read as one number."""
+def stamp_reader() -> Callable[[str], int]:
+    """`parse_timestamp_us`, the writers' form (`...T12:34:56.123456Z`) parsed once a minute,
+    its seconds and microseconds read as one number."""
     minutes: dict[str, int] = {}
-    times: list[int] = []
-    for stamp in stamps:
+
+    def time_us(stamp: str) -> int:
         tail = stamp[17:19] + stamp[20:26]
         if len(stamp) == 27 and stamp[26] == "Z" and stamp[19] == "." and tail.isdigit() and tail.isascii():
             minute = minutes.get(stamp[:17])
             if minute is None:
                 minute = minutes[stamp[:17]] = parse_timestamp_us(stamp) - int(tail)
-            times.append(minute + int(tail))
-        else:
-            times.append(parse_timestamp_us(stamp))
-    return times
+            return minute + int(tail)
+        return parse_timestamp_us(stamp)
+
+    return time_us
