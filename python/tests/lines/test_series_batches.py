@@ -30,7 +30,7 @@ def test_a_batch_of_points_gives_what_one_point_at_a_time_gives(seed: int) -> No
         for at, value, time_us in points:
             if value is not None and value - value == 0.0:
                 one_by_one.add(attempt, at, value, time_us)
-        steps, values, times = zip(*points) if points else ((), (), ())
+        steps, values, times = zip(*points, strict=True) if points else ((), (), ())
         batched.extend(attempt, list(steps), list(values), list(times))
         assert batched.to_dict() == one_by_one.to_dict()
 

@@ -138,7 +138,7 @@ class StreamTail:
         self.reader = StreamReader()
         self.kept = _kept_steps(path, view)
         self.trends: dict[str, RunTrend] = {}
-        self.summaries = RunSummaries(path.parent)
+        self.summaries = RunSummaries(path.parent, stream=path)
         self._diagnostics_shown = 0
         self._dropped_shown = 0
 
@@ -161,7 +161,7 @@ class StreamTail:
         self.reader = StreamReader()
         self.kept = _kept_steps(self.path, self.view)
         self.trends = {}
-        self.summaries = RunSummaries(self.path.parent)
+        self.summaries = RunSummaries(self.path.parent, stream=self.path)
         self._diagnostics_shown = 0
         self._dropped_shown = 0
         self.view.note(f"{self.path} was {reason}; reading it from the start")

@@ -2,7 +2,9 @@
 
 Never reads a whole stream: a finished run whose `summary.json` is newer than its stream
 costs one small file; a running one, the last 16 KiB of its stream and of its journal's
-step file (the steps the throttle kept out of the stream) as well. Reads regular
+step file (the steps the throttle kept out of the stream) as well; one that writes no more
+(its process gone, or followed by a later run), once, what came after its journal's last save
+(`reader.run_end`). Reads regular
 files only (a FIFO named `progress.jsonl` would block a reader forever) and, given `within`,
 only files whose resolved path lies inside that directory. A summary is used only when its
 schema accepts it and it is within its cap (`journal.files.read_summary`): a hostile
@@ -25,8 +27,9 @@ from trainwire.contract.run_walk import walk_run_directories
 from trainwire.journal.files import read_summary
 from trainwire.journal.kept_steps import KeptStepsMerge
 from trainwire.journal.row_files import flat_config, read_config, read_row_notes
-from trainwire.lines.summary import SummaryBuilder, is_lower_better
+from trainwire.lines.summary import SummaryBuilder
 from trainwire.lines.verdict import verdict_of
+from trainwire.reader.run_end import brought_to, run_end
 from trainwire.reader.verdicts import judge
 
 __all__ = [
@@ -125,6 +128,9 @@ def read_runs(stream: Path, *, within: Path | None = None) -> list[RunRead]:
         if summary is None or (latest is not None and summary["run_id"] == latest.summary["run_id"]):
             continue
         status = "stale" if summary["status"] == "running" else summary["status"]
+        if summary["status"] == "running":  # a later run followed it: told to its last line
+            ended = run_end(stream, summary, within=within)
+            summary = ended.summary if ended is not None else summary
         config, notes = row_config(read_config(journal, within=within)), _notes(stream, summary, within)
         reads.append(RunRead(summary, status, None, stream, config, notes))
     reads.sort(key=lambda read: len(read.summary.get("earlier_runs") or []))
@@ -165,18 +171,23 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
     if summary is None or (latest is not None and latest["run_id"] != summary["run_id"]):
         # no journal (another writer), or a run newer than the journal: head and tail
         partial = _window_summary(stream, (True, False), within, started)
-        summary, latest = partial.summary(), partial.summary()
+        summary, latest, journaled = partial.summary(), partial.summary(), False
         last_ts = partial.last_ts
         config = started.get(summary["run_id"]) if summary is not None else None
     else:
+        journaled = True
         last_ts = tail.last_ts if latest is not None else summary.get("finished_at")
         config = read_config(summary_path.parent, within=within)
     if summary is None:
         return None
-    if latest is not None and summary["status"] == "running":
-        summary = _brought_to(summary, latest)
+    status = _fixed_status(summary)
+    ended = run_end(stream, summary, within=within) if status == "stale" and journaled else None
+    if ended is not None:  # its process is gone: told from every line after the journal's last save
+        summary, last_ts = ended.summary, ended.last_ts or last_ts
+    elif latest is not None and summary["status"] == "running":
+        summary = brought_to(summary, latest)
     notes = _notes(stream, summary, within)
-    return RunRead(summary, _fixed_status(summary), last_ts, stream, row_config(config), notes)
+    return RunRead(summary, status, last_ts, stream, row_config(config), notes)
 
 
 def _fixed_status(summary: Mapping[str, Any]) -> str | None:
@@ -202,32 +213,14 @@ def live_summary(stream: Path, summary: dict[str, Any], *, within: Path | None =
         latest = _window_summary(stream, (False,), within, {}).summary()
     except OSError:
         return summary
-    if latest is None or latest["run_id"] != summary["run_id"]:
+    followed = latest is not None and latest["run_id"] != summary["run_id"]
+    if followed or liveness_of(summary.get("process")) == GONE:  # it writes no more: told to its last line
+        ended = run_end(stream, summary, within=within)
+        if ended is not None:
+            return ended.summary
+    if latest is None or followed:
         return summary
-    return _brought_to(summary, latest)
-
-
-def _brought_to(summary: Mapping[str, Any], latest: Mapping[str, Any]) -> dict[str, Any]:
-    """The journal's summary (written at start, at each trial's end, every 30 s and at the end) with the status,
-    step, last values, better bests, last line, checkpoint and trials of `latest`, the
-    summary of the run's tail."""
-    objective = summary.get("objective") or {}
-    best = dict(summary["best"])
-    for name, found in latest["best"].items():
-        held = best.get(name)
-        lower = objective.get("goal") == "min" if objective.get("name") == name else is_lower_better(name)
-        if held is None or (found["value"] < held["value"] if lower else found["value"] > held["value"]):
-            best[name] = found
-    return {
-        **summary,
-        "status": latest["status"],
-        "step": latest["step"],
-        "last": {**summary["last"], **latest["last"]},
-        "best": best,
-        "last_line_at": latest.get("last_line_at") or summary.get("last_line_at"),
-        # what the tail saw last wins: the checkpoint saved and the trials ended since the journal's last write
-        **{key: latest[key] for key in ("checkpoint", "checkpoint_from", "trials") if latest.get(key) is not None},
-    }
+    return brought_to(summary, latest)
 
 
 def run_rows(

@@ -39,8 +39,9 @@ __all__ = ["CACHE_VERSION", "MAX_CACHE_BYTES", "RunsCache", "cache_file"]
 
 logger = logging.getLogger("trainwire.files")
 
-#: the form of the cache file; another version is not read
-CACHE_VERSION = 2
+#: the form of the cache file and of what a read holds (3: a run that writes no more is read to its
+#: last line); another version is not read
+CACHE_VERSION = 3
 #: a run's entry is a few KiB (its summary, flat config and notes); room for a hundred thousand
 MAX_CACHE_BYTES = 512 << 20
 

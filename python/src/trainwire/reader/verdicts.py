@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from trainwire.contract.layout import SUMMARY_FILE, run_journal_dir
-from trainwire.contract.process_proof import UNKNOWN, liveness_of
+from trainwire.contract.process_proof import GONE, UNKNOWN, liveness_of
 from trainwire.journal.files import read_summary
 from trainwire.lines.summary import SummaryBuilder
 from trainwire.lines.verdict import verdict_of
+from trainwire.reader.run_end import RunEnd, run_end
 
 __all__ = ["RunSummaries", "judge"]
 
@@ -33,9 +34,14 @@ class RunSummaries:
     stream's `directory`, a run's journal adds what only its writer knew: what the stream
     lost (`completeness`), and the ending of a run whose stream lost its `run.finished`."""
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(self, directory: Path | None = None, *, stream: Path | None = None) -> None:
+        """`stream`: the stream of `directory` the lines come from, when they hold only the ends
+        of its step files (`tail`): a run that writes no more is then told to its last line from
+        its journal (`reader.run_end`), as its row tells it."""
         self._builders: dict[str, SummaryBuilder] = {}
         self._directory = directory
+        self._stream = stream
+        self._ended: dict[str, RunEnd | None] = {}  # a run whose process is gone writes no more
 
     def add(self, lines: Iterable[Mapping[str, Any]]) -> None:
         for line in lines:
@@ -52,8 +58,15 @@ class RunSummaries:
         if summary is None or self._directory is None:
             return summary
         journal = read_summary(run_journal_dir(self._directory, run_id) / SUMMARY_FILE)
-        lost = journal.get("completeness") if journal is not None else None
-        if journal is None or not lost:
+        if journal is None:
+            return summary
+        if self._stream is not None and summary["status"] == journal["status"] == "running":
+            if run_id not in self._ended and liveness_of(journal.get("process")) == GONE:
+                self._ended[run_id] = run_end(self._stream, journal)
+            ended = self._ended.get(run_id)
+            summary = ended.summary if ended is not None else summary
+        lost = journal.get("completeness")
+        if not lost:
             return summary
         if summary["status"] == "running" and journal["status"] != "running" and lost.get("stream_lines_lost"):
             return journal  # the stream lost the run's end: its writer's own record says it
