@@ -307,7 +307,8 @@ def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, An
         return False
     if summary._bests.open_trial is not None or not summary._plain_steps:
         return False  # a trial's values wait for its end (`_observe`)
-    if any(line.get("metrics") or line.get("memory") for line in lines):
+    fields = set().union(*lines)  # a field no line has needs no pass
+    if ("metrics" in fields or "memory" in fields) and any(line.get("metrics") or line.get("memory") for line in lines):
         return False
     steps = [line.get("step") for line in lines]
     stamps = [line.get("ts") for line in lines]
@@ -321,6 +322,8 @@ def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, An
         return False
     series: list[tuple[str, bool, list[Any], list[float]]] = []
     for name, best in _STEP_SERIES_BEST:
+        if name not in fields:
+            continue
         values: list[Any] = [line.get(name) for line in lines]
         if not set(map(type, values)) <= _FLOAT_OR_NONE:
             return False
@@ -334,7 +337,7 @@ def _fold_steps_at_once(summary: SummaryBuilder, lines: Sequence[Mapping[str, An
     if written:
         summary.last_ts = written[-1]
     summary._step = steps[-1]
-    given_tokens = [line.get("tokens_seen") for line in lines]
+    given_tokens = [line.get("tokens_seen") for line in lines] if "tokens_seen" in fields else []
     given_tokens = [tokens for tokens in given_tokens if type(tokens) is int]
     if given_tokens:
         summary._tokens = given_tokens[-1]
