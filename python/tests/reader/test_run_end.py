@@ -115,3 +115,44 @@ def test_a_killed_run_a_later_run_followed_is_told_from_all_its_lines(tmp_path: 
 
     compared = trainwire("diff", run_id, run_id, "--in", str(tmp_path)).stdout
     assert re.search(rf"best loss\s+{BEST}\s+{BEST}", compared), compared
+
+
+#: a search killed inside its second trial, after a save of its journal (made at once here, as
+#: every 30 s) while that trial ran: the trial's values after the save (lower than the first
+#: trial's best) never count, as they do not in the whole files (the trial never ended)
+KILLED_IN_TRIAL = """
+import os, signal, sys, time
+from pathlib import Path
+import trainwire.writer.journal as journal
+from trainwire import Run
+out = Path(sys.argv[1])
+run = Run(out, step_interval_s=0, heartbeat_interval_s=None, stop=False)
+run.start(config={"search": "grid"})
+run.trial_started(1, {"layers": 2})
+run.step(1, loss=0.5)
+run.trial_ended(1, "succeeded", metrics={"loss": 0.5})
+run.trial_started(2, {"layers": 3})
+run.step(2, loss=0.9)
+summary = next(out.glob("runs/*")) / "summary.json"
+journal.SAVE_INTERVAL_S = 0.0
+run.step(3, loss=0.8)  # a save while trial 2 runs
+while '"step": 3,' not in summary.read_text():
+    time.sleep(0.01)
+journal.SAVE_INTERVAL_S = 3600.0
+for step in range(4, 400):
+    run.step(step, loss=0.01)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_search_killed_in_a_trial_after_a_save_counts_none_of_that_trial(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", KILLED_IN_TRIAL, str(tmp_path)], timeout=120)
+    assert done.returncode == -9
+    run_id = json.loads(next(tmp_path.glob("runs/*/summary.json")).read_text())["run_id"]
+    whole = _whole_file_verdicts(tmp_path)[run_id]
+    assert whole["best"]["loss"]["value"] == 0.5
+
+    row = _rows(tmp_path)[run_id]
+    assert (row["status"], row["best_loss"], row["step"]) == ("stale", 0.5, 399)
+    assert row["verdict"]["best"] == whole["best"]
+    assert "best loss 0.5" in _tail_endings(tmp_path)[run_id]

@@ -51,10 +51,20 @@ class SummaryBuilder:
         self.completeness: Mapping[str, Any] | None = None
         # for pieces of a stream (a head and a tail): the latest run may have started unseen
         self._any_line_switches = any_line_switches
+        # a piece known to begin inside a trial, or outside any (`after_save`): (that trial,)
+        self._begins_in: tuple[int | None] | None = None
         self._run_id: str | None = None
         #: `ts` of the latest run's last line (liveness; not part of the summary)
         self.last_ts: str | None = None
         self._reset()
+
+    @classmethod
+    def after_save(cls, open_trial: int | None) -> SummaryBuilder:
+        """A builder of the lines of one run after a save of its journal, at which `open_trial`
+        was open (None: no trial): their values count as the whole run's would."""
+        builder = cls(any_line_switches=True)
+        builder._begins_in = (open_trial,)
+        return builder
 
     def _reset(self) -> None:
         self._status = "running"
@@ -101,6 +111,8 @@ class SummaryBuilder:
                 self._earlier.remove(run_id)
             self._run_id = run_id
             self._reset()
+            if self._begins_in is not None:  # the piece's first run: its trial is known
+                self._bests.open_trial, self._begins_in = self._begins_in[0], None
         ts = line.get("ts")
         if isinstance(ts, str):
             self.last_ts = ts

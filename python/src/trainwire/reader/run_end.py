@@ -71,13 +71,19 @@ def run_end(stream: Path, summary: Mapping[str, Any], *, within: Path | None = N
         last_seqs={run_id: snapshot["state"]["last_seq"]},
         within=within,
     )
-    builder = SummaryBuilder(any_line_switches=True)
+    builder = SummaryBuilder.after_save(_open_trial(snapshot["state"]))
     for line in [*kept.merge(lines), *kept.flush()]:
         builder.add(line)
     latest = builder.summary()
     if latest is None or latest["run_id"] != run_id:
         return RunEnd(dict(summary), None)
     return RunEnd(brought_to(summary, latest, after_save=True), builder.last_ts)
+
+
+def _open_trial(state: Mapping[str, Any]) -> int | None:
+    """The trial open at the save (the last started that had not ended), else None."""
+    running = [record["trial"] for record in state["trials"]["list"] if record["status"] == "running"]
+    return running[-1] if running else None
 
 
 def _own_lines_after(stream: Path, offset: int, run_id: str, within: Path | None) -> list[dict[str, Any]] | None:
