@@ -54,14 +54,14 @@ def _pydantic(line: bytes) -> dict[str, Any] | None:
 
 
 def _identical(fast: Any, slow: Any) -> bool:
-    """Equal, and of the same types all the way down (`1` is not `1.0`, `True` not `1`)."""
+    """Equal, and of the same types all the way down (`1` is not `1.0`, `True` not `1`, `-0.0` not `0.0`)."""
     if type(fast) is not type(slow):
         return False
     if isinstance(fast, dict):
         return fast.keys() == slow.keys() and all(_identical(fast[key], slow[key]) for key in fast)
     if isinstance(fast, list):
         return len(fast) == len(slow) and all(map(_identical, fast, slow))
-    return bool(fast == slow)
+    return repr(fast) == repr(slow)  # -0.0 is not 0.0
 
 
 def judged(body: bytes) -> list[dict[str, Any]] | None:
@@ -108,6 +108,10 @@ def test_a_plain_step_is_decoded_as_pydantic_decodes_it() -> None:
         pytest.param(step_line(metrics={"x" * 257: 1.0}), id="a key over its length in code points"),
         pytest.param(step_line(event="x.vendor"), id="an unknown event"),
         pytest.param(step_line()[:-1] + b"\xff}", id="invalid UTF-8"),
+        pytest.param(b"\xef\xbb\xbf" + step_line(), id="a byte order mark inside the stream"),
+        pytest.param(step_line().replace(b'"run-1"', b'"run\x01"'), id="a raw control character"),
+        pytest.param(step_line().replace(b'"seq": 6', b'"seq": 06'), id="a leading zero"),
+        pytest.param(step_line(loss=2.5).replace(b"2.5", b"2.5e", 1), id="a cut exponent"),
     ],
 )
 def test_a_hazard_falls_back_to_pydantic(line: bytes) -> None:
@@ -122,6 +126,8 @@ def test_a_hazard_falls_back_to_pydantic(line: bytes) -> None:
         pytest.param(step_line(metrics={"a": None}), id="a null metric"),
         pytest.param(step_line()[:-1] + b',"loss":1.0,"loss":2}', id="a duplicate key: the last wins"),
         pytest.param(step_line(step=2**53 - 1), id="the largest safe integer"),
+        pytest.param(step_line() + b"\r", id="a CRLF line ending"),
+        pytest.param(b"  " + step_line(loss=-0.0) + b" ", id="spaces around the object, a negative zero"),
     ],
 )
 def test_what_the_fast_decoder_takes_it_takes_as_pydantic_does(line: bytes) -> None:
@@ -244,7 +250,7 @@ def lines(draw: st.DrawFn) -> bytes:
         event = {
             key: int(value) if type(value) is float and value.is_integer() else value for key, value in event.items()
         }
-    text = json.dumps(event, ensure_ascii=draw(st.booleans()))
+    text = json.dumps(event, ensure_ascii=draw(st.sampled_from([False, False, True])))  # escapes fall back
     if mutation == "duplicate":
         key = draw(st.sampled_from(keys))
         text = text[:-1] + f", {json.dumps(key)}: {json.dumps(draw(ODD_VALUES))}}}"
