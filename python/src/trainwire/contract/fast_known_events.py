@@ -77,9 +77,11 @@ class _Translation:
         structs = []
         for tag, choice in union["choices"].items():
             try:
-                structs.append(self.typed_dict(choice, tag=tag))
-            except _Untranslatable:
+                struct = self.typed_dict(choice, tag=tag)
+                self.msgspec.json.Decoder(struct)  # a type msgspec cannot decode raises here, not later
+            except (_Untranslatable, TypeError):
                 continue  # its lines go to pydantic-core
+            structs.append(struct)
         return structs
 
     def typed_dict(self, node: dict[str, Any], *, tag: str | None = None) -> Any:
