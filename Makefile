@@ -10,7 +10,7 @@ SETUP := system $(VENV)/.setup-done $(NODE_MODULES) $(TS_BUILD)
 # the extras `trainwire demo run` imports (a tiny GPT-2 trained by the transformers Trainer)
 DEMO_EXTRAS := transformers
 # every extra: the tests cover each integration, export and view
-TEST_EXTRAS := dev,transformers,serve,conformance,plot,notebook,lightning,mlflow,tensorboard,wandb,optuna,ray,keras,trl
+TEST_EXTRAS := dev,fast,transformers,serve,conformance,plot,notebook,lightning,mlflow,tensorboard,wandb,optuna,ray,keras,trl
 PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check -c python/constraints.txt -e
 
 .PHONY: setup system generate check format test demo bench fuzz clean

@@ -22,6 +22,7 @@ from pydantic_core import SchemaValidator, ValidationError
 from trainwire.contract.line_bytes import finite_tokens, shallow
 
 __all__ = [
+    "KNOWN_EVENT_CORE_SCHEMA",
     "KNOWN_EVENT_DICTS",
     "event_field_pattern",
     "event_field_schema",
@@ -32,6 +33,8 @@ __all__ = [
 _GENERATED = Path(__file__).resolve().parent.parent / "_generated" / "known-event-dicts.core-schema.json"
 _VALIDATOR: dict[str, Any] = json.loads(_GENERATED.read_text(encoding="utf-8"))
 
+#: the validator's core schema (a tagged union on `event`), which the fast decoder translates
+KNOWN_EVENT_CORE_SCHEMA: dict[str, Any] = _VALIDATOR["schema"]
 #: validates a line (JSON bytes) of a known event into a dict, strictly: `validate_json(line)`
 KNOWN_EVENT_DICTS = SchemaValidator(_VALIDATOR["schema"], _VALIDATOR["config"])
 _validate_known = KNOWN_EVENT_DICTS.validate_json

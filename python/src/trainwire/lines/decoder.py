@@ -5,7 +5,8 @@ is kept. A bad line is skipped with a `Diagnostic` and never stops the decoder (
 mode raises instead). Checks 7-9 of the rules (after_finished, seq) need the runs and
 belong to `trainwire.lines.state_fold`.
 
-The hot path is one `KNOWN_EVENT_DICTS.validate_json(line)` per line: the
+The hot path is one `KNOWN_EVENT_DICTS.validate_json(line)` per line (or, with the `fast`
+extra, one msgspec call for a chunk's lines: `trainwire.contract.fast_known_events`): the
 event as a validated dict (`validated()`); typed models are built only for a caller that
 asks for them (`feed()`, `records()`). That validator is as strict as the JSON Schema on
 every declared field (see `trainwire.contract.event_dicts`); what it cannot see (a bare
@@ -30,7 +31,8 @@ from trainwire._generated.contract import DiagnosticCode
 from trainwire.contract.canonical import format_number
 from trainwire.contract.errors import StreamError
 from trainwire.contract.event_dicts import KNOWN_EVENT_DICTS, event_dict
-from trainwire.contract.known_event_dicts import plain_known_event
+from trainwire.contract.fast_known_events import fast_decoder
+from trainwire.contract.known_event_dicts import KNOWN_EVENT_CORE_SCHEMA, plain_known_event
 from trainwire.contract.line_bytes import DEFAULT_MAX_LINE_BYTES, MAX_NESTING, finite_tokens, shallow
 from trainwire.lines.diagnostics import (
     DEFAULT_MAX_DIAGNOSTICS,
@@ -224,24 +226,27 @@ class Decoder:
 
     def _complete_lines(self, body: bytes) -> Iterator[Batch]:
         """Lines entirely inside one chunk (the common case): all at once when none is in doubt."""
-        lines = body.split(b"\n")
-        events = self._unquestionable(body, lines)
+        events = self._unquestionable(body)
         if events is not None:
             yield self.lines + 1, events
             self.lines += len(events)
             self.consumed_bytes += len(body) + 1
             return
-        yield from self._line_by_line(body, lines)
+        yield from self._line_by_line(body, body.split(b"\n"))
 
-    def _unquestionable(self, body: bytes, lines: list[bytes]) -> list[dict[str, Any]] | None:
+    def _unquestionable(self, body: bytes) -> list[dict[str, Any]] | None:
         """The lines' events when every line is a known event and no line needs the slow path's
         checks (judged on the bytes of the whole body at once); None to go line by line."""
-        if len(body) > self.max_line_bytes and max(map(len, lines)) > self.max_line_bytes:
+        if len(body) > self.max_line_bytes and max(map(len, body.split(b"\n"))) > self.max_line_bytes:
             return None
         if not finite_tokens(body) or may_nest_too_deeply(body):
             return None
+        if _fast_body is not None:
+            events = _fast_body(body)
+            if events is not None:
+                return events
         try:
-            return list(map(_validate_known, lines))
+            return list(map(_validate_known, body.split(b"\n")))
         except (ValidationError, TypeError):
             return None  # a blank, bad or unknown line: each line gets its own answer
 
@@ -404,5 +409,8 @@ class Decoder:
 
 #: a line (JSON bytes) into the validated dict of a known event; raises when it is not one
 _validate_known = KNOWN_EVENT_DICTS.validate_json
+#: a body of lines into their validated dicts in one call when the `fast` extra is installed
+#: (None without it), else None for the line-by-line validator to decide
+_fast_body = fast_decoder(KNOWN_EVENT_CORE_SCHEMA)
 #: the event of a line the slow path need not see, else None (shared with the writer's line check)
 _plain_known_event = plain_known_event

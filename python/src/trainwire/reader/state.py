@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainwire.contract import canonical
+from trainwire.contract.collector import collector_paused
 from trainwire.lines.decoder import (
     DEFAULT_MAX_DIAGNOSTICS,
     DEFAULT_MAX_LINE_BYTES,
@@ -66,7 +67,8 @@ class StreamReader:
 
     def feed(self, chunk: bytes) -> Events:
         """Decode and fold a chunk; return the typed events applied to runs (built when read)."""
-        return Events(self.fold.extend_batches(self.decoder.batches(chunk)))
+        with collector_paused():  # a chunk's thousands of dicts hold no cycle: no pass over them
+            return Events(self.fold.extend_batches(self.decoder.batches(chunk)))
 
     def finish(self) -> None:
         """The stream ended; a partial tail stays counted and unparsed."""
