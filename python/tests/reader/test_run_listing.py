@@ -1,4 +1,4 @@
-"""The runs list's own walk (`reader.run_listing.streams_under`): the streams `os.walk` finds,
+"""The runs list's walk (`reader.run_listing.streams_under` on `contract.run_walk`): the streams `os.walk` finds,
 in its order, and signatures equal to the ones a `stat` of every file takes, from one listing
 of each directory."""
 
@@ -8,15 +8,19 @@ import os
 from pathlib import Path
 
 from trainwire.contract.layout import STREAM_FILE
-from trainwire.contract.run_walk import walk_run_directories
+from trainwire.contract.run_walk import is_tracker_copy
 from trainwire.reader.run_listing import streams_under
 from trainwire.reader.run_signature import run_signature
 
 
 def _walked(root: Path) -> list[Path]:
-    return [
-        Path(directory, STREAM_FILE) for directory, _dirs, files in walk_run_directories(root) if STREAM_FILE in files
-    ]
+    """The streams `os.walk` finds, top-down, its subdirectories sorted, the trackers' copies left out."""
+    streams = []
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(name for name in subdirectories if not is_tracker_copy(directory, name))
+        if STREAM_FILE in files:
+            streams.append(Path(directory, STREAM_FILE))
+    return streams
 
 
 def _tree(root: Path, elsewhere: Path) -> None:

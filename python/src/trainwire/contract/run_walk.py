@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from typing import NamedTuple
 
-__all__ = ["is_tracker_copy", "walk_run_directories"]
+__all__ = ["Entries", "WalkedDirectory", "directory_entries", "is_tracker_copy", "walk_run_directories"]
 
 #: the name MLflow gives a run's directory in its artifact store (`uuid.uuid4().hex`)
 _MLFLOW_RUN_ID = re.compile(r"[0-9a-f]{32}")
@@ -30,9 +31,60 @@ def is_tracker_copy(parent: str | os.PathLike[str], name: str) -> bool:
     return name == _MLFLOW_ARTIFACTS and _MLFLOW_RUN_ID.fullmatch(os.path.basename(parent)) is not None
 
 
-def walk_run_directories(root: str | os.PathLike[str]) -> Iterator[tuple[str, list[str], list[str]]]:
-    """`os.walk(root)` with the subdirectories sorted and the trackers' copies left out; a
-    caller may prune `subdirectories` further, as with `os.walk`."""
-    for directory, subdirectories, files in os.walk(root):
-        subdirectories[:] = sorted(name for name in subdirectories if not is_tracker_copy(directory, name))
-        yield directory, subdirectories, files
+class WalkedDirectory(NamedTuple):
+    """One directory of a walk: its path, the subdirectories the walk goes into next (sorted,
+    the trackers' copies left out: remove names to skip them), the links to directories it
+    holds (never walked into) and its other names."""
+
+    path: str
+    subdirectories: list[str]
+    links: list[str]
+    files: list[str]
+
+
+#: a directory's entries, one `scandir`: (subdirectories, links to directories, other names)
+Entries = tuple[list[str], list[str], list[str]]
+
+
+def walk_run_directories(
+    root: str | os.PathLike[str], listed: dict[str, Entries] | None = None
+) -> Iterator[WalkedDirectory]:
+    """Every directory below `root`, `root` first, top-down as `os.walk` goes (links to
+    directories not followed, a directory that cannot be listed skipped), one `scandir` a
+    directory. `listed`: directories the caller has listed meanwhile (`directory_entries`), by
+    path: the walk takes (and drops) their entries instead of listing them again."""
+    pending = [os.fspath(root)]
+    known = {} if listed is None else listed
+    while pending:
+        directory = pending.pop()
+        entries = known.pop(directory, None) or directory_entries(directory)
+        if entries is None:
+            continue
+        walked, links, files = entries
+        subdirectories = sorted(name for name in walked if not is_tracker_copy(directory, name))
+        yield WalkedDirectory(directory, subdirectories, sorted(links), files)
+        pending.extend(os.path.join(directory, name) for name in reversed(subdirectories))
+
+
+def directory_entries(directory: str) -> Entries | None:
+    """The entries of `directory` as a walk sorts them (a link to a directory is one, not a
+    subdirectory), or None when it cannot be listed."""
+    walked: list[str] = []
+    links: list[str] = []
+    files: list[str] = []
+    try:
+        with os.scandir(directory) as scan:
+            for entry in scan:
+                try:
+                    is_directory = entry.is_dir()
+                except OSError:
+                    is_directory = False
+                if not is_directory:
+                    files.append(entry.name)
+                elif entry.is_symlink():
+                    links.append(entry.name)
+                else:
+                    walked.append(entry.name)
+    except OSError:
+        return None
+    return walked, links, files

@@ -63,9 +63,9 @@ def find_streams(roots: list[Path]) -> Iterator[Path]:
         if root.is_file():
             yield root
             continue
-        for directory, _subdirectories, files in walk_run_directories(root):
-            if STREAM_FILE in files:
-                yield Path(directory) / STREAM_FILE
+        for walked in walk_run_directories(root):
+            if STREAM_FILE in walked.files:
+                yield Path(walked.path) / STREAM_FILE
 
 
 def run_row(

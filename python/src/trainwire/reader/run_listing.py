@@ -14,15 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainwire.contract.layout import JOURNALS_DIR, STREAM_FILE
-from trainwire.contract.run_walk import is_tracker_copy
+from trainwire.contract.run_walk import Entries, WalkedDirectory, directory_entries, walk_run_directories
 from trainwire.reader.catalog import RunRead, read_runs
 from trainwire.reader.run_cache import RunsCache, cache_file
 from trainwire.reader.run_signature import Signature, journal_names, run_signature
 
 __all__ = ["CachedReads", "FoundStream", "list_runs", "streams_under"]
-
-#: a directory's entries: (subdirectories to walk, links to directories, everything else)
-_Entries = tuple[list[str], list[str], list[str]]
 
 
 class CachedReads:
@@ -84,61 +81,30 @@ def streams_under(root: Path) -> Iterator[FoundStream]:
     """Every `progress.jsonl` below `root`, in the order `walk_run_directories` finds them,
     each with what the walk listed of its run directory: one `scandir` a directory, whether
     the walk or the signature needs it first."""
-    pending = [os.fspath(root)]
-    listed: dict[str, _Entries] = {}  # directories listed for a signature, not again by the walk
-    while pending:
-        directory = pending.pop()
-        entries = listed.pop(directory, None) or _entries(directory)
-        if entries is None:
-            continue
-        walked, linked, files = entries
-        walked = sorted(name for name in walked if not is_tracker_copy(directory, name))
-        if STREAM_FILE in files:
-            yield _found(directory, entries, listed)
-        pending.extend(os.path.join(directory, name) for name in reversed(walked))
+    listed: dict[str, Entries] = {}  # directories listed for a signature, not again by the walk
+    for walked in walk_run_directories(root, listed):
+        if STREAM_FILE in walked.files:
+            yield _found(walked, listed)
 
 
-def _found(directory: str, entries: _Entries, listed: dict[str, _Entries]) -> FoundStream:
-    """The stream of `directory` with its journals, each directory listed kept for the walk."""
+def _found(walked: WalkedDirectory, listed: dict[str, Entries]) -> FoundStream:
+    """The stream of the directory `walked` with its journals, each directory listed kept for the walk."""
+    directory = walked.path
     stream = Path(directory, STREAM_FILE)
-    present = {name for names in entries for name in names}
-    walked, linked, _files = entries
+    present = {*walked.subdirectories, *walked.links, *walked.files}
     journals_dir = os.path.join(directory, JOURNALS_DIR)
-    if JOURNALS_DIR in linked:  # read through the link, as the catalog reads it; never walked into
+    if JOURNALS_DIR in walked.links:  # read through the link, as the catalog reads it; never walked into
         return FoundStream(stream, journal_names(journals_dir), None)
-    found = _entries(journals_dir) if JOURNALS_DIR in walked else None
+    found = directory_entries(journals_dir) if JOURNALS_DIR in walked.subdirectories else None
     if found is None:
         return FoundStream(stream, [], frozenset(present))
     listed[journals_dir] = found
     journals = list(found[0])
     for journal in journals:
         path = os.path.join(journals_dir, journal)
-        inside = _entries(path)
+        inside = directory_entries(path)
         if inside is None:  # a journal that cannot be listed may still be read: stat each file
             return FoundStream(stream, journals, None)
         listed[path] = inside
         present.update(f"{JOURNALS_DIR}/{journal}/{name}" for names in inside for name in names)
     return FoundStream(stream, journals, frozenset(present))
-
-
-def _entries(directory: str) -> _Entries | None:
-    """As `os.walk` sorts a directory's entries (a link to a directory is one, not walked into)."""
-    walked: list[str] = []
-    linked: list[str] = []
-    files: list[str] = []
-    try:
-        with os.scandir(directory) as scan:
-            for entry in scan:
-                try:
-                    is_directory = entry.is_dir()
-                except OSError:
-                    is_directory = False
-                if not is_directory:
-                    files.append(entry.name)
-                elif entry.is_symlink():
-                    linked.append(entry.name)
-                else:
-                    walked.append(entry.name)
-    except OSError:
-        return None
-    return walked, linked, files

@@ -104,12 +104,12 @@ class RunIndex:
 
     def _walk(self, root: Path) -> list[Path]:
         streams = []
-        for directory, subdirectories, files in walk_run_directories(root):
-            here = Path(directory)
-            for name in subdirectories:
-                if os.path.islink(here / name) and not inside(here / name, root):
+        for walked in walk_run_directories(root):
+            here = Path(walked.path)
+            for name in walked.links:
+                if not inside(here / name, root):
                     self._skip(here / name, root, "a link leading outside the served directory (not followed)")
-            if STREAM_FILE in files:
+            if STREAM_FILE in walked.files:
                 candidate = here / STREAM_FILE
                 problem = _problem(candidate, root)
                 if problem is None:
