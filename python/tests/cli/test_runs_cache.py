@@ -52,9 +52,9 @@ def _count_tail_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     reads: list[Path] = []
     window = catalog._window_summary
 
-    def counted(stream: Path, *args: Any) -> Any:
+    def counted(stream: Path, *args: Any, **options: Any) -> Any:
         reads.append(stream)
-        return window(stream, *args)
+        return window(stream, *args, **options)
 
     monkeypatch.setattr(catalog, "_window_summary", counted)
     return reads

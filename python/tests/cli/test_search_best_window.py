@@ -77,3 +77,53 @@ def test_a_failed_trial_seen_from_its_middle_is_no_best(tmp_path: Path) -> None:
     assert row["status"] == "stale"  # its process is gone
     assert row["best_loss"] == SUCCEEDED_LOSS
     assert row["verdict"]["best"]["loss"]["value"] == SUCCEEDED_LOSS
+
+
+#: a search still running its second trial, which has logged more than three windows of steps
+#: lower than the first trial's best: it waits, alive, until `done` exists
+RUNNING = """
+import sys, time
+from pathlib import Path
+from trainwire import Run
+out, window, succeeded, low = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+with Run(out, step_interval_s=0, heartbeat_interval_s=None, stop=False) as run:
+    run.start(config={"search": "grid"})
+    run.trial_started(1, {"layers": 2})
+    run.step(1, loss=succeeded)
+    run.trial_ended(1, "succeeded", metrics={"loss": succeeded})
+    summary = next(out.glob("runs/*")) / "summary.json"
+    while '"trials": {' not in summary.read_text():  # the journal saves it once a trial ends
+        time.sleep(0.01)
+    run.trial_started(2, {"layers": 3})
+    stream, step = out / "progress.jsonl", 1
+    start_of_trial = stream.stat().st_size
+    while stream.stat().st_size - start_of_trial < 3 * window:
+        step += 1
+        run.step(step, loss=low)
+    print("waiting", flush=True)
+    while not (out / "done").exists():
+        time.sleep(0.01)
+"""
+
+
+def test_a_running_trial_seen_from_its_middle_is_no_best_yet(tmp_path: Path) -> None:
+    out = tmp_path / "search"
+    child = subprocess.Popen(
+        [sys.executable, "-c", RUNNING, str(out), str(max(TAIL_BYTES, WINDOW_BYTES)), str(SUCCEEDED_LOSS), "0.01"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "waiting\n"
+        listed = trainwire("runs", str(out), "--json")
+        assert listed.returncode == 0, listed.stderr
+        (row,) = json.loads(listed.stdout)
+        assert row["status"] == "running"
+        # trial 2 has not ended: none of its values is a best of the search, as in the whole stream
+        assert row["best_loss"] == SUCCEEDED_LOSS
+        assert row["verdict"]["best"]["loss"]["value"] == SUCCEEDED_LOSS
+        whole = json.loads(trainwire("state", str(out / "progress.jsonl"), "--verdict").stdout)
+        assert whole[0]["best"] == row["verdict"]["best"]
+    finally:
+        (out / "done").touch()
+        child.wait(timeout=60)

@@ -53,6 +53,7 @@ class SummaryBuilder:
         self._any_line_switches = any_line_switches
         # a piece known to begin inside a trial, or outside any (`after_save`): (that trial,)
         self._begins_in: tuple[int | None] | None = None
+        self._piece_of_search = False  # `piece_of_search`
         self._run_id: str | None = None
         #: `ts` of the latest run's last line (liveness; not part of the summary)
         self.last_ts: str | None = None
@@ -64,6 +65,15 @@ class SummaryBuilder:
         was open (None: no trial): their values count as the whole run's would."""
         builder = cls(any_line_switches=True)
         builder._begins_in = (open_trial,)
+        return builder
+
+    @classmethod
+    def piece_of_search(cls) -> SummaryBuilder:
+        """A builder of a piece of a search's stream (a row's tail) that may begin inside a
+        trial: the values before its first trial event are that trial's, no best until its
+        `trial.ended` says it succeeded."""
+        builder = cls(any_line_switches=True)
+        builder._piece_of_search = True
         return builder
 
     def _reset(self) -> None:
@@ -113,6 +123,7 @@ class SummaryBuilder:
             self._reset()
             if self._begins_in is not None:  # the piece's first run: its trial is known
                 self._bests.open_trial, self._begins_in = self._begins_in[0], None
+            self._bests.unseen_in_search, self._piece_of_search = self._piece_of_search, False
         ts = line.get("ts")
         if isinstance(ts, str):
             self.last_ts = ts
@@ -176,7 +187,7 @@ class SummaryBuilder:
         if self._bests.objective is None:
             return None
         name, lower = self._bests.objective
-        best = self._bests.best.get(name)
+        best = self._bests.counted().get(name)
         # the objective's best is its value and step (`best` names the trial it was reached in)
         shown = {"value": best["value"], "step": best["step"]} if best is not None else None
         return {"name": name, "goal": "min" if lower else "max", "best": shown}

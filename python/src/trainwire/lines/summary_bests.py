@@ -39,6 +39,9 @@ class Bests:
         self.objective: tuple[str, bool] | None = None
         #: each open trial's bests, counted in `best` only once it ends `succeeded`
         self._trial_bests: dict[int, dict[str, Best]] = {}
+        #: a piece of a search's stream: the values before its first trial event are some
+        #: trial's, so they count only once a `trial.ended` says whose
+        self.unseen_in_search = False
 
     def lower(self, name: str) -> bool:
         """Whether lower values of series `name` are better: its declared goal, else the name rules."""
@@ -84,7 +87,7 @@ class Bests:
     def counted(self) -> dict[str, Best]:
         """The run's bests; with the values of a piece of a stream that met no trial event yet
         (a run without trials, as far as the piece tells)."""
-        if self.open_trial != _UNSEEN_TRIAL or _UNSEEN_TRIAL not in self._trial_bests:
+        if self.open_trial != _UNSEEN_TRIAL or _UNSEEN_TRIAL not in self._trial_bests or self.unseen_in_search:
             return self.best
         bests = dict(self.best)
         self._merge(bests, _outside_trials(self._trial_bests[_UNSEEN_TRIAL]))

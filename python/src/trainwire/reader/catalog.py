@@ -166,7 +166,7 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
         config = read_config(summary_path.parent, within=within)
         return RunRead(summary, summary["status"], None, stream, row_config(config), _notes(stream, summary, within))
     started: dict[str, dict[str, Any]] = {}
-    tail = _window_summary(stream, (False,), within, started)
+    tail = _window_summary(stream, (False,), within, started, search=_in_search(summary))
     latest = tail.summary()
     if summary is None or (latest is not None and latest["run_id"] != summary["run_id"]):
         # no journal (another writer), or a run newer than the journal: head and tail
@@ -190,6 +190,11 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
     return RunRead(summary, status, last_ts, stream, row_config(config), notes)
 
 
+def _in_search(summary: Mapping[str, Any] | None) -> bool:
+    """Whether the journal's summary is a search's (a trial started before its save)."""
+    return summary is not None and summary.get("trials") is not None
+
+
 def _fixed_status(summary: Mapping[str, Any]) -> str | None:
     """The status a row of `summary` keeps whenever it is shown: a finished run's, `stale`
     for a running one whose process its host proves gone (a pid and start time name one
@@ -210,7 +215,7 @@ def live_summary(stream: Path, summary: dict[str, Any], *, within: Path | None =
     if summary["status"] != "running":
         return summary
     try:
-        latest = _window_summary(stream, (False,), within, {}).summary()
+        latest = _window_summary(stream, (False,), within, {}, search=_in_search(summary)).summary()
     except OSError:
         return summary
     followed = latest is not None and latest["run_id"] != summary["run_id"]
@@ -290,14 +295,21 @@ def row_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _window_summary(
-    stream: Path, heads: tuple[bool, ...], within: Path | None, started: dict[str, dict[str, Any]]
+    stream: Path,
+    heads: tuple[bool, ...],
+    within: Path | None,
+    started: dict[str, dict[str, Any]],
+    *,
+    search: bool = False,
 ) -> SummaryBuilder:
     """A summary of the lines in the first (True) and last (False) windows of `stream`, the
     last (`TAIL_BYTES`) with the steps the run's journal kept (its step file's last
-    `TAIL_BYTES`); `started` gets the config of each `run.started` among them, by run id."""
+    `TAIL_BYTES`); `started` gets the config of each `run.started` among them, by run id.
+    `search`: the latest run is a search, so the tail's values before its first trial event
+    are a trial's."""
     from trainwire.reader.state import StreamReader
 
-    builder = SummaryBuilder(any_line_switches=True)
+    builder = SummaryBuilder.piece_of_search() if search else SummaryBuilder(any_line_switches=True)
     for head in heads:
         lines = StreamReader().feed(_window(stream, head, within)).dicts
         if not head:  # the end of the stream: with the steps kept in and after it
