@@ -109,6 +109,7 @@ def test_a_killed_run_a_later_run_followed_is_told_from_all_its_lines(tmp_path: 
     row = rows[run_id]
     assert (row["status"], row["best_loss"], row["step"]) == ("stale", BEST, STEPS - 1)
     assert row["verdict"]["best"] == whole["best"]
+    assert row["verdict"]["duration_s"] == whole["duration_s"]  # to its last kept step
 
     ending = _tail_endings(tmp_path, "--run", run_id)[run_id]
     assert f"step {STEPS - 1}/{2 * STEPS}" in ending and f"best loss {BEST}" in ending

@@ -127,12 +127,14 @@ def read_runs(stream: Path, *, within: Path | None = None) -> list[RunRead]:
     for journal, summary in journals.items():
         if summary is None or (latest is not None and summary["run_id"] == latest.summary["run_id"]):
             continue
-        status = "stale" if summary["status"] == "running" else summary["status"]
+        last_ts = None
         if summary["status"] == "running":  # a later run followed it: told to its last line
             ended = run_end(stream, summary, within=within)
-            summary = ended.summary if ended is not None else summary
+            if ended is not None:
+                summary, last_ts = ended.summary, ended.last_ts
+        status = "stale" if summary["status"] == "running" else summary["status"]
         config, notes = row_config(read_config(journal, within=within)), _notes(stream, summary, within)
-        reads.append(RunRead(summary, status, None, stream, config, notes))
+        reads.append(RunRead(summary, status, last_ts, stream, config, notes))
     reads.sort(key=lambda read: len(read.summary.get("earlier_runs") or []))
     return [*reads, latest] if latest is not None else reads
 
@@ -184,6 +186,7 @@ def _read_latest(stream: Path, found: tuple[Path, dict[str, Any] | None], within
     ended = run_end(stream, summary, within=within) if status == "stale" and journaled else None
     if ended is not None:  # its process is gone: told from every line after the journal's last save
         summary, last_ts = ended.summary, ended.last_ts or last_ts
+        status = _fixed_status(summary)  # its end may be in the lines after the save
     elif latest is not None and summary["status"] == "running":
         summary = brought_to(summary, latest)
     notes = _notes(stream, summary, within)
