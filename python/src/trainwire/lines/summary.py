@@ -53,7 +53,7 @@ class SummaryBuilder:
         self._any_line_switches = any_line_switches
         # a piece known to begin inside a trial, or outside any (`after_save`): (that trial,)
         self._begins_in: tuple[int | None] | None = None
-        self._piece_of_search = False  # `piece_of_search`
+        self._piece_of_search = False  # a piece of a search's stream (`piece_of_search`)
         self._run_id: str | None = None
         #: `ts` of the latest run's last line (liveness; not part of the summary)
         self.last_ts: str | None = None

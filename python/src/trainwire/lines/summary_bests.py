@@ -86,7 +86,7 @@ class Bests:
 
     def counted(self) -> dict[str, Best]:
         """The run's bests; with the values of a piece of a stream that met no trial event yet
-        (a run without trials, as far as the piece tells)."""
+        (a run without trials, as far as the piece tells), unless the piece is a search's."""
         if self.open_trial != _UNSEEN_TRIAL or _UNSEEN_TRIAL not in self._trial_bests or self.unseen_in_search:
             return self.best
         bests = dict(self.best)
