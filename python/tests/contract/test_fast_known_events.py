@@ -108,6 +108,8 @@ def test_a_plain_step_is_decoded_as_pydantic_decodes_it() -> None:
         pytest.param(step_line(metrics={"x" * 257: 1.0}), id="a key over its length in code points"),
         pytest.param(step_line(event="x.vendor"), id="an unknown event"),
         pytest.param(step_line()[:-1] + b"\xff}", id="invalid UTF-8"),
+        pytest.param(step_line().replace(b'"train.step"', b'"\xf2rain.step"'), id="invalid UTF-8 in a string"),
+        pytest.param(step_line().replace(b'"run-1"', b'"run-\xf2"'), id="a string cut inside a UTF-8 sequence"),
         pytest.param(b"\xef\xbb\xbf" + step_line(), id="a byte order mark inside the stream"),
         pytest.param(step_line().replace(b'"run-1"', b'"run\x01"'), id="a raw control character"),
         pytest.param(step_line().replace(b'"seq": 6', b'"seq": 06'), id="a leading zero"),

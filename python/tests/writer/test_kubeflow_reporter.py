@@ -119,11 +119,13 @@ def test_a_server_the_ca_file_does_not_vouch_for_is_never_sent_the_token(
         run.step(1, loss=0.5)
     assert run.status == "succeeded"
     assert job.server.posts == []
-    # only this run's: an earlier test's reporter, left posting to its hung server (a run's end
-    # waits for it at most 2 s), may warn of that server's refusal while this test runs
+    # the refusal is said: the certificate's, once; a connection the server dropped while the client
+    # refused it is reset, and an earlier test's reporter, left posting to its hung server (a run's
+    # end waits for it at most 2 s), may warn of that server's refusal while this test runs
     warnings = [r.getMessage() for r in caplog.records if "TrainJob" in r.getMessage()]
     assert len([warning for warning in warnings if "CERTIFICATE_VERIFY_FAILED" in warning]) == 1, warnings
-    assert all("CERTIFICATE_VERIFY_FAILED" in warning or "ConnectionRefused" in warning for warning in warnings)
+    refusals = ("CERTIFICATE_VERIFY_FAILED", "ConnectionRefused", "ConnectionReset")
+    assert all(any(refusal in warning for refusal in refusals) for warning in warnings), warnings
 
 
 def test_the_token_is_read_again_for_each_post_when_it_rotates(job: KubeflowJob, tmp_path: Path) -> None:

@@ -50,7 +50,8 @@ def fast_decoder(schema: dict[str, Any]) -> FastBody | None:
         return None
     decode = msgspec.json.Decoder(list[tuple[Union[tuple(structs)]]]).decode  # type: ignore[misc]  # noqa: UP007
     as_builtins = msgspec.to_builtins
-    refused = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
+    # msgspec's own errors are ValueErrors, and so is invalid UTF-8 inside a string (UnicodeDecodeError)
+    refused = (ValueError, RecursionError)
 
     def fast_body(body: bytes) -> list[dict[str, Any]] | None:
         if b"\\" in body or b"[" in body or b"]" in body:
