@@ -111,10 +111,14 @@ def _report_too_large(path: Path, size: int, cap: int) -> None:
     logger.warning("trainwire: %s holds %d bytes, over the %d bytes it may hold: read as absent", path, size, cap)
 
 
-def read_file(path: str | os.PathLike[str], chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
-    """The bytes of a whole file as it is now, in large chunks (for a stream read once);
-    `NotARegularFile` when it is not a regular file (a FIFO would block, a device never end)."""
-    with open_regular(Path(path)) as handle:
+def read_file(
+    path: str | os.PathLike[str], chunk_bytes: int = 1 << 20, *, offset: int = 0, within: Path | None = None
+) -> Iterator[bytes]:
+    """The bytes of a whole file as it is now (from `offset` on), in large chunks (for a stream
+    read once); `NotARegularFile` when it is not a regular file (a FIFO would block, a device
+    never end) or, given `within`, when it leads outside that directory (`open_regular`)."""
+    with open_regular(Path(path), within=within) as handle:
+        handle.seek(offset)
         while chunk := handle.read(chunk_bytes):
             yield chunk
 

@@ -14,11 +14,11 @@ the run's end from all of its lines, as `journal rebuild` would.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from trainwire.contract.files import open_regular
+from trainwire.contract.files import read_file
 from trainwire.contract.layout import STEPS_FILE, run_journal_dir
 from trainwire.journal.kept_steps import KeptStepsMerge
 from trainwire.journal.opening import read_snapshot
@@ -29,7 +29,6 @@ __all__ = ["MAX_AFTER_SAVE_BYTES", "RunEnd", "brought_to", "run_end"]
 #: the most of a stream, and of a step file, read past a journal's last save; a run that wrote
 #: more than this after it keeps the view of its tail
 MAX_AFTER_SAVE_BYTES = 64 * 1024 * 1024
-_CHUNK_BYTES = 1 << 20
 
 
 class RunEnd:
@@ -93,7 +92,7 @@ def _own_lines_after(stream: Path, offset: int, run_id: str, within: Path | None
 
     reader = StreamReader(offset=offset)
     own: list[dict[str, Any]] = []
-    for chunk in _chunks_from(stream, offset, within):
+    for chunk in read_file(stream, offset=offset, within=within):
         for line in reader.feed(chunk).dicts:
             if line["run_id"] == run_id:
                 own.append(line)
@@ -102,13 +101,6 @@ def _own_lines_after(stream: Path, offset: int, run_id: str, within: Path | None
         if reader.consumed_bytes - offset > MAX_AFTER_SAVE_BYTES:
             return None
     return own
-
-
-def _chunks_from(stream: Path, offset: int, within: Path | None) -> Iterator[bytes]:
-    with open_regular(stream, within=within) as file:
-        file.seek(offset)
-        while chunk := file.read(_CHUNK_BYTES):
-            yield chunk
 
 
 def brought_to(summary: Mapping[str, Any], latest: Mapping[str, Any], *, after_save: bool = False) -> dict[str, Any]:
