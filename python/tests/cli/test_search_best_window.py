@@ -19,14 +19,13 @@ SUCCEEDED_LOSS = 0.5
 FAILED_LOSS = 1.25e-05
 
 
-#: a search whose process dies mid-trial (SIGKILL, so nothing ends it): trial 1 succeeds at
-#: SUCCEEDED; trial 2 logs more than three windows of steps down to FAILED and fails; trial 3
-#: starts and logs a step
-SEARCH = """
+#: a search into its second trial: trial 1 succeeds at SUCCEEDED; trial 2 logs more than three
+#: windows of steps just above LOW (argument 4), lower than trial 1's best, and has not ended
+INTO_TRIAL_2 = """
 import os, signal, sys, time
 from pathlib import Path
 from trainwire import Run
-out, window, succeeded, failed = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+out, window, succeeded, low = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 run = Run(out, step_interval_s=0, stop=False)
 run.start(config={"search": "grid"})
 run.trial_started(1, {"layers": 2})
@@ -41,13 +40,21 @@ stream = out / "progress.jsonl"
 start_of_trial, step = stream.stat().st_size, 2
 while stream.stat().st_size - start_of_trial < 3 * window:
     step += 1
-    run.step(step, loss=failed + 1e-3 * (1 + step % 7))
-run.step(step + 1, loss=failed)
+    run.step(step, loss=low + 1e-3 * (1 + step % 7))
+"""
+
+#: the search's process dies mid-trial (SIGKILL, so nothing ends it): trial 2 reaches LOW (here
+#: FAILED) and fails; trial 3 starts and logs a step
+SEARCH = (
+    INTO_TRIAL_2
+    + """
+run.step(step + 1, loss=low)
 run.trial_ended(2, "failed", error="diverged")
 run.trial_started(3, {"layers": 4})
 run.step(step + 2, loss=0.7)
 os.kill(os.getpid(), signal.SIGKILL)
 """
+)
 
 
 def _killed_search(out: Path) -> None:
@@ -79,31 +86,16 @@ def test_a_failed_trial_seen_from_its_middle_is_no_best(tmp_path: Path) -> None:
     assert row["verdict"]["best"]["loss"]["value"] == SUCCEEDED_LOSS
 
 
-#: a search still running its second trial, which has logged more than three windows of steps
-#: lower than the first trial's best: it waits, alive, until `done` exists
-RUNNING = """
-import sys, time
-from pathlib import Path
-from trainwire import Run
-out, window, succeeded, low = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-with Run(out, step_interval_s=0, heartbeat_interval_s=None, stop=False) as run:
-    run.start(config={"search": "grid"})
-    run.trial_started(1, {"layers": 2})
-    run.step(1, loss=succeeded)
-    run.trial_ended(1, "succeeded", metrics={"loss": succeeded})
-    summary = next(out.glob("runs/*")) / "summary.json"
-    while '"trials": {' not in summary.read_text():  # the journal saves it once a trial ends
-        time.sleep(0.01)
-    run.trial_started(2, {"layers": 3})
-    stream, step = out / "progress.jsonl", 1
-    start_of_trial = stream.stat().st_size
-    while stream.stat().st_size - start_of_trial < 3 * window:
-        step += 1
-        run.step(step, loss=low)
-    print("waiting", flush=True)
-    while not (out / "done").exists():
-        time.sleep(0.01)
+#: the search still running its second trial: it waits, alive, until `done` exists
+RUNNING = (
+    INTO_TRIAL_2
+    + """
+print("waiting", flush=True)
+while not (out / "done").exists():
+    time.sleep(0.01)
+run.finish()
 """
+)
 
 
 def test_a_running_trial_seen_from_its_middle_is_no_best_yet(tmp_path: Path) -> None:
