@@ -46,6 +46,14 @@ def said_once(stderr: str, words: str) -> str:
     return said[0]
 
 
+def is_json(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:  # UnicodeDecodeError too: a line cut inside a character
+        return False
+    return True
+
+
 def completeness(output_dir: Path) -> dict[str, object]:
     summary = read_summary(output_dir / "runs" / "lossy" / "summary.json")  # its schema accepts it
     assert summary is not None
@@ -141,14 +149,17 @@ def test_a_stream_written_again_after_a_loss_ends_as_the_training_did_and_every_
     lines = data.split(b"\n")
     assert lines.pop() == b""  # the file ends with a whole line
     # the line cut at the limit stays one bad line of its own: the next line starts after a `\n`
-    torn = [index for index, line in enumerate(lines) if not line.endswith(b"}")]
+    torn = [index for index, line in enumerate(lines) if line and not is_json(line)]
+    ends = set(itertools.accumulate(len(line) + 1 for line in lines))  # the offsets just after each `\n`
     if torn:
         assert len(torn) == 1
         assert sum(len(line) + 1 for line in lines[: torn[0]]) + len(lines[torn[0]]) == limit
         whole = lines[: torn[0]] + lines[torn[0] + 1 :]
-    else:  # a line happened to end exactly at the limit (its lengths vary with the run's pid, paths, times)
-        assert limit in itertools.accumulate(len(line) + 1 for line in lines)
+    else:  # a line ended at the limit (their lengths vary with the run's pid, paths, times): with its
+        # `\n`, or without it and made whole by the `\n` the next line began with
+        assert limit in ends or (limit + 1 in ends and data[limit : limit + 1] == b"\n")
         whole = lines
+    whole = [line for line in whole if line]  # a failed write may leave a blank line
     for line in whole:
         EVENT_ADAPTER.validate_json(line, strict=True)
     events = [json.loads(line) for line in whole]
@@ -226,3 +237,55 @@ def test_journal_rebuild_keeps_what_the_writer_knew_was_lost(tmp_path: Path) -> 
     rebuilt = trainwire("journal", "rebuild", str(tmp_path))
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert completeness(tmp_path) == before and before["stream_lines_lost"] > 0
+
+
+# Three lines through a real file, as the stream file or as standard output, whose size limit
+# cuts the stream at `cut` bytes until the second line is lost; the limit is lifted for the
+# third. The child writes what the writer counts lost, and the stream part of its completeness.
+CUT_STREAM = """
+import json, os, resource, signal, sys
+from trainwire.writer.sinks import Dispatcher, FileSink, OwnedStdoutSink
+path, cut, sink = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+if sink == "stdout":
+    os.dup2(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), 1)
+hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+dispatcher = Dispatcher([FileSink(path) if sink == "file" else OwnedStdoutSink()])
+resource.setrlimit(resource.RLIMIT_FSIZE, (cut, hard))
+dispatcher.dispatch(b'{"a":1}\\n', {})
+dispatcher.dispatch(b'{"b":2}\\n', {})
+resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+dispatcher.dispatch(b'{"c":3}\\n', {})
+dispatcher.close()
+counted = [loss.lost(dispatcher.dispatched) for loss in dispatcher.lost_lines()]
+with open(path + ".counted", "w") as out:
+    json.dump([counted, dispatcher.completeness()], out)
+"""
+
+
+@pytest.mark.parametrize("sink", ["file", "stdout"])
+@pytest.mark.parametrize(
+    ("cut", "stream", "lost"),
+    [
+        (4, b'{"a"\n{"c":3}\n', 2),  # the first line torn: one bad line, then the third
+        (7, b'{"a":1}\n{"c":3}\n', 1),  # all of the first line but its `\n`: the third line's `\n` ends it
+        (8, b'{"a":1}\n\n{"c":3}\n', 1),  # nothing of the second line: at worst a blank line
+        (15, b'{"a":1}\n{"b":2}\n{"c":3}\n', 0),  # the second line but its `\n`: nothing lost in the end
+    ],
+)
+def test_the_lines_counted_lost_are_those_a_reader_finds_missing(
+    tmp_path: Path, cut: int, stream: bytes, lost: int, sink: str
+) -> None:
+    path = tmp_path / "progress.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python" / "src")}
+    command = [sys.executable, "-c", CUT_STREAM, str(path), str(cut), sink]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert path.read_bytes() == stream
+    counted, stream_completeness = json.loads((tmp_path / "progress.jsonl.counted").read_text())
+    readable = [line for line in stream.split(b"\n") if line and is_json(line)]
+    assert 3 - len(readable) == lost
+    if lost:
+        assert counted == [lost] and stream_completeness["stream_lines_lost"] == lost
+    else:  # the warning was said when the write failed; at the end nothing is lost
+        assert counted == [] and stream_completeness is None

@@ -266,7 +266,7 @@ class _Lifetime(_TrialEvents, _PhaseEvents):
     def _say_loss(self) -> None:
         """One line at the end of a run whose stream lost lines; the training's own outcome
         stands (writer rule 3)."""
-        losses = self._dispatcher.losses
+        losses = self._dispatcher.lost_lines()
         if losses and self._status is not None:
             summary = loss_summary(self._run_id, losses, self._dispatcher.dispatched, self._status, self.exit_code)
             logger.warning("%s", summary)

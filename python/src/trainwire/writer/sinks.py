@@ -21,6 +21,7 @@ from trainwire.writer.stream_loss import (
     may_come_back,
     stream_place,
 )
+from trainwire.writer.whole_lines import WholeLines
 
 __all__ = [
     "CallbackSink",
@@ -68,8 +69,7 @@ class FileSink:
     The file is opened with `O_APPEND`, so several processes may append to one file
     without tearing or interleaving lines. `fsync=True` also forces each line to disk.
     When the file does not end with `\\n` (a writer killed mid-line) or a write of this
-    sink failed part way, the next line starts with `\\n`: the fragment stays one bad
-    line of its own instead of swallowing the next good one.
+    sink failed part way, the next line starts with `\\n` (`WholeLines`).
     """
 
     carries_stream = True  # the run's stream: a line it loses is said at the run's end
@@ -77,33 +77,22 @@ class FileSink:
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
         self.path = self.where = os.fspath(path)
         self.fsync = fsync
-        self._needs_newline = _ends_mid_line(self.path)
+        mid_line = _ends_mid_line(self.path)
         # The file object owns the descriptor (closed by close() or when collected); lines
         # go straight to os.write on it: one write(2) per line, no buffer in between.
         self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115
         self._fd = self._file.fileno()
+        self._lines = WholeLines(self._fd, self.path, mid_line=mid_line)
+
+    @property
+    def lines_made_whole(self) -> int:
+        """Lost lines (their write failed) that a later write made whole in the file."""
+        return self._lines.made_whole
 
     def write(self, line: bytes, event: dict[str, Any]) -> None:
-        if self._needs_newline:
-            line = b"\n" + line
-        try:
-            written = os.write(self._fd, line)
-            if written < len(line):
-                # A short write (disk nearly full, signal): finish the line rather than tear it.
-                self._write_rest(memoryview(line)[written:])
-        except BaseException:
-            self._needs_newline = True  # part of the line may be in the file
-            raise
-        self._needs_newline = False
+        self._lines.write(line)
         if self.fsync:
             os.fsync(self._fd)
-
-    def _write_rest(self, rest: memoryview) -> None:
-        while rest:
-            written = os.write(self._fd, rest)
-            if not written:
-                raise OSError(f"could not finish a line in {self.path}")
-            rest = rest[written:]
 
     def fileno(self) -> int:
         return self._fd
@@ -167,16 +156,19 @@ class OwnedStdoutSink:
     where = "standard output"
 
     def __init__(self) -> None:
-        self._fd = own_stdout()
-        if self._fd is not None:
+        fd = own_stdout()
+        self._lines = None if fd is None else WholeLines(fd, self.where)
+        if fd is not None:
             _STDOUT_STREAMS.add(self)
 
+    @property
+    def lines_made_whole(self) -> int:
+        """Lost lines (their write failed) that a later write made whole on standard output."""
+        return 0 if self._lines is None else self._lines.made_whole
+
     def write(self, line: bytes, event: dict[str, Any]) -> None:
-        if self._fd is None:
-            return
-        view = memoryview(line)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        if self._lines is not None:
+            self._lines.write(line)
 
     def close(self) -> None:
         """Ends this run's stream; standard output stays with the stream (see the class)."""
@@ -353,6 +345,7 @@ class Dispatcher:
                 self._failed(sink, exc)
             else:
                 self._written_again(sink)
+            self._count_made_whole(sink)
 
     def _failed(self, sink: Sink, exc: BaseException) -> None:
         if not carries_stream(sink):
@@ -383,7 +376,19 @@ class Dispatcher:
 
     def completeness(self) -> dict[str, Any] | None:
         """The stream part of the run's completeness so far, None when nothing was lost."""
-        return completeness(self.losses, self.dispatched)
+        return completeness(self.lost_lines(), self.dispatched)
+
+    def lost_lines(self) -> list[StreamLoss]:
+        """The losses of the stream sinks that lost lines so far (a line whose write failed but
+        a later line's `\\n` made whole in the file is not lost)."""
+        return [loss for loss in self.losses if loss.lost(self.dispatched)]
+
+    def _count_made_whole(self, sink: Sink) -> None:
+        # a line counted lost whose write left all but its `\n`, which this line's write supplied
+        loss = self._loss_of.get(id(sink))
+        made_whole = getattr(sink, "lines_made_whole", 0) if loss is not None else 0
+        if loss is not None and isinstance(made_whole, int):
+            loss.made_whole = made_whole
 
     def _written_again(self, sink: Sink) -> None:
         loss = self._failing.pop(id(sink), None)

@@ -62,6 +62,7 @@ class StreamLoss:
     failed: int = 0
     dropped_at: int | None = None
     came_back: bool = False  # a line was written after one was lost
+    made_whole: int = 0  # failed lines all but whose `\n` landed, ended by a later line's `\n`
 
     @classmethod
     def of(cls, where: str, error: BaseException) -> StreamLoss:
@@ -69,7 +70,7 @@ class StreamLoss:
 
     def lost(self, dispatched: int) -> int:
         """Lines lost out of the `dispatched` ones."""
-        return self.failed + (dispatched - self.dropped_at if self.dropped_at is not None else 0)
+        return self.failed - self.made_whole + (dispatched - self.dropped_at if self.dropped_at is not None else 0)
 
     def said(self, dispatched: int) -> str:
         """`N of M lines lost in <where> (<reason>)`, with whether the stream came back."""
