@@ -1,5 +1,5 @@
-"""Appending lines to a file descriptor so that each stays a line of its own (writer rule 3):
-a short write is finished, and after a write that failed part way the next line starts with
+"""Appending lines to a file descriptor so that each stays a line of its own (writer rules 1 and 3):
+a short write is finished, and after a failed write the next line starts with
 `\\n`, so the fragment stays one bad line instead of swallowing the next good one.
 
 A fragment that lacked only its `\\n` is a whole line once that `\\n` lands: the line was
