@@ -386,8 +386,10 @@ class Dispatcher:
     def _count_made_whole(self, sink: Sink) -> None:
         # a line counted lost whose write left all but its `\n`, which this line's write supplied
         loss = self._loss_of.get(id(sink))
-        made_whole = getattr(sink, "lines_made_whole", 0) if loss is not None else 0
-        if loss is not None and isinstance(made_whole, int):
+        if loss is None:
+            return
+        made_whole = getattr(sink, "lines_made_whole", 0)  # a sink of a user's may have none
+        if isinstance(made_whole, int):
             loss.made_whole = made_whole
 
     def _written_again(self, sink: Sink) -> None:
